@@ -1,0 +1,434 @@
+/*
+ * porta.h - the public C API of libporta.
+ *
+ * Conventions
+ *  - Every fallible call returns `porta_status *`. NULL means success; any
+ *    other value is an error the caller owns and releases with
+ *    porta_status_free(). The message says what was expected and what was
+ *    given ("shape [2,3] vs [4,3]").
+ *  - Handles are opaque. A function that hands out a new handle through an
+ *    `out` pointer transfers one reference to the caller; release it with the
+ *    matching *_release(). Functions that take a handle never steal it.
+ *  - On error, `out` parameters are left untouched and nothing leaks.
+ *  - Op functions take `porta_tensor **out`: when *out is NULL a new tensor
+ *    is allocated on the inputs' device and returned; when *out is a tensor
+ *    the result is written into it (PyTorch's out= semantics: its shape must
+ *    match, and the result is cast to its dtype when PyTorch allows it).
+ */
+#ifndef PORTA_H
+#define PORTA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define PORTA_API __declspec(dllexport)
+#else
+#define PORTA_API __attribute__((visibility("default")))
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Version                                                              */
+/* ------------------------------------------------------------------ */
+
+#define PORTA_VERSION_MAJOR 0
+#define PORTA_VERSION_MINOR 1
+#define PORTA_VERSION_PATCH 0
+#define PORTA_VERSION_NUMBER \
+    (PORTA_VERSION_MAJOR * 10000 + PORTA_VERSION_MINOR * 100 + PORTA_VERSION_PATCH)
+
+/* Version of the library actually loaded (may differ from the header's). */
+PORTA_API int porta_version(void);
+PORTA_API const char *porta_version_string(void);
+
+/* ------------------------------------------------------------------ */
+/* Status                                                               */
+/* ------------------------------------------------------------------ */
+
+typedef enum porta_code {
+    PORTA_OK = 0,
+    PORTA_ERR_INVALID_ARGUMENT, /* a malformed argument (NULL, bad enum) */
+    PORTA_ERR_SHAPE,            /* shapes do not match or broadcast */
+    PORTA_ERR_DTYPE,            /* dtype not accepted by the op */
+    PORTA_ERR_OUT_OF_RANGE,     /* axis, index or offset out of range */
+    PORTA_ERR_OUT_OF_MEMORY,    /* allocation failed or over the limit */
+    PORTA_ERR_UNSUPPORTED,      /* valid, but not implemented here */
+    PORTA_ERR_UNAVAILABLE,      /* device or backend not present */
+    PORTA_ERR_DEVICE,           /* tensors on different devices */
+    PORTA_ERR_IO,               /* file or system error */
+    PORTA_ERR_INTERNAL          /* a bug in Porta */
+} porta_code;
+
+typedef struct porta_status porta_status;
+
+PORTA_API porta_code porta_status_code(const porta_status *status);
+PORTA_API const char *porta_status_message(const porta_status *status);
+PORTA_API void porta_status_free(porta_status *status);
+PORTA_API const char *porta_code_name(porta_code code);
+
+/* ------------------------------------------------------------------ */
+/* dtypes                                                               */
+/* ------------------------------------------------------------------ */
+
+typedef enum porta_dtype {
+    PORTA_BOOL = 0,
+    PORTA_U8,
+    PORTA_I8,
+    PORTA_I16,
+    PORTA_I32,
+    PORTA_I64,
+    PORTA_F16,
+    PORTA_BF16,
+    PORTA_F32,
+    PORTA_F64,
+    PORTA_DTYPE_COUNT
+} porta_dtype;
+
+PORTA_API const char *porta_dtype_name(porta_dtype dtype); /* "float32" */
+PORTA_API size_t porta_dtype_size(porta_dtype dtype);      /* bytes */
+PORTA_API bool porta_dtype_is_float(porta_dtype dtype);
+PORTA_API bool porta_dtype_is_signed(porta_dtype dtype);
+/* torch.promote_types(a, b). */
+PORTA_API porta_dtype porta_dtype_promote(porta_dtype a, porta_dtype b);
+/* torch.can_cast(from, to): false when the cast would lower the category
+ * (float -> integer, integer -> bool). */
+PORTA_API bool porta_dtype_can_cast(porta_dtype from, porta_dtype to);
+
+/* torch.result_type over operands of three priorities: tensors with
+ * dimensions, zero-dim tensors, and wrapped Python scalars. A lower priority
+ * operand only raises the result's category (bool < integer < float), never
+ * its width within the category. */
+typedef enum porta_operand_kind {
+    PORTA_OPERAND_TENSOR = 0,
+    PORTA_OPERAND_ZERO_DIM,
+    PORTA_OPERAND_SCALAR
+} porta_operand_kind;
+typedef struct porta_operand_type {
+    porta_dtype dtype;
+    porta_operand_kind kind;
+} porta_operand_type;
+/* The default dtype a float scalar or integer scalar takes (float32, int64).*/
+PORTA_API porta_dtype porta_result_type(const porta_operand_type *operands, int count);
+
+/* ------------------------------------------------------------------ */
+/* Library settings                                                     */
+/* ------------------------------------------------------------------ */
+
+/* Caps the bytes libporta may hold in device and host buffers (0: no cap).
+ * Allocations over the cap fail with PORTA_ERR_OUT_OF_MEMORY; tests use it to
+ * exercise every error path. Returns the previous cap. */
+PORTA_API uint64_t porta_set_memory_limit(uint64_t bytes);
+PORTA_API uint64_t porta_memory_allocated(void);     /* bytes held now */
+PORTA_API uint64_t porta_memory_peak(void);          /* since start or reset */
+PORTA_API void porta_memory_reset_peak(void);
+
+/* Threads used by the CPU backend (0: one per core, the default; the
+ * PORTA_NUM_THREADS environment variable sets the initial value). */
+PORTA_API porta_status *porta_set_num_threads(int threads);
+PORTA_API int porta_get_num_threads(void);
+
+/* ------------------------------------------------------------------ */
+/* Devices                                                              */
+/* ------------------------------------------------------------------ */
+
+typedef struct porta_device porta_device;
+
+enum {
+    PORTA_CAP_F64 = 1u << 0,
+    PORTA_CAP_F16 = 1u << 1,
+    PORTA_CAP_BF16 = 1u << 2,
+    PORTA_CAP_HOST_MEMORY = 1u << 3, /* buffers are plain host pointers */
+    PORTA_CAP_AVX2 = 1u << 4,
+    PORTA_CAP_AVX512 = 1u << 5
+};
+
+typedef struct porta_device_info {
+    int index;                /* porta:N */
+    const char *backend;      /* "cpu", "opencl", ... */
+    const char *name;         /* e.g. the processor's model name */
+    uint64_t memory_bytes;    /* total memory the device can use */
+    int compute_units;        /* threads (CPU) or compute units (GPU) */
+    uint32_t capabilities;    /* PORTA_CAP_* bits */
+} porta_device_info;
+
+PORTA_API int porta_device_count(void);
+/* Borrowed pointer, valid for the life of the process. */
+PORTA_API porta_status *porta_device_get(int index, porta_device **out);
+PORTA_API porta_status *porta_device_info_get(const porta_device *device,
+                                              porta_device_info *info);
+PORTA_API porta_status *porta_device_synchronize(porta_device *device);
+
+/* ------------------------------------------------------------------ */
+/* Buffers: reference-counted device memory                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct porta_buffer porta_buffer;
+
+PORTA_API porta_status *porta_buffer_alloc(porta_device *device, size_t bytes,
+                                           porta_buffer **out);
+PORTA_API void porta_buffer_retain(porta_buffer *buffer);
+PORTA_API void porta_buffer_release(porta_buffer *buffer);
+PORTA_API size_t porta_buffer_size(const porta_buffer *buffer);
+PORTA_API porta_device *porta_buffer_device(const porta_buffer *buffer);
+PORTA_API porta_status *porta_buffer_write(porta_buffer *buffer, size_t offset,
+                                           const void *src, size_t bytes);
+PORTA_API porta_status *porta_buffer_read(const porta_buffer *buffer, size_t offset,
+                                          void *dst, size_t bytes);
+
+/* ------------------------------------------------------------------ */
+/* Tensors: strided views on buffers                                    */
+/* ------------------------------------------------------------------ */
+
+#define PORTA_MAX_RANK 16
+
+typedef struct porta_tensor porta_tensor;
+
+/* A new contiguous tensor; contents uninitialized. rank 0 is a scalar;
+ * sizes may be 0. */
+PORTA_API porta_status *porta_tensor_empty(porta_device *device, porta_dtype dtype,
+                                           int rank, const int64_t *sizes,
+                                           porta_tensor **out);
+/* A view on `buffer` (retained). Strides and offset count elements and may be
+ * negative or zero; every addressed element must lie inside the buffer. */
+PORTA_API porta_status *porta_tensor_view(porta_buffer *buffer, porta_dtype dtype,
+                                          int rank, const int64_t *sizes,
+                                          const int64_t *strides, int64_t offset,
+                                          porta_tensor **out);
+/* A contiguous tensor holding a copy of host data laid out row-major. */
+PORTA_API porta_status *porta_tensor_from_host(porta_device *device, porta_dtype dtype,
+                                               int rank, const int64_t *sizes,
+                                               const void *data, porta_tensor **out);
+/* Copies the tensor's elements to `dst` in row-major order (any strides). */
+PORTA_API porta_status *porta_tensor_to_host(const porta_tensor *tensor, void *dst,
+                                             size_t dst_bytes);
+
+PORTA_API void porta_tensor_retain(porta_tensor *tensor);
+PORTA_API void porta_tensor_release(porta_tensor *tensor);
+
+PORTA_API porta_dtype porta_tensor_dtype(const porta_tensor *tensor);
+PORTA_API int porta_tensor_rank(const porta_tensor *tensor);
+PORTA_API const int64_t *porta_tensor_sizes(const porta_tensor *tensor);
+PORTA_API const int64_t *porta_tensor_strides(const porta_tensor *tensor);
+PORTA_API int64_t porta_tensor_offset(const porta_tensor *tensor);
+PORTA_API int64_t porta_tensor_numel(const porta_tensor *tensor);
+PORTA_API bool porta_tensor_is_contiguous(const porta_tensor *tensor);
+PORTA_API porta_buffer *porta_tensor_buffer(const porta_tensor *tensor); /* borrowed */
+PORTA_API porta_device *porta_tensor_device(const porta_tensor *tensor);
+
+/* ------------------------------------------------------------------ */
+/* Primitive ops, run eagerly on tensors                                */
+/* ------------------------------------------------------------------ */
+
+typedef enum porta_unary_op {
+    PORTA_NEG = 0, PORTA_ABS, PORTA_SIGN, PORTA_EXP, PORTA_EXP2, PORTA_EXPM1,
+    PORTA_LOG, PORTA_LOG2, PORTA_LOG1P, PORTA_SQRT, PORTA_RSQRT,
+    PORTA_RECIPROCAL, PORTA_SIN, PORTA_COS, PORTA_TAN, PORTA_ASIN, PORTA_ACOS,
+    PORTA_ATAN, PORTA_SINH, PORTA_COSH, PORTA_TANH, PORTA_ASINH, PORTA_ACOSH,
+    PORTA_ATANH, PORTA_SIGMOID, PORTA_ERF, PORTA_ERFC, PORTA_ERFINV, PORTA_LGAMMA,
+    PORTA_FLOOR, PORTA_CEIL, PORTA_ROUND, PORTA_TRUNC, PORTA_ISNAN, PORTA_ISINF,
+    PORTA_ISFINITE, PORTA_LOGICAL_NOT, PORTA_BITWISE_NOT,
+    PORTA_UNARY_OP_COUNT
+} porta_unary_op;
+
+typedef enum porta_binary_op {
+    PORTA_ADD = 0, PORTA_SUB, PORTA_MUL,
+    PORTA_DIV,          /* true division: integers promote to float32 */
+    PORTA_FLOOR_DIVIDE, /* rounds toward -inf, like torch.floor_divide */
+    PORTA_REMAINDER,    /* sign of the divisor, like torch.remainder */
+    PORTA_FMOD,         /* sign of the dividend, like torch.fmod */
+    PORTA_POW, PORTA_ATAN2,
+    PORTA_MAXIMUM, PORTA_MINIMUM, /* NaN-propagating, like torch.maximum */
+    PORTA_BITWISE_AND, PORTA_BITWISE_OR, PORTA_BITWISE_XOR,
+    PORTA_SHIFT_LEFT, PORTA_SHIFT_RIGHT,
+    PORTA_LOGICAL_AND, PORTA_LOGICAL_OR, PORTA_LOGICAL_XOR,
+    PORTA_EQ, PORTA_NE, PORTA_LT, PORTA_LE, PORTA_GT, PORTA_GE, /* -> bool */
+    PORTA_BINARY_OP_COUNT
+} porta_binary_op;
+
+typedef enum porta_ternary_op {
+    PORTA_WHERE = 0, /* where(cond, a, b): cond is bool */
+    PORTA_FMA,       /* a * b + c */
+    PORTA_TERNARY_OP_COUNT
+} porta_ternary_op;
+
+typedef enum porta_reduce_op {
+    PORTA_REDUCE_SUM = 0, PORTA_REDUCE_PROD, PORTA_REDUCE_MAX, PORTA_REDUCE_MIN,
+    PORTA_REDUCE_ARGMAX, PORTA_REDUCE_ARGMIN, PORTA_REDUCE_ANY, PORTA_REDUCE_ALL,
+    PORTA_REDUCE_OP_COUNT
+} porta_reduce_op;
+
+PORTA_API const char *porta_unary_op_name(porta_unary_op op);
+PORTA_API const char *porta_binary_op_name(porta_binary_op op);
+PORTA_API const char *porta_ternary_op_name(porta_ternary_op op);
+PORTA_API const char *porta_reduce_op_name(porta_reduce_op op);
+
+/* Elementwise, with broadcasting and type promotion as in PyTorch. */
+PORTA_API porta_status *porta_unary(porta_unary_op op, const porta_tensor *x,
+                                    porta_tensor **out);
+PORTA_API porta_status *porta_binary(porta_binary_op op, const porta_tensor *a,
+                                     const porta_tensor *b, porta_tensor **out);
+PORTA_API porta_status *porta_ternary(porta_ternary_op op, const porta_tensor *a,
+                                      const porta_tensor *b, const porta_tensor *c,
+                                      porta_tensor **out);
+PORTA_API porta_status *porta_cast(const porta_tensor *x, porta_dtype dtype,
+                                   porta_tensor **out);
+/* Copies src into dst (same shape after broadcasting src; casts dtype). */
+PORTA_API porta_status *porta_copy(const porta_tensor *src, porta_tensor *dst);
+/* Sets every element of dst to value (cast to dst's dtype). */
+PORTA_API porta_status *porta_fill(porta_tensor *dst, double value);
+
+/* Reduces over `axes` (count 0: every axis). Negative axes count from the
+ * end. ARGMAX/ARGMIN take at most one axis (none: the flattened index).
+ * SUM/PROD of bool or integers give int64; ANY/ALL give bool;
+ * ARGMAX/ARGMIN give int64. */
+PORTA_API porta_status *porta_reduce(porta_reduce_op op, const porta_tensor *x,
+                                     const int *axes, int axis_count, bool keepdim,
+                                     porta_tensor **out);
+
+/* Movement ops return views sharing x's buffer (no copy), except reshape of
+ * a layout that cannot be viewed, which copies, and pad, which allocates. */
+PORTA_API porta_status *porta_reshape(const porta_tensor *x, int rank,
+                                      const int64_t *sizes, porta_tensor **out);
+PORTA_API porta_status *porta_permute(const porta_tensor *x, const int *dims,
+                                      porta_tensor **out);
+PORTA_API porta_status *porta_expand(const porta_tensor *x, int rank,
+                                     const int64_t *sizes, porta_tensor **out);
+/* Per axis: start, stop (exclusive, clamped like Python) and step (non-zero;
+ * negative steps walk backwards like Python's x[::-1]). */
+PORTA_API porta_status *porta_slice(const porta_tensor *x, int axis, int64_t start,
+                                    int64_t stop, int64_t step, porta_tensor **out);
+PORTA_API porta_status *porta_flip(const porta_tensor *x, const int *axes,
+                                   int axis_count, porta_tensor **out);
+/* pads[2*i], pads[2*i+1]: elements before/after on axis i (may be negative to
+ * crop). Constant padding with `value`. */
+PORTA_API porta_status *porta_pad(const porta_tensor *x, const int64_t *pads,
+                                  double value, porta_tensor **out);
+
+/* out[i][j] = x[i][index[i][j]] along `axis` (torch.gather). */
+PORTA_API porta_status *porta_gather(const porta_tensor *x, int axis,
+                                     const porta_tensor *index, porta_tensor **out);
+typedef enum porta_scatter_reduce {
+    PORTA_SCATTER_NONE = 0, PORTA_SCATTER_ADD, PORTA_SCATTER_MUL,
+    PORTA_SCATTER_AMAX, PORTA_SCATTER_AMIN
+} porta_scatter_reduce;
+/* A copy of x with src scattered into it along `axis` (torch.scatter /
+ * scatter_reduce with include_self=True). */
+PORTA_API porta_status *porta_scatter(const porta_tensor *x, int axis,
+                                      const porta_tensor *index, const porta_tensor *src,
+                                      porta_scatter_reduce reduce, porta_tensor **out);
+/* torch.index_select: rows of x along axis picked by a 1-D integer index. */
+PORTA_API porta_status *porta_index_select(const porta_tensor *x, int axis,
+                                           const porta_tensor *index, porta_tensor **out);
+
+/* C = op(A) @ op(B) over the last two axes, batch axes broadcast.
+ * Transposed operands are simply transposed views (any strides). */
+PORTA_API porta_status *porta_matmul(const porta_tensor *a, const porta_tensor *b,
+                                     porta_tensor **out);
+
+/* N-d convolution, N = rank(x) - 2; x [B, Cin, *spatial],
+ * w [Cout, Cin/groups, *kernel], bias [Cout] or NULL. */
+typedef struct porta_conv_params {
+    int64_t stride[PORTA_MAX_RANK];
+    int64_t padding[PORTA_MAX_RANK];
+    int64_t dilation[PORTA_MAX_RANK];
+    int64_t groups;
+} porta_conv_params;
+PORTA_API porta_status *porta_conv(const porta_tensor *x, const porta_tensor *w,
+                                   const porta_tensor *bias,
+                                   const porta_conv_params *params, porta_tensor **out);
+
+/* Counter-based random numbers (Philox 4x32-10): element i of the result
+ * depends only on (seed, offset + i), so every backend gives the same
+ * numbers. Fills dst (float dtype) with U[low, high) or N(mean, std). */
+PORTA_API porta_status *porta_random_uniform(porta_tensor *dst, uint64_t seed,
+                                             uint64_t offset, double low, double high);
+PORTA_API porta_status *porta_random_normal(porta_tensor *dst, uint64_t seed,
+                                            uint64_t offset, double mean, double std);
+
+/* ------------------------------------------------------------------ */
+/* Graphs of primitives                                                 */
+/* ------------------------------------------------------------------ */
+
+/* A graph is built node by node; each builder call infers the node's shape
+ * and dtype, rejects bad input with a status, and returns a node id.
+ * Structurally equal nodes are merged (hash-consing), so building the same
+ * expression twice yields the same id. */
+typedef struct porta_graph porta_graph;
+typedef int32_t porta_node;
+
+PORTA_API porta_status *porta_graph_create(porta_graph **out);
+PORTA_API void porta_graph_free(porta_graph *graph);
+PORTA_API int porta_graph_node_count(const porta_graph *graph);
+
+PORTA_API porta_status *porta_graph_input(porta_graph *graph, porta_dtype dtype, int rank,
+                                          const int64_t *sizes, porta_node *out);
+PORTA_API porta_status *porta_graph_constant(porta_graph *graph, porta_dtype dtype,
+                                             double value, porta_node *out);
+PORTA_API porta_status *porta_graph_unary(porta_graph *graph, porta_unary_op op,
+                                          porta_node x, porta_node *out);
+PORTA_API porta_status *porta_graph_binary(porta_graph *graph, porta_binary_op op,
+                                           porta_node a, porta_node b, porta_node *out);
+PORTA_API porta_status *porta_graph_ternary(porta_graph *graph, porta_ternary_op op,
+                                            porta_node a, porta_node b, porta_node c,
+                                            porta_node *out);
+PORTA_API porta_status *porta_graph_cast(porta_graph *graph, porta_node x,
+                                         porta_dtype dtype, porta_node *out);
+PORTA_API porta_status *porta_graph_reduce(porta_graph *graph, porta_reduce_op op,
+                                           porta_node x, const int *axes, int axis_count,
+                                           bool keepdim, porta_node *out);
+PORTA_API porta_status *porta_graph_reshape(porta_graph *graph, porta_node x, int rank,
+                                            const int64_t *sizes, porta_node *out);
+PORTA_API porta_status *porta_graph_permute(porta_graph *graph, porta_node x,
+                                            const int *dims, porta_node *out);
+PORTA_API porta_status *porta_graph_expand(porta_graph *graph, porta_node x, int rank,
+                                           const int64_t *sizes, porta_node *out);
+PORTA_API porta_status *porta_graph_slice(porta_graph *graph, porta_node x, int axis,
+                                          int64_t start, int64_t stop, int64_t step,
+                                          porta_node *out);
+PORTA_API porta_status *porta_graph_flip(porta_graph *graph, porta_node x,
+                                         const int *axes, int axis_count, porta_node *out);
+PORTA_API porta_status *porta_graph_pad(porta_graph *graph, porta_node x,
+                                        const int64_t *pads, double value, porta_node *out);
+PORTA_API porta_status *porta_graph_gather(porta_graph *graph, porta_node x, int axis,
+                                           porta_node index, porta_node *out);
+PORTA_API porta_status *porta_graph_scatter(porta_graph *graph, porta_node x, int axis,
+                                            porta_node index, porta_node src,
+                                            porta_scatter_reduce reduce, porta_node *out);
+PORTA_API porta_status *porta_graph_index_select(porta_graph *graph, porta_node x,
+                                                 int axis, porta_node index,
+                                                 porta_node *out);
+PORTA_API porta_status *porta_graph_matmul(porta_graph *graph, porta_node a,
+                                           porta_node b, porta_node *out);
+PORTA_API porta_status *porta_graph_conv(porta_graph *graph, porta_node x, porta_node w,
+                                         porta_node bias /* -1: none */,
+                                         const porta_conv_params *params, porta_node *out);
+PORTA_API porta_status *porta_graph_random(porta_graph *graph, porta_dtype dtype, int rank,
+                                           const int64_t *sizes, bool normal,
+                                           uint64_t seed, uint64_t offset, porta_node *out);
+
+/* Shape and dtype a node was inferred to have. */
+PORTA_API porta_status *porta_graph_node_type(const porta_graph *graph, porta_node node,
+                                              porta_dtype *dtype, int *rank,
+                                              int64_t *sizes /* PORTA_MAX_RANK */);
+/* Marks a node as a graph output (in call order). */
+PORTA_API porta_status *porta_graph_output(porta_graph *graph, porta_node node);
+/* Checks every node: inputs defined before use, shapes and dtypes consistent
+ * with the op, outputs present. Graphs built through the API always verify;
+ * this guards graphs assembled or loaded by other means. */
+PORTA_API porta_status *porta_graph_verify(const porta_graph *graph);
+/* Runs the graph on `device`. inputs: one tensor per porta_graph_input, in
+ * creation order. outputs: one new tensor per porta_graph_output. */
+PORTA_API porta_status *porta_graph_run(const porta_graph *graph, porta_device *device,
+                                        porta_tensor *const *inputs, int input_count,
+                                        porta_tensor **outputs, int output_count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PORTA_H */

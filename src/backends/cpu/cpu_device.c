@@ -1,0 +1,118 @@
+/* The CPU backend: host memory, synchronous execution on the thread pool. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/threadpool.h"
+#include "core/alloc.h"
+#include "core/status.h"
+#include "runtime/device.h"
+
+static porta_status *cpu_buffer_alloc(porta_device *device, size_t bytes, void **handle) {
+    return porta_host_alloc(bytes, "a CPU buffer", handle);
+}
+
+static void cpu_buffer_free(porta_device *device, void *handle) { porta_host_free(handle); }
+
+static porta_status *cpu_buffer_write(porta_device *device, void *handle, size_t offset,
+                                      const void *src, size_t bytes) {
+    memcpy((char *)handle + offset, src, bytes);
+    return NULL;
+}
+
+static porta_status *cpu_buffer_read(porta_device *device, void *handle, size_t offset,
+                                     void *dst, size_t bytes) {
+    memcpy(dst, (const char *)handle + offset, bytes);
+    return NULL;
+}
+
+static bool cpu_supports(porta_device *device, const porta_prim *prim,
+                         const porta_tensor *const *inputs, int input_count) {
+    return prim->kind > PRIM_CONSTANT && prim->kind < PRIM_RESHAPE;
+}
+
+static porta_status *cpu_execute(porta_device *device, const porta_prim *prim,
+                                 const porta_tensor *const *inputs, int input_count,
+                                 porta_tensor *out) {
+    switch (prim->kind) {
+    case PRIM_UNARY:
+    case PRIM_BINARY:
+    case PRIM_TERNARY:
+    case PRIM_CAST:
+    case PRIM_FILL: return cpu_exec_elementwise(prim, inputs, input_count, out);
+    case PRIM_REDUCE: return cpu_exec_reduce(prim, inputs, input_count, out);
+    case PRIM_PAD: return cpu_exec_pad(prim, inputs, input_count, out);
+    case PRIM_GATHER:
+    case PRIM_SCATTER:
+    case PRIM_INDEX_SELECT: return cpu_exec_index(prim, inputs, input_count, out);
+    case PRIM_MATMUL: return cpu_exec_matmul(prim, inputs, input_count, out);
+    case PRIM_CONV: return cpu_exec_conv(prim, inputs, input_count, out);
+    case PRIM_RANDOM: return cpu_exec_random(prim, inputs, input_count, out);
+    default:
+        return porta_error(PORTA_ERR_INTERNAL, "cpu: primitive %s is not executable",
+                           porta_prim_kind_name(prim->kind));
+    }
+}
+
+static porta_status *cpu_synchronize(porta_device *device) { return NULL; }
+
+static const porta_backend_ops cpu_ops = {
+    .buffer_alloc = cpu_buffer_alloc,
+    .buffer_free = cpu_buffer_free,
+    .buffer_write = cpu_buffer_write,
+    .buffer_read = cpu_buffer_read,
+    .supports = cpu_supports,
+    .execute = cpu_execute,
+    .synchronize = cpu_synchronize,
+};
+
+static char cpu_name[128] = "CPU";
+static porta_device cpu_device = {.ops = &cpu_ops};
+
+/* The processor's marketing name, as the kernel reports it. */
+static void read_cpu_name(void) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[256];
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) != 0 || !colon) continue;
+        colon++;
+        while (*colon == ' ' || *colon == '\t') colon++;
+        colon[strcspn(colon, "\n")] = '\0';
+        snprintf(cpu_name, sizeof cpu_name, "%s", colon);
+        break;
+    }
+    fclose(f);
+}
+
+void porta_cpu_backend_probe(void) {
+    read_cpu_name();
+    long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+    uint32_t caps = PORTA_CAP_F64 | PORTA_CAP_F16 | PORTA_CAP_BF16 | PORTA_CAP_HOST_MEMORY;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) caps |= PORTA_CAP_AVX2;
+    if (__builtin_cpu_supports("avx512f")) caps |= PORTA_CAP_AVX512;
+    cpu_device.info = (porta_device_info){
+        .backend = "cpu",
+        .name = cpu_name,
+        .memory_bytes = pages > 0 && page_size > 0 ? (uint64_t)pages * (uint64_t)page_size : 0,
+        .compute_units = cpu_thread_count(),
+        .capabilities = caps,
+    };
+    porta_registry_add(&cpu_device);
+}
+
+porta_status *porta_set_num_threads(int threads) {
+    if (threads < 0)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "set_num_threads: expected 0 (one per core) or a positive count, got %d",
+                           threads);
+    cpu_set_thread_count(threads);
+    cpu_device.info.compute_units = cpu_thread_count();
+    return NULL;
+}
+
+int porta_get_num_threads(void) { return cpu_thread_count(); }

@@ -1,0 +1,27 @@
+/* CPU kernels, one function per primitive family, called by the CPU
+ * backend's execute (cpu_device.c) once the op layer has validated the call
+ * (see the dtype contract in graph/prim.h). Each must handle any strides on
+ * inputs and out (zero and negative included), every dtype the contract
+ * admits, and zero-size tensors; they parallelize over the thread pool. */
+#ifndef PORTA_CPU_KERNELS_H
+#define PORTA_CPU_KERNELS_H
+
+#include "core/tensor.h"
+#include "graph/prim.h"
+
+porta_status *cpu_exec_elementwise(const porta_prim *prim, const porta_tensor *const *inputs,
+                                   int input_count, porta_tensor *out); /* UNARY..FILL */
+porta_status *cpu_exec_reduce(const porta_prim *prim, const porta_tensor *const *inputs,
+                              int input_count, porta_tensor *out);
+porta_status *cpu_exec_pad(const porta_prim *prim, const porta_tensor *const *inputs,
+                           int input_count, porta_tensor *out);
+porta_status *cpu_exec_index(const porta_prim *prim, const porta_tensor *const *inputs,
+                             int input_count, porta_tensor *out); /* GATHER, SCATTER, INDEX_SELECT */
+porta_status *cpu_exec_matmul(const porta_prim *prim, const porta_tensor *const *inputs,
+                              int input_count, porta_tensor *out);
+porta_status *cpu_exec_conv(const porta_prim *prim, const porta_tensor *const *inputs,
+                            int input_count, porta_tensor *out);
+porta_status *cpu_exec_random(const porta_prim *prim, const porta_tensor *const *inputs,
+                              int input_count, porta_tensor *out);
+
+#endif

@@ -1,0 +1,18 @@
+/* Host memory for buffers and scratch, counted against the memory limit. */
+#ifndef PORTA_CORE_ALLOC_H
+#define PORTA_CORE_ALLOC_H
+
+#include "porta.h"
+
+/* 64-byte aligned, counted in porta_memory_allocated(); fails with
+ * PORTA_ERR_OUT_OF_MEMORY over the limit. `what` names the use in the
+ * error message ("GEMM pack buffer"). bytes == 0 gives a valid pointer. */
+porta_status *porta_host_alloc(size_t bytes, const char *what, void **out);
+void porta_host_free(void *ptr);
+
+/* For device backends that allocate elsewhere: reserve/release bytes against
+ * the same limit and counters. */
+porta_status *porta_memory_reserve(size_t bytes, const char *what);
+void porta_memory_unreserve(size_t bytes);
+
+#endif

@@ -1,0 +1,68 @@
+/* Reference-counted device memory: the only owner of backend allocations. */
+#include <stdlib.h>
+
+#include "core/alloc.h"
+#include "core/status.h"
+#include "core/tensor.h"
+#include "runtime/device.h"
+
+porta_status *porta_buffer_alloc(porta_device *device, size_t bytes, porta_buffer **out) {
+    if (!device || !out)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "buffer_alloc: expected a device and an output pointer, got NULL");
+    porta_buffer *buffer = malloc(sizeof *buffer);
+    if (!buffer)
+        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "buffer_alloc: no memory for the handle");
+    porta_status *status = device->ops->buffer_alloc(device, bytes, &buffer->handle);
+    if (status) {
+        free(buffer);
+        return status;
+    }
+    atomic_init(&buffer->refcount, 1);
+    buffer->device = device;
+    buffer->size = bytes;
+    *out = buffer;
+    return NULL;
+}
+
+void porta_buffer_retain(porta_buffer *buffer) {
+    if (buffer) atomic_fetch_add(&buffer->refcount, 1);
+}
+
+void porta_buffer_release(porta_buffer *buffer) {
+    if (!buffer || atomic_fetch_sub(&buffer->refcount, 1) != 1) return;
+    buffer->device->ops->buffer_free(buffer->device, buffer->handle);
+    free(buffer);
+}
+
+size_t porta_buffer_size(const porta_buffer *buffer) { return buffer ? buffer->size : 0; }
+
+porta_device *porta_buffer_device(const porta_buffer *buffer) {
+    return buffer ? buffer->device : NULL;
+}
+
+static porta_status *check_range(const char *op, const porta_buffer *buffer, size_t offset,
+                                  const void *host, size_t bytes) {
+    if (!buffer || (!host && bytes))
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "%s: expected a buffer and a host pointer, got NULL", op);
+    if (offset > buffer->size || bytes > buffer->size - offset)
+        return porta_error(PORTA_ERR_OUT_OF_RANGE,
+                           "%s: range [%zu, %zu + %zu) exceeds the buffer's %zu bytes", op,
+                           offset, offset, bytes, buffer->size);
+    return NULL;
+}
+
+porta_status *porta_buffer_write(porta_buffer *buffer, size_t offset, const void *src,
+                                 size_t bytes) {
+    PORTA_TRY(check_range("buffer_write", buffer, offset, src, bytes));
+    if (!bytes) return NULL;
+    return buffer->device->ops->buffer_write(buffer->device, buffer->handle, offset, src, bytes);
+}
+
+porta_status *porta_buffer_read(const porta_buffer *buffer, size_t offset, void *dst,
+                                size_t bytes) {
+    PORTA_TRY(check_range("buffer_read", buffer, offset, dst, bytes));
+    if (!bytes) return NULL;
+    return buffer->device->ops->buffer_read(buffer->device, buffer->handle, offset, dst, bytes);
+}

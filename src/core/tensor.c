@@ -1,0 +1,225 @@
+/* Tensors: strided views on reference-counted buffers. */
+#include "core/tensor.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/status.h"
+#include "runtime/device.h"
+
+int64_t porta_shape_numel(int rank, const int64_t *sizes) {
+    int64_t numel = 1;
+    for (int i = 0; i < rank; i++)
+        if (sizes[i] < 0 || __builtin_mul_overflow(numel, sizes[i], &numel)) return -1;
+    return numel;
+}
+
+void porta_contiguous_strides(int rank, const int64_t *sizes, int64_t *strides) {
+    int64_t stride = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        strides[i] = stride;
+        stride *= sizes[i] > 1 ? sizes[i] : 1;
+    }
+}
+
+porta_status *porta_check_tensor(const porta_tensor *t, const char *arg_name) {
+    if (!t)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "expected a tensor for '%s', got NULL",
+                           arg_name);
+    return NULL;
+}
+
+porta_status *porta_normalize_axis(const char *op, int axis, int rank, int *out) {
+    int extent = rank > 0 ? rank : 1; /* a scalar accepts axis 0 and -1, as in PyTorch */
+    if (axis < -extent || axis >= extent)
+        return porta_error(PORTA_ERR_OUT_OF_RANGE,
+                           "%s: axis %d is out of range for a rank-%d tensor (expected %d..%d)",
+                           op, axis, rank, -extent, extent - 1);
+    *out = axis < 0 ? axis + extent : axis;
+    return NULL;
+}
+
+static porta_status *check_shape(const char *op, int rank, const int64_t *sizes) {
+    if (rank < 0 || rank > PORTA_MAX_RANK)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: rank must be 0..%d, got %d", op,
+                           PORTA_MAX_RANK, rank);
+    if (rank > 0 && !sizes)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: sizes is NULL for rank %d", op,
+                           rank);
+    for (int i = 0; i < rank; i++)
+        if (sizes[i] < 0)
+            return porta_error(PORTA_ERR_SHAPE, "%s: size %lld of axis %d is negative", op,
+                               (long long)sizes[i], i);
+    if (porta_shape_numel(rank, sizes) < 0) {
+        char buf[PORTA_SHAPE_STR_CAP];
+        return porta_error(PORTA_ERR_SHAPE, "%s: shape %s has more elements than fit in int64",
+                           op, porta_format_shape(buf, sizeof buf, rank, sizes));
+    }
+    return NULL;
+}
+
+porta_status *porta_tensor_wrap(porta_buffer *buffer, porta_dtype dtype, int rank,
+                                const int64_t *sizes, const int64_t *strides, int64_t offset,
+                                porta_tensor **out) {
+    porta_tensor *t = calloc(1, sizeof *t);
+    if (!t) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "no memory for a tensor handle");
+    atomic_init(&t->refcount, 1);
+    porta_buffer_retain(buffer);
+    t->buffer = buffer;
+    t->dtype = dtype;
+    t->rank = rank;
+    if (rank) {
+        memcpy(t->sizes, sizes, (size_t)rank * sizeof *sizes);
+        memcpy(t->strides, strides, (size_t)rank * sizeof *strides);
+    }
+    t->offset = offset;
+    *out = t;
+    return NULL;
+}
+
+porta_status *porta_tensor_restride(const porta_tensor *base, int rank, const int64_t *sizes,
+                                    const int64_t *strides, int64_t offset, porta_tensor **out) {
+    return porta_tensor_wrap(base->buffer, base->dtype, rank, sizes, strides, offset, out);
+}
+
+porta_status *porta_tensor_empty(porta_device *device, porta_dtype dtype, int rank,
+                                 const int64_t *sizes, porta_tensor **out) {
+    if (!device || !out)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "tensor_empty: expected a device and an output pointer, got NULL");
+    if (!porta_dtype_is_valid((int)dtype))
+        return porta_error(PORTA_ERR_DTYPE, "tensor_empty: invalid dtype %d", (int)dtype);
+    PORTA_TRY(check_shape("tensor_empty", rank, sizes));
+    int64_t numel = porta_shape_numel(rank, sizes);
+    size_t elem = porta_dtype_size(dtype);
+    if ((uint64_t)numel > SIZE_MAX / elem)
+        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "tensor_empty: %lld elements do not fit in memory",
+                           (long long)numel);
+    int64_t strides[PORTA_MAX_RANK];
+    porta_contiguous_strides(rank, sizes, strides);
+    porta_buffer *buffer;
+    PORTA_TRY(porta_buffer_alloc(device, (size_t)numel * elem, &buffer));
+    porta_status *status = porta_tensor_wrap(buffer, dtype, rank, sizes, strides, 0, out);
+    porta_buffer_release(buffer); /* the tensor holds its own reference */
+    return status;
+}
+
+porta_status *porta_tensor_view(porta_buffer *buffer, porta_dtype dtype, int rank,
+                                const int64_t *sizes, const int64_t *strides, int64_t offset,
+                                porta_tensor **out) {
+    if (!buffer || !out || (rank > 0 && !strides))
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "tensor_view: expected a buffer, strides and an output pointer, got NULL");
+    if (!porta_dtype_is_valid((int)dtype))
+        return porta_error(PORTA_ERR_DTYPE, "tensor_view: invalid dtype %d", (int)dtype);
+    PORTA_TRY(check_shape("tensor_view", rank, sizes));
+    if (porta_shape_numel(rank, sizes) > 0) {
+        /* The lowest and highest element addressed must both lie in the buffer. */
+        int64_t low = offset, high = offset;
+        for (int i = 0; i < rank; i++) {
+            int64_t span;
+            if (__builtin_mul_overflow(sizes[i] - 1, strides[i], &span) ||
+                __builtin_add_overflow(span < 0 ? low : high, span, span < 0 ? &low : &high))
+                return porta_error(PORTA_ERR_OUT_OF_RANGE,
+                                   "tensor_view: strides overflow the address range");
+        }
+        int64_t capacity = (int64_t)(buffer->size / porta_dtype_size(dtype));
+        if (low < 0 || high >= capacity)
+            return porta_error(PORTA_ERR_OUT_OF_RANGE,
+                               "tensor_view: the view addresses elements %lld..%lld, but the "
+                               "buffer holds %lld elements of %s",
+                               (long long)low, (long long)high, (long long)capacity,
+                               porta_dtype_name(dtype));
+    }
+    return porta_tensor_wrap(buffer, dtype, rank, sizes, strides, offset, out);
+}
+
+porta_status *porta_tensor_from_host(porta_device *device, porta_dtype dtype, int rank,
+                                     const int64_t *sizes, const void *data, porta_tensor **out) {
+    porta_tensor *t;
+    PORTA_TRY(porta_tensor_empty(device, dtype, rank, sizes, &t));
+    size_t bytes = t->buffer->size;
+    if (bytes && !data) {
+        porta_tensor_release(t);
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "tensor_from_host: data is NULL");
+    }
+    porta_status *status = porta_buffer_write(t->buffer, 0, data, bytes);
+    if (status) {
+        porta_tensor_release(t);
+        return status;
+    }
+    *out = t;
+    return NULL;
+}
+
+/* Host-memory devices: gather the strided elements directly. */
+static void gather_host(const porta_tensor *t, char *dst) {
+    size_t elem = porta_dtype_size(t->dtype);
+    int64_t idx[PORTA_MAX_RANK] = {0};
+    const char *base = porta_tensor_data(t);
+    int64_t numel = porta_tensor_numel(t);
+    for (int64_t n = 0; n < numel; n++) {
+        int64_t off = 0;
+        for (int d = 0; d < t->rank; d++) off += idx[d] * t->strides[d];
+        memcpy(dst + (size_t)n * elem, base + off * (int64_t)elem, elem);
+        for (int d = t->rank - 1; d >= 0; d--) {
+            if (++idx[d] < t->sizes[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+porta_status *porta_tensor_to_host(const porta_tensor *tensor, void *dst, size_t dst_bytes) {
+    PORTA_TRY(porta_check_tensor(tensor, "tensor"));
+    size_t bytes = (size_t)porta_tensor_numel(tensor) * porta_dtype_size(tensor->dtype);
+    if (dst_bytes < bytes || (bytes && !dst))
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "tensor_to_host: the tensor has %zu bytes, the destination %zu", bytes,
+                           dst ? dst_bytes : 0);
+    if (!bytes) return NULL;
+    size_t elem = porta_dtype_size(tensor->dtype);
+    if (porta_tensor_is_contiguous(tensor))
+        return porta_buffer_read(tensor->buffer, (size_t)tensor->offset * elem, dst, bytes);
+    if (tensor->buffer->device->info.capabilities & PORTA_CAP_HOST_MEMORY) {
+        gather_host(tensor, dst);
+        return NULL;
+    }
+    /* Other devices: make it contiguous there, then read it in one transfer. */
+    porta_tensor *packed;
+    PORTA_TRY(porta_tensor_empty(tensor->buffer->device, tensor->dtype, tensor->rank,
+                                 tensor->sizes, &packed));
+    porta_status *status = porta_copy(tensor, packed);
+    if (!status) status = porta_buffer_read(packed->buffer, 0, dst, bytes);
+    porta_tensor_release(packed);
+    return status;
+}
+
+void porta_tensor_retain(porta_tensor *tensor) {
+    if (tensor) atomic_fetch_add(&tensor->refcount, 1);
+}
+
+void porta_tensor_release(porta_tensor *tensor) {
+    if (!tensor || atomic_fetch_sub(&tensor->refcount, 1) != 1) return;
+    porta_buffer_release(tensor->buffer);
+    free(tensor);
+}
+
+porta_dtype porta_tensor_dtype(const porta_tensor *t) { return t->dtype; }
+int porta_tensor_rank(const porta_tensor *t) { return t->rank; }
+const int64_t *porta_tensor_sizes(const porta_tensor *t) { return t->sizes; }
+const int64_t *porta_tensor_strides(const porta_tensor *t) { return t->strides; }
+int64_t porta_tensor_offset(const porta_tensor *t) { return t->offset; }
+int64_t porta_tensor_numel(const porta_tensor *t) { return porta_shape_numel(t->rank, t->sizes); }
+porta_buffer *porta_tensor_buffer(const porta_tensor *t) { return t->buffer; }
+porta_device *porta_tensor_device(const porta_tensor *t) { return t->buffer->device; }
+
+bool porta_tensor_is_contiguous(const porta_tensor *t) {
+    int64_t expected = 1;
+    for (int i = t->rank - 1; i >= 0; i--) {
+        if (t->sizes[i] == 0) return true;
+        if (t->sizes[i] != 1 && t->strides[i] != expected) return false;
+        expected *= t->sizes[i];
+    }
+    return true;
+}

@@ -1,0 +1,48 @@
+/* The layout of buffers and tensors, shared by every layer inside libporta. */
+#ifndef PORTA_CORE_TENSOR_H
+#define PORTA_CORE_TENSOR_H
+
+#include <stdatomic.h>
+
+#include "porta.h"
+
+struct porta_buffer {
+    atomic_int refcount;
+    porta_device *device;
+    size_t size;  /* bytes */
+    void *handle; /* backend's memory handle; a host pointer on host-memory devices */
+};
+
+struct porta_tensor {
+    atomic_int refcount;
+    porta_buffer *buffer; /* one reference held */
+    porta_dtype dtype;
+    int rank;
+    int64_t sizes[PORTA_MAX_RANK];
+    int64_t strides[PORTA_MAX_RANK]; /* in elements, may be 0 or negative */
+    int64_t offset;                  /* in elements */
+};
+
+/* Element count, or -1 when the product overflows int64. */
+int64_t porta_shape_numel(int rank, const int64_t *sizes);
+/* Row-major strides for sizes. */
+void porta_contiguous_strides(int rank, const int64_t *sizes, int64_t *strides);
+/* Builds a tensor struct on `buffer` (retained) without checking bounds;
+ * callers inside the library have already validated the view. */
+porta_status *porta_tensor_wrap(porta_buffer *buffer, porta_dtype dtype, int rank,
+                                const int64_t *sizes, const int64_t *strides,
+                                int64_t offset, porta_tensor **out);
+/* A tensor with the same buffer and a different layout (a view). */
+porta_status *porta_tensor_restride(const porta_tensor *base, int rank,
+                                    const int64_t *sizes, const int64_t *strides,
+                                    int64_t offset, porta_tensor **out);
+/* Pointer to element 0 of a tensor on a host-memory device. */
+static inline char *porta_tensor_data(const porta_tensor *t) {
+    return (char *)t->buffer->handle + t->offset * (int64_t)porta_dtype_size(t->dtype);
+}
+/* Rejects NULL tensors with a message naming the argument. */
+porta_status *porta_check_tensor(const porta_tensor *t, const char *arg_name);
+/* Normalizes a possibly negative axis against rank; error names the op. */
+porta_status *porta_normalize_axis(const char *op, int axis, int rank, int *out);
+
+#endif

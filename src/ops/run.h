@@ -1,0 +1,59 @@
+/* Eager execution of one primitive on tensors: the path every public op,
+ * and every node of a running graph, takes to a device. */
+#ifndef PORTA_OPS_RUN_H
+#define PORTA_OPS_RUN_H
+
+#include "graph/infer.h"
+
+/* Runs `prim` on `inputs` (all on one device). `out` follows the public
+ * convention: *out NULL -> a new tensor; otherwise the result is written into
+ * *out (shape must match; dtype cast where porta_dtype_can_cast allows).
+ * Movement prims produce views and ignore a non-NULL *out's storage rule:
+ * they require *out == NULL. */
+porta_status *porta_prim_run(const porta_prim *prim, const porta_tensor *const *inputs,
+                             int input_count, porta_tensor **out);
+
+/* Per-family runners, dispatched by porta_prim_run (ops/run.c). Each one:
+ * infers the output meta (porta_infer), converts inputs to the dtypes the
+ * backend contract in graph/prim.h names, broadcasts elementwise inputs,
+ * allocates or adopts the output, and calls porta_device_execute. */
+porta_status *porta_run_elementwise(const porta_prim *prim,
+                                    const porta_tensor *const *inputs, int input_count,
+                                    porta_tensor **out);
+porta_status *porta_run_reduce(const porta_prim *prim, const porta_tensor *const *inputs,
+                               int input_count, porta_tensor **out);
+porta_status *porta_run_movement(const porta_prim *prim, const porta_tensor *const *inputs,
+                                 int input_count, porta_tensor **out);
+porta_status *porta_run_index(const porta_prim *prim, const porta_tensor *const *inputs,
+                              int input_count, porta_tensor **out);
+porta_status *porta_run_linalg(const porta_prim *prim, const porta_tensor *const *inputs,
+                               int input_count, porta_tensor **out);
+porta_status *porta_run_random(const porta_prim *prim, const porta_tensor *const *inputs,
+                               int input_count, porta_tensor **out);
+
+/* Shared building blocks for the runners. */
+/* Checks that every input is non-NULL and on the same device; returns it. */
+porta_status *porta_common_device(const char *op, const porta_tensor *const *inputs,
+                                  int input_count, porta_device **out);
+/* A new contiguous tensor for `meta` on `device`. */
+porta_status *porta_alloc_meta(porta_device *device, const porta_meta *meta,
+                               porta_tensor **out);
+/* x converted to dtype (a new reference to x itself when it already has it). */
+porta_status *porta_to_dtype(const porta_tensor *x, porta_dtype dtype, porta_tensor **out);
+/* A stride-0 view of x broadcast to (rank, sizes). */
+porta_status *porta_broadcast_to(const porta_tensor *x, int rank, const int64_t *sizes,
+                                 porta_tensor **out);
+/* Prepares the destination for a result of `meta`: a new tensor when *out is
+ * NULL (written to *dst, *needs_copy false), *out itself when its dtype and
+ * shape match (*needs_copy false), or a temporary when only the dtype differs
+ * (*needs_copy true: call porta_finish_out after computing into *dst). */
+porta_status *porta_prepare_out(const char *op, porta_device *device, const porta_meta *meta,
+                                porta_tensor **out, porta_tensor **dst, bool *needs_copy);
+/* Completes porta_prepare_out: casts the temporary into *out and releases it,
+ * or hands a new tensor to the caller. Releases dst on error. */
+porta_status *porta_finish_out(porta_tensor *dst, bool needs_copy, porta_tensor **out);
+/* Calls the device's execute for prim, after checking `supports`. */
+porta_status *porta_device_execute(const porta_prim *prim, const porta_tensor *const *inputs,
+                                   int input_count, porta_tensor *out);
+
+#endif

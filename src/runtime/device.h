@@ -1,0 +1,43 @@
+/* The device interface: what a backend implements, as a table of function
+ * pointers, and how devices are registered. */
+#ifndef PORTA_RUNTIME_DEVICE_H
+#define PORTA_RUNTIME_DEVICE_H
+
+#include "graph/prim.h"
+#include "porta.h"
+
+typedef struct porta_backend_ops {
+    /* Memory. `handle` is opaque to the rest of Porta, except on devices with
+     * PORTA_CAP_HOST_MEMORY, where it is a host pointer. */
+    porta_status *(*buffer_alloc)(porta_device *device, size_t bytes, void **handle);
+    void (*buffer_free)(porta_device *device, void *handle);
+    porta_status *(*buffer_write)(porta_device *device, void *handle, size_t offset,
+                                  const void *src, size_t bytes);
+    porta_status *(*buffer_read)(porta_device *device, void *handle, size_t offset,
+                                 void *dst, size_t bytes);
+    /* Whether `execute` accepts this primitive with these input dtypes, so a
+     * scheduler can place it elsewhere instead of failing. */
+    bool (*supports)(porta_device *device, const porta_prim *prim,
+                     const porta_tensor *const *inputs, int input_count);
+    /* Runs one primitive. The op layer has validated everything: inputs and
+     * `out` live on this device, elementwise inputs are already broadcast to
+     * out's shape, and dtypes are those the primitive's contract names (see
+     * graph/prim.h). `out` may have any non-overlapping strides. */
+    porta_status *(*execute)(porta_device *device, const porta_prim *prim,
+                             const porta_tensor *const *inputs, int input_count,
+                             porta_tensor *out);
+    porta_status *(*synchronize)(porta_device *device);
+} porta_backend_ops;
+
+struct porta_device {
+    const porta_backend_ops *ops;
+    porta_device_info info;
+    void *impl; /* backend state */
+};
+
+/* A backend's probe adds its devices through porta_registry_add. */
+typedef void (*porta_backend_probe)(void);
+/* Takes ownership of nothing: `device` must live for the process. */
+void porta_registry_add(porta_device *device);
+
+#endif

@@ -1,0 +1,85 @@
+/* A small test framework: TEST(name) registers a test at load time; CHECK*
+ * record failures with file and line and let the test continue. Each test
+ * must release everything it allocates: the runner fails a test that leaves
+ * libporta memory allocated. */
+#ifndef PORTA_TEST_H
+#define PORTA_TEST_H
+
+#include <math.h>
+#include <stdio.h>
+
+#include "porta.h"
+
+typedef void (*test_fn)(void);
+void test_register(const char *name, test_fn fn);
+void test_fail(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#define TEST(name)                                                          \
+    static void name(void);                                                 \
+    __attribute__((constructor)) static void register_##name(void) {        \
+        test_register(#name, name);                                         \
+    }                                                                       \
+    static void name(void)
+
+#define CHECK(cond)                                                         \
+    do {                                                                    \
+        if (!(cond)) test_fail(__FILE__, __LINE__, "CHECK(%s)", #cond);     \
+    } while (0)
+
+#define CHECK_MSG(cond, ...)                                                \
+    do {                                                                    \
+        if (!(cond)) test_fail(__FILE__, __LINE__, __VA_ARGS__);            \
+    } while (0)
+
+/* Expects success; on error prints the status and returns from the test. */
+#define CHECK_OK(expr)                                                      \
+    do {                                                                    \
+        porta_status *check_status_ = (expr);                               \
+        if (check_status_) {                                                \
+            test_fail(__FILE__, __LINE__, "%s failed: %s", #expr,           \
+                      porta_status_message(check_status_));                 \
+            porta_status_free(check_status_);                               \
+            return;                                                         \
+        }                                                                   \
+    } while (0)
+
+/* Expects an error with `code` and a message containing `needle` (or NULL). */
+#define CHECK_ERR(expr, code, needle)                                       \
+    do {                                                                    \
+        porta_status *check_status_ = (expr);                               \
+        test_check_error(__FILE__, __LINE__, #expr, check_status_, (code),  \
+                         (needle));                                         \
+    } while (0)
+
+void test_check_error(const char *file, int line, const char *expr, porta_status *status,
+                      porta_code code, const char *needle);
+
+/* ---- helpers shared by the tests ---- */
+
+/* The CPU device (porta:0 in every build). */
+porta_device *test_cpu(void);
+/* Deterministic pseudo-random doubles for test data. */
+typedef struct test_rng { uint64_t state; } test_rng;
+test_rng test_rng_make(uint64_t seed);
+double test_uniform(test_rng *rng, double low, double high);
+int64_t test_int(test_rng *rng, int64_t low, int64_t high); /* inclusive */
+/* A contiguous tensor of random values suited to dtype (small integers for
+ * integer dtypes, 0/1 for bool, [low, high) for floats). */
+porta_tensor *test_random_tensor(test_rng *rng, porta_dtype dtype, int rank,
+                                 const int64_t *sizes, double low, double high);
+/* Every element of t, in row-major order of its logical shape, as doubles.
+ * Returns a malloc'ed array (free it) of porta_tensor_numel(t) values. */
+double *test_to_doubles(const porta_tensor *t);
+/* Offset in elements of the element at multi-index idx under strides. */
+int64_t test_offset(int rank, const int64_t *idx, const int64_t *strides);
+/* Advances a row-major multi-index; returns false after the last one. */
+bool test_next_index(int rank, const int64_t *sizes, int64_t *idx);
+/* Compares within atol + rtol * |want|; NaNs must match. Records failures
+ * (at most a few lines) and returns whether all matched. */
+bool test_close(const char *what, const double *got, const double *want, int64_t n,
+                double rtol, double atol);
+/* Tolerances for comparing a dtype's results with a double reference. */
+double test_rtol(porta_dtype dtype);
+
+#endif

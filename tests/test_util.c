@@ -1,0 +1,125 @@
+/* Helpers shared by the tests: devices, deterministic data, comparisons. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/tensor.h"
+#include "test.h"
+
+porta_device *test_cpu(void) {
+    porta_device *device = NULL;
+    porta_status *status = porta_device_get(0, &device);
+    if (status) {
+        fprintf(stderr, "no CPU device: %s\n", porta_status_message(status));
+        exit(2);
+    }
+    return device;
+}
+
+test_rng test_rng_make(uint64_t seed) { return (test_rng){seed * 0x9e3779b97f4a7c15ull + 1}; }
+
+/* splitmix64: small, fast, and good enough for test data. */
+static uint64_t next_u64(test_rng *rng) {
+    uint64_t z = (rng->state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+double test_uniform(test_rng *rng, double low, double high) {
+    return low + (high - low) * (double)(next_u64(rng) >> 11) * 0x1.0p-53;
+}
+
+int64_t test_int(test_rng *rng, int64_t low, int64_t high) {
+    return low + (int64_t)(next_u64(rng) % (uint64_t)(high - low + 1));
+}
+
+porta_tensor *test_random_tensor(test_rng *rng, porta_dtype dtype, int rank, const int64_t *sizes,
+                                 double low, double high) {
+    porta_tensor *t = NULL;
+    porta_status *status = porta_tensor_empty(test_cpu(), dtype, rank, sizes, &t);
+    if (status) {
+        fprintf(stderr, "test_random_tensor: %s\n", porta_status_message(status));
+        porta_status_free(status);
+        return NULL;
+    }
+    int64_t numel = porta_tensor_numel(t);
+    size_t elem = porta_dtype_size(dtype);
+    char *data = porta_tensor_data(t);
+    for (int64_t i = 0; i < numel; i++) {
+        double v;
+        if (dtype == PORTA_BOOL)
+            v = (double)test_int(rng, 0, 1);
+        else if (porta_dtype_is_float(dtype))
+            v = test_uniform(rng, low, high);
+        else if (dtype == PORTA_U8)
+            v = (double)test_int(rng, 0, 20);
+        else
+            v = (double)test_int(rng, -10, 10);
+        porta_store_from_double(dtype, data + (size_t)i * elem, v);
+    }
+    return t;
+}
+
+int64_t test_offset(int rank, const int64_t *idx, const int64_t *strides) {
+    int64_t off = 0;
+    for (int d = 0; d < rank; d++) off += idx[d] * strides[d];
+    return off;
+}
+
+bool test_next_index(int rank, const int64_t *sizes, int64_t *idx) {
+    for (int d = rank - 1; d >= 0; d--) {
+        if (++idx[d] < sizes[d]) return true;
+        idx[d] = 0;
+    }
+    return false;
+}
+
+double *test_to_doubles(const porta_tensor *t) {
+    int64_t numel = porta_tensor_numel(t);
+    double *values = malloc((size_t)(numel > 0 ? numel : 1) * sizeof *values);
+    size_t elem = porta_dtype_size(t->dtype);
+    char *bytes = malloc((size_t)(numel > 0 ? numel : 1) * elem);
+    porta_status *status = porta_tensor_to_host(t, bytes, (size_t)numel * elem);
+    if (status) {
+        fprintf(stderr, "test_to_doubles: %s\n", porta_status_message(status));
+        porta_status_free(status);
+        memset(bytes, 0, (size_t)(numel > 0 ? numel : 1) * elem);
+    }
+    for (int64_t i = 0; i < numel; i++) values[i] = porta_load_as_double(t->dtype, bytes + (size_t)i * elem);
+    free(bytes);
+    return values;
+}
+
+bool test_close(const char *what, const double *got, const double *want, int64_t n, double rtol,
+                double atol) {
+    int reported = 0;
+    bool ok = true;
+    for (int64_t i = 0; i < n; i++) {
+        double g = got[i], w = want[i];
+        bool match;
+        if (isnan(w))
+            match = isnan(g);
+        else if (isinf(w))
+            match = g == w;
+        else
+            match = fabs(g - w) <= atol + rtol * fabs(w);
+        if (!match) {
+            ok = false;
+            if (reported++ < 5)
+                test_fail(__FILE__, __LINE__, "%s: element %lld is %.9g, expected %.9g", what,
+                          (long long)i, g, w);
+        }
+    }
+    return ok;
+}
+
+double test_rtol(porta_dtype dtype) {
+    switch (dtype) {
+    case PORTA_F16: return 1e-3;
+    case PORTA_BF16: return 8e-3;
+    case PORTA_F32: return 1e-5;
+    case PORTA_F64: return 1e-12;
+    default: return 0.0;
+    }
+}
