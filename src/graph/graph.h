@@ -1,0 +1,52 @@
+/* The internal layout of a graph of primitives: nodes in creation order (so a
+ * node's inputs always precede it), a hash table that merges structurally
+ * equal nodes, and the lists of graph inputs and outputs. The builder, the
+ * verifier and the executor share it; tests reach into it to corrupt graphs. */
+#ifndef PORTA_GRAPH_GRAPH_H
+#define PORTA_GRAPH_GRAPH_H
+
+#include "graph/infer.h"
+
+/* The most inputs any primitive takes (TERNARY, SCATTER, CONV with bias). */
+#define PORTA_GRAPH_MAX_INPUTS 3
+
+typedef struct porta_graph_node {
+    /* Zeroed before it is filled, so it compares and hashes bytewise.
+     * PRIM_INPUT nodes carry their input serial in prim.offset, which keeps
+     * distinct inputs from merging. */
+    porta_prim prim;
+    int input_count;
+    porta_node inputs[PORTA_GRAPH_MAX_INPUTS]; /* unused slots are 0 */
+    porta_meta meta;                           /* what the node produces */
+    uint64_t hash;                             /* of prim, input_count, inputs */
+} porta_graph_node;
+
+struct porta_graph {
+    porta_graph_node *nodes;
+    int node_count;
+    int node_capacity;
+    /* Open addressing with linear probing: slots hold node ids, -1 is empty.
+     * The capacity is a power of two and at least twice node_count. */
+    porta_node *table;
+    size_t table_capacity;
+    int input_count; /* PRIM_INPUT nodes; their serials are 0..input_count-1 */
+    porta_node *outputs;
+    int output_count;
+    int output_capacity;
+};
+
+/* porta_infer, extended to the kinds only graphs have (INPUT, CONSTANT). */
+porta_status *porta_graph_infer_node(porta_prim *prim, const porta_meta *inputs,
+                                     int input_count, porta_meta *out);
+
+/* Adds a node unless an identical one exists; *out is the id either way.
+ * `prim` must have been zeroed before it was filled and passed porta_infer. */
+porta_status *porta_graph_intern(porta_graph *graph, const porta_prim *prim,
+                                 const porta_node *inputs, int input_count,
+                                 const porta_meta *meta, porta_node *out);
+
+/* Checks that `node` names a node of graph; the error names `op`. */
+porta_status *porta_graph_check_node(const porta_graph *graph, const char *op,
+                                     porta_node node);
+
+#endif
