@@ -1,0 +1,84 @@
+/* Eager matmul and convolution: the public entry points and the runner that
+ * brings their operands to the backend contract (one dtype; matmul batch
+ * axes broadcast to the output's). */
+#include <string.h>
+
+#include "core/status.h"
+#include "core/tensor.h"
+#include "ops/run.h"
+
+#define LINALG_MAX_INPUTS 3
+
+/* The views the backend gets: a [..., M, K] and b [..., K, N] with the
+ * output's batch axes (stride 0 where broadcast). */
+static porta_status *broadcast_matmul_operands(porta_tensor **operands, const porta_meta *meta) {
+    int batch = meta->rank - 2;
+    for (int i = 0; i < 2; i++) {
+        porta_tensor *x = operands[i];
+        int64_t sizes[PORTA_MAX_RANK];
+        memcpy(sizes, meta->sizes, (size_t)batch * sizeof sizes[0]);
+        sizes[batch] = x->sizes[x->rank - 2];
+        sizes[batch + 1] = x->sizes[x->rank - 1];
+        porta_tensor *view;
+        PORTA_TRY(porta_broadcast_to(x, meta->rank, sizes, &view));
+        porta_tensor_release(x);
+        operands[i] = view;
+    }
+    return NULL;
+}
+
+porta_status *porta_run_linalg(const porta_prim *prim, const porta_tensor *const *inputs,
+                               int input_count, porta_tensor **out) {
+    const char *op = porta_prim_name(prim);
+    if (input_count < 2 || input_count > LINALG_MAX_INPUTS ||
+        (prim->kind == PRIM_MATMUL && input_count != 2))
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: got %d inputs", op, input_count);
+    if (!inputs) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: inputs is NULL", op);
+    porta_device *device;
+    PORTA_TRY(porta_common_device(op, inputs, input_count, &device));
+
+    porta_meta metas[LINALG_MAX_INPUTS], meta;
+    for (int i = 0; i < input_count; i++) porta_meta_of(inputs[i], &metas[i]);
+    porta_prim local = *prim; /* inference may normalize it */
+    PORTA_TRY(porta_infer(&local, metas, input_count, &meta));
+
+    porta_tensor *operands[LINALG_MAX_INPUTS] = {NULL};
+    porta_tensor *dst = NULL;
+    bool needs_copy = false;
+    porta_status *status = NULL;
+    for (int i = 0; i < input_count; i++)
+        PORTA_TRY_GOTO(status, porta_to_dtype(inputs[i], meta.dtype, &operands[i]), cleanup);
+    if (local.kind == PRIM_MATMUL)
+        PORTA_TRY_GOTO(status, broadcast_matmul_operands(operands, &meta), cleanup);
+    PORTA_TRY_GOTO(status, porta_prepare_out(op, device, &meta, out, &dst, &needs_copy), cleanup);
+    status = porta_device_execute(&local, (const porta_tensor *const *)operands, input_count, dst);
+    if (status) {
+        if (dst != *out) porta_tensor_release(dst);
+        goto cleanup;
+    }
+    status = porta_finish_out(dst, needs_copy, out);
+cleanup:
+    for (int i = 0; i < input_count; i++) porta_tensor_release(operands[i]);
+    return status;
+}
+
+porta_status *porta_matmul(const porta_tensor *a, const porta_tensor *b, porta_tensor **out) {
+    if (!out) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "matmul: out is NULL");
+    porta_prim prim;
+    memset(&prim, 0, sizeof prim);
+    prim.kind = PRIM_MATMUL;
+    const porta_tensor *inputs[2] = {a, b};
+    return porta_prim_run(&prim, inputs, 2, out);
+}
+
+porta_status *porta_conv(const porta_tensor *x, const porta_tensor *w, const porta_tensor *bias,
+                         const porta_conv_params *params, porta_tensor **out) {
+    if (!out) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "conv: out is NULL");
+    if (!params) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "conv: params is NULL");
+    porta_prim prim;
+    memset(&prim, 0, sizeof prim);
+    prim.kind = PRIM_CONV;
+    prim.conv = *params;
+    const porta_tensor *inputs[3] = {x, w, bias};
+    return porta_prim_run(&prim, inputs, bias ? 3 : 2, out);
+}
