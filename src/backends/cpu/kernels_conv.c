@@ -1,0 +1,416 @@
+/* PRIM_CONV on the CPU, for any number of spatial axes: im2col + GEMM.
+ *
+ * For batch b and group g, the output block out[b, g's channels, positions]
+ * is the matrix product W_g (Cout/g x Cin/g * prod(kernel)) @ col, where col
+ * holds, for each (input channel, kernel offset) row and output position
+ * column, the input element that kernel tap reads (0 in the padding). col is
+ * built in tiles of positions (and of rows, when a column is very tall), so
+ * the scratch stays bounded by COL_BYTES per thread whatever the shapes.
+ *
+ * The arithmetic is float32 for float32/float16/bfloat16 (through cpu_sgemm)
+ * and double for float64 (a plain loop). Tiles are spread over threads when
+ * there are enough of them; otherwise they run in turn and sgemm threads. */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/gemm/gemm.h"
+#include "backends/cpu/threadpool.h"
+#include "core/alloc.h"
+#include "core/dtype.h"
+#include "core/status.h"
+
+/* Bytes of one thread's column tile. */
+#define COL_BYTES (1 << 20)
+/* Output positions per tile unless the whole output is smaller: narrower
+ * tiles make GEMMs too thin to run fast. */
+#define MIN_TILE_POSITIONS 64
+/* Multiply-adds below which a tile is not worth another thread. */
+#define TASK_WORK (1 << 17)
+
+typedef struct conv_job {
+    porta_dtype dtype;
+    bool wide;      /* double arithmetic (float64), else float */
+    size_t ct_size; /* bytes of the arithmetic type */
+    int spatial;
+    const char *x;
+    int64_t x_strides[PORTA_MAX_RANK];
+    int64_t in_sizes[PORTA_MAX_RANK - 2];
+    int64_t kernel[PORTA_MAX_RANK - 2];
+    int64_t stride[PORTA_MAX_RANK - 2], padding[PORTA_MAX_RANK - 2],
+        dilation[PORTA_MAX_RANK - 2];
+    char *out;
+    int64_t out_strides[PORTA_MAX_RANK];
+    int64_t out_sizes[PORTA_MAX_RANK - 2];
+    int64_t positions;       /* output positions per image: prod(out_sizes) */
+    int64_t position_stride; /* out's stride over positions when one exists, else 0 */
+    int64_t groups, in_per_group, out_per_group, taps; /* taps: prod(kernel) */
+    int64_t depth;           /* rows of col: in_per_group * taps */
+    /* W as a matrix [Cout, depth] in the arithmetic type, and the bias */
+    const void *weights;
+    int64_t weight_rs;
+    const void *bias;
+    /* tiling */
+    int64_t tile_positions, tile_depth, tiles_per_image;
+    void *scratch; /* per thread: col tile, then the output tile */
+    size_t scratch_stride;
+    _Atomic(porta_status *) error;
+} conv_job;
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* ---- moving elements between tensors and arithmetic-type tiles ---- */
+
+/* count elements from src (element stride `stride`) into dst, widened. */
+static void gather_run(porta_dtype dtype, void *dst, const char *src, int64_t count,
+                       int64_t stride) {
+    switch (dtype) {
+    case PORTA_F64:
+        for (int64_t i = 0; i < count; i++) ((double *)dst)[i] = ((const double *)src)[i * stride];
+        break;
+    case PORTA_F32:
+        for (int64_t i = 0; i < count; i++) ((float *)dst)[i] = ((const float *)src)[i * stride];
+        break;
+    case PORTA_F16:
+        for (int64_t i = 0; i < count; i++)
+            ((float *)dst)[i] = porta_f16_to_f32(((const uint16_t *)src)[i * stride]);
+        break;
+    default: /* bfloat16 */
+        for (int64_t i = 0; i < count; i++)
+            ((float *)dst)[i] = porta_bf16_to_f32(((const uint16_t *)src)[i * stride]);
+        break;
+    }
+}
+
+static void scatter_one(porta_dtype dtype, char *dst, const void *src, int64_t i) {
+    switch (dtype) {
+    case PORTA_F64: *(double *)dst = ((const double *)src)[i]; break;
+    case PORTA_F32: *(float *)dst = ((const float *)src)[i]; break;
+    case PORTA_F16: *(uint16_t *)dst = porta_f32_to_f16(((const float *)src)[i]); break;
+    default: *(uint16_t *)dst = porta_f32_to_bf16(((const float *)src)[i]); break;
+    }
+}
+
+/* Multi-index of position p over the output's spatial sizes. */
+static void position_index(const conv_job *job, int64_t p, int64_t *idx) {
+    for (int d = job->spatial - 1; d >= 0; d--) {
+        idx[d] = p % job->out_sizes[d];
+        p /= job->out_sizes[d];
+    }
+}
+
+/* Rows [row0, row0 + rows) x positions [p0, p0 + count) of image b's col
+ * matrix for group g, row-major with `count` columns. Positions are walked
+ * in runs along the last spatial axis, whose in-bounds part is one strided
+ * copy. */
+static void im2col(const conv_job *job, int64_t b, int64_t g, int64_t row0, int64_t rows,
+                   int64_t p0, int64_t count, char *col) {
+    int last = job->spatial - 1;
+    size_t ct = job->ct_size;
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t row = row0 + r;
+        int64_t channel = g * job->in_per_group + row / job->taps;
+        int64_t tap[PORTA_MAX_RANK - 2];
+        for (int64_t t = row % job->taps, d = last; d >= 0; d--) {
+            tap[d] = t % job->kernel[d];
+            t /= job->kernel[d];
+        }
+        const char *plane = job->x + (b * job->x_strides[0] + channel * job->x_strides[1]) *
+                                         (int64_t)porta_dtype_size(job->dtype);
+        char *dst = col + (size_t)(r * count) * ct;
+        int64_t o[PORTA_MAX_RANK - 2];
+        position_index(job, p0, o);
+        for (int64_t done = 0; done < count;) {
+            int64_t run = min64(job->out_sizes[last] - o[last], count - done);
+            /* Outer axes: one input coordinate for the whole run. */
+            bool inside = true;
+            int64_t offset = 0;
+            for (int d = 0; d < last && inside; d++) {
+                int64_t i = o[d] * job->stride[d] - job->padding[d] + tap[d] * job->dilation[d];
+                inside = i >= 0 && i < job->in_sizes[d];
+                offset += i * job->x_strides[2 + d];
+            }
+            /* Last axis: outputs [lo, hi) of the run read inside the input. */
+            int64_t s = job->stride[last], start = tap[last] * job->dilation[last] -
+                                                   job->padding[last];
+            int64_t lo = o[last], hi = o[last];
+            if (inside) {
+                /* smallest o with o*s + start >= 0, largest with < size */
+                int64_t first = start >= 0 ? 0 : (-start + s - 1) / s;
+                int64_t limit = job->in_sizes[last] - start; /* o*s < limit */
+                int64_t end = limit <= 0 ? 0 : (limit + s - 1) / s;
+                lo = max64(o[last], min64(first, o[last] + run));
+                hi = max64(lo, min64(end, o[last] + run));
+            }
+            char *out = dst + (size_t)done * ct;
+            memset(out, 0, (size_t)(lo - o[last]) * ct);
+            if (hi > lo) {
+                int64_t x_stride = job->x_strides[2 + last];
+                const char *src = plane + (offset + (lo * s + start) * x_stride) *
+                                              (int64_t)porta_dtype_size(job->dtype);
+                gather_run(job->dtype, out + (size_t)(lo - o[last]) * ct, src, hi - lo,
+                           s * x_stride);
+            }
+            memset(out + (size_t)(hi - o[last]) * ct, 0, (size_t)(o[last] + run - hi) * ct);
+            done += run;
+            o[last] += run;
+            for (int d = last; d > 0 && o[d] == job->out_sizes[d]; d--) {
+                o[d] = 0;
+                o[d - 1]++;
+            }
+        }
+    }
+}
+
+/* Writes a channels x count output tile (row-major, arithmetic type) to
+ * out[b, channel0.., positions p0..]. */
+static void store_tile(const conv_job *job, int64_t b, int64_t channel0, int64_t channels,
+                       int64_t p0, int64_t count, const void *tile) {
+    int64_t elem = (int64_t)porta_dtype_size(job->dtype);
+    for (int64_t c = 0; c < channels; c++) {
+        char *plane =
+            job->out + (b * job->out_strides[0] + (channel0 + c) * job->out_strides[1]) * elem;
+        int64_t o[PORTA_MAX_RANK - 2];
+        position_index(job, p0, o);
+        int64_t offset = 0;
+        for (int d = 0; d < job->spatial; d++) offset += o[d] * job->out_strides[2 + d];
+        for (int64_t i = 0; i < count; i++) {
+            scatter_one(job->dtype, plane + offset * elem, tile, c * count + i);
+            for (int d = job->spatial - 1; d >= 0; d--) {
+                offset += job->out_strides[2 + d];
+                if (++o[d] < job->out_sizes[d]) break;
+                offset -= o[d] * job->out_strides[2 + d];
+                o[d] = 0;
+            }
+        }
+    }
+}
+
+/* ---- one tile: positions [p0, p0 + count) of image b, group g ---- */
+
+/* C (m x n, row stride c_rs, column stride c_cs) = bias-or-zero when
+ * !accumulate... then += W rows (m x k) @ col (k x n). */
+static porta_status *tile_gemm(const conv_job *job, int64_t m, int64_t n, int64_t k,
+                               const void *w, const void *col, bool accumulate, void *c,
+                               int64_t c_rs, int64_t c_cs) {
+    if (!job->wide)
+        return cpu_sgemm(m, n, k, w, job->weight_rs, 1, col, n, 1, accumulate ? 1.0f : 0.0f, c,
+                         c_rs, c_cs);
+    const double *wd = w, *cold = col;
+    double *cd = c; /* the float64 path always uses the contiguous tile */
+    for (int64_t i = 0; i < m; i++) {
+        double *row = cd + i * c_rs;
+        if (!accumulate)
+            for (int64_t j = 0; j < n; j++) row[j] = 0.0;
+        for (int64_t q = 0; q < k; q++) {
+            double a = wd[i * job->weight_rs + q];
+            const double *src = cold + q * n;
+            for (int64_t j = 0; j < n; j++) row[j] += a * src[j];
+        }
+    }
+    return NULL;
+}
+
+static void fill_bias(const conv_job *job, int64_t channel0, int64_t m, int64_t n, void *c,
+                      int64_t c_rs, int64_t c_cs) {
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            int64_t at = i * c_rs + j * c_cs;
+            if (job->wide)
+                ((double *)c)[at] = job->bias ? ((const double *)job->bias)[channel0 + i] : 0.0;
+            else
+                ((float *)c)[at] = job->bias ? ((const float *)job->bias)[channel0 + i] : 0.0f;
+        }
+}
+
+static porta_status *run_tile(const conv_job *job, int64_t tile, int thread) {
+    int64_t image = tile / job->tiles_per_image;
+    int64_t b = image / job->groups, g = image % job->groups;
+    int64_t p0 = tile % job->tiles_per_image * job->tile_positions;
+    int64_t count = min64(job->tile_positions, job->positions - p0);
+    int64_t m = job->out_per_group, channel0 = g * m;
+    char *col = (char *)job->scratch + (size_t)thread * job->scratch_stride;
+    size_t col_bytes = (size_t)(job->tile_depth * job->tile_positions) * job->ct_size;
+    void *c = col + (col_bytes + 63) / 64 * 64;
+    int64_t c_rs = count, c_cs = 1;
+    bool direct = job->position_stride != 0; /* sgemm writes straight into out */
+    if (direct) {
+        c = job->out + (b * job->out_strides[0] + channel0 * job->out_strides[1] +
+                        p0 * job->position_stride) * (int64_t)sizeof(float);
+        c_rs = job->out_strides[1];
+        c_cs = job->position_stride;
+    }
+    bool accumulate = job->bias || job->depth == 0;
+    if (accumulate) fill_bias(job, channel0, m, count, c, c_rs, c_cs);
+    for (int64_t row0 = 0; row0 < job->depth; row0 += job->tile_depth) {
+        int64_t rows = min64(job->tile_depth, job->depth - row0);
+        im2col(job, b, g, row0, rows, p0, count, col);
+        const char *w = (const char *)job->weights +
+                        (size_t)(channel0 * job->weight_rs + row0) * job->ct_size;
+        PORTA_TRY(tile_gemm(job, m, count, rows, w, col, accumulate, c, c_rs, c_cs));
+        accumulate = true;
+    }
+    if (!direct) store_tile(job, b, channel0, m, p0, count, c);
+    return NULL;
+}
+
+static void record_error(conv_job *job, porta_status *status) {
+    porta_status *none = NULL;
+    if (status && !atomic_compare_exchange_strong(&job->error, &none, status))
+        porta_status_free(status);
+}
+
+static void tile_range(void *ctx, int64_t begin, int64_t end, int thread) {
+    conv_job *job = ctx;
+    for (int64_t t = begin; t < end && !atomic_load(&job->error); t++)
+        record_error(job, run_tile(job, t, thread));
+}
+
+/* ---- setup ---- */
+
+/* W [Cout, Cin/g, *kernel] as a [Cout, depth] matrix in the arithmetic
+ * type: float32 weights whose rows are already flat are used in place. */
+static porta_status *prepare_weights(conv_job *job, const porta_tensor *w, void **owned) {
+    *owned = NULL;
+    bool flat = true;
+    int64_t expect = 1;
+    for (int d = w->rank - 1; d >= 1; d--) {
+        if (w->sizes[d] != 1 && w->strides[d] != expect) flat = false;
+        expect *= w->sizes[d];
+    }
+    if (job->dtype == PORTA_F32 && flat) {
+        job->weights = porta_tensor_data(w);
+        job->weight_rs = w->strides[0];
+        return NULL;
+    }
+    int64_t rows = w->sizes[0], cols = job->depth;
+    PORTA_TRY(porta_host_alloc((size_t)(rows * cols) * job->ct_size, "conv weights", owned));
+    int64_t elem = (int64_t)porta_dtype_size(w->dtype);
+    int64_t idx[PORTA_MAX_RANK] = {0};
+    char *dst = *owned;
+    /* Row-major walk over all of w with the last axis as strided runs. */
+    int last = w->rank - 1;
+    for (int64_t run = 0; run < rows * cols / w->sizes[last]; run++) {
+        int64_t offset = 0;
+        for (int d = 0; d < last; d++) offset += idx[d] * w->strides[d];
+        gather_run(job->dtype, dst, porta_tensor_data(w) + offset * elem, w->sizes[last],
+                   w->strides[last]);
+        dst += (size_t)w->sizes[last] * job->ct_size;
+        for (int d = last - 1; d >= 0 && ++idx[d] == w->sizes[d]; d--) idx[d] = 0;
+    }
+    job->weights = *owned;
+    job->weight_rs = cols;
+    return NULL;
+}
+
+static porta_status *prepare_bias(conv_job *job, const porta_tensor *bias, void **owned) {
+    *owned = NULL;
+    job->bias = NULL;
+    if (!bias) return NULL;
+    PORTA_TRY(porta_host_alloc((size_t)bias->sizes[0] * job->ct_size, "conv bias", owned));
+    gather_run(job->dtype, *owned, porta_tensor_data(bias), bias->sizes[0], bias->strides[0]);
+    job->bias = *owned;
+    return NULL;
+}
+
+/* The single stride that walks out's positions in order, or 0 when the
+ * spatial axes do not collapse into one or out is not float32 (the tile
+ * then goes through scratch). */
+static int64_t collapsed_position_stride(const porta_tensor *out) {
+    if (out->dtype != PORTA_F32) return 0;
+    int64_t step = 1, span = 1; /* span: positions per step of axis d */
+    bool have = false;
+    for (int d = out->rank - 1; d >= 2; d--) {
+        if (out->sizes[d] != 1) {
+            if (!have) {
+                step = out->strides[d];
+                have = true;
+            } else if (out->strides[d] != step * span) {
+                return 0;
+            }
+        }
+        span *= out->sizes[d];
+    }
+    return step;
+}
+
+/* Tile sizes: positions per tile and col rows per pass, within COL_BYTES,
+ * and enough tiles to keep every thread busy when the output allows. */
+static void choose_tiles(conv_job *job, int64_t images) {
+    int64_t per_row = COL_BYTES / (int64_t)job->ct_size;
+    int64_t floor = min64(job->positions, MIN_TILE_POSITIONS);
+    int64_t width = job->depth ? per_row / job->depth : job->positions;
+    int64_t threads = cpu_thread_count();
+    if (images < threads) {
+        int64_t wanted_tiles = (threads + images - 1) / images;
+        width = min64(width, (job->positions + wanted_tiles - 1) / wanted_tiles);
+    }
+    job->tile_positions = max64(floor, min64(width, job->positions));
+    job->tile_depth = max64(1, min64(job->depth, per_row / job->tile_positions));
+    job->tiles_per_image = (job->positions + job->tile_positions - 1) / job->tile_positions;
+}
+
+static void describe(conv_job *job, const porta_prim *prim, const porta_tensor *x,
+                     const porta_tensor *w, porta_tensor *out) {
+    job->dtype = out->dtype;
+    job->wide = out->dtype == PORTA_F64;
+    job->ct_size = job->wide ? sizeof(double) : sizeof(float);
+    job->spatial = x->rank - 2;
+    job->x = porta_tensor_data(x);
+    job->out = porta_tensor_data(out);
+    memcpy(job->x_strides, x->strides, sizeof job->x_strides);
+    memcpy(job->out_strides, out->strides, sizeof job->out_strides);
+    job->positions = 1;
+    job->taps = 1;
+    for (int d = 0; d < job->spatial; d++) {
+        job->in_sizes[d] = x->sizes[2 + d];
+        job->kernel[d] = w->sizes[2 + d];
+        job->out_sizes[d] = out->sizes[2 + d];
+        job->stride[d] = prim->conv.stride[d];
+        job->padding[d] = prim->conv.padding[d];
+        job->dilation[d] = prim->conv.dilation[d];
+        job->positions *= out->sizes[2 + d];
+        job->taps *= w->sizes[2 + d];
+    }
+    job->position_stride = collapsed_position_stride(out);
+    job->groups = prim->conv.groups;
+    job->in_per_group = x->sizes[1] / job->groups;
+    job->out_per_group = out->sizes[1] / job->groups;
+    job->depth = job->in_per_group * job->taps;
+}
+
+porta_status *cpu_exec_conv(const porta_prim *prim, const porta_tensor *const *inputs,
+                            int input_count, porta_tensor *out) {
+    if (porta_tensor_numel(out) == 0) return NULL;
+    conv_job job;
+    memset(&job, 0, sizeof job);
+    describe(&job, prim, inputs[0], inputs[1], out);
+    atomic_init(&job.error, NULL);
+    int64_t images = out->sizes[0] * job.groups;
+    choose_tiles(&job, images);
+    int64_t tiles = images * job.tiles_per_image;
+    int64_t tile_work = job.out_per_group * job.tile_positions * max64(job.depth, 1);
+    int threads = cpu_thread_count();
+    /* Too few tiles to go round: run them in turn and let sgemm thread. */
+    bool thread_tiles = job.wide || tiles >= threads;
+    int64_t grain = thread_tiles ? TASK_WORK / tile_work + 1 : tiles;
+    int64_t chunks = min64(threads, (tiles + grain - 1) / grain);
+
+    void *weights = NULL, *bias = NULL;
+    porta_status *status = NULL;
+    PORTA_TRY_GOTO(status, prepare_weights(&job, inputs[1], &weights), done);
+    PORTA_TRY_GOTO(status, prepare_bias(&job, input_count > 2 ? inputs[2] : NULL, &bias), done);
+    size_t col_bytes = (size_t)(job.tile_depth * job.tile_positions) * job.ct_size;
+    size_t out_bytes = (size_t)(job.out_per_group * job.tile_positions) * job.ct_size;
+    job.scratch_stride = (col_bytes + 63) / 64 * 64 + (out_bytes + 63) / 64 * 64;
+    PORTA_TRY_GOTO(status, porta_host_alloc(job.scratch_stride * (size_t)chunks,
+                                            "conv column tiles", &job.scratch), done);
+    cpu_parallel_for(tiles, grain, tile_range, &job);
+    status = atomic_exchange(&job.error, NULL);
+done:
+    porta_host_free(job.scratch);
+    porta_host_free(bias);
+    porta_host_free(weights);
+    return status;
+}
