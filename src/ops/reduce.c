@@ -1,0 +1,91 @@
+/* Reductions from the public API to a device: sum, prod, max, min, argmax,
+ * argmin, any and all over a set of axes. */
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/status.h"
+#include "core/tensor.h"
+#include "ops/run.h"
+
+const char *porta_reduce_op_name(porta_reduce_op op) {
+    switch (op) {
+    case PORTA_REDUCE_SUM: return "sum";
+    case PORTA_REDUCE_PROD: return "prod";
+    case PORTA_REDUCE_MAX: return "max";
+    case PORTA_REDUCE_MIN: return "min";
+    case PORTA_REDUCE_ARGMAX: return "argmax";
+    case PORTA_REDUCE_ARGMIN: return "argmin";
+    case PORTA_REDUCE_ANY: return "any";
+    case PORTA_REDUCE_ALL: return "all";
+    case PORTA_REDUCE_OP_COUNT: break;
+    }
+    return "invalid reduce op";
+}
+
+/* The dtype the backend contract wants the input in: sums and products of
+ * bool or integers run in int64, as in PyTorch; everything else as given. */
+static porta_dtype kernel_input_dtype(int op, porta_dtype x) {
+    bool widens = op == PORTA_REDUCE_SUM || op == PORTA_REDUCE_PROD;
+    return widens && !porta_dtype_is_float(x) ? PORTA_I64 : x;
+}
+
+porta_status *porta_run_reduce(const porta_prim *prim, const porta_tensor *const *inputs,
+                               int input_count, porta_tensor **out) {
+    if (input_count != 1)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "reduce: expected 1 input, got %d",
+                           input_count);
+    porta_prim normalized = *prim;
+    porta_device *device;
+    PORTA_TRY(porta_common_device("reduce", inputs, input_count, &device));
+    porta_meta x_meta, out_meta;
+    porta_meta_of(inputs[0], &x_meta);
+    PORTA_TRY(porta_infer(&normalized, &x_meta, 1, &out_meta));
+
+    porta_status *status = NULL;
+    porta_tensor *x = NULL, *dst = NULL;
+    bool needs_copy = false;
+    PORTA_TRY_GOTO(status, porta_to_dtype(inputs[0], kernel_input_dtype(prim->op, x_meta.dtype), &x),
+                   fail);
+    PORTA_TRY_GOTO(status,
+                   porta_prepare_out(porta_prim_name(&normalized), device, &out_meta, out, &dst,
+                                     &needs_copy),
+                   fail);
+    const porta_tensor *kernel_inputs[1] = {x};
+    status = porta_device_execute(&normalized, kernel_inputs, 1, dst);
+    if (status) {
+        if (dst != *out) porta_tensor_release(dst); /* *out's own tensor stays the caller's */
+        goto fail;
+    }
+    porta_tensor_release(x);
+    return porta_finish_out(dst, needs_copy, out);
+
+fail:
+    porta_tensor_release(x);
+    return status;
+}
+
+porta_status *porta_reduce(porta_reduce_op op, const porta_tensor *x, const int *axes,
+                           int axis_count, bool keepdim, porta_tensor **out) {
+    if ((int)op < 0 || op >= PORTA_REDUCE_OP_COUNT)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "reduce: invalid op %d", (int)op);
+    const char *name = porta_reduce_op_name(op);
+    PORTA_TRY(porta_check_tensor(x, "x"));
+    if (!out)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "reduce.%s: out must not be NULL", name);
+    if (axis_count < 0 || axis_count > PORTA_MAX_RANK)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "reduce.%s: axis_count must be 0..%d, got %d", name, PORTA_MAX_RANK,
+                           axis_count);
+    if (axis_count > 0 && !axes)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "reduce.%s: axes is NULL but axis_count is %d", name, axis_count);
+    porta_prim prim;
+    memset(&prim, 0, sizeof prim);
+    prim.kind = PRIM_REDUCE;
+    prim.op = (int)op;
+    prim.axis_count = axis_count;
+    prim.keepdim = keepdim;
+    for (int i = 0; i < axis_count; i++) prim.axes[i] = axes[i];
+    const porta_tensor *inputs[1] = {x};
+    return porta_prim_run(&prim, inputs, 1, out);
+}
