@@ -43,14 +43,14 @@ static porta_status *check_graph(const porta_graph *graph, const porta_prim *pri
 
 /* Arrays passed with a count or rank are copied into fixed-size prim fields,
  * so their length is checked before anything is copied. */
-static porta_status *check_array(const porta_prim *prim, const char *what, const void *array,
-                                 int count) {
+static porta_status *check_array(const porta_prim *prim, const char *count_name,
+                                 const char *array_name, const void *array, int count) {
     if (count < 0 || count > PORTA_MAX_RANK)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: %s must be 0..%d, got %d",
-                           porta_prim_name(prim), what, PORTA_MAX_RANK, count);
+                           porta_prim_name(prim), count_name, PORTA_MAX_RANK, count);
     if (count > 0 && !array)
-        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: %s is %d but the array is NULL",
-                           porta_prim_name(prim), what, count);
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: %s is NULL, but %s is %d",
+                           porta_prim_name(prim), array_name, count_name, count);
     return NULL;
 }
 
@@ -113,7 +113,7 @@ porta_status *porta_graph_input(porta_graph *graph, porta_dtype dtype, int rank,
     porta_prim prim;
     init_prim(&prim, PRIM_INPUT, 0);
     PORTA_TRY(check_graph(graph, &prim, out));
-    PORTA_TRY(check_array(&prim, "rank", sizes, rank));
+    PORTA_TRY(check_array(&prim, "rank", "sizes", sizes, rank));
     prim.dtype = dtype;
     prim.rank = rank;
     if (rank) memcpy(prim.sizes, sizes, (size_t)rank * sizeof *sizes);
@@ -166,7 +166,7 @@ porta_status *porta_graph_reduce(porta_graph *graph, porta_reduce_op op, porta_n
                                  porta_node *out) {
     porta_prim prim;
     init_prim(&prim, PRIM_REDUCE, (int)op);
-    PORTA_TRY(check_array(&prim, "axis_count", axes, axis_count));
+    PORTA_TRY(check_array(&prim, "axis_count", "axes", axes, axis_count));
     if (axis_count) memcpy(prim.axes, axes, (size_t)axis_count * sizeof *axes);
     prim.axis_count = axis_count;
     prim.keepdim = keepdim;
@@ -177,7 +177,7 @@ porta_status *porta_graph_reshape(porta_graph *graph, porta_node x, int rank,
                                   const int64_t *sizes, porta_node *out) {
     porta_prim prim;
     init_prim(&prim, PRIM_RESHAPE, 0);
-    PORTA_TRY(check_array(&prim, "rank", sizes, rank));
+    PORTA_TRY(check_array(&prim, "rank", "sizes", sizes, rank));
     prim.rank = rank;
     if (rank) memcpy(prim.sizes, sizes, (size_t)rank * sizeof *sizes);
     return add_node(graph, &prim, &x, 1, out);
@@ -189,7 +189,7 @@ porta_status *porta_graph_permute(porta_graph *graph, porta_node x, const int *d
     init_prim(&prim, PRIM_PERMUTE, 0);
     const porta_meta *meta;
     PORTA_TRY(node_meta(graph, &prim, x, out, &meta));
-    PORTA_TRY(check_array(&prim, "the rank of x", dims, meta->rank));
+    PORTA_TRY(check_array(&prim, "the rank of x", "dims", dims, meta->rank));
     prim.axis_count = meta->rank;
     if (meta->rank) memcpy(prim.axes, dims, (size_t)meta->rank * sizeof *dims);
     return add_node(graph, &prim, &x, 1, out);
@@ -199,7 +199,7 @@ porta_status *porta_graph_expand(porta_graph *graph, porta_node x, int rank,
                                  const int64_t *sizes, porta_node *out) {
     porta_prim prim;
     init_prim(&prim, PRIM_EXPAND, 0);
-    PORTA_TRY(check_array(&prim, "rank", sizes, rank));
+    PORTA_TRY(check_array(&prim, "rank", "sizes", sizes, rank));
     prim.rank = rank;
     if (rank) memcpy(prim.sizes, sizes, (size_t)rank * sizeof *sizes);
     return add_node(graph, &prim, &x, 1, out);
@@ -220,7 +220,7 @@ porta_status *porta_graph_flip(porta_graph *graph, porta_node x, const int *axes
                                int axis_count, porta_node *out) {
     porta_prim prim;
     init_prim(&prim, PRIM_FLIP, 0);
-    PORTA_TRY(check_array(&prim, "axis_count", axes, axis_count));
+    PORTA_TRY(check_array(&prim, "axis_count", "axes", axes, axis_count));
     if (axis_count) memcpy(prim.axes, axes, (size_t)axis_count * sizeof *axes);
     prim.axis_count = axis_count;
     return add_node(graph, &prim, &x, 1, out);
@@ -232,7 +232,7 @@ porta_status *porta_graph_pad(porta_graph *graph, porta_node x, const int64_t *p
     init_prim(&prim, PRIM_PAD, 0);
     const porta_meta *meta;
     PORTA_TRY(node_meta(graph, &prim, x, out, &meta));
-    PORTA_TRY(check_array(&prim, "the rank of x", pads, meta->rank));
+    PORTA_TRY(check_array(&prim, "the rank of x", "pads", pads, meta->rank));
     if (meta->rank) memcpy(prim.pads, pads, 2 * (size_t)meta->rank * sizeof *pads);
     prim.value = value;
     return add_node(graph, &prim, &x, 1, out);
@@ -278,19 +278,8 @@ porta_status *porta_graph_conv(porta_graph *graph, porta_node x, porta_node w, p
                                const porta_conv_params *params, porta_node *out) {
     porta_prim prim;
     init_prim(&prim, PRIM_CONV, 0);
-    const porta_meta *meta;
-    PORTA_TRY(node_meta(graph, &prim, x, out, &meta));
-    if (!params)
-        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "conv: params is NULL");
-    /* Only the spatial axes' entries mean anything; copying just those keeps
-     * whatever the caller left in the rest from splitting equal nodes. */
-    int spatial = meta->rank > 2 ? meta->rank - 2 : 0;
-    for (int i = 0; i < spatial; i++) {
-        prim.conv.stride[i] = params->stride[i];
-        prim.conv.padding[i] = params->padding[i];
-        prim.conv.dilation[i] = params->dilation[i];
-    }
-    prim.conv.groups = params->groups;
+    if (!params) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "conv: params is NULL");
+    prim.conv = *params; /* inference zeroes the entries past the spatial axes */
     porta_node inputs[] = {x, w, bias};
     return add_node(graph, &prim, inputs, bias == -1 ? 2 : 3, out);
 }
@@ -301,7 +290,7 @@ porta_status *porta_graph_random(porta_graph *graph, porta_dtype dtype, int rank
     porta_prim prim;
     init_prim(&prim, PRIM_RANDOM, 0);
     prim.normal = normal;
-    PORTA_TRY(check_array(&prim, "rank", sizes, rank));
+    PORTA_TRY(check_array(&prim, "rank", "sizes", sizes, rank));
     prim.dtype = dtype;
     prim.rank = rank;
     if (rank) memcpy(prim.sizes, sizes, (size_t)rank * sizeof *sizes);
