@@ -1,0 +1,139 @@
+/* Shared by the elementwise CPU kernels: the N-d strided iterator that runs
+ * 1-D inner loops over any layout, and the templates that stamp out those
+ * inner loops per (op, dtype). */
+#ifndef PORTA_CPU_KERNELS_ELEMENTWISE_H
+#define PORTA_CPU_KERNELS_ELEMENTWISE_H
+
+#include "core/dtype.h"
+#include "core/tensor.h"
+
+#define EW_MAX_OPERANDS 4 /* out and up to three inputs */
+
+/* Elements per task below which a loop is not worth handing to the pool:
+ * cheap ops move memory, costly ones (exp, pow, casts through libm) compute. */
+#define EW_GRAIN_CHEAP 32768
+#define EW_GRAIN_COSTLY 4096
+
+/* Faults an inner loop reports; only integer division and power raise them. */
+enum { EW_FAULT_DIV_ZERO = 1, EW_FAULT_NEGATIVE_POWER = 2 };
+
+/* An inner loop over n elements: ptrs[0] is out, ptrs[1..] the inputs, each
+ * advancing by its stride in bytes. Returns 0 or a mask of EW_FAULT_*. */
+typedef int (*ew_loop_fn)(char *const *ptrs, const int64_t *strides, int64_t n);
+
+/* Operands laid over out's shape, strides in bytes (0 where broadcast). */
+typedef struct ew_iter {
+    int count;
+    int rank;
+    int64_t sizes[PORTA_MAX_RANK];
+    char *data[EW_MAX_OPERANDS];
+    int64_t strides[EW_MAX_OPERANDS][PORTA_MAX_RANK];
+} ew_iter;
+
+void ew_iter_init(ew_iter *it, porta_tensor *out);
+/* `in` has out's shape, or broadcasts to it (lower rank, size-1 axes). */
+void ew_iter_add_input(ew_iter *it, const porta_tensor *in);
+/* One element read for every position (stride 0 everywhere). */
+void ew_iter_add_scalar(ew_iter *it, const void *value);
+/* Simplifies the layout and runs `loop` over every element, on the pool
+ * once there are more than `grain` elements. Returns the faults raised. */
+int ew_iter_run(ew_iter *it, ew_loop_fn loop, int64_t grain);
+
+/* Inner loops by op and input dtype (NULL: the pair is not in the dtype
+ * contract of graph/prim.h). */
+ew_loop_fn ew_unary_loop(porta_unary_op op, porta_dtype dtype);
+ew_loop_fn ew_binary_loop(porta_binary_op op, porta_dtype dtype);
+ew_loop_fn ew_ternary_loop(porta_ternary_op op, porta_dtype dtype);
+ew_loop_fn ew_cast_loop(porta_dtype from, porta_dtype to);
+bool ew_unary_is_costly(porta_unary_op op);
+bool ew_binary_is_costly(porta_binary_op op);
+
+/* ---- loop templates ----
+ * Each dtype is stored as ST and computed as CT: LOAD turns an ST into a CT,
+ * STORE a CT back (float16/bfloat16 compute in float and round once).
+ * Contiguous runs go through fixed blocks of EW_BLOCK elements marked ivdep,
+ * which gcc vectorizes at -O2; ivdep (rather than restrict) keeps the exact
+ * in-place case out[i] = f(out[i]) well defined. */
+#define EW_BLOCK 32
+#define EW_SAME(x) (x)
+#define EW_LOAD_BOOL(x) ((x) != 0)
+#define EW_AT(T, base, i, stride) (*(T *)(void *)((base) + (i) * (stride)))
+
+/* Runs STMT for every i in [0, n), in blocks gcc can vectorize. */
+#define EW_BLOCKED(n, i, STMT)                                              \
+    for (int64_t ew_block_ = 0; ew_block_ < (n); ew_block_ += EW_BLOCK) {   \
+        if (ew_block_ + EW_BLOCK <= (n)) {                                  \
+            _Pragma("GCC ivdep") for (int64_t i = ew_block_;                \
+                                      i < ew_block_ + EW_BLOCK; i++) STMT;  \
+        } else {                                                            \
+            for (int64_t i = ew_block_; i < (n); i++) STMT;                 \
+        }                                                                   \
+    }
+
+/* out = STORE(FN(LOAD(x))); TI and TO are the input and output storage types. */
+#define EW_UNARY_LOOP(NAME, TI, LOAD, TO, STORE, FN)                          \
+    static int NAME(char *const *p, const int64_t *s, int64_t n) {            \
+        if (s[0] == (int64_t)sizeof(TO) && s[1] == (int64_t)sizeof(TI)) {     \
+            TO *o = (TO *)(void *)p[0];                                       \
+            const TI *x = (const TI *)(const void *)p[1];                     \
+            EW_BLOCKED(n, i, o[i] = (TO)STORE(FN(LOAD(x[i]))));               \
+        } else {                                                              \
+            for (int64_t i = 0; i < n; i++)                                   \
+                EW_AT(TO, p[0], i, s[0]) =                                    \
+                    (TO)STORE(FN(LOAD(EW_AT(const TI, p[1], i, s[1]))));      \
+        }                                                                     \
+        return 0;                                                             \
+    }
+
+/* out = STORE(FN(LOAD(a), LOAD(b), &fault)), with the contiguous and the
+ * scalar-broadcast layouts (a + 1, 1 + a) specialised. */
+#define EW_BINARY_LOOP(NAME, TI, CT, LOAD, TO, STORE, FN)                      \
+    static int NAME(char *const *p, const int64_t *s, int64_t n) {             \
+        int fault = 0;                                                         \
+        const int64_t si = (int64_t)sizeof(TI);                                \
+        if (s[0] != (int64_t)sizeof(TO) || (s[1] != si && s[1] != 0) ||        \
+            (s[2] != si && s[2] != 0)) {                                       \
+            for (int64_t i = 0; i < n; i++)                                    \
+                EW_AT(TO, p[0], i, s[0]) =                                     \
+                    (TO)STORE(FN(LOAD(EW_AT(const TI, p[1], i, s[1])),         \
+                                 LOAD(EW_AT(const TI, p[2], i, s[2])), &fault)); \
+            return fault;                                                      \
+        }                                                                      \
+        TO *o = (TO *)(void *)p[0];                                            \
+        const TI *a = (const TI *)(const void *)p[1];                          \
+        const TI *b = (const TI *)(const void *)p[2];                          \
+        if (s[1] && s[2]) {                                                    \
+            EW_BLOCKED(n, i, o[i] = (TO)STORE(FN(LOAD(a[i]), LOAD(b[i]), &fault))); \
+        } else if (s[1]) {                                                     \
+            const CT bv = LOAD(b[0]);                                          \
+            EW_BLOCKED(n, i, o[i] = (TO)STORE(FN(LOAD(a[i]), bv, &fault)));    \
+        } else if (s[2]) {                                                     \
+            const CT av = LOAD(a[0]);                                          \
+            EW_BLOCKED(n, i, o[i] = (TO)STORE(FN(av, LOAD(b[i]), &fault)));    \
+        } else {                                                               \
+            const TO v = (TO)STORE(FN(LOAD(a[0]), LOAD(b[0]), &fault));        \
+            EW_BLOCKED(n, i, o[i] = v);                                        \
+        }                                                                      \
+        return fault;                                                          \
+    }
+
+/* Dtype lists for stamping out loops: X(args..., suffix, enum, storage type,
+ * compute type, load, store, suffix of the scalar functions to use);
+ * float16 and bfloat16 use float's functions. */
+#define EW_BOOL_DTYPE(X, ...) \
+    X(__VA_ARGS__, b8, PORTA_BOOL, uint8_t, bool, EW_LOAD_BOOL, EW_SAME, b8)
+#define EW_INT_DTYPES(X, ...)                                                 \
+    X(__VA_ARGS__, u8, PORTA_U8, uint8_t, uint8_t, EW_SAME, EW_SAME, u8)      \
+    X(__VA_ARGS__, i8, PORTA_I8, int8_t, int8_t, EW_SAME, EW_SAME, i8)        \
+    X(__VA_ARGS__, i16, PORTA_I16, int16_t, int16_t, EW_SAME, EW_SAME, i16)   \
+    X(__VA_ARGS__, i32, PORTA_I32, int32_t, int32_t, EW_SAME, EW_SAME, i32)   \
+    X(__VA_ARGS__, i64, PORTA_I64, int64_t, int64_t, EW_SAME, EW_SAME, i64)
+#define EW_FLOAT_DTYPES(X, ...)                                                               \
+    X(__VA_ARGS__, f16, PORTA_F16, uint16_t, float, porta_f16_to_f32, porta_f32_to_f16, f32)  \
+    X(__VA_ARGS__, bf16, PORTA_BF16, uint16_t, float, porta_bf16_to_f32, porta_f32_to_bf16, f32) \
+    X(__VA_ARGS__, f32, PORTA_F32, float, float, EW_SAME, EW_SAME, f32)                       \
+    X(__VA_ARGS__, f64, PORTA_F64, double, double, EW_SAME, EW_SAME, f64)
+#define EW_NUMERIC_DTYPES(X, ...) EW_INT_DTYPES(X, __VA_ARGS__) EW_FLOAT_DTYPES(X, __VA_ARGS__)
+#define EW_ALL_DTYPES(X, ...) EW_BOOL_DTYPE(X, __VA_ARGS__) EW_NUMERIC_DTYPES(X, __VA_ARGS__)
+
+#endif

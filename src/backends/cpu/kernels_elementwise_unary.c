@@ -1,0 +1,187 @@
+/* Unary elementwise kernels: one inner loop per (op, dtype), stamped out from
+ * scalar functions. float32, float16 and bfloat16 compute with float libm
+ * functions and float64 with double ones, as PyTorch's CPU kernels do. */
+#include "backends/cpu/kernels_elementwise.h"
+
+/* ---- scalar functions ---- */
+
+/* erfinv has no libm function. Winitzki's closed form gets within 2e-3,
+ * then two Halley steps on erf (erfc near +-1, where 1 - |y| is exact)
+ * reach double precision; Halley suits erf since f'' = -2x f'. */
+static double erfinv_f64(double y) {
+    if (!(y > -1.0 && y < 1.0)) {
+        if (y == 1.0) return INFINITY;
+        if (y == -1.0) return -INFINITY;
+        return NAN;
+    }
+    if (y == 0.0) return y;
+    const double a = 0.147, two_over_pi_a = 2.0 / (3.14159265358979323846 * a);
+    double ln = log1p(-y * y), t = two_over_pi_a + 0.5 * ln;
+    double x = copysign(sqrt(sqrt(t * t - ln / a) - t), y);
+    bool tail = fabs(y) > 0.5;
+    double target = tail ? 1.0 - fabs(y) : y;
+    for (int step = 0; step < 2; step++) {
+        double ax = tail ? fabs(x) : x;
+        double f = tail ? erfc(ax) - target : erf(ax) - target;
+        double df = (tail ? -1.1283791670955126 : 1.1283791670955126) * exp(-ax * ax);
+        ax -= f / (df + ax * f);
+        x = tail ? copysign(ax, y) : ax;
+    }
+    return x;
+}
+static float erfinv_f32(float y) { return (float)erfinv_f64(y); }
+
+/* lgamma_r leaves the sign in a local instead of the global signgam, which
+ * would race between pool threads. */
+static float lgamma_f32(float x) {
+    int sign;
+    return lgammaf_r(x, &sign);
+}
+static double lgamma_f64(double x) {
+    int sign;
+    return lgamma_r(x, &sign);
+}
+
+/* Float functions for CT = float (libm suffix f) and CT = double (none). */
+#define FLOAT_FUNCTIONS(sfx, T, F)                                                          \
+    static inline T neg_##sfx(T x) { return -x; }                                           \
+    static inline T abs_##sfx(T x) { return fabs##F(x); }                                   \
+    /* NaN has no sign: 0, as torch.sign gives */                                           \
+    static inline T sign_##sfx(T x) { return (T)((x > 0) - (x < 0)); }                      \
+    static inline T exp_##sfx(T x) { return exp##F(x); }                                    \
+    static inline T exp2_##sfx(T x) { return exp2##F(x); }                                  \
+    static inline T expm1_##sfx(T x) { return expm1##F(x); }                                \
+    static inline T log_##sfx(T x) { return log##F(x); }                                    \
+    static inline T log2_##sfx(T x) { return log2##F(x); }                                  \
+    static inline T log1p_##sfx(T x) { return log1p##F(x); }                                \
+    static inline T sqrt_##sfx(T x) { return sqrt##F(x); }                                  \
+    static inline T rsqrt_##sfx(T x) { return 1 / sqrt##F(x); }                             \
+    static inline T reciprocal_##sfx(T x) { return 1 / x; }                                 \
+    static inline T sin_##sfx(T x) { return sin##F(x); }                                    \
+    static inline T cos_##sfx(T x) { return cos##F(x); }                                    \
+    static inline T tan_##sfx(T x) { return tan##F(x); }                                    \
+    static inline T asin_##sfx(T x) { return asin##F(x); }                                  \
+    static inline T acos_##sfx(T x) { return acos##F(x); }                                  \
+    static inline T atan_##sfx(T x) { return atan##F(x); }                                  \
+    static inline T sinh_##sfx(T x) { return sinh##F(x); }                                  \
+    static inline T cosh_##sfx(T x) { return cosh##F(x); }                                  \
+    static inline T tanh_##sfx(T x) { return tanh##F(x); }                                  \
+    static inline T asinh_##sfx(T x) { return asinh##F(x); }                                \
+    static inline T acosh_##sfx(T x) { return acosh##F(x); }                                \
+    static inline T atanh_##sfx(T x) { return atanh##F(x); }                                \
+    static inline T sigmoid_##sfx(T x) { return 1 / (1 + exp##F(-x)); }                     \
+    static inline T erf_##sfx(T x) { return erf##F(x); }                                    \
+    static inline T erfc_##sfx(T x) { return erfc##F(x); }                                  \
+    static inline T floor_##sfx(T x) { return floor##F(x); }                                \
+    static inline T ceil_##sfx(T x) { return ceil##F(x); }                                  \
+    /* nearbyint rounds half to even in the default rounding mode */                        \
+    static inline T round_##sfx(T x) { return nearbyint##F(x); }                            \
+    static inline T trunc_##sfx(T x) { return trunc##F(x); }                                \
+    static inline bool isnan_##sfx(T x) { return isnan(x); }                                \
+    static inline bool isinf_##sfx(T x) { return isinf(x); }                                \
+    static inline bool isfinite_##sfx(T x) { return isfinite(x); }                          \
+    static inline bool logical_not_##sfx(T x) { return x == 0; }
+FLOAT_FUNCTIONS(f32, float, f)
+FLOAT_FUNCTIONS(f64, double, )
+
+/* Integer functions; W is an unsigned type at least as wide as T, so
+ * negating the most negative value wraps as in PyTorch instead of being
+ * undefined. */
+#define INT_FUNCTIONS(sfx, T, W)                                                            \
+    static inline T neg_##sfx(T x) { return (T)(0 - (W)x); }                                \
+    static inline T abs_##sfx(T x) { return (T)(x < 0 ? 0 - (W)x : (W)x); }                \
+    static inline T sign_##sfx(T x) { return (T)((x > 0) - (x < 0)); }                     \
+    static inline T identity_##sfx(T x) { return x; }                                       \
+    static inline bool isnan_##sfx(T x) { return (void)x, false; }                          \
+    static inline bool isinf_##sfx(T x) { return (void)x, false; }                          \
+    static inline bool isfinite_##sfx(T x) { return (void)x, true; }                        \
+    static inline bool logical_not_##sfx(T x) { return x == 0; }                            \
+    static inline T bitwise_not_##sfx(T x) { return (T)~(W)x; }
+INT_FUNCTIONS(i8, int8_t, uint32_t)
+INT_FUNCTIONS(i16, int16_t, uint32_t)
+INT_FUNCTIONS(i32, int32_t, uint32_t)
+INT_FUNCTIONS(i64, int64_t, uint64_t)
+
+static inline uint8_t neg_u8(uint8_t x) { return (uint8_t)(0u - x); }
+static inline uint8_t abs_u8(uint8_t x) { return x; }
+static inline uint8_t sign_u8(uint8_t x) { return x != 0; }
+static inline uint8_t identity_u8(uint8_t x) { return x; }
+static inline bool isnan_u8(uint8_t x) { return (void)x, false; }
+static inline bool isinf_u8(uint8_t x) { return (void)x, false; }
+static inline bool isfinite_u8(uint8_t x) { return (void)x, true; }
+static inline bool logical_not_u8(uint8_t x) { return x == 0; }
+static inline uint8_t bitwise_not_u8(uint8_t x) { return (uint8_t)~x; }
+
+static inline bool identity_b8(bool x) { return x; }
+static inline bool isnan_b8(bool x) { return (void)x, false; }
+static inline bool isinf_b8(bool x) { return (void)x, false; }
+static inline bool isfinite_b8(bool x) { return (void)x, true; }
+static inline bool logical_not_b8(bool x) { return !x; }
+
+/* ---- loops ---- */
+
+/* Ops by the dtypes they accept (op enum, function name). */
+#define FLOAT_ONLY_OPS(X)                                                              \
+    X(EXP, exp) X(EXP2, exp2) X(EXPM1, expm1) X(LOG, log) X(LOG2, log2) X(LOG1P, log1p)  \
+    X(SQRT, sqrt) X(RSQRT, rsqrt) X(RECIPROCAL, reciprocal) X(SIN, sin) X(COS, cos)     \
+    X(TAN, tan) X(ASIN, asin) X(ACOS, acos) X(ATAN, atan) X(SINH, sinh) X(COSH, cosh)   \
+    X(TANH, tanh) X(ASINH, asinh) X(ACOSH, acosh) X(ATANH, atanh) X(SIGMOID, sigmoid)  \
+    X(ERF, erf) X(ERFC, erfc) X(ERFINV, erfinv) X(LGAMMA, lgamma)
+#define SIGNED_OPS(X) X(NEG, neg) X(ABS, abs)                    /* ints and floats */
+#define ROUNDING_OPS(X) X(FLOOR, floor) X(CEIL, ceil) X(ROUND, round) X(TRUNC, trunc)
+#define PREDICATE_OPS(X) /* any dtype -> bool */ \
+    X(ISNAN, isnan) X(ISINF, isinf) X(ISFINITE, isfinite) X(LOGICAL_NOT, logical_not)
+
+#define SAME_TYPE_LOOP(OP, op, fn, sfx, E, ST, CT, LOAD, STORE, cs) \
+    EW_UNARY_LOOP(op##_##sfx##_loop, ST, LOAD, ST, STORE, fn##_##cs)
+#define PREDICATE_LOOP(OP, op, fn, sfx, E, ST, CT, LOAD, STORE, cs) \
+    EW_UNARY_LOOP(op##_##sfx##_loop, ST, LOAD, uint8_t, EW_SAME, fn##_##cs)
+#define ENTRY(OP, op, fn, sfx, E, ...) [PORTA_##OP][E] = op##_##sfx##_loop,
+
+#define FLOAT_OP(X, OP, op) EW_FLOAT_DTYPES(X, OP, op, op)
+#define NUMERIC_OP(X, OP, op) EW_NUMERIC_DTYPES(X, OP, op, op)
+#define ROUNDING_OP(X, OP, op) EW_INT_DTYPES(X, OP, op, identity) EW_FLOAT_DTYPES(X, OP, op, op)
+
+#define DEFINE_FLOAT_OP(OP, op) FLOAT_OP(SAME_TYPE_LOOP, OP, op)
+#define DEFINE_SIGNED_OP(OP, op) NUMERIC_OP(SAME_TYPE_LOOP, OP, op)
+#define DEFINE_ROUNDING_OP(OP, op) ROUNDING_OP(SAME_TYPE_LOOP, OP, op)
+#define DEFINE_PREDICATE_OP(OP, op) EW_ALL_DTYPES(PREDICATE_LOOP, OP, op, op)
+FLOAT_ONLY_OPS(DEFINE_FLOAT_OP)
+SIGNED_OPS(DEFINE_SIGNED_OP)
+ROUNDING_OPS(DEFINE_ROUNDING_OP)
+PREDICATE_OPS(DEFINE_PREDICATE_OP)
+/* sign also takes bool (identity); bitwise_not takes ints and bool (not). */
+NUMERIC_OP(SAME_TYPE_LOOP, SIGN, sign)
+EW_BOOL_DTYPE(SAME_TYPE_LOOP, SIGN, sign, identity)
+EW_INT_DTYPES(SAME_TYPE_LOOP, BITWISE_NOT, bitwise_not, bitwise_not)
+EW_BOOL_DTYPE(SAME_TYPE_LOOP, BITWISE_NOT, bitwise_not, logical_not)
+
+#define FLOAT_ENTRIES(OP, op) FLOAT_OP(ENTRY, OP, op)
+#define NUMERIC_ENTRIES(OP, op) NUMERIC_OP(ENTRY, OP, op)
+#define ALL_ENTRIES(OP, op) EW_ALL_DTYPES(ENTRY, OP, op, op)
+static const ew_loop_fn unary_loops[PORTA_UNARY_OP_COUNT][PORTA_DTYPE_COUNT] = {
+    FLOAT_ONLY_OPS(FLOAT_ENTRIES)
+    SIGNED_OPS(NUMERIC_ENTRIES)
+    ROUNDING_OPS(NUMERIC_ENTRIES)
+    PREDICATE_OPS(ALL_ENTRIES)
+    ALL_ENTRIES(SIGN, sign)
+    EW_INT_DTYPES(ENTRY, BITWISE_NOT, bitwise_not, bitwise_not)
+    EW_BOOL_DTYPE(ENTRY, BITWISE_NOT, bitwise_not, bitwise_not)
+};
+
+ew_loop_fn ew_unary_loop(porta_unary_op op, porta_dtype dtype) {
+    if ((unsigned)op >= PORTA_UNARY_OP_COUNT || (unsigned)dtype >= PORTA_DTYPE_COUNT)
+        return NULL;
+    return unary_loops[op][dtype];
+}
+
+bool ew_unary_is_costly(porta_unary_op op) {
+    switch (op) {
+    case PORTA_NEG: case PORTA_ABS: case PORTA_SIGN: case PORTA_RECIPROCAL:
+    case PORTA_ISNAN: case PORTA_ISINF: case PORTA_ISFINITE:
+    case PORTA_LOGICAL_NOT: case PORTA_BITWISE_NOT:
+        return false;
+    default:
+        return true; /* libm calls, including floor and friends on baseline x86-64 */
+    }
+}

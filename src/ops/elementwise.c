@@ -1,0 +1,279 @@
+/* The public elementwise ops (unary, binary, ternary, cast, copy, fill) and
+ * their eager runner: inference, conversion of inputs to the dtypes the
+ * backend contract names, broadcasting, PyTorch's out= rules, and writes into
+ * tensors that share memory with an input. */
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/status.h"
+#include "core/tensor.h"
+#include "graph/infer_elementwise.h"
+#include "ops/run.h"
+#include "runtime/device.h"
+
+const char *porta_unary_op_name(porta_unary_op op) {
+    static const char *const names[PORTA_UNARY_OP_COUNT] = {
+        [PORTA_NEG] = "neg",         [PORTA_ABS] = "abs",           [PORTA_SIGN] = "sign",
+        [PORTA_EXP] = "exp",         [PORTA_EXP2] = "exp2",         [PORTA_EXPM1] = "expm1",
+        [PORTA_LOG] = "log",         [PORTA_LOG2] = "log2",         [PORTA_LOG1P] = "log1p",
+        [PORTA_SQRT] = "sqrt",       [PORTA_RSQRT] = "rsqrt",       [PORTA_RECIPROCAL] = "reciprocal",
+        [PORTA_SIN] = "sin",         [PORTA_COS] = "cos",           [PORTA_TAN] = "tan",
+        [PORTA_ASIN] = "asin",       [PORTA_ACOS] = "acos",         [PORTA_ATAN] = "atan",
+        [PORTA_SINH] = "sinh",       [PORTA_COSH] = "cosh",         [PORTA_TANH] = "tanh",
+        [PORTA_ASINH] = "asinh",     [PORTA_ACOSH] = "acosh",       [PORTA_ATANH] = "atanh",
+        [PORTA_SIGMOID] = "sigmoid", [PORTA_ERF] = "erf",           [PORTA_ERFC] = "erfc",
+        [PORTA_ERFINV] = "erfinv",   [PORTA_LGAMMA] = "lgamma",     [PORTA_FLOOR] = "floor",
+        [PORTA_CEIL] = "ceil",       [PORTA_ROUND] = "round",       [PORTA_TRUNC] = "trunc",
+        [PORTA_ISNAN] = "isnan",     [PORTA_ISINF] = "isinf",       [PORTA_ISFINITE] = "isfinite",
+        [PORTA_LOGICAL_NOT] = "logical_not", [PORTA_BITWISE_NOT] = "bitwise_not",
+    };
+    return (unsigned)op < PORTA_UNARY_OP_COUNT ? names[op] : "invalid unary op";
+}
+
+const char *porta_binary_op_name(porta_binary_op op) {
+    static const char *const names[PORTA_BINARY_OP_COUNT] = {
+        [PORTA_ADD] = "add",
+        [PORTA_SUB] = "sub",
+        [PORTA_MUL] = "mul",
+        [PORTA_DIV] = "div",
+        [PORTA_FLOOR_DIVIDE] = "floor_divide",
+        [PORTA_REMAINDER] = "remainder",
+        [PORTA_FMOD] = "fmod",
+        [PORTA_POW] = "pow",
+        [PORTA_ATAN2] = "atan2",
+        [PORTA_MAXIMUM] = "maximum",
+        [PORTA_MINIMUM] = "minimum",
+        [PORTA_BITWISE_AND] = "bitwise_and",
+        [PORTA_BITWISE_OR] = "bitwise_or",
+        [PORTA_BITWISE_XOR] = "bitwise_xor",
+        [PORTA_SHIFT_LEFT] = "shift_left",
+        [PORTA_SHIFT_RIGHT] = "shift_right",
+        [PORTA_LOGICAL_AND] = "logical_and",
+        [PORTA_LOGICAL_OR] = "logical_or",
+        [PORTA_LOGICAL_XOR] = "logical_xor",
+        [PORTA_EQ] = "eq",
+        [PORTA_NE] = "ne",
+        [PORTA_LT] = "lt",
+        [PORTA_LE] = "le",
+        [PORTA_GT] = "gt",
+        [PORTA_GE] = "ge",
+    };
+    return (unsigned)op < PORTA_BINARY_OP_COUNT ? names[op] : "invalid binary op";
+}
+
+const char *porta_ternary_op_name(porta_ternary_op op) {
+    static const char *const names[PORTA_TERNARY_OP_COUNT] = {[PORTA_WHERE] = "where",
+                                                              [PORTA_FMA] = "fma"};
+    return (unsigned)op < PORTA_TERNARY_OP_COUNT ? names[op] : "invalid ternary op";
+}
+
+/* ---- writing into tensors the caller gave ---- */
+
+/* PyTorch refuses to write through a view where several elements share one
+ * address (an expanded tensor): the result would depend on the order. */
+static porta_status *check_writable(const char *name, const porta_tensor *out) {
+    if (porta_tensor_numel(out) == 0) return NULL;
+    for (int d = 0; d < out->rank; d++)
+        if (out->strides[d] == 0 && out->sizes[d] > 1)
+            return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                               "%s: the out tensor has stride 0 on axis %d of size %lld, so "
+                               "several of its elements share memory; write into a tensor "
+                               "without repeated elements",
+                               name, d, (long long)out->sizes[d]);
+    return NULL;
+}
+
+/* Byte range [*low, *high) that a non-empty tensor's elements cover. */
+static void byte_extent(const porta_tensor *t, int64_t *low, int64_t *high) {
+    int64_t first = t->offset, last = t->offset;
+    for (int d = 0; d < t->rank; d++) {
+        int64_t span = (t->sizes[d] - 1) * t->strides[d];
+        if (span < 0)
+            first += span;
+        else
+            last += span;
+    }
+    int64_t elem = (int64_t)porta_dtype_size(t->dtype);
+    *low = first * elem;
+    *high = (last + 1) * elem;
+}
+
+/* Whether writing `out` elementwise could overwrite elements of `in` (of
+ * out's shape) before they are read. Exactly the same layout is safe: each
+ * element is read just before it is overwritten. */
+static bool overlaps_partially(const porta_tensor *out, const porta_tensor *in) {
+    if (out->buffer != in->buffer || porta_tensor_numel(out) == 0) return false;
+    bool same_layout = porta_dtype_size(out->dtype) == porta_dtype_size(in->dtype) &&
+                       out->offset == in->offset && out->rank == in->rank;
+    for (int d = 0; d < out->rank && same_layout; d++)
+        same_layout = out->sizes[d] == 1 || out->strides[d] == in->strides[d];
+    if (same_layout) return false;
+    int64_t out_low, out_high, in_low, in_high;
+    byte_extent(out, &out_low, &out_high);
+    byte_extent(in, &in_low, &in_high);
+    return out_low < in_high && in_low < out_high;
+}
+
+/* Executes into dst, through a temporary when dst overlaps an input. */
+static porta_status *execute_into(const porta_prim *prim, porta_tensor *const *inputs,
+                                  int input_count, porta_tensor *dst) {
+    const porta_tensor *const *operands = (const porta_tensor *const *)inputs;
+    bool overlap = false;
+    for (int i = 0; i < input_count; i++) overlap = overlap || overlaps_partially(dst, inputs[i]);
+    if (!overlap) return porta_device_execute(prim, operands, input_count, dst);
+
+    porta_meta meta;
+    porta_meta_of(dst, &meta);
+    porta_tensor *temp;
+    PORTA_TRY(porta_alloc_meta(dst->buffer->device, &meta, &temp));
+    porta_status *status = porta_device_execute(prim, operands, input_count, temp);
+    if (!status) {
+        porta_prim copy;
+        memset(&copy, 0, sizeof copy);
+        copy.kind = PRIM_CAST;
+        copy.dtype = dst->dtype;
+        const porta_tensor *source = temp;
+        status = porta_device_execute(&copy, &source, 1, dst);
+    }
+    porta_tensor_release(temp);
+    return status;
+}
+
+/* ---- the runner ---- */
+
+/* x converted to dtype and viewed with meta's shape. */
+static porta_status *prepare_input(const porta_tensor *x, porta_dtype dtype,
+                                   const porta_meta *meta, porta_tensor **out) {
+    porta_tensor *converted;
+    PORTA_TRY(porta_to_dtype(x, dtype, &converted));
+    bool same_shape = x->rank == meta->rank &&
+                      (meta->rank == 0 ||
+                       !memcmp(x->sizes, meta->sizes, (size_t)meta->rank * sizeof meta->sizes[0]));
+    if (same_shape) {
+        *out = converted;
+        return NULL;
+    }
+    porta_status *status = porta_broadcast_to(converted, meta->rank, meta->sizes, out);
+    porta_tensor_release(converted);
+    return status;
+}
+
+/* Fill has no inputs to take a device from: the out tensor's, or the CPU. */
+static porta_status *run_device(const char *name, const porta_tensor *const *inputs,
+                                int input_count, const porta_tensor *out,
+                                porta_device **device) {
+    PORTA_TRY(porta_common_device(name, inputs, input_count, device));
+    if (*device) return NULL;
+    if (out) {
+        *device = out->buffer->device;
+        return NULL;
+    }
+    return porta_device_get(0, device);
+}
+
+porta_status *porta_run_elementwise(const porta_prim *prim, const porta_tensor *const *inputs,
+                                    int input_count, porta_tensor **out) {
+    if (!prim || !out || input_count < 0 || input_count > 3 || (input_count > 0 && !inputs))
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "elementwise: expected a primitive, up to 3 inputs and an out "
+                           "pointer, got NULL or %d inputs",
+                           input_count);
+    porta_prim inferred = *prim;
+    const char *name = porta_prim_name(&inferred);
+    porta_device *device;
+    PORTA_TRY(run_device(name, inputs, input_count, *out, &device));
+    porta_meta metas[3], meta;
+    for (int i = 0; i < input_count; i++) porta_meta_of(inputs[i], &metas[i]);
+    PORTA_TRY(porta_infer(&inferred, metas, input_count, &meta));
+    if (*out) PORTA_TRY(check_writable(name, *out));
+
+    porta_status *status = NULL;
+    porta_tensor *ready[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < input_count; i++)
+        PORTA_TRY_GOTO(status,
+                       prepare_input(inputs[i],
+                                     porta_elementwise_input_dtype(&inferred, metas, i, &meta),
+                                     &meta, &ready[i]),
+                       done);
+    porta_tensor *dst;
+    bool needs_copy;
+    PORTA_TRY_GOTO(status, porta_prepare_out(name, device, &meta, out, &dst, &needs_copy), done);
+    status = execute_into(&inferred, ready, input_count, dst);
+    if (status) {
+        if (dst != *out) porta_tensor_release(dst);
+        goto done;
+    }
+    status = porta_finish_out(dst, needs_copy, out);
+done:
+    for (int i = 0; i < input_count; i++) porta_tensor_release(ready[i]);
+    return status;
+}
+
+/* ---- public ops ---- */
+
+static porta_prim make_prim(porta_prim_kind kind, int op) {
+    porta_prim prim;
+    memset(&prim, 0, sizeof prim);
+    prim.kind = kind;
+    prim.op = op;
+    return prim;
+}
+
+static porta_status *run_op(const porta_prim *prim, const porta_tensor *const *inputs,
+                            int input_count, porta_tensor **out) {
+    if (!out)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: the out pointer is NULL",
+                           porta_prim_name(prim));
+    return porta_run_elementwise(prim, inputs, input_count, out);
+}
+
+porta_status *porta_unary(porta_unary_op op, const porta_tensor *x, porta_tensor **out) {
+    porta_prim prim = make_prim(PRIM_UNARY, (int)op);
+    return run_op(&prim, &x, 1, out);
+}
+
+porta_status *porta_binary(porta_binary_op op, const porta_tensor *a, const porta_tensor *b,
+                           porta_tensor **out) {
+    porta_prim prim = make_prim(PRIM_BINARY, (int)op);
+    const porta_tensor *inputs[2] = {a, b};
+    return run_op(&prim, inputs, 2, out);
+}
+
+porta_status *porta_ternary(porta_ternary_op op, const porta_tensor *a, const porta_tensor *b,
+                            const porta_tensor *c, porta_tensor **out) {
+    porta_prim prim = make_prim(PRIM_TERNARY, (int)op);
+    const porta_tensor *inputs[3] = {a, b, c};
+    return run_op(&prim, inputs, 3, out);
+}
+
+porta_status *porta_cast(const porta_tensor *x, porta_dtype dtype, porta_tensor **out) {
+    porta_prim prim = make_prim(PRIM_CAST, 0);
+    prim.dtype = dtype;
+    return run_op(&prim, &x, 1, out);
+}
+
+porta_status *porta_copy(const porta_tensor *src, porta_tensor *dst) {
+    const porta_tensor *both[2] = {src, dst};
+    porta_device *device;
+    PORTA_TRY(porta_common_device("copy", both, 2, &device));
+    PORTA_TRY(check_writable("copy", dst));
+    porta_tensor *view;
+    porta_status *status = porta_broadcast_to(src, dst->rank, dst->sizes, &view);
+    if (status) return porta_error_context(status, "copy");
+    porta_prim prim = make_prim(PRIM_CAST, 0);
+    prim.dtype = dst->dtype;
+    status = execute_into(&prim, &view, 1, dst);
+    porta_tensor_release(view);
+    return status;
+}
+
+porta_status *porta_fill(porta_tensor *dst, double value) {
+    PORTA_TRY(porta_check_tensor(dst, "dst"));
+    PORTA_TRY(check_writable("fill", dst));
+    porta_prim prim = make_prim(PRIM_FILL, 0);
+    prim.dtype = dst->dtype;
+    prim.value = value;
+    prim.rank = dst->rank;
+    if (dst->rank) memcpy(prim.sizes, dst->sizes, (size_t)dst->rank * sizeof dst->sizes[0]);
+    return porta_device_execute(&prim, NULL, 0, dst);
+}
