@@ -34,6 +34,7 @@ static struct {
     atomic_int pending;      /* chunks not yet finished */
     bool stop;
     int threads; /* including the caller */
+    uint64_t start_generation; /* the generation new workers start after */
     pthread_t *workers;
 } pool = {.once = PTHREAD_ONCE_INIT,
           .caller = PTHREAD_MUTEX_INITIALIZER,
@@ -69,7 +70,9 @@ static void claim_chunks(const job *j, uint64_t gen) {
 static void *worker_main(void *arg) {
     int self = (int)(intptr_t)arg;
     inside_pool_task = true;
-    uint64_t seen = atomic_load(&pool.generation);
+    /* Not the current generation: a job may have been published before this
+     * thread got to run, and a team job must not be missed. */
+    uint64_t seen = pool.start_generation;
     for (;;) {
         for (int spin = 0; spin < SPIN_ITERATIONS && atomic_load(&pool.generation) == seen; spin++)
             __builtin_ia32_pause();
@@ -106,6 +109,7 @@ static int default_thread_count(void) {
 static void start_workers(int threads) {
     pool.threads = threads;
     pool.stop = false;
+    pool.start_generation = atomic_load(&pool.generation);
     pool.workers = threads > 1 ? calloc((size_t)threads - 1, sizeof *pool.workers) : NULL;
     if (!pool.workers) {
         pool.threads = 1; /* no memory for workers: run everything inline */
