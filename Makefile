@@ -1,0 +1,54 @@
+# Everyday commands. The build itself is CMake's; this file only names the
+# steps: `make demo` sets everything up and runs the main job, `make test`
+# runs every test.
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= $(shell nproc)
+VENV       ?= .venv
+PYTHON     ?= python3
+
+.PHONY: all build asan setup demo test test-release test-asan valgrind bench clean
+
+all: build
+
+build:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+asan:
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DPORTA_SANITIZE=ON >/dev/null
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+# The virtual environment holds the Python side and the `porta` command.
+setup: build
+	scripts/setup.sh $(VENV) $(BUILD)
+
+demo: setup
+	$(VENV)/bin/train_digits $(BUILD)/digits.csv
+
+# Release tests, then the same tests under AddressSanitizer + UBSan (with
+# LeakSanitizer's exit-time leak check), then the CLI under ASan.
+test: test-release test-asan
+
+test-release: build
+	$(BUILD)/porta_tests
+
+test-asan: asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  $(ASAN_BUILD)/porta_tests
+
+valgrind: build
+	valgrind --leak-check=full --error-exitcode=1 --errors-for-leak-kinds=definite,indirect \
+	  $(BUILD)/porta_tests test_core
+
+# Benchmarks compare against references measured in the same run. OpenBLAS
+# reads OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE, which slow it on this machine, so
+# they are unset for that one command only.
+bench: build
+	cmake --build $(BUILD) -j $(JOBS) --target benches
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BUILD)/bench_sgemm
+	$(BUILD)/bench_elementwise
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,99 @@
+/* porta: the command-line tool. Each command is a row in the table below
+ * with its own help text; later commands (run, bench, inspect) join it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "porta.h"
+
+typedef struct command {
+    const char *name;
+    const char *summary;
+    const char *usage;
+    int (*run)(int argc, char **argv);
+} command;
+
+static const char *capability_names(uint32_t caps, char *buf, size_t cap) {
+    static const struct { uint32_t bit; const char *name; } names[] = {
+        {PORTA_CAP_F64, "f64"},      {PORTA_CAP_F16, "f16"},       {PORTA_CAP_BF16, "bf16"},
+        {PORTA_CAP_AVX2, "avx2"},    {PORTA_CAP_AVX512, "avx512"},
+        {PORTA_CAP_HOST_MEMORY, "host-memory"},
+    };
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && used < cap; i++)
+        if (caps & names[i].bit)
+            used += (size_t)snprintf(buf + used, cap - used, "%s%s", used ? "," : "", names[i].name);
+    return buf;
+}
+
+static int cmd_devices(int argc, char **argv) {
+    if (argc > 1) {
+        fprintf(stderr, "porta devices: unexpected argument '%s' (try 'porta devices --help')\n",
+                argv[1]);
+        return 2;
+    }
+    int count = porta_device_count();
+    printf("%-8s %-8s %-8s %-10s %-28s %s\n", "device", "backend", "threads", "memory",
+           "capabilities", "name");
+    for (int i = 0; i < count; i++) {
+        porta_device *device;
+        porta_device_info info;
+        porta_status *status = porta_device_get(i, &device);
+        if (!status) status = porta_device_info_get(device, &info);
+        if (status) {
+            fprintf(stderr, "porta devices: %s\n", porta_status_message(status));
+            porta_status_free(status);
+            return 1;
+        }
+        char id[16], memory[32], caps[128];
+        snprintf(id, sizeof id, "porta:%d", info.index);
+        snprintf(memory, sizeof memory, "%.1f GiB", (double)info.memory_bytes / (1u << 30));
+        printf("%-8s %-8s %-8d %-10s %-28s %s\n", id, info.backend, info.compute_units, memory,
+               capability_names(info.capabilities, caps, sizeof caps), info.name);
+    }
+    return 0;
+}
+
+static const command commands[] = {
+    {"devices", "list every device Porta can run on",
+     "usage: porta devices\n\n"
+     "Prints one line per device: its index (porta:N), backend, threads or\n"
+     "compute units, memory, capabilities and name.\n",
+     cmd_devices},
+};
+#define COMMAND_COUNT (sizeof commands / sizeof commands[0])
+
+static void print_help(FILE *out) {
+    fprintf(out,
+            "usage: porta [--version] [--help] COMMAND [ARGS]\n\n"
+            "Porta runs tensor programs on any hardware.\n\ncommands:\n");
+    for (size_t i = 0; i < COMMAND_COUNT; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\n'porta COMMAND --help' describes a command.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "porta: missing command (try 'porta --help')\n");
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        print_help(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("porta %s\n", porta_version_string());
+        return 0;
+    }
+    for (size_t i = 0; i < COMMAND_COUNT; i++) {
+        if (strcmp(argv[1], commands[i].name)) continue;
+        for (int a = 2; a < argc; a++)
+            if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
+                fputs(commands[i].usage, stdout);
+                return 0;
+            }
+        return commands[i].run(argc - 1, argv + 1);
+    }
+    fprintf(stderr, "porta: unknown command '%s' (try 'porta --help')\n", argv[1]);
+    return 2;
+}
