@@ -99,8 +99,62 @@ static void cursor_next_row(const index_loop *loop, cursor *c) {
     }
 }
 
-/* Tasks of at least GRAIN elements, in units of `unit` elements. */
-static int64_t grain_in(int64_t unit) { return unit >= GRAIN ? 1 : GRAIN / unit; }
+/* ---- splitting the work ----
+ * An item is `rows_per_item` consecutive rows (rows that must stay on one
+ * thread) times one block of the innermost dim. Items are numbered row by
+ * row, block by block, so with one row per item a task meets its elements
+ * in row-major order. */
+
+/* Handles elements [j0, j1) of the innermost dim in `row`; returns false to
+ * stop the task early. */
+typedef bool (*segment_fn)(void *job, const cursor *c, int64_t row, int64_t j0, int64_t j1);
+
+typedef struct split {
+    const index_loop *loop;
+    int64_t rows_per_item;
+    int64_t block, blocks;
+    segment_fn segment;
+    void *job;
+} split;
+
+static void run_items(void *ctx, int64_t begin, int64_t end, int thread) {
+    (void)thread;
+    const split *s = ctx;
+    const index_loop *loop = s->loop;
+    int64_t n = loop->sizes[loop->rank - 1];
+    cursor c;
+    if (s->blocks == 1) { /* items are row ranges: walk them without seeking */
+        cursor_seek(loop, begin * s->rows_per_item, &c);
+        for (int64_t row = begin * s->rows_per_item; row < end * s->rows_per_item;
+             row++, cursor_next_row(loop, &c))
+            if (!s->segment(s->job, &c, row, 0, n)) return;
+        return;
+    }
+    for (int64_t item = begin; item < end; item++) {
+        int64_t row = item / s->blocks * s->rows_per_item;
+        int64_t j0 = item % s->blocks * s->block, j1 = j0 + s->block < n ? j0 + s->block : n;
+        cursor_seek(loop, row, &c);
+        for (int64_t r = 0; r < s->rows_per_item; r++, row++, cursor_next_row(loop, &c))
+            if (!s->segment(s->job, &c, row, j0, j1)) return;
+    }
+}
+
+/* Runs `segment` over the whole loop (numel elements), on the pool when
+ * there is enough work. */
+static void run_split(const index_loop *loop, int64_t numel, int64_t rows_per_item,
+                      int64_t block, segment_fn segment, void *job) {
+    int64_t n = loop->sizes[loop->rank - 1];
+    if (block > n) block = n;
+    split s = {loop, rows_per_item, block, (n + block - 1) / block, segment, job};
+    int64_t items = numel / n / rows_per_item * s.blocks;
+    int64_t item_size = rows_per_item * block;
+    cpu_parallel_for(items, item_size >= GRAIN ? 1 : GRAIN / item_size, run_items, &s);
+}
+
+/* Blocks long enough to stream, short enough to spread one long row. */
+#define BLOCK 4096
+/* Scatter's items hold a whole group of rows, so their blocks are narrower. */
+#define SCATTER_BLOCK 256
 
 /* ---- bounds check ---- */
 
@@ -122,28 +176,21 @@ static bool any_out_of_range(const int64_t *p, int64_t n, int64_t stride, int64_
     return bad;
 }
 
-static void check_rows(void *ctx, int64_t begin, int64_t end, int thread) {
-    (void)thread;
+static bool check_segment(void *ctx, const cursor *c, int64_t row, int64_t j0, int64_t j1) {
     check_job *job = ctx;
-    const index_loop *loop = &job->loop;
-    int inner = loop->rank - 1;
-    int64_t n = loop->sizes[inner], stride = loop->strides[INDEX][inner];
-    cursor c;
-    cursor_seek(loop, begin, &c);
-    for (int64_t row = begin; row < end; row++, cursor_next_row(loop, &c)) {
-        const int64_t *p = job->index + c.off[INDEX];
-        if (!any_out_of_range(p, n, stride, job->limit)) continue;
-        int64_t j = 0;
-        while ((uint64_t)p[j * stride] < (uint64_t)job->limit) j++;
-        /* Keep the earliest over all tasks, so the report is deterministic;
-         * later rows of this task cannot beat it. */
-        int64_t position = row * n + j;
-        int64_t seen = atomic_load(&job->first_bad);
-        while (position < seen &&
-               !atomic_compare_exchange_weak(&job->first_bad, &seen, position)) {
-        }
-        return;
+    int inner = job->loop.rank - 1;
+    int64_t stride = job->loop.strides[INDEX][inner];
+    const int64_t *p = job->index + c->off[INDEX] + j0 * stride;
+    if (!any_out_of_range(p, j1 - j0, stride, job->limit)) return true;
+    int64_t j = 0;
+    while ((uint64_t)p[j * stride] < (uint64_t)job->limit) j++;
+    /* Keep the earliest over all tasks, so the report is deterministic; the
+     * rest of this task comes later in row-major order. */
+    int64_t position = row * job->loop.sizes[inner] + j0 + j;
+    int64_t seen = atomic_load(&job->first_bad);
+    while (position < seen && !atomic_compare_exchange_weak(&job->first_bad, &seen, position)) {
     }
+    return false;
 }
 
 /* Every index value must lie in [0, limit); reports the first that does not,
@@ -160,11 +207,11 @@ static porta_status *check_index(const char *op, const porta_tensor *index, int 
     job.index = (const int64_t *)(const void *)porta_tensor_data(index);
     job.limit = limit;
     atomic_init(&job.first_bad, INT64_MAX);
-    int inner = job.loop.rank - 1;
-    int64_t n = job.loop.sizes[inner];
-    cpu_parallel_for(numel / n, grain_in(n), check_rows, &job);
+    run_split(&job.loop, numel, 1, BLOCK, check_segment, &job);
     int64_t position = atomic_load(&job.first_bad);
     if (position == INT64_MAX) return NULL;
+    int inner = job.loop.rank - 1;
+    int64_t n = job.loop.sizes[inner];
     cursor c;
     cursor_seek(&job.loop, position / n, &c);
     int64_t value = job.index[c.off[INDEX] + position % n * job.loop.strides[INDEX][inner]];
@@ -185,18 +232,19 @@ typedef struct gather_job {
 } gather_job;
 
 /* `elem` is a constant once inlined, so each memcpy is one load and store. */
-static inline __attribute__((always_inline)) void gather_row_sized(const gather_job *job,
-                                                                   const cursor *c,
-                                                                   size_t elem) {
+static inline __attribute__((always_inline)) void gather_segment_sized(const gather_job *job,
+                                                                       const cursor *c,
+                                                                       int64_t j0, int64_t j1,
+                                                                       size_t elem) {
     int inner = job->loop.rank - 1;
-    int64_t n = job->loop.sizes[inner], e = (int64_t)elem;
+    int64_t n = j1 - j0, e = (int64_t)elem;
     int64_t os = job->loop.strides[PLAIN][inner] * e;
     int64_t xs = job->loop.strides[INDEXED][inner] * e;
     int64_t is = job->loop.strides[INDEX][inner];
     int64_t axis_step = job->axis_stride * e;
-    char *out = job->out + c->off[PLAIN] * e;
-    const char *x = job->x + c->off[INDEXED] * e;
-    const int64_t *index = job->index + c->off[INDEX];
+    char *out = job->out + c->off[PLAIN] * e + j0 * os;
+    const char *x = job->x + c->off[INDEXED] * e + j0 * xs;
+    const int64_t *index = job->index + c->off[INDEX] + j0 * is;
     if (is == 0) { /* one index value for the whole row: a strided copy */
         const char *from = x + index[0] * axis_step;
         if (os == e && xs == e) {
@@ -210,19 +258,16 @@ static inline __attribute__((always_inline)) void gather_row_sized(const gather_
         memcpy(out + j * os, x + j * xs + index[j * is] * axis_step, elem);
 }
 
-static void gather_rows(void *ctx, int64_t begin, int64_t end, int thread) {
-    (void)thread;
+static bool gather_segment(void *ctx, const cursor *c, int64_t row, int64_t j0, int64_t j1) {
+    (void)row;
     const gather_job *job = ctx;
-    cursor c;
-    cursor_seek(&job->loop, begin, &c);
-    for (int64_t row = begin; row < end; row++, cursor_next_row(&job->loop, &c)) {
-        switch (job->elem) {
-        case 1: gather_row_sized(job, &c, 1); break;
-        case 2: gather_row_sized(job, &c, 2); break;
-        case 4: gather_row_sized(job, &c, 4); break;
-        default: gather_row_sized(job, &c, 8); break;
-        }
+    switch (job->elem) {
+    case 1: gather_segment_sized(job, c, j0, j1, 1); break;
+    case 2: gather_segment_sized(job, c, j0, j1, 2); break;
+    case 4: gather_segment_sized(job, c, j0, j1, 4); break;
+    default: gather_segment_sized(job, c, j0, j1, 8); break;
     }
+    return true;
 }
 
 /* out[i] = x[i with axis replaced by index[i]], index laid over out's shape
@@ -244,14 +289,13 @@ static void gather(const porta_tensor *x, const int64_t *index, const int64_t *i
     job.index = index;
     job.axis_stride = x->rank ? x->strides[axis] : 0;
     job.elem = porta_dtype_size(x->dtype);
-    int64_t n = job.loop.sizes[job.loop.rank - 1];
-    cpu_parallel_for(numel / n, grain_in(n), gather_rows, &job);
+    run_split(&job.loop, numel, 1, BLOCK, gather_segment, &job);
 }
 
 /* ---- scatter ---- */
 
-/* One row of the innermost dim: pointers to its first elements, strides in
- * elements. */
+/* A stretch of the innermost dim: pointers to its first elements, strides
+ * in elements. */
 typedef struct scatter_row {
     char *out;
     const char *src;
@@ -303,8 +347,8 @@ static inline double combine_float(int reduce, double a, double b) {
 #define F16_FROM_DOUBLE(v) porta_f32_to_f16((float)(v))
 #define BF16_FROM_DOUBLE(v) porta_f32_to_bf16((float)(v))
 
-/* out[..] = STORE(COMBINE(LOAD(out[..]), LOAD(src[j]))) along one row; T is
- * the storage type. */
+/* out[..] = STORE(COMBINE(LOAD(out[..]), LOAD(src[j]))) along one stretch;
+ * T is the storage type. */
 #define SCATTER_REDUCE_ROW(NAME, T, LOAD, COMBINE, STORE)                                \
     static void NAME(const scatter_row *r, int reduce) {                                 \
         T *out = (T *)(void *)r->out;                                                    \
@@ -343,13 +387,8 @@ static reduce_row_fn reduce_row_for(porta_dtype dtype) {
     }
 }
 
-/* Rows come in groups holding every row that can update the same out
- * elements (all positions along axis), so tasks over whole groups never
- * collide and each element sees its updates in index order: the result is
- * the serial one. */
 typedef struct scatter_job {
     index_loop loop;
-    int64_t rows_per_group;
     char *out;
     const char *src;
     const int64_t *index;
@@ -359,34 +398,34 @@ typedef struct scatter_job {
     reduce_row_fn reduce_row;
 } scatter_job;
 
-static void scatter_groups(void *ctx, int64_t begin, int64_t end, int thread) {
-    (void)thread;
+static bool scatter_segment(void *ctx, const cursor *c, int64_t row, int64_t j0, int64_t j1) {
+    (void)row;
     const scatter_job *job = ctx;
-    const index_loop *loop = &job->loop;
-    int inner = loop->rank - 1;
+    int inner = job->loop.rank - 1;
     int64_t e = (int64_t)job->elem;
     scatter_row r = {
-        .out_stride = loop->strides[INDEXED][inner],
-        .src_stride = loop->strides[PLAIN][inner],
-        .index_stride = loop->strides[INDEX][inner],
+        .out_stride = job->loop.strides[INDEXED][inner],
+        .src_stride = job->loop.strides[PLAIN][inner],
+        .index_stride = job->loop.strides[INDEX][inner],
         .axis_stride = job->axis_stride,
-        .count = loop->sizes[inner],
+        .count = j1 - j0,
     };
-    cursor c;
-    cursor_seek(loop, begin * job->rows_per_group, &c);
-    for (int64_t row = begin * job->rows_per_group; row < end * job->rows_per_group;
-         row++, cursor_next_row(loop, &c)) {
-        r.out = job->out + c.off[INDEXED] * e;
-        r.src = job->src + c.off[PLAIN] * e;
-        r.index = job->index + c.off[INDEX];
-        if (job->reduce == PORTA_SCATTER_NONE)
-            assign_row(&r, job->elem);
-        else
-            job->reduce_row(&r, job->reduce);
-    }
+    r.out = job->out + (c->off[INDEXED] + j0 * r.out_stride) * e;
+    r.src = job->src + (c->off[PLAIN] + j0 * r.src_stride) * e;
+    r.index = job->index + c->off[INDEX] + j0 * r.index_stride;
+    if (job->reduce == PORTA_SCATTER_NONE)
+        assign_row(&r, job->elem);
+    else
+        job->reduce_row(&r, job->reduce);
+    return true;
 }
 
-/* out = x, then src scattered into out along axis over index's shape. */
+/* out = x, then src scattered into out along axis over index's shape.
+ * Updates to one out element come from index positions that differ only
+ * along axis. Items keep all of those on one thread, in index order, so the
+ * result is the serial one: with axis innermost, an item is a whole row;
+ * otherwise axis becomes the innermost row dim and an item holds all its
+ * rows, over one block of the innermost dim. */
 static porta_status *scatter(const porta_prim *prim, const porta_tensor *const *inputs,
                              porta_tensor *out) {
     const porta_tensor *x = inputs[0], *index = inputs[1], *src = inputs[2];
@@ -408,13 +447,15 @@ static porta_status *scatter(const porta_prim *prim, const porta_tensor *const *
     }
     int axis_at = loop_simplify(&job.loop, index->rank ? axis : -1);
     int last = job.loop.rank - 1;
-    job.rows_per_group = 1;
-    if (axis_at >= 0 && axis_at != last) {
-        /* Make axis the innermost row dim, so a group is consecutive rows. */
+    int64_t rows_per_item = 1, block = BLOCK;
+    if (axis_at == last) {
+        block = job.loop.sizes[last];
+    } else if (axis_at >= 0) {
         index_loop simplified = job.loop;
         for (int d = axis_at; d < last - 1; d++) loop_copy_dim(&job.loop, d, &simplified, d + 1);
         loop_copy_dim(&job.loop, last - 1, &simplified, axis_at);
-        job.rows_per_group = job.loop.sizes[last - 1];
+        rows_per_item = job.loop.sizes[last - 1];
+        block = SCATTER_BLOCK;
     }
     job.out = porta_tensor_data(out);
     job.src = porta_tensor_data(src);
@@ -423,8 +464,7 @@ static porta_status *scatter(const porta_prim *prim, const porta_tensor *const *
     job.elem = porta_dtype_size(out->dtype);
     job.reduce = prim->op;
     job.reduce_row = reduce_row_for(out->dtype);
-    int64_t group = job.loop.sizes[last] * job.rows_per_group;
-    cpu_parallel_for(numel / group, grain_in(group), scatter_groups, &job);
+    run_split(&job.loop, numel, rows_per_item, block, scatter_segment, &job);
     return NULL;
 }
 
