@@ -119,7 +119,7 @@ TEST(test_graph_error_inference_context) {
     CHECK_ERR(porta_graph_slice(g, a, 0, 0, 2, 0, &n), PORTA_ERR_INVALID_ARGUMENT, "slice");
     CHECK_ERR(porta_graph_gather(g, a, 1, f, &n), PORTA_ERR_DTYPE, "from nodes 0, 2: gather");
     CHECK_ERR(porta_graph_unary(g, (porta_unary_op)999, a, &n), PORTA_ERR_INVALID_ARGUMENT,
-              "unary.(invalid op)");
+              "from node 0: unary: op 999 is out of range");
     CHECK(n == 9);
     CHECK(porta_graph_node_count(g) == 4);
     porta_graph_free(g);

@@ -71,7 +71,7 @@ static const char *describe_inputs(char *buf, size_t cap, const porta_node *inpu
 static porta_status *add_node(porta_graph *graph, porta_prim *prim, const porta_node *inputs,
                               int input_count, porta_node *out) {
     PORTA_TRY(check_graph(graph, prim, out));
-    porta_meta metas[PORTA_GRAPH_MAX_INPUTS];
+    porta_meta metas[PORTA_GRAPH_MAX_INPUTS] = {0}; /* leaves read none, but gcc cannot tell */
     for (int i = 0; i < input_count; i++) {
         PORTA_TRY(porta_graph_check_node(graph, porta_prim_name(prim), inputs[i]));
         metas[i] = graph->nodes[inputs[i]].meta;
@@ -83,8 +83,8 @@ static porta_status *add_node(porta_graph *graph, porta_prim *prim, const porta_
         return porta_error_context(status, "graph: building node %d%s", graph->node_count,
                                    describe_inputs(from, sizeof from, inputs, input_count));
     }
-    porta_node ordered[PORTA_GRAPH_MAX_INPUTS] = {0};
-    memcpy(ordered, inputs, sizeof *inputs * (size_t)input_count);
+    porta_node ordered[PORTA_GRAPH_MAX_INPUTS] = {0}; /* never NULL, even without inputs */
+    for (int i = 0; i < input_count; i++) ordered[i] = inputs[i];
     if (is_commutative(prim) && ordered[0] > ordered[1]) {
         ordered[0] = inputs[1];
         ordered[1] = inputs[0];
