@@ -331,7 +331,8 @@ static int64_t python_slice(int64_t n, int64_t start, int64_t stop, int64_t step
     int64_t count = 0;
     for (int64_t i = bounds[0]; step > 0 ? i < bounds[1] : i > bounds[1]; i += step) {
         picked[count++] = i;
-        if (step > 0 ? bounds[1] - i <= step : i - bounds[1] <= -step) break;
+        /* the last pick: stepping on would pass stop (or overflow) */
+        if (step > 0 ? bounds[1] - i <= step : bounds[1] - i >= step) break;
     }
     return count;
 }
