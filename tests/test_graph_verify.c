@@ -38,6 +38,8 @@ static void bad_kind(porta_graph *g) { g->nodes[3].prim.kind = (porta_prim_kind)
 static void wrong_dtype(porta_graph *g) { g->nodes[2].meta.dtype = PORTA_F64; }
 static void wrong_shape(porta_graph *g) { g->nodes[4].meta.sizes[0] = 5; }
 static void wrong_rank(porta_graph *g) { g->nodes[3].meta.rank = 1; }
+static void rank_out_of_bounds(porta_graph *g) { g->nodes[0].meta.rank = 100; }
+static void dtype_out_of_bounds(porta_graph *g) { g->nodes[3].meta.dtype = (porta_dtype)-5; }
 static void op_changed(porta_graph *g) { g->nodes[2].prim.op = PORTA_LT; }
 static void serial_reused(porta_graph *g) { g->nodes[1].prim.offset = 0; }
 static void input_count_off(porta_graph *g) { g->input_count = 3; }
@@ -70,6 +72,10 @@ TEST(test_graph_verify_catches_corruption) {
         {wrong_shape, PORTA_ERR_SHAPE,
          "graph: node 4 (reduce.sum) is recorded with shape [5], but its inputs give [2]"},
         {wrong_rank, PORTA_ERR_SHAPE, "node 3 (unary.exp) is recorded with shape [2]"},
+        {rank_out_of_bounds, PORTA_ERR_INVALID_ARGUMENT,
+         "graph: node 0 (input) is recorded with rank 100, expected 0..16"},
+        {dtype_out_of_bounds, PORTA_ERR_INVALID_ARGUMENT,
+         "graph: node 3 (unary.exp) is recorded with dtype -5, which is not a dtype"},
         {op_changed, PORTA_ERR_DTYPE,
          "node 2 (binary.lt) is recorded as float32, but its inputs give bool"},
         {serial_reused, PORTA_ERR_INVALID_ARGUMENT,
@@ -116,20 +122,36 @@ TEST(test_graph_verify_empty_graph) {
     porta_graph_free(g);
 }
 
-/* The executor refuses a graph the verifier rejects instead of running it. */
+/* The executor refuses a graph whose structure is broken before running
+ * anything, and stops at a node whose result disagrees with its recorded
+ * type; either way nothing leaks. */
 TEST(test_graph_verify_guards_run) {
-    porta_graph *g = build_sample();
-    if (!g) return;
     test_rng rng = test_rng_make(3);
     porta_tensor *x = test_random_tensor(&rng, PORTA_F32, 2, SHAPE(2, 3), -1, 1);
     porta_tensor *y = test_random_tensor(&rng, PORTA_F32, 1, SHAPE(3), -1, 1);
     porta_tensor *inputs[] = {x, y};
-    porta_tensor *out = NULL;
-    edge_forward(g);
-    CHECK_ERR(porta_graph_run(g, test_cpu(), inputs, 2, &out, 1), PORTA_ERR_INVALID_ARGUMENT,
-              "takes node 4 as input 0");
-    CHECK(out == NULL);
+    const struct {
+        void (*corrupt)(porta_graph *);
+        porta_code code;
+        const char *message;
+    } cases[] = {
+        {edge_forward, PORTA_ERR_INVALID_ARGUMENT, "takes node 4 as input 0"},
+        {rank_out_of_bounds, PORTA_ERR_INVALID_ARGUMENT, "recorded with rank 100"},
+        {wrong_dtype, PORTA_ERR_INTERNAL,
+         "graph.run: node 2 (binary.add): produced float32 [2, 3], but the graph expects "
+         "float64 [2, 3]"},
+        {wrong_shape, PORTA_ERR_INTERNAL, "graph.run: node 4 (reduce.sum): produced float32 [2]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        porta_graph *g = build_sample();
+        if (!g) break;
+        cases[i].corrupt(g);
+        porta_tensor *out = NULL;
+        CHECK_ERR(porta_graph_run(g, test_cpu(), inputs, 2, &out, 1), cases[i].code,
+                  cases[i].message);
+        CHECK(out == NULL);
+        porta_graph_free(g);
+    }
     porta_tensor_release(x);
     porta_tensor_release(y);
-    porta_graph_free(g);
 }

@@ -49,7 +49,7 @@ static porta_status *check_call(const porta_graph *graph, porta_device *device,
     if (!graph || !device)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "graph.run: %s is NULL",
                            graph ? "device" : "graph");
-    PORTA_TRY(porta_graph_verify(graph));
+    PORTA_TRY(porta_graph_check_structure(graph));
     if (input_count != graph->input_count)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "graph.run: the graph has %d inputs, but %d tensors were given",

@@ -45,6 +45,12 @@ porta_status *porta_graph_intern(porta_graph *graph, const porta_prim *prim,
                                  const porta_node *inputs, int input_count,
                                  const porta_meta *meta, porta_node *out);
 
+/* The part of porta_graph_verify that running a graph needs to stay in
+ * bounds: kinds, input ids and counts, input serials, outputs. The executor
+ * checks this on every run; types it checks as each node produces its
+ * result, so it skips re-inferring every node up front. */
+porta_status *porta_graph_check_structure(const porta_graph *graph);
+
 /* Checks that `node` names a node of graph; the error names `op`. */
 porta_status *porta_graph_check_node(const porta_graph *graph, const char *op,
                                      porta_node node);

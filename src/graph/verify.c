@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "core/dtype.h"
 #include "core/status.h"
 
 static bool same_shape(const porta_meta *a, const porta_meta *b) {
@@ -38,6 +39,22 @@ static porta_status *check_input_ids(const porta_graph *graph, porta_node id) {
     return NULL;
 }
 
+/* A recorded type that is not even a type: the executor would index sizes
+ * or name the dtype with it before any inference could object. */
+static porta_status *check_meta_bounds(const porta_graph *graph, porta_node id) {
+    const porta_graph_node *node = &graph->nodes[id];
+    if (!porta_dtype_is_valid((int)node->meta.dtype))
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "graph: node %d (%s) is recorded with dtype %d, which is not a dtype",
+                           (int)id, porta_prim_name(&node->prim), (int)node->meta.dtype);
+    if (node->meta.rank < 0 || node->meta.rank > PORTA_MAX_RANK)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "graph: node %d (%s) is recorded with rank %d, expected 0..%d",
+                           (int)id, porta_prim_name(&node->prim), node->meta.rank,
+                           PORTA_MAX_RANK);
+    return NULL;
+}
+
 /* Infers the node's type again from its inputs' recorded types and compares
  * it with the type recorded for the node. */
 static porta_status *check_type(const porta_graph *graph, porta_node id) {
@@ -66,8 +83,7 @@ static porta_status *check_type(const porta_graph *graph, porta_node id) {
     return NULL;
 }
 
-porta_status *porta_graph_verify(const porta_graph *graph) {
-    if (!graph) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "graph.verify: graph is NULL");
+porta_status *porta_graph_check_structure(const porta_graph *graph) {
     int inputs_seen = 0;
     for (porta_node id = 0; id < graph->node_count; id++) {
         const porta_prim *prim = &graph->nodes[id].prim;
@@ -76,7 +92,7 @@ porta_status *porta_graph_verify(const porta_graph *graph) {
                                "graph: node %d has primitive kind %d, expected 0..%d", (int)id,
                                (int)prim->kind, PRIM_KIND_COUNT - 1);
         PORTA_TRY(check_input_ids(graph, id));
-        PORTA_TRY(check_type(graph, id));
+        PORTA_TRY(check_meta_bounds(graph, id));
         if (prim->kind != PRIM_INPUT) continue;
         /* The executor binds input tensors by serial, in creation order. */
         if (prim->offset != (uint64_t)inputs_seen)
@@ -98,5 +114,12 @@ porta_status *porta_graph_verify(const porta_graph *graph) {
                                "graph: output %d is node %d, which does not exist (graph has "
                                "%d nodes)",
                                i, (int)graph->outputs[i], graph->node_count);
+    return NULL;
+}
+
+porta_status *porta_graph_verify(const porta_graph *graph) {
+    if (!graph) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "graph.verify: graph is NULL");
+    PORTA_TRY(porta_graph_check_structure(graph));
+    for (porta_node id = 0; id < graph->node_count; id++) PORTA_TRY(check_type(graph, id));
     return NULL;
 }
