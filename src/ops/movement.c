@@ -40,7 +40,8 @@ static bool reshape_view_strides(const porta_tensor *x, const porta_meta *meta,
     return view_d == -1;
 }
 
-static porta_status *reshape(const porta_tensor *x, const porta_meta *meta, porta_tensor **out) {
+static porta_status *reshape(const porta_tensor *x, porta_device *device, const porta_meta *meta,
+                             porta_tensor **out) {
     int64_t strides[PORTA_MAX_RANK];
     if (reshape_view_strides(x, meta, strides))
         return porta_tensor_restride(x, meta->rank, meta->sizes, strides, x->offset, out);
@@ -48,7 +49,7 @@ static porta_status *reshape(const porta_tensor *x, const porta_meta *meta, port
     porta_meta packed_meta;
     porta_meta_of(x, &packed_meta);
     porta_tensor *packed;
-    PORTA_TRY(porta_alloc_meta(x->buffer->device, &packed_meta, &packed));
+    PORTA_TRY(porta_alloc_meta(device, &packed_meta, &packed));
     porta_prim copy;
     memset(&copy, 0, sizeof copy);
     copy.kind = PRIM_CAST;
@@ -101,11 +102,11 @@ static porta_status *flip(const porta_tensor *x, const porta_prim *prim, porta_t
     return porta_tensor_restride(x, x->rank, x->sizes, strides, offset, out);
 }
 
-static porta_status *pad(const porta_prim *prim, const porta_tensor *x, const porta_meta *meta,
-                         porta_tensor **out) {
+static porta_status *pad(const porta_prim *prim, const porta_tensor *x, porta_device *device,
+                         const porta_meta *meta, porta_tensor **out) {
     porta_tensor *dst;
     bool needs_copy;
-    PORTA_TRY(porta_prepare_out("pad", x->buffer->device, meta, out, &dst, &needs_copy));
+    PORTA_TRY(porta_prepare_out("pad", device, meta, out, &dst, &needs_copy));
     porta_status *status = porta_device_execute(prim, &x, 1, dst);
     if (status) {
         if (dst != *out) porta_tensor_release(dst);
@@ -131,12 +132,12 @@ porta_status *porta_run_movement(const porta_prim *prim, const porta_tensor *con
     porta_meta_of(x, &in);
     PORTA_TRY(porta_infer(&local, &in, 1, &meta));
     switch (local.kind) {
-    case PRIM_RESHAPE: return reshape(x, &meta, out);
+    case PRIM_RESHAPE: return reshape(x, device, &meta, out);
     case PRIM_PERMUTE: return permute(x, &local, out);
     case PRIM_EXPAND: return porta_broadcast_to(x, meta.rank, meta.sizes, out);
     case PRIM_SLICE: return slice(x, &local, &meta, out);
     case PRIM_FLIP: return flip(x, &local, out);
-    case PRIM_PAD: return pad(&local, x, &meta, out);
+    case PRIM_PAD: return pad(&local, x, device, &meta, out);
     default: break;
     }
     return porta_error(PORTA_ERR_INTERNAL, "%s is not a movement primitive", op);
