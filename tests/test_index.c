@@ -64,8 +64,7 @@ TEST(test_index_gather_values) {
     }
 }
 
-/* Long rows and many rows, so the pool splits the work, on both axes. */
-TEST(test_index_gather_large) {
+static void gather_large_cases(void) {
     test_rng rng = test_rng_make(302);
     int64_t sizes[] = {300, 700}, index_sizes[] = {500, 600}, long_sizes[] = {100000};
     porta_tensor *x = test_random_tensor(&rng, PORTA_F32, 2, sizes, -1.0, 1.0);
@@ -83,6 +82,16 @@ TEST(test_index_gather_large) {
     porta_tensor_release(along_columns);
     porta_tensor_release(along_rows);
     porta_tensor_release(x);
+}
+
+/* Long rows and many rows, so the pool splits the work, on both axes, with
+ * the default threads and with more threads than cores. */
+TEST(test_index_gather_large) {
+    int threads = porta_get_num_threads();
+    gather_large_cases();
+    CHECK_OK(porta_set_num_threads(7));
+    gather_large_cases();
+    CHECK_OK(porta_set_num_threads(threads));
 }
 
 TEST(test_index_gather_errors) {

@@ -97,9 +97,7 @@ TEST(test_index_scatter_values) {
     }
 }
 
-/* Many updates per element, spread over the pool: the result must equal
- * the serial one exactly (updates keep index order), on every axis. */
-TEST(test_index_scatter_large) {
+static void scatter_large_cases(void) {
     test_rng rng = test_rng_make(402);
     int64_t sizes[] = {40, 30, 50}, src_sizes[] = {60, 40, 60};
     porta_dtype dtypes[] = {PORTA_F32, PORTA_I64, PORTA_F16};
@@ -129,6 +127,17 @@ TEST(test_index_scatter_large) {
     porta_tensor_release(index);
     porta_tensor_release(src);
     porta_tensor_release(x);
+}
+
+/* Many updates per element, spread over the pool: the result must equal
+ * the serial one exactly (updates keep index order), on every axis, with
+ * the default threads and with more threads than cores. */
+TEST(test_index_scatter_large) {
+    int threads = porta_get_num_threads();
+    scatter_large_cases();
+    CHECK_OK(porta_set_num_threads(7));
+    scatter_large_cases();
+    CHECK_OK(porta_set_num_threads(threads));
 }
 
 /* NaN propagates through amax/amin from either side, as in PyTorch. */

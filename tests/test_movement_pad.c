@@ -57,7 +57,7 @@ TEST(test_move_pad_values) {
 
 /* Big enough for the thread pool and the contiguous row copies; padding on
  * an outer dim only lets the unpadded inner dims merge. */
-TEST(test_move_pad_large) {
+static void pad_large_cases(void) {
     test_rng rng = test_rng_make(202);
     int64_t sizes[] = {16, 3, 100, 90};
     porta_tensor *x = test_random_tensor(&rng, PORTA_F32, 4, sizes, -1.0, 1.0);
@@ -68,6 +68,14 @@ TEST(test_move_pad_large) {
     check_pad(scrambled, (int64_t[]){-1, 2, 0, 1, 3, 3, 2, -2}, 0.5);
     porta_tensor_release(scrambled);
     porta_tensor_release(x);
+}
+
+TEST(test_move_pad_large) {
+    int threads = porta_get_num_threads();
+    pad_large_cases();
+    CHECK_OK(porta_set_num_threads(7)); /* more threads than cores */
+    pad_large_cases();
+    CHECK_OK(porta_set_num_threads(threads));
 }
 
 TEST(test_move_pad_special_shapes) {

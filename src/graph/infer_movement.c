@@ -88,6 +88,7 @@ static porta_status *infer_permute(porta_prim *prim, const porta_meta *x, porta_
         prim->axes[i] = axis;
         sizes[i] = x->sizes[axis];
     }
+    for (int i = x->rank; i < PORTA_MAX_RANK; i++) prim->axes[i] = 0;
     set_out(out, x->dtype, x->rank, sizes);
     return NULL;
 }
