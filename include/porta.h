@@ -14,6 +14,9 @@
  *    is allocated on the inputs' device and returned; when *out is a tensor
  *    the result is written into it (PyTorch's out= semantics: its shape must
  *    match, and the result is cast to its dtype when PyTorch allows it).
+ *    So initialize every result variable to NULL before the first call:
+ *    an uninitialized pointer would be taken as a tensor to write into.
+ *  - `sizes` may be NULL when rank is 0.
  */
 #ifndef PORTA_H
 #define PORTA_H
@@ -203,6 +206,15 @@ PORTA_API porta_status *porta_tensor_view(porta_buffer *buffer, porta_dtype dtyp
 PORTA_API porta_status *porta_tensor_from_host(porta_device *device, porta_dtype dtype,
                                                int rank, const int64_t *sizes,
                                                const void *data, porta_tensor **out);
+/* A new contiguous tensor with every element set to value (cast to dtype);
+ * rank 0 makes a scalar, the usual second operand of an op. */
+PORTA_API porta_status *porta_tensor_full(porta_device *device, porta_dtype dtype, int rank,
+                                          const int64_t *sizes, double value,
+                                          porta_tensor **out);
+/* A new 1-D tensor start, start + step, ... below end (torch.arange). */
+PORTA_API porta_status *porta_tensor_arange(porta_device *device, porta_dtype dtype,
+                                            double start, double end, double step,
+                                            porta_tensor **out);
 /* Copies the tensor's elements to `dst` in row-major order (any strides). */
 PORTA_API porta_status *porta_tensor_to_host(const porta_tensor *tensor, void *dst,
                                              size_t dst_bytes);

@@ -269,3 +269,42 @@ TEST(test_core_threadpool) {
     CHECK(porta_get_num_threads() >= 1);
     CHECK_ERR(porta_set_num_threads(-2), PORTA_ERR_INVALID_ARGUMENT, "-2");
 }
+
+TEST(test_core_factories) {
+    porta_tensor *t = NULL;
+    CHECK_OK(porta_tensor_full(test_cpu(), PORTA_I32, 2, (int64_t[]){2, 3}, 7.9, &t));
+    double *v = test_to_doubles(t);
+    CHECK(porta_tensor_numel(t) == 6 && v[0] == 7 && v[5] == 7);
+    free(v);
+    porta_tensor_release(t);
+    t = NULL;
+    CHECK_OK(porta_tensor_full(test_cpu(), PORTA_F32, 0, NULL, -1.5, &t));
+    CHECK(porta_tensor_rank(t) == 0);
+    porta_tensor_release(t);
+    t = NULL;
+    CHECK_OK(porta_tensor_arange(test_cpu(), PORTA_F32, 1, 2, 0.25, &t));
+    v = test_to_doubles(t);
+    CHECK(porta_tensor_numel(t) == 4 && v[0] == 1 && v[3] == 1.75);
+    free(v);
+    porta_tensor_release(t);
+    t = NULL;
+    CHECK_OK(porta_tensor_arange(test_cpu(), PORTA_I64, 5, 0, -2, &t));
+    v = test_to_doubles(t);
+    CHECK(porta_tensor_numel(t) == 3 && v[0] == 5 && v[2] == 1);
+    free(v);
+    porta_tensor_release(t);
+    t = NULL;
+    CHECK_OK(porta_tensor_arange(test_cpu(), PORTA_F64, 3, 3, 1, &t));
+    CHECK(porta_tensor_numel(t) == 0);
+    porta_tensor_release(t);
+    t = NULL;
+    CHECK_ERR(porta_tensor_arange(test_cpu(), PORTA_F32, 0, 1, 0, &t), PORTA_ERR_INVALID_ARGUMENT, "step");
+    CHECK_ERR(porta_tensor_arange(test_cpu(), PORTA_F32, 0, 1, -1, &t), PORTA_ERR_INVALID_ARGUMENT, "sign");
+    CHECK_ERR(porta_tensor_arange(test_cpu(), PORTA_BOOL, 0, 1, 1, &t), PORTA_ERR_DTYPE, "bool");
+    CHECK_ERR(porta_tensor_full(test_cpu(), PORTA_F32, 1, (int64_t[]){-1}, 0, &t), PORTA_ERR_SHAPE, NULL);
+    porta_set_memory_limit(porta_memory_allocated() + 16);
+    CHECK_ERR(porta_tensor_arange(test_cpu(), PORTA_F64, 0, 100, 1, &t), PORTA_ERR_OUT_OF_MEMORY, NULL);
+    CHECK_ERR(porta_tensor_full(test_cpu(), PORTA_F64, 1, (int64_t[]){100}, 0, &t), PORTA_ERR_OUT_OF_MEMORY, NULL);
+    porta_set_memory_limit(0);
+    CHECK(t == NULL);
+}
