@@ -4,12 +4,11 @@
  *
  * Layout: size-1 axes are dropped, kept axes are ordered by input stride and
  * merged where contiguous, and so are reduced axes. The innermost kept axis
- * becomes the tile axis (up to REDUCE_TILE outputs per tile) and the
+ * becomes the tile axis (a tile is a stretch of outputs along it) and the
  * innermost reduced axis the run axis, so a tile folds a contiguous run per
  * output when the reduced axes are innermost, and whole rows of outputs when
  * the kept ones are. Arg ops keep their reduced axes in logical order, since
  * the index they return counts in that order. */
-#include <string.h>
 
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/kernels_reduce.h"
@@ -20,6 +19,13 @@
 /* Elements one pool task should at least cover: below this, waking a thread
  * costs more than it saves. */
 #define REDUCE_GRAIN 32768
+/* Outputs per tile. Row sweeps (kept axis contiguous) want whole rows, as
+ * short stretches of many rows defeat the prefetcher; runs per output need
+ * no more than enough outputs to spread over threads. */
+#define ROWS_TILE 8192
+#define RUNS_TILE 256
+/* Scratch per output of a tile: its total, its arg index and a fold lane. */
+#define SCRATCH_PER_OUTPUT (sizeof(reduce_total) + sizeof(int64_t) + 8)
 
 typedef struct reduce_plan {
     const reduce_kernel *kernel;
@@ -31,7 +37,7 @@ typedef struct reduce_plan {
     int outer_rank;
     int64_t outer_sizes[PORTA_MAX_RANK], outer_x[PORTA_MAX_RANK], outer_out[PORTA_MAX_RANK];
     int64_t outer_count;
-    int64_t tile_size, tile_x, tile_out, tiles_per_outer;
+    int64_t tile_size, tile_x, tile_out, tile_width, tiles_per_outer;
     /* Reduced axes except the run axis, outermost first. */
     int red_rank;
     int64_t red_sizes[PORTA_MAX_RANK], red_x[PORTA_MAX_RANK];
@@ -132,12 +138,14 @@ static void build_plan(const porta_prim *prim, const porta_tensor *x, const port
         p->outer_out[i] = kept[i].out;
         p->outer_count *= kept[i].size;
     }
+    plan_axis run = red_count ? red[red_count - 1] : (plan_axis){1, 0, 0};
+    int64_t cap = tile.x == 1 && run.x != 1 ? ROWS_TILE : RUNS_TILE;
     p->tile_size = tile.size;
     p->tile_x = tile.x;
     p->tile_out = tile.out;
-    p->tiles_per_outer = (tile.size + REDUCE_TILE - 1) / REDUCE_TILE;
+    p->tile_width = tile.size < cap ? tile.size : cap;
+    p->tiles_per_outer = (tile.size + p->tile_width - 1) / p->tile_width;
 
-    plan_axis run = red_count ? red[red_count - 1] : (plan_axis){1, 0, 0};
     p->red_rank = red_count ? red_count - 1 : 0;
     p->red_count = run.size;
     for (int i = 0; i < p->red_rank; i++) {
@@ -155,9 +163,9 @@ typedef struct tile_ref {
 } tile_ref;
 
 static tile_ref locate_tile(const reduce_plan *p, int64_t unit) {
-    int64_t outer = unit / p->tiles_per_outer, first = unit % p->tiles_per_outer * REDUCE_TILE;
+    int64_t outer = unit / p->tiles_per_outer, first = unit % p->tiles_per_outer * p->tile_width;
     tile_ref t = {first * p->tile_x, first * p->tile_out, p->tile_size - first};
-    if (t.width > REDUCE_TILE) t.width = REDUCE_TILE;
+    if (t.width > p->tile_width) t.width = p->tile_width;
     for (int i = p->outer_rank - 1; i >= 0; i--) {
         int64_t idx = outer % p->outer_sizes[i];
         outer /= p->outer_sizes[i];
@@ -172,7 +180,8 @@ static tile_ref locate_tile(const reduce_plan *p, int64_t unit) {
 typedef struct run_walk {
     const reduce_plan *p;
     tile_ref tile;
-    reduce_total *totals;
+    reduce_total *totals;        /* fold only */
+    void *lanes;                 /* fold only */
     const reduce_total *targets; /* find only */
     int64_t *idx;                /* find only */
 } run_walk;
@@ -192,7 +201,8 @@ static void walk_runs(const run_walk *walk, int64_t begin, int64_t end, bool fin
         int64_t count = n - i < end - at ? n - i : end - at;
         const char *x = p->x + (offset + i * p->run_x) * (int64_t)p->x_elem;
         if (!find) {
-            p->kernel->fold(x, walk->tile.width, p->tile_x, count, p->run_x, walk->totals);
+            p->kernel->fold(x, walk->tile.width, p->tile_x, count, p->run_x, walk->totals,
+                            walk->lanes);
         } else if (p->kernel->find(x, walk->tile.width, p->tile_x, count, p->run_x,
                                    walk->targets, walk->idx, at) == 0) {
             return; /* every output found its first extreme */
@@ -210,92 +220,101 @@ static void walk_runs(const run_walk *walk, int64_t begin, int64_t end, bool fin
 
 static void store_tile(const reduce_plan *p, const tile_ref *t, const reduce_total *totals,
                        const int64_t *idx) {
-    for (int64_t j = 0; j < t->width; j++) {
-        char *dst = p->out + (t->out_off + j * p->tile_out) * (int64_t)p->out_elem;
-        if (p->arg)
-            memcpy(dst, &idx[j], sizeof idx[j]);
-        else
-            p->kernel->store(totals[j], dst);
+    char *dst = p->out + t->out_off * (int64_t)p->out_elem;
+    if (!p->arg) {
+        p->kernel->store(totals, t->width, dst, p->tile_out);
+        return;
+    }
+    int64_t *indices = (int64_t *)dst;
+    for (int64_t j = 0; j < t->width; j++) indices[j * p->tile_out] = idx[j];
+}
+
+/* A task's share of the scratch block: totals, arg indices and fold lanes
+ * for one tile. */
+typedef struct tile_scratch {
+    reduce_total *totals;
+    int64_t *idx;
+    void *lanes;
+} tile_scratch;
+
+static tile_scratch scratch_of(const reduce_plan *p, char *block, int task) {
+    size_t width = (size_t)p->tile_width;
+    char *mine = block + (size_t)task * width * SCRATCH_PER_OUTPUT;
+    return (tile_scratch){(reduce_total *)mine, (int64_t *)(mine + width * sizeof(reduce_total)),
+                          mine + width * (sizeof(reduce_total) + sizeof(int64_t))};
+}
+
+static void reset_scratch(const reduce_plan *p, tile_scratch s, int64_t width) {
+    for (int64_t j = 0; j < width; j++) {
+        s.totals[j] = p->kernel->identity;
+        s.idx[j] = -1;
     }
 }
 
+typedef struct reduce_job {
+    const reduce_plan *p;
+    char *scratch;
+    int tasks;     /* split only: slot `tasks` of scratch holds the merged result */
+    tile_ref tile; /* split only: the tile whose reductions are shared out */
+} reduce_job;
+
 /* ---- many tiles: each task reduces whole tiles ---- */
 
-static void reduce_tiles(void *ctx, int64_t begin, int64_t end, int thread) {
-    const reduce_plan *p = ctx;
-    reduce_total totals[REDUCE_TILE];
-    int64_t idx[REDUCE_TILE];
+static void reduce_tiles(void *ctx, int64_t begin, int64_t end, int task) {
+    const reduce_job *job = ctx;
+    const reduce_plan *p = job->p;
+    tile_scratch s = scratch_of(p, job->scratch, task);
     for (int64_t unit = begin; unit < end; unit++) {
-        run_walk walk = {p, locate_tile(p, unit), totals, totals, idx};
-        for (int64_t j = 0; j < walk.tile.width; j++) {
-            totals[j] = p->kernel->identity;
-            idx[j] = -1;
-        }
+        run_walk walk = {p, locate_tile(p, unit), s.totals, s.lanes, s.totals, s.idx};
+        reset_scratch(p, s, walk.tile.width);
         walk_runs(&walk, 0, p->red_count, false);
         if (p->arg) walk_runs(&walk, 0, p->red_count, true);
-        store_tile(p, &walk.tile, totals, idx);
+        store_tile(p, &walk.tile, s.totals, s.idx);
     }
 }
 
 /* ---- few tiles: tasks split each tile's reduction, with partial results
  * per task merged afterwards ---- */
 
-typedef struct split_job {
-    const reduce_plan *p;
-    tile_ref tile;
-    reduce_total *partials;    /* [task][REDUCE_TILE] */
-    int64_t *found;            /* [task][REDUCE_TILE] */
-    const reduce_total *targets;
-} split_job;
-
 static void fold_part(void *ctx, int64_t begin, int64_t end, int task) {
-    const split_job *job = ctx;
-    run_walk walk = {job->p, job->tile, job->partials + (int64_t)task * REDUCE_TILE, NULL, NULL};
+    const reduce_job *job = ctx;
+    tile_scratch s = scratch_of(job->p, job->scratch, task);
+    run_walk walk = {job->p, job->tile, s.totals, s.lanes, NULL, NULL};
     walk_runs(&walk, begin, end, false);
 }
 
+/* Finds against the merged totals, which live in the slot after the tasks'. */
 static void find_part(void *ctx, int64_t begin, int64_t end, int task) {
-    const split_job *job = ctx;
-    run_walk walk = {job->p, job->tile, NULL, job->targets,
-                     job->found + (int64_t)task * REDUCE_TILE};
+    const reduce_job *job = ctx;
+    tile_scratch s = scratch_of(job->p, job->scratch, task);
+    tile_scratch merged = scratch_of(job->p, job->scratch, job->tasks);
+    run_walk walk = {job->p, job->tile, NULL, NULL, merged.totals, s.idx};
     walk_runs(&walk, begin, end, true);
 }
 
-static porta_status *reduce_split(const reduce_plan *p, int64_t units) {
-    int tasks = cpu_thread_count();
-    size_t slots = (size_t)tasks * REDUCE_TILE;
-    reduce_total *partials;
-    PORTA_TRY(porta_host_alloc(slots * (sizeof *partials + sizeof(int64_t)),
-                               "reduction partial results", (void **)&partials));
-    int64_t *found = (int64_t *)(partials + slots);
-    reduce_total totals[REDUCE_TILE];
-    int64_t idx[REDUCE_TILE];
+static void reduce_split(const reduce_plan *p, char *scratch, int tasks, int64_t units) {
+    tile_scratch merged = scratch_of(p, scratch, tasks);
     for (int64_t unit = 0; unit < units; unit++) {
-        split_job job = {p, locate_tile(p, unit), partials, found, totals};
+        reduce_job job = {p, scratch, tasks, locate_tile(p, unit)};
         int64_t width = job.tile.width;
-        for (size_t s = 0; s < slots; s++) {
-            partials[s] = p->kernel->identity;
-            found[s] = -1;
-        }
+        for (int t = 0; t <= tasks; t++) reset_scratch(p, scratch_of(p, scratch, t), width);
         int64_t grain = REDUCE_GRAIN / width;
         cpu_parallel_for(p->red_count, grain, fold_part, &job);
-        for (int64_t j = 0; j < width; j++) {
-            totals[j] = partials[j];
-            for (int t = 1; t < tasks; t++)
-                p->kernel->merge(&totals[j], partials[(int64_t)t * REDUCE_TILE + j]);
+        for (int t = 0; t < tasks; t++) {
+            tile_scratch part = scratch_of(p, scratch, t);
+            for (int64_t j = 0; j < width; j++) p->kernel->merge(&merged.totals[j], part.totals[j]);
         }
         if (p->arg) {
             cpu_parallel_for(p->red_count, grain, find_part, &job);
-            for (int64_t j = 0; j < width; j++) { /* the earliest task that found one wins */
-                idx[j] = -1;
-                for (int t = 0; t < tasks && idx[j] < 0; t++)
-                    idx[j] = found[(int64_t)t * REDUCE_TILE + j];
+            /* Tasks cover the range in order, so the first that found one wins. */
+            for (int t = 0; t < tasks; t++) {
+                tile_scratch part = scratch_of(p, scratch, t);
+                for (int64_t j = 0; j < width; j++)
+                    if (merged.idx[j] < 0) merged.idx[j] = part.idx[j];
             }
         }
-        store_tile(p, &job.tile, totals, idx);
+        store_tile(p, &job.tile, merged.totals, merged.idx);
     }
-    porta_host_free(partials);
-    return NULL;
 }
 
 static porta_dtype expected_out_dtype(int op, porta_dtype x) {
@@ -326,14 +345,21 @@ porta_status *cpu_exec_reduce(const porta_prim *prim, const porta_tensor *const 
     if (plan.arg && plan.red_count == 0)
         return porta_error(PORTA_ERR_INTERNAL, "cpu: %s over no elements",
                            porta_prim_name(prim));
+    int tasks = cpu_thread_count();
     int64_t units = plan.outer_count * plan.tiles_per_outer;
-    int64_t unit_elems = plan.red_count * (plan.tile_size < REDUCE_TILE ? plan.tile_size
-                                                                         : REDUCE_TILE);
+    int64_t unit_elems = plan.red_count * plan.tile_width;
     /* Too few tiles to occupy every thread: split the reductions instead. */
-    if (units < 2 * (int64_t)cpu_thread_count() && cpu_thread_count() > 1 &&
-        unit_elems >= 2 * REDUCE_GRAIN)
-        return reduce_split(&plan, units);
-    int64_t grain = unit_elems > 0 ? REDUCE_GRAIN / unit_elems : units;
-    cpu_parallel_for(units, grain, reduce_tiles, &plan);
+    bool split = units < 2 * (int64_t)tasks && tasks > 1 && unit_elems >= 2 * REDUCE_GRAIN;
+    char *scratch;
+    PORTA_TRY(porta_host_alloc((size_t)(tasks + 1) * (size_t)plan.tile_width * SCRATCH_PER_OUTPUT,
+                               "reduction scratch", (void **)&scratch));
+    if (split) {
+        reduce_split(&plan, scratch, tasks, units);
+    } else {
+        reduce_job job = {&plan, scratch, tasks, {0, 0, 0}};
+        cpu_parallel_for(units, unit_elems > 0 ? REDUCE_GRAIN / unit_elems : units, reduce_tiles,
+                         &job);
+    }
+    porta_host_free(scratch);
     return NULL;
 }

@@ -12,9 +12,6 @@
 
 #include "porta.h"
 
-/* The most outputs one tile holds; callers size their scratch with it. */
-#define REDUCE_TILE 256
-
 /* A running result. Which member is live depends on the op and the dtype:
  * f for float sums, products, max and min; u for int64 sums and products
  * (they wrap like PyTorch's) and for any/all flags; i for integer and bool
@@ -25,9 +22,10 @@ typedef union reduce_total {
     int64_t i;
 } reduce_total;
 
-/* totals[j] op= x[j*ks + i*rs] for i < n, j < w (w <= REDUCE_TILE). */
+/* totals[j] op= x[j*ks + i*rs] for i < n, j < w. `lanes` is scratch with
+ * room for w 8-byte values: the row order keeps a lane per output there. */
 typedef void (*reduce_fold_fn)(const char *x, int64_t w, int64_t ks, int64_t n, int64_t rs,
-                               reduce_total *totals);
+                               reduce_total *totals, void *lanes);
 /* For each j with idx[j] < 0: idx[j] = base + the first i < n whose element
  * equals targets[j], a NaN target matching the first NaN. Returns how many
  * idx[j] are still negative. */
@@ -40,8 +38,9 @@ typedef struct reduce_kernel {
     reduce_fold_fn fold;
     /* Combines two partial results of the same reduction. */
     void (*merge)(reduce_total *into, reduce_total from);
-    /* Writes a final result as one element of the output dtype. */
-    void (*store)(reduce_total total, char *out);
+    /* Writes w final results as elements of the output dtype, `stride`
+     * elements apart. */
+    void (*store)(const reduce_total *totals, int64_t w, char *out, int64_t stride);
     /* Arg ops only: fold, merge and identity are then those of max or min,
      * and find locates the first element equal to that extreme. */
     reduce_find_fn find;

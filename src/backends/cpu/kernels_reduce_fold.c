@@ -4,6 +4,7 @@
  * meet in a double, so error grows with the block length, not with n. */
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "backends/cpu/kernels_reduce.h"
 #include "core/dtype.h"
@@ -16,10 +17,40 @@
 #define RUN_BLOCK 1024
 /* Rows folded into a tile's per-column accumulators before the same hand-off. */
 #define ROW_BLOCK 64
+/* lcm(w, FOLD_LANES) for w < FOLD_LANES is at most this. */
+#define NARROW_LANES_MAX (FOLD_LANES * (FOLD_LANES - 1))
 
 /* ---- element loads: the value an element contributes ---- */
+
+static inline float float_from_bits(uint32_t bits) {
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static inline uint32_t bits_from_float(float f) {
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    return bits;
+}
+
+/* porta_f16_to_f32 with selects instead of branches, so that loops over
+ * float16 data vectorize: rebias the exponent, then patch in the results
+ * for the two special exponents. Subnormals come out of a float subtraction:
+ * 2^-14 * (1 + m/1024) - 2^-14 = m * 2^-24. */
+static inline float f16_to_f32_selects(uint16_t h) {
+    uint32_t shifted = (uint32_t)(h & 0x7fff) << 13;
+    uint32_t exponent = h & 0x7c00u;
+    uint32_t normal = shifted + (112u << 23);
+    uint32_t inf_or_nan = normal + (112u << 23);
+    uint32_t subnormal = bits_from_float(float_from_bits(shifted + (113u << 23)) - 0x1p-14f);
+    /* Masks rather than ?: keep the loop free of branches. */
+    uint32_t special = 0u - (uint32_t)(exponent == 0x7c00u), tiny = 0u - (uint32_t)(exponent == 0);
+    uint32_t bits = (inf_or_nan & special) | (subnormal & tiny) | (normal & ~(special | tiny));
+    return float_from_bits(bits | (uint32_t)(h & 0x8000) << 16);
+}
 #define LOAD_SAME(v) (v)
-#define LOAD_F16(v) porta_f16_to_f32(v)
+#define LOAD_F16(v) f16_to_f32_selects(v)
 #define LOAD_BF16(v) porta_bf16_to_f32(v)
 #define LOAD_U64(v) ((uint64_t)(v))
 #define NONZERO(v) ((uint8_t)((v) != 0))
@@ -47,27 +78,62 @@
 #define FLUSH_OR(t, a) ((t)->u |= (a))
 #define FLUSH_AND(t, a) ((t)->u &= (a))
 
-/* The fold of one (op, dtype): T the element type, A the lane type. */
+/* The fold of one (op, dtype): T the element type, A the lane type. Three
+ * loop orders, chosen by the tile's strides (see kernels_reduce.h). Inner
+ * loops run a constant FOLD_LANES times so the compiler vectorizes them. */
 #define DEFINE_FOLD(NAME, T, A, LOAD, IDENT, STEP, FLUSH)                                 \
-    static void NAME(const char *xp, int64_t w, int64_t ks, int64_t n, int64_t rs,        \
-                     reduce_total *totals) {                                              \
-        const T *x = (const T *)xp;                                                       \
-        if (ks == 1 && rs != 1) { /* contiguous outputs: fold whole rows */               \
-            A acc[REDUCE_TILE];                                                           \
-            for (int64_t i0 = 0; i0 < n; i0 += ROW_BLOCK) {                               \
-                int64_t end = n - i0 < ROW_BLOCK ? n : i0 + ROW_BLOCK;                    \
-                for (int64_t j = 0; j < w; j++) acc[j] = IDENT;                           \
-                for (int64_t i = i0; i < end; i++) {                                      \
-                    const T *row = x + i * rs;                                            \
-                    for (int64_t j = 0; j < w; j++) {                                     \
-                        A v_ = LOAD(row[j]);                                              \
-                        STEP(acc[j], v_);                                                 \
+    /* Outputs side by side (ks == 1): fold whole rows of them at a time, as     \
+     * long contiguous sweeps are what keeps the hardware prefetcher going. */           \
+    static void NAME##_rows(const T *restrict x, int64_t w, int64_t n, int64_t rs,        \
+                            reduce_total *restrict totals, A *restrict acc) {             \
+        for (int64_t i0 = 0; i0 < n; i0 += ROW_BLOCK) {                                   \
+            int64_t end = n - i0 < ROW_BLOCK ? n : i0 + ROW_BLOCK;                        \
+            for (int64_t j = 0; j < w; j++) acc[j] = IDENT;                               \
+            for (int64_t i = i0; i < end; i++) {                                          \
+                const T *row = x + i * rs;                                                \
+                int64_t j = 0;                                                            \
+                for (; j + FOLD_LANES <= w; j += FOLD_LANES)                              \
+                    for (int l = 0; l < FOLD_LANES; l++) {                                \
+                        A v_ = LOAD(row[j + l]);                                          \
+                        STEP(acc[j + l], v_);                                             \
                     }                                                                     \
+                for (; j < w; j++) {                                                      \
+                    A v_ = LOAD(row[j]);                                                  \
+                    STEP(acc[j], v_);                                                     \
                 }                                                                         \
-                for (int64_t j = 0; j < w; j++) FLUSH(&totals[j], acc[j]);                \
             }                                                                             \
-            return;                                                                       \
+            for (int64_t j = 0; j < w; j++) FLUSH(&totals[j], acc[j]);                    \
         }                                                                                 \
+    }                                                                                     \
+    /* Fewer outputs than lanes with rows packed back to back (ks == 1,           \
+     * rs == w): one contiguous stream, in lcm(w, FOLD_LANES) lanes so that       \
+     * lane l always meets output l % w. */                                               \
+    static void NAME##_narrow(const T *x, int64_t w, int64_t n, reduce_total *totals) {   \
+        int64_t period = w;                                                               \
+        while (period % FOLD_LANES) period += w;                                          \
+        int64_t count = n * w, block = period * ROW_BLOCK;                                \
+        A acc[NARROW_LANES_MAX];                                                          \
+        for (int64_t i0 = 0; i0 < count; i0 += block) {                                  \
+            int64_t m = count - i0 < block ? count - i0 : block;                          \
+            const T *chunk = x + i0;                                                      \
+            for (int64_t l = 0; l < period; l++) acc[l] = IDENT;                          \
+            int64_t i = 0;                                                                \
+            for (; i + period <= m; i += period)                                          \
+                for (int64_t l = 0; l < period; l += FOLD_LANES)                          \
+                    for (int k = 0; k < FOLD_LANES; k++) {                                \
+                        A v_ = LOAD(chunk[i + l + k]);                                    \
+                        STEP(acc[l + k], v_);                                             \
+                    }                                                                     \
+            for (; i < m; i++) {                                                          \
+                A v_ = LOAD(chunk[i]);                                                    \
+                STEP(acc[i % period], v_);                                                \
+            }                                                                             \
+            for (int64_t l = 0; l < period; l++) FLUSH(&totals[l % w], acc[l]);           \
+        }                                                                                 \
+    }                                                                                     \
+    /* Otherwise: one run per output, contiguous (rs == 1) or strided. */                 \
+    static void NAME##_runs(const T *x, int64_t w, int64_t ks, int64_t n, int64_t rs,     \
+                            reduce_total *totals) {                                       \
         for (int64_t j = 0; j < w; j++) {                                                 \
             const T *run = x + j * ks;                                                    \
             if (n < FOLD_LANES) { /* too short for lanes to pay off */                    \
@@ -107,6 +173,16 @@
                 FLUSH(&totals[j], lanes[0]);                                              \
             }                                                                             \
         }                                                                                 \
+    }                                                                                     \
+    static void NAME(const char *xp, int64_t w, int64_t ks, int64_t n, int64_t rs,        \
+                     reduce_total *totals, void *lanes) {                                 \
+        const T *x = (const T *)xp;                                                       \
+        if (ks != 1 || rs == 1)                                                           \
+            NAME##_runs(x, w, ks, n, rs, totals);                                         \
+        else if (rs == w && w < FOLD_LANES)                                               \
+            NAME##_narrow(x, w, n, totals);                                               \
+        else                                                                              \
+            NAME##_rows(x, w, n, rs, totals, (A *)lanes);                                 \
     }
 
 #define MATCH_FLOAT(v, t) ((v) == (t) || ((t) != (t) && (v) != (v)))
@@ -150,7 +226,13 @@
     }
 
 #define DEFINE_STORE(NAME, T, EXPR)                                                       \
-    static void NAME(reduce_total total, char *out) { *(T *)out = (EXPR); }
+    static void NAME(const reduce_total *totals, int64_t w, char *out, int64_t stride) {  \
+        T *dst = (T *)out;                                                                \
+        for (int64_t j = 0; j < w; j++) {                                                 \
+            reduce_total total = totals[j];                                               \
+            dst[j * stride] = (EXPR);                                                     \
+        }                                                                                 \
+    }
 
 /* ---- per dtype ---- */
 
