@@ -1,7 +1,8 @@
 /* Every reduction on every dtype it accepts, on random shapes (rank 0..5,
  * zero-size axes included), random axis subsets given in any order and
  * sign, keepdim both ways, and contiguous, permuted, stepped, reversed and
- * broadcast layouts, against a double-precision reference. */
+ * broadcast layouts, against a double-precision reference; once for each
+ * instruction set the CPU can run the kernels with. */
 #include <stdio.h>
 
 #include "test_reduce.h"
@@ -62,29 +63,30 @@ static int pick_axes(test_rng *rng, porta_reduce_op op, int rank, int *axes) {
 }
 
 static void run_random_cases(porta_reduce_op op, uint64_t seed) {
-    for (int t = 0; t < DTYPE_COUNT; t++) {
-        porta_dtype dtype = all_dtypes[t];
-        bool arg = op == PORTA_REDUCE_ARGMAX || op == PORTA_REDUCE_ARGMIN;
-        if (arg && dtype == PORTA_BOOL) continue; /* refused, as in PyTorch */
-        test_rng rng = test_rng_make(seed * 100 + (uint64_t)t);
-        int failures = 0;
-        for (int c = 0; c < CASES_PER_DTYPE && failures < 3; c++) {
-            int rank, axes[PORTA_MAX_RANK];
-            int64_t sizes[PORTA_MAX_RANK];
-            pick_shape(&rng, op, &rank, sizes);
-            int axis_count = pick_axes(&rng, op, rank, axes);
-            bool keepdim = test_int(&rng, 0, 1);
-            reduce_fill fill = pick_fill(&rng, op);
-            bool strided = test_int(&rng, 0, 1);
-            porta_tensor *x = strided ? reduce_random_view(&rng, dtype, rank, sizes, fill)
-                                      : reduce_random_tensor(&rng, dtype, rank, sizes, fill);
-            if (!x) return;
-            char what[160];
-            snprintf(what, sizeof what, "%s %s case %d (rank %d, %d axes, keepdim %d, %s)",
-                     porta_reduce_op_name(op), porta_dtype_name(dtype), c, rank, axis_count,
-                     keepdim, strided ? "strided" : "contiguous");
-            if (!reduce_check(op, x, axes, axis_count, keepdim, what)) failures++;
-            porta_tensor_release(x);
+    bool arg = op == PORTA_REDUCE_ARGMAX || op == PORTA_REDUCE_ARGMIN;
+    for (int isa = -1; reduce_force_next_isa(&isa);) {
+        for (int t = 0; t < DTYPE_COUNT; t++) {
+            porta_dtype dtype = all_dtypes[t];
+            if (arg && dtype == PORTA_BOOL) continue; /* refused, as in PyTorch */
+            test_rng rng = test_rng_make(seed * 100 + (uint64_t)t);
+            int failures = 0;
+            for (int c = 0; c < CASES_PER_DTYPE && failures < 3; c++) {
+                int rank, axes[PORTA_MAX_RANK];
+                int64_t sizes[PORTA_MAX_RANK];
+                pick_shape(&rng, op, &rank, sizes);
+                int axis_count = pick_axes(&rng, op, rank, axes);
+                bool keepdim = test_int(&rng, 0, 1);
+                reduce_fill fill = pick_fill(&rng, op);
+                bool strided = test_int(&rng, 0, 1);
+                porta_tensor *x = strided ? reduce_random_view(&rng, dtype, rank, sizes, fill)
+                                          : reduce_random_tensor(&rng, dtype, rank, sizes, fill);
+                char what[160];
+                snprintf(what, sizeof what, "%s %s %s case %d (rank %d, %d axes, keepdim %d, %s)",
+                         reduce_isa_name(isa), porta_reduce_op_name(op), porta_dtype_name(dtype),
+                         c, rank, axis_count, keepdim, strided ? "strided" : "contiguous");
+                if (!x || !reduce_check(op, x, axes, axis_count, keepdim, what)) failures++;
+                porta_tensor_release(x);
+            }
         }
     }
 }

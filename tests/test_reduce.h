@@ -34,4 +34,11 @@ bool reduce_check_out(porta_reduce_op op, const porta_tensor *x, const int *axes
 bool reduce_check(porta_reduce_op op, const porta_tensor *x, const int *axes, int axis_count,
                   bool keepdim, const char *what);
 
+/* Steps through the instruction sets this CPU can run the reduction loops
+ * with, forcing each in turn:
+ *     for (int isa = -1; reduce_force_next_isa(&isa);) ...
+ * After the last, the default choice is back. Loops must not be left early. */
+bool reduce_force_next_isa(int *isa);
+const char *reduce_isa_name(int isa);
+
 #endif

@@ -1,7 +1,7 @@
 /* Reductions big enough to take the threaded paths: float32 sums that must
  * not drift over millions of elements, layouts that split one reduction
- * across threads or spread many over them, and results that do not depend
- * on the thread count. */
+ * across threads or spread many over them (for each instruction set), and
+ * results that do not depend on the thread count. */
 #include <stdlib.h>
 
 #include "core/tensor.h"
@@ -76,13 +76,15 @@ typedef struct layout_case {
 } layout_case;
 
 /* Few long reductions (split across threads), many short ones (spread over
- * threads), row and column orders, partial tiles (257 and 700 outputs). */
+ * threads), row and column orders, partial tiles (257, 700 and 20000
+ * outputs). */
 static const layout_case layout_cases[] = {
     {2, {3, 70000}, 1, {1}, false},   {2, {70000, 3}, 1, {0}, false},
     {2, {70000, 3}, 1, {0}, true},    {3, {2, 300, 257}, 2, {0, 2}, false},
     {3, {2, 300, 257}, 2, {2, 0}, true}, {2, {513, 700}, 1, {0}, false},
     {2, {513, 700}, 1, {-1}, true},   {2, {513, 700}, 0, {0}, false},
     {1, {200003}, 0, {0}, false},     {3, {64, 3, 1000}, 1, {1}, false},
+    {2, {5, 20000}, 1, {0}, false},   {2, {5, 20000}, 1, {1}, true},
 };
 
 static porta_tensor *layout_tensor(test_rng *rng, porta_dtype dtype, const layout_case *c,
@@ -113,19 +115,20 @@ TEST(test_reduce_large_layouts) {
         {PORTA_REDUCE_ARGMIN, PORTA_I16, FILL_WIDE},  {PORTA_REDUCE_ANY, PORTA_F64, FILL_SPARSE},
         {PORTA_REDUCE_ALL, PORTA_U8, FILL_WIDE},      {PORTA_REDUCE_PROD, PORTA_I64, FILL_WIDE},
     };
-    test_rng rng = test_rng_make(99);
-    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
-        for (size_t c = 0; c < sizeof layout_cases / sizeof layout_cases[0]; c++) {
-            const layout_case *lc = &layout_cases[c];
-            porta_tensor *x = layout_tensor(&rng, runs[r].dtype, lc, runs[r].fill);
-            if (!x) return;
-            char what[96];
-            snprintf(what, sizeof what, "%s %s layout %zu", porta_reduce_op_name(runs[r].op),
-                     porta_dtype_name(runs[r].dtype), c);
-            bool arg = runs[r].op == PORTA_REDUCE_ARGMAX || runs[r].op == PORTA_REDUCE_ARGMIN;
-            int axis_count = arg && lc->axis_count > 1 ? 1 : lc->axis_count;
-            reduce_check(runs[r].op, x, lc->axes, axis_count, c % 2 == 0, what);
-            porta_tensor_release(x);
+    for (int isa = -1; reduce_force_next_isa(&isa);) {
+        test_rng rng = test_rng_make(99);
+        for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+            for (size_t c = 0; c < sizeof layout_cases / sizeof layout_cases[0]; c++) {
+                const layout_case *lc = &layout_cases[c];
+                porta_tensor *x = layout_tensor(&rng, runs[r].dtype, lc, runs[r].fill);
+                char what[96];
+                snprintf(what, sizeof what, "%s %s %s layout %zu", reduce_isa_name(isa),
+                         porta_reduce_op_name(runs[r].op), porta_dtype_name(runs[r].dtype), c);
+                bool arg = runs[r].op == PORTA_REDUCE_ARGMAX || runs[r].op == PORTA_REDUCE_ARGMIN;
+                int axis_count = arg && lc->axis_count > 1 ? 1 : lc->axis_count;
+                if (x) reduce_check(runs[r].op, x, lc->axes, axis_count, c % 2 == 0, what);
+                porta_tensor_release(x);
+            }
         }
     }
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/cpu/kernels_reduce.h"
 #include "core/dtype.h"
 #include "core/status.h"
 #include "core/tensor.h"
@@ -264,4 +265,18 @@ bool reduce_check_out(porta_reduce_op op, const porta_tensor *x, const int *axes
 bool reduce_check(porta_reduce_op op, const porta_tensor *x, const int *axes, int axis_count,
                   bool keepdim, const char *what) {
     return reduce_check_out(op, x, axes, axis_count, keepdim, NULL, what);
+}
+
+bool reduce_force_next_isa(int *isa) {
+    for (++*isa; *isa < REDUCE_ISA_COUNT; ++*isa)
+        if (cpu_reduce_isa_force((reduce_isa)*isa)) return true;
+    cpu_reduce_isa_reset();
+    return false;
+}
+
+const char *reduce_isa_name(int isa) {
+    static const char *const names[REDUCE_ISA_COUNT] = {
+        [REDUCE_ISA_BASELINE] = "baseline", [REDUCE_ISA_AVX2] = "avx2",
+        [REDUCE_ISA_AVX512] = "avx512"};
+    return isa >= 0 && isa < REDUCE_ISA_COUNT ? names[isa] : "?";
 }

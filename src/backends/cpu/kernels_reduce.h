@@ -46,8 +46,26 @@ typedef struct reduce_kernel {
     reduce_find_fn find;
 } reduce_kernel;
 
-/* The kernel for op on an input of `dtype`, or NULL when the pair is outside
- * the backend contract (graph/prim.h). */
+/* The kernel for op on an input of `dtype`, for the instruction set in use,
+ * or NULL when the pair is outside the backend contract (graph/prim.h). */
 const reduce_kernel *cpu_reduce_kernel(porta_reduce_op op, porta_dtype dtype);
+
+/* The same loops compiled for each instruction set (kernels_reduce_fold*.c). */
+typedef enum reduce_isa {
+    REDUCE_ISA_BASELINE = 0, /* x86-64: SSE2 */
+    REDUCE_ISA_AVX2,         /* with FMA and F16C */
+    REDUCE_ISA_AVX512,       /* F, BW, VL and DQ */
+    REDUCE_ISA_COUNT
+} reduce_isa;
+
+extern const reduce_kernel cpu_reduce_kernels_baseline[PORTA_REDUCE_OP_COUNT][PORTA_DTYPE_COUNT];
+extern const reduce_kernel cpu_reduce_kernels_avx2[PORTA_REDUCE_OP_COUNT][PORTA_DTYPE_COUNT];
+extern const reduce_kernel cpu_reduce_kernels_avx512[PORTA_REDUCE_OP_COUNT][PORTA_DTYPE_COUNT];
+
+bool cpu_reduce_isa_supported(reduce_isa isa);
+/* For tests: use `isa` (false when this CPU lacks it), or go back to the
+ * best one the CPU has. */
+bool cpu_reduce_isa_force(reduce_isa isa);
+void cpu_reduce_isa_reset(void);
 
 #endif
