@@ -1,5 +1,5 @@
 /* The CPU reduction driver: turns any strided input and output into tiles
- * for the typed loops of kernels_reduce_fold.c, and spreads them over the
+ * for the typed loops of kernels_reduce_fold.h, and spreads them over the
  * thread pool.
  *
  * Layout: size-1 axes are dropped, kept axes are ordered by input stride and

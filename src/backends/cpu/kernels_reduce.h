@@ -1,5 +1,6 @@
-/* The typed inner loops of the CPU reductions (kernels_reduce_fold.c) and
- * the interface the strided, threaded driver (kernels_reduce.c) calls.
+/* The typed inner loops of the CPU reductions (kernels_reduce_fold.h, built
+ * once per instruction set) and the interface the strided, threaded driver
+ * (kernels_reduce.c) calls.
  *
  * Every inner loop works on a tile: w outputs whose inputs start `ks`
  * elements apart, each folding n elements that lie `rs` elements apart. The

@@ -67,6 +67,7 @@ static inline float f16_to_f32_selects(uint16_t h) {
     uint32_t bits = (inf_or_nan & special) | (subnormal & tiny) | (normal & ~(special | tiny));
     return float_from_bits(bits | (uint32_t)(h & 0x8000) << 16);
 }
+
 #define LOAD_SAME(v) (v)
 #define LOAD_F16(v) f16_to_f32_selects(v)
 #define LOAD_BF16(v) porta_bf16_to_f32(v)
