@@ -535,3 +535,39 @@ TEST(test_ew_binary_out_of_memory) {
     porta_tensor_release(a);
     porta_tensor_release(b);
 }
+
+/* Transposed inputs take the iterator's tiled walk: 2-D and 3-D
+ * permutations, sizes that are not multiples of the tile, past the grain. */
+TEST(test_ew_binary_transposed_tiles) {
+    test_rng rng = test_rng_make(208);
+    const struct {
+        int rank;
+        int64_t sizes[3], strides[3]; /* a view of a contiguous buffer */
+    } views[] = {
+        {2, {300, 257}, {1, 300}, },
+        {2, {5, 1000}, {1, 5}, },
+        {3, {3, 70, 130}, {70, 1, 210}, },  /* compact dim outermost of the two outer */
+        {3, {130, 3, 70}, {1, 130 * 70, 130}, },
+    };
+    porta_dtype dtypes[2] = {PORTA_F32, PORTA_I8};
+    for (size_t v = 0; v < sizeof views / sizeof views[0]; v++)
+        for (int t = 0; t < 2; t++) {
+            int rank = views[v].rank;
+            int64_t numel = 1;
+            for (int d = 0; d < rank; d++) numel *= views[v].sizes[d];
+            porta_tensor *base = ew_tensor(&rng, dtypes[t], 1, &numel, EW_CONTIGUOUS, -50, 50);
+            porta_tensor *x, *y = ew_tensor(&rng, dtypes[t], rank, views[v].sizes, EW_CONTIGUOUS, -50, 50);
+            CHECK_OK(porta_tensor_view(porta_tensor_buffer(base), dtypes[t], rank, views[v].sizes,
+                                       views[v].strides, 0, &x));
+            porta_tensor *out = NULL;
+            CHECK_OK(porta_binary(PORTA_SUB, x, y, &out));
+            char what[64];
+            snprintf(what, sizeof what, "transposed view %zu minus contiguous, %s", v,
+                     porta_dtype_name(dtypes[t]));
+            expect_result(what, find_case(PORTA_SUB), x, y, out, dtypes[t]);
+            porta_tensor_release(out);
+            porta_tensor_release(x);
+            porta_tensor_release(y);
+            porta_tensor_release(base);
+        }
+}

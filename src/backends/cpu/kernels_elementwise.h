@@ -117,22 +117,74 @@ bool ew_binary_is_costly(porta_binary_op op);
         return fault;                                                          \
     }
 
+/* Half-precision loops convert a stage at a time: operands widened into
+ * float arrays (F16C where the CPU has it), computed in blocks gcc
+ * vectorizes, narrowed back once. */
+#define EW_STAGE 256
+void ew_widen_half(porta_dtype dtype, const uint16_t *src, float *dst, int64_t n);
+void ew_narrow_half(porta_dtype dtype, const float *src, uint16_t *dst, int64_t n);
+void ew_widen_half_avx2(porta_dtype dtype, const uint16_t *src, float *dst, int64_t n);
+void ew_narrow_half_avx2(porta_dtype dtype, const float *src, uint16_t *dst, int64_t n);
+
+/* The staged form of EW_UNARY_LOOP for float16/bfloat16 (enum E) in and out. */
+#define EW_HALF_UNARY_LOOP(NAME, E, LOAD, STORE, FN)                              \
+    static int NAME(char *const *p, const int64_t *s, int64_t n) {                \
+        if (s[0] != 2 || s[1] != 2) {                                             \
+            for (int64_t i = 0; i < n; i++)                                       \
+                EW_AT(uint16_t, p[0], i, s[0]) =                                  \
+                    STORE(FN(LOAD(EW_AT(const uint16_t, p[1], i, s[1]))));        \
+            return 0;                                                             \
+        }                                                                         \
+        float x[EW_STAGE];                                                        \
+        for (int64_t at = 0; at < n; at += EW_STAGE) {                            \
+            int64_t m = n - at < EW_STAGE ? n - at : EW_STAGE;                    \
+            ew_widen_half(E, (const uint16_t *)(const void *)p[1] + at, x, m);    \
+            EW_BLOCKED(m, i, x[i] = FN(x[i]));                                    \
+            ew_narrow_half(E, x, (uint16_t *)(void *)p[0] + at, m);               \
+        }                                                                         \
+        return 0;                                                                 \
+    }
+
+/* The staged form of EW_BINARY_LOOP; a stride-0 operand is widened once. */
+#define EW_HALF_BINARY_LOOP(NAME, E, LOAD, STORE, FN)                             \
+    static int NAME(char *const *p, const int64_t *s, int64_t n) {                \
+        int fault = 0;                                                            \
+        if (s[0] != 2 || (s[1] != 2 && s[1] != 0) || (s[2] != 2 && s[2] != 0)) {  \
+            for (int64_t i = 0; i < n; i++)                                       \
+                EW_AT(uint16_t, p[0], i, s[0]) =                                  \
+                    STORE(FN(LOAD(EW_AT(const uint16_t, p[1], i, s[1])),          \
+                             LOAD(EW_AT(const uint16_t, p[2], i, s[2])), &fault)); \
+            return fault;                                                         \
+        }                                                                         \
+        float a[EW_STAGE], b[EW_STAGE], r[EW_STAGE];                              \
+        for (int i = 0; i < EW_STAGE && !s[1]; i++) a[i] = LOAD(*(const uint16_t *)(const void *)p[1]); \
+        for (int i = 0; i < EW_STAGE && !s[2]; i++) b[i] = LOAD(*(const uint16_t *)(const void *)p[2]); \
+        for (int64_t at = 0; at < n; at += EW_STAGE) {                            \
+            int64_t m = n - at < EW_STAGE ? n - at : EW_STAGE;                    \
+            if (s[1]) ew_widen_half(E, (const uint16_t *)(const void *)p[1] + at, a, m); \
+            if (s[2]) ew_widen_half(E, (const uint16_t *)(const void *)p[2] + at, b, m); \
+            EW_BLOCKED(m, i, r[i] = FN(a[i], b[i], &fault));                      \
+            ew_narrow_half(E, r, (uint16_t *)(void *)p[0] + at, m);               \
+        }                                                                         \
+        return fault;                                                             \
+    }
+
 /* Dtype lists for stamping out loops: X(args..., suffix, enum, storage type,
- * compute type, load, store, suffix of the scalar functions to use);
- * float16 and bfloat16 use float's functions. */
+ * compute type, load, store, suffix of the scalar functions to use, loop
+ * form: PLAIN or HALF); float16 and bfloat16 use float's functions. */
 #define EW_BOOL_DTYPE(X, ...) \
-    X(__VA_ARGS__, b8, PORTA_BOOL, uint8_t, bool, EW_LOAD_BOOL, EW_SAME, b8)
-#define EW_INT_DTYPES(X, ...)                                                 \
-    X(__VA_ARGS__, u8, PORTA_U8, uint8_t, uint8_t, EW_SAME, EW_SAME, u8)      \
-    X(__VA_ARGS__, i8, PORTA_I8, int8_t, int8_t, EW_SAME, EW_SAME, i8)        \
-    X(__VA_ARGS__, i16, PORTA_I16, int16_t, int16_t, EW_SAME, EW_SAME, i16)   \
-    X(__VA_ARGS__, i32, PORTA_I32, int32_t, int32_t, EW_SAME, EW_SAME, i32)   \
-    X(__VA_ARGS__, i64, PORTA_I64, int64_t, int64_t, EW_SAME, EW_SAME, i64)
-#define EW_FLOAT_DTYPES(X, ...)                                                               \
-    X(__VA_ARGS__, f16, PORTA_F16, uint16_t, float, porta_f16_to_f32, porta_f32_to_f16, f32)  \
-    X(__VA_ARGS__, bf16, PORTA_BF16, uint16_t, float, porta_bf16_to_f32, porta_f32_to_bf16, f32) \
-    X(__VA_ARGS__, f32, PORTA_F32, float, float, EW_SAME, EW_SAME, f32)                       \
-    X(__VA_ARGS__, f64, PORTA_F64, double, double, EW_SAME, EW_SAME, f64)
+    X(__VA_ARGS__, b8, PORTA_BOOL, uint8_t, bool, EW_LOAD_BOOL, EW_SAME, b8, PLAIN)
+#define EW_INT_DTYPES(X, ...)                                                        \
+    X(__VA_ARGS__, u8, PORTA_U8, uint8_t, uint8_t, EW_SAME, EW_SAME, u8, PLAIN)      \
+    X(__VA_ARGS__, i8, PORTA_I8, int8_t, int8_t, EW_SAME, EW_SAME, i8, PLAIN)        \
+    X(__VA_ARGS__, i16, PORTA_I16, int16_t, int16_t, EW_SAME, EW_SAME, i16, PLAIN)   \
+    X(__VA_ARGS__, i32, PORTA_I32, int32_t, int32_t, EW_SAME, EW_SAME, i32, PLAIN)   \
+    X(__VA_ARGS__, i64, PORTA_I64, int64_t, int64_t, EW_SAME, EW_SAME, i64, PLAIN)
+#define EW_FLOAT_DTYPES(X, ...)                                                                     \
+    X(__VA_ARGS__, f16, PORTA_F16, uint16_t, float, porta_f16_to_f32, porta_f32_to_f16, f32, HALF)  \
+    X(__VA_ARGS__, bf16, PORTA_BF16, uint16_t, float, porta_bf16_to_f32, porta_f32_to_bf16, f32, HALF) \
+    X(__VA_ARGS__, f32, PORTA_F32, float, float, EW_SAME, EW_SAME, f32, PLAIN)                      \
+    X(__VA_ARGS__, f64, PORTA_F64, double, double, EW_SAME, EW_SAME, f64, PLAIN)
 #define EW_NUMERIC_DTYPES(X, ...) EW_INT_DTYPES(X, __VA_ARGS__) EW_FLOAT_DTYPES(X, __VA_ARGS__)
 #define EW_ALL_DTYPES(X, ...) EW_BOOL_DTYPE(X, __VA_ARGS__) EW_NUMERIC_DTYPES(X, __VA_ARGS__)
 

@@ -142,9 +142,12 @@ BOOL_FUNCTIONS
     X(LOGICAL_AND, logical_and) X(LOGICAL_OR, logical_or) X(LOGICAL_XOR, logical_xor)   \
     X(EQ, eq) X(NE, ne) X(LT, lt) X(LE, le) X(GT, gt) X(GE, ge)
 
-#define SAME_TYPE_LOOP(OP, op, sfx, E, ST, CT, LOAD, STORE, cs) \
-    EW_BINARY_LOOP(op##_##sfx##_loop, ST, CT, LOAD, ST, STORE, op##_##cs)
-#define BOOL_RESULT_LOOP(OP, op, sfx, E, ST, CT, LOAD, STORE, cs) \
+#define SAME_TYPE_LOOP(OP, op, sfx, E, ST, CT, LOAD, STORE, cs, form) \
+    SAME_TYPE_##form(op##_##sfx##_loop, E, ST, CT, LOAD, STORE, op##_##cs)
+#define SAME_TYPE_PLAIN(NAME, E, ST, CT, LOAD, STORE, FN) \
+    EW_BINARY_LOOP(NAME, ST, CT, LOAD, ST, STORE, FN)
+#define SAME_TYPE_HALF(NAME, E, ST, CT, LOAD, STORE, FN) EW_HALF_BINARY_LOOP(NAME, E, LOAD, STORE, FN)
+#define BOOL_RESULT_LOOP(OP, op, sfx, E, ST, CT, LOAD, STORE, cs, form) \
     EW_BINARY_LOOP(op##_##sfx##_loop, ST, CT, LOAD, uint8_t, EW_SAME, op##_##cs)
 #define ENTRY(OP, op, sfx, E, ...) [PORTA_##OP][E] = op##_##sfx##_loop,
 

@@ -89,29 +89,57 @@ static inline double narrow_f64_from_float(double v) { return v; }
 #define NARROW(to, wide) NARROW_(to, wide)
 #define NARROW_(to, wide) narrow_##to##_from_##wide
 
-/* Every ordered pair of distinct dtypes. */
-#define CAST_PAIRS(X)                                                                        \
-    X(b8, u8) X(b8, i8) X(b8, i16) X(b8, i32) X(b8, i64) X(b8, f16) X(b8, bf16) X(b8, f32) X(b8, f64) \
-    X(u8, b8) X(u8, i8) X(u8, i16) X(u8, i32) X(u8, i64) X(u8, f16) X(u8, bf16) X(u8, f32) X(u8, f64) \
-    X(i8, b8) X(i8, u8) X(i8, i16) X(i8, i32) X(i8, i64) X(i8, f16) X(i8, bf16) X(i8, f32) X(i8, f64) \
-    X(i16, b8) X(i16, u8) X(i16, i8) X(i16, i32) X(i16, i64) X(i16, f16) X(i16, bf16) X(i16, f32)   \
-    X(i16, f64)                                                                              \
-    X(i32, b8) X(i32, u8) X(i32, i8) X(i32, i16) X(i32, i64) X(i32, f16) X(i32, bf16) X(i32, f32)   \
-    X(i32, f64)                                                                              \
-    X(i64, b8) X(i64, u8) X(i64, i8) X(i64, i16) X(i64, i32) X(i64, f16) X(i64, bf16) X(i64, f32)   \
-    X(i64, f64)                                                                              \
-    X(f16, b8) X(f16, u8) X(f16, i8) X(f16, i16) X(f16, i32) X(f16, i64) X(f16, bf16) X(f16, f32)   \
-    X(f16, f64)                                                                              \
-    X(bf16, b8) X(bf16, u8) X(bf16, i8) X(bf16, i16) X(bf16, i32) X(bf16, i64) X(bf16, f16)         \
-    X(bf16, f32) X(bf16, f64)                                                                \
-    X(f32, b8) X(f32, u8) X(f32, i8) X(f32, i16) X(f32, i32) X(f32, i64) X(f32, f16) X(f32, bf16)   \
-    X(f32, f64)                                                                              \
-    X(f64, b8) X(f64, u8) X(f64, i8) X(f64, i16) X(f64, i32) X(f64, i64) X(f64, f16) X(f64, bf16)   \
-    X(f64, f32)
+/* Every ordered pair of distinct dtypes, but for the float <-> half pairs
+ * below. */
+#define CAST_PAIRS(X)                                                                         \
+    X(b8, u8) X(b8, i8) X(b8, i16) X(b8, i32) X(b8, i64)                                      \
+    X(b8, f16) X(b8, bf16) X(b8, f32) X(b8, f64)                                              \
+    X(u8, b8) X(u8, i8) X(u8, i16) X(u8, i32) X(u8, i64)                                      \
+    X(u8, f16) X(u8, bf16) X(u8, f32) X(u8, f64)                                              \
+    X(i8, b8) X(i8, u8) X(i8, i16) X(i8, i32) X(i8, i64)                                      \
+    X(i8, f16) X(i8, bf16) X(i8, f32) X(i8, f64)                                              \
+    X(i16, b8) X(i16, u8) X(i16, i8) X(i16, i32) X(i16, i64)                                  \
+    X(i16, f16) X(i16, bf16) X(i16, f32) X(i16, f64)                                          \
+    X(i32, b8) X(i32, u8) X(i32, i8) X(i32, i16) X(i32, i64)                                  \
+    X(i32, f16) X(i32, bf16) X(i32, f32) X(i32, f64)                                          \
+    X(i64, b8) X(i64, u8) X(i64, i8) X(i64, i16) X(i64, i32)                                  \
+    X(i64, f16) X(i64, bf16) X(i64, f32) X(i64, f64)                                          \
+    X(f16, b8) X(f16, u8) X(f16, i8) X(f16, i16) X(f16, i32) X(f16, i64)                      \
+    X(f16, bf16) X(f16, f64)                                                                  \
+    X(bf16, b8) X(bf16, u8) X(bf16, i8) X(bf16, i16) X(bf16, i32) X(bf16, i64)                \
+    X(bf16, f16) X(bf16, f64)                                                                 \
+    X(f32, b8) X(f32, u8) X(f32, i8) X(f32, i16) X(f32, i32) X(f32, i64)                      \
+    X(f32, f64)                                                                               \
+    X(f64, b8) X(f64, u8) X(f64, i8) X(f64, i16) X(f64, i32) X(f64, i64)                      \
+    X(f64, f16) X(f64, bf16) X(f64, f32)
 
 #define CAST_LOOP(from, to) \
     EW_UNARY_LOOP(cast_##from##_##to, ST_##from, WIDEN_##from, ST_##to, NARROW(to, WIDE_##from), EW_SAME)
 CAST_PAIRS(CAST_LOOP)
+
+/* float <-> float16/bfloat16, the conversions mixed-precision code leans on:
+ * contiguous runs go through the stage converters (F16C where present). */
+#define HALF_CASTS(sfx, E, LOAD, STORE)                                                  \
+    static int cast_##sfx##_f32(char *const *p, const int64_t *s, int64_t n) {           \
+        if (s[0] == 4 && s[1] == 2) {                                                    \
+            ew_widen_half(E, (const uint16_t *)(const void *)p[1], (float *)(void *)p[0], n); \
+        } else {                                                                         \
+            for (int64_t i = 0; i < n; i++)                                              \
+                EW_AT(float, p[0], i, s[0]) = LOAD(EW_AT(const uint16_t, p[1], i, s[1])); \
+        }                                                                                \
+        return 0;                                                                        \
+    }                                                                                    \
+    static int cast_f32_##sfx(char *const *p, const int64_t *s, int64_t n) {             \
+        if (s[0] == 2 && s[1] == 4) {                                                    \
+            ew_narrow_half(E, (const float *)(const void *)p[1], (uint16_t *)(void *)p[0], n); \
+        } else {                                                                         \
+            for (int64_t i = 0; i < n; i++)                                              \
+                EW_AT(uint16_t, p[0], i, s[0]) = STORE(EW_AT(const float, p[1], i, s[1])); \
+        }                                                                                \
+        return 0;                                                                        \
+    }
+HALF_CASTS(f16, PORTA_F16, porta_f16_to_f32, porta_f32_to_f16)
+HALF_CASTS(bf16, PORTA_BF16, porta_bf16_to_f32, porta_f32_to_bf16)
 
 #define E_b8 PORTA_BOOL
 #define E_u8 PORTA_U8
@@ -124,7 +152,10 @@ CAST_PAIRS(CAST_LOOP)
 #define E_f32 PORTA_F32
 #define E_f64 PORTA_F64
 #define CAST_ENTRY(from, to) [E_##from][E_##to] = cast_##from##_##to,
-static const ew_loop_fn cast_loops[PORTA_DTYPE_COUNT][PORTA_DTYPE_COUNT] = {CAST_PAIRS(CAST_ENTRY)};
+static const ew_loop_fn cast_loops[PORTA_DTYPE_COUNT][PORTA_DTYPE_COUNT] = {
+    CAST_PAIRS(CAST_ENTRY)
+    CAST_ENTRY(f16, f32) CAST_ENTRY(bf16, f32) CAST_ENTRY(f32, f16) CAST_ENTRY(f32, bf16)
+};
 
 ew_loop_fn ew_cast_loop(porta_dtype from, porta_dtype to) {
     if ((unsigned)from >= PORTA_DTYPE_COUNT || (unsigned)to >= PORTA_DTYPE_COUNT) return NULL;

@@ -35,7 +35,7 @@ INT_FMA(i16, int16_t, uint32_t)
 INT_FMA(i32, int32_t, uint32_t)
 INT_FMA(i64, int64_t, uint64_t)
 
-#define FMA_LOOP(ignored, sfx, E, ST, CT, LOAD, STORE, fn)                         \
+#define FMA_LOOP(ignored, sfx, E, ST, CT, LOAD, STORE, fn, form)                       \
     static int fma_##sfx##_loop(char *const *p, const int64_t *s, int64_t n) {     \
         const int64_t size = (int64_t)sizeof(ST);                                  \
         if (s[0] == size && s[1] == size && s[2] == size && s[3] == size) {        \

@@ -132,9 +132,11 @@ static inline bool logical_not_b8(bool x) { return !x; }
 #define PREDICATE_OPS(X) /* any dtype -> bool */ \
     X(ISNAN, isnan) X(ISINF, isinf) X(ISFINITE, isfinite) X(LOGICAL_NOT, logical_not)
 
-#define SAME_TYPE_LOOP(OP, op, fn, sfx, E, ST, CT, LOAD, STORE, cs) \
-    EW_UNARY_LOOP(op##_##sfx##_loop, ST, LOAD, ST, STORE, fn##_##cs)
-#define PREDICATE_LOOP(OP, op, fn, sfx, E, ST, CT, LOAD, STORE, cs) \
+#define SAME_TYPE_LOOP(OP, op, fn, sfx, E, ST, CT, LOAD, STORE, cs, form) \
+    SAME_TYPE_##form(op##_##sfx##_loop, E, ST, LOAD, STORE, fn##_##cs)
+#define SAME_TYPE_PLAIN(NAME, E, ST, LOAD, STORE, FN) EW_UNARY_LOOP(NAME, ST, LOAD, ST, STORE, FN)
+#define SAME_TYPE_HALF(NAME, E, ST, LOAD, STORE, FN) EW_HALF_UNARY_LOOP(NAME, E, LOAD, STORE, FN)
+#define PREDICATE_LOOP(OP, op, fn, sfx, E, ST, CT, LOAD, STORE, cs, form) \
     EW_UNARY_LOOP(op##_##sfx##_loop, ST, LOAD, uint8_t, EW_SAME, fn##_##cs)
 #define ENTRY(OP, op, fn, sfx, E, ...) [PORTA_##OP][E] = op##_##sfx##_loop,
 
