@@ -208,3 +208,56 @@ TEST(test_ew_fill_primitive_without_out) {
     CHECK_ERR(porta_prim_run(&prim, NULL, 0, &out), PORTA_ERR_DTYPE, NULL);
     CHECK(out == NULL);
 }
+
+/* The vectorized float <-> half stage conversions agree bit for bit with
+ * core/dtype.h's scalar ones (NaNs only need to stay NaN): every half value
+ * widened, and float bit patterns around every rounding boundary narrowed. */
+TEST(test_ew_cast_half_stages_match_scalar) {
+    test_rng rng = test_rng_make(404);
+    int64_t all = 65536, count = 1 << 20;
+    uint16_t *halves = malloc((size_t)all * sizeof *halves);
+    uint32_t *bits = malloc((size_t)count * sizeof *bits);
+    for (int64_t i = 0; i < all; i++) halves[i] = (uint16_t)i;
+    for (int64_t i = 0; i < count; i++) {
+        /* random patterns, and dropped bits at or next to a float16 tie
+         * (13 bits) or a bfloat16 tie (16 bits) */
+        uint32_t r = (uint32_t)test_int(&rng, 0, 0xffffffffLL);
+        if (i % 3 == 1) r = (r & 0xffffe000u) | (uint32_t)test_int(&rng, 0x0ffe, 0x1002);
+        if (i % 3 == 2) r = (r & 0xffff0000u) | (uint32_t)test_int(&rng, 0x7ffe, 0x8002);
+        bits[i] = r;
+    }
+    porta_dtype halves_dtypes[2] = {PORTA_F16, PORTA_BF16};
+    for (int h = 0; h < 2; h++) {
+        porta_dtype half = halves_dtypes[h];
+        porta_tensor *x, *wide = NULL, *f, *narrow = NULL;
+        CHECK_OK(porta_tensor_from_host(test_cpu(), half, 1, &all, halves, &x));
+        CHECK_OK(porta_cast(x, PORTA_F32, &wide));
+        const float *w = (const float *)porta_tensor_data(wide);
+        int64_t wrong = 0;
+        for (int64_t i = 0; i < all; i++) {
+            float want = half == PORTA_F16 ? porta_f16_to_f32(halves[i]) : porta_bf16_to_f32(halves[i]);
+            wrong += isnan(want) ? !isnan(w[i]) : memcmp(&want, &w[i], 4) != 0;
+        }
+        CHECK_MSG(wrong == 0, "%s -> float32: %lld values differ", porta_dtype_name(half), (long long)wrong);
+
+        CHECK_OK(porta_tensor_from_host(test_cpu(), PORTA_F32, 1, &count, bits, &f));
+        CHECK_OK(porta_cast(f, half, &narrow));
+        const uint16_t *nv = (const uint16_t *)porta_tensor_data(narrow);
+        const float *fv = (const float *)porta_tensor_data(f);
+        wrong = 0;
+        for (int64_t i = 0; i < count; i++) {
+            uint16_t want = half == PORTA_F16 ? porta_f32_to_f16(fv[i]) : porta_f32_to_bf16(fv[i]);
+            bool nan = isnan(fv[i]);
+            bool got_nan = half == PORTA_F16 ? (nv[i] & 0x7c00) == 0x7c00 && (nv[i] & 0x3ff)
+                                             : (nv[i] & 0x7f80) == 0x7f80 && (nv[i] & 0x7f);
+            wrong += nan ? !got_nan : nv[i] != want;
+        }
+        CHECK_MSG(wrong == 0, "float32 -> %s: %lld values differ", porta_dtype_name(half), (long long)wrong);
+        porta_tensor_release(x);
+        porta_tensor_release(wide);
+        porta_tensor_release(f);
+        porta_tensor_release(narrow);
+    }
+    free(halves);
+    free(bits);
+}
