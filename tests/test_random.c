@@ -142,6 +142,24 @@ TEST(test_random_split_fills_concatenate) {
     }
 }
 
+/* Stream positions wrap modulo 2^64: a fill across the end continues at 0. */
+TEST(test_random_offset_wraps_around) {
+    for (int normal = 0; normal < 2; normal++) {
+        porta_tensor *across = filled(PORTA_F32, 12, normal, 3, UINT64_MAX - 5, 0.0, 1.0);
+        porta_tensor *before = filled(PORTA_F32, 6, normal, 3, UINT64_MAX - 5, 0.0, 1.0);
+        porta_tensor *after = filled(PORTA_F32, 6, normal, 3, 0, 0.0, 1.0);
+        if (across && before && after) {
+            const char *a = porta_tensor_data(across);
+            CHECK(memcmp(a, porta_tensor_data(before), 6 * sizeof(float)) == 0);
+            CHECK(memcmp(a + 6 * sizeof(float), porta_tensor_data(after), 6 * sizeof(float)) ==
+                  0);
+        }
+        porta_tensor_release(across);
+        porta_tensor_release(before);
+        porta_tensor_release(after);
+    }
+}
+
 static void moments(const porta_tensor *t, double *mean, double *var, double *lo, double *hi) {
     double *v = test_to_doubles(t);
     int64_t n = porta_tensor_numel(t);
@@ -244,6 +262,33 @@ TEST(test_random_strided_destination) {
             porta_tensor_release(permuted);
             porta_tensor_release(base);
         }
+    }
+}
+
+/* Large enough to be split over threads, with each thread's share starting
+ * mid-row of a transposed destination. */
+TEST(test_random_large_transposed_destination) {
+    int64_t sizes[2] = {301, 203};
+    for (int normal = 0; normal < 2; normal++) {
+        porta_tensor *base = NULL, *view = NULL;
+        CHECK_OK(porta_tensor_empty(test_cpu(), PORTA_F32, 2, sizes, &base));
+        int dims[2] = {1, 0};
+        CHECK_OK(porta_permute(base, dims, &view));
+        porta_status *status = normal ? porta_random_normal(view, 77, 5, 1.0, 3.0)
+                                      : porta_random_uniform(view, 77, 5, 1.0, 3.0);
+        porta_tensor *flat = filled(PORTA_F32, 301 * 203, normal, 77, 5, 1.0, 3.0);
+        if (status) {
+            test_fail(__FILE__, __LINE__, "%s", porta_status_message(status));
+            porta_status_free(status);
+        } else if (flat) {
+            double *got = test_to_doubles(view), *want = test_to_doubles(flat);
+            CHECK(test_close("transposed random", got, want, 301 * 203, 0.0, 0.0));
+            free(got);
+            free(want);
+        }
+        porta_tensor_release(flat);
+        porta_tensor_release(view);
+        porta_tensor_release(base);
     }
 }
 

@@ -12,16 +12,18 @@
  *    {lo32(seed), hi32(seed)}; philox4x32_10(counter, key) gives four 32-bit
  *    words x[0..3], one per lane.
  *  - Uniform: u = (x[lane] >> 8) * 2^-24, an exact float in [0, 1) with 24
- *    random bits. U[low, high) is low + (high - low) * u, evaluated in float
- *    (in double for a float64 destination) and rounded to the destination
- *    dtype; a result that rounds up to `high` is replaced by `low`, so the
- *    interval stays half-open.
+ *    random bits. U[low, high) is lo + (hi - lo) * u with lo = (float)low
+ *    and hi = (float)high, each operation rounded to float (for a float64
+ *    destination: low + (high - low) * u in double), then rounded to the
+ *    destination dtype; a result >= high is replaced by lo, so the interval
+ *    stays half-open.
  *  - Normal: lanes pair up as (0, 1) and (2, 3) within a block. For the pair
  *    (x[2j], x[2j+1]), Box-Muller takes u1 = ((x[2j] >> 8) + 1) * 2^-24 in
  *    (0, 1] (so its log is finite) and u2 = (x[2j+1] >> 8) * 2^-24, and gives
  *    r = sqrt(-2 ln u1), the even lane z = r cos(2 pi u2) and the odd lane
  *    z = r sin(2 pi u2). N(mean, std) is mean + std * z, evaluated like the
- *    uniform transform (float, or double for float64).
+ *    uniform transform (mean and std rounded to float, or all in double for
+ *    float64).
  *
  * Philox and the uniform values are exact integer arithmetic, hence bit for
  * bit identical everywhere; normal values depend on the platform's log, sqrt,

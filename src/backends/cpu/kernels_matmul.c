@@ -26,7 +26,7 @@
 
 /* Blocking of the float64/integer kernel: an MR x NR register tile, A packed
  * MC x KC (stays in L2) and B packed KC x NC. */
-#define MR 4
+#define MR 4 /* multiply_f64 is written out for 4 x 4 */
 #define NR 4
 #define MC 64
 #define KC 256
@@ -236,13 +236,35 @@ static void pack_int(porta_dtype dtype, const char *src, int64_t rs, int64_t cs,
     }
 }
 
+/* Two doubles: SSE2, so the register tile needs no ISA beyond baseline. */
+typedef double f64x2 __attribute__((vector_size(16)));
+
+static f64x2 load_f64x2(const double *p) {
+    f64x2 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* The 4 x 4 tile lives in eight vector registers, written out by hand:
+ * as an array, gcc keeps it in memory. */
 static void multiply_f64(int64_t kc, const void *a_pack, const void *b_pack, void *tile) {
     const double *a = a_pack, *b = b_pack;
-    double acc[MR][NR] = {{0}};
-    for (int64_t p = 0; p < kc; p++, a += MR, b += NR)
-        for (int r = 0; r < MR; r++)
-            for (int c = 0; c < NR; c++) acc[r][c] += a[r] * b[c];
-    memcpy(tile, acc, sizeof acc);
+    f64x2 c00 = {0, 0}, c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
+          c31 = c00;
+    for (int64_t p = 0; p < kc; p++, a += MR, b += NR) {
+        f64x2 b0 = load_f64x2(b), b1 = load_f64x2(b + 2);
+        f64x2 a0 = {a[0], a[0]}, a1 = {a[1], a[1]}, a2 = {a[2], a[2]}, a3 = {a[3], a[3]};
+        c00 += a0 * b0;
+        c01 += a0 * b1;
+        c10 += a1 * b0;
+        c11 += a1 * b1;
+        c20 += a2 * b0;
+        c21 += a2 * b1;
+        c30 += a3 * b0;
+        c31 += a3 * b1;
+    }
+    f64x2 rows[MR][NR / 2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
+    memcpy(tile, rows, sizeof rows);
 }
 
 static void multiply_int(int64_t kc, const void *a_pack, const void *b_pack, void *tile) {

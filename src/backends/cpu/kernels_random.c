@@ -1,6 +1,15 @@
 /* PRIM_RANDOM on the CPU: Philox streams (core/philox.h) written into a
- * float tensor of any strides, element i at stream position offset + i. */
+ * float tensor of any strides, element i at stream position offset + i.
+ *
+ * Values are made a batch at a time: the Philox words of every block the
+ * batch touches, then the transform of those words to the distribution, in
+ * straight loops over arrays, then the stores. */
 #include <string.h>
+
+/* The batch loops (Philox rounds over blocks, the transforms) have lengths
+ * -O2's very cheap cost model will not vectorize; the cheap one does
+ * (measured on one thread, 10M float32 uniforms: 35 -> 20 ms). */
+#pragma GCC optimize("vect-cost-model=cheap")
 
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/threadpool.h"
@@ -8,15 +17,14 @@
 #include "core/philox.h"
 #include "core/status.h"
 
-/* Values are made in batches this long, then stored with conversion. */
-#define BATCH 256
+/* Elements per batch. */
+#define BATCH 512
 /* Elements per thread below which threading costs more than it saves. */
 #define GRAIN 16384
 
 typedef struct random_job {
     const porta_prim *prim;
     char *data; /* element 0 of out */
-    size_t elem;
     porta_dtype dtype;
     /* out's layout with mergeable axes merged, in row-major order */
     int rank;
@@ -24,91 +32,117 @@ typedef struct random_job {
     int64_t strides[PORTA_MAX_RANK];
 } random_job;
 
-/* Standard values (U[0,1) or N(0,1)) for positions first .. first+count-1,
- * in float, or in double for float64 (`wide`). */
-static void standard_values(const porta_prim *prim, uint64_t first, int count, bool wide,
-                            float *narrow_out, double *wide_out) {
-    uint64_t cached_block = 0;
-    porta_philox_words words = {{0, 0, 0, 0}};
-    bool have_block = false;
-    for (int j = 0; j < count; j++) {
-        uint64_t position = first + (uint64_t)j;
-        uint64_t block = position >> 2;
-        if (!have_block || block != cached_block) {
-            words = porta_philox_block(prim->seed, block);
-            cached_block = block;
-            have_block = true;
+/* One batch: the words of stream positions [first & ~3, ...), so position
+ * first + j has word words[skip + j]; then its values. */
+typedef struct batch {
+    uint32_t words[BATCH + 8];
+    int skip;
+    float narrow[BATCH + 8];
+    double wide[BATCH + 8];
+} batch;
+
+/* porta_philox4x32_10 on every block of the batch at once: each round is a
+ * loop over blocks, which the compiler turns into vector multiplies. */
+static void make_words(uint64_t seed, uint64_t first, int count, batch *out) {
+    out->skip = (int)(first & 3);
+    uint64_t base = first - (uint64_t)out->skip;
+    int blocks = (out->skip + count + 3) / 4;
+    uint32_t c0[BATCH / 4 + 2], c1[BATCH / 4 + 2], c2[BATCH / 4 + 2], c3[BATCH / 4 + 2];
+    for (int k = 0; k < blocks; k++) {
+        /* Positions wrap modulo 2^64, and blocks with them. */
+        uint64_t block = (base + 4 * (uint64_t)k) >> 2;
+        c0[k] = (uint32_t)block;
+        c1[k] = (uint32_t)(block >> 32);
+        c2[k] = 0;
+        c3[k] = 0;
+    }
+    uint32_t key0 = (uint32_t)seed, key1 = (uint32_t)(seed >> 32);
+    for (int round = 0; round < 10; round++) {
+        for (int k = 0; k < blocks; k++) {
+            uint64_t p0 = (uint64_t)PORTA_PHILOX_M0 * c0[k];
+            uint64_t p1 = (uint64_t)PORTA_PHILOX_M1 * c2[k];
+            uint32_t next0 = (uint32_t)(p1 >> 32) ^ c1[k] ^ key0;
+            uint32_t next2 = (uint32_t)(p0 >> 32) ^ c3[k] ^ key1;
+            c1[k] = (uint32_t)p1;
+            c3[k] = (uint32_t)p0;
+            c0[k] = next0;
+            c2[k] = next2;
         }
-        unsigned lane = (unsigned)(position & 3);
-        if (!prim->normal) {
-            float u = porta_philox_unit(words.x[lane]);
-            if (wide) wide_out[j] = u; else narrow_out[j] = u;
-            continue;
-        }
-        /* Both lanes of a pair come out of one Box-Muller step; keep the
-         * partner too when the batch will ask for it next. */
-        unsigned even = lane & ~1u;
-        bool partner_next = !(lane & 1) && j + 1 < count;
-        if (wide) {
-            double z[2];
-            porta_philox_box_muller_f64(words.x[even], words.x[even + 1], &z[0], &z[1]);
-            wide_out[j] = z[lane & 1];
-            if (partner_next) wide_out[++j] = z[1];
+        key0 += PORTA_PHILOX_W0;
+        key1 += PORTA_PHILOX_W1;
+    }
+    for (int k = 0; k < blocks; k++) {
+        out->words[4 * k] = c0[k];
+        out->words[4 * k + 1] = c1[k];
+        out->words[4 * k + 2] = c2[k];
+        out->words[4 * k + 3] = c3[k];
+    }
+}
+
+/* Values for words [begin, end) of the batch (begin and end even for
+ * normals, so pairs stay whole), scaled to the distribution. */
+static void transform(const porta_prim *prim, porta_dtype dtype, int begin, int end, batch *b) {
+    const uint32_t *w = b->words;
+    if (dtype == PORTA_F64) {
+        double lo = prim->value, hi = prim->value2, *v = b->wide;
+        if (prim->normal) {
+            for (int j = begin; j < end; j += 2) {
+                porta_philox_box_muller_f64(w[j], w[j + 1], &v[j], &v[j + 1]);
+                v[j] = lo + hi * v[j];
+                v[j + 1] = lo + hi * v[j + 1];
+            }
         } else {
-            float z[2];
-            porta_philox_box_muller_f32(words.x[even], words.x[even + 1], &z[0], &z[1]);
-            narrow_out[j] = z[lane & 1];
-            if (partner_next) narrow_out[++j] = z[1];
+            double range = hi - lo;
+            for (int j = begin; j < end; j++) {
+                double u = lo + range * (double)porta_philox_unit(w[j]);
+                v[j] = u >= hi ? lo : u;
+            }
         }
+        return;
     }
-}
-
-/* Scales standard values to the distribution and rounds them to the
- * destination dtype, keeping uniform results below `high`. */
-static void scale_narrow(const porta_prim *prim, porta_dtype dtype, const float *in, int count,
-                         float *out) {
-    float a = (float)prim->value, b = (float)prim->value2;
+    float lo = (float)prim->value, hi = (float)prim->value2, *v = b->narrow;
     if (prim->normal) {
-        for (int j = 0; j < count; j++) out[j] = a + b * in[j];
-    } else {
-        float range = b - a;
-        for (int j = 0; j < count; j++) out[j] = a + range * in[j];
+        for (int j = begin; j < end; j += 2) {
+            porta_philox_box_muller_f32(w[j], w[j + 1], &v[j], &v[j + 1]);
+            v[j] = lo + hi * v[j];
+            v[j + 1] = lo + hi * v[j + 1];
+        }
+        return;
     }
+    float range = hi - lo;
+    for (int j = begin; j < end; j++) v[j] = lo + range * porta_philox_unit(w[j]);
+    /* Rounding (to float, then to a half type) can reach `high`. */
     if (dtype == PORTA_F16)
-        for (int j = 0; j < count; j++) out[j] = porta_f16_to_f32(porta_f32_to_f16(out[j]));
+        for (int j = begin; j < end; j++) v[j] = porta_f16_to_f32(porta_f32_to_f16(v[j]));
     else if (dtype == PORTA_BF16)
-        for (int j = 0; j < count; j++) out[j] = porta_bf16_to_f32(porta_f32_to_bf16(out[j]));
-    if (!prim->normal)
-        for (int j = 0; j < count; j++)
-            if ((double)out[j] >= prim->value2) out[j] = a;
+        for (int j = begin; j < end; j++) v[j] = porta_bf16_to_f32(porta_f32_to_bf16(v[j]));
+    for (int j = begin; j < end; j++)
+        if ((double)v[j] >= prim->value2) v[j] = lo;
 }
 
-static void scale_wide(const porta_prim *prim, const double *in, int count, double *out) {
-    double a = prim->value, b = prim->value2;
-    if (prim->normal) {
-        for (int j = 0; j < count; j++) out[j] = a + b * in[j];
-    } else {
-        double range = b - a;
-        for (int j = 0; j < count; j++) {
-            double v = a + range * in[j];
-            out[j] = v >= b ? a : v;
-        }
+/* Stores values [from, from + count) of the batch at element offsets
+ * offset, offset + stride, ... of out. */
+static void store(const random_job *job, const batch *b, int from, int count, int64_t offset,
+                  int64_t stride) {
+    switch (job->dtype) {
+    case PORTA_F64: {
+        double *out = (double *)job->data + offset;
+        for (int j = 0; j < count; j++) out[j * stride] = b->wide[from + j];
+        break;
     }
-}
-
-static void store_value(porta_dtype dtype, char *p, const float *narrow, const double *wide,
-                        int j) {
-    switch (dtype) {
-    case PORTA_F64: memcpy(p, &wide[j], sizeof(double)); break;
-    case PORTA_F32: memcpy(p, &narrow[j], sizeof(float)); break;
+    case PORTA_F32: {
+        float *out = (float *)job->data + offset;
+        for (int j = 0; j < count; j++) out[j * stride] = b->narrow[from + j];
+        break;
+    }
     case PORTA_F16: {
-        uint16_t h = porta_f32_to_f16(narrow[j]);
-        memcpy(p, &h, sizeof h);
+        uint16_t *out = (uint16_t *)job->data + offset;
+        for (int j = 0; j < count; j++) out[j * stride] = porta_f32_to_f16(b->narrow[from + j]);
         break;
     }
     default: { /* bfloat16: the contract admits only float dtypes */
-        uint16_t h = porta_f32_to_bf16(narrow[j]);
-        memcpy(p, &h, sizeof h);
+        uint16_t *out = (uint16_t *)job->data + offset;
+        for (int j = 0; j < count; j++) out[j * stride] = porta_f32_to_bf16(b->narrow[from + j]);
         break;
     }
     }
@@ -116,31 +150,44 @@ static void store_value(porta_dtype dtype, char *p, const float *narrow, const d
 
 static void fill_range(void *ctx, int64_t begin, int64_t end, int thread) {
     const random_job *job = ctx;
-    bool wide = job->dtype == PORTA_F64;
-    float standard_f[BATCH], scaled_f[BATCH];
-    double standard_d[BATCH], scaled_d[BATCH];
-
-    /* Multi-index of element `begin`, then an odometer walk. */
+    batch b;
+    /* Multi-index of element `begin` over all but the last axis, which is
+     * stored in runs. */
     int64_t idx[PORTA_MAX_RANK];
+    int last = job->rank - 1;
     int64_t rest = begin, offset = 0;
-    for (int d = job->rank - 1; d >= 0; d--) {
+    for (int d = last; d >= 0; d--) {
         idx[d] = rest % job->sizes[d];
         rest /= job->sizes[d];
         offset += idx[d] * job->strides[d];
     }
-    int last = job->rank - 1;
+    int64_t last_size = last >= 0 ? job->sizes[last] : 1;
+    int64_t last_stride = last >= 0 ? job->strides[last] : 0;
+    int64_t last_idx = last >= 0 ? idx[last] : 0;
     for (int64_t i = begin; i < end; i += BATCH) {
         int count = end - i < BATCH ? (int)(end - i) : BATCH;
         uint64_t first = job->prim->offset + (uint64_t)i;
-        standard_values(job->prim, first, count, wide, standard_f, standard_d);
-        if (wide)
-            scale_wide(job->prim, standard_d, count, scaled_d);
-        else
-            scale_narrow(job->prim, job->dtype, standard_f, count, scaled_f);
-        for (int j = 0; j < count; j++) {
-            store_value(job->dtype, job->data + offset * (int64_t)job->elem, scaled_f, scaled_d,
-                        j);
-            for (int d = last; d >= 0; d--) {
+        make_words(job->prim->seed, first, count, &b);
+        /* Normals transform whole pairs, including an unused partner at
+         * either end of the batch. */
+        int from = b.skip, to = b.skip + count;
+        if (job->prim->normal) {
+            from &= ~1;
+            to = (to + 1) & ~1;
+        }
+        transform(job->prim, job->dtype, from, to, &b);
+        for (int done = 0; done < count;) {
+            int run = (int)(last_size - last_idx < count - done ? last_size - last_idx
+                                                                : count - done);
+            store(job, &b, b.skip + done, run, offset, last_stride);
+            done += run;
+            offset += run * last_stride;
+            last_idx += run;
+            if (last_idx < last_size) continue;
+            /* Carry into the outer axes. */
+            offset -= last_idx * last_stride;
+            last_idx = 0;
+            for (int d = last - 1; d >= 0; d--) {
                 offset += job->strides[d];
                 if (++idx[d] < job->sizes[d]) break;
                 offset -= idx[d] * job->strides[d];
@@ -175,10 +222,7 @@ porta_status *cpu_exec_random(const porta_prim *prim, const porta_tensor *const 
                            porta_dtype_name(out->dtype));
     int64_t n = porta_tensor_numel(out);
     if (n == 0) return NULL;
-    random_job job = {.prim = prim,
-                      .data = porta_tensor_data(out),
-                      .elem = porta_dtype_size(out->dtype),
-                      .dtype = out->dtype};
+    random_job job = {.prim = prim, .data = porta_tensor_data(out), .dtype = out->dtype};
     merge_axes(out, &job);
     cpu_parallel_for(n, GRAIN, fill_range, &job);
     return NULL;
