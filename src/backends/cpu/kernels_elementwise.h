@@ -10,7 +10,8 @@
 #define EW_MAX_OPERANDS 4 /* out and up to three inputs */
 
 /* Elements per task below which a loop is not worth handing to the pool:
- * cheap ops move memory, costly ones (exp, pow, casts through libm) compute. */
+ * cheap ops move memory, costly ones (libm calls such as exp and pow)
+ * compute. */
 #define EW_GRAIN_CHEAP 32768
 #define EW_GRAIN_COSTLY 4096
 
@@ -156,13 +157,15 @@ void ew_narrow_half_avx2(porta_dtype dtype, const float *src, uint16_t *dst, int
                              LOAD(EW_AT(const uint16_t, p[2], i, s[2])), &fault)); \
             return fault;                                                         \
         }                                                                         \
+        const uint16_t *a_in = (const uint16_t *)(const void *)p[1];              \
+        const uint16_t *b_in = (const uint16_t *)(const void *)p[2];              \
         float a[EW_STAGE], b[EW_STAGE], r[EW_STAGE];                              \
-        for (int i = 0; i < EW_STAGE && !s[1]; i++) a[i] = LOAD(*(const uint16_t *)(const void *)p[1]); \
-        for (int i = 0; i < EW_STAGE && !s[2]; i++) b[i] = LOAD(*(const uint16_t *)(const void *)p[2]); \
+        for (int i = 0; i < EW_STAGE && !s[1]; i++) a[i] = LOAD(a_in[0]);         \
+        for (int i = 0; i < EW_STAGE && !s[2]; i++) b[i] = LOAD(b_in[0]);         \
         for (int64_t at = 0; at < n; at += EW_STAGE) {                            \
             int64_t m = n - at < EW_STAGE ? n - at : EW_STAGE;                    \
-            if (s[1]) ew_widen_half(E, (const uint16_t *)(const void *)p[1] + at, a, m); \
-            if (s[2]) ew_widen_half(E, (const uint16_t *)(const void *)p[2] + at, b, m); \
+            if (s[1]) ew_widen_half(E, a_in + at, a, m);                          \
+            if (s[2]) ew_widen_half(E, b_in + at, b, m);                          \
             EW_BLOCKED(m, i, r[i] = FN(a[i], b[i], &fault));                      \
             ew_narrow_half(E, r, (uint16_t *)(void *)p[0] + at, m);               \
         }                                                                         \
@@ -180,10 +183,12 @@ void ew_narrow_half_avx2(porta_dtype dtype, const float *src, uint16_t *dst, int
     X(__VA_ARGS__, i16, PORTA_I16, int16_t, int16_t, EW_SAME, EW_SAME, i16, PLAIN)   \
     X(__VA_ARGS__, i32, PORTA_I32, int32_t, int32_t, EW_SAME, EW_SAME, i32, PLAIN)   \
     X(__VA_ARGS__, i64, PORTA_I64, int64_t, int64_t, EW_SAME, EW_SAME, i64, PLAIN)
-#define EW_FLOAT_DTYPES(X, ...)                                                                     \
-    X(__VA_ARGS__, f16, PORTA_F16, uint16_t, float, porta_f16_to_f32, porta_f32_to_f16, f32, HALF)  \
-    X(__VA_ARGS__, bf16, PORTA_BF16, uint16_t, float, porta_bf16_to_f32, porta_f32_to_bf16, f32, HALF) \
-    X(__VA_ARGS__, f32, PORTA_F32, float, float, EW_SAME, EW_SAME, f32, PLAIN)                      \
+#define EW_FLOAT_DTYPES(X, ...)                                                            \
+    X(__VA_ARGS__, f16, PORTA_F16, uint16_t, float, porta_f16_to_f32, porta_f32_to_f16, f32, \
+      HALF)                                                                                \
+    X(__VA_ARGS__, bf16, PORTA_BF16, uint16_t, float, porta_bf16_to_f32, porta_f32_to_bf16,  \
+      f32, HALF)                                                                           \
+    X(__VA_ARGS__, f32, PORTA_F32, float, float, EW_SAME, EW_SAME, f32, PLAIN)             \
     X(__VA_ARGS__, f64, PORTA_F64, double, double, EW_SAME, EW_SAME, f64, PLAIN)
 #define EW_NUMERIC_DTYPES(X, ...) EW_INT_DTYPES(X, __VA_ARGS__) EW_FLOAT_DTYPES(X, __VA_ARGS__)
 #define EW_ALL_DTYPES(X, ...) EW_BOOL_DTYPE(X, __VA_ARGS__) EW_NUMERIC_DTYPES(X, __VA_ARGS__)

@@ -5,15 +5,15 @@
 #include "backends/cpu/kernels_elementwise.h"
 
 /* Logical ops and comparisons, for every T: results are bool. */
-#define COMPARISONS(sfx, T)                                                               \
-    static inline bool logical_and_##sfx(T a, T b, int *f) { return (void)f, a != 0 && b != 0; } \
-    static inline bool logical_or_##sfx(T a, T b, int *f) { return (void)f, a != 0 || b != 0; }  \
-    static inline bool logical_xor_##sfx(T a, T b, int *f) { return (void)f, (a != 0) != (b != 0); } \
-    static inline bool eq_##sfx(T a, T b, int *f) { return (void)f, a == b; }                 \
-    static inline bool ne_##sfx(T a, T b, int *f) { return (void)f, a != b; }                 \
-    static inline bool lt_##sfx(T a, T b, int *f) { return (void)f, a < b; }                  \
-    static inline bool le_##sfx(T a, T b, int *f) { return (void)f, a <= b; }                 \
-    static inline bool gt_##sfx(T a, T b, int *f) { return (void)f, a > b; }                  \
+#define COMPARISONS(sfx, T)                                                                 \
+    static inline bool logical_and_##sfx(T a, T b, int *f) { return (void)f, a && b; }      \
+    static inline bool logical_or_##sfx(T a, T b, int *f) { return (void)f, a || b; }       \
+    static inline bool logical_xor_##sfx(T a, T b, int *f) { return (void)f, !a != !b; }    \
+    static inline bool eq_##sfx(T a, T b, int *f) { return (void)f, a == b; }               \
+    static inline bool ne_##sfx(T a, T b, int *f) { return (void)f, a != b; }               \
+    static inline bool lt_##sfx(T a, T b, int *f) { return (void)f, a < b; }                \
+    static inline bool le_##sfx(T a, T b, int *f) { return (void)f, a <= b; }               \
+    static inline bool gt_##sfx(T a, T b, int *f) { return (void)f, a > b; }                \
     static inline bool ge_##sfx(T a, T b, int *f) { return (void)f, a >= b; }
 
 /* ---- floats: T = float (libm suffix f) or double (none) ---- */
@@ -118,16 +118,14 @@ INT_FUNCTIONS(i32, int32_t, uint32_t, 32, 1)
 INT_FUNCTIONS(i64, int64_t, uint64_t, 64, 1)
 
 /* ---- bool: sums and maxima are "or", products and minima "and" ---- */
-#define BOOL_FUNCTIONS                                                               \
-    static inline bool add_b8(bool a, bool b, int *fault) { return (void)fault, a | b; } \
-    static inline bool mul_b8(bool a, bool b, int *fault) { return (void)fault, a & b; } \
-    static inline bool maximum_b8(bool a, bool b, int *fault) { return (void)fault, a | b; } \
-    static inline bool minimum_b8(bool a, bool b, int *fault) { return (void)fault, a & b; } \
-    static inline bool bitwise_and_b8(bool a, bool b, int *fault) { return (void)fault, a & b; } \
-    static inline bool bitwise_or_b8(bool a, bool b, int *fault) { return (void)fault, a | b; } \
-    static inline bool bitwise_xor_b8(bool a, bool b, int *fault) { return (void)fault, a ^ b; } \
-    COMPARISONS(b8, bool)
-BOOL_FUNCTIONS
+static inline bool add_b8(bool a, bool b, int *fault) { return (void)fault, a | b; }
+static inline bool mul_b8(bool a, bool b, int *fault) { return (void)fault, a & b; }
+static inline bool maximum_b8(bool a, bool b, int *fault) { return (void)fault, a | b; }
+static inline bool minimum_b8(bool a, bool b, int *fault) { return (void)fault, a & b; }
+static inline bool bitwise_and_b8(bool a, bool b, int *fault) { return (void)fault, a & b; }
+static inline bool bitwise_or_b8(bool a, bool b, int *fault) { return (void)fault, a | b; }
+static inline bool bitwise_xor_b8(bool a, bool b, int *fault) { return (void)fault, a ^ b; }
+COMPARISONS(b8, bool)
 
 /* ---- loops ---- */
 
@@ -136,7 +134,8 @@ BOOL_FUNCTIONS
 #define NUMERIC_OPS(X) \
     X(SUB, sub) X(FLOOR_DIVIDE, floor_divide) X(REMAINDER, remainder) X(FMOD, fmod) X(POW, pow)
 #define FLOAT_OPS(X) X(DIV, div) X(ATAN2, atan2)
-#define BITWISE_OPS(X) X(BITWISE_AND, bitwise_and) X(BITWISE_OR, bitwise_or) X(BITWISE_XOR, bitwise_xor)
+#define BITWISE_OPS(X) \
+    X(BITWISE_AND, bitwise_and) X(BITWISE_OR, bitwise_or) X(BITWISE_XOR, bitwise_xor)
 #define SHIFT_OPS(X) X(SHIFT_LEFT, shift_left) X(SHIFT_RIGHT, shift_right)
 #define BOOL_RESULT_OPS(X)                                                              \
     X(LOGICAL_AND, logical_and) X(LOGICAL_OR, logical_or) X(LOGICAL_XOR, logical_xor)   \
@@ -146,7 +145,8 @@ BOOL_FUNCTIONS
     SAME_TYPE_##form(op##_##sfx##_loop, E, ST, CT, LOAD, STORE, op##_##cs)
 #define SAME_TYPE_PLAIN(NAME, E, ST, CT, LOAD, STORE, FN) \
     EW_BINARY_LOOP(NAME, ST, CT, LOAD, ST, STORE, FN)
-#define SAME_TYPE_HALF(NAME, E, ST, CT, LOAD, STORE, FN) EW_HALF_BINARY_LOOP(NAME, E, LOAD, STORE, FN)
+#define SAME_TYPE_HALF(NAME, E, ST, CT, LOAD, STORE, FN) \
+    EW_HALF_BINARY_LOOP(NAME, E, LOAD, STORE, FN)
 #define BOOL_RESULT_LOOP(OP, op, sfx, E, ST, CT, LOAD, STORE, cs, form) \
     EW_BINARY_LOOP(op##_##sfx##_loop, ST, CT, LOAD, uint8_t, EW_SAME, op##_##cs)
 #define ENTRY(OP, op, sfx, E, ...) [PORTA_##OP][E] = op##_##sfx##_loop,

@@ -113,8 +113,9 @@ static inline double narrow_f64_from_float(double v) { return v; }
     X(f64, b8) X(f64, u8) X(f64, i8) X(f64, i16) X(f64, i32) X(f64, i64)                      \
     X(f64, f16) X(f64, bf16) X(f64, f32)
 
-#define CAST_LOOP(from, to) \
-    EW_UNARY_LOOP(cast_##from##_##to, ST_##from, WIDEN_##from, ST_##to, NARROW(to, WIDE_##from), EW_SAME)
+#define CAST_LOOP(from, to)                                                                \
+    EW_UNARY_LOOP(cast_##from##_##to, ST_##from, WIDEN_##from, ST_##to, NARROW(to, WIDE_##from), \
+                  EW_SAME)
 CAST_PAIRS(CAST_LOOP)
 
 /* float <-> float16/bfloat16, the conversions mixed-precision code leans on:

@@ -9,12 +9,15 @@
 void ew_widen_half_avx2(porta_dtype dtype, const uint16_t *src, float *dst, int64_t n) {
     int64_t i = 0;
     if (dtype == PORTA_F16) {
-        for (; i + 8 <= n; i += 8)
-            _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(src + i))));
+        for (; i + 8 <= n; i += 8) {
+            __m128i halves = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
+            _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(halves));
+        }
         for (; i < n; i++) dst[i] = porta_f16_to_f32(src[i]);
     } else {
         for (; i + 8 <= n; i += 8) {
-            __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(src + i)));
+            __m128i halves = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
+            __m256i wide = _mm256_cvtepu16_epi32(halves);
             _mm256_storeu_ps(dst + i, _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16)));
         }
         for (; i < n; i++) dst[i] = porta_bf16_to_f32(src[i]);
@@ -47,8 +50,10 @@ void ew_narrow_half_avx2(porta_dtype dtype, const float *src, uint16_t *dst, int
         for (; i + 16 <= n; i += 16) {
             /* packus interleaves the two halves by 128-bit lane; the
              * permute puts the four 64-bit groups back in order. */
-            __m256i packed = _mm256_packus_epi32(round_to_bf16(src + i), round_to_bf16(src + i + 8));
-            _mm256_storeu_si256((__m256i *)(void *)(dst + i), _mm256_permute4x64_epi64(packed, 0xd8));
+            __m256i packed =
+                _mm256_packus_epi32(round_to_bf16(src + i), round_to_bf16(src + i + 8));
+            _mm256_storeu_si256((__m256i *)(void *)(dst + i),
+                                _mm256_permute4x64_epi64(packed, 0xd8));
         }
         for (; i < n; i++) dst[i] = porta_f32_to_bf16(src[i]);
     }

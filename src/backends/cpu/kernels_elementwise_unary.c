@@ -84,33 +84,28 @@ static double lgamma_f64(double x) {
 FLOAT_FUNCTIONS(f32, float, f)
 FLOAT_FUNCTIONS(f64, double, )
 
-/* Integer functions; W is an unsigned type at least as wide as T, so
- * negating the most negative value wraps as in PyTorch instead of being
+/* Integer functions; W is an unsigned type at least as wide as T and int,
+ * so negating the most negative value wraps as in PyTorch instead of being
  * undefined. */
 #define INT_FUNCTIONS(sfx, T, W)                                                            \
     static inline T neg_##sfx(T x) { return (T)(0 - (W)x); }                                \
-    static inline T abs_##sfx(T x) { return (T)(x < 0 ? 0 - (W)x : (W)x); }                \
-    static inline T sign_##sfx(T x) { return (T)((x > 0) - (x < 0)); }                     \
     static inline T identity_##sfx(T x) { return x; }                                       \
     static inline bool isnan_##sfx(T x) { return (void)x, false; }                          \
     static inline bool isinf_##sfx(T x) { return (void)x, false; }                          \
     static inline bool isfinite_##sfx(T x) { return (void)x, true; }                        \
     static inline bool logical_not_##sfx(T x) { return x == 0; }                            \
     static inline T bitwise_not_##sfx(T x) { return (T)~(W)x; }
-INT_FUNCTIONS(i8, int8_t, uint32_t)
-INT_FUNCTIONS(i16, int16_t, uint32_t)
-INT_FUNCTIONS(i32, int32_t, uint32_t)
-INT_FUNCTIONS(i64, int64_t, uint64_t)
-
-static inline uint8_t neg_u8(uint8_t x) { return (uint8_t)(0u - x); }
+#define SIGNED_FUNCTIONS(sfx, T, W)                                                         \
+    INT_FUNCTIONS(sfx, T, W)                                                                \
+    static inline T abs_##sfx(T x) { return (T)(x < 0 ? 0 - (W)x : (W)x); }                \
+    static inline T sign_##sfx(T x) { return (T)((x > 0) - (x < 0)); }
+INT_FUNCTIONS(u8, uint8_t, uint32_t)
+SIGNED_FUNCTIONS(i8, int8_t, uint32_t)
+SIGNED_FUNCTIONS(i16, int16_t, uint32_t)
+SIGNED_FUNCTIONS(i32, int32_t, uint32_t)
+SIGNED_FUNCTIONS(i64, int64_t, uint64_t)
 static inline uint8_t abs_u8(uint8_t x) { return x; }
 static inline uint8_t sign_u8(uint8_t x) { return x != 0; }
-static inline uint8_t identity_u8(uint8_t x) { return x; }
-static inline bool isnan_u8(uint8_t x) { return (void)x, false; }
-static inline bool isinf_u8(uint8_t x) { return (void)x, false; }
-static inline bool isfinite_u8(uint8_t x) { return (void)x, true; }
-static inline bool logical_not_u8(uint8_t x) { return x == 0; }
-static inline uint8_t bitwise_not_u8(uint8_t x) { return (uint8_t)~x; }
 
 static inline bool identity_b8(bool x) { return x; }
 static inline bool isnan_b8(bool x) { return (void)x, false; }
@@ -132,6 +127,8 @@ static inline bool logical_not_b8(bool x) { return !x; }
 #define PREDICATE_OPS(X) /* any dtype -> bool */ \
     X(ISNAN, isnan) X(ISINF, isinf) X(ISFINITE, isfinite) X(LOGICAL_NOT, logical_not)
 
+/* Loop makers, given (op enum suffix, op name, scalar function name) and a
+ * dtype list entry: loop op_<dtype>_loop applies fn_<compute suffix>. */
 #define SAME_TYPE_LOOP(OP, op, fn, sfx, E, ST, CT, LOAD, STORE, cs, form) \
     SAME_TYPE_##form(op##_##sfx##_loop, E, ST, LOAD, STORE, fn##_##cs)
 #define SAME_TYPE_PLAIN(NAME, E, ST, LOAD, STORE, FN) EW_UNARY_LOOP(NAME, ST, LOAD, ST, STORE, FN)
@@ -180,10 +177,11 @@ ew_loop_fn ew_unary_loop(porta_unary_op op, porta_dtype dtype) {
 bool ew_unary_is_costly(porta_unary_op op) {
     switch (op) {
     case PORTA_NEG: case PORTA_ABS: case PORTA_SIGN: case PORTA_RECIPROCAL:
+    case PORTA_FLOOR: case PORTA_CEIL: case PORTA_TRUNC: /* inlined by gcc */
     case PORTA_ISNAN: case PORTA_ISINF: case PORTA_ISFINITE:
     case PORTA_LOGICAL_NOT: case PORTA_BITWISE_NOT:
         return false;
     default:
-        return true; /* libm calls, including floor and friends on baseline x86-64 */
+        return true; /* libm calls, round's nearbyint included */
     }
 }
