@@ -7,9 +7,12 @@
  * built in tiles of positions (and of rows, when a column is very tall), so
  * the scratch stays bounded by COL_BYTES per thread whatever the shapes.
  *
- * The arithmetic is float32 for float32/float16/bfloat16 (through cpu_sgemm)
- * and double for float64 (a plain loop). Tiles are spread over threads when
- * there are enough of them; otherwise they run in turn and sgemm threads. */
+ * The arithmetic is float32 for float32/float16/bfloat16 and double for
+ * float64. Float32 arithmetic with more than a few output channels per group
+ * builds col tiles for cpu_sgemm; float64 and the few-channel case
+ * (depthwise convolutions) instead add each col row, as it is read, times
+ * the weights into the output tile. Tiles are spread over threads when there
+ * are enough of them; otherwise they run in turn and sgemm threads. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -211,22 +214,32 @@ static void accumulate_segment(void *ctx, int64_t at, const char *src, int64_t c
     const accumulate_row *acc = ctx;
     const conv_job *job = acc->job;
     int64_t elem = (int64_t)porta_dtype_size(job->dtype);
+    /* Unit-stride input already in the arithmetic type is read in place. */
+    bool in_place = stride == 1 && (job->dtype == PORTA_F32 || job->dtype == PORTA_F64);
     union {
         float f[STAGE];
         double d[STAGE];
     } stage;
     for (int64_t j0 = 0; j0 < count; j0 += STAGE) {
         int64_t n = min64(STAGE, count - j0);
-        gather_run(job->dtype, &stage, src + j0 * stride * elem, n, stride);
+        const void *x = src + j0 * stride * elem;
+        if (!in_place) {
+            gather_run(job->dtype, &stage, x, n, stride);
+            x = &stage;
+        }
         for (int64_t i = 0; i < acc->channels; i++) {
             size_t w_at = (size_t)(i * job->weight_rs) * job->ct_size;
             size_t row_at = (size_t)(i * acc->tile_row + at + j0) * job->ct_size;
             if (job->wide) {
-                double w = *(const double *)(acc->weights + w_at), *row = (double *)(acc->tile + row_at);
-                for (int64_t j = 0; j < n; j++) row[j] += w * stage.d[j];
+                double w = *(const double *)(acc->weights + w_at);
+                double *row = (double *)(acc->tile + row_at);
+                const double *xd = x;
+                for (int64_t j = 0; j < n; j++) row[j] += w * xd[j];
             } else {
-                float w = *(const float *)(acc->weights + w_at), *row = (float *)(acc->tile + row_at);
-                for (int64_t j = 0; j < n; j++) row[j] += w * stage.f[j];
+                float w = *(const float *)(acc->weights + w_at);
+                float *row = (float *)(acc->tile + row_at);
+                const float *xf = x;
+                for (int64_t j = 0; j < n; j++) row[j] += w * xf[j];
             }
         }
     }
