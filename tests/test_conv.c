@@ -267,6 +267,32 @@ TEST(test_conv_strided_out) {
     }
 }
 
+/* out= may be the input itself when the shapes agree (3x3, padding 1). */
+TEST(test_conv_out_aliasing_the_input) {
+    test_rng rng = test_rng_make(20);
+    int64_t xs[4] = {2, 6, 9, 8}, ws[4] = {6, 6, 3, 3};
+    porta_conv_params p = make_params(2, 1, 1, 1, 1);
+    porta_conv_params depthwise = make_params(2, 1, 1, 1, 6);
+    int64_t wd[4] = {6, 1, 3, 3};
+    for (int d = 0; d < FLOAT_DTYPE_COUNT; d++) {
+        for (int dw = 0; dw < 2; dw++) {
+            porta_tensor *x = test_random_tensor(&rng, float_dtypes[d], 4, xs, -1, 1);
+            porta_tensor *w = test_random_tensor(&rng, float_dtypes[d], 4, dw ? wd : ws, -1, 1);
+            const porta_conv_params *params = dw ? &depthwise : &p;
+            porta_tensor *want = NULL, *target = x;
+            CHECK_OK(porta_conv(x, w, NULL, params, &want));
+            CHECK_OK(porta_conv(x, w, NULL, params, &target));
+            double *got = test_to_doubles(x), *ref = test_to_doubles(want);
+            CHECK(test_close("x = conv(x, w)", got, ref, 2 * 6 * 9 * 8, 0.0, 0.0));
+            free(got);
+            free(ref);
+            porta_tensor_release(want);
+            porta_tensor_release(x);
+            porta_tensor_release(w);
+        }
+    }
+}
+
 TEST(test_conv_type_promotion) {
     test_rng rng = test_rng_make(16);
     int64_t xs[3] = {1, 2, 6}, ws[3] = {3, 2, 2};

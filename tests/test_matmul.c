@@ -216,6 +216,39 @@ TEST(test_matmul_expanded_operand_and_strided_out) {
     }
 }
 
+/* out= may be an operand itself (a = a @ b): the result must be that of the
+ * original operands. */
+TEST(test_matmul_out_aliasing_an_operand) {
+    test_rng rng = test_rng_make(9);
+    int64_t s[3] = {3, 7, 7};
+    const porta_dtype dtypes[] = {PORTA_F32, PORTA_F64, PORTA_I32};
+    for (int d = 0; d < 3; d++) {
+        porta_tensor *a = random_view(&rng, dtypes[d], 3, s, LAYOUT_CONTIGUOUS);
+        porta_tensor *b = random_view(&rng, dtypes[d], 3, s, LAYOUT_TRANSPOSED);
+        porta_tensor *want = NULL;
+        CHECK_OK(porta_matmul(a, b, &want));
+        porta_tensor *target = a;
+        CHECK_OK(porta_matmul(a, b, &target));
+        porta_tensor *target_b = b;
+        porta_tensor *want_b = NULL;
+        CHECK_OK(porta_matmul(want, b, &want_b));
+        CHECK_OK(porta_matmul(a, b, &target_b)); /* a now holds a @ b */
+        double *got = test_to_doubles(a), *ref = test_to_doubles(want);
+        CHECK(test_close("a = a @ b", got, ref, 3 * 7 * 7, 0.0, 0.0));
+        free(got);
+        free(ref);
+        got = test_to_doubles(b);
+        ref = test_to_doubles(want_b);
+        CHECK(test_close("b = a @ b", got, ref, 3 * 7 * 7, 0.0, 0.0));
+        free(got);
+        free(ref);
+        porta_tensor_release(want);
+        porta_tensor_release(want_b);
+        porta_tensor_release(a);
+        porta_tensor_release(b);
+    }
+}
+
 /* Shapes that cross the blocking of the float64/integer kernel and the
  * packing of sgemm, and many small batches (the batch-parallel path). */
 TEST(test_matmul_large_and_many_batches) {
@@ -297,6 +330,9 @@ TEST(test_matmul_errors) {
     CHECK_ERR(porta_matmul(a, b, &out), PORTA_ERR_SHAPE,
               "matmul: shapes [2, 3] and [4, 5] cannot be multiplied (3 != 4)");
     CHECK_ERR(porta_matmul(v, ok, &out), PORTA_ERR_SHAPE, "rank >= 2");
+    porta_tensor *scalar = random_view(&rng, PORTA_F32, 0, s3, LAYOUT_CONTIGUOUS);
+    CHECK_ERR(porta_matmul(scalar, scalar, &out), PORTA_ERR_SHAPE, "[] and []");
+    porta_tensor_release(scalar);
     CHECK_ERR(porta_matmul(ok, v, &out), PORTA_ERR_SHAPE, "[3, 4] and [3]");
     CHECK_ERR(porta_matmul(a, flags, &out), PORTA_ERR_DTYPE, "bool");
     CHECK_ERR(porta_matmul(ba, bb, &out), PORTA_ERR_SHAPE, "cannot be broadcast");

@@ -27,6 +27,12 @@ static porta_status *broadcast_matmul_operands(porta_tensor **operands, const po
     return NULL;
 }
 
+static bool shares_storage(const porta_tensor *out, porta_tensor *const *operands, int count) {
+    for (int i = 0; i < count; i++)
+        if (operands[i]->buffer == out->buffer) return true;
+    return false;
+}
+
 porta_status *porta_run_linalg(const porta_prim *prim, const porta_tensor *const *inputs,
                                int input_count, porta_tensor **out) {
     const char *op = porta_prim_name(prim);
@@ -51,6 +57,12 @@ porta_status *porta_run_linalg(const porta_prim *prim, const porta_tensor *const
     if (local.kind == PRIM_MATMUL)
         PORTA_TRY_GOTO(status, broadcast_matmul_operands(operands, &meta), cleanup);
     PORTA_TRY_GOTO(status, porta_prepare_out(op, device, &meta, out, &dst, &needs_copy), cleanup);
+    if (dst == *out && shares_storage(dst, operands, input_count)) {
+        /* out= aliasing an operand would be read after it is written:
+         * compute into a temporary and copy it over. */
+        PORTA_TRY_GOTO(status, porta_alloc_meta(device, &meta, &dst), cleanup);
+        needs_copy = true;
+    }
     status = porta_device_execute(&local, (const porta_tensor *const *)operands, input_count, dst);
     if (status) {
         if (dst != *out) porta_tensor_release(dst);
