@@ -56,26 +56,40 @@ static void triad_range(void *ctx, int64_t begin, int64_t end, int thread) {
     for (; i < end; i++) a[i] = b[i] + s * c[i];
 }
 
-static double time_triad(float *a, const float *b, const float *c) {
-    triad t = {a, b, c, 3.0f};
-    double samples[REPS];
-    cpu_parallel_for(N, N / THREADS, triad_range, &t); /* first touch */
+static double time_one_triad(triad *t) {
+    double start = now_seconds();
+    cpu_parallel_for(N, N / THREADS, triad_range, t);
+    return now_seconds() - start;
+}
+
+static double time_one_binary(porta_binary_op op, porta_tensor *a, porta_tensor *b,
+                              porta_tensor *out) {
+    double start = now_seconds();
+    die_on(porta_binary(op, a, b, &out), porta_binary_op_name(op));
+    return now_seconds() - start;
+}
+
+/* The triad, add and mul take turns within each repetition, so a machine
+ * whose load drifts during the run weighs on all three alike. */
+static void time_triad_add_mul(triad *t, porta_tensor *a, porta_tensor *b, porta_tensor *out,
+                               double *triad_s, double *add_s, double *mul_s) {
+    double triads[REPS], adds[REPS], muls[REPS];
+    time_one_triad(t); /* first touch */
+    time_one_binary(PORTA_ADD, a, b, out);
     for (int r = 0; r < REPS; r++) {
-        double start = now_seconds();
-        cpu_parallel_for(N, N / THREADS, triad_range, &t);
-        samples[r] = now_seconds() - start;
+        triads[r] = time_one_triad(t);
+        adds[r] = time_one_binary(PORTA_ADD, a, b, out);
+        muls[r] = time_one_binary(PORTA_MUL, a, b, out);
     }
-    return median(samples, REPS);
+    *triad_s = median(triads, REPS);
+    *add_s = median(adds, REPS);
+    *mul_s = median(muls, REPS);
 }
 
 static double time_binary(porta_binary_op op, porta_tensor *a, porta_tensor *b, porta_tensor *out) {
     double samples[REPS];
-    die_on(porta_binary(op, a, b, &out), "warm-up");
-    for (int r = 0; r < REPS; r++) {
-        double start = now_seconds();
-        die_on(porta_binary(op, a, b, &out), porta_binary_op_name(op));
-        samples[r] = now_seconds() - start;
-    }
+    time_one_binary(op, a, b, out); /* warm-up */
+    for (int r = 0; r < REPS; r++) samples[r] = time_one_binary(op, a, b, out);
     return median(samples, REPS);
 }
 
@@ -152,10 +166,10 @@ int main(void) {
 
     /* The triad runs on the arrays the porta tensors own, so both touch
      * the same pages. */
-    float *ta = (float *)(void *)porta_tensor_data(out);
-    const float *tb = (const float *)(void *)porta_tensor_data(a);
-    const float *tc = (const float *)(void *)porta_tensor_data(b);
-    double triad_s = time_triad(ta, tb, tc);
+    triad t = {(float *)(void *)porta_tensor_data(out), (const float *)(void *)porta_tensor_data(a),
+               (const float *)(void *)porta_tensor_data(b), 3.0f};
+    double triad_s, add_s, mul_s;
+    time_triad_add_mul(&t, a, b, out, &triad_s, &add_s, &mul_s);
     double moved = 3.0 * 4.0 * N, triad_gbs = moved / triad_s * 1e-9;
 
     porta_tensor *transposed, *square_out;
@@ -168,8 +182,8 @@ int main(void) {
            N, N * 4 >> 20, THREADS, REPS);
     printf("  %-38s %12s %14s %8s\n", "kernel", "time", "bandwidth", "of triad");
     row("triad a = b + s*c (plain C, pool)", triad_s, moved, triad_gbs);
-    row("porta add f32 (out given)", time_binary(PORTA_ADD, a, b, out), moved, triad_gbs);
-    row("porta mul f32 (out given)", time_binary(PORTA_MUL, a, b, out), moved, triad_gbs);
+    row("porta add f32 (out given)", add_s, moved, triad_gbs);
+    row("porta mul f32 (out given)", mul_s, moved, triad_gbs);
     row("porta add f32 + rank-0 scalar", time_binary(PORTA_ADD, a, scalar, out), 2.0 * 4 * N, triad_gbs);
     row("porta add f32, transposed input", time_binary(PORTA_ADD, transposed, transposed, square_out),
         2.0 * 4 * N, triad_gbs);
