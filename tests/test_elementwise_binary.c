@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "backends/cpu/kernels_elementwise.h"
 #include "core/tensor.h"
 #include "test_elementwise.h"
 
@@ -493,6 +494,14 @@ TEST(test_ew_binary_in_place_and_overlap) {
 
 TEST(test_ew_binary_threaded) {
     test_rng rng = test_rng_make(206);
+    for (int portable = 0; portable < 2; portable++) { /* half conversions of both kinds */
+        ew_half_force_portable(portable);
+        check_case(&rng, find_case(PORTA_DIV), PORTA_F16, &(shape_pair){1, 0, {70001}, {0}},
+                   EW_CONTIGUOUS, EW_CONTIGUOUS);
+        check_case(&rng, find_case(PORTA_SUB), PORTA_BF16, &(shape_pair){1, 1, {70001}, {70001}},
+                   EW_CONTIGUOUS, EW_CONTIGUOUS);
+    }
+    ew_half_force_portable(false);
     const shape_pair big[] = {
         {3, 3, {7, 131, 67}, {7, 131, 67}},
         {3, 2, {7, 131, 67}, {131, 1}},

@@ -7,6 +7,7 @@
 
 #include "core/dtype.h"
 #include "core/tensor.h"
+#include "backends/cpu/kernels_elementwise.h"
 #include "ops/run.h"
 #include "test_elementwise.h"
 
@@ -212,7 +213,16 @@ TEST(test_ew_fill_primitive_without_out) {
 /* The vectorized float <-> half stage conversions agree bit for bit with
  * core/dtype.h's scalar ones (NaNs only need to stay NaN): every half value
  * widened, and float bit patterns around every rounding boundary narrowed. */
+static void check_half_stages(void);
+
 TEST(test_ew_cast_half_stages_match_scalar) {
+    check_half_stages(); /* the CPU's best conversions */
+    ew_half_force_portable(true);
+    check_half_stages();
+    ew_half_force_portable(false);
+}
+
+static void check_half_stages(void) {
     test_rng rng = test_rng_make(404);
     int64_t all = 65536, count = 1 << 20;
     uint16_t *halves = malloc((size_t)all * sizeof *halves);

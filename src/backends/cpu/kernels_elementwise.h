@@ -126,6 +126,9 @@ void ew_widen_half(porta_dtype dtype, const uint16_t *src, float *dst, int64_t n
 void ew_narrow_half(porta_dtype dtype, const float *src, uint16_t *dst, int64_t n);
 void ew_widen_half_avx2(porta_dtype dtype, const uint16_t *src, float *dst, int64_t n);
 void ew_narrow_half_avx2(porta_dtype dtype, const float *src, uint16_t *dst, int64_t n);
+/* For tests: true forces the portable conversions, false restores the
+ * CPU's best. */
+void ew_half_force_portable(bool portable);
 
 /* The staged form of EW_UNARY_LOOP for float16/bfloat16 (enum E) in and out. */
 #define EW_HALF_UNARY_LOOP(NAME, E, LOAD, STORE, FN)                              \
