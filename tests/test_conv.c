@@ -293,6 +293,44 @@ TEST(test_conv_out_aliasing_the_input) {
     }
 }
 
+/* A conv node with bias runs to the same result as the eager call. */
+TEST(test_conv_in_a_graph) {
+    test_rng rng = test_rng_make(21);
+    int64_t xs[4] = {2, 4, 7, 7}, ws[4] = {6, 2, 3, 3};
+    porta_conv_params p = make_params(2, 2, 1, 1, 2);
+    porta_tensor *x = test_random_tensor(&rng, PORTA_F64, 4, xs, -1, 1);
+    porta_tensor *w = test_random_tensor(&rng, PORTA_F64, 4, ws, -1, 1);
+    porta_tensor *b = test_random_tensor(&rng, PORTA_F64, 1, ws, -1, 1);
+    porta_tensor *got = NULL, *want = NULL;
+    porta_graph *graph = NULL;
+    CHECK_OK(porta_graph_create(&graph));
+    porta_node nx, nw, nb, ny;
+    porta_status *status = porta_graph_input(graph, PORTA_F64, 4, xs, &nx);
+    if (!status) status = porta_graph_input(graph, PORTA_F64, 4, ws, &nw);
+    if (!status) status = porta_graph_input(graph, PORTA_F64, 1, ws, &nb);
+    if (!status) status = porta_graph_conv(graph, nx, nw, nb, &p, &ny);
+    if (!status) status = porta_graph_output(graph, ny);
+    porta_tensor *inputs[3] = {x, w, b};
+    if (!status) status = porta_graph_run(graph, test_cpu(), inputs, 3, &got, 1);
+    if (!status) status = porta_conv(x, w, b, &p, &want);
+    if (status) {
+        test_fail(__FILE__, __LINE__, "%s", porta_status_message(status));
+        porta_status_free(status);
+    } else {
+        check_conv(x, w, b, &p, got, "graph conv");
+        double *g = test_to_doubles(got), *e = test_to_doubles(want);
+        CHECK(test_close("graph conv vs eager", g, e, porta_tensor_numel(want), 0.0, 0.0));
+        free(g);
+        free(e);
+    }
+    porta_graph_free(graph);
+    porta_tensor_release(got);
+    porta_tensor_release(want);
+    porta_tensor_release(x);
+    porta_tensor_release(w);
+    porta_tensor_release(b);
+}
+
 TEST(test_conv_type_promotion) {
     test_rng rng = test_rng_make(16);
     int64_t xs[3] = {1, 2, 6}, ws[3] = {3, 2, 2};

@@ -249,6 +249,45 @@ TEST(test_matmul_out_aliasing_an_operand) {
     }
 }
 
+/* A graph of matmuls runs to the same result as the eager calls. */
+TEST(test_matmul_in_a_graph) {
+    test_rng rng = test_rng_make(10);
+    int64_t sa[3] = {2, 4, 6}, sb[2] = {6, 3}, sc[2] = {3, 5};
+    porta_tensor *a = random_view(&rng, PORTA_F32, 3, sa, LAYOUT_SCRAMBLED);
+    porta_tensor *b = random_view(&rng, PORTA_F32, 2, sb, LAYOUT_TRANSPOSED);
+    porta_tensor *c = random_view(&rng, PORTA_F32, 2, sc, LAYOUT_CONTIGUOUS);
+    porta_tensor *ab = NULL, *want = NULL, *got = NULL;
+    porta_graph *graph = NULL;
+    CHECK_OK(porta_graph_create(&graph));
+    porta_node na, nb, nc, nab, nabc;
+    porta_status *status = porta_graph_input(graph, PORTA_F32, 3, sa, &na);
+    if (!status) status = porta_graph_input(graph, PORTA_F32, 2, sb, &nb);
+    if (!status) status = porta_graph_input(graph, PORTA_F32, 2, sc, &nc);
+    if (!status) status = porta_graph_matmul(graph, na, nb, &nab);
+    if (!status) status = porta_graph_matmul(graph, nab, nc, &nabc);
+    if (!status) status = porta_graph_output(graph, nabc);
+    porta_tensor *inputs[3] = {a, b, c};
+    if (!status) status = porta_graph_run(graph, test_cpu(), inputs, 3, &got, 1);
+    if (!status) status = porta_matmul(a, b, &ab);
+    if (!status) status = porta_matmul(ab, c, &want);
+    if (status) {
+        test_fail(__FILE__, __LINE__, "%s", porta_status_message(status));
+        porta_status_free(status);
+    } else {
+        double *g = test_to_doubles(got), *w = test_to_doubles(want);
+        CHECK(test_close("graph matmul", g, w, 2 * 4 * 5, 0.0, 0.0));
+        free(g);
+        free(w);
+    }
+    porta_graph_free(graph);
+    porta_tensor_release(got);
+    porta_tensor_release(want);
+    porta_tensor_release(ab);
+    porta_tensor_release(a);
+    porta_tensor_release(b);
+    porta_tensor_release(c);
+}
+
 /* Shapes that cross the blocking of the float64/integer kernel and the
  * packing of sgemm, and many small batches (the batch-parallel path). */
 TEST(test_matmul_large_and_many_batches) {
