@@ -176,6 +176,16 @@ TEST(test_matmul_batch_broadcasting) {
         int64_t sc[2] = {6, 3}, sd[4] = {2, 2, 3, 5};
         run_case(&rng, all_dtypes[d], 2, sc, LAYOUT_CONTIGUOUS, 4, sd, LAYOUT_SCRAMBLED,
                  "[6,3] @ [2,2,3,5]");
+        /* One b for every batch: batches of rows fold into one GEMM when a
+         * and out allow it (contiguous a; rows of one, as in a batched
+         * matrix-vector product), and stay separate when they do not. */
+        int64_t se[4] = {3, 2, 5, 6}, sf[2] = {6, 4}, sg[3] = {7, 1, 6};
+        run_case(&rng, all_dtypes[d], 4, se, LAYOUT_CONTIGUOUS, 2, sf, LAYOUT_TRANSPOSED,
+                 "[3,2,5,6] @ [6,4]");
+        run_case(&rng, all_dtypes[d], 3, sg, LAYOUT_CONTIGUOUS, 2, sf, LAYOUT_CONTIGUOUS,
+                 "[7,1,6] @ [6,4]");
+        run_case(&rng, all_dtypes[d], 4, se, LAYOUT_SCRAMBLED, 2, sf, LAYOUT_SCRAMBLED,
+                 "[3,2,5,6] @ [6,4], scrambled");
     }
 }
 

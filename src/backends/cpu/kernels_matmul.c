@@ -383,6 +383,45 @@ static void zero_output(const matmul_job *job) {
     }
 }
 
+/* The one stride that walks the rows of all batches of `m` (batch axes
+ * then its row axis, in order), or false when there is none. */
+static bool rows_stride(const matmul_job *job, const matrix *m, int64_t *out) {
+    int64_t step = 0, span = 1; /* span: rows per step of the axis */
+    bool have = false;
+    for (int d = job->batch_rank; d >= 0; d--) {
+        int64_t size = d == job->batch_rank ? job->m : job->batch_sizes[d];
+        int64_t stride = d == job->batch_rank ? m->rs : m->batch_strides[d];
+        if (size != 1) {
+            if (!have) {
+                step = stride;
+                have = true;
+            } else if (stride != step * span) {
+                return false;
+            }
+        }
+        span *= size;
+    }
+    *out = have ? step : m->rs;
+    return true;
+}
+
+/* When b is one matrix for every batch and the batches of a and out are
+ * rows after rows in memory, the batches are one taller GEMM (as PyTorch
+ * folds them), which threads and blocks better than many short ones. */
+static void fold_batches_into_rows(matmul_job *job) {
+    for (int d = 0; d < job->batch_rank; d++)
+        if (job->batch_sizes[d] != 1 && job->b.batch_strides[d] != 0) return;
+    int64_t a_rs, c_rs;
+    if (job->batch_rank == 0 || !rows_stride(job, &job->a, &a_rs) ||
+        !rows_stride(job, &job->c, &c_rs))
+        return;
+    job->a.rs = a_rs;
+    job->c.rs = c_rs;
+    job->m *= job->batch_count;
+    job->batch_count = 1;
+    job->batch_rank = 0;
+}
+
 static void describe(const porta_tensor *t, int batch_rank, matrix *out) {
     out->data = porta_tensor_data(t);
     out->rs = t->strides[batch_rank];
@@ -410,6 +449,7 @@ porta_status *cpu_exec_matmul(const porta_prim *prim, const porta_tensor *const 
     describe(out, batch_rank, &job.c);
     atomic_init(&job.error, NULL);
     if (porta_tensor_numel(out) == 0) return NULL;
+    fold_batches_into_rows(&job);
     if (job.k == 0) {
         zero_output(&job);
         return NULL;
