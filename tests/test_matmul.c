@@ -306,6 +306,10 @@ TEST(test_matmul_large_and_many_batches) {
     for (int d = 0; d < 4; d++) {
         int64_t sa[2] = {130, 300}, sb[2] = {300, 270};
         run_case(&rng, dtypes[d], 2, sa, LAYOUT_CONTIGUOUS, 2, sb, LAYOUT_TRANSPOSED, "large");
+        /* Deep enough that half precision widens A in several row panels. */
+        int64_t da[2] = {150, 16384}, db[2] = {16384, 8};
+        if (dtypes[d] == PORTA_BF16)
+            run_case(&rng, dtypes[d], 2, da, LAYOUT_CONTIGUOUS, 2, db, LAYOUT_SCRAMBLED, "deep");
         int64_t ba[3] = {97, 7, 9}, bb[3] = {97, 9, 6};
         run_case(&rng, dtypes[d], 3, ba, LAYOUT_SCRAMBLED, 3, bb, LAYOUT_CONTIGUOUS,
                  "97 small batches");

@@ -23,6 +23,10 @@
 #define TASK_WORK (1 << 17)
 /* Per-batch work below which batches, not the GEMM, are threaded. */
 #define SMALL_GEMM_WORK (1 << 21)
+/* Half precision: float32 copies of A and C go a panel of rows at a time,
+ * about this many floats, yet never so few rows that sgemm runs thin. */
+#define PANEL_FLOATS (1 << 20)
+#define MIN_PANEL_ROWS 64
 
 /* Blocking of the float64/integer kernel: an MR x NR register tile, A packed
  * MC x KC (stays in L2) and B packed KC x NC. */
@@ -49,10 +53,12 @@ typedef struct matmul_job {
     void *scratch;         /* per-thread scratch, scratch_stride bytes each */
     size_t scratch_stride;
     int64_t m_tiles, n_tiles; /* float64/integer work items per batch */
+    int64_t panel_rows;       /* half precision: rows of A widened at a time */
     _Atomic(porta_status *) error; /* the first failure of any task */
 } matmul_job;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
 /* m * n * k multiply-adds, saturating: only compared against thresholds. */
 static int64_t gemm_work(int64_t m, int64_t n, int64_t k) {
@@ -121,18 +127,24 @@ static void narrow(porta_dtype dtype, const float *src, int64_t rows, int64_t co
     }
 }
 
+/* B is widened whole, A and C a panel of rows at a time, so the scratch of
+ * a tall (folded) product stays near the size of B. */
 static porta_status *half_batch(const matmul_job *job, int64_t index, int thread) {
     const char *a, *b;
     char *c;
     batch_pointers(job, index, &a, &b, &c);
-    float *a32 = (float *)((char *)job->scratch + (size_t)thread * job->scratch_stride);
-    float *b32 = a32 + job->m * job->k;
-    float *c32 = b32 + job->k * job->n;
-    widen(job->dtype, a, job->a.rs, job->a.cs, job->m, job->k, a32);
+    float *b32 = (float *)((char *)job->scratch + (size_t)thread * job->scratch_stride);
+    float *a32 = b32 + job->k * job->n;
+    float *c32 = a32 + job->panel_rows * job->k;
     widen(job->dtype, b, job->b.rs, job->b.cs, job->k, job->n, b32);
-    PORTA_TRY(cpu_sgemm(job->m, job->n, job->k, a32, job->k, 1, b32, job->n, 1, 0.0f, c32,
-                        job->n, 1));
-    narrow(job->dtype, c32, job->m, job->n, c, job->c.rs, job->c.cs);
+    int64_t e = (int64_t)job->elem;
+    for (int64_t i0 = 0; i0 < job->m; i0 += job->panel_rows) {
+        int64_t rows = min64(job->panel_rows, job->m - i0);
+        widen(job->dtype, a + i0 * job->a.rs * e, job->a.rs, job->a.cs, rows, job->k, a32);
+        PORTA_TRY(cpu_sgemm(rows, job->n, job->k, a32, job->k, 1, b32, job->n, 1, 0.0f, c32,
+                            job->n, 1));
+        narrow(job->dtype, c32, rows, job->n, c + i0 * job->c.rs * e, job->c.rs, job->c.cs);
+    }
     return NULL;
 }
 
@@ -152,8 +164,9 @@ static porta_status *run_through_sgemm(matmul_job *job) {
     bool thread_batches = job->batch_count > 1 && work < SMALL_GEMM_WORK;
     int threads = thread_batches ? (int)min64(cpu_thread_count(), job->batch_count) : 1;
     if (job->dtype != PORTA_F32) {
+        job->panel_rows = min64(job->m, max64(MIN_PANEL_ROWS, PANEL_FLOATS / (job->k + job->n)));
         job->scratch_stride =
-            (size_t)(job->m * job->k + job->k * job->n + job->m * job->n) * sizeof(float);
+            (size_t)(job->k * job->n + job->panel_rows * (job->k + job->n)) * sizeof(float);
         job->scratch_stride = (job->scratch_stride + 63) / 64 * 64;
         PORTA_TRY(porta_host_alloc(job->scratch_stride * (size_t)threads,
                                    "float32 copies of half-precision matmul operands",
