@@ -9,7 +9,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "backends/cpu/gemm/gemm.h"
@@ -33,11 +32,14 @@ static const shape standard_shapes[] = {
     {4096, 4096, 4096}, {8, 4096, 4096}, {4096, 64, 4096},   {128, 128, 128},
 };
 
-/* Each library gets at least this long per shape, so small shapes are
- * repeated often enough for a stable median. */
-#define SECONDS_PER_SHAPE 0.3
-#define MIN_REPS 5
-#define MAX_REPS 2000
+/* Each library gets about this long per shape, in ROUNDS turns that
+ * alternate with the other library, so that drifting machine load (other
+ * work, frequency) hits both alike; the reported figure is the median over
+ * all calls. */
+#define SECONDS_PER_SHAPE 0.45
+#define ROUNDS 3
+#define MIN_CALLS_PER_ROUND 2
+#define MAX_CALLS 3000
 
 static double now(void) {
     struct timespec t;
@@ -45,10 +47,12 @@ static double now(void) {
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+#ifdef PORTA_HAVE_OPENBLAS
 static void pause_seconds(double seconds) {
     struct timespec t = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
     nanosleep(&t, NULL);
 }
+#endif
 
 typedef struct operands {
     shape s;
@@ -81,38 +85,35 @@ static int compare_doubles(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
-/* Median GFLOP/s over enough calls to fill SECONDS_PER_SHAPE, after a
- * warm-up call that also sizes the repetition count. */
-static double measure(sgemm_fn fn, const operands *ops) {
+/* Call times of one library on one shape. */
+typedef struct timings {
+    double seconds[MAX_CALLS];
+    int count;
+    int calls_per_round; /* sized by the warm-up call */
+} timings;
+
+static void warm_up(sgemm_fn fn, const operands *ops, timings *t) {
     double start = now();
     fn(ops);
     double once = now() - start;
-    int reps = (int)(SECONDS_PER_SHAPE / (once > 1e-9 ? once : 1e-9));
-    reps = reps < MIN_REPS ? MIN_REPS : reps > MAX_REPS ? MAX_REPS : reps;
-    double *seconds = malloc((size_t)reps * sizeof *seconds);
-    if (!seconds) exit(1);
-    for (int r = 0; r < reps; r++) {
-        start = now();
-        fn(ops);
-        seconds[r] = now() - start;
-    }
-    qsort(seconds, (size_t)reps, sizeof *seconds, compare_doubles);
-    double median = seconds[reps / 2];
-    free(seconds);
-    const shape *s = &ops->s;
-    return 2.0 * (double)s->m * (double)s->n * (double)s->k / median * 1e-9;
+    int calls = (int)(SECONDS_PER_SHAPE / ROUNDS / (once > 1e-9 ? once : 1e-9));
+    t->calls_per_round = calls < MIN_CALLS_PER_ROUND       ? MIN_CALLS_PER_ROUND
+                         : calls > MAX_CALLS / ROUNDS ? MAX_CALLS / ROUNDS
+                                                           : calls;
+    t->count = 0;
 }
 
-/* max |got - want| / max |want|: a norm-wise error, as elementwise ratios
- * blow up where entries cancel to near zero. */
-static double relative_error(const float *got, const float *want, int64_t count) {
-    double diff = 0.0, scale = 0.0;
-    for (int64_t i = 0; i < count; i++) {
-        double d = fabs((double)got[i] - (double)want[i]), w = fabs((double)want[i]);
-        if (d > diff || isnan(d)) diff = d;
-        if (w > scale) scale = w;
+static void run_round(sgemm_fn fn, const operands *ops, timings *t) {
+    for (int r = 0; r < t->calls_per_round; r++) {
+        double start = now();
+        fn(ops);
+        t->seconds[t->count++] = now() - start;
     }
-    return diff / (scale > 0.0 ? scale : 1.0);
+}
+
+static double median_gflops(timings *t, const shape *s) {
+    qsort(t->seconds, (size_t)t->count, sizeof t->seconds[0], compare_doubles);
+    return 2.0 * (double)s->m * (double)s->n * (double)s->k / t->seconds[t->count / 2] * 1e-9;
 }
 
 static float *random_matrix(int64_t count, unsigned *seed) {
@@ -125,6 +126,45 @@ static float *random_matrix(int64_t count, unsigned *seed) {
     return x;
 }
 
+#ifdef PORTA_HAVE_OPENBLAS
+/* max |got - want| / max |want|: a norm-wise error, as elementwise ratios
+ * blow up where entries cancel to near zero. */
+static double relative_error(const float *got, const float *want, int64_t count) {
+    double diff = 0.0, scale = 0.0;
+    for (int64_t i = 0; i < count; i++) {
+        double d = fabs((double)got[i] - (double)want[i]), w = fabs((double)want[i]);
+        if (d > diff || isnan(d)) diff = d;
+        if (w > scale) scale = w;
+    }
+    return diff / (scale > 0.0 ? scale : 1.0);
+}
+
+#else
+/* Without OpenBLAS, a few entries of C against dot products in double,
+ * relative to the largest of them. */
+static double sampled_error(const operands *ops) {
+    const shape *s = &ops->s;
+    unsigned seed = 99;
+    double diff = 0.0, scale = 0.0;
+    for (int sample = 0; sample < 64; sample++) {
+        int64_t i = rand_r(&seed) % s->m, j = rand_r(&seed) % s->n;
+        double want = 0.0;
+        for (int64_t p = 0; p < s->k; p++)
+            want += (double)ops->a[i * s->k + p] * (double)ops->b[p * s->n + j];
+        double d = fabs((double)ops->c[i * s->n + j] - want);
+        if (d > diff || isnan(d)) diff = d;
+        if (fabs(want) > scale) scale = fabs(want);
+    }
+    return diff / (scale > 0.0 ? scale : 1.0);
+}
+#endif
+
+/* Timings are large; one set per library, reused shape after shape. */
+static timings porta_times;
+#ifdef PORTA_HAVE_OPENBLAS
+static timings openblas_times;
+#endif
+
 static void bench_shape(shape s) {
     unsigned seed = 12345;
     float *a = random_matrix(s.m * s.k, &seed), *b = random_matrix(s.k * s.n, &seed);
@@ -132,19 +172,28 @@ static void bench_shape(shape s) {
     operands ops = {s, a, b, c};
     char name[64];
     snprintf(name, sizeof name, "%lldx%lldx%lld", (long long)s.m, (long long)s.n, (long long)s.k);
-    double porta = measure(run_porta, &ops);
 #ifdef PORTA_HAVE_OPENBLAS
     float *reference = random_matrix(s.m * s.n, &seed);
     operands ref_ops = {s, a, b, reference};
-    double openblas = measure(run_openblas, &ref_ops);
-    /* OpenBLAS's idle workers spin for a while and would steal cycles from
-     * the next measurement. */
-    pause_seconds(0.3);
+    warm_up(run_porta, &ops, &porta_times);
+    warm_up(run_openblas, &ref_ops, &openblas_times);
+    for (int round = 0; round < ROUNDS; round++) {
+        /* OpenBLAS's idle workers spin for a while after each call and
+         * would steal cycles from porta's next round. */
+        pause_seconds(0.2);
+        run_round(run_porta, &ops, &porta_times);
+        run_round(run_openblas, &ref_ops, &openblas_times);
+    }
+    double porta = median_gflops(&porta_times, &s);
+    double openblas = median_gflops(&openblas_times, &s);
     printf("%-16s %10.1f %10.1f %8.2f %12.2e\n", name, porta, openblas, porta / openblas,
            relative_error(c, reference, s.m * s.n));
     free(reference);
 #else
-    printf("%-16s %10.1f %10s %8s %12s\n", name, porta, "-", "-", "-");
+    warm_up(run_porta, &ops, &porta_times);
+    for (int round = 0; round < ROUNDS; round++) run_round(run_porta, &ops, &porta_times);
+    printf("%-16s %10.1f %10s %8s %12.2e\n", name, median_gflops(&porta_times, &s), "-", "-",
+           sampled_error(&ops));
 #endif
     fflush(stdout);
     free(a);

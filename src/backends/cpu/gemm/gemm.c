@@ -9,9 +9,9 @@
 
 /* Below this many multiply-adds, packing and kernel calls cost more than
  * they save. */
-#define UNPACKED_MAX_MACS 4096
+#define UNPACKED_MAX_MACS 1024
 /* A thread must get at least this many multiply-adds to pay for waking it. */
-#define MIN_MACS_PER_THREAD (1 << 19)
+#define MIN_MACS_PER_THREAD (1 << 17)
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -98,11 +98,11 @@ porta_status *cpu_sgemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t
     if (m <= 0 || n <= 0) return NULL;
     gemm_job job = {.problem = {m, n, k > 0 ? k : 0, a, a_rs, a_cs, b, b_rs, b_cs, beta, c,
                                 c_rs, c_cs}};
+    orient(&job.problem);
     if (job.problem.k == 0 || macs(&job.problem) <= UNPACKED_MAX_MACS) {
         gemm_run_unpacked(&job.problem);
         return NULL;
     }
-    orient(&job.problem);
     job.kernel = gemm_kernel_active();
     job.blocking = gemm_blocking_for(job.kernel);
     gemm_job_plan(&job, team_size(job.kernel, &job.problem));

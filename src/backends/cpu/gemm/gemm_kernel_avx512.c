@@ -1,8 +1,8 @@
 /* The AVX-512 micro-kernel: a 32 x 12 tile of C held in 24 zmm registers.
  * Each step of k loads one 32-float column of A (two registers) and
- * multiplies it by the 12 values of a row of B, broadcast straight from
- * memory by the FMAs, leaving registers for the accumulators: 24 FMAs per
- * 2 vector loads and 12 scalar ones keeps both FMA pipes busy. */
+ * multiplies it by the 12 values of a row of B, each broadcast from memory
+ * into a register that feeds two FMAs: 24 FMAs per 2 vector loads and 12
+ * broadcasts keep both FMA pipes busy, in 27 of the 32 registers. */
 #include <immintrin.h>
 
 #include "gemm_kernel.h"
