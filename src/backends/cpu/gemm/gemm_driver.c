@@ -22,9 +22,11 @@
 #define PACK_ITEMS_PER_THREAD 4
 /* Panels this many slivers wide or less use each A block (almost) once. */
 #define STREAMING_SLIVERS 2
-/* How large a block of A such panels may pack at once (8 MB): tall enough
- * for long runs along A's rows, small enough to stay in L3. */
-#define STREAMING_BLOCK_FLOATS (2 << 20)
+/* How large a block of A such panels may pack at once (4 MB, measured
+ * best on a 1 MB L2): tall enough for long runs along A's rows, small
+ * enough to stay in cache until the kernels read it. */
+#define STREAMING_BLOCK_FLOATS (1 << 20)
+#define STREAMING_MIN_KC 128
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -47,20 +49,22 @@ void gemm_job_plan(gemm_job *job, int team) {
     const int64_t mr = job->kernel->mr, nr = job->kernel->nr;
     const gemm_blocking *blocking = &job->blocking;
     job->nc = even_block(p->n, blocking->nc, nr);
-    job->kc = even_block(p->k, blocking->kc, 1);
-    job->k_steps = ceil_div(p->k, job->kc);
-    job->steps = ceil_div(p->n, job->nc) * job->k_steps;
     int64_t panel_slivers = ceil_div(job->nc, nr);
     if (panel_slivers <= STREAMING_SLIVERS) {
         /* Each A block meets only a sliver or two of B, so keeping it in L2
          * buys nothing; what costs is reading A, which is fastest in long
-         * runs along its rows. So: tall blocks, and threads only when there
-         * are several (splitting columns would pack each block twice). */
+         * runs along its rows. So: blocks as tall as STREAMING_BLOCK_FLOATS
+         * allows at a depth that still amortizes C's loads and stores, and
+         * threads only when there are several blocks (splitting columns
+         * would pack each block twice). */
+        int64_t depth = STREAMING_BLOCK_FLOATS / round_up(p->m, mr);
+        job->kc = even_block(p->k, max64(STREAMING_MIN_KC, min64(blocking->kc, depth)), 1);
         int64_t tallest = STREAMING_BLOCK_FLOATS / job->kc / mr * mr;
         job->row_block = min64(round_up(p->m, mr), max64(blocking->mc, tallest));
         job->row_blocks = ceil_div(p->m, job->row_block);
         job->col_parts = 1;
     } else {
+        job->kc = even_block(p->k, blocking->kc, 1);
         /* Row blocks of at most mc rows, as many as a multiple of the team
          * so that they go round evenly; too few rows for that, and each
          * block's columns are split instead. */
@@ -71,6 +75,8 @@ void gemm_job_plan(gemm_job *job, int team) {
         job->col_parts =
             job->row_blocks >= team ? 1 : min64(ceil_div(team, job->row_blocks), panel_slivers);
     }
+    job->k_steps = ceil_div(p->k, job->kc);
+    job->steps = ceil_div(p->n, job->nc) * job->k_steps;
     job->team = (int)min64(team, job->row_blocks * job->col_parts);
     job->pack_slivers = max64(1, panel_slivers / (PACK_ITEMS_PER_THREAD * job->team));
     job->panel_stride = whole_lines(panel_slivers * nr * job->kc * 4) / 4;
