@@ -34,9 +34,10 @@ static cache_sizes machine_caches(void) {
     sizes.l1 = cache_size(_SC_LEVEL1_DCACHE_SIZE, FALLBACK_L1, 1 << 20);
     sizes.l2 = cache_size(_SC_LEVEL2_CACHE_SIZE, FALLBACK_L2, 64 << 20);
     if (sizes.l2 < sizes.l1) sizes.l2 = 8 * sizes.l1;
-    sizes.l3 = cache_size(_SC_LEVEL3_CACHE_SIZE, 0, MAX_L3);
-    /* No L3: the panel of B can only live in L2's share of memory traffic. */
-    if (sizes.l3 < sizes.l2) sizes.l3 = sizes.l2 > FALLBACK_L3 / 4 ? 4 * sizes.l2 : FALLBACK_L3;
+    sizes.l3 = cache_size(_SC_LEVEL3_CACHE_SIZE, FALLBACK_L3, MAX_L3);
+    /* An L3 smaller than L2 holds nothing L2 does not: size the B panel as
+     * if for a modest one, whose misses then cost only bandwidth. */
+    if (sizes.l3 < sizes.l2) sizes.l3 = 4 * sizes.l2;
     atomic_store_explicit(&l1, sizes.l1, memory_order_relaxed);
     atomic_store_explicit(&l2, sizes.l2, memory_order_relaxed);
     atomic_store_explicit(&l3, sizes.l3, memory_order_relaxed);
