@@ -1,0 +1,46 @@
+/*
+ * porta_py.h - what the files of torch_porta._C share.
+ *
+ * The extension only boxes Python arguments into libporta calls and boxes
+ * the results back; every semantic decision (shapes, dtypes, broadcasting,
+ * errors) is libporta's.
+ */
+#ifndef PORTA_PY_H
+#define PORTA_PY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "porta.h"
+
+/* torch_porta._C.Tensor: owns one reference to a porta_tensor. */
+typedef struct {
+    PyObject_HEAD
+    porta_tensor *tensor;
+} PortaTensorObject;
+
+extern PyTypeObject PortaTensor_Type;
+
+/* Wraps a tensor, taking over the caller's reference (released on failure). */
+PyObject *porta_py_wrap(porta_tensor *tensor);
+/* Borrowed tensor of a _C.Tensor argument; NULL with TypeError otherwise. */
+porta_tensor *porta_py_unwrap(PyObject *obj);
+/* NULL for None, else as porta_py_unwrap; *ok tells failure from None. */
+porta_tensor *porta_py_unwrap_optional(PyObject *obj, int *ok);
+
+/* Raises the Python exception matching the status, frees it, returns NULL. */
+PyObject *porta_py_raise(porta_status *status);
+/* Turns an int64 sequence into at most PORTA_MAX_RANK values; -1 on error. */
+int porta_py_int64s(PyObject *seq, int64_t *values, const char *what);
+PyObject *porta_py_tuple_of_int64s(const int64_t *values, int count);
+/* Device N, raising for an index with no device. */
+porta_device *porta_py_device(int index);
+
+/* Each file adds its functions to the module. */
+int porta_py_add_tensor_type(PyObject *module);
+extern PyMethodDef porta_py_device_methods[];
+extern PyMethodDef porta_py_factory_methods[];
+extern PyMethodDef porta_py_op_methods[];
+extern PyMethodDef porta_py_movement_methods[];
+
+#endif

@@ -1,0 +1,16 @@
+import pytest
+import torch
+
+import torch_porta  # noqa: F401  (registers the device)
+
+
+@pytest.fixture
+def rng():
+    return torch.Generator().manual_seed(0)
+
+
+def assert_matches(porta_result, cpu_result, atol=1e-6):
+    assert porta_result.device.type == "porta"
+    assert porta_result.dtype == cpu_result.dtype
+    assert porta_result.shape == cpu_result.shape
+    torch.testing.assert_close(porta_result.cpu(), cpu_result, atol=atol, rtol=1e-5)

@@ -1,0 +1,24 @@
+"""torch_porta: the PyTorch device "porta", computed by libporta.
+
+    import torch, torch_porta
+    x = torch.ones(3, device="porta")
+"""
+from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
+
+from . import _C, _device_module, _printing
+
+_setup_privateuseone_for_python_backend(
+    "porta", backend_module=_device_module, hook=_device_module.Hooks(),
+    device_guard=_device_module.DeviceGuard())
+
+from . import ops  # noqa: E402  (kernels need the device registered)
+
+_printing.install()
+
+from ._device_module import (  # noqa: E402
+    current_device, device_count, get_device_name, is_available, max_memory_allocated,
+    memory_allocated, reset_peak_memory_stats, synchronize)
+
+__all__ = ["current_device", "device_count", "get_device_name", "is_available",
+           "max_memory_allocated", "memory_allocated", "reset_peak_memory_stats",
+           "synchronize"]

@@ -1,0 +1,35 @@
+"""torch dtypes <-> porta dtype codes (the porta_dtype enum of porta.h)."""
+import torch
+
+# In porta_dtype order: the index is the porta code.
+_PORTA_ORDER = (
+    torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+    torch.float16, torch.bfloat16, torch.float32, torch.float64,
+)
+_TO_PORTA = {dtype: code for code, dtype in enumerate(_PORTA_ORDER)}
+
+# Operand kinds of porta_result_type.
+TENSOR, ZERO_DIM, SCALAR = 0, 1, 2
+
+
+def to_porta(dtype):
+    """The porta code of a torch dtype; TypeError for dtypes porta lacks."""
+    try:
+        return _TO_PORTA[dtype]
+    except KeyError:
+        raise TypeError(f"porta does not support dtype {dtype}") from None
+
+
+def to_torch(code):
+    return _PORTA_ORDER[code]
+
+
+def scalar_code(value):
+    """The porta dtype a Python scalar stands for in type promotion."""
+    if isinstance(value, bool):
+        return _TO_PORTA[torch.bool]
+    if isinstance(value, int):
+        return _TO_PORTA[torch.int64]
+    if isinstance(value, float):
+        return _TO_PORTA[torch.float64]
+    raise TypeError(f"porta: unsupported scalar {value!r} of type {type(value).__name__}")
