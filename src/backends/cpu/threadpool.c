@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-/* How long an idle worker polls for the next job before sleeping: short
- * bursts of ops then avoid the cost of a futex wake-up each. */
-#define SPIN_ITERATIONS 20000
+/* How many times an idle worker polls for the next job before sleeping, so
+ * short bursts of ops avoid a futex wake-up each. Polls yield the CPU rather
+ * than spin on PAUSE: under KVM, PAUSE loops make the host deschedule the
+ * virtual CPU for about a millisecond. */
+#define SPIN_ITERATIONS 200
 
 typedef struct job {
     cpu_range_fn fn;
@@ -75,7 +77,7 @@ static void *worker_main(void *arg) {
     uint64_t seen = pool.start_generation;
     for (;;) {
         for (int spin = 0; spin < SPIN_ITERATIONS && atomic_load(&pool.generation) == seen; spin++)
-            __builtin_ia32_pause();
+            sched_yield();
         pthread_mutex_lock(&pool.lock);
         while (!pool.stop && atomic_load(&pool.generation) == seen)
             pthread_cond_wait(&pool.wake, &pool.lock);
@@ -170,7 +172,7 @@ static void run_job(job j) {
     inside_pool_task = false;
 
     for (int spin = 0; spin < SPIN_ITERATIONS && atomic_load(&pool.pending) > 0; spin++)
-        __builtin_ia32_pause();
+        sched_yield();
     pthread_mutex_lock(&pool.lock);
     while (atomic_load(&pool.pending) > 0) pthread_cond_wait(&pool.done, &pool.lock);
     pthread_mutex_unlock(&pool.lock);
