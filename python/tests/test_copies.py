@@ -35,7 +35,8 @@ def test_copy_between_porta_tensors_casts():
     b = torch.empty(3, dtype=torch.int32, device="porta")
     b.copy_(a)
     assert torch.equal(b.cpu(), torch.tensor([1, -2, 3], dtype=torch.int32))
-    assert torch.equal(a.to(torch.float64).cpu(), torch.tensor([1.5, -2.5, 3.0], dtype=torch.float64))
+    expected = torch.tensor([1.5, -2.5, 3.0], dtype=torch.float64)
+    assert torch.equal(a.to(torch.float64).cpu(), expected)
 
 
 def test_to_cpu_with_dtype_change():

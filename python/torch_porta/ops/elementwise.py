@@ -22,18 +22,14 @@ def _with_alpha(op, self, other, alpha, out=None):
     return _C.ternary(FMA, b, step, a, out)
 
 
-def _result(payload):
-    return _tensors.wrap(payload)
-
-
 @register("add.Tensor", "add.Scalar")
 def add(self, other, alpha=1):
-    return _result(_with_alpha(ADD, self, other, alpha))
+    return _tensors.wrap(_with_alpha(ADD, self, other, alpha))
 
 
 @register("sub.Tensor", "sub.Scalar")
 def sub(self, other, alpha=1):
-    return _result(_with_alpha(SUB, self, other, alpha))
+    return _tensors.wrap(_with_alpha(SUB, self, other, alpha))
 
 
 @register("add.out")
@@ -51,7 +47,7 @@ def add_(self, other, alpha=1):
 
 @register("mul.Tensor", "mul.Scalar")
 def mul(self, other):
-    return _result(_C.binary(MUL, *payloads(self, other)))
+    return _tensors.wrap(_C.binary(MUL, *payloads(self, other)))
 
 
 @register("mul_.Tensor", "mul_.Scalar")
@@ -62,23 +58,23 @@ def mul_(self, other):
 
 @register("div.Tensor", "div.Scalar")
 def div(self, other):
-    return _result(_C.binary(DIV, *payloads(self, other)))
+    return _tensors.wrap(_C.binary(DIV, *payloads(self, other)))
 
 
 @register("neg")
 def neg(self):
-    return _result(_C.unary(NEG, _tensors.unwrap(self)))
+    return _tensors.wrap(_C.unary(NEG, _tensors.unwrap(self)))
 
 
 @register("exp")
 def exp(self):
-    return _result(_C.unary(EXP, _tensors.unwrap(self)))
+    return _tensors.wrap(_C.unary(EXP, _tensors.unwrap(self)))
 
 
 @register("relu")
 def relu(self):
     x, = payloads(self)
-    return _result(_C.binary(MAXIMUM, x, scalar_for(0, x)))
+    return _tensors.wrap(_C.binary(MAXIMUM, x, scalar_for(0, x)))
 
 
 @register("threshold_backward")
@@ -86,4 +82,4 @@ def threshold_backward(grad_output, self, threshold):
     # grad where self > threshold, else 0 (the gradient of relu for 0).
     grad, x = payloads(grad_output, self)
     keep = _C.binary(GT, x, scalar_for(threshold, x))
-    return _result(_C.ternary(WHERE, keep, grad, scalar_for(0, grad)))
+    return _tensors.wrap(_C.ternary(WHERE, keep, grad, scalar_for(0, grad)))

@@ -1,7 +1,8 @@
 """New tensors and in-place fills."""
+import torch
+
 from .. import _C, _dtypes, _tensors
 from ._registry import register
-import torch
 
 
 def _dtype_code(dtype):

@@ -50,7 +50,8 @@ def view(self, size):
 @register("_reshape_alias")
 def _reshape_alias(self, size, stride):
     payload = _tensors.unwrap(self)
-    return _tensors.wrap_view(self, _C.as_strided(payload, tuple(size), tuple(stride), payload.offset))
+    result = _C.as_strided(payload, tuple(size), tuple(stride), payload.offset)
+    return _tensors.wrap_view(self, result)
 
 
 @register("as_strided")
