@@ -8,7 +8,7 @@ JOBS       ?= $(shell nproc)
 VENV       ?= .venv
 PYTHON     ?= python3
 
-.PHONY: all build asan setup demo test test-release test-asan valgrind bench clean
+.PHONY: all build asan setup demo test test-release test-asan test-python valgrind bench clean
 
 all: build
 
@@ -27,9 +27,10 @@ setup: build
 demo: setup
 	$(VENV)/bin/train_digits $(BUILD)/digits.csv
 
-# Release tests, then the same tests under AddressSanitizer + UBSan (with
-# LeakSanitizer's exit-time leak check), then the CLI under ASan.
-test: test-release test-asan
+# C tests in a release build, the same tests under AddressSanitizer + UBSan
+# (with LeakSanitizer's exit-time leak check), then the Python package's
+# tests against PyTorch's CPU.
+test: test-release test-asan test-python
 
 test-release: build
 	$(BUILD)/porta_tests
@@ -37,6 +38,9 @@ test-release: build
 test-asan: asan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(ASAN_BUILD)/porta_tests
+
+test-python: setup
+	$(VENV)/bin/python -m pytest python/tests -q
 
 valgrind: build
 	valgrind --leak-check=full --error-exitcode=1 --errors-for-leak-kinds=definite,indirect \

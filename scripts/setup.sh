@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Creates the project's virtual environment, puts the `porta` command and the
-# demo in it, and prepares the demo's data set (scikit-learn's bundled copy
-# of the UCI handwritten digits; nothing is downloaded at run time).
+# Creates the project's virtual environment with PyTorch (the CPU wheel) and
+# the torch_porta package, puts the `porta` command and the demo in it, and
+# prepares the demo's data set (scikit-learn's bundled copy of the UCI
+# handwritten digits; nothing is downloaded at run time).
 set -euo pipefail
 venv=${1:-.venv}
 build=${2:-build}
@@ -10,7 +11,10 @@ python=${PYTHON:-python3}
 if [ ! -x "$venv/bin/python" ]; then
     "$python" -m venv "$venv"
 fi
-"$venv/bin/pip" install --quiet --disable-pip-version-check scikit-learn
+pip=("$venv/bin/pip" install --quiet --disable-pip-version-check)
+# torch pinned to the CPU build; an unpinned torch would pull a CUDA build.
+"${pip[@]}" torch==2.13.0 numpy pytest scikit-learn
+"${pip[@]}" -e python/
 install -m 755 "$build/porta" "$venv/bin/porta"
 install -m 755 "$build/train_digits" "$venv/bin/train_digits"
 if [ ! -s "$build/digits.csv" ]; then
