@@ -164,8 +164,8 @@ static void check_all_shapes(uint64_t seed) {
     }
 }
 
-static void check_isa(gemm_isa isa) {
-    if (!gemm_isa_supported(isa)) {
+static void check_isa(cpu_isa isa) {
+    if (!cpu_isa_supported(isa)) {
         printf("     (this CPU lacks the instruction set; skipped)\n");
         return;
     }
@@ -178,9 +178,9 @@ static void check_isa(gemm_isa isa) {
     gemm_isa_reset();
 }
 
-TEST(test_gemm_generic) { check_isa(GEMM_ISA_GENERIC); }
-TEST(test_gemm_avx2) { check_isa(GEMM_ISA_AVX2); }
-TEST(test_gemm_avx512) { check_isa(GEMM_ISA_AVX512); }
+TEST(test_gemm_generic) { check_isa(CPU_ISA_GENERIC); }
+TEST(test_gemm_avx2) { check_isa(CPU_ISA_AVX2); }
+TEST(test_gemm_avx512) { check_isa(CPU_ISA_AVX512); }
 
 TEST(test_gemm_k_zero_scales_c) {
     test_rng rng = test_rng_make(7);
@@ -233,8 +233,8 @@ TEST(test_gemm_isa_from_environment) {
     /* A name the CPU cannot run (or no such name) falls back to the best. */
     setenv("PORTA_GEMM_ISA", "no-such-isa", 1);
     gemm_isa_reset();
-    const char *best = gemm_isa_supported(GEMM_ISA_AVX512) ? "avx512"
-                       : gemm_isa_supported(GEMM_ISA_AVX2) ? "avx2"
+    const char *best = cpu_isa_supported(CPU_ISA_AVX512) ? "avx512"
+                       : cpu_isa_supported(CPU_ISA_AVX2) ? "avx2"
                                                            : "generic";
     CHECK(strcmp(gemm_kernel_active()->name, best) == 0);
     unsetenv("PORTA_GEMM_ISA");

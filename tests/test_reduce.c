@@ -82,8 +82,9 @@ static void run_random_cases(porta_reduce_op op, uint64_t seed) {
                                           : reduce_random_tensor(&rng, dtype, rank, sizes, fill);
                 char what[160];
                 snprintf(what, sizeof what, "%s %s %s case %d (rank %d, %d axes, keepdim %d, %s)",
-                         reduce_isa_name(isa), porta_reduce_op_name(op), porta_dtype_name(dtype),
-                         c, rank, axis_count, keepdim, strided ? "strided" : "contiguous");
+                         cpu_isa_name((cpu_isa)isa), porta_reduce_op_name(op),
+                         porta_dtype_name(dtype), c, rank, axis_count, keepdim,
+                         strided ? "strided" : "contiguous");
                 if (!x || !reduce_check(op, x, axes, axis_count, keepdim, what)) failures++;
                 porta_tensor_release(x);
             }

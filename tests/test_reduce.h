@@ -3,6 +3,7 @@
 #ifndef PORTA_TEST_REDUCE_H
 #define PORTA_TEST_REDUCE_H
 
+#include "backends/cpu/cpu_isa.h"
 #include "test.h"
 
 typedef enum reduce_fill {
@@ -37,8 +38,8 @@ bool reduce_check(porta_reduce_op op, const porta_tensor *x, const int *axes, in
 /* Steps through the instruction sets this CPU can run the reduction loops
  * with, forcing each in turn:
  *     for (int isa = -1; reduce_force_next_isa(&isa);) ...
- * After the last, the default choice is back. Loops must not be left early. */
+ * After the last, the default choice is back. Loops must not be left early.
+ * cpu_isa_name((cpu_isa)isa) names the one in force. */
 bool reduce_force_next_isa(int *isa);
-const char *reduce_isa_name(int isa);
 
 #endif

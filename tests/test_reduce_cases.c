@@ -401,9 +401,9 @@ TEST(test_reduce_f16_all_bit_patterns) {
     for (int isa = -1; reduce_force_next_isa(&isa);) {
         char what[64];
         for (int o = 0; o < 3; o++) {
-            snprintf(what, sizeof what, "%s run loop", reduce_isa_name(isa));
+            snprintf(what, sizeof what, "%s run loop", cpu_isa_name((cpu_isa)isa));
             check_f16_patterns(ops[o], runs, 1, what);
-            snprintf(what, sizeof what, "%s row loop", reduce_isa_name(isa));
+            snprintf(what, sizeof what, "%s row loop", cpu_isa_name((cpu_isa)isa));
             check_f16_patterns(ops[o], rows, 0, what);
         }
     }

@@ -122,7 +122,7 @@ TEST(test_reduce_large_layouts) {
                 const layout_case *lc = &layout_cases[c];
                 porta_tensor *x = layout_tensor(&rng, runs[r].dtype, lc, runs[r].fill);
                 char what[96];
-                snprintf(what, sizeof what, "%s %s %s layout %zu", reduce_isa_name(isa),
+                snprintf(what, sizeof what, "%s %s %s layout %zu", cpu_isa_name((cpu_isa)isa),
                          porta_reduce_op_name(runs[r].op), porta_dtype_name(runs[r].dtype), c);
                 bool arg = runs[r].op == PORTA_REDUCE_ARGMAX || runs[r].op == PORTA_REDUCE_ARGMIN;
                 int axis_count = arg && lc->axis_count > 1 ? 1 : lc->axis_count;

@@ -268,15 +268,8 @@ bool reduce_check(porta_reduce_op op, const porta_tensor *x, const int *axes, in
 }
 
 bool reduce_force_next_isa(int *isa) {
-    for (++*isa; *isa < REDUCE_ISA_COUNT; ++*isa)
-        if (cpu_reduce_isa_force((reduce_isa)*isa)) return true;
+    for (++*isa; *isa < CPU_ISA_COUNT; ++*isa)
+        if (cpu_reduce_isa_force((cpu_isa)*isa)) return true;
     cpu_reduce_isa_reset();
     return false;
-}
-
-const char *reduce_isa_name(int isa) {
-    static const char *const names[REDUCE_ISA_COUNT] = {
-        [REDUCE_ISA_BASELINE] = "baseline", [REDUCE_ISA_AVX2] = "avx2",
-        [REDUCE_ISA_AVX512] = "avx512"};
-    return isa >= 0 && isa < REDUCE_ISA_COUNT ? names[isa] : "?";
 }

@@ -1,29 +1,19 @@
 /* Stage conversions between float16/bfloat16 and float for the staged half
- * loops: the AVX2 versions where the CPU has AVX2 and F16C, else one
- * element at a time. The choice is made once; tests can force the portable
- * loops to check them on machines that would never pick them. */
-#include <stdatomic.h>
-
+ * loops: the AVX2 versions where the CPU has AVX2 (with F16C), else one
+ * element at a time. The choice is made once (cpu_isa.h); tests can force
+ * the portable loops to check them on machines that would never pick them. */
+#include "backends/cpu/cpu_isa.h"
 #include "backends/cpu/kernels_elementwise.h"
 
-enum { CHOICE_UNSET = -1, CHOICE_PORTABLE, CHOICE_AVX2 };
-static _Atomic int choice = CHOICE_UNSET;
+static cpu_isa_choice choice = CPU_ISA_CHOICE_INIT(NULL);
 
-static bool use_avx2(void) {
-    int c = atomic_load_explicit(&choice, memory_order_relaxed);
-    if (c == CHOICE_UNSET) {
-        __builtin_cpu_init();
-        int best = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")
-                       ? CHOICE_AVX2
-                       : CHOICE_PORTABLE;
-        /* a concurrent ew_half_force_portable wins */
-        c = atomic_compare_exchange_strong(&choice, &c, best) ? best : c;
-    }
-    return c == CHOICE_AVX2;
-}
+static bool use_avx2(void) { return cpu_isa_choose(&choice) >= CPU_ISA_AVX2; }
 
 void ew_half_force_portable(bool portable) {
-    atomic_store(&choice, portable ? CHOICE_PORTABLE : CHOICE_UNSET);
+    if (portable)
+        cpu_isa_force(&choice, CPU_ISA_GENERIC);
+    else
+        cpu_isa_reset(&choice);
 }
 
 void ew_widen_half(porta_dtype dtype, const uint16_t *src, float *dst, int64_t n) {

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "porta.h"
+#include "backends/cpu/cpu_isa.h"
 
 /* A running result. Which member is live depends on the op and the dtype:
  * f for float sums, products, max and min; u for int64 sums and products
@@ -52,21 +53,13 @@ typedef struct reduce_kernel {
 const reduce_kernel *cpu_reduce_kernel(porta_reduce_op op, porta_dtype dtype);
 
 /* The same loops compiled for each instruction set (kernels_reduce_fold*.c). */
-typedef enum reduce_isa {
-    REDUCE_ISA_BASELINE = 0, /* x86-64: SSE2 */
-    REDUCE_ISA_AVX2,         /* with FMA and F16C */
-    REDUCE_ISA_AVX512,       /* F, BW, VL and DQ */
-    REDUCE_ISA_COUNT
-} reduce_isa;
-
 extern const reduce_kernel cpu_reduce_kernels_baseline[PORTA_REDUCE_OP_COUNT][PORTA_DTYPE_COUNT];
 extern const reduce_kernel cpu_reduce_kernels_avx2[PORTA_REDUCE_OP_COUNT][PORTA_DTYPE_COUNT];
 extern const reduce_kernel cpu_reduce_kernels_avx512[PORTA_REDUCE_OP_COUNT][PORTA_DTYPE_COUNT];
 
-bool cpu_reduce_isa_supported(reduce_isa isa);
 /* For tests: use `isa` (false when this CPU lacks it), or go back to the
  * best one the CPU has. */
-bool cpu_reduce_isa_force(reduce_isa isa);
+bool cpu_reduce_isa_force(cpu_isa isa);
 void cpu_reduce_isa_reset(void);
 
 #endif

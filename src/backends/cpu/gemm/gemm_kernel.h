@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backends/cpu/cpu_isa.h"
+
 /* The largest tile any kernel uses, for stack buffers sized at compile time. */
 #define GEMM_MAX_MR 32
 #define GEMM_MAX_NR 16
@@ -23,26 +25,18 @@ typedef struct gemm_kernel {
     gemm_microkernel_fn run;
 } gemm_kernel;
 
-typedef enum gemm_isa {
-    GEMM_ISA_GENERIC,
-    GEMM_ISA_AVX2,
-    GEMM_ISA_AVX512,
-    GEMM_ISA_COUNT
-} gemm_isa;
-
 /* Defined in files built with the matching compiler flags; only take
- * `run` from one the CPU supports (gemm_isa_supported). */
+ * `run` from one the CPU supports (cpu_isa_supported). */
 extern const gemm_kernel gemm_kernel_generic;
 extern const gemm_kernel gemm_kernel_avx2;
 extern const gemm_kernel gemm_kernel_avx512;
 
-bool gemm_isa_supported(gemm_isa isa);
 /* The kernel cpu_sgemm uses: the best the CPU supports, or the one named by
  * PORTA_GEMM_ISA (generic, avx2, avx512) when that is supported. */
 const gemm_kernel *gemm_kernel_active(void);
 /* Overrides the choice for tests and benchmarks; false (and no change)
  * when the CPU lacks the instruction set. */
-bool gemm_isa_force(gemm_isa isa);
+bool gemm_isa_force(cpu_isa isa);
 /* Drops any override: back to the CPU's best or PORTA_GEMM_ISA. */
 void gemm_isa_reset(void);
 
