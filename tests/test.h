@@ -68,6 +68,13 @@ int64_t test_int(test_rng *rng, int64_t low, int64_t high); /* inclusive */
  * integer dtypes, 0/1 for bool, [low, high) for floats). */
 porta_tensor *test_random_tensor(test_rng *rng, porta_dtype dtype, int rank,
                                  const int64_t *sizes, double low, double high);
+/* A view of `sizes` with `strides` and `offset` on the buffer of `storage`
+ * (not consumed); NULL, with the failure recorded, when the view is invalid
+ * or storage is NULL (a failed allocation the caller has reported). */
+porta_tensor *test_view_on(const porta_tensor *storage, int rank, const int64_t *sizes,
+                           const int64_t *strides, int64_t offset);
+/* Puts order[0..n) in a random order (Fisher-Yates). */
+void test_shuffle(test_rng *rng, int *order, int n);
 /* Every element of t, in row-major order of its logical shape, as doubles.
  * Returns a malloc'ed array (free it) of porta_tensor_numel(t) values. */
 double *test_to_doubles(const porta_tensor *t);

@@ -32,11 +32,7 @@ porta_tensor *ew_empty(test_rng *rng, porta_dtype dtype, int rank, const int64_t
             perm[d] = d;
             gap[d] = test_int(rng, 1, 2);
         }
-        for (int d = rank - 1; d > 0; d--) {
-            int j = (int)test_int(rng, 0, d), tmp = perm[d];
-            perm[d] = perm[j];
-            perm[j] = tmp;
-        }
+        test_shuffle(rng, perm, rank);
         int64_t stride = 1;
         for (int j = rank - 1; j >= 0; j--) {
             int d = perm[j];

@@ -30,12 +30,7 @@ static porta_tensor *random_view(test_rng *rng, porta_dtype dtype, int rank,
         order[rank - 2] = rank - 1;
         order[rank - 1] = rank - 2;
     }
-    if (kind == LAYOUT_SCRAMBLED)
-        for (int d = rank - 1; d > 0; d--) {
-            int j = (int)test_int(rng, 0, d), t = order[d];
-            order[d] = order[j];
-            order[j] = t;
-        }
+    if (kind == LAYOUT_SCRAMBLED) test_shuffle(rng, order, rank);
     int64_t strides[PORTA_MAX_RANK], offset = 0, span = 1;
     for (int i = rank - 1; i >= 0; i--) {
         int d = order[i];
@@ -53,16 +48,8 @@ static porta_tensor *random_view(test_rng *rng, porta_dtype dtype, int rank,
             }
     int64_t total = empty ? 0 : span;
     porta_tensor *storage = test_random_tensor(rng, dtype, 1, &total, -2.0, 2.0);
-    if (!storage) return NULL;
-    porta_tensor *view = NULL;
-    porta_status *status = porta_tensor_view(porta_tensor_buffer(storage), dtype, rank, sizes,
-                                             strides, offset, &view);
+    porta_tensor *view = test_view_on(storage, rank, sizes, strides, offset);
     porta_tensor_release(storage);
-    if (status) {
-        test_fail(__FILE__, __LINE__, "view: %s", porta_status_message(status));
-        porta_status_free(status);
-        return NULL;
-    }
     return view;
 }
 

@@ -209,12 +209,7 @@ TEST(test_move_permute_values) {
             int64_t sizes[PORTA_MAX_RANK];
             test_move_random_shape(&rng, p.rank, trial == 0 ? 0 : 1, 4, sizes);
             for (int d = 0; d < p.rank; d++) p.dims[d] = d;
-            for (int d = p.rank - 1; d > 0; d--) {
-                int j = (int)test_int(&rng, 0, d);
-                int tmp = p.dims[d];
-                p.dims[d] = p.dims[j];
-                p.dims[j] = tmp;
-            }
+            test_shuffle(&rng, p.dims, p.rank);
             int given[PORTA_MAX_RANK]; /* some dims counted from the end */
             for (int d = 0; d < p.rank; d++)
                 given[d] = test_int(&rng, 0, 1) ? p.dims[d] - p.rank : p.dims[d];

@@ -20,12 +20,7 @@ porta_tensor *test_move_scrambled(test_rng *rng, porta_dtype dtype, int rank,
     /* Storage order: a random permutation of the dims, innermost last. */
     int order[PORTA_MAX_RANK];
     for (int d = 0; d < rank; d++) order[d] = d;
-    for (int d = rank - 1; d > 0; d--) {
-        int j = (int)test_int(rng, 0, d);
-        int tmp = order[d];
-        order[d] = order[j];
-        order[j] = tmp;
-    }
+    test_shuffle(rng, order, rank);
     int64_t strides[PORTA_MAX_RANK];
     int64_t span = test_int(rng, 1, 2); /* a gap between neighbours, sometimes */
     for (int k = rank - 1; k >= 0; k--) {
@@ -43,16 +38,8 @@ porta_tensor *test_move_scrambled(test_rng *rng, porta_dtype dtype, int rank,
     }
     int64_t total = span > 0 ? span : 1;
     porta_tensor *storage = test_random_tensor(rng, dtype, 1, &total, -4.0, 4.0);
-    if (!storage) return NULL;
-    porta_tensor *view = NULL;
-    porta_status *status = porta_tensor_view(porta_tensor_buffer(storage), dtype, rank, sizes,
-                                             strides, offset, &view);
+    porta_tensor *view = test_view_on(storage, rank, sizes, strides, offset);
     porta_tensor_release(storage);
-    if (status) {
-        test_fail(__FILE__, __LINE__, "test_move_scrambled: %s", porta_status_message(status));
-        porta_status_free(status);
-        return NULL;
-    }
     return view;
 }
 

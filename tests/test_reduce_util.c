@@ -60,12 +60,7 @@ porta_tensor *reduce_random_view(test_rng *rng, porta_dtype dtype, int rank,
         static const int64_t steps[] = {1, 1, 2, -1, -2, 0};
         step[d] = steps[test_int(rng, 0, 5)];
     }
-    for (int d = rank - 1; d > 0; d--) {
-        int e = (int)test_int(rng, 0, d);
-        int tmp = order[d];
-        order[d] = order[e];
-        order[e] = tmp;
-    }
+    test_shuffle(rng, order, rank);
     for (int k = 0; k < rank; k++) {
         int d = order[k];
         int64_t span = step[d] < 0 ? -step[d] : step[d];
@@ -80,15 +75,8 @@ porta_tensor *reduce_random_view(test_rng *rng, porta_dtype dtype, int rank,
         strides[d] = base_strides[k] * step[d];
         if (step[d] < 0) offset += (base_sizes[k] - 1) * base_strides[k];
     }
-    porta_tensor *view = NULL;
-    porta_status *status = porta_tensor_view(porta_tensor_buffer(base), dtype, rank, sizes,
-                                             strides, offset, &view);
+    porta_tensor *view = test_view_on(base, rank, sizes, strides, offset);
     porta_tensor_release(base);
-    if (status) {
-        test_fail(__FILE__, __LINE__, "tensor_view: %s", porta_status_message(status));
-        porta_status_free(status);
-        return NULL;
-    }
     return view;
 }
 

@@ -61,6 +61,29 @@ porta_tensor *test_random_tensor(test_rng *rng, porta_dtype dtype, int rank, con
     return t;
 }
 
+porta_tensor *test_view_on(const porta_tensor *storage, int rank, const int64_t *sizes,
+                           const int64_t *strides, int64_t offset) {
+    if (!storage) return NULL;
+    porta_tensor *view = NULL;
+    porta_status *status = porta_tensor_view(porta_tensor_buffer(storage),
+                                             porta_tensor_dtype(storage), rank, sizes, strides,
+                                             offset, &view);
+    if (status) {
+        test_fail(__FILE__, __LINE__, "tensor_view: %s", porta_status_message(status));
+        porta_status_free(status);
+        return NULL;
+    }
+    return view;
+}
+
+void test_shuffle(test_rng *rng, int *order, int n) {
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)test_int(rng, 0, i), tmp = order[i];
+        order[i] = order[j];
+        order[j] = tmp;
+    }
+}
+
 int64_t test_offset(int rank, const int64_t *idx, const int64_t *strides) {
     int64_t off = 0;
     for (int d = 0; d < rank; d++) off += idx[d] * strides[d];
