@@ -68,6 +68,9 @@ int64_t test_int(test_rng *rng, int64_t low, int64_t high); /* inclusive */
  * integer dtypes, 0/1 for bool, [low, high) for floats). */
 porta_tensor *test_random_tensor(test_rng *rng, porta_dtype dtype, int rank,
                                  const int64_t *sizes, double low, double high);
+/* A new contiguous tensor, uninitialised; NULL, with the failure recorded,
+ * when it cannot be made. */
+porta_tensor *test_empty(porta_dtype dtype, int rank, const int64_t *sizes);
 /* A view of `sizes` with `strides` and `offset` on the buffer of `storage`
  * (not consumed); NULL, with the failure recorded, when the view is invalid
  * or storage is NULL (a failed allocation the caller has reported). */

@@ -16,13 +16,8 @@
 
 static porta_tensor *from_doubles(porta_dtype dtype, int rank, const int64_t *sizes,
                                   const double *values) {
-    porta_tensor *t = NULL;
-    porta_status *status = porta_tensor_empty(test_cpu(), dtype, rank, sizes, &t);
-    if (status) {
-        test_fail(__FILE__, __LINE__, "tensor_empty: %s", porta_status_message(status));
-        porta_status_free(status);
-        return NULL;
-    }
+    porta_tensor *t = test_empty(dtype, rank, sizes);
+    if (!t) return NULL;
     size_t elem = porta_dtype_size(dtype);
     for (int64_t i = 0; i < porta_tensor_numel(t); i++)
         porta_store_from_double(dtype, porta_tensor_data(t) + (size_t)i * elem, values[i]);

@@ -36,13 +36,8 @@ static double random_value(test_rng *rng, porta_dtype dtype, reduce_fill fill) {
 
 porta_tensor *reduce_random_tensor(test_rng *rng, porta_dtype dtype, int rank,
                                    const int64_t *sizes, reduce_fill fill) {
-    porta_tensor *t = NULL;
-    porta_status *status = porta_tensor_empty(test_cpu(), dtype, rank, sizes, &t);
-    if (status) {
-        test_fail(__FILE__, __LINE__, "tensor_empty: %s", porta_status_message(status));
-        porta_status_free(status);
-        return NULL;
-    }
+    porta_tensor *t = test_empty(dtype, rank, sizes);
+    if (!t) return NULL;
     size_t elem = porta_dtype_size(dtype);
     char *data = porta_tensor_data(t);
     for (int64_t i = 0; i < porta_tensor_numel(t); i++)

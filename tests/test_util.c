@@ -61,6 +61,17 @@ porta_tensor *test_random_tensor(test_rng *rng, porta_dtype dtype, int rank, con
     return t;
 }
 
+porta_tensor *test_empty(porta_dtype dtype, int rank, const int64_t *sizes) {
+    porta_tensor *t = NULL;
+    porta_status *status = porta_tensor_empty(test_cpu(), dtype, rank, sizes, &t);
+    if (status) {
+        test_fail(__FILE__, __LINE__, "tensor_empty: %s", porta_status_message(status));
+        porta_status_free(status);
+        return NULL;
+    }
+    return t;
+}
+
 porta_tensor *test_view_on(const porta_tensor *storage, int rank, const int64_t *sizes,
                            const int64_t *strides, int64_t offset) {
     if (!storage) return NULL;
