@@ -173,14 +173,20 @@ porta_status *porta_graph_reduce(porta_graph *graph, porta_reduce_op op, porta_n
     return add_node(graph, &prim, &x, 1, out);
 }
 
-porta_status *porta_graph_reshape(porta_graph *graph, porta_node x, int rank,
-                                  const int64_t *sizes, porta_node *out) {
+/* Reshape and expand: x and the shape it becomes. */
+static porta_status *add_shape_node(porta_graph *graph, porta_prim_kind kind, porta_node x,
+                                    int rank, const int64_t *sizes, porta_node *out) {
     porta_prim prim;
-    init_prim(&prim, PRIM_RESHAPE, 0);
+    init_prim(&prim, kind, 0);
     PORTA_TRY(check_array(&prim, "rank", "sizes", sizes, rank));
     prim.rank = rank;
     if (rank) memcpy(prim.sizes, sizes, (size_t)rank * sizeof *sizes);
     return add_node(graph, &prim, &x, 1, out);
+}
+
+porta_status *porta_graph_reshape(porta_graph *graph, porta_node x, int rank,
+                                  const int64_t *sizes, porta_node *out) {
+    return add_shape_node(graph, PRIM_RESHAPE, x, rank, sizes, out);
 }
 
 porta_status *porta_graph_permute(porta_graph *graph, porta_node x, const int *dims,
@@ -197,12 +203,7 @@ porta_status *porta_graph_permute(porta_graph *graph, porta_node x, const int *d
 
 porta_status *porta_graph_expand(porta_graph *graph, porta_node x, int rank,
                                  const int64_t *sizes, porta_node *out) {
-    porta_prim prim;
-    init_prim(&prim, PRIM_EXPAND, 0);
-    PORTA_TRY(check_array(&prim, "rank", "sizes", sizes, rank));
-    prim.rank = rank;
-    if (rank) memcpy(prim.sizes, sizes, (size_t)rank * sizeof *sizes);
-    return add_node(graph, &prim, &x, 1, out);
+    return add_shape_node(graph, PRIM_EXPAND, x, rank, sizes, out);
 }
 
 porta_status *porta_graph_slice(porta_graph *graph, porta_node x, int axis, int64_t start,

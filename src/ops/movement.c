@@ -167,14 +167,20 @@ static porta_status *run_on(const porta_prim *prim, const porta_tensor *x, porta
     return porta_prim_run(prim, &x, 1, out);
 }
 
-porta_status *porta_reshape(const porta_tensor *x, int rank, const int64_t *sizes,
-                            porta_tensor **out) {
+/* Reshape and expand: x and the shape it becomes. */
+static porta_status *run_shape_op(porta_prim_kind kind, const porta_tensor *x, int rank,
+                                  const int64_t *sizes, porta_tensor **out) {
     porta_prim prim;
-    init_prim(&prim, PRIM_RESHAPE);
-    PORTA_TRY(check_array("reshape", "sizes", sizes, rank, PORTA_MAX_RANK));
+    init_prim(&prim, kind);
+    PORTA_TRY(check_array(porta_prim_name(&prim), "sizes", sizes, rank, PORTA_MAX_RANK));
     prim.rank = rank;
     if (rank) memcpy(prim.sizes, sizes, (size_t)rank * sizeof *sizes);
     return run_on(&prim, x, out);
+}
+
+porta_status *porta_reshape(const porta_tensor *x, int rank, const int64_t *sizes,
+                            porta_tensor **out) {
+    return run_shape_op(PRIM_RESHAPE, x, rank, sizes, out);
 }
 
 porta_status *porta_permute(const porta_tensor *x, const int *dims, porta_tensor **out) {
@@ -189,12 +195,7 @@ porta_status *porta_permute(const porta_tensor *x, const int *dims, porta_tensor
 
 porta_status *porta_expand(const porta_tensor *x, int rank, const int64_t *sizes,
                            porta_tensor **out) {
-    porta_prim prim;
-    init_prim(&prim, PRIM_EXPAND);
-    PORTA_TRY(check_array("expand", "sizes", sizes, rank, PORTA_MAX_RANK));
-    prim.rank = rank;
-    if (rank) memcpy(prim.sizes, sizes, (size_t)rank * sizeof *sizes);
-    return run_on(&prim, x, out);
+    return run_shape_op(PRIM_EXPAND, x, rank, sizes, out);
 }
 
 porta_status *porta_slice(const porta_tensor *x, int axis, int64_t start, int64_t stop,
