@@ -29,17 +29,7 @@ porta_status *porta_run_index(const porta_prim *prim, const porta_tensor *const 
     PORTA_TRY(porta_to_dtype(inputs[INDEX_INPUT], PORTA_I64, &index));
     operands[INDEX_INPUT] = index;
 
-    porta_tensor *dst = NULL;
-    bool needs_copy = false;
-    porta_status *status;
-    PORTA_TRY_GOTO(status, porta_prepare_out(op, device, &meta, out, &dst, &needs_copy), cleanup);
-    status = porta_device_execute(&local, operands, input_count, dst);
-    if (status) {
-        if (dst != *out) porta_tensor_release(dst);
-        goto cleanup;
-    }
-    status = porta_finish_out(dst, needs_copy, out);
-cleanup:
+    porta_status *status = porta_execute_out(&local, device, &meta, operands, input_count, out);
     porta_tensor_release(index);
     return status;
 }

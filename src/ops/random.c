@@ -18,15 +18,7 @@ porta_status *porta_run_random(const porta_prim *prim, const porta_tensor *const
         device = (*out)->buffer->device;
     else
         PORTA_TRY(porta_device_get(0, &device));
-    porta_tensor *dst;
-    bool needs_copy;
-    PORTA_TRY(porta_prepare_out(porta_prim_name(&local), device, &meta, out, &dst, &needs_copy));
-    porta_status *status = porta_device_execute(&local, NULL, 0, dst);
-    if (status) {
-        if (dst != *out) porta_tensor_release(dst);
-        return status;
-    }
-    return porta_finish_out(dst, needs_copy, out);
+    return porta_execute_out(&local, device, &meta, NULL, 0, out);
 }
 
 static porta_status *random_fill(porta_tensor *dst, bool normal, uint64_t seed, uint64_t offset,

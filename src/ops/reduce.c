@@ -41,25 +41,10 @@ porta_status *porta_run_reduce(const porta_prim *prim, const porta_tensor *const
     porta_meta_of(inputs[0], &x_meta);
     PORTA_TRY(porta_infer(&normalized, &x_meta, 1, &out_meta));
 
-    porta_status *status = NULL;
-    porta_tensor *x = NULL, *dst = NULL;
-    bool needs_copy = false;
-    PORTA_TRY_GOTO(status, porta_to_dtype(inputs[0], kernel_input_dtype(prim->op, x_meta.dtype), &x),
-                   fail);
-    PORTA_TRY_GOTO(status,
-                   porta_prepare_out(porta_prim_name(&normalized), device, &out_meta, out, &dst,
-                                     &needs_copy),
-                   fail);
+    porta_tensor *x;
+    PORTA_TRY(porta_to_dtype(inputs[0], kernel_input_dtype(prim->op, x_meta.dtype), &x));
     const porta_tensor *kernel_inputs[1] = {x};
-    status = porta_device_execute(&normalized, kernel_inputs, 1, dst);
-    if (status) {
-        if (dst != *out) porta_tensor_release(dst); /* *out's own tensor stays the caller's */
-        goto fail;
-    }
-    porta_tensor_release(x);
-    return porta_finish_out(dst, needs_copy, out);
-
-fail:
+    porta_status *status = porta_execute_out(&normalized, device, &out_meta, kernel_inputs, 1, out);
     porta_tensor_release(x);
     return status;
 }

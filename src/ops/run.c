@@ -158,3 +158,17 @@ porta_status *porta_device_execute(const porta_prim *prim, const porta_tensor *c
                            porta_prim_name(prim), device->info.index, device->info.backend);
     return device->ops->execute(device, prim, inputs, input_count, out);
 }
+
+porta_status *porta_execute_out(const porta_prim *prim, porta_device *device,
+                                const porta_meta *meta, const porta_tensor *const *operands,
+                                int operand_count, porta_tensor **out) {
+    porta_tensor *dst;
+    bool needs_copy;
+    PORTA_TRY(porta_prepare_out(porta_prim_name(prim), device, meta, out, &dst, &needs_copy));
+    porta_status *status = porta_device_execute(prim, operands, operand_count, dst);
+    if (status) {
+        if (dst != *out) porta_tensor_release(dst); /* *out's own tensor stays the caller's */
+        return status;
+    }
+    return porta_finish_out(dst, needs_copy, out);
+}

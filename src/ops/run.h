@@ -55,5 +55,11 @@ porta_status *porta_finish_out(porta_tensor *dst, bool needs_copy, porta_tensor 
 /* Calls the device's execute for prim, after checking `supports`. */
 porta_status *porta_device_execute(const porta_prim *prim, const porta_tensor *const *inputs,
                                    int input_count, porta_tensor *out);
+/* The last steps of a runner whose operands are ready: porta_prepare_out
+ * for `meta`, porta_device_execute into it, porta_finish_out. On error *out
+ * is left as it was (a new tensor is released). */
+porta_status *porta_execute_out(const porta_prim *prim, porta_device *device,
+                                const porta_meta *meta, const porta_tensor *const *operands,
+                                int operand_count, porta_tensor **out);
 
 #endif
