@@ -439,6 +439,61 @@ PORTA_API porta_status *porta_graph_run(const porta_graph *graph, porta_device *
                                         porta_tensor *const *inputs, int input_count,
                                         porta_tensor **outputs, int output_count);
 
+/* ------------------------------------------------------------------ */
+/* PyTorch's Core ATen ops                                              */
+/* ------------------------------------------------------------------ */
+
+/* The aten layer implements PyTorch's aten ops (by overload name, such as
+ * "add.Tensor") on porta tensors, with PyTorch's semantics: type promotion,
+ * broadcasting, views and in-place writes. Arguments come in schema order,
+ * every one present (defaults filled in by the caller). A number may stand
+ * where the schema has a Tensor: it takes part in type promotion as a
+ * Python scalar does. Device arguments are device indices (INT) or NONE. */
+typedef enum porta_value_kind {
+    PORTA_VALUE_NONE = 0,
+    PORTA_VALUE_TENSOR,
+    PORTA_VALUE_TENSORS,
+    PORTA_VALUE_INT,
+    PORTA_VALUE_FLOAT,
+    PORTA_VALUE_BOOL,
+    PORTA_VALUE_INTS,
+    PORTA_VALUE_DTYPE,
+    PORTA_VALUE_STRING
+} porta_value_kind;
+
+typedef struct porta_value {
+    porta_value_kind kind;
+    union {
+        porta_tensor *tensor;
+        struct {
+            porta_tensor *const *items;
+            int count;
+        } tensors;
+        int64_t i;
+        double f;
+        bool b;
+        struct {
+            const int64_t *items;
+            int count;
+        } ints;
+        porta_dtype dtype;
+        const char *string;
+    };
+} porta_value;
+
+PORTA_API int porta_aten_op_count(void);
+PORTA_API const char *porta_aten_op_name(int id);     /* "add.Tensor" */
+PORTA_API int porta_aten_op_find(const char *name);   /* -1 when absent */
+/* The kinds of the op's arguments, one letter each in schema order (the
+ * letters are listed in src/aten/aten.h), so bindings can box them. */
+PORTA_API const char *porta_aten_op_args(int id);
+/* Runs op `id`. On success *results is an array of *result_count values
+ * (TENSOR results are new references; ops returning a list of tensors give
+ * one TENSOR value each) to be freed with porta_aten_results_free. */
+PORTA_API porta_status *porta_aten_call(int id, const porta_value *args, int arg_count,
+                                        porta_value **results, int *result_count);
+PORTA_API void porta_aten_results_free(porta_value *results, int count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -42,5 +42,6 @@ extern PyMethodDef porta_py_device_methods[];
 extern PyMethodDef porta_py_factory_methods[];
 extern PyMethodDef porta_py_op_methods[];
 extern PyMethodDef porta_py_movement_methods[];
+extern PyMethodDef porta_py_aten_methods[];
 
 #endif

@@ -1,12 +1,24 @@
-"""Registering Python kernels for the PrivateUse1 ("porta") dispatch key."""
+"""Registering Python kernels for the PrivateUse1 ("porta") dispatch key.
+
+Most kernels come from libporta's aten layer through one binding (_aten.py).
+The kernels registered here are glue that only Python can do (copies to and
+from other devices, views on torch storages); an op is never in both.
+"""
 import torch
+
+from . import _aten
+
+NATIVE = _aten.register_all()
 
 
 def register(*overloads):
     """Registers the decorated function as the porta kernel of each aten
-    overload named, e.g. @register("add.Tensor", "add.out")."""
+    overload named, e.g. @register("add.out")."""
     def decorate(kernel):
         for overload in overloads:
+            if overload in NATIVE:
+                raise RuntimeError(f"aten::{overload} is implemented in libporta; "
+                                   "remove its Python kernel")
             torch.library.impl(f"aten::{overload}", "PrivateUse1")(kernel)
         return kernel
     return decorate

@@ -22,38 +22,11 @@ def _with_alpha(op, self, other, alpha, out=None):
     return _C.ternary(FMA, b, step, a, out)
 
 
-@register("add.Tensor", "add.Scalar")
-def add(self, other, alpha=1):
-    return _tensors.wrap(_with_alpha(ADD, self, other, alpha))
-
-
-@register("sub.Tensor", "sub.Scalar")
-def sub(self, other, alpha=1):
-    return _tensors.wrap(_with_alpha(SUB, self, other, alpha))
-
-
 @register("add.out")
 def add_out(self, other, alpha=1, out=None):
     _tensors.check_same_device(self, other, out)
     _with_alpha(ADD, self, other, alpha, _tensors.unwrap(out))
     return out
-
-
-@register("add_.Tensor", "add_.Scalar")
-def add_(self, other, alpha=1):
-    _with_alpha(ADD, self, other, alpha, _tensors.unwrap(self))
-    return self
-
-
-@register("mul.Tensor", "mul.Scalar")
-def mul(self, other):
-    return _tensors.wrap(_C.binary(MUL, *payloads(self, other)))
-
-
-@register("mul_.Tensor", "mul_.Scalar")
-def mul_(self, other):
-    _C.binary(MUL, *payloads(self, other), _tensors.unwrap(self))
-    return self
 
 
 @register("div.Tensor", "div.Scalar")

@@ -1,0 +1,107 @@
+"""One thin binding for every op of libporta's aten layer.
+
+For each overload libporta implements, a kernel is registered for the
+PrivateUse1 key that puts the dispatcher's arguments in schema order (with
+defaults), unwraps tensors, and calls _C.aten_call. The schema's alias
+annotations say how to return: an in-place or out= result is the input
+tensor itself, a view is a tensor on its base's storage, anything else is a
+new tensor.
+"""
+import torch
+
+from .. import _C, _dtypes, _tensors
+
+_NO_DEFAULT = object()
+
+
+def _convert(value):
+    if isinstance(value, torch.Tensor):
+        if _tensors.is_porta(value):
+            return _tensors.unwrap(value)
+        if value.device.type == "cpu" and value.dim() == 0:
+            return value.item()  # a number written in an expression (x * 2)
+        raise _tensors._devices_error([value, torch.empty(0, device="porta")])
+    if isinstance(value, (list, tuple)):
+        return [_convert(item) for item in value]
+    if isinstance(value, torch.dtype):
+        return _dtypes.to_porta(value)
+    if isinstance(value, torch.device):
+        return _tensors.device_index(value)
+    if isinstance(value, (torch.layout, torch.memory_format)):
+        return None
+    return value
+
+
+def _argument_plan(schema):
+    """(name, default, kwarg_only) per argument, in schema order."""
+    plan = []
+    for argument in schema.arguments:
+        default = argument.default_value if argument.has_default_value() else _NO_DEFAULT
+        plan.append((argument.name, default, argument.kwarg_only))
+    return plan
+
+
+def _return_plan(schema):
+    """Per return: ("input", i) when it aliases and writes input i (in-place,
+    out=), ("view", i) when it is a view of input i, ("new", None) else."""
+    alias_of = {}
+    for index, argument in enumerate(schema.arguments):
+        if argument.alias_info is not None:
+            for alias in argument.alias_info.before_set:
+                alias_of[alias] = index
+    plan = []
+    for returned in schema.returns:
+        info = returned.alias_info
+        if info is None or not info.before_set:
+            plan.append(("new", None))
+            continue
+        source = alias_of[next(iter(info.before_set))]
+        plan.append(("input" if info.is_write else "view", source))
+    return plan
+
+
+def _make_kernel(op_id, schema):
+    arguments = _argument_plan(schema)
+    returns = _return_plan(schema)
+    returns_list = len(schema.returns) == 1 and str(schema.returns[0].type) == "List[Tensor]"
+
+    def kernel(*args, **kwargs):
+        values = list(args)
+        for name, default, _ in arguments[len(args):]:
+            value = kwargs.get(name, default)
+            if value is _NO_DEFAULT:
+                raise TypeError(f"aten::{schema.name}: missing argument '{name}'")
+            values.append(value)
+        tensors = [v for v in values if isinstance(v, torch.Tensor)]
+        _tensors.check_same_device(*tensors)
+        results = _C.aten_call(op_id, tuple(_convert(v) for v in values))
+        if returns_list:
+            return [_tensors.wrap(r) for r in results]
+        out = []
+        for (how, source), result in zip(returns, results):
+            if how == "input":
+                out.append(values[source])
+            elif how == "view":
+                out.append(_tensors.wrap_view(values[source], result))
+            elif isinstance(result, _C.Tensor):
+                out.append(_tensors.wrap(result))
+            else:
+                out.append(result)
+        return out[0] if len(out) == 1 else tuple(out)
+
+    return kernel
+
+
+def _overload(name):
+    packet, _, overload = name.partition(".")
+    return getattr(getattr(torch.ops.aten, packet), overload or "default")
+
+
+def register_all():
+    """Registers every aten op libporta implements; returns their names."""
+    names = set()
+    for name, op_id in _C.aten_ops().items():
+        op = _overload(name)
+        torch.library.impl(f"aten::{name}", "PrivateUse1")(_make_kernel(op_id, op._schema))
+        names.add(name)
+    return names

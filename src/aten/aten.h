@@ -1,0 +1,75 @@
+/* The aten layer's internals: how an op is declared, how its arguments are
+ * checked and how it returns results. Each op family lives in its own file
+ * and exports a table; registry.c joins the tables. */
+#ifndef PORTA_ATEN_ATEN_H
+#define PORTA_ATEN_ATEN_H
+
+#include "porta.h"
+
+/* Results collected by an op (grown as needed). */
+typedef struct aten_results {
+    porta_value *items;
+    int count, capacity;
+} aten_results;
+
+typedef porta_status *(*aten_fn)(const porta_value *args, aten_results *results);
+
+/*
+ * An op: its aten overload name, the kinds of its arguments in schema order,
+ * and its function. The registry checks every argument against `args`
+ * before calling, so functions can trust the kinds:
+ *   T tensor (or a number: a Python scalar)    t tensor or none
+ *   L list of tensors                          i int       j int or none
+ *   I list of ints                             J list of ints or none
+ *   f float (int accepted)                     g float, int or none
+ *   b bool                                     c bool or none
+ *   s scalar: int, float or bool               S scalar or none
+ *   d dtype or none                            D device index or none
+ *   r string or none                           x ignored (layout, pin_memory,
+ *                                                memory_format, ...)
+ */
+typedef struct aten_op {
+    const char *name;
+    const char *args;
+    aten_fn fn;
+} aten_op;
+
+/* Each family's table, terminated by an entry whose name is NULL. */
+extern const aten_op aten_elementwise_ops[];
+extern const aten_op aten_reduce_ops[];
+extern const aten_op aten_shape_ops[];
+extern const aten_op aten_index_ops[];
+extern const aten_op aten_nn_ops[];
+extern const aten_op aten_factory_ops[];
+extern const aten_op aten_linalg_ops[];
+
+/* Appending results; a TENSOR result's reference passes to the results. */
+porta_status *aten_push_tensor(aten_results *results, porta_tensor *tensor);
+porta_status *aten_push_int(aten_results *results, int64_t value);
+porta_status *aten_push_float(aten_results *results, double value);
+porta_status *aten_push_bool(aten_results *results, bool value);
+
+/* ---- argument helpers shared by the families ---- */
+
+static inline bool aten_is_number(const porta_value *v) {
+    return v->kind == PORTA_VALUE_INT || v->kind == PORTA_VALUE_FLOAT ||
+           v->kind == PORTA_VALUE_BOOL;
+}
+/* A number's value as a double (ints and bools included). */
+double aten_number(const porta_value *v);
+/* The dtype PyTorch gives a number standing alone: int64, float32 (the
+ * default dtype), bool. */
+porta_dtype aten_number_dtype(const porta_value *v);
+/* torch.result_type over operands that are tensors or numbers (NONE
+ * values are skipped). */
+porta_dtype aten_result_type(const porta_value *const *operands, int count);
+/* A new reference to the operand as a tensor: the tensor itself, or for a
+ * number a rank-0 tensor of `dtype` on `device`. */
+porta_status *aten_operand(const porta_value *v, porta_device *device, porta_dtype dtype,
+                           porta_tensor **out);
+/* The device of the first tensor among the operands (porta:0 if none). */
+porta_device *aten_device_of(const porta_value *const *operands, int count);
+/* The device a 'D' argument names. */
+porta_status *aten_device_arg(const porta_value *v, porta_device **out);
+
+#endif

@@ -1,0 +1,6 @@
+/* Index aten ops. */
+#include "aten/aten.h"
+
+const aten_op aten_index_ops[] = {
+    {NULL, NULL, NULL},
+};

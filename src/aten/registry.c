@@ -1,0 +1,166 @@
+/* The aten op registry: joins the families' tables into one list sorted by
+ * name, checks each call's arguments against the op's declared kinds, and
+ * collects results. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aten/aten.h"
+#include "core/status.h"
+
+static const aten_op *const family_tables[] = {
+    aten_elementwise_ops, aten_reduce_ops, aten_shape_ops,  aten_index_ops,
+    aten_nn_ops,          aten_factory_ops, aten_linalg_ops,
+};
+
+static const aten_op **ops; /* sorted by name */
+static int op_count;
+static pthread_once_t ops_once = PTHREAD_ONCE_INIT;
+
+static int compare_ops(const void *a, const void *b) {
+    return strcmp((*(const aten_op *const *)a)->name, (*(const aten_op *const *)b)->name);
+}
+
+static void build_index(void) {
+    int total = 0;
+    for (size_t f = 0; f < sizeof family_tables / sizeof family_tables[0]; f++)
+        for (const aten_op *op = family_tables[f]; op->name; op++) total++;
+    ops = malloc((size_t)(total ? total : 1) * sizeof *ops);
+    if (!ops) return; /* no memory: the layer shows no ops */
+    for (size_t f = 0; f < sizeof family_tables / sizeof family_tables[0]; f++)
+        for (const aten_op *op = family_tables[f]; op->name; op++) ops[op_count++] = op;
+    qsort(ops, (size_t)op_count, sizeof *ops, compare_ops);
+}
+
+int porta_aten_op_count(void) {
+    pthread_once(&ops_once, build_index);
+    return op_count;
+}
+
+const char *porta_aten_op_name(int id) {
+    return id >= 0 && id < porta_aten_op_count() ? ops[id]->name : NULL;
+}
+
+const char *porta_aten_op_args(int id) {
+    return id >= 0 && id < porta_aten_op_count() ? ops[id]->args : NULL;
+}
+
+int porta_aten_op_find(const char *name) {
+    int low = 0, high = porta_aten_op_count() - 1;
+    while (name && low <= high) {
+        int mid = (low + high) / 2, cmp = strcmp(name, ops[mid]->name);
+        if (!cmp) return mid;
+        if (cmp < 0) high = mid - 1;
+        else low = mid + 1;
+    }
+    return -1;
+}
+
+static const char *kind_name(porta_value_kind kind) {
+    static const char *const names[] = {"None", "Tensor", "Tensor[]", "int", "float",
+                                        "bool", "int[]",  "dtype",    "str"};
+    return (unsigned)kind < sizeof names / sizeof names[0] ? names[kind] : "invalid value";
+}
+
+static bool accepts(char code, porta_value_kind kind) {
+    bool none = kind == PORTA_VALUE_NONE;
+    bool number = kind == PORTA_VALUE_INT || kind == PORTA_VALUE_FLOAT || kind == PORTA_VALUE_BOOL;
+    switch (code) {
+    case 'T': return kind == PORTA_VALUE_TENSOR || number;
+    case 't': return kind == PORTA_VALUE_TENSOR || number || none;
+    case 'L': return kind == PORTA_VALUE_TENSORS;
+    case 'i': return kind == PORTA_VALUE_INT;
+    case 'j': return kind == PORTA_VALUE_INT || none;
+    case 'I': return kind == PORTA_VALUE_INTS;
+    case 'J': return kind == PORTA_VALUE_INTS || none;
+    case 'f': return kind == PORTA_VALUE_FLOAT || kind == PORTA_VALUE_INT;
+    case 'g': return kind == PORTA_VALUE_FLOAT || kind == PORTA_VALUE_INT || none;
+    case 'b': return kind == PORTA_VALUE_BOOL;
+    case 'c': return kind == PORTA_VALUE_BOOL || none;
+    case 's': return number;
+    case 'S': return number || none;
+    case 'd': return kind == PORTA_VALUE_DTYPE || none;
+    case 'D': return kind == PORTA_VALUE_INT || none;
+    case 'r': return kind == PORTA_VALUE_STRING || none;
+    case 'x': return true;
+    }
+    return false;
+}
+
+static porta_status *check_args(const aten_op *op, const porta_value *args, int arg_count) {
+    int expected = (int)strlen(op->args);
+    if (arg_count != expected)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "aten::%s: expected %d arguments, got %d",
+                           op->name, expected, arg_count);
+    for (int i = 0; i < arg_count; i++) {
+        if (!accepts(op->args[i], args[i].kind))
+            return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                               "aten::%s: argument %d has kind %s, which the op does not take there",
+                               op->name, i, kind_name(args[i].kind));
+        if (args[i].kind == PORTA_VALUE_TENSOR && !args[i].tensor)
+            return porta_error(PORTA_ERR_INVALID_ARGUMENT, "aten::%s: argument %d is a NULL tensor",
+                               op->name, i);
+        if (args[i].kind == PORTA_VALUE_TENSORS)
+            for (int k = 0; k < args[i].tensors.count; k++)
+                if (!args[i].tensors.items[k])
+                    return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                                       "aten::%s: tensor %d of argument %d is NULL", op->name, k, i);
+    }
+    return NULL;
+}
+
+void porta_aten_results_free(porta_value *results, int count) {
+    if (!results) return;
+    for (int i = 0; i < count; i++)
+        if (results[i].kind == PORTA_VALUE_TENSOR) porta_tensor_release(results[i].tensor);
+    free(results);
+}
+
+porta_status *porta_aten_call(int id, const porta_value *args, int arg_count,
+                              porta_value **results, int *result_count) {
+    if (id < 0 || id >= porta_aten_op_count())
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "aten: op id %d is not one of the %d ops",
+                           id, porta_aten_op_count());
+    if (!results || !result_count || (arg_count > 0 && !args))
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "aten::%s: NULL argument", ops[id]->name);
+    PORTA_TRY(check_args(ops[id], args, arg_count));
+    aten_results collected = {0};
+    porta_status *status = ops[id]->fn(args, &collected);
+    if (status) {
+        porta_aten_results_free(collected.items, collected.count);
+        return status;
+    }
+    *results = collected.items;
+    *result_count = collected.count;
+    return NULL;
+}
+
+static porta_status *push(aten_results *results, porta_value value) {
+    if (results->count == results->capacity) {
+        int capacity = results->capacity ? results->capacity * 2 : 4;
+        porta_value *grown = realloc(results->items, (size_t)capacity * sizeof *grown);
+        if (!grown) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "aten: no memory for results");
+        results->items = grown;
+        results->capacity = capacity;
+    }
+    results->items[results->count++] = value;
+    return NULL;
+}
+
+porta_status *aten_push_tensor(aten_results *results, porta_tensor *tensor) {
+    porta_status *status = push(results, (porta_value){.kind = PORTA_VALUE_TENSOR, .tensor = tensor});
+    if (status) porta_tensor_release(tensor);
+    return status;
+}
+
+porta_status *aten_push_int(aten_results *results, int64_t value) {
+    return push(results, (porta_value){.kind = PORTA_VALUE_INT, .i = value});
+}
+
+porta_status *aten_push_float(aten_results *results, double value) {
+    return push(results, (porta_value){.kind = PORTA_VALUE_FLOAT, .f = value});
+}
+
+porta_status *aten_push_bool(aten_results *results, bool value) {
+    return push(results, (porta_value){.kind = PORTA_VALUE_BOOL, .b = value});
+}
