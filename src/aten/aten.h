@@ -40,6 +40,10 @@ extern const aten_op aten_reduce_ops[];
 extern const aten_op aten_shape_ops[];
 extern const aten_op aten_index_ops[];
 extern const aten_op aten_nn_ops[];
+extern const aten_op aten_nn_conv_ops[];
+extern const aten_op aten_nn_pool_ops[];
+extern const aten_op aten_nn_norm_ops[];
+extern const aten_op aten_nn_loss_ops[];
 extern const aten_op aten_factory_ops[];
 extern const aten_op aten_linalg_ops[];
 
@@ -48,6 +52,8 @@ porta_status *aten_push_tensor(aten_results *results, porta_tensor *tensor);
 porta_status *aten_push_int(aten_results *results, int64_t value);
 porta_status *aten_push_float(aten_results *results, double value);
 porta_status *aten_push_bool(aten_results *results, bool value);
+/* A None result: an optional output the op was asked not to compute. */
+porta_status *aten_push_none(aten_results *results);
 
 /* ---- argument helpers shared by the families ---- */
 

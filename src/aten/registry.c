@@ -11,6 +11,7 @@
 static const aten_op *const family_tables[] = {
     aten_elementwise_ops, aten_reduce_ops, aten_shape_ops,  aten_index_ops,
     aten_nn_ops,          aten_factory_ops, aten_linalg_ops,
+    aten_nn_conv_ops,     aten_nn_pool_ops, aten_nn_norm_ops, aten_nn_loss_ops,
 };
 
 static const aten_op **ops; /* sorted by name */
@@ -163,4 +164,8 @@ porta_status *aten_push_float(aten_results *results, double value) {
 
 porta_status *aten_push_bool(aten_results *results, bool value) {
     return push(results, (porta_value){.kind = PORTA_VALUE_BOOL, .b = value});
+}
+
+porta_status *aten_push_none(aten_results *results) {
+    return push(results, (porta_value){.kind = PORTA_VALUE_NONE});
 }

@@ -1,0 +1,184 @@
+/* The nn ops' composition scope: every primitive call's result is held and
+ * released at the end; the first failure stops the rest. */
+#include "aten/nn_scope.h"
+
+#include "core/status.h"
+#include "core/tensor.h"
+
+porta_tensor *nn_fail(nn_scope *s, porta_status *status) {
+    if (!s->status) s->status = status;
+    else porta_status_free(status);
+    return NULL;
+}
+
+porta_tensor *nn_hold(nn_scope *s, porta_status *status, porta_tensor *t) {
+    if (status) return nn_fail(s, status);
+    if (s->count == NN_SCOPE_CAP) {
+        porta_tensor_release(t);
+        return nn_fail(s, porta_error(PORTA_ERR_INTERNAL,
+                                      "aten nn: more than %d intermediate tensors", NN_SCOPE_CAP));
+    }
+    s->held[s->count++] = t;
+    return t;
+}
+
+porta_status *nn_end(nn_scope *s) {
+    for (int i = 0; i < s->count; i++) porta_tensor_release(s->held[i]);
+    s->count = 0;
+    porta_status *status = s->status;
+    s->status = NULL;
+    return status;
+}
+
+void nn_push(nn_scope *s, aten_results *results, porta_tensor *t) {
+    if (s->status) return;
+    if (!t) {
+        nn_fail(s, porta_error(PORTA_ERR_INTERNAL, "aten nn: missing result"));
+        return;
+    }
+    porta_tensor_retain(t);
+    porta_status *status = aten_push_tensor(results, t);
+    if (status) nn_fail(s, status);
+}
+
+void nn_push_none(nn_scope *s, aten_results *results) {
+    if (s->status) return;
+    porta_status *status = aten_push_none(results);
+    if (status) nn_fail(s, status);
+}
+
+/* Guards the start of each step: false after a failure or for a NULL input
+ * (which only a failed earlier step produces). */
+static bool ready(nn_scope *s, const porta_tensor *a, const porta_tensor *b) {
+    return !s->status && a && b;
+}
+
+porta_tensor *nn_unary(nn_scope *s, porta_unary_op op, const porta_tensor *x) {
+    porta_tensor *out = NULL;
+    return ready(s, x, x) ? nn_hold(s, porta_unary(op, x, &out), out) : NULL;
+}
+
+porta_tensor *nn_binary(nn_scope *s, porta_binary_op op, const porta_tensor *a,
+                        const porta_tensor *b) {
+    porta_tensor *out = NULL;
+    return ready(s, a, b) ? nn_hold(s, porta_binary(op, a, b, &out), out) : NULL;
+}
+
+porta_tensor *nn_ternary(nn_scope *s, porta_ternary_op op, const porta_tensor *a,
+                         const porta_tensor *b, const porta_tensor *c) {
+    porta_tensor *out = NULL;
+    return ready(s, a, b) && c ? nn_hold(s, porta_ternary(op, a, b, c, &out), out) : NULL;
+}
+
+porta_tensor *nn_binary_num(nn_scope *s, porta_binary_op op, const porta_tensor *x, double value) {
+    if (!ready(s, x, x)) return NULL;
+    return nn_binary(s, op, x, nn_full(s, x->buffer->device, x->dtype, 0, NULL, value));
+}
+
+porta_tensor *nn_cast(nn_scope *s, const porta_tensor *x, porta_dtype dtype) {
+    porta_tensor *out = NULL;
+    return ready(s, x, x) ? nn_hold(s, porta_cast(x, dtype, &out), out) : NULL;
+}
+
+porta_tensor *nn_full(nn_scope *s, porta_device *device, porta_dtype dtype, int rank,
+                      const int64_t *sizes, double value) {
+    porta_tensor *out = NULL;
+    if (s->status) return NULL;
+    return nn_hold(s, porta_tensor_full(device, dtype, rank, sizes, value, &out), out);
+}
+
+porta_tensor *nn_reduce(nn_scope *s, porta_reduce_op op, const porta_tensor *x, const int *axes,
+                        int axis_count, bool keepdim) {
+    porta_tensor *out = NULL;
+    return ready(s, x, x) ? nn_hold(s, porta_reduce(op, x, axes, axis_count, keepdim, &out), out)
+                          : NULL;
+}
+
+porta_tensor *nn_mean(nn_scope *s, const porta_tensor *x, const int *axes, int axis_count) {
+    if (!ready(s, x, x)) return NULL;
+    double count = 1;
+    for (int i = 0; i < axis_count; i++) count *= (double)x->sizes[axes[i]];
+    porta_tensor *sum = nn_reduce(s, PORTA_REDUCE_SUM, x, axes, axis_count, true);
+    return nn_binary_num(s, PORTA_DIV, sum, count);
+}
+
+porta_tensor *nn_reshape(nn_scope *s, const porta_tensor *x, int rank, const int64_t *sizes) {
+    porta_tensor *out = NULL;
+    return ready(s, x, x) ? nn_hold(s, porta_reshape(x, rank, sizes, &out), out) : NULL;
+}
+
+porta_tensor *nn_permute(nn_scope *s, const porta_tensor *x, const int *dims) {
+    porta_tensor *out = NULL;
+    return ready(s, x, x) ? nn_hold(s, porta_permute(x, dims, &out), out) : NULL;
+}
+
+porta_tensor *nn_expand(nn_scope *s, const porta_tensor *x, int rank, const int64_t *sizes) {
+    porta_tensor *out = NULL;
+    return ready(s, x, x) ? nn_hold(s, porta_expand(x, rank, sizes, &out), out) : NULL;
+}
+
+porta_tensor *nn_slice(nn_scope *s, const porta_tensor *x, int axis, int64_t start, int64_t stop,
+                       int64_t step) {
+    porta_tensor *out = NULL;
+    return ready(s, x, x) ? nn_hold(s, porta_slice(x, axis, start, stop, step, &out), out) : NULL;
+}
+
+porta_tensor *nn_flip(nn_scope *s, const porta_tensor *x, const int *axes, int axis_count) {
+    porta_tensor *out = NULL;
+    return ready(s, x, x) ? nn_hold(s, porta_flip(x, axes, axis_count, &out), out) : NULL;
+}
+
+porta_tensor *nn_pad(nn_scope *s, const porta_tensor *x, const int64_t *pads, double value) {
+    porta_tensor *out = NULL;
+    return ready(s, x, x) ? nn_hold(s, porta_pad(x, pads, value, &out), out) : NULL;
+}
+
+porta_tensor *nn_matmul(nn_scope *s, const porta_tensor *a, const porta_tensor *b) {
+    porta_tensor *out = NULL;
+    return ready(s, a, b) ? nn_hold(s, porta_matmul(a, b, &out), out) : NULL;
+}
+
+porta_tensor *nn_conv(nn_scope *s, const porta_tensor *x, const porta_tensor *w,
+                      const porta_tensor *bias, const porta_conv_params *params) {
+    porta_tensor *out = NULL;
+    return ready(s, x, w) ? nn_hold(s, porta_conv(x, w, bias, params, &out), out) : NULL;
+}
+
+porta_tensor *nn_gather(nn_scope *s, const porta_tensor *x, int axis, const porta_tensor *index) {
+    porta_tensor *out = NULL;
+    return ready(s, x, index) ? nn_hold(s, porta_gather(x, axis, index, &out), out) : NULL;
+}
+
+porta_tensor *nn_scatter(nn_scope *s, const porta_tensor *x, int axis, const porta_tensor *index,
+                         const porta_tensor *src, porta_scatter_reduce reduce) {
+    porta_tensor *out = NULL;
+    return ready(s, x, index) && src
+               ? nn_hold(s, porta_scatter(x, axis, index, src, reduce, &out), out)
+               : NULL;
+}
+
+porta_tensor *nn_restride(nn_scope *s, const porta_tensor *x, int rank, const int64_t *sizes,
+                          const int64_t *strides) {
+    porta_tensor *out = NULL;
+    return ready(s, x, x)
+               ? nn_hold(s, porta_tensor_restride(x, rank, sizes, strides, x->offset, &out), out)
+               : NULL;
+}
+
+porta_tensor *nn_contiguous(nn_scope *s, const porta_tensor *x) {
+    if (!ready(s, x, x)) return NULL;
+    porta_tensor *out = nn_full(s, x->buffer->device, x->dtype, x->rank, x->sizes, 0);
+    nn_copy(s, x, out);
+    return out;
+}
+
+void nn_copy(nn_scope *s, const porta_tensor *src, porta_tensor *dst) {
+    if (ready(s, src, dst)) {
+        porta_status *status = porta_copy(src, dst);
+        if (status) nn_fail(s, status);
+    }
+}
+
+porta_dtype nn_compute_dtype(porta_dtype dtype) {
+    return dtype == PORTA_F16 || dtype == PORTA_BF16 ? PORTA_F32 : dtype;
+}
