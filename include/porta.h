@@ -362,6 +362,16 @@ PORTA_API porta_status *porta_random_uniform(porta_tensor *dst, uint64_t seed,
 PORTA_API porta_status *porta_random_normal(porta_tensor *dst, uint64_t seed,
                                             uint64_t offset, double mean, double std);
 
+/* Each device's default generator, as torch.cuda has one per GPU: a Philox
+ * (seed, offset) pair from which the random aten ops draw, each moving the
+ * offset past the numbers it used. A device starts at torch.cuda's default
+ * seed, offset 0. manual_seed sets (seed, 0). */
+PORTA_API porta_status *porta_manual_seed(int device, uint64_t seed);
+PORTA_API porta_status *porta_generator_get_state(int device, uint64_t *seed,
+                                                  uint64_t *offset);
+PORTA_API porta_status *porta_generator_set_state(int device, uint64_t seed,
+                                                  uint64_t offset);
+
 /* ------------------------------------------------------------------ */
 /* Graphs of primitives                                                 */
 /* ------------------------------------------------------------------ */

@@ -49,6 +49,7 @@ PyMODINIT_FUNC PyInit__C(void) {
         add_methods(module, porta_py_op_methods) < 0 ||
         add_methods(module, porta_py_movement_methods) < 0 ||
         add_methods(module, porta_py_aten_methods) < 0 ||
+        add_methods(module, porta_py_generator_methods) < 0 ||
         add_op_codes(module, "UNARY", PORTA_UNARY_OP_COUNT, unary_name) < 0 ||
         add_op_codes(module, "BINARY", PORTA_BINARY_OP_COUNT, binary_name) < 0 ||
         add_op_codes(module, "TERNARY", PORTA_TERNARY_OP_COUNT, ternary_name) < 0 ||

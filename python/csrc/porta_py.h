@@ -43,5 +43,6 @@ extern PyMethodDef porta_py_factory_methods[];
 extern PyMethodDef porta_py_op_methods[];
 extern PyMethodDef porta_py_movement_methods[];
 extern PyMethodDef porta_py_aten_methods[];
+extern PyMethodDef porta_py_generator_methods[];
 
 #endif

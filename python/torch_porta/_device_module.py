@@ -57,9 +57,68 @@ def _is_in_bad_fork():
     return False
 
 
+# ---- random number generators, with torch.cuda's conventions ----
+# Each porta device has one default generator, a Philox (seed, offset) pair
+# kept by libporta. torch.manual_seed and torch.seed call manual_seed_all and
+# seed_all here (torch.random._seed_custom_device).
+
+_UINT64 = (1 << 64) - 1
+
+
+def manual_seed(seed, device=None):
+    """Seeds the generator of `device` (default: the current device)."""
+    _C.manual_seed(_index(device), int(seed) & _UINT64)
+
+
 def manual_seed_all(seed):
-    # Random ops are not on porta yet; torch.manual_seed calls this.
-    pass
+    for index in range(device_count()):
+        _C.manual_seed(index, int(seed) & _UINT64)
+
+
+def _random_seed():
+    # What torch uses for a non-deterministic seed: 64 bits from the OS.
+    return int.from_bytes(os.urandom(8), "little")
+
+
+def seed(device=None):
+    """Seeds the generator of `device` with a random number."""
+    manual_seed(_random_seed(), device)
+
+
+def seed_all():
+    manual_seed_all(_random_seed())
+
+
+def initial_seed(device=None):
+    """The seed the generator of `device` was last seeded with."""
+    return _C.get_rng_state(_index(device))[0]
+
+
+def get_rng_state(device="porta"):
+    """The generator state as a CPU uint8 tensor: seed then offset, 8 bytes
+    each, little-endian (the layout torch.cuda.get_rng_state uses)."""
+    seed_value, offset = _C.get_rng_state(_index(device))
+    data = seed_value.to_bytes(8, "little") + offset.to_bytes(8, "little")
+    return torch.frombuffer(bytearray(data), dtype=torch.uint8)
+
+
+def set_rng_state(new_state, device="porta"):
+    if not isinstance(new_state, torch.Tensor) or new_state.dtype != torch.uint8 \
+            or new_state.numel() != 16:
+        raise RuntimeError("set_rng_state: expected a uint8 tensor of 16 bytes "
+                           "(seed, offset), as get_rng_state returns")
+    data = bytes(new_state.cpu().contiguous().tolist())
+    _C.set_rng_state(_index(device), int.from_bytes(data[:8], "little"),
+                     int.from_bytes(data[8:], "little"))
+
+
+def get_rng_state_all():
+    return [get_rng_state(index) for index in range(device_count())]
+
+
+def set_rng_state_all(new_states):
+    for index, state in enumerate(new_states):
+        set_rng_state(state, index)
 
 
 class Hooks(torch._C._acc.PrivateUse1Hooks):
