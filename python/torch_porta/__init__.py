@@ -12,13 +12,18 @@ _setup_privateuseone_for_python_backend(
     device_guard=_device_module.DeviceGuard())
 
 from . import ops  # noqa: E402  (kernels need the device registered)
+from . import _fallback  # noqa: E402
+
+_fallback.install()
 
 _printing.install()
 
 from ._device_module import (  # noqa: E402
     current_device, device_count, get_device_name, is_available, max_memory_allocated,
     memory_allocated, reset_peak_memory_stats, synchronize)
+from ._metrics import metrics, reset_metrics  # noqa: E402
+from ._modes import get_eager_mode, set_eager_mode  # noqa: E402
 
 __all__ = ["current_device", "device_count", "get_device_name", "is_available",
            "max_memory_allocated", "memory_allocated", "reset_peak_memory_stats",
-           "synchronize"]
+           "synchronize", "metrics", "reset_metrics", "get_eager_mode", "set_eager_mode"]

@@ -2,7 +2,7 @@
 with the hooks and device guard its Python PrivateUse1 path requires."""
 import torch
 
-from . import _C
+from . import _C, _modes
 
 
 def is_available():
@@ -36,6 +36,7 @@ def get_device_name(device=None):
 
 
 def synchronize(device=None):
+    _modes.sync_point("synchronize")
     _C.synchronize(_index(device))
 
 

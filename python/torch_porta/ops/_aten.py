@@ -9,7 +9,7 @@ new tensor.
 """
 import torch
 
-from .. import _C, _dtypes, _tensors
+from .. import _C, _dtypes, _modes, _tensors
 
 _NO_DEFAULT = object()
 
@@ -102,6 +102,7 @@ def register_all():
     names = set()
     for name, op_id in _C.aten_ops().items():
         op = _overload(name)
-        torch.library.impl(f"aten::{name}", "PrivateUse1")(_make_kernel(op_id, op._schema))
+        kernel = _modes.issued(name, op, _make_kernel(op_id, op._schema))
+        torch.library.impl(f"aten::{name}", "PrivateUse1")(kernel)
         names.add(name)
     return names

@@ -6,6 +6,7 @@ from other devices, views on torch storages); an op is never in both.
 """
 import torch
 
+from .. import _modes
 from . import _aten
 
 NATIVE = _aten.register_all()
@@ -19,6 +20,8 @@ def register(*overloads):
             if overload in NATIVE:
                 raise RuntimeError(f"aten::{overload} is implemented in libporta; "
                                    "remove its Python kernel")
-            torch.library.impl(f"aten::{overload}", "PrivateUse1")(kernel)
+            op = _aten._overload(overload)
+            torch.library.impl(f"aten::{overload}", "PrivateUse1")(
+                _modes.issued(overload, op, kernel))
         return kernel
     return decorate

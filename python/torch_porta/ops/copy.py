@@ -1,7 +1,7 @@
 """Copies within porta and between porta and the CPU, and reading scalars."""
 import torch
 
-from .. import _C, _dtypes, _tensors
+from .. import _C, _dtypes, _metrics, _modes, _tensors
 from ._registry import register
 
 
@@ -27,11 +27,13 @@ def _porta_to_host(src, dst):
 
 @register("copy_")
 def copy_(self, src, non_blocking=False):
+    _metrics.count_copy(self, src)
     if _tensors.is_porta(self) and _tensors.is_porta(src):
         _C.copy(_tensors.unwrap(src), _tensors.unwrap(self))
     elif _tensors.is_porta(self):
         _host_to_porta(src, self)
     else:
+        _modes.sync_point("to_host")
         _porta_to_host(src, self)
     return self
 
@@ -55,4 +57,5 @@ def _copy_from_and_resize(self, dst):
 
 @register("_local_scalar_dense")
 def _local_scalar_dense(self):
+    _modes.sync_point("item")
     return _C.item(_tensors.unwrap(self))

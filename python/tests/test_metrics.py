@@ -1,0 +1,71 @@
+"""torch_porta.metrics(): native ops, fallbacks, bytes moved, sync points."""
+import warnings
+
+import pytest
+import torch
+
+import torch_porta
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    torch_porta.reset_metrics()
+
+
+def test_native_ops_are_counted_by_overload_name():
+    a = torch.ones(4, device="porta")
+    torch_porta.reset_metrics()
+    a + a
+    a + a
+    a * 2
+    ops = torch_porta.metrics()["ops"]
+    assert ops["add.Tensor"] == 2
+    assert ops["mul.Tensor"] == 1
+    assert torch_porta.metrics()["fallbacks"] == {}
+
+
+def test_fallbacks_are_counted_and_their_copies_are_not_ops():
+    a = torch.ones(4, device="porta")
+    torch_porta.reset_metrics()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.special.bessel_j0(a)
+    m = torch_porta.metrics()
+    assert m["fallbacks"] == {"special_bessel_j0.out": 1}
+    assert "copy_" not in m["ops"]
+    assert m["syncs"] == {"fallback": 1}
+    assert m["bytes_to_host"] == 16 and m["bytes_to_device"] == 16
+
+
+def test_bytes_moved_each_way():
+    x = torch.ones(10, dtype=torch.float64)
+    porta = x.to("porta")
+    porta.cpu()
+    porta[:4].to(torch.float32).cpu()
+    m = torch_porta.metrics()
+    assert m["bytes_to_device"] == 80
+    assert m["bytes_to_host"] == 80 + 16
+
+
+def test_copies_within_porta_move_no_bytes():
+    a = torch.ones(8, device="porta")
+    torch_porta.reset_metrics()
+    torch.empty(8, device="porta").copy_(a)
+    m = torch_porta.metrics()
+    assert m["bytes_to_device"] == m["bytes_to_host"] == 0
+
+
+def test_sync_points(capsys):
+    a = torch.ones(3, device="porta")
+    a.sum().item()
+    a.cpu()
+    print(a)
+    torch_porta.synchronize()
+    assert torch_porta.metrics()["syncs"] == {"item": 1, "to_host": 2, "synchronize": 1}
+
+
+def test_reset():
+    torch.ones(3, device="porta").cpu()
+    torch_porta.reset_metrics()
+    assert torch_porta.metrics() == {"ops": {}, "fallbacks": {}, "bytes_to_device": 0,
+                                     "bytes_to_host": 0, "syncs": {}}
