@@ -47,6 +47,16 @@ void nn_push_none(nn_scope *s, aten_results *results) {
     if (status) nn_fail(s, status);
 }
 
+/* One step: nothing when `guard` fails, else the call (which writes `out`)
+ * and its outcome held. The call runs before `out` is read. */
+#define STEP(guard, call)                         \
+    do {                                          \
+        if (!(guard)) return NULL;                \
+        porta_tensor *out = NULL;                 \
+        porta_status *step_status_ = (call);      \
+        return nn_hold(s, step_status_, out);     \
+    } while (0)
+
 /* Guards the start of each step: false after a failure or for a NULL input
  * (which only a failed earlier step produces). */
 static bool ready(nn_scope *s, const porta_tensor *a, const porta_tensor *b) {
@@ -54,20 +64,17 @@ static bool ready(nn_scope *s, const porta_tensor *a, const porta_tensor *b) {
 }
 
 porta_tensor *nn_unary(nn_scope *s, porta_unary_op op, const porta_tensor *x) {
-    porta_tensor *out = NULL;
-    return ready(s, x, x) ? nn_hold(s, porta_unary(op, x, &out), out) : NULL;
+    STEP(ready(s, x, x), porta_unary(op, x, &out));
 }
 
 porta_tensor *nn_binary(nn_scope *s, porta_binary_op op, const porta_tensor *a,
                         const porta_tensor *b) {
-    porta_tensor *out = NULL;
-    return ready(s, a, b) ? nn_hold(s, porta_binary(op, a, b, &out), out) : NULL;
+    STEP(ready(s, a, b), porta_binary(op, a, b, &out));
 }
 
 porta_tensor *nn_ternary(nn_scope *s, porta_ternary_op op, const porta_tensor *a,
                          const porta_tensor *b, const porta_tensor *c) {
-    porta_tensor *out = NULL;
-    return ready(s, a, b) && c ? nn_hold(s, porta_ternary(op, a, b, c, &out), out) : NULL;
+    STEP(ready(s, a, b) && c, porta_ternary(op, a, b, c, &out));
 }
 
 porta_tensor *nn_binary_num(nn_scope *s, porta_binary_op op, const porta_tensor *x, double value) {
@@ -76,22 +83,17 @@ porta_tensor *nn_binary_num(nn_scope *s, porta_binary_op op, const porta_tensor 
 }
 
 porta_tensor *nn_cast(nn_scope *s, const porta_tensor *x, porta_dtype dtype) {
-    porta_tensor *out = NULL;
-    return ready(s, x, x) ? nn_hold(s, porta_cast(x, dtype, &out), out) : NULL;
+    STEP(ready(s, x, x), porta_cast(x, dtype, &out));
 }
 
 porta_tensor *nn_full(nn_scope *s, porta_device *device, porta_dtype dtype, int rank,
                       const int64_t *sizes, double value) {
-    porta_tensor *out = NULL;
-    if (s->status) return NULL;
-    return nn_hold(s, porta_tensor_full(device, dtype, rank, sizes, value, &out), out);
+    STEP(!s->status, porta_tensor_full(device, dtype, rank, sizes, value, &out));
 }
 
 porta_tensor *nn_reduce(nn_scope *s, porta_reduce_op op, const porta_tensor *x, const int *axes,
                         int axis_count, bool keepdim) {
-    porta_tensor *out = NULL;
-    return ready(s, x, x) ? nn_hold(s, porta_reduce(op, x, axes, axis_count, keepdim, &out), out)
-                          : NULL;
+    STEP(ready(s, x, x), porta_reduce(op, x, axes, axis_count, keepdim, &out));
 }
 
 porta_tensor *nn_mean(nn_scope *s, const porta_tensor *x, const int *axes, int axis_count) {
@@ -103,66 +105,60 @@ porta_tensor *nn_mean(nn_scope *s, const porta_tensor *x, const int *axes, int a
 }
 
 porta_tensor *nn_reshape(nn_scope *s, const porta_tensor *x, int rank, const int64_t *sizes) {
-    porta_tensor *out = NULL;
-    return ready(s, x, x) ? nn_hold(s, porta_reshape(x, rank, sizes, &out), out) : NULL;
+    STEP(ready(s, x, x), porta_reshape(x, rank, sizes, &out));
 }
 
 porta_tensor *nn_permute(nn_scope *s, const porta_tensor *x, const int *dims) {
-    porta_tensor *out = NULL;
-    return ready(s, x, x) ? nn_hold(s, porta_permute(x, dims, &out), out) : NULL;
+    STEP(ready(s, x, x), porta_permute(x, dims, &out));
 }
 
 porta_tensor *nn_expand(nn_scope *s, const porta_tensor *x, int rank, const int64_t *sizes) {
-    porta_tensor *out = NULL;
-    return ready(s, x, x) ? nn_hold(s, porta_expand(x, rank, sizes, &out), out) : NULL;
+    STEP(ready(s, x, x), porta_expand(x, rank, sizes, &out));
 }
 
 porta_tensor *nn_slice(nn_scope *s, const porta_tensor *x, int axis, int64_t start, int64_t stop,
                        int64_t step) {
-    porta_tensor *out = NULL;
-    return ready(s, x, x) ? nn_hold(s, porta_slice(x, axis, start, stop, step, &out), out) : NULL;
+    STEP(ready(s, x, x), porta_slice(x, axis, start, stop, step, &out));
 }
 
 porta_tensor *nn_flip(nn_scope *s, const porta_tensor *x, const int *axes, int axis_count) {
-    porta_tensor *out = NULL;
-    return ready(s, x, x) ? nn_hold(s, porta_flip(x, axes, axis_count, &out), out) : NULL;
+    STEP(ready(s, x, x), porta_flip(x, axes, axis_count, &out));
 }
 
 porta_tensor *nn_pad(nn_scope *s, const porta_tensor *x, const int64_t *pads, double value) {
-    porta_tensor *out = NULL;
-    return ready(s, x, x) ? nn_hold(s, porta_pad(x, pads, value, &out), out) : NULL;
+    STEP(ready(s, x, x), porta_pad(x, pads, value, &out));
 }
 
 porta_tensor *nn_matmul(nn_scope *s, const porta_tensor *a, const porta_tensor *b) {
-    porta_tensor *out = NULL;
-    return ready(s, a, b) ? nn_hold(s, porta_matmul(a, b, &out), out) : NULL;
+    STEP(ready(s, a, b), porta_matmul(a, b, &out));
 }
 
 porta_tensor *nn_conv(nn_scope *s, const porta_tensor *x, const porta_tensor *w,
                       const porta_tensor *bias, const porta_conv_params *params) {
-    porta_tensor *out = NULL;
-    return ready(s, x, w) ? nn_hold(s, porta_conv(x, w, bias, params, &out), out) : NULL;
+    STEP(ready(s, x, w), porta_conv(x, w, bias, params, &out));
 }
 
 porta_tensor *nn_gather(nn_scope *s, const porta_tensor *x, int axis, const porta_tensor *index) {
-    porta_tensor *out = NULL;
-    return ready(s, x, index) ? nn_hold(s, porta_gather(x, axis, index, &out), out) : NULL;
+    STEP(ready(s, x, index), porta_gather(x, axis, index, &out));
 }
 
 porta_tensor *nn_scatter(nn_scope *s, const porta_tensor *x, int axis, const porta_tensor *index,
                          const porta_tensor *src, porta_scatter_reduce reduce) {
-    porta_tensor *out = NULL;
-    return ready(s, x, index) && src
-               ? nn_hold(s, porta_scatter(x, axis, index, src, reduce, &out), out)
-               : NULL;
+    STEP(ready(s, x, index) && src, porta_scatter(x, axis, index, src, reduce, &out));
 }
 
 porta_tensor *nn_restride(nn_scope *s, const porta_tensor *x, int rank, const int64_t *sizes,
                           const int64_t *strides) {
-    porta_tensor *out = NULL;
-    return ready(s, x, x)
-               ? nn_hold(s, porta_tensor_restride(x, rank, sizes, strides, x->offset, &out), out)
-               : NULL;
+    STEP(ready(s, x, x), porta_tensor_restride(x, rank, sizes, strides, x->offset, &out));
+}
+
+porta_tensor *nn_arange(nn_scope *s, porta_device *device, int64_t n) {
+    STEP(!s->status, porta_tensor_arange(device, PORTA_I64, 0, (double)n, 1, &out));
+}
+
+porta_tensor *nn_from_host(nn_scope *s, porta_device *device, int rank, const int64_t *sizes,
+                           const double *values) {
+    STEP(!s->status, porta_tensor_from_host(device, PORTA_F64, rank, sizes, values, &out));
 }
 
 porta_tensor *nn_contiguous(nn_scope *s, const porta_tensor *x) {

@@ -58,6 +58,11 @@ porta_tensor *nn_scatter(nn_scope *s, const porta_tensor *x, int axis, const por
 /* A view of x's buffer with another layout (offset relative to x's). */
 porta_tensor *nn_restride(nn_scope *s, const porta_tensor *x, int rank, const int64_t *sizes,
                           const int64_t *strides);
+/* int64 0, 1, ..., n - 1. */
+porta_tensor *nn_arange(nn_scope *s, porta_device *device, int64_t n);
+/* A float64 tensor holding host values, row-major. */
+porta_tensor *nn_from_host(nn_scope *s, porta_device *device, int rank, const int64_t *sizes,
+                           const double *values);
 /* A contiguous copy. */
 porta_tensor *nn_contiguous(nn_scope *s, const porta_tensor *x);
 /* Writes src into dst (broadcast, cast). */

@@ -1,0 +1,186 @@
+"""Neural-network aten ops (convolution, pooling) against PyTorch CPU:
+forward and backward through autograd on the same inputs."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+
+
+def _inputs(shapes, dtype, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    return [torch.randn(*s, generator=gen, dtype=torch.float64).to(dtype) for s in shapes]
+
+
+def check(fn, tensors, grad=True, layout=None, **kwargs):
+    """fn on CPU and on porta; results (and gradients) must match."""
+    porta = [t.to("porta") for t in tensors]
+    if layout is not None:  # the first input as a non-contiguous view, on both devices
+        base, view = layout(tensors[0])
+        tensors = [view(base)] + list(tensors[1:])
+        porta[0] = view(base.to("porta"))
+    cpu = [t.clone().requires_grad_(grad and t.is_floating_point()) for t in tensors]
+    if layout is not None:
+        cpu[0] = view(base).detach().requires_grad_(cpu[0].requires_grad)
+    porta = [p.detach().requires_grad_(c.requires_grad) for p, c in zip(porta, cpu)]
+    expected, got = fn(*cpu, **kwargs), fn(*porta, **kwargs)
+    expected_t = expected if isinstance(expected, tuple) else (expected,)
+    got_t = got if isinstance(got, tuple) else (got,)
+    for e, g in zip(expected_t, got_t):
+        assert g.device.type == "porta"
+        torch.testing.assert_close(g.cpu(), e)
+    if not grad:
+        return
+    seed = torch.Generator().manual_seed(1)
+    upstream = torch.randn(expected_t[0].shape, generator=seed, dtype=torch.float64).to(
+        expected_t[0].dtype)
+    expected_t[0].backward(upstream)
+    got_t[0].backward(upstream.to("porta"))
+    for c, p in zip(cpu, porta):
+        if c.requires_grad:
+            torch.testing.assert_close(p.grad.cpu(), c.grad)
+
+
+def _transposed(x):
+    """(base, view): x as the transpose of a contiguous tensor."""
+    return x.transpose(-1, -2).contiguous(), lambda base: base.transpose(-1, -2)
+
+
+def _stepped(x):
+    """(base, view): x as every other element of a wider tensor."""
+    return torch.stack([x, -x], dim=-1).flatten(-2), lambda base: base[..., ::2]
+
+
+# ---- convolution ----
+
+CONVS = [
+    (F.conv2d, [(2, 4, 9, 9), (6, 2, 3, 3), (6,)], dict(stride=2, padding=1, dilation=2, groups=2)),
+    (F.conv2d, [(2, 4, 9, 8), (6, 4, 3, 2), (6,)], dict(stride=(2, 3), padding=(1, 0))),
+    (F.conv2d, [(1, 3, 6, 6), (3, 1, 3, 3)], dict(padding=1, groups=3)),
+    (F.conv1d, [(2, 3, 10), (4, 3, 3)], dict(stride=3)),
+    (F.conv3d, [(1, 2, 5, 5, 5), (2, 1, 2, 2, 2)], dict(groups=2, padding=1)),
+    (F.conv_transpose2d, [(2, 4, 5, 5), (4, 3, 3, 3), (3,)],
+     dict(stride=2, padding=1, output_padding=1)),
+    (F.conv_transpose2d, [(2, 4, 5, 5), (4, 3, 3, 3), (6,)],
+     dict(stride=2, padding=1, groups=2, dilation=2)),
+    (F.conv_transpose1d, [(2, 4, 5), (4, 3, 3)], dict(stride=3, output_padding=2)),
+]
+
+
+@pytest.mark.parametrize("fn,shapes,kwargs", CONVS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_convolution(fn, shapes, kwargs, dtype):
+    check(fn, _inputs(shapes, dtype), **kwargs)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_convolution_half(dtype):
+    x, w = _inputs([(1, 2, 5, 5), (3, 2, 2, 2)], dtype)
+    x, w = x.round(), w.round()  # exact products and sums: no rounding-order differences
+    check(F.conv2d, [x, w], stride=2, padding=1)
+
+
+@pytest.mark.parametrize("layout", [_transposed, _stepped])
+def test_convolution_non_contiguous(layout):
+    check(F.conv2d, _inputs([(2, 3, 7, 7), (4, 3, 3, 3), (4,)], torch.float64), layout=layout,
+          padding=1)
+
+
+def test_convolution_integers():
+    x = torch.randint(-5, 5, (1, 2, 5, 5))
+    w = torch.randint(-5, 5, (3, 2, 3, 3))
+    check(F.conv2d, [x, w], grad=False, padding=1)
+
+
+def test_convolution_zero_batch():
+    check(F.conv2d, _inputs([(0, 2, 5, 5), (3, 2, 3, 3), (3,)], torch.float32), grad=False)
+
+
+def test_conv2d_module_and_errors():
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+    x = torch.randn(2, 3, 8, 8)
+    check(lambda t: conv.to(t.device)(t), [x])
+    with pytest.raises(RuntimeError):
+        F.conv2d(torch.randn(1, 3, 5, 5, device="porta"), torch.randn(4, 2, 3, 3, device="porta"))
+    with pytest.raises(RuntimeError):
+        F.conv2d(torch.randn(1, 3, 5, 5, device="porta"),
+                 torch.randn(4, 3, 3, 3, dtype=torch.float64, device="porta"))
+
+
+# ---- pooling ----
+
+def _max_pool(x, **kwargs):
+    return F.max_pool2d(x, return_indices=True, **kwargs)
+
+
+POOLS = [
+    (_max_pool, (2, 3, 9, 9), dict(kernel_size=3, stride=2, padding=1)),
+    (_max_pool, (2, 3, 9, 8), dict(kernel_size=(3, 2), stride=2, padding=1, dilation=2,
+                                   ceil_mode=True)),
+    (_max_pool, (3, 10, 7), dict(kernel_size=3, stride=3, ceil_mode=True)),
+    (F.avg_pool2d, (2, 3, 9, 9), dict(kernel_size=3, stride=2, padding=1)),
+    (F.avg_pool2d, (2, 3, 9, 8), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True,
+                                      count_include_pad=False)),
+    (F.avg_pool2d, (2, 3, 10, 8), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    (F.avg_pool2d, (3, 10, 8), dict(kernel_size=2, divisor_override=3)),
+    (F.adaptive_avg_pool2d, (2, 3, 10, 7), dict(output_size=(3, 4))),
+    (F.adaptive_avg_pool2d, (3, 10, 7), dict(output_size=1)),
+    (F.adaptive_avg_pool2d, (2, 3, 5, 5), dict(output_size=(7, 7))),
+]
+
+
+@pytest.mark.parametrize("fn,shape,kwargs", POOLS)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_pooling(fn, shape, kwargs, dtype):
+    x, = _inputs([shape], dtype)
+    half = dtype in (torch.float16, torch.bfloat16)
+    if half:
+        x = (x * 4).round() / 4  # exactly representable sums
+    # CPU's half adaptive backward rounds each window's share before adding;
+    # porta adds in float32 and rounds once (closer to float64: see below)
+    check(fn, [x], grad=not (half and fn is F.adaptive_avg_pool2d), **kwargs)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_adaptive_avg_pool_half_backward_rounds_once(dtype):
+    x, g = _inputs([(2, 3, 10, 7), (2, 3, 3, 4)], dtype)
+    exact = torch.ops.aten._adaptive_avg_pool2d_backward(g.double(), x.double())
+    cpu = torch.ops.aten._adaptive_avg_pool2d_backward(g, x).double()
+    porta = torch.ops.aten._adaptive_avg_pool2d_backward(g.to("porta"), x.to("porta"))
+    assert porta.dtype == dtype
+    assert (porta.cpu().double() - exact).abs().max() <= (cpu - exact).abs().max()
+
+
+@pytest.mark.parametrize("fn", [_max_pool, F.avg_pool2d, F.adaptive_avg_pool2d])
+@pytest.mark.parametrize("layout", [_transposed, _stepped])
+def test_pooling_non_contiguous(fn, layout):
+    kwargs = dict(output_size=(2, 3)) if fn is F.adaptive_avg_pool2d else dict(kernel_size=2)
+    check(fn, _inputs([(2, 3, 6, 6)], torch.float64), layout=layout, **kwargs)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64])
+def test_max_pool_integers(dtype):
+    x = torch.randint(0, 100, (2, 3, 7, 7)).to(dtype)
+    check(_max_pool, [x], grad=False, kernel_size=3, stride=2, padding=1)
+
+
+def test_avg_pool_int64_divides_toward_zero():
+    x = torch.randint(-50, 50, (2, 3, 7, 7))
+    check(F.avg_pool2d, [x], grad=False, kernel_size=3, stride=2, padding=1)
+
+
+def test_pool_modules_zero_batch_and_errors():
+    x, = _inputs([(2, 4, 8, 8)], torch.float32)
+    for module in (torch.nn.MaxPool2d(2), torch.nn.AvgPool2d(3, 2, 1),
+                   torch.nn.AdaptiveAvgPool2d((1, 1))):
+        check(module, [x])
+        check(module, _inputs([(0, 4, 8, 8)], torch.float32), grad=False)
+    with pytest.raises(RuntimeError):
+        F.max_pool2d(torch.randn(1, 1, 4, 4, device="porta"), 2, padding=2)
+    with pytest.raises(RuntimeError):
+        F.avg_pool2d(torch.randn(1, 1, 2, 2, device="porta"), 3)
+    with pytest.raises(RuntimeError):
+        F.avg_pool2d(torch.randn(1, 1, 4, 4, device="porta"), 2, divisor_override=0)
+    with pytest.raises(RuntimeError):
+        F.adaptive_avg_pool2d(torch.randn(1, 0, 4, 4, device="porta"), 2)
