@@ -38,6 +38,10 @@ typedef struct aten_op {
 extern const aten_op aten_elementwise_ops[];
 extern const aten_op aten_reduce_ops[];
 extern const aten_op aten_shape_ops[];
+extern const aten_op aten_shape_cat_ops[];
+extern const aten_op aten_shape_reorder_ops[];
+extern const aten_op aten_shape_triangle_ops[];
+extern const aten_op aten_shape_backward_ops[];
 extern const aten_op aten_index_ops[];
 extern const aten_op aten_nn_ops[];
 extern const aten_op aten_nn_conv_ops[];

@@ -9,6 +9,7 @@
 #include "core/status.h"
 
 static const aten_op *const family_tables[] = {
+    aten_shape_cat_ops,   aten_shape_reorder_ops, aten_shape_triangle_ops, aten_shape_backward_ops,
     aten_elementwise_ops, aten_reduce_ops, aten_shape_ops,  aten_index_ops,
     aten_nn_ops,          aten_factory_ops, aten_linalg_ops,
     aten_nn_conv_ops,     aten_nn_pool_ops, aten_nn_norm_ops, aten_nn_loss_ops,
