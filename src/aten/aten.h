@@ -36,6 +36,10 @@ typedef struct aten_op {
 
 /* Each family's table, terminated by an entry whose name is NULL. */
 extern const aten_op aten_elementwise_ops[];
+extern const aten_op aten_elementwise_unary_ops[];
+extern const aten_op aten_elementwise_compare_ops[];
+extern const aten_op aten_elementwise_activation_ops[];
+extern const aten_op aten_elementwise_pointwise_ops[];
 extern const aten_op aten_reduce_ops[];
 extern const aten_op aten_shape_ops[];
 extern const aten_op aten_shape_cat_ops[];

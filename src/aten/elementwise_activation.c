@@ -1,0 +1,403 @@
+/* Activation aten ops and their backward ops, composed from elementwise
+ * primitives with the formulas of PyTorch's CPU kernels. Float16 and
+ * bfloat16 inputs compute in float32 and round once, as PyTorch does. */
+#include <math.h>
+#include <string.h>
+
+#include "aten/elementwise.h"
+#include "core/status.h"
+#include "core/tensor.h"
+
+/* The operands' float dtype, or an error (PyTorch's "not implemented for
+ * 'Long'") when integers or bool would reach a float-only activation. */
+static porta_dtype float_dtype(ew_scope *s, const char *op, const porta_value *a,
+                               const porta_value *b) {
+    porta_dtype dtype = ew_result_type(a, b, NULL);
+    if (!porta_dtype_is_float(dtype)) ew_fail(s, ew_refuse_dtype(op, "a float tensor", dtype));
+    return dtype;
+}
+
+/* An argument in the dtype its formula computes in. */
+static porta_tensor *in(ew_scope *s, const porta_value *v, porta_dtype dtype) {
+    return ew_operand(s, v, ew_compute_dtype(dtype));
+}
+
+static porta_tensor *mul(ew_scope *s, const porta_tensor *a, const porta_tensor *b) {
+    return ew_binary(s, PORTA_MUL, a, b);
+}
+static porta_tensor *scale(ew_scope *s, const porta_tensor *a, double b) {
+    return ew_binary_number(s, PORTA_MUL, a, b);
+}
+static porta_tensor *plus(ew_scope *s, const porta_tensor *a, double b) {
+    return ew_binary_number(s, PORTA_ADD, a, b);
+}
+/* b - a */
+static porta_tensor *minus_from(ew_scope *s, double b, const porta_tensor *a) {
+    return ew_number_binary(s, PORTA_SUB, b, a);
+}
+
+/* ---- relu, threshold, hardtanh: exact in the input's own dtype ---- */
+
+static porta_tensor *relu_of(ew_scope *s, const porta_value *x) {
+    porta_dtype dtype = ew_result_type(x, x, NULL);
+    if (dtype == PORTA_BOOL)
+        return ew_fail(s, porta_error(PORTA_ERR_DTYPE, "Boolean inputs not supported for relu"));
+    return ew_binary_number(s, PORTA_MAXIMUM, ew_operand(s, x, dtype), 0);
+}
+
+/* x <= threshold ? value : x, the threshold compared in x's dtype. */
+static porta_tensor *threshold_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = ew_result_type(&args[0], &args[0], NULL);
+    if (dtype == PORTA_BOOL) return ew_fail(s, ew_refuse_dtype("threshold", "a number tensor", dtype));
+    porta_tensor *x = ew_operand(s, &args[0], dtype);
+    return ew_where_number(s, ew_binary_number(s, PORTA_LE, x, aten_number(&args[1])),
+                           aten_number(&args[2]), x);
+}
+
+/* grad where self > threshold, else 0 (relu's gradient for threshold 0). */
+static porta_tensor *threshold_backward_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = ew_result_type(&args[0], &args[1], NULL);
+    porta_tensor *grad = ew_operand(s, &args[0], dtype), *x = ew_operand(s, &args[1], dtype);
+    return ew_where_number(s, ew_binary_number(s, PORTA_LE, x, aten_number(&args[2])), 0, grad);
+}
+
+static porta_tensor *hardtanh_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = ew_result_type(&args[0], &args[0], NULL);
+    if (dtype == PORTA_BOOL) return ew_fail(s, ew_refuse_dtype("hardtanh", "a number tensor", dtype));
+    porta_tensor *low = ew_binary_number(s, PORTA_MAXIMUM, ew_operand(s, &args[0], dtype),
+                                         aten_number(&args[1]));
+    return ew_binary_number(s, PORTA_MINIMUM, low, aten_number(&args[2]));
+}
+
+static porta_tensor *hardtanh_backward_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = ew_result_type(&args[0], &args[1], NULL);
+    porta_tensor *grad = ew_operand(s, &args[0], dtype), *x = ew_operand(s, &args[1], dtype);
+    porta_tensor *outside =
+        ew_binary(s, PORTA_LOGICAL_OR, ew_binary_number(s, PORTA_LE, x, aten_number(&args[2])),
+                  ew_binary_number(s, PORTA_GE, x, aten_number(&args[3])));
+    return ew_where_number(s, outside, 0, grad);
+}
+
+/* ---- float activations ---- */
+
+static porta_tensor *leaky_relu_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = float_dtype(s, "leaky_relu", &args[0], &args[0]);
+    porta_tensor *x = in(s, &args[0], dtype);
+    porta_tensor *y = ew_where(s, ew_binary_number(s, PORTA_GT, x, 0), x,
+                               scale(s, x, aten_number(&args[1])));
+    return ew_cast(s, y, dtype);
+}
+
+static porta_tensor *leaky_relu_backward_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = float_dtype(s, "leaky_relu_backward", &args[0], &args[1]);
+    porta_tensor *grad = in(s, &args[0], dtype), *x = in(s, &args[1], dtype);
+    porta_tensor *g = ew_where(s, ew_binary_number(s, PORTA_GT, x, 0), grad,
+                               scale(s, grad, aten_number(&args[2])));
+    return ew_cast(s, g, dtype);
+}
+
+/* elu: x > 0 ? x * scale : expm1(x * input_scale) * alpha * scale. */
+static porta_tensor *elu_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = float_dtype(s, "elu", &args[0], &args[0]);
+    double alpha = aten_number(&args[1]), scale_ = aten_number(&args[2]);
+    double input_scale = aten_number(&args[3]);
+    porta_tensor *x = in(s, &args[0], dtype);
+    porta_tensor *negative =
+        scale(s, ew_unary(s, PORTA_EXPM1, scale(s, x, input_scale)), alpha * scale_);
+    porta_tensor *y = ew_where(s, ew_binary_number(s, PORTA_LE, x, 0), negative, scale(s, x, scale_));
+    return ew_cast(s, y, dtype);
+}
+
+/* elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result):
+ * from the output y the negative side is grad * input_scale * (y + alpha *
+ * scale); from the input x it is grad * input_scale * alpha * scale *
+ * exp(x * input_scale). */
+static porta_tensor *elu_backward_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = float_dtype(s, "elu_backward", &args[0], &args[5]);
+    double alpha = aten_number(&args[1]), scale_ = aten_number(&args[2]);
+    double input_scale = aten_number(&args[3]), negcoef = alpha * scale_;
+    porta_tensor *grad = in(s, &args[0], dtype), *b = in(s, &args[5], dtype);
+    porta_tensor *negative =
+        args[4].b ? mul(s, scale(s, grad, input_scale), plus(s, b, negcoef))
+                  : mul(s, scale(s, grad, input_scale * negcoef),
+                        ew_unary(s, PORTA_EXP, scale(s, b, input_scale)));
+    porta_tensor *g = ew_where(s, ew_binary_number(s, PORTA_LE, b, 0), negative, scale(s, grad, scale_));
+    return ew_cast(s, g, dtype);
+}
+
+static bool gelu_tanh(ew_scope *s, const porta_value *approximate) {
+    const char *mode = approximate->kind == PORTA_VALUE_STRING ? approximate->string : "none";
+    if (strcmp(mode, "none") && strcmp(mode, "tanh"))
+        ew_fail(s, porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                               "approximate argument must be either none or tanh, got %s", mode));
+    return !strcmp(mode, "tanh");
+}
+
+#define GELU_BETA (M_SQRT2 * M_2_SQRTPI * 0.5) /* sqrt(2 / pi) */
+#define GELU_KAPPA 0.044715
+
+/* tanh(sqrt(2/pi) * (x + 0.044715 x^3)) */
+static porta_tensor *gelu_inner_tanh(ew_scope *s, const porta_tensor *x) {
+    porta_tensor *cube = mul(s, mul(s, x, x), x);
+    porta_tensor *inner = scale(s, ew_binary(s, PORTA_ADD, x, scale(s, cube, GELU_KAPPA)), GELU_BETA);
+    return ew_unary(s, PORTA_TANH, inner);
+}
+
+/* 0.5 (1 + erf(x / sqrt 2)), the normal CDF */
+static porta_tensor *normal_cdf(ew_scope *s, const porta_tensor *x) {
+    return scale(s, plus(s, ew_unary(s, PORTA_ERF, scale(s, x, M_SQRT1_2)), 1), 0.5);
+}
+
+static porta_tensor *gelu_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = float_dtype(s, "gelu", &args[0], &args[0]);
+    bool tanh_form = gelu_tanh(s, &args[1]);
+    porta_tensor *x = in(s, &args[0], dtype);
+    porta_tensor *y = tanh_form ? mul(s, scale(s, x, 0.5), plus(s, gelu_inner_tanh(s, x), 1))
+                                : mul(s, x, normal_cdf(s, x));
+    return ew_cast(s, y, dtype);
+}
+
+static porta_tensor *gelu_backward_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = float_dtype(s, "gelu_backward", &args[0], &args[1]);
+    bool tanh_form = gelu_tanh(s, &args[2]);
+    porta_tensor *grad = in(s, &args[0], dtype), *x = in(s, &args[1], dtype), *derivative;
+    if (tanh_form) {
+        porta_tensor *t = gelu_inner_tanh(s, x);
+        porta_tensor *left_derivative = scale(s, plus(s, t, 1), 0.5);
+        porta_tensor *tanh_derivative = minus_from(s, 1, mul(s, t, t));
+        porta_tensor *inner_derivative =
+            scale(s, plus(s, scale(s, mul(s, x, x), 3 * GELU_KAPPA), 1), GELU_BETA);
+        porta_tensor *right_derivative =
+            mul(s, mul(s, scale(s, x, 0.5), tanh_derivative), inner_derivative);
+        derivative = ew_binary(s, PORTA_ADD, left_derivative, right_derivative);
+    } else {
+        /* cdf(x) + x * pdf(x) */
+        porta_tensor *pdf = scale(s, ew_unary(s, PORTA_EXP, scale(s, mul(s, x, x), -0.5)),
+                                  M_2_SQRTPI * M_SQRT1_2 * 0.5);
+        derivative = ew_binary(s, PORTA_ADD, normal_cdf(s, x), mul(s, x, pdf));
+    }
+    return ew_cast(s, mul(s, grad, derivative), dtype);
+}
+
+/* 1 / (1 + exp(-x)) */
+static porta_tensor *logistic(ew_scope *s, const porta_tensor *x) {
+    porta_tensor *denominator = plus(s, ew_unary(s, PORTA_EXP, ew_unary(s, PORTA_NEG, x)), 1);
+    return ew_unary(s, PORTA_RECIPROCAL, denominator);
+}
+
+static porta_tensor *silu_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = float_dtype(s, "silu", &args[0], &args[0]);
+    porta_tensor *x = in(s, &args[0], dtype);
+    porta_tensor *denominator = plus(s, ew_unary(s, PORTA_EXP, ew_unary(s, PORTA_NEG, x)), 1);
+    return ew_cast(s, ew_binary(s, PORTA_DIV, x, denominator), dtype);
+}
+
+/* grad * sigmoid(x) * (1 + x * (1 - sigmoid(x))) */
+static porta_tensor *silu_backward_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = float_dtype(s, "silu_backward", &args[0], &args[1]);
+    porta_tensor *grad = in(s, &args[0], dtype), *x = in(s, &args[1], dtype);
+    porta_tensor *sig = logistic(s, x);
+    porta_tensor *factor = plus(s, mul(s, x, minus_from(s, 1, sig)), 1);
+    return ew_cast(s, mul(s, mul(s, grad, sig), factor), dtype);
+}
+
+/* grad * (1 - y) * y from the output y = sigmoid(x) */
+static porta_tensor *sigmoid_backward_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = float_dtype(s, "sigmoid_backward", &args[0], &args[1]);
+    porta_tensor *grad = in(s, &args[0], dtype), *y = in(s, &args[1], dtype);
+    return ew_cast(s, mul(s, mul(s, grad, minus_from(s, 1, y)), y), dtype);
+}
+
+/* grad * (1 - y^2) from the output y = tanh(x) */
+static porta_tensor *tanh_backward_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = float_dtype(s, "tanh_backward", &args[0], &args[1]);
+    porta_tensor *grad = in(s, &args[0], dtype), *y = in(s, &args[1], dtype);
+    return ew_cast(s, mul(s, grad, minus_from(s, 1, mul(s, y, y))), dtype);
+}
+
+/* x * beta > threshold ? x : log1p(exp(x * beta)) / beta */
+static porta_tensor *softplus_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = float_dtype(s, "softplus", &args[0], &args[0]);
+    double beta = aten_number(&args[1]), threshold = aten_number(&args[2]);
+    porta_tensor *x = in(s, &args[0], dtype), *scaled = scale(s, x, beta);
+    porta_tensor *soft = ew_binary_number(
+        s, PORTA_DIV, ew_unary(s, PORTA_LOG1P, ew_unary(s, PORTA_EXP, scaled)), beta);
+    porta_tensor *y = ew_where(s, ew_binary_number(s, PORTA_GT, scaled, threshold), x, soft);
+    return ew_cast(s, y, dtype);
+}
+
+/* grad * z / (z + 1) with z = exp(x * beta), or grad past the threshold */
+static porta_tensor *softplus_backward_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = float_dtype(s, "softplus_backward", &args[0], &args[1]);
+    double beta = aten_number(&args[2]), threshold = aten_number(&args[3]);
+    porta_tensor *grad = in(s, &args[0], dtype), *scaled = scale(s, in(s, &args[1], dtype), beta);
+    porta_tensor *z = ew_unary(s, PORTA_EXP, scaled);
+    porta_tensor *soft = ew_binary(s, PORTA_DIV, mul(s, grad, z), plus(s, z, 1));
+    porta_tensor *g = ew_where(s, ew_binary_number(s, PORTA_GT, scaled, threshold), grad, soft);
+    return ew_cast(s, g, dtype);
+}
+
+/* min(max(x + 3, 0), 6) */
+static porta_tensor *relu6_shifted(ew_scope *s, const porta_tensor *x) {
+    porta_tensor *low = ew_binary_number(s, PORTA_MAXIMUM, plus(s, x, 3), 0);
+    return ew_binary_number(s, PORTA_MINIMUM, low, 6);
+}
+
+static porta_tensor *hardsigmoid_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = float_dtype(s, "hardsigmoid", &args[0], &args[0]);
+    porta_tensor *x = in(s, &args[0], dtype);
+    return ew_cast(s, ew_binary_number(s, PORTA_DIV, relu6_shifted(s, x), 6), dtype);
+}
+
+/* grad / 6 on (-3, 3), else 0 */
+static porta_tensor *hardsigmoid_backward_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = float_dtype(s, "hardsigmoid_backward", &args[0], &args[1]);
+    porta_tensor *grad = in(s, &args[0], dtype), *x = in(s, &args[1], dtype);
+    porta_tensor *inside = ew_binary(s, PORTA_LOGICAL_AND, ew_binary_number(s, PORTA_GT, x, -3),
+                                     ew_binary_number(s, PORTA_LT, x, 3));
+    porta_tensor *g = ew_where(s, inside, ew_binary_number(s, PORTA_DIV, grad, 6),
+                               ew_number(s, ew_compute_dtype(dtype), 0));
+    return ew_cast(s, g, dtype);
+}
+
+static porta_tensor *hardswish_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = float_dtype(s, "hardswish", &args[0], &args[0]);
+    porta_tensor *x = in(s, &args[0], dtype);
+    porta_tensor *y = ew_binary_number(s, PORTA_DIV, mul(s, x, relu6_shifted(s, x)), 6);
+    return ew_cast(s, y, dtype);
+}
+
+/* 0 below -3, grad * (x / 3 + 0.5) up to 3, grad above */
+static porta_tensor *hardswish_backward_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = float_dtype(s, "hardswish_backward", &args[0], &args[1]);
+    porta_tensor *grad = in(s, &args[0], dtype), *x = in(s, &args[1], dtype);
+    porta_tensor *middle = mul(s, grad, plus(s, ew_binary_number(s, PORTA_DIV, x, 3), 0.5));
+    porta_tensor *g = ew_where(s, ew_binary_number(s, PORTA_LE, x, 3), middle, grad);
+    g = ew_where_number(s, ew_binary_number(s, PORTA_LT, x, -3), 0, g);
+    return ew_cast(s, g, dtype);
+}
+
+/* tanh(log1p(exp(x))) */
+static porta_tensor *tanh_softplus(ew_scope *s, const porta_tensor *x) {
+    return ew_unary(s, PORTA_TANH, ew_unary(s, PORTA_LOG1P, ew_unary(s, PORTA_EXP, x)));
+}
+
+static porta_tensor *mish_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = float_dtype(s, "mish", &args[0], &args[0]);
+    porta_tensor *x = in(s, &args[0], dtype);
+    return ew_cast(s, mul(s, x, tanh_softplus(s, x)), dtype);
+}
+
+/* grad * (t + x * sigmoid(x) * (1 - t^2)) with t = tanh(softplus(x)) */
+static porta_tensor *mish_backward_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = float_dtype(s, "mish_backward", &args[0], &args[1]);
+    porta_tensor *grad = in(s, &args[0], dtype), *x = in(s, &args[1], dtype);
+    porta_tensor *t = tanh_softplus(s, x);
+    porta_tensor *slope = mul(s, mul(s, x, logistic(s, x)), minus_from(s, 1, mul(s, t, t)));
+    return ew_cast(s, mul(s, grad, ew_binary(s, PORTA_ADD, t, slope)), dtype);
+}
+
+/* log(z / (1 - z)) with z = x clamped to [eps, 1 - eps] when eps is given;
+ * integers compute in float32. PyTorch rounds the odds to the input's dtype
+ * before the log, so halves compute in their own dtype here. */
+static porta_tensor *logit_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = ew_result_type(&args[0], &args[0], NULL);
+    if (!porta_dtype_is_float(dtype)) dtype = PORTA_F32;
+    porta_tensor *z = ew_operand(s, &args[0], dtype);
+    if (args[1].kind != PORTA_VALUE_NONE) {
+        double eps = aten_number(&args[1]);
+        z = ew_binary_number(s, PORTA_MINIMUM, ew_binary_number(s, PORTA_MAXIMUM, z, eps), 1 - eps);
+    }
+    return ew_unary(s, PORTA_LOG, ew_binary(s, PORTA_DIV, z, minus_from(s, 1, z)));
+}
+
+/* grad / (x (1 - x)); outside [eps, 1 - eps] 0, or NaN outside [0, 1]
+ * without eps */
+static porta_tensor *logit_backward_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = float_dtype(s, "logit_backward", &args[0], &args[1]);
+    porta_tensor *grad = in(s, &args[0], dtype), *x = in(s, &args[1], dtype);
+    bool has_eps = args[2].kind != PORTA_VALUE_NONE;
+    double low = has_eps ? aten_number(&args[2]) : 0, high = 1 - low;
+    porta_tensor *outside = ew_binary(s, PORTA_LOGICAL_OR, ew_binary_number(s, PORTA_LT, x, low),
+                                      ew_binary_number(s, PORTA_GT, x, high));
+    porta_tensor *g = ew_binary(s, PORTA_DIV, grad, mul(s, x, minus_from(s, 1, x)));
+    g = ew_where_number(s, outside, has_eps ? 0 : NAN, g);
+    return ew_cast(s, g, dtype);
+}
+
+COMPOSED_KERNEL(op_relu, relu_of(&s, &args[0]), EW_NEW, 1)
+COMPOSED_KERNEL(op_relu_inplace, relu_of(&s, &args[0]), EW_INPLACE, 1)
+COMPOSED_KERNEL(op_threshold, threshold_of(&s, args), EW_NEW, 3)
+COMPOSED_KERNEL(op_threshold_inplace, threshold_of(&s, args), EW_INPLACE, 3)
+COMPOSED_KERNEL(op_threshold_backward, threshold_backward_of(&s, args), EW_NEW, 3)
+COMPOSED_KERNEL(op_hardtanh, hardtanh_of(&s, args), EW_NEW, 3)
+COMPOSED_KERNEL(op_hardtanh_inplace, hardtanh_of(&s, args), EW_INPLACE, 3)
+COMPOSED_KERNEL(op_hardtanh_backward, hardtanh_backward_of(&s, args), EW_NEW, 4)
+COMPOSED_KERNEL(op_leaky_relu, leaky_relu_of(&s, args), EW_NEW, 2)
+COMPOSED_KERNEL(op_leaky_relu_inplace, leaky_relu_of(&s, args), EW_INPLACE, 2)
+COMPOSED_KERNEL(op_leaky_relu_backward, leaky_relu_backward_of(&s, args), EW_NEW, 4)
+COMPOSED_KERNEL(op_elu, elu_of(&s, args), EW_NEW, 4)
+COMPOSED_KERNEL(op_elu_inplace, elu_of(&s, args), EW_INPLACE, 4)
+COMPOSED_KERNEL(op_elu_backward, elu_backward_of(&s, args), EW_NEW, 6)
+COMPOSED_KERNEL(op_gelu, gelu_of(&s, args), EW_NEW, 2)
+COMPOSED_KERNEL(op_gelu_inplace, gelu_of(&s, args), EW_INPLACE, 2)
+COMPOSED_KERNEL(op_gelu_backward, gelu_backward_of(&s, args), EW_NEW, 3)
+COMPOSED_KERNEL(op_silu, silu_of(&s, args), EW_NEW, 1)
+COMPOSED_KERNEL(op_silu_inplace, silu_of(&s, args), EW_INPLACE, 1)
+COMPOSED_KERNEL(op_silu_backward, silu_backward_of(&s, args), EW_NEW, 2)
+COMPOSED_KERNEL(op_sigmoid_backward, sigmoid_backward_of(&s, args), EW_NEW, 2)
+COMPOSED_KERNEL(op_tanh_backward, tanh_backward_of(&s, args), EW_NEW, 2)
+COMPOSED_KERNEL(op_softplus, softplus_of(&s, args), EW_NEW, 3)
+COMPOSED_KERNEL(op_softplus_backward, softplus_backward_of(&s, args), EW_NEW, 4)
+COMPOSED_KERNEL(op_hardsigmoid, hardsigmoid_of(&s, args), EW_NEW, 1)
+COMPOSED_KERNEL(op_hardsigmoid_inplace, hardsigmoid_of(&s, args), EW_INPLACE, 1)
+COMPOSED_KERNEL(op_hardsigmoid_backward, hardsigmoid_backward_of(&s, args), EW_NEW, 2)
+COMPOSED_KERNEL(op_hardswish, hardswish_of(&s, args), EW_NEW, 1)
+COMPOSED_KERNEL(op_hardswish_inplace, hardswish_of(&s, args), EW_INPLACE, 1)
+COMPOSED_KERNEL(op_hardswish_backward, hardswish_backward_of(&s, args), EW_NEW, 2)
+COMPOSED_KERNEL(op_mish, mish_of(&s, args), EW_NEW, 1)
+COMPOSED_KERNEL(op_mish_inplace, mish_of(&s, args), EW_INPLACE, 1)
+COMPOSED_KERNEL(op_mish_backward, mish_backward_of(&s, args), EW_NEW, 2)
+COMPOSED_KERNEL(op_logit, logit_of(&s, args), EW_NEW, 2)
+COMPOSED_KERNEL(op_logit_inplace, logit_of(&s, args), EW_INPLACE, 2)
+COMPOSED_KERNEL(op_logit_backward, logit_backward_of(&s, args), EW_NEW, 3)
+
+const aten_op aten_elementwise_activation_ops[] = {
+    {"relu", "T", op_relu},
+    {"relu_", "T", op_relu_inplace},
+    {"threshold", "Tss", op_threshold},
+    {"threshold_", "Tss", op_threshold_inplace},
+    {"threshold_backward", "TTs", op_threshold_backward},
+    {"hardtanh", "Tss", op_hardtanh},
+    {"hardtanh_", "Tss", op_hardtanh_inplace},
+    {"hardtanh_backward", "TTss", op_hardtanh_backward},
+    {"leaky_relu", "Ts", op_leaky_relu},
+    {"leaky_relu_", "Ts", op_leaky_relu_inplace},
+    {"leaky_relu_backward", "TTsb", op_leaky_relu_backward},
+    {"elu", "Tsss", op_elu},
+    {"elu_", "Tsss", op_elu_inplace},
+    {"elu_backward", "TsssbT", op_elu_backward},
+    {"gelu", "Tr", op_gelu},
+    {"gelu_", "Tr", op_gelu_inplace},
+    {"gelu_backward", "TTr", op_gelu_backward},
+    {"silu", "T", op_silu},
+    {"silu_", "T", op_silu_inplace},
+    {"silu_backward", "TT", op_silu_backward},
+    {"sigmoid_backward", "TT", op_sigmoid_backward},
+    {"tanh_backward", "TT", op_tanh_backward},
+    {"softplus", "Tss", op_softplus},
+    {"softplus_backward", "TTss", op_softplus_backward},
+    {"hardsigmoid", "T", op_hardsigmoid},
+    {"hardsigmoid_", "T", op_hardsigmoid_inplace},
+    {"hardsigmoid_backward", "TT", op_hardsigmoid_backward},
+    {"hardswish", "T", op_hardswish},
+    {"hardswish_", "T", op_hardswish_inplace},
+    {"hardswish_backward", "TT", op_hardswish_backward},
+    {"mish", "T", op_mish},
+    {"mish_", "T", op_mish_inplace},
+    {"mish_backward", "TT", op_mish_backward},
+    {"logit", "Tg", op_logit},
+    {"logit_", "Tg", op_logit_inplace},
+    {"logit_backward", "TTg", op_logit_backward},
+    {NULL, NULL, NULL},
+};
