@@ -25,7 +25,8 @@ static void free_boxed(boxed_args *boxed) {
     }
 }
 
-static int box_tensor_list(PyObject *obj, boxed_args *boxed, int i) {
+/* Tensor?[] lists ('O') keep None entries as NULL pointers. */
+static int box_tensor_list(PyObject *obj, bool optional, boxed_args *boxed, int i) {
     PyObject *seq = PySequence_Fast(obj, "expected a list of tensors");
     if (!seq)
         return -1;
@@ -33,7 +34,10 @@ static int box_tensor_list(PyObject *obj, boxed_args *boxed, int i) {
     porta_tensor **items = calloc((size_t)(n ? n : 1), sizeof *items);
     int status = items ? 0 : -1;
     for (Py_ssize_t k = 0; status == 0 && k < n; k++) {
-        items[k] = porta_py_unwrap(PySequence_Fast_GET_ITEM(seq, k));
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, k);
+        if (optional && item == Py_None)
+            continue;
+        items[k] = porta_py_unwrap(item);
         if (!items[k])
             status = -1;
     }
@@ -73,8 +77,8 @@ static int box(PyObject *obj, char code, boxed_args *boxed, int i) {
     porta_value *v = &boxed->values[i];
     if (obj == Py_None || code == 'x') {
         *v = (porta_value){.kind = PORTA_VALUE_NONE};
-    } else if (code == 'L') {
-        return box_tensor_list(obj, boxed, i);
+    } else if (code == 'L' || code == 'O') {
+        return box_tensor_list(obj, code == 'O', boxed, i);
     } else if (code == 'I' || code == 'J') {
         if (PyLong_Check(obj)) { /* int[1] accepts a single int */
             PyObject *one = PyTuple_Pack(1, obj);

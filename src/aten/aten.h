@@ -20,6 +20,7 @@ typedef porta_status *(*aten_fn)(const porta_value *args, aten_results *results)
  * before calling, so functions can trust the kinds:
  *   T tensor (or a number: a Python scalar)    t tensor or none
  *   L list of tensors                          i int       j int or none
+ *   O list of tensors or nones (Tensor?[]: a NONE entry is a NULL pointer)
  *   I list of ints                             J list of ints or none
  *   f float (int accepted)                     g float, int or none
  *   b bool                                     c bool or none
@@ -47,6 +48,9 @@ extern const aten_op aten_shape_reorder_ops[];
 extern const aten_op aten_shape_triangle_ops[];
 extern const aten_op aten_shape_backward_ops[];
 extern const aten_op aten_index_ops[];
+extern const aten_op aten_index_advanced_ops[];
+extern const aten_op aten_index_masked_ops[];
+extern const aten_op aten_index_embedding_ops[];
 extern const aten_op aten_nn_ops[];
 extern const aten_op aten_nn_conv_ops[];
 extern const aten_op aten_nn_pool_ops[];

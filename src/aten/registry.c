@@ -9,6 +9,7 @@
 #include "core/status.h"
 
 static const aten_op *const family_tables[] = {
+    aten_index_advanced_ops, aten_index_masked_ops, aten_index_embedding_ops,
     aten_shape_cat_ops,   aten_shape_reorder_ops, aten_shape_triangle_ops, aten_shape_backward_ops,
     aten_elementwise_ops, aten_reduce_ops, aten_shape_ops,  aten_index_ops,
     aten_nn_ops,          aten_factory_ops, aten_linalg_ops,
@@ -73,6 +74,7 @@ static bool accepts(char code, porta_value_kind kind) {
     case 'T': return kind == PORTA_VALUE_TENSOR || number;
     case 't': return kind == PORTA_VALUE_TENSOR || number || none;
     case 'L': return kind == PORTA_VALUE_TENSORS;
+    case 'O': return kind == PORTA_VALUE_TENSORS;
     case 'i': return kind == PORTA_VALUE_INT;
     case 'j': return kind == PORTA_VALUE_INT || none;
     case 'I': return kind == PORTA_VALUE_INTS;
@@ -104,7 +106,7 @@ static porta_status *check_args(const aten_op *op, const porta_value *args, int 
         if (args[i].kind == PORTA_VALUE_TENSOR && !args[i].tensor)
             return porta_error(PORTA_ERR_INVALID_ARGUMENT, "aten::%s: argument %d is a NULL tensor",
                                op->name, i);
-        if (args[i].kind == PORTA_VALUE_TENSORS)
+        if (args[i].kind == PORTA_VALUE_TENSORS && op->args[i] != 'O')
             for (int k = 0; k < args[i].tensors.count; k++)
                 if (!args[i].tensors.items[k])
                     return porta_error(PORTA_ERR_INVALID_ARGUMENT,
