@@ -1,0 +1,75 @@
+"""OpInfo conformance: every OpInfo of PyTorch's op_db, run on porta against
+the CPU (see opinfo_support.py for what is compared and the outcomes).
+
+Each OpInfo must have the outcome opinfo_expected.json lists for it ("pass"
+when absent). The list is strict both ways: an OpInfo that now does better
+than listed fails too, so that fixes show in the list. Regenerate it after
+adding ops:
+
+    PORTA_OPINFO_UPDATE=1 .venv/bin/python -m pytest python/tests/test_opinfo.py
+
+A JSON report of every outcome (with the ops that fell back and the first
+error) is written to $PORTA_OPINFO_REPORT (default build/opinfo_report.json)
+with a summary line "opinfo: N pass, N fail, N fallback, N skip", and
+how many Core ATen overloads (torch.Tag.core) have porta kernels.
+"""
+import collections
+import json
+import os
+import pathlib
+
+import pytest
+
+import opinfo_support as support
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXPECTED_PATH = pathlib.Path(__file__).with_name("opinfo_expected.json")
+REPORT_PATH = pathlib.Path(os.environ.get("PORTA_OPINFO_REPORT",
+                                          ROOT / "build" / "opinfo_report.json"))
+UPDATE = os.environ.get("PORTA_OPINFO_UPDATE") == "1"
+EXPECTED = json.loads(EXPECTED_PATH.read_text()) if EXPECTED_PATH.exists() else {}
+OPINFOS = support.opinfos()
+_outcomes = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def report(pytestconfig):
+    yield
+    counts = collections.Counter(outcome["status"] for outcome in _outcomes.values())
+    summary = ", ".join(f"{counts[s]} {s}" for s in ("pass", "fail", "fallback", "skip"))
+    REPORT_PATH.parent.mkdir(parents=True, exist_ok=True)
+    core = support.core_aten_coverage()
+    REPORT_PATH.write_text(json.dumps({"summary": dict(counts), "core_aten": core,
+                                       "opinfos": _outcomes}, indent=1, sort_keys=True))
+    if UPDATE:
+        expected = {k: v for k, v in EXPECTED.items() if k not in _outcomes}
+        expected.update({k: o["status"] for k, o in _outcomes.items()
+                         if o["status"] in ("fail", "fallback")})
+        EXPECTED_PATH.write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
+    plugins = pytestconfig.pluginmanager
+    terminal, capture = plugins.getplugin("terminalreporter"), plugins.getplugin("capturemanager")
+    if terminal is not None and capture is not None:
+        with capture.global_and_fixture_disabled():
+            terminal.write_line(f"\nopinfo: {summary}; Core ATen on porta: {core['native']} "
+                                f"of {core['total']} (report: {REPORT_PATH})")
+
+
+@pytest.mark.parametrize("op", OPINFOS, ids=support.opinfo_key)
+def test_opinfo(op):
+    key = support.opinfo_key(op)
+    outcome = support.run_opinfo(op)
+    _outcomes[key] = outcome
+    status, expected = outcome["status"], EXPECTED.get(key, "pass")
+    if status == "skip" and (UPDATE or key not in EXPECTED):
+        pytest.skip(outcome["reason"])
+    if UPDATE or status == expected:
+        return
+    if status == "skip":
+        pytest.fail(f"{key}: listed as {expected} but skipped now ({outcome['reason']}): "
+                    "remove it from the list")
+    if status == "pass":
+        pytest.fail(f"{key} passes now: remove it from the list (opinfo_expected.json)")
+    detail = outcome.get("reason") or f"ops run on the CPU: {outcome.get('fallbacks')}"
+    if expected == "fail":
+        pytest.fail(f"{key}: listed as fail, now {status} ({detail}): update the list")
+    pytest.fail(f"{key}: expected {expected}, got {status}: {detail}")
