@@ -264,3 +264,54 @@ def test_mse_loss_non_contiguous():
     x, y = _inputs([(4, 6), (4, 6)], torch.float64)
     check(F.mse_loss, [x, y], layout=_transposed)
     check(F.mse_loss, [x, y], layout=_stepped)
+
+
+NLL_SHAPES = [((5, 4), (5,)), ((4,), ()), ((2, 4, 3, 3), (2, 3, 3)), ((0, 4), (0,))]
+
+
+@pytest.mark.parametrize("shape,target_shape", NLL_SHAPES)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.2])
+def test_cross_entropy(shape, target_shape, reduction, weighted, label_smoothing):
+    x, = _inputs([shape], torch.float64)
+    gen = torch.Generator().manual_seed(2)
+    target = torch.randint(0, 4, target_shape, generator=gen)
+    if target.numel() > 1:
+        target.view(-1)[1] = -100  # ignored
+    weight = torch.rand(4, generator=gen, dtype=torch.float64) if weighted else None
+
+    def loss(t):
+        w = None if weight is None else weight.to(t.device)
+        return F.cross_entropy(t, target.to(t.device), weight=w, reduction=reduction,
+                               ignore_index=-100, label_smoothing=label_smoothing)
+    check(loss, [x])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_nll_loss_dtypes(dtype):
+    x, = _inputs([(6, 5)], dtype)
+    x = (x * 4).round() / 4  # exact sums: CPU's half kernel rounds each step
+    target = torch.tensor([0, 4, 2, 2, 1, 3])
+    check(lambda t: F.nll_loss(t, target.to(t.device), ignore_index=2), [x])
+    check(lambda t: F.nll_loss(t, target.to(t.device).to(torch.uint8)), [x], grad=False)
+
+
+def test_nll_loss_non_contiguous_and_module():
+    x, = _inputs([(4, 6)], torch.float64)
+    target = torch.tensor([1, 0, 3, 3])
+    check(lambda t: F.nll_loss(t, target.to(t.device)), [x], layout=_transposed)
+    check(lambda t: F.nll_loss(t, target.to(t.device)), [x], layout=_stepped)
+    module = torch.nn.CrossEntropyLoss(label_smoothing=0.1, ignore_index=3)
+    check(lambda t: module(t, target.to(t.device)), [x])
+
+
+def test_nll_loss_errors():
+    x = torch.randn(3, 4, device="porta")
+    with pytest.raises(IndexError):
+        F.nll_loss(x, torch.tensor([0, 4, 1], device="porta"))
+    with pytest.raises(RuntimeError):
+        F.nll_loss(x, torch.tensor([0, 1, 1], dtype=torch.int32, device="porta"))
+    with pytest.raises(RuntimeError):
+        F.nll_loss(x, torch.tensor([0, 1, 1], device="porta"),
+                   weight=torch.ones(4, dtype=torch.float64, device="porta"))

@@ -1,4 +1,5 @@
-/* Loss aten ops: mse_loss and its gradient. */
+/* Loss aten ops: mse_loss, nll_loss (1-D/2-D and the 2d form over
+ * [N, C, H, W]) and their gradients. */
 #include "aten/nn_scope.h"
 
 #include "core/status.h"
@@ -44,8 +45,142 @@ static porta_status *mse_loss_backward(const porta_value *args, aten_results *re
     return nn_end(&s);
 }
 
+/* ---- nll_loss ---- */
+
+/* The class axis of an nll_loss input and the checks PyTorch makes:
+ * target has the input's shape without the class axis, int64 or uint8. */
+static porta_status *check_nll(const char *op, const porta_tensor *x, const porta_tensor *target,
+                               const porta_tensor *weight, int *class_axis) {
+    char bx[PORTA_SHAPE_STR_CAP], bt[PORTA_SHAPE_STR_CAP];
+    if (!porta_dtype_is_float(x->dtype))
+        return porta_error(PORTA_ERR_DTYPE, "%s: expected a floating-point input, got %s", op,
+                           porta_dtype_name(x->dtype));
+    if (target->dtype != PORTA_I64 && target->dtype != PORTA_U8)
+        return porta_error(PORTA_ERR_DTYPE,
+                           "%s: expected target dtype to be Long or Byte, but got %s", op,
+                           porta_dtype_name(target->dtype));
+    int axis = x->rank == 1 ? 0 : 1;
+    bool ok = x->rank >= 1 && target->rank == x->rank - 1;
+    for (int i = 0, j = 0; ok && i < x->rank; i++)
+        if (i != axis) ok = x->sizes[i] == target->sizes[j++];
+    if (!ok)
+        return porta_error(PORTA_ERR_SHAPE, "%s: input %s does not match target %s", op,
+                           porta_format_shape(bx, sizeof bx, x->rank, x->sizes),
+                           porta_format_shape(bt, sizeof bt, target->rank, target->sizes));
+    if (weight && weight->dtype != x->dtype)
+        return porta_error(PORTA_ERR_DTYPE, "%s: expected weight of dtype %s, but found %s", op,
+                           porta_dtype_name(x->dtype), porta_dtype_name(weight->dtype));
+    if (weight && (weight->rank != 1 || weight->sizes[0] != x->sizes[axis]))
+        return porta_error(PORTA_ERR_SHAPE,
+                           "%s: weight tensor should be defined either for all %lld classes or "
+                           "no classes but got weight tensor of shape %s",
+                           op, (long long)x->sizes[axis],
+                           porta_format_shape(bt, sizeof bt, weight->rank, weight->sizes));
+    *class_axis = axis;
+    return NULL;
+}
+
+/* The targets as gather indices along the class axis (ignored ones point
+ * at class 0) and each target's weight (0 when ignored), both shaped like
+ * the input with the class axis of size 1. Fails like PyTorch on a target
+ * out of range. */
+static void nll_targets(nn_scope *s, const porta_tensor *x, const porta_tensor *target,
+                        const porta_tensor *weight, int axis, int64_t ignore_index,
+                        porta_tensor **index, porta_tensor **weights) {
+    int64_t sizes[PORTA_MAX_RANK];
+    for (int i = 0, j = 0; i < x->rank; i++) sizes[i] = i == axis ? 1 : target->sizes[j++];
+    porta_tensor *t = nn_reshape(s, nn_cast(s, target, PORTA_I64), x->rank, sizes);
+    porta_tensor *ignored = nn_binary_num(s, PORTA_EQ, t, (double)ignore_index);
+    porta_tensor *zero = nn_full(s, x->buffer->device, PORTA_I64, 0, NULL, 0);
+    *index = nn_ternary(s, PORTA_WHERE, ignored, zero, t);
+    porta_tensor *bad = nn_reduce(
+        s, PORTA_REDUCE_ANY,
+        nn_binary(s, PORTA_LOGICAL_OR, nn_binary_num(s, PORTA_LT, *index, 0),
+                  nn_binary_num(s, PORTA_GE, *index, (double)x->sizes[axis])),
+        NULL, 0, false);
+    bool out_of_range = false;
+    if (bad) {
+        porta_status *status = porta_tensor_to_host(bad, &out_of_range, sizeof out_of_range);
+        if (status) nn_fail(s, status);
+    }
+    if (out_of_range) {
+        nn_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE, "Target is out of bounds: expected "
+                                                       "classes in [0, %lld) or ignore_index %lld",
+                               (long long)x->sizes[axis], (long long)ignore_index));
+        return;
+    }
+    porta_dtype compute = nn_compute_dtype(x->dtype);
+    int64_t count = porta_tensor_numel(target);
+    porta_tensor *chosen =
+        weight ? nn_reshape(s, nn_gather(s, nn_cast(s, weight, compute), 0,
+                                         nn_reshape(s, *index, 1, &count)),
+                            x->rank, sizes)
+               : nn_full(s, x->buffer->device, compute, x->rank, sizes, 1);
+    *weights = nn_ternary(s, PORTA_WHERE, ignored, nn_full(s, x->buffer->device, compute, 0, NULL, 0),
+                          chosen);
+}
+
+/* nll_loss_forward / nll_loss2d_forward(self, target, weight?, reduction,
+ * ignore_index) -> (output, total_weight) */
+static porta_status *nll_loss_forward(const porta_value *args, aten_results *results) {
+    const porta_tensor *x = args[0].tensor, *target = args[1].tensor;
+    const porta_tensor *weight = args[2].kind == PORTA_VALUE_TENSOR ? args[2].tensor : NULL;
+    int64_t reduction = args[3].i;
+    int axis;
+    PORTA_TRY(check_reduction("nll_loss", reduction));
+    PORTA_TRY(check_nll("nll_loss", x, target, weight, &axis));
+    nn_scope s = {0};
+    porta_tensor *index = NULL, *weights = NULL;
+    nll_targets(&s, x, target, weight, axis, args[4].i, &index, &weights);
+    porta_dtype compute = nn_compute_dtype(x->dtype);
+    porta_tensor *picked = nn_gather(&s, nn_cast(&s, x, compute), axis, index);
+    porta_tensor *losses = nn_unary(&s, PORTA_NEG, nn_binary(&s, PORTA_MUL, picked, weights));
+    porta_tensor *total = nn_reduce(&s, PORTA_REDUCE_SUM, weights, NULL, 0, false);
+    porta_tensor *output;
+    if (reduction == REDUCTION_NONE) {
+        output = nn_reshape(&s, losses, target->rank, target->sizes);
+        if (x->rank > 1) total = nn_full(&s, x->buffer->device, compute, 0, NULL, 0);
+    } else {
+        output = nn_reduce(&s, PORTA_REDUCE_SUM, losses, NULL, 0, false);
+        if (reduction == REDUCTION_MEAN) output = nn_binary(&s, PORTA_DIV, output, total);
+    }
+    nn_push(&s, results, nn_cast(&s, output, x->dtype));
+    nn_push(&s, results, nn_cast(&s, total, x->dtype));
+    return nn_end(&s);
+}
+
+/* nll_loss_backward / nll_loss2d_backward(grad_output, self, target,
+ * weight?, reduction, ignore_index, total_weight): -weight * grad at each
+ * target class, zero elsewhere. */
+static porta_status *nll_loss_backward(const porta_value *args, aten_results *results) {
+    const porta_tensor *gy = args[0].tensor, *x = args[1].tensor, *target = args[2].tensor;
+    const porta_tensor *weight = args[3].kind == PORTA_VALUE_TENSOR ? args[3].tensor : NULL;
+    int64_t reduction = args[4].i;
+    int axis;
+    PORTA_TRY(check_reduction("nll_loss_backward", reduction));
+    PORTA_TRY(check_nll("nll_loss_backward", x, target, weight, &axis));
+    nn_scope s = {0};
+    porta_tensor *index = NULL, *weights = NULL;
+    nll_targets(&s, x, target, weight, axis, args[5].i, &index, &weights);
+    porta_dtype compute = nn_compute_dtype(x->dtype);
+    porta_tensor *g = nn_cast(&s, gy, compute);
+    if (reduction == REDUCTION_NONE && g)
+        g = nn_reshape(&s, g, weights ? weights->rank : 0, weights ? weights->sizes : NULL);
+    if (reduction == REDUCTION_MEAN)
+        g = nn_binary(&s, PORTA_DIV, g, nn_cast(&s, args[6].tensor, compute));
+    porta_tensor *share = nn_unary(&s, PORTA_NEG, nn_binary(&s, PORTA_MUL, weights, g));
+    porta_tensor *zeros = nn_full(&s, x->buffer->device, compute, x->rank, x->sizes, 0);
+    porta_tensor *gx = nn_scatter(&s, zeros, axis, index, share, PORTA_SCATTER_NONE);
+    nn_push(&s, results, nn_cast(&s, gx, x->dtype));
+    return nn_end(&s);
+}
+
 const aten_op aten_nn_loss_ops[] = {
     {"mse_loss", "TTi", mse_loss},
     {"mse_loss_backward", "TTTi", mse_loss_backward},
+    {"nll_loss2d_backward", "TTTtiiT", nll_loss_backward},
+    {"nll_loss2d_forward", "TTtii", nll_loss_forward},
+    {"nll_loss_backward", "TTTtiiT", nll_loss_backward},
+    {"nll_loss_forward", "TTtii", nll_loss_forward},
     {NULL, NULL, NULL},
 };
