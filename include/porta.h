@@ -503,6 +503,10 @@ PORTA_API const char *porta_aten_op_args(int id);
 PORTA_API porta_status *porta_aten_call(int id, const porta_value *args, int arg_count,
                                         porta_value **results, int *result_count);
 PORTA_API void porta_aten_results_free(porta_value *results, int count);
+/* torch.get_default_dtype(): the dtype factories give when none is named
+ * (float16, bfloat16, float32 or float64; others are ignored). float32 at
+ * start; a binding calls this whenever PyTorch's default changes. */
+PORTA_API void porta_aten_set_default_dtype(porta_dtype dtype);
 
 #ifdef __cplusplus
 }

@@ -173,9 +173,20 @@ static PyObject *aten_ops(PyObject *module, PyObject *unused) {
     return dict;
 }
 
+/* aten_set_default_dtype(code): PyTorch's default dtype, for the factories. */
+static PyObject *aten_set_default_dtype(PyObject *module, PyObject *args) {
+    int dtype;
+    if (!PyArg_ParseTuple(args, "i", &dtype))
+        return NULL;
+    porta_aten_set_default_dtype((porta_dtype)dtype);
+    Py_RETURN_NONE;
+}
+
 PyMethodDef porta_py_aten_methods[] = {
     {"aten_call", aten_call, METH_VARARGS,
      "aten_call(op_id, args): runs a libporta aten op; returns a tuple of results."},
     {"aten_ops", aten_ops, METH_NOARGS, "aten_ops(): {overload name: op id} of libporta."},
+    {"aten_set_default_dtype", aten_set_default_dtype, METH_VARARGS,
+     "aten_set_default_dtype(code): torch.get_default_dtype() as a porta dtype code."},
     {NULL, NULL, 0, NULL},
 };

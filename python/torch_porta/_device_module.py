@@ -1,5 +1,7 @@
 """torch.porta: the device module PyTorch looks up for the "porta" device,
 with the hooks and device guard its Python PrivateUse1 path requires."""
+import os
+
 import torch
 
 from . import _C, _modes

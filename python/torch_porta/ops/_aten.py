@@ -29,7 +29,30 @@ def _convert(value):
         return _tensors.device_index(value)
     if isinstance(value, (torch.layout, torch.memory_format)):
         return None
+    if isinstance(value, torch.Generator):
+        _reject_generator(value)
     return value
+
+
+def _reject_generator(generator):
+    # PyTorch's Python PrivateUse1 hooks cannot make generators for porta
+    # (no getNewGenerator), so any generator passed belongs to another device;
+    # porta's random ops draw from torch.porta's per-device generator.
+    raise RuntimeError(f"Expected a 'porta' device type for generator but found "
+                       f"'{generator.device.type}': porta ops use torch.porta's default "
+                       "generator (seed it with torch.manual_seed or torch.porta.manual_seed)")
+
+
+_default_dtype = [torch.float32]
+
+
+def _sync_default_dtype():
+    """Tells libporta torch.get_default_dtype() when it has changed: the
+    factories need it for dtype=None and libporta cannot ask PyTorch."""
+    default = torch.get_default_dtype()
+    if default is not _default_dtype[0]:
+        _C.aten_set_default_dtype(_dtypes.to_porta(default))
+        _default_dtype[0] = default
 
 
 def _argument_plan(schema):
@@ -64,6 +87,7 @@ def _make_kernel(op_id, schema):
     arguments = _argument_plan(schema)
     returns = _return_plan(schema)
     returns_list = len(schema.returns) == 1 and str(schema.returns[0].type) == "List[Tensor]"
+    takes_dtype = any(argument.name == "dtype" for argument in schema.arguments)
 
     def kernel(*args, **kwargs):
         values = list(args)
@@ -74,6 +98,8 @@ def _make_kernel(op_id, schema):
             values.append(value)
         tensors = [v for v in values if isinstance(v, torch.Tensor)]
         _tensors.check_same_device(*tensors)
+        if takes_dtype:
+            _sync_default_dtype()
         results = _C.aten_call(op_id, tuple(_convert(v) for v in values))
         if returns_list:
             return [_tensors.wrap(r) for r in results]

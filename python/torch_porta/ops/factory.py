@@ -1,43 +1,9 @@
-"""New tensors and in-place fills."""
-import torch
-
-from .. import _C, _dtypes, _tensors
+"""Resizing in place: the one factory kernel that needs Python, since it
+rebinds the torch tensor to a new porta buffer. The factories themselves
+(empty, empty_strided, full, fill_, zero_, arange, ...) are libporta's aten
+ops (src/aten/factory*.c)."""
+from .. import _C, _tensors
 from ._registry import register
-
-
-def _dtype_code(dtype):
-    return _dtypes.to_porta(torch.get_default_dtype() if dtype is None else dtype)
-
-
-def _checked_index(device):
-    index = _tensors.device_index(device)
-    count = _C.device_count()
-    if not 0 <= index < count:
-        raise RuntimeError(f"porta:{index} does not exist: {count} porta device(s)")
-    return index
-
-
-@register("empty.memory_format")
-def empty(size, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _tensors.wrap(_C.empty(_checked_index(device), _dtype_code(dtype), tuple(size)))
-
-
-@register("empty_strided")
-def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory=None):
-    return _tensors.wrap(_C.empty_strided(_checked_index(device), _dtype_code(dtype),
-                                          tuple(size), tuple(stride)))
-
-
-@register("fill_.Scalar")
-def fill_(self, value):
-    _C.fill(_tensors.unwrap(self), float(value))
-    return self
-
-
-@register("zero_")
-def zero_(self):
-    _C.fill(_tensors.unwrap(self), 0.0)
-    return self
 
 
 @register("resize_")

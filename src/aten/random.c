@@ -1,0 +1,257 @@
+/* Random aten ops that fill a tensor in place: uniform_, normal_,
+ * exponential_, bernoulli_, random_. Each reserves its stream positions from
+ * the device's generator (random_state.h), so results depend only on the
+ * seed and the sequence of draws, on every backend. A torch.Generator
+ * argument ('x') never reaches here: the binding rejects it, as porta has
+ * no generator objects yet. */
+#include <math.h>
+
+#include "aten/factory.h"
+#include "aten/random_state.h"
+#include "core/status.h"
+#include "core/tensor.h"
+
+/* PyTorch's name of a dtype in kernel-dispatch errors ('Long'). */
+static const char *kernel_type_name(porta_dtype dtype) {
+    static const char *const names[PORTA_DTYPE_COUNT] = {
+        "Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"};
+    return names[dtype];
+}
+
+static porta_status *require_float(const porta_tensor *t, const char *kernel) {
+    if (porta_dtype_is_float(t->dtype)) return NULL;
+    return porta_error(PORTA_ERR_DTYPE, "\"%s\" not implemented for '%s'", kernel,
+                       kernel_type_name(t->dtype));
+}
+
+static porta_status *push_self(porta_tensor *self, aten_results *r) {
+    porta_tensor_retain(self);
+    return aten_push_tensor(r, self);
+}
+
+/* dst filled with U[low, high) or N(low, high) from the next positions of
+ * its device's stream. */
+static porta_status *draw(porta_tensor *dst, bool normal, double a, double b) {
+    uint64_t seed, offset;
+    PORTA_TRY(aten_generator_next(dst->buffer->device, (uint64_t)porta_tensor_numel(dst), &seed,
+                                  &offset));
+    return normal ? porta_random_normal(dst, seed, offset, a, b)
+                  : porta_random_uniform(dst, seed, offset, a, b);
+}
+
+/* A new contiguous tensor shaped like `like`, of dtype, filled with
+ * U[low, high) (the source of the discrete and derived draws). */
+static porta_status *uniform_like(const porta_tensor *like, porta_dtype dtype, double low,
+                                  double high, porta_tensor **out) {
+    porta_tensor *u = NULL;
+    PORTA_TRY(porta_tensor_empty(like->buffer->device, dtype, like->rank, like->sizes, &u));
+    porta_status *status = draw(u, false, low, high);
+    if (status) {
+        porta_tensor_release(u);
+        return status;
+    }
+    *out = u;
+    return NULL;
+}
+
+/* uniform_(self, from, to, generator) */
+static porta_status *uniform_(const porta_value *args, aten_results *r) {
+    porta_tensor *self = args[0].tensor;
+    double from = aten_number(&args[1]), to = aten_number(&args[2]);
+    PORTA_TRY(require_float(self, "check_uniform_bounds"));
+    if (from > to)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "uniform_ expects to return a [from, to) range, but found from=%g > "
+                           "to=%g",
+                           from, to);
+    PORTA_TRY(draw(self, false, from, to));
+    return push_self(self, r);
+}
+
+/* normal_(self, mean, std, generator) */
+static porta_status *normal_(const porta_value *args, aten_results *r) {
+    porta_tensor *self = args[0].tensor;
+    double std = aten_number(&args[2]);
+    PORTA_TRY(require_float(self, "normal_kernel_cpu"));
+    if (!(std >= 0.0))
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "normal expects std >= 0.0, but found std %g",
+                           std);
+    PORTA_TRY(draw(self, true, aten_number(&args[1]), std));
+    return push_self(self, r);
+}
+
+/* exponential_(self, lambd, generator): -log(1 - u) / lambd. */
+static porta_status *exponential_(const porta_value *args, aten_results *r) {
+    porta_tensor *self = args[0].tensor;
+    double lambd = aten_number(&args[1]);
+    if (!porta_dtype_is_float(self->dtype))
+        return porta_error(PORTA_ERR_DTYPE,
+                           "Exponential distribution is a continuous probability distribution. "
+                           "dtype must be a floating point but you specified %s",
+                           kernel_type_name(self->dtype));
+    if (!(lambd > 0.0))
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "exponential_ expects lambda > 0.0, but found lambda=%g", lambd);
+    porta_dtype work = self->dtype == PORTA_F64 ? PORTA_F64 : PORTA_F32;
+    porta_tensor *u = NULL, *scale = NULL, *log = NULL, *x = NULL;
+    porta_status *status;
+    /* U[-1, 0) so that log1p(u) = log(1 - |u|) never sees log(0). */
+    PORTA_TRY_GOTO(status, uniform_like(self, work, -1.0, 0.0, &u), done);
+    PORTA_TRY_GOTO(status, porta_unary(PORTA_LOG1P, u, &log), done);
+    PORTA_TRY_GOTO(status, porta_tensor_full(self->buffer->device, work, 0, NULL, -1.0 / lambd,
+                                             &scale),
+                   done);
+    PORTA_TRY_GOTO(status, porta_binary(PORTA_MUL, log, scale, &x), done);
+    PORTA_TRY_GOTO(status, porta_copy(x, self), done);
+    status = push_self(self, r);
+done:
+    porta_tensor_release(u);
+    porta_tensor_release(scale);
+    porta_tensor_release(log);
+    porta_tensor_release(x);
+    return status;
+}
+
+/* self = (u < p) for u ~ U[0, 1), p a tensor broadcast to self's shape. */
+static porta_status *bernoulli_into(porta_tensor *self, const porta_tensor *p) {
+    porta_tensor *expanded = NULL, *u = NULL, *mask = NULL;
+    porta_status *status;
+    PORTA_TRY_GOTO(status, porta_expand(p, self->rank, self->sizes, &expanded), done);
+    PORTA_TRY_GOTO(status, uniform_like(self, PORTA_F64, 0.0, 1.0, &u), done);
+    PORTA_TRY_GOTO(status, porta_binary(PORTA_LT, u, expanded, &mask), done);
+    status = porta_copy(mask, self);
+done:
+    porta_tensor_release(expanded);
+    porta_tensor_release(u);
+    porta_tensor_release(mask);
+    return status;
+}
+
+static porta_status *bernoulli_number(porta_tensor *self, double p) {
+    if (!(p >= 0.0 && p <= 1.0))
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "bernoulli_ expects p to be in [0, 1], but got p=%g", p);
+    porta_tensor *tp = NULL;
+    PORTA_TRY(porta_tensor_full(self->buffer->device, PORTA_F64, 0, NULL, p, &tp));
+    porta_status *status = bernoulli_into(self, tp);
+    porta_tensor_release(tp);
+    return status;
+}
+
+/* bernoulli_.float(self, p, generator) */
+static porta_status *bernoulli_float_(const porta_value *args, aten_results *r) {
+    PORTA_TRY(bernoulli_number(args[0].tensor, aten_number(&args[1])));
+    return push_self(args[0].tensor, r);
+}
+
+/* bernoulli_.Tensor(self, p, generator): p broadcasts to self. */
+static porta_status *bernoulli_tensor_(const porta_value *args, aten_results *r) {
+    if (args[1].kind != PORTA_VALUE_TENSOR) return bernoulli_float_(args, r);
+    PORTA_TRY(bernoulli_into(args[0].tensor, args[1].tensor));
+    return push_self(args[0].tensor, r);
+}
+
+/* bernoulli.p(self, p, generator): a new tensor like self. */
+static porta_status *bernoulli_p(const porta_value *args, aten_results *r) {
+    const porta_tensor *self = args[0].tensor;
+    porta_tensor *out = NULL;
+    PORTA_TRY(porta_tensor_empty(self->buffer->device, self->dtype, self->rank, self->sizes, &out));
+    porta_status *status = bernoulli_number(out, aten_number(&args[1]));
+    if (status) {
+        porta_tensor_release(out);
+        return status;
+    }
+    return aten_push_tensor(r, out);
+}
+
+/* ---- random_: integers uniform in [from, to) ---- */
+
+/* The C++ type name PyTorch's random_ bounds errors use. */
+static const char *bounds_type_name(porta_dtype dtype) {
+    static const char *const names[PORTA_DTYPE_COUNT] = {
+        "bool", "unsigned char", "signed char", "short", "int", "long",
+        "c10::Half", "c10::BFloat16", "float", "double"};
+    return names[dtype];
+}
+
+/* Bounds of the values random_ may give a dtype: integers' own range; for
+ * floats the integers the mantissa holds exactly, [0, 2^digits]. */
+static void random_range(porta_dtype dtype, double *min, double *max) {
+    static const double digits[PORTA_DTYPE_COUNT] = {
+        [PORTA_F16] = 11, [PORTA_BF16] = 8, [PORTA_F32] = 24, [PORTA_F64] = 53};
+    static const double int_max[PORTA_DTYPE_COUNT] = {
+        [PORTA_BOOL] = 1, [PORTA_U8] = 255, [PORTA_I8] = 127, [PORTA_I16] = 32767,
+        [PORTA_I32] = 2147483647.0, [PORTA_I64] = 9223372036854775807.0};
+    if (porta_dtype_is_float(dtype)) {
+        *max = ldexp(1.0, (int)digits[dtype]);
+        *min = -*max;
+    } else {
+        *max = int_max[dtype];
+        *min = dtype == PORTA_BOOL || dtype == PORTA_U8 ? 0 : -int_max[dtype] - 1;
+    }
+}
+
+/* self = floor(U[from, to)), cast to self's dtype. */
+static porta_status *random_between(porta_tensor *self, double from, double to) {
+    porta_tensor *u = NULL, *k = NULL;
+    porta_status *status;
+    PORTA_TRY_GOTO(status, uniform_like(self, PORTA_F64, from, to, &u), done);
+    PORTA_TRY_GOTO(status, porta_unary(PORTA_FLOOR, u, &k), done);
+    status = porta_copy(k, self);
+done:
+    porta_tensor_release(u);
+    porta_tensor_release(k);
+    return status;
+}
+
+/* random_.from(self, from, to, generator): to None means up to the dtype's
+ * largest value, inclusive. */
+static porta_status *random_from(const porta_value *args, aten_results *r) {
+    porta_tensor *self = args[0].tensor;
+    double min, max, from = (double)args[1].i;
+    random_range(self->dtype, &min, &max);
+    double to = args[2].kind == PORTA_VALUE_INT ? (double)args[2].i : max + 1;
+    if (from >= to)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "random_ expects 'from' to be less than 'to', but got from=%lld >= "
+                           "to=%lld",
+                           (long long)args[1].i, (long long)to);
+    if (!porta_dtype_is_float(self->dtype)) {
+        if (from < min || from > max)
+            return porta_error(PORTA_ERR_INVALID_ARGUMENT, "from is out of bounds for %s",
+                               bounds_type_name(self->dtype));
+        if (to - 1 < min || to - 1 > max)
+            return porta_error(PORTA_ERR_INVALID_ARGUMENT, "to - 1 is out of bounds for %s",
+                               bounds_type_name(self->dtype));
+    }
+    PORTA_TRY(random_between(self, from, to));
+    return push_self(self, r);
+}
+
+/* random_.to(self, to, generator): [0, to). */
+static porta_status *random_to(const porta_value *args, aten_results *r) {
+    porta_value from_to[4] = {args[0], {.kind = PORTA_VALUE_INT, .i = 0}, args[1], args[2]};
+    return random_from(from_to, r);
+}
+
+/* random_(self, generator): [0, the dtype's largest value]. */
+static porta_status *random_default(const porta_value *args, aten_results *r) {
+    porta_tensor *self = args[0].tensor;
+    double min, max;
+    random_range(self->dtype, &min, &max);
+    PORTA_TRY(random_between(self, 0, max + 1));
+    return push_self(self, r);
+}
+
+const aten_op aten_random_ops[] = {
+    {"uniform_", "Tffx", uniform_},
+    {"normal_", "Tffx", normal_},
+    {"exponential_", "Tfx", exponential_},
+    {"bernoulli_.float", "Tfx", bernoulli_float_},
+    {"bernoulli_.Tensor", "TTx", bernoulli_tensor_},
+    {"bernoulli.p", "Tfx", bernoulli_p},
+    {"random_", "Tx", random_default},
+    {"random_.from", "Tijx", random_from},
+    {"random_.to", "Tix", random_to},
+    {NULL, NULL, NULL},
+};
