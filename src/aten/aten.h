@@ -42,6 +42,9 @@ extern const aten_op aten_elementwise_compare_ops[];
 extern const aten_op aten_elementwise_activation_ops[];
 extern const aten_op aten_elementwise_pointwise_ops[];
 extern const aten_op aten_reduce_ops[];
+extern const aten_op aten_reduce_softmax_ops[];
+extern const aten_op aten_reduce_moments_ops[];
+extern const aten_op aten_reduce_norm_ops[];
 extern const aten_op aten_shape_ops[];
 extern const aten_op aten_shape_cat_ops[];
 extern const aten_op aten_shape_reorder_ops[];
@@ -57,8 +60,6 @@ extern const aten_op aten_nn_pool_ops[];
 extern const aten_op aten_nn_norm_ops[];
 extern const aten_op aten_nn_loss_ops[];
 extern const aten_op aten_factory_ops[];
-extern const aten_op aten_factory_range_ops[];
-extern const aten_op aten_random_ops[];
 extern const aten_op aten_linalg_ops[];
 
 /* Appending results; a TENSOR result's reference passes to the results. */
