@@ -60,6 +60,8 @@ extern const aten_op aten_nn_pool_ops[];
 extern const aten_op aten_nn_norm_ops[];
 extern const aten_op aten_nn_loss_ops[];
 extern const aten_op aten_factory_ops[];
+extern const aten_op aten_factory_range_ops[];
+extern const aten_op aten_random_ops[];
 extern const aten_op aten_linalg_ops[];
 
 /* Appending results; a TENSOR result's reference passes to the results. */

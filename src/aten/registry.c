@@ -16,6 +16,7 @@ static const aten_op *const family_tables[] = {
     aten_nn_conv_ops,     aten_nn_pool_ops, aten_nn_norm_ops, aten_nn_loss_ops,
     aten_elementwise_unary_ops, aten_elementwise_compare_ops, aten_elementwise_activation_ops,
     aten_elementwise_pointwise_ops,
+    aten_factory_range_ops, aten_random_ops,
     aten_reduce_softmax_ops, aten_reduce_moments_ops, aten_reduce_norm_ops,
 };
 
