@@ -85,3 +85,14 @@ def test_linear_forward_and_backward(input_shape, bias):
     layer = torch.nn.Linear(4, 5, bias=bias)
     compare_grad(lambda x, w, *b: torch.nn.functional.linear(x, w, *b), make(input_shape),
                  layer.weight.detach(), *([layer.bias.detach()] if bias else []))
+
+
+def test_out_variants():
+    a, b = make((3, 4)), make((4, 5))
+    compare(lambda x, y: torch.mm(x, y, out=torch.empty(3, 5, device=x.device)), a, b)
+    compare(lambda x, y: torch.bmm(x[None], y[None], out=torch.empty(1, 3, 5, device=x.device)),
+            a, b)
+    compare(lambda s, x, y: torch.addmm(s, x, y, alpha=2, out=torch.empty(3, 5, device=x.device)),
+            make((5,)), a, b)
+    out = torch.empty(3, 5, device="porta")
+    assert torch.mm(a.to("porta"), b.to("porta"), out=out) is out

@@ -196,3 +196,36 @@ def test_logsumexp(shape, dim, dtype):
     lambda t: torch.logsumexp(t, 1)])
 def test_gradients(fn):
     compare_grad(fn, make((3, 4), seed=3))
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("shape,dim", [((3, 5), 1), ((3, 5), 0), ((2, 3, 9), -1), ((), 0),
+                                       ((0, 4), 0), ((1,), 0), ((17,), 0)])
+def test_cumsum_cumprod(shape, dim, dtype):
+    x = make(shape, dtype)
+    if dtype.is_floating_point:
+        x = x / 3  # products of 17 values stay in range
+    compare(lambda t: (torch.cumsum(t, dim), torch.cumprod(t, dim)), x)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.float64, torch.float16])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_cumsum_dtype_and_layouts(dtype, layout):
+    x = make((4, 6), torch.int8, layout)
+    compare(lambda t: (t.cumsum(1, dtype=dtype), t.cumprod(0, dtype=dtype)), x)
+    compare(lambda t: t.cumsum(2), x)
+
+
+def test_cumsum_gradients():
+    compare_grad(lambda t: t.cumsum(1), make((3, 5)))
+    compare_grad(lambda t: t.cumprod(0), make((4, 3)))
+
+
+def test_out_variants():
+    x = make((3, 4))
+    for dtype in (torch.float32, torch.float64):
+        compare(lambda t: torch.sum(t, 1, out=torch.empty(3, dtype=dtype, device=t.device)), x)
+        compare(lambda t: torch.mean(t, (0, 1), keepdim=True,
+                                     out=torch.empty(1, 1, dtype=dtype, device=t.device)), x)
+    out = torch.empty(3, device="porta")
+    assert torch.sum(x.to("porta"), 1, out=out) is out

@@ -45,6 +45,7 @@ extern const aten_op aten_reduce_ops[];
 extern const aten_op aten_reduce_softmax_ops[];
 extern const aten_op aten_reduce_moments_ops[];
 extern const aten_op aten_reduce_norm_ops[];
+extern const aten_op aten_reduce_scan_ops[];
 extern const aten_op aten_shape_ops[];
 extern const aten_op aten_shape_cat_ops[];
 extern const aten_op aten_shape_reorder_ops[];

@@ -209,12 +209,25 @@ static porta_status *addmv(const porta_value *a, aten_results *r) {
     return scaled_sum(&a[0], product, &a[3], &a[4], r);
 }
 
+static porta_status *mm_out(const porta_value *a, aten_results *r) {
+    return aten_run_into_out(mm, a, 2, r);
+}
+static porta_status *bmm_out(const porta_value *a, aten_results *r) {
+    return aten_run_into_out(bmm, a, 2, r);
+}
+static porta_status *addmm_out(const porta_value *a, aten_results *r) {
+    return aten_run_into_out(addmm, a, 5, r);
+}
+
 const aten_op aten_linalg_ops[] = {
     {"mm", "TT", mm},
+    {"mm.out", "TTT", mm_out},
     {"bmm", "TT", bmm},
+    {"bmm.out", "TTT", bmm_out},
     {"mv", "TT", mv},
     {"dot", "TT", dot},
     {"addmm", "TTTss", addmm},
+    {"addmm.out", "TTTssT", addmm_out},
     {"baddbmm", "TTTss", baddbmm},
     {"addmv", "TTTss", addmv},
     {NULL, NULL, NULL},

@@ -42,6 +42,9 @@ static porta_status *sum(const porta_value *a, aten_results *r) {
 static porta_status *sum_dim(const porta_value *a, aten_results *r) {
     return accumulate(PORTA_REDUCE_SUM, &a[0], &a[1], a[2].b, &a[3], r);
 }
+static porta_status *sum_out(const porta_value *a, aten_results *r) {
+    return aten_run_into_out(sum_dim, a, 4, r);
+}
 static porta_status *prod(const porta_value *a, aten_results *r) {
     return accumulate(PORTA_REDUCE_PROD, &a[0], &every_dim, false, &a[1], r);
 }
@@ -83,6 +86,9 @@ static porta_status *mean(const porta_value *a, aten_results *r) {
 }
 static porta_status *mean_dim(const porta_value *a, aten_results *r) {
     return mean_of(&a[0], &a[1], a[2].b, &a[3], r);
+}
+static porta_status *mean_out(const porta_value *a, aten_results *r) {
+    return aten_run_into_out(mean_dim, a, 4, r);
 }
 
 /* amax/amin: every listed dim must have elements. */
@@ -236,10 +242,12 @@ static porta_status *all_dims(const porta_value *a, aten_results *r) {
 const aten_op aten_reduce_ops[] = {
     {"sum", "Td", sum},
     {"sum.dim_IntList", "TJbd", sum_dim},
+    {"sum.IntList_out", "TJbdT", sum_out},
     {"prod", "Td", prod},
     {"prod.dim_int", "Tibd", prod_dim},
     {"mean", "Td", mean},
     {"mean.dim", "TJbd", mean_dim},
+    {"mean.out", "TJbdT", mean_out},
     {"amax", "TIb", amax},
     {"amin", "TIb", amin},
     {"max", "T", max_all},

@@ -18,6 +18,7 @@ static const aten_op *const family_tables[] = {
     aten_elementwise_pointwise_ops,
     aten_factory_range_ops, aten_random_ops,
     aten_reduce_softmax_ops, aten_reduce_moments_ops, aten_reduce_norm_ops,
+    aten_reduce_scan_ops,
 };
 
 static const aten_op **ops; /* sorted by name */
