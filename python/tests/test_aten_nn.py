@@ -64,6 +64,8 @@ CONVS = [
     (F.conv_transpose2d, [(2, 4, 5, 5), (4, 3, 3, 3), (6,)],
      dict(stride=2, padding=1, groups=2, dilation=2)),
     (F.conv_transpose1d, [(2, 4, 5), (4, 3, 3)], dict(stride=3, output_padding=2)),
+    # output_padding >= stride (allowed below the dilation): rows no input reaches
+    (F.conv_transpose2d, [(1, 2, 4, 4), (2, 2, 3, 3)], dict(output_padding=1, dilation=2)),
 ]
 
 
@@ -315,3 +317,107 @@ def test_nll_loss_errors():
     with pytest.raises(RuntimeError):
         F.nll_loss(x, torch.tensor([0, 1, 1], device="porta"),
                    weight=torch.ones(4, dtype=torch.float64, device="porta"))
+
+
+# ---- group norm ----
+
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("shape,groups", [((3, 4, 5, 2), 2), ((2, 6, 7), 3), ((2, 4), 4)])
+def test_group_norm(affine, shape, groups):
+    torch.manual_seed(0)
+    cpu = torch.nn.GroupNorm(groups, shape[1], affine=affine).double()
+    porta = torch.nn.GroupNorm(groups, shape[1], affine=affine).double().to("porta")
+    with torch.no_grad():
+        for p, q in zip(cpu.parameters(), porta.parameters()):
+            p.normal_()
+            q.copy_(p)
+    x, = _inputs([shape], torch.float64)
+    check(lambda t: (cpu if t.device.type == "cpu" else porta)(t), [x])
+    for p, q in zip(cpu.parameters(), porta.parameters()):
+        torch.testing.assert_close(q.grad.cpu(), p.grad)
+
+
+@pytest.mark.parametrize("layout", [_transposed, _stepped])
+def test_group_norm_non_contiguous_and_float32(layout):
+    x, = _inputs([(2, 4, 6)], torch.float32)
+    check(lambda t: F.group_norm(t, 2), [x], layout=layout)
+
+
+# ---- dropout ----
+
+def test_dropout_masks_and_scales():
+    x = torch.randn(200, 100, device="porta")
+    torch.porta.manual_seed(3)
+    y, mask = torch.ops.aten.native_dropout(x, 0.3, True)
+    assert mask.dtype == torch.bool and y.dtype == x.dtype
+    assert abs(mask.float().mean().item() - 0.7) < 0.02
+    torch.testing.assert_close(y.cpu(), x.cpu() * mask.cpu() / 0.7)
+    torch.porta.manual_seed(3)
+    again, same = torch.ops.aten.native_dropout(x, 0.3, True)
+    assert torch.equal(same.cpu(), mask.cpu())  # the seed decides the mask
+    _, other = torch.ops.aten.native_dropout(x, 0.3, True)
+    assert not torch.equal(other.cpu(), mask.cpu())  # the generator moved on
+
+
+def test_dropout_eval_edges_and_backward():
+    x, = _inputs([(4, 5)], torch.float32)
+    for p, train in [(0.5, False), (0.0, True), (1.0, True)]:
+        check(lambda t: torch.ops.aten.native_dropout(t, p, train), [x], grad=False)
+    xp = x.to("porta").requires_grad_()
+    y = torch.nn.Dropout(0.5)(xp)
+    y.backward(torch.ones_like(y))
+    kept = y.detach().cpu() != 0
+    torch.testing.assert_close(xp.grad.cpu(), kept.float() * 2)
+    check(torch.nn.Dropout(0.0), [x])
+    check(torch.nn.Dropout(0.4).eval(), [x])
+    with pytest.raises(RuntimeError):
+        torch.ops.aten.native_dropout(xp.detach(), 1.5, True)
+
+
+# ---- upsampling ----
+
+@pytest.mark.parametrize("size,scale", [((6, 9), None), (None, 2), (None, (1.7, 2.3)),
+                                        ((3, 3), None), (None, 0.5)])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_upsample_nearest2d(size, scale, dtype):
+    x, = _inputs([(2, 3, 4, 5)], dtype)
+    check(lambda t: F.interpolate(t, size=size, scale_factor=scale, mode="nearest"), [x],
+          grad=dtype == torch.float64)
+
+
+def test_upsample_nearest2d_non_contiguous_and_integers():
+    x, = _inputs([(1, 2, 3, 4)], torch.float64)
+    check(lambda t: F.interpolate(t, scale_factor=2), [x], layout=_transposed)
+    check(lambda t: F.interpolate(t, size=(5, 7)), [x], layout=_stepped)
+    check(lambda t: F.interpolate(t, scale_factor=3), [torch.arange(12, dtype=torch.uint8)
+                                                       .reshape(1, 1, 3, 4)], grad=False)
+
+
+# ---- binary cross entropy ----
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_binary_cross_entropy(reduction, weighted, dtype):
+    gen = torch.Generator().manual_seed(4)
+    x = torch.rand(3, 4, generator=gen, dtype=dtype)
+    x[0, 0], x[1, 1] = 0, 1  # log clamped at -100; gradient through the 1e-12 floor
+    target = torch.rand(3, 4, generator=gen, dtype=dtype)
+    weight = torch.rand(3, 4, generator=gen, dtype=dtype) if weighted else None
+
+    def loss(t):
+        w = None if weight is None else weight.to(t.device)
+        return F.binary_cross_entropy(t, target.to(t.device), weight=w, reduction=reduction)
+    check(loss, [x])
+
+
+def test_binary_cross_entropy_non_contiguous_and_errors():
+    x = torch.rand(4, 6, dtype=torch.float64)
+    check(lambda t: F.binary_cross_entropy(t, torch.full_like(t, 0.25)), [x], layout=_transposed)
+    check(torch.nn.BCEWithLogitsLoss(), [torch.randn(4, 6), torch.rand(4, 6)])
+    with pytest.raises(RuntimeError):
+        F.binary_cross_entropy(torch.full((2,), 1.5, device="porta"),
+                               torch.zeros(2, device="porta"))
+    with pytest.raises(RuntimeError):
+        torch.ops.aten.binary_cross_entropy(torch.rand(2, device="porta"),
+                                            torch.zeros(3, device="porta"))

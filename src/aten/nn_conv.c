@@ -271,8 +271,12 @@ static porta_status *convolution_backward(const porta_value *args, aten_results 
     porta_tensor *gx = NULL, *gw = NULL, *gb = NULL;
     if (mask->ints.items[0]) {
         if (g.transposed) {
+            /* an output_padding of at least the stride leaves rows no
+             * input row reached: the forward convolution sees them too */
             porta_conv_params p = forward_params(&g);
             gx = nn_conv(&s, cgy, cw, NULL, &p);
+            for (int i = 0; i < g.spatial; i++) gx = nn_slice(&s, gx, 2 + i, 0, in_size[i], 1);
+            gx = nn_contiguous(&s, gx);
         } else {
             gx = conv_transpose(&s, cgy, cw, &g, in_size);
         }

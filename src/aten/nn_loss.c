@@ -1,5 +1,5 @@
 /* Loss aten ops: mse_loss, nll_loss (1-D/2-D and the 2d form over
- * [N, C, H, W]) and their gradients. */
+ * [N, C, H, W]), binary_cross_entropy and their gradients. */
 #include "aten/nn_scope.h"
 
 #include "core/status.h"
@@ -15,6 +15,14 @@ static porta_status *check_reduction(const char *op, int64_t reduction) {
     return NULL;
 }
 
+/* Sum or mean of per-element losses, or them unreduced. */
+static porta_tensor *reduce_loss(nn_scope *s, porta_tensor *losses, int64_t reduction) {
+    if (reduction == REDUCTION_NONE || !losses) return losses;
+    double count = (double)porta_tensor_numel(losses);
+    porta_tensor *sum = nn_reduce(s, PORTA_REDUCE_SUM, losses, NULL, 0, false);
+    return reduction == REDUCTION_MEAN ? nn_binary_num(s, PORTA_DIV, sum, count) : sum;
+}
+
 /* mse_loss(self, target, reduction) */
 static porta_status *mse_loss(const porta_value *args, aten_results *results) {
     const porta_tensor *x = args[0].tensor, *target = args[1].tensor;
@@ -22,13 +30,7 @@ static porta_status *mse_loss(const porta_value *args, aten_results *results) {
     PORTA_TRY(check_reduction("mse_loss", reduction));
     nn_scope s = {0};
     porta_tensor *diff = nn_binary(&s, PORTA_SUB, x, target);
-    porta_tensor *loss = nn_binary(&s, PORTA_MUL, diff, diff);
-    if (reduction != REDUCTION_NONE) {
-        double count = loss ? (double)porta_tensor_numel(loss) : 0;
-        loss = nn_reduce(&s, PORTA_REDUCE_SUM, loss, NULL, 0, false);
-        if (reduction == REDUCTION_MEAN) loss = nn_binary_num(&s, PORTA_DIV, loss, count);
-    }
-    nn_push(&s, results, loss);
+    nn_push(&s, results, reduce_loss(&s, nn_binary(&s, PORTA_MUL, diff, diff), reduction));
     return nn_end(&s);
 }
 
@@ -175,7 +177,98 @@ static porta_status *nll_loss_backward(const porta_value *args, aten_results *re
     return nn_end(&s);
 }
 
+/* ---- binary_cross_entropy ---- */
+
+/* Fails like PyTorch when some probability lies outside [0, 1]. */
+static void check_probabilities(nn_scope *s, const porta_tensor *x) {
+    porta_tensor *outside = nn_reduce(
+        s, PORTA_REDUCE_ANY,
+        nn_binary(s, PORTA_LOGICAL_OR, nn_binary_num(s, PORTA_LT, x, 0),
+                  nn_binary_num(s, PORTA_GT, x, 1)),
+        NULL, 0, false);
+    bool bad = false;
+    if (outside) {
+        porta_status *status = porta_tensor_to_host(outside, &bad, sizeof bad);
+        if (status) nn_fail(s, status);
+    }
+    if (bad)
+        nn_fail(s, porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                               "binary_cross_entropy: all elements of input should be between "
+                               "0 and 1"));
+}
+
+static porta_status *check_bce(const porta_tensor *x, const porta_tensor *target,
+                               const porta_tensor *weight, int64_t reduction) {
+    PORTA_TRY(check_reduction("binary_cross_entropy", reduction));
+    char bx[PORTA_SHAPE_STR_CAP], bt[PORTA_SHAPE_STR_CAP];
+    bool same = x->rank == target->rank;
+    for (int i = 0; same && i < x->rank; i++) same = x->sizes[i] == target->sizes[i];
+    if (!same)
+        return porta_error(PORTA_ERR_SHAPE,
+                           "binary_cross_entropy: using a target size %s that is different to "
+                           "the input size %s is not allowed",
+                           porta_format_shape(bt, sizeof bt, target->rank, target->sizes),
+                           porta_format_shape(bx, sizeof bx, x->rank, x->sizes));
+    if (!porta_dtype_is_float(x->dtype) || target->dtype != x->dtype ||
+        (weight && weight->dtype != x->dtype))
+        return porta_error(PORTA_ERR_DTYPE,
+                           "binary_cross_entropy: expected input, target and weight of one "
+                           "floating-point dtype, got %s and %s",
+                           porta_dtype_name(x->dtype), porta_dtype_name(target->dtype));
+    return NULL;
+}
+
+/* binary_cross_entropy(self, target, weight?, reduction):
+ * -w (t log x + (1 - t) log(1 - x)), each log clamped at -100 as PyTorch
+ * does so that 0 * log 0 stays finite. */
+static porta_status *binary_cross_entropy(const porta_value *args, aten_results *results) {
+    const porta_tensor *x = args[0].tensor, *target = args[1].tensor;
+    const porta_tensor *weight = args[2].kind == PORTA_VALUE_TENSOR ? args[2].tensor : NULL;
+    int64_t reduction = args[3].i;
+    PORTA_TRY(check_bce(x, target, weight, reduction));
+    nn_scope s = {0};
+    check_probabilities(&s, x);
+    porta_dtype compute = nn_compute_dtype(x->dtype);
+    porta_tensor *cx = nn_cast(&s, x, compute), *ct = nn_cast(&s, target, compute);
+    porta_tensor *log_x = nn_binary_num(&s, PORTA_MAXIMUM, nn_unary(&s, PORTA_LOG, cx), -100);
+    porta_tensor *one_minus = nn_binary_num(&s, PORTA_SUB, nn_unary(&s, PORTA_NEG, cx), -1);
+    porta_tensor *log_rest = nn_binary_num(&s, PORTA_MAXIMUM, nn_unary(&s, PORTA_LOG, one_minus), -100);
+    porta_tensor *t_rest = nn_binary_num(&s, PORTA_SUB, nn_unary(&s, PORTA_NEG, ct), -1);
+    porta_tensor *losses = nn_unary(&s, PORTA_NEG,
+                                    nn_binary(&s, PORTA_ADD, nn_binary(&s, PORTA_MUL, ct, log_x),
+                                              nn_binary(&s, PORTA_MUL, t_rest, log_rest)));
+    if (weight) losses = nn_binary(&s, PORTA_MUL, losses, nn_cast(&s, weight, compute));
+    nn_push(&s, results, nn_cast(&s, reduce_loss(&s, losses, reduction), x->dtype));
+    return nn_end(&s);
+}
+
+/* binary_cross_entropy_backward(grad_output, self, target, weight?,
+ * reduction): w (x - t) / max(x (1 - x), 1e-12) * grad. */
+static porta_status *binary_cross_entropy_backward(const porta_value *args,
+                                                   aten_results *results) {
+    const porta_tensor *gy = args[0].tensor, *x = args[1].tensor, *target = args[2].tensor;
+    const porta_tensor *weight = args[3].kind == PORTA_VALUE_TENSOR ? args[3].tensor : NULL;
+    int64_t reduction = args[4].i;
+    PORTA_TRY(check_bce(x, target, weight, reduction));
+    nn_scope s = {0};
+    porta_dtype compute = nn_compute_dtype(x->dtype);
+    porta_tensor *cx = nn_cast(&s, x, compute), *ct = nn_cast(&s, target, compute);
+    porta_tensor *one_minus = nn_binary_num(&s, PORTA_SUB, nn_unary(&s, PORTA_NEG, cx), -1);
+    porta_tensor *denominator =
+        nn_binary_num(&s, PORTA_MAXIMUM, nn_binary(&s, PORTA_MUL, cx, one_minus), 1e-12);
+    porta_tensor *grad = nn_binary(&s, PORTA_MUL, nn_cast(&s, gy, compute),
+                                   nn_binary(&s, PORTA_DIV, nn_binary(&s, PORTA_SUB, cx, ct),
+                                             denominator));
+    if (weight) grad = nn_binary(&s, PORTA_MUL, grad, nn_cast(&s, weight, compute));
+    if (reduction == REDUCTION_MEAN)
+        grad = nn_binary_num(&s, PORTA_DIV, grad, (double)porta_tensor_numel(x));
+    nn_push(&s, results, nn_cast(&s, grad, x->dtype));
+    return nn_end(&s);
+}
+
 const aten_op aten_nn_loss_ops[] = {
+    {"binary_cross_entropy", "TTti", binary_cross_entropy},
+    {"binary_cross_entropy_backward", "TTTti", binary_cross_entropy_backward},
     {"mse_loss", "TTi", mse_loss},
     {"mse_loss_backward", "TTTi", mse_loss_backward},
     {"nll_loss2d_backward", "TTTtiiT", nll_loss_backward},

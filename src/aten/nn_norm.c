@@ -297,12 +297,107 @@ static porta_status *native_layer_norm_backward(const porta_value *args, aten_re
     return nn_end(&s);
 }
 
+/* ---- group norm ---- */
+
+typedef struct group_shape {
+    int64_t n, c, hw, groups;
+} group_shape;
+
+static porta_status *read_groups(const char *op, const porta_tensor *x, const porta_value *args,
+                                 group_shape *g) {
+    *g = (group_shape){args[0].i, args[1].i, args[2].i, args[3].i};
+    PORTA_TRY(check_float(op, x));
+    if (g->groups < 1 || g->c % g->groups || g->n * g->c * g->hw != porta_tensor_numel(x))
+        return porta_error(PORTA_ERR_SHAPE,
+                           "%s: expected input of %lld x %lld x %lld elements with the %lld "
+                           "channels divisible by groups %lld, got %lld elements",
+                           op, (long long)g->n, (long long)g->c, (long long)g->hw,
+                           (long long)g->c, (long long)g->groups,
+                           (long long)porta_tensor_numel(x));
+    return NULL;
+}
+
+/* v [C] (or NULL) shaped [1, G, C/G, 1] to broadcast over x as [N, G, C/G, HxW]. */
+static porta_tensor *per_group_channel(nn_scope *s, const porta_tensor *v, const group_shape *g,
+                                       porta_dtype dtype) {
+    if (!v) return NULL;
+    int64_t sizes[4] = {1, g->groups, g->c / g->groups, 1};
+    return nn_reshape(s, nn_cast(s, v, dtype), 4, sizes);
+}
+
+/* native_group_norm(input, weight?, bias?, N, C, HxW, group, eps) */
+static porta_status *native_group_norm(const porta_value *args, aten_results *results) {
+    const porta_tensor *x = args[0].tensor, *weight = optional(&args[1]), *bias = optional(&args[2]);
+    group_shape g;
+    PORTA_TRY(read_groups("group_norm", x, &args[3], &g));
+    nn_scope s = {0};
+    porta_dtype compute = nn_compute_dtype(x->dtype);
+    porta_dtype stats_dtype = weight ? weight->dtype : x->dtype;
+    int64_t grouped[4] = {g.n, g.groups, g.c / g.groups, g.hw}, stats[2] = {g.n, g.groups};
+    porta_tensor *cx = nn_reshape(&s, nn_cast(&s, x, compute), 4, grouped), *mean, *var;
+    int axes[2] = {2, 3};
+    moments(&s, cx, axes, 2, &mean, &var);
+    porta_tensor *rstd = inverse_std(&s, var, aten_number(&args[7]));
+    porta_tensor *y = affine(&s, nn_binary(&s, PORTA_MUL, nn_binary(&s, PORTA_SUB, cx, mean), rstd),
+                             per_group_channel(&s, weight, &g, compute),
+                             per_group_channel(&s, bias, &g, compute));
+    nn_push(&s, results, nn_cast(&s, nn_reshape(&s, y, x->rank, x->sizes), x->dtype));
+    nn_push(&s, results, nn_cast(&s, nn_reshape(&s, mean, 2, stats), stats_dtype));
+    nn_push(&s, results, nn_cast(&s, nn_reshape(&s, rstd, 2, stats), stats_dtype));
+    return nn_end(&s);
+}
+
+/* native_group_norm_backward(grad_out, input, mean, rstd, weight?, N, C,
+ * HxW, group, output_mask) */
+static porta_status *native_group_norm_backward(const porta_value *args, aten_results *results) {
+    const porta_tensor *gy = args[0].tensor, *x = args[1].tensor, *weight = optional(&args[4]);
+    const porta_value *mask = &args[9];
+    group_shape g;
+    PORTA_TRY(read_groups("group_norm_backward", x, &args[5], &g));
+    if (mask->ints.count != 3)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "group_norm_backward: expected an output_mask of 3 bools");
+    nn_scope s = {0};
+    porta_dtype compute = nn_compute_dtype(x->dtype);
+    int64_t grouped[4] = {g.n, g.groups, g.c / g.groups, g.hw}, stats[4] = {g.n, g.groups, 1, 1};
+    porta_tensor *cx = nn_reshape(&s, nn_cast(&s, x, compute), 4, grouped);
+    porta_tensor *cg = nn_reshape(&s, nn_cast(&s, gy, compute), 4, grouped);
+    porta_tensor *mean = nn_reshape(&s, nn_cast(&s, args[2].tensor, compute), 4, stats);
+    porta_tensor *rstd = nn_reshape(&s, nn_cast(&s, args[3].tensor, compute), 4, stats);
+    porta_tensor *xhat = nn_binary(&s, PORTA_MUL, nn_binary(&s, PORTA_SUB, cx, mean), rstd);
+    porta_tensor *w = per_group_channel(&s, weight, &g, compute);
+    porta_tensor *gw = w ? nn_binary(&s, PORTA_MUL, cg, w) : cg;
+    int axes[2] = {2, 3};
+    if (mask->ints.items[0])
+        nn_push(&s, results,
+                nn_cast(&s, nn_reshape(&s, normalized_grad(&s, gw, xhat, rstd, axes, 2), x->rank,
+                                       x->sizes),
+                        x->dtype));
+    else
+        nn_push_none(&s, results);
+    /* parameter gradients: per channel, summed over the batch and HxW */
+    porta_dtype param_dtype = weight ? weight->dtype : x->dtype;
+    int batch_axes_[2] = {0, 3};
+    porta_tensor *per_param[2] = {nn_binary(&s, PORTA_MUL, cg, xhat), cg};
+    for (int k = 0; k < 2; k++) {
+        if (!mask->ints.items[1 + k]) {
+            nn_push_none(&s, results);
+            continue;
+        }
+        porta_tensor *sum = nn_reduce(&s, PORTA_REDUCE_SUM, per_param[k], batch_axes_, 2, false);
+        nn_push(&s, results, nn_cast(&s, nn_reshape(&s, sum, 1, &g.c), param_dtype));
+    }
+    return nn_end(&s);
+}
+
 const aten_op aten_nn_norm_ops[] = {
     {"_native_batch_norm_legit", "TttTTbff", native_batch_norm},
     {"_native_batch_norm_legit.no_stats", "Tttbff", batch_norm_no_stats},
     {"_native_batch_norm_legit_no_training", "TttTTff", batch_norm_no_training},
     {"native_batch_norm", "Tttttbff", native_batch_norm},
     {"native_batch_norm_backward", "TTtttttbfI", native_batch_norm_backward},
+    {"native_group_norm", "Tttiiiif", native_group_norm},
+    {"native_group_norm_backward", "TTTTtiiiiI", native_group_norm_backward},
     {"native_layer_norm", "TIttf", native_layer_norm},
     {"native_layer_norm_backward", "TTITTttI", native_layer_norm_backward},
     {NULL, NULL, NULL},

@@ -142,6 +142,11 @@ porta_tensor *nn_gather(nn_scope *s, const porta_tensor *x, int axis, const port
     STEP(ready(s, x, index), porta_gather(x, axis, index, &out));
 }
 
+porta_tensor *nn_index_select(nn_scope *s, const porta_tensor *x, int axis,
+                              const porta_tensor *index) {
+    STEP(ready(s, x, index), porta_index_select(x, axis, index, &out));
+}
+
 porta_tensor *nn_scatter(nn_scope *s, const porta_tensor *x, int axis, const porta_tensor *index,
                          const porta_tensor *src, porta_scatter_reduce reduce) {
     STEP(ready(s, x, index) && src, porta_scatter(x, axis, index, src, reduce, &out));

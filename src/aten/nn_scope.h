@@ -53,6 +53,8 @@ porta_tensor *nn_matmul(nn_scope *s, const porta_tensor *a, const porta_tensor *
 porta_tensor *nn_conv(nn_scope *s, const porta_tensor *x, const porta_tensor *w,
                       const porta_tensor *bias, const porta_conv_params *params);
 porta_tensor *nn_gather(nn_scope *s, const porta_tensor *x, int axis, const porta_tensor *index);
+porta_tensor *nn_index_select(nn_scope *s, const porta_tensor *x, int axis,
+                              const porta_tensor *index);
 porta_tensor *nn_scatter(nn_scope *s, const porta_tensor *x, int axis, const porta_tensor *index,
                          const porta_tensor *src, porta_scatter_reduce reduce);
 /* A view of x's buffer with another layout (offset relative to x's). */
