@@ -14,10 +14,10 @@ static porta_status *norm_of(const porta_tensor *x, double ord, const reduce_dim
                              bool keepdim, porta_tensor **out) {
     porta_tensor *magnitude = NULL, *powered = NULL, *total = NULL;
     porta_status *status;
-    if (ord == 0.0) {
-        PORTA_TRY_GOTO(status, aten_binary_constant(PORTA_NE, x, 0.0, &magnitude), done);
-        PORTA_TRY_GOTO(status, aten_cast(magnitude, x->dtype, &powered), done);
-        status = reduce_over(PORTA_REDUCE_SUM, powered, dims, keepdim, out);
+    if (ord == 0.0) { /* |x|^0 with 0^0 = 0: the count of non-zeros */
+        PORTA_TRY_GOTO(status, aten_binary_constant(PORTA_NE, x, 0.0, &powered), done);
+        PORTA_TRY_GOTO(status, aten_cast(powered, x->dtype, &total), done);
+        status = reduce_over(PORTA_REDUCE_SUM, total, dims, keepdim, out);
         goto done;
     }
     PORTA_TRY_GOTO(status, porta_unary(PORTA_ABS, x, &magnitude), done);
