@@ -208,3 +208,25 @@ def test_factories_backward():
         x = torch.full((3,), 2.0, device=device, requires_grad=True)
         (x * torch.arange(3.0, device=device)).sum().backward()
         assert torch.equal(x.grad.cpu(), torch.arange(3.0))
+
+
+def test_out_of_another_shape_is_resized_like_cpu():
+    empty = torch.empty(0, dtype=torch.int64, device="porta")
+    assert torch.arange(5, out=empty) is empty
+    assert torch.equal(empty.cpu(), torch.arange(5))
+    held = torch.zeros(2, 2, device="porta")
+    with pytest.warns(UserWarning, match="was resized since it had shape \\[2, 2\\]"):
+        torch.linspace(0, 1, 3, out=held)
+    assert held.shape == (3,) and torch.equal(held.cpu(), torch.linspace(0, 1, 3))
+    eye = torch.empty(0, device="porta")
+    torch.eye(2, 3, out=eye)
+    assert torch.equal(eye.cpu(), torch.eye(2, 3))
+    perm = torch.empty(0, dtype=torch.int64, device="porta")
+    torch.randperm(6, out=perm)
+    assert sorted(perm.cpu().tolist()) == list(range(6))
+
+
+def test_composites_that_fill_an_empty_out():
+    # mvlgamma builds its arange through arange.out on an empty tensor
+    x = torch.tensor([2.5, 3.0])
+    torch.testing.assert_close(torch.mvlgamma(x.to("porta"), 2).cpu(), torch.mvlgamma(x, 2))

@@ -54,3 +54,10 @@ def test_set_rng_state_rejects_other_layouts():
 def test_missing_device_is_rejected():
     with pytest.raises(IndexError, match="porta:5 does not exist"):
         torch.porta.manual_seed(1, device=5)
+
+
+def test_torch_porta_exports_the_generator_functions():
+    import torch_porta
+    torch_porta.manual_seed(11)
+    assert torch_porta.initial_seed() == torch.porta.initial_seed() == 11
+    assert torch_porta.get_rng_state().tolist() == torch.porta.get_rng_state().tolist()

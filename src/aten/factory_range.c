@@ -11,30 +11,6 @@
 #include "core/status.h"
 #include "core/tensor.h"
 
-/* ---- out= variants: the result computed anew, then written into out ---- */
-
-/* Writes `result` (a new tensor, released here) into out, whose shape must
- * match: libporta cannot resize the caller's tensor. */
-static porta_status *into_out(const char *op, porta_tensor *result, porta_tensor *out,
-                              aten_results *r) {
-    porta_status *status = NULL;
-    if (out->rank != result->rank ||
-        memcmp(out->sizes, result->sizes, (size_t)out->rank * sizeof out->sizes[0])) {
-        char want[PORTA_SHAPE_STR_CAP], got[PORTA_SHAPE_STR_CAP];
-        status = porta_error(PORTA_ERR_SHAPE,
-                             "%s: out has shape %s but the result has shape %s (porta cannot "
-                             "resize an out= tensor)",
-                             op, porta_format_shape(got, sizeof got, out->rank, out->sizes),
-                             porta_format_shape(want, sizeof want, result->rank, result->sizes));
-    } else {
-        status = porta_copy(result, out);
-    }
-    porta_tensor_release(result);
-    if (status) return status;
-    porta_tensor_retain(out);
-    return aten_push_tensor(r, out);
-}
-
 /* ---- arange ---- */
 
 /* torch.arange's dtype when none is given: int64 unless a bound or the step
@@ -100,7 +76,7 @@ static porta_status *arange_end(const porta_value *args, aten_results *r) {
 static porta_status *arange_start_out(const porta_value *args, aten_results *r) {
     porta_tensor *out = args[3].tensor, *result = NULL;
     PORTA_TRY(make_arange(&args[0], &args[1], &args[2], out->dtype, out->buffer->device, &result));
-    return into_out("arange.out", result, out, r);
+    return aten_into_out(result, out, r);
 }
 
 /* arange.out(end, out) */
@@ -194,7 +170,7 @@ static porta_status *linspace_out(const porta_value *args, aten_results *r) {
     porta_tensor *out = args[3].tensor, *result = NULL;
     PORTA_TRY(make_space(&args[0], &args[1], args[2].i, NULL, out->dtype, out->buffer->device,
                          &result));
-    return into_out("linspace.out", result, out, r);
+    return aten_into_out(result, out, r);
 }
 
 /* logspace(start, end, steps, base, dtype, layout, device, pin_memory) */
@@ -257,7 +233,7 @@ static porta_status *eye(const porta_value *args, aten_results *r) {
 static porta_status *eye_m_out(const porta_value *args, aten_results *r) {
     porta_tensor *out = args[2].tensor, *result = NULL;
     PORTA_TRY(make_eye(args[0].i, args[1].i, out->dtype, out->buffer->device, &result));
-    return into_out("eye.out", result, out, r);
+    return aten_into_out(result, out, r);
 }
 
 /* eye.out(n, out) */

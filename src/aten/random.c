@@ -7,6 +7,8 @@
 #include <math.h>
 
 #include "aten/factory.h"
+#include "core/alloc.h"
+#include "core/philox.h"
 #include "aten/random_state.h"
 #include "core/status.h"
 #include "core/tensor.h"
@@ -243,6 +245,75 @@ static porta_status *random_default(const porta_value *args, aten_results *r) {
     return push_self(self, r);
 }
 
+/* ---- randperm: a Fisher-Yates shuffle on the host ---- */
+
+/* The largest n randperm accepts for a float dtype: every index exact. */
+static porta_status *check_perm_size(int64_t n, porta_dtype dtype) {
+    static const int digits[PORTA_DTYPE_COUNT] = {
+        [PORTA_F16] = 11, [PORTA_BF16] = 8, [PORTA_F32] = 24, [PORTA_F64] = 53};
+    if (dtype == PORTA_BOOL)
+        return porta_error(PORTA_ERR_DTYPE, "\"randperm\" not implemented for 'Bool'");
+    if (porta_dtype_is_float(dtype)) {
+        int64_t max = ((int64_t)1 << digits[dtype]) + 1;
+        if (n > max)
+            return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                               "n cannot be greater than %lld for %s type.", (long long)max,
+                               kernel_type_name(dtype));
+        return NULL;
+    }
+    porta_value last = {.kind = PORTA_VALUE_INT, .i = n - 1};
+    return n ? aten_check_fits(&last, dtype) : NULL;
+}
+
+/* A random permutation of 0..n-1, the same on every backend: step i of the
+ * shuffle (swapping element n-1-i with one of the first n-i) draws a 64-bit
+ * number from stream positions offset + 2i and offset + 2i + 1. */
+static porta_status *make_randperm(int64_t n, porta_dtype dtype, porta_device *device,
+                                   porta_tensor **out) {
+    if (n < 0)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "Trying to create tensor with negative dimension %lld: [%lld]",
+                           (long long)n, (long long)n);
+    PORTA_TRY(check_perm_size(n, dtype));
+    int64_t *perm;
+    PORTA_TRY(porta_host_alloc((size_t)(n ? n : 1) * sizeof *perm, "randperm", (void **)&perm));
+    uint64_t seed, offset;
+    porta_status *status = aten_generator_next(device, 2 * (uint64_t)n, &seed, &offset);
+    for (int64_t i = 0; i < n; i++) perm[i] = i;
+    for (int64_t i = 0; !status && i + 1 < n; i++) {
+        uint64_t position = offset + 2 * (uint64_t)i; /* even, so both words share a block */
+        porta_philox_words words = porta_philox_block(seed, position / 4);
+        uint64_t r = (uint64_t)words.x[position % 4] << 32 | words.x[position % 4 + 1];
+        int64_t last = n - 1 - i, pick = (int64_t)(r % (uint64_t)(last + 1));
+        int64_t swap = perm[last];
+        perm[last] = perm[pick];
+        perm[pick] = swap;
+    }
+    porta_tensor *staged = NULL;
+    if (!status) status = porta_tensor_from_host(device, PORTA_I64, 1, &n, perm, &staged);
+    if (!status) status = porta_cast(staged, dtype, out);
+    porta_tensor_release(staged);
+    porta_host_free(perm);
+    return status;
+}
+
+/* randperm(n, dtype, layout, device, pin_memory) */
+static porta_status *randperm(const porta_value *args, aten_results *r) {
+    porta_device *device;
+    PORTA_TRY(aten_factory_device(&args[3], &device));
+    porta_tensor *out = NULL;
+    porta_dtype dtype = args[1].kind == PORTA_VALUE_DTYPE ? args[1].dtype : PORTA_I64;
+    PORTA_TRY(make_randperm(args[0].i, dtype, device, &out));
+    return aten_push_tensor(r, out);
+}
+
+/* randperm.generator_out(n, generator, out) */
+static porta_status *randperm_out(const porta_value *args, aten_results *r) {
+    porta_tensor *out = args[2].tensor, *result = NULL;
+    PORTA_TRY(make_randperm(args[0].i, out->dtype, out->buffer->device, &result));
+    return aten_into_out(result, out, r);
+}
+
 const aten_op aten_random_ops[] = {
     {"uniform_", "Tffx", uniform_},
     {"normal_", "Tffx", normal_},
@@ -253,5 +324,7 @@ const aten_op aten_random_ops[] = {
     {"random_", "Tx", random_default},
     {"random_.from", "Tijx", random_from},
     {"random_.to", "Tix", random_to},
+    {"randperm", "idxDx", randperm},
+    {"randperm.generator_out", "ixT", randperm_out},
     {NULL, NULL, NULL},
 };

@@ -7,6 +7,8 @@ annotations say how to return: an in-place or out= result is the input
 tensor itself, a view is a tensor on its base's storage, anything else is a
 new tensor.
 """
+import warnings
+
 import torch
 
 from .. import _C, _dtypes, _modes, _tensors
@@ -55,11 +57,36 @@ def _sync_default_dtype():
         _default_dtype[0] = default
 
 
+# A schema default for a dtype is c10's ScalarType code (randperm's dtype=4
+# is torch.int64), not porta's: the codes of the dtypes porta has.
+_SCALAR_TYPE_CODES = {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32,
+                      4: torch.int64, 5: torch.float16, 6: torch.float32, 7: torch.float64,
+                      11: torch.bool, 15: torch.bfloat16}
+
+
+def _resize_out(target, result):
+    """An out= op returns a new tensor when `target` had the wrong shape:
+    PyTorch then resizes the out tensor (warning when it held elements)."""
+    if not isinstance(result, _C.Tensor) or result.sizes == tuple(target.shape):
+        return
+    if target.numel():
+        warnings.warn(
+            f"An output with one or more elements was resized since it had shape "
+            f"{list(target.shape)}, which does not match the required output shape "
+            f"{list(result.sizes)}. This behavior is deprecated, and in a future PyTorch "
+            "release outputs will not be resized unless they have zero elements. You can "
+            "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+            "with t.resize_(0).", UserWarning)
+    _tensors.rebind(target, result)
+
+
 def _argument_plan(schema):
     """(name, default, kwarg_only) per argument, in schema order."""
     plan = []
     for argument in schema.arguments:
         default = argument.default_value if argument.has_default_value() else _NO_DEFAULT
+        if argument.name == "dtype" and type(default) is int:
+            default = _SCALAR_TYPE_CODES[default]
         plan.append((argument.name, default, argument.kwarg_only))
     return plan
 
@@ -106,6 +133,7 @@ def _make_kernel(op_id, schema):
         out = []
         for (how, source), result in zip(returns, results):
             if how == "input":
+                _resize_out(values[source], result)
                 out.append(values[source])
             elif how == "view":
                 out.append(_tensors.wrap_view(values[source], result))
