@@ -160,3 +160,18 @@ def test_cpu_generator_is_rejected():
         torch.rand(3, device="porta", generator=generator)
     with pytest.raises(RuntimeError, match="Expected a 'porta' device type for generator"):
         torch.empty(3, device="porta").normal_(generator=generator)
+
+
+def test_normal_with_tensor_mean_or_std():
+    mean = lambda d: torch.full((N, 1), 3.0, device=d)  # noqa: E731
+    std = lambda d: torch.tensor([0.5, 2.0], dtype=torch.float64, device=d)  # noqa: E731
+    x = draws(lambda d: torch.normal(mean(d), 2.0)).double()
+    assert abs(x.mean() - 3) < 0.1 and abs(x.std() - 2) < 0.1
+    y = draws(lambda d: torch.normal(1.0, std(d).expand(N, 2)))
+    assert y.dtype == torch.float64 and abs(y[:, 1].std() - 2) < 0.1
+    z = draws(lambda d: torch.normal(mean(d), std(d)))
+    assert z.shape == (N, 2) and abs(z[:, 0].mean() - 3) < 0.05
+    with pytest.raises(RuntimeError, match="normal expects std >= 0.0"):
+        torch.normal(mean("porta"), -1.0)
+    with pytest.raises(RuntimeError, match="not implemented for 'Long'"):
+        torch.normal(torch.zeros(3, dtype=torch.int64, device="porta"), 1.0)

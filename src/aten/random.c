@@ -166,6 +166,57 @@ static porta_status *bernoulli_p(const porta_value *args, aten_results *r) {
     return aten_push_tensor(r, out);
 }
 
+/* ---- normal with tensor mean or std ---- */
+
+/* mean + std * z, z ~ N(0, 1) of the broadcast shape of mean and std, in
+ * `dtype` (that of the tensor operand: mean's when both are tensors). */
+static porta_status *normal_of(const porta_value *mean, const porta_value *std, porta_dtype dtype,
+                               aten_results *r) {
+    if (!porta_dtype_is_float(dtype))
+        return porta_error(PORTA_ERR_DTYPE, "\"normal_kernel_cpu\" not implemented for '%s'",
+                           kernel_type_name(dtype));
+    if (std->kind != PORTA_VALUE_TENSOR && !(aten_number(std) >= 0.0))
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "normal expects std >= 0.0, but found std %g",
+                           aten_number(std));
+    const porta_value *operands[2] = {mean, std};
+    porta_device *device = aten_device_of(operands, 2);
+    porta_tensor *tm = NULL, *ts = NULL, *zero = NULL, *shape = NULL, *out = NULL;
+    porta_status *status;
+    PORTA_TRY_GOTO(status, aten_operand(mean, device, dtype, &tm), done);
+    PORTA_TRY_GOTO(status, aten_operand(std, device, dtype, &ts), done);
+    /* mean * 0 + std * 0 has the broadcast shape (and rejects shapes that do
+     * not broadcast, naming them); it becomes the destination of z. */
+    PORTA_TRY_GOTO(status, porta_tensor_full(device, dtype, 0, NULL, 0.0, &zero), done);
+    PORTA_TRY_GOTO(status, porta_ternary(PORTA_FMA, tm, zero, ts, &shape), done);
+    PORTA_TRY_GOTO(status, porta_tensor_empty(device, dtype, shape->rank, shape->sizes, &out),
+                   done);
+    PORTA_TRY_GOTO(status, draw(out, true, 0.0, 1.0), done);
+    PORTA_TRY_GOTO(status, porta_ternary(PORTA_FMA, out, ts, tm, &out), done);
+    status = aten_push_tensor(r, out);
+    out = NULL;
+done:
+    porta_tensor_release(tm);
+    porta_tensor_release(ts);
+    porta_tensor_release(zero);
+    porta_tensor_release(shape);
+    porta_tensor_release(out);
+    return status;
+}
+
+/* normal.Tensor_float(mean, std, generator) */
+static porta_status *normal_tensor_float(const porta_value *args, aten_results *r) {
+    porta_dtype dtype = args[0].kind == PORTA_VALUE_TENSOR ? args[0].tensor->dtype
+                                                           : aten_default_dtype();
+    return normal_of(&args[0], &args[1], dtype, r);
+}
+
+/* normal.float_Tensor(mean, std, generator) */
+static porta_status *normal_float_tensor(const porta_value *args, aten_results *r) {
+    porta_dtype dtype = args[1].kind == PORTA_VALUE_TENSOR ? args[1].tensor->dtype
+                                                           : aten_default_dtype();
+    return normal_of(&args[0], &args[1], dtype, r);
+}
+
 /* ---- random_: integers uniform in [from, to) ---- */
 
 /* The C++ type name PyTorch's random_ bounds errors use. */
@@ -324,6 +375,9 @@ const aten_op aten_random_ops[] = {
     {"random_", "Tx", random_default},
     {"random_.from", "Tijx", random_from},
     {"random_.to", "Tix", random_to},
+    {"normal.Tensor_float", "Tfx", normal_tensor_float},
+    {"normal.float_Tensor", "fTx", normal_float_tensor},
+    {"normal.Tensor_Tensor", "TTx", normal_tensor_float},
     {"randperm", "idxDx", randperm},
     {"randperm.generator_out", "ixT", randperm_out},
     {NULL, NULL, NULL},
