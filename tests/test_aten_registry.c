@@ -12,7 +12,7 @@ TEST(test_aten_registry_lookup) {
                   "ops not sorted: %s, %s", porta_aten_op_name(id - 1), porta_aten_op_name(id));
     int add = porta_aten_op_find("add.Tensor");
     CHECK(add >= 0 && strcmp(porta_aten_op_name(add), "add.Tensor") == 0);
-    CHECK(strcmp(porta_aten_op_args(add), "TTs") == 0);
+    CHECK(strcmp(porta_aten_op_args(add), "NNs") == 0);
     CHECK(porta_aten_op_find("no_such_op.default") == -1);
     CHECK(porta_aten_op_find(NULL) == -1);
     CHECK(porta_aten_op_name(count) == NULL && porta_aten_op_args(-1) == NULL);
@@ -54,4 +54,25 @@ TEST(test_aten_registry_rejects_bad_calls) {
     CHECK_ERR(porta_aten_call(-5, two, 2, &results, &count), PORTA_ERR_INVALID_ARGUMENT, "op id -5");
     CHECK(results == NULL);
     porta_aten_results_free(NULL, 0);
+}
+
+/* A number where an op takes only tensors arrives as a rank-0 tensor. */
+TEST(test_aten_registry_numbers_become_tensors_in_tensor_slots) {
+    porta_tensor *x = NULL;
+    CHECK_OK(porta_tensor_full(test_cpu(), PORTA_F32, 1, (int64_t[]){4}, 0.0, &x));
+    int fill = porta_aten_op_find("fill_.Tensor");
+    CHECK(fill >= 0 && porta_aten_op_args(fill)[1] == 'T');
+    porta_value args[2] = {{.kind = PORTA_VALUE_TENSOR, .tensor = x},
+                           {.kind = PORTA_VALUE_FLOAT, .f = 2.5}};
+    porta_value *results = NULL;
+    int count = 0;
+    CHECK_OK(porta_aten_call(fill, args, 2, &results, &count));
+    porta_aten_results_free(results, count);
+    double *values = test_to_doubles(x);
+    CHECK(values[0] == 2.5 && values[3] == 2.5);
+    free(values);
+    int mm = porta_aten_op_find("mm");
+    porta_value numbers[2] = {{.kind = PORTA_VALUE_INT, .i = 1}, {.kind = PORTA_VALUE_INT, .i = 2}};
+    CHECK_ERR(porta_aten_call(mm, numbers, 2, &results, &count), PORTA_ERR_SHAPE, NULL);
+    porta_tensor_release(x);
 }

@@ -14,11 +14,17 @@ typedef struct aten_results {
 
 typedef porta_status *(*aten_fn)(const porta_value *args, aten_results *results);
 
+/* The most arguments an op takes (PyTorch's widest schemas have ~20). */
+#define ATEN_MAX_ARGS 32
+
 /*
  * An op: its aten overload name, the kinds of its arguments in schema order,
  * and its function. The registry checks every argument against `args`
  * before calling, so functions can trust the kinds:
- *   T tensor (or a number: a Python scalar)    t tensor or none
+ *   T tensor (a number becomes a rank-0 tensor of its default dtype)
+ *   t tensor or none (likewise)
+ *   N tensor or number (numbers promote as Python scalars do)
+ *   n tensor, number or none
  *   L list of tensors                          i int       j int or none
  *   O list of tensors or nones (Tensor?[]: a NONE entry is a NULL pointer)
  *   I list of ints                             J list of ints or none

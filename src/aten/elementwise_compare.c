@@ -49,22 +49,22 @@ static porta_status *op_where_out(const porta_value *args, aten_results *r) {
 
 /* Rows of a comparison: Tensor and Scalar overloads, in-place, out=. */
 #define COMPARE_ROWS(name)                                                             \
-    {#name ".Tensor", "TT", op_##name}, {#name ".Scalar", "Ts", op_##name},            \
-    {#name "_.Tensor", "TT", op_##name##_inplace},                                     \
-    {#name "_.Scalar", "Ts", op_##name##_inplace},                                     \
-    {#name ".Tensor_out", "TTT", op_##name##_out}, {#name ".Scalar_out", "TsT", op_##name##_out}
+    {#name ".Tensor", "NN", op_##name}, {#name ".Scalar", "Ns", op_##name},            \
+    {#name "_.Tensor", "NN", op_##name##_inplace},                                     \
+    {#name "_.Scalar", "Ns", op_##name##_inplace},                                     \
+    {#name ".Tensor_out", "NNN", op_##name##_out}, {#name ".Scalar_out", "NsN", op_##name##_out}
 
 #define LOGICAL_ROWS(name)                                                              \
-    {#name, "TT", op_##name}, {#name "_", "TT", op_##name##_inplace},                  \
-    {#name ".out", "TTT", op_##name##_out}
+    {#name, "NN", op_##name}, {#name "_", "NN", op_##name##_inplace},                  \
+    {#name ".out", "NNN", op_##name##_out}
 
-#define BITWISE_ROWS(name) COMPARE_ROWS(name), {#name ".Scalar_Tensor", "sT", op_##name}
+#define BITWISE_ROWS(name) COMPARE_ROWS(name), {#name ".Scalar_Tensor", "sN", op_##name}
 
 #define SHIFT_ROWS(name, op)                                                              \
-    {#name ".Tensor", "TT", op_##op}, {#name ".Tensor_Scalar", "Ts", op_##op},            \
-    {#name ".Scalar_Tensor", "sT", op_##op}, {#name "_.Tensor", "TT", op_##op##_inplace},  \
-    {#name "_.Tensor_Scalar", "Ts", op_##op##_inplace},                                   \
-    {#name ".Tensor_out", "TTT", op_##op##_out}
+    {#name ".Tensor", "NN", op_##op}, {#name ".Tensor_Scalar", "Ns", op_##op},            \
+    {#name ".Scalar_Tensor", "sN", op_##op}, {#name "_.Tensor", "NN", op_##op##_inplace},  \
+    {#name "_.Tensor_Scalar", "Ns", op_##op##_inplace},                                   \
+    {#name ".Tensor_out", "NNN", op_##op##_out}
 
 const aten_op aten_elementwise_compare_ops[] = {
     COMPARE_ROWS(eq),
@@ -81,15 +81,15 @@ const aten_op aten_elementwise_compare_ops[] = {
     BITWISE_ROWS(bitwise_xor),
     SHIFT_ROWS(bitwise_left_shift, shift_left),
     SHIFT_ROWS(bitwise_right_shift, shift_right),
-    {"__lshift__.Tensor", "TT", op_shift_left},
-    {"__lshift__.Scalar", "Ts", op_shift_left},
-    {"__ilshift__.Tensor", "TT", op_shift_left_inplace},
-    {"__ilshift__.Scalar", "Ts", op_shift_left_inplace},
-    {"__rshift__.Tensor", "TT", op_shift_right},
-    {"__rshift__.Scalar", "Ts", op_shift_right},
-    {"__irshift__.Tensor", "TT", op_shift_right_inplace},
-    {"__irshift__.Scalar", "Ts", op_shift_right_inplace},
-    {"where.self", "TTT", op_where},
-    {"where.self_out", "TTTT", op_where_out},
+    {"__lshift__.Tensor", "NN", op_shift_left},
+    {"__lshift__.Scalar", "Ns", op_shift_left},
+    {"__ilshift__.Tensor", "NN", op_shift_left_inplace},
+    {"__ilshift__.Scalar", "Ns", op_shift_left_inplace},
+    {"__rshift__.Tensor", "NN", op_shift_right},
+    {"__rshift__.Scalar", "Ns", op_shift_right},
+    {"__irshift__.Tensor", "NN", op_shift_right_inplace},
+    {"__irshift__.Scalar", "Ns", op_shift_right_inplace},
+    {"where.self", "NNN", op_where},
+    {"where.self_out", "NNNN", op_where_out},
     {NULL, NULL, NULL},
 };

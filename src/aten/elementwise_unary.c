@@ -154,16 +154,16 @@ COMPOSED_KERNEL(op_nan_to_num_out, nan_to_num_of(&s, args), EW_OUT, 5)
 
 /* Table rows of a unary op with its in-place and out= overloads. */
 #define UNARY_ROWS(name)                                                     \
-    {#name, "T", op_##name}, {#name "_", "T", op_##name##_inplace},          \
-    {#name ".out", "TT", op_##name##_out}
+    {#name, "N", op_##name}, {#name "_", "N", op_##name##_inplace},          \
+    {#name ".out", "NN", op_##name##_out}
 
 const aten_op aten_elementwise_unary_ops[] = {
     UNARY_ROWS(neg),
     UNARY_ROWS(abs),
     UNARY_ROWS(sign),
-    {"sgn", "T", op_sign},
-    {"sgn_", "T", op_sign_inplace},
-    {"sgn.out", "TT", op_sign_out},
+    {"sgn", "N", op_sign},
+    {"sgn_", "N", op_sign_inplace},
+    {"sgn.out", "NN", op_sign_out},
     UNARY_ROWS(exp),
     UNARY_ROWS(exp2),
     UNARY_ROWS(expm1),
@@ -198,15 +198,15 @@ const aten_op aten_elementwise_unary_ops[] = {
     UNARY_ROWS(frac),
     UNARY_ROWS(logical_not),
     UNARY_ROWS(bitwise_not),
-    {"isnan", "T", op_isnan},
-    {"isnan.out", "TT", op_isnan_out},
-    {"isinf", "T", op_isinf},
-    {"isinf.out", "TT", op_isinf_out},
-    {"round.decimals", "Ti", op_round_decimals},
-    {"round_.decimals", "Ti", op_round_decimals_inplace},
-    {"round.decimals_out", "TiT", op_round_decimals_out},
-    {"nan_to_num", "Tggg", op_nan_to_num},
-    {"nan_to_num_", "Tggg", op_nan_to_num_inplace},
-    {"nan_to_num.out", "TgggT", op_nan_to_num_out},
+    {"isnan", "N", op_isnan},
+    {"isnan.out", "NN", op_isnan_out},
+    {"isinf", "N", op_isinf},
+    {"isinf.out", "NN", op_isinf_out},
+    {"round.decimals", "Ni", op_round_decimals},
+    {"round_.decimals", "Ni", op_round_decimals_inplace},
+    {"round.decimals_out", "NiN", op_round_decimals_out},
+    {"nan_to_num", "Nggg", op_nan_to_num},
+    {"nan_to_num_", "Nggg", op_nan_to_num_inplace},
+    {"nan_to_num.out", "NgggN", op_nan_to_num_out},
     {NULL, NULL, NULL},
 };

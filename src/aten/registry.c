@@ -10,16 +10,16 @@
 
 static const aten_op *const family_tables[] = {
     aten_index_advanced_ops, aten_index_masked_ops, aten_index_embedding_ops,
-    aten_shape_cat_ops,   aten_shape_reorder_ops, aten_shape_triangle_ops, aten_shape_backward_ops,
     aten_elementwise_ops, aten_reduce_ops, aten_shape_ops,  aten_index_ops,
     aten_nn_ops,          aten_factory_ops, aten_linalg_ops,
     aten_nn_conv_ops,     aten_nn_pool_ops, aten_nn_norm_ops, aten_nn_loss_ops,
     aten_nn_upsample_ops,
     aten_elementwise_unary_ops, aten_elementwise_compare_ops, aten_elementwise_activation_ops,
     aten_elementwise_pointwise_ops,
-    aten_factory_range_ops, aten_random_ops,
+    aten_shape_cat_ops,   aten_shape_reorder_ops, aten_shape_triangle_ops, aten_shape_backward_ops,
     aten_reduce_softmax_ops, aten_reduce_moments_ops, aten_reduce_norm_ops,
     aten_reduce_scan_ops,
+    aten_factory_range_ops, aten_random_ops,
 };
 
 static const aten_op **ops; /* sorted by name */
@@ -77,6 +77,8 @@ static bool accepts(char code, porta_value_kind kind) {
     switch (code) {
     case 'T': return kind == PORTA_VALUE_TENSOR || number;
     case 't': return kind == PORTA_VALUE_TENSOR || number || none;
+    case 'N': return kind == PORTA_VALUE_TENSOR || number;
+    case 'n': return kind == PORTA_VALUE_TENSOR || number || none;
     case 'L': return kind == PORTA_VALUE_TENSORS;
     case 'O': return kind == PORTA_VALUE_TENSORS;
     case 'i': return kind == PORTA_VALUE_INT;
@@ -126,6 +128,32 @@ void porta_aten_results_free(porta_value *results, int count) {
     free(results);
 }
 
+/* Numbers in 'T'/'t' slots (CPU zero-dim tensors reach the binding as
+ * numbers) become rank-0 tensors of the number's default dtype on the
+ * call's device, so ops there can rely on getting tensors. */
+static porta_status *tensors_for_numbers(const aten_op *op, const porta_value *args,
+                                         int arg_count, porta_value *local,
+                                         porta_tensor **made) {
+    porta_device *device = NULL;
+    for (int i = 0; i < arg_count && !device; i++) {
+        if (args[i].kind == PORTA_VALUE_TENSOR) device = porta_tensor_device(args[i].tensor);
+        if (args[i].kind == PORTA_VALUE_TENSORS)
+            for (int k = 0; k < args[i].tensors.count && !device; k++)
+                if (args[i].tensors.items[k])
+                    device = porta_tensor_device(args[i].tensors.items[k]);
+    }
+    if (!device) PORTA_TRY(porta_device_get(0, &device));
+    for (int i = 0; i < arg_count; i++) {
+        local[i] = args[i];
+        made[i] = NULL;
+        if ((op->args[i] != 'T' && op->args[i] != 't') || !aten_is_number(&args[i])) continue;
+        PORTA_TRY(porta_tensor_full(device, aten_number_dtype(&args[i]), 0, NULL,
+                                    aten_number(&args[i]), &made[i]));
+        local[i] = (porta_value){.kind = PORTA_VALUE_TENSOR, .tensor = made[i]};
+    }
+    return NULL;
+}
+
 porta_status *porta_aten_call(int id, const porta_value *args, int arg_count,
                               porta_value **results, int *result_count) {
     if (id < 0 || id >= porta_aten_op_count())
@@ -134,8 +162,15 @@ porta_status *porta_aten_call(int id, const porta_value *args, int arg_count,
     if (!results || !result_count || (arg_count > 0 && !args))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "aten::%s: NULL argument", ops[id]->name);
     PORTA_TRY(check_args(ops[id], args, arg_count));
+    if (arg_count > ATEN_MAX_ARGS)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "aten::%s: more than %d arguments",
+                           ops[id]->name, ATEN_MAX_ARGS);
+    porta_value local[ATEN_MAX_ARGS];
+    porta_tensor *made[ATEN_MAX_ARGS] = {0};
     aten_results collected = {0};
-    porta_status *status = ops[id]->fn(args, &collected);
+    porta_status *status = tensors_for_numbers(ops[id], args, arg_count, local, made);
+    if (!status) status = ops[id]->fn(local, &collected);
+    for (int i = 0; i < arg_count; i++) porta_tensor_release(made[i]);
     if (status) {
         porta_aten_results_free(collected.items, collected.count);
         return status;
