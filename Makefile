@@ -8,7 +8,7 @@ JOBS       ?= $(shell nproc)
 VENV       ?= .venv
 PYTHON     ?= python3
 
-.PHONY: all build asan setup demo test test-release test-asan test-python valgrind bench clean
+.PHONY: all build asan setup demo demo-c test test-release test-asan test-python valgrind bench clean
 
 all: build
 
@@ -24,13 +24,18 @@ asan:
 setup: build
 	scripts/setup.sh $(VENV) $(BUILD)
 
+# The main job: a CNN trained on "porta" beside the same run on PyTorch's CPU.
 demo: setup
+	$(VENV)/bin/python examples/train_digits_cnn.py
+
+# The C API's own demo: an MLP trained with libporta's ops, no Python.
+demo-c: setup
 	$(VENV)/bin/train_digits $(BUILD)/digits.csv
 
 # C tests in a release build, the same tests under AddressSanitizer + UBSan
 # (with LeakSanitizer's exit-time leak check), then the Python package's
-# tests against PyTorch's CPU.
-test: test-release test-asan test-python
+# tests against PyTorch's CPU; the C demo runs before them as a smoke test.
+test: test-release test-asan demo-c test-python
 
 test-release: build
 	$(BUILD)/porta_tests
