@@ -48,8 +48,11 @@ class CNN(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
-                                  nn.MaxPool2d(2))
+        # No bias before batch norm (as in ResNets): its true gradient is 0,
+        # so AdamW would turn each device's rounding noise into steps of
+        # random sign and the eval loss would compare noise, not porta.
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8),
+                                  nn.ReLU(), nn.MaxPool2d(2))
         self.block = _ResidualBlock(8)
         self.pool = nn.AvgPool2d(2)
         self.head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 5))
