@@ -67,6 +67,7 @@ extern const aten_op aten_nn_pool_ops[];
 extern const aten_op aten_nn_norm_ops[];
 extern const aten_op aten_nn_loss_ops[];
 extern const aten_op aten_nn_upsample_ops[];
+extern const aten_op aten_nn_rnn_ops[];
 extern const aten_op aten_factory_ops[];
 extern const aten_op aten_factory_range_ops[];
 extern const aten_op aten_random_ops[];

@@ -13,7 +13,7 @@ static const aten_op *const family_tables[] = {
     aten_elementwise_ops, aten_reduce_ops, aten_shape_ops,  aten_index_ops,
     aten_nn_ops,          aten_factory_ops, aten_linalg_ops,
     aten_nn_conv_ops,     aten_nn_pool_ops, aten_nn_norm_ops, aten_nn_loss_ops,
-    aten_nn_upsample_ops,
+    aten_nn_upsample_ops, aten_nn_rnn_ops,
     aten_elementwise_unary_ops, aten_elementwise_compare_ops, aten_elementwise_activation_ops,
     aten_elementwise_pointwise_ops,
     aten_shape_cat_ops,   aten_shape_reorder_ops, aten_shape_triangle_ops, aten_shape_backward_ops,
