@@ -325,6 +325,72 @@ static porta_tensor *logit_backward_of(ew_scope *s, const porta_value *args) {
     return ew_cast(s, g, dtype);
 }
 
+/* ---- log_sigmoid: output min(x, 0) - log1p(z) and buffer z = exp(-|x|),
+ * both in x's dtype, as PyTorch's CPU kernel returns them ---- */
+
+static porta_tensor *log_sigmoid_buffer(ew_scope *s, const porta_tensor *x) {
+    return ew_unary(s, PORTA_EXP, ew_unary(s, PORTA_NEG, ew_unary(s, PORTA_ABS, x)));
+}
+
+static porta_tensor *log_sigmoid_output_of(ew_scope *s, const porta_value *self) {
+    porta_dtype dtype = float_dtype(s, "log_sigmoid_forward", self, self);
+    porta_tensor *x = in(s, self, dtype);
+    porta_tensor *y = ew_binary(s, PORTA_SUB, ew_binary_number(s, PORTA_MINIMUM, x, 0),
+                                ew_unary(s, PORTA_LOG1P, log_sigmoid_buffer(s, x)));
+    return ew_cast(s, y, dtype);
+}
+
+static porta_tensor *log_sigmoid_buffer_of(ew_scope *s, const porta_value *self) {
+    porta_dtype dtype = float_dtype(s, "log_sigmoid_forward", self, self);
+    return ew_cast(s, log_sigmoid_buffer(s, in(s, self, dtype)), dtype);
+}
+
+/* (output, buffer), each new or written into the given output and buffer */
+static porta_status *log_sigmoid_forward(const porta_value *self, porta_tensor *output,
+                                         porta_tensor *buffer, aten_results *r) {
+    ew_scope s = {.device = ew_device(self, self, NULL)};
+    porta_status *status = ew_finish(&s, log_sigmoid_output_of(&s, self), output, r);
+    if (status) return status;
+    ew_scope b = {.device = s.device};
+    return ew_finish(&b, log_sigmoid_buffer_of(&b, self), buffer, r);
+}
+
+static porta_status *op_log_sigmoid_forward(const porta_value *args, aten_results *r) {
+    return log_sigmoid_forward(&args[0], NULL, NULL, r);
+}
+static porta_status *op_log_sigmoid_forward_output(const porta_value *args, aten_results *r) {
+    return log_sigmoid_forward(&args[0], args[1].tensor, args[2].tensor, r);
+}
+
+/* grad * (x < 0 ? 1 - z / (1 + z) : z / (1 + z)) with z the buffer
+ * exp(-|x|), in PyTorch's CPU order of operations */
+static porta_tensor *log_sigmoid_backward_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = float_dtype(s, "log_sigmoid_backward", &args[0], &args[1]);
+    porta_tensor *grad = in(s, &args[0], dtype), *x = in(s, &args[1], dtype);
+    porta_tensor *z = in(s, &args[2], dtype);
+    porta_tensor *q = ew_binary(s, PORTA_DIV, z, plus(s, z, 1));
+    porta_tensor *derivative = ew_where(s, ew_binary_number(s, PORTA_LT, x, 0), minus_from(s, 1, q), q);
+    return ew_cast(s, mul(s, derivative, grad), dtype);
+}
+
+/* x == -inf (isneginf) or x == inf (isposinf); never for integers or bool */
+static porta_tensor *is_infinity_of(ew_scope *s, const porta_value *args, double infinity,
+                                    porta_tensor *out) {
+    if (out && out->dtype != PORTA_BOOL)
+        return ew_fail(s, porta_error(PORTA_ERR_DTYPE, "%s does not support non-boolean outputs.",
+                                      infinity < 0 ? "isneginf" : "isposinf"));
+    porta_dtype dtype = ew_result_type(&args[0], &args[0], NULL);
+    porta_tensor *x = ew_operand(s, &args[0], dtype);
+    if (!porta_dtype_is_float(dtype)) return ew_binary(s, PORTA_NE, x, x);
+    return ew_binary_number(s, PORTA_EQ, x, infinity);
+}
+
+COMPOSED_KERNEL(op_log_sigmoid_backward, log_sigmoid_backward_of(&s, args), EW_NEW, 3)
+COMPOSED_KERNEL(op_log_sigmoid_backward_grad_input, log_sigmoid_backward_of(&s, args), EW_OUT, 4)
+COMPOSED_KERNEL(op_isneginf, is_infinity_of(&s, args, -INFINITY, NULL), EW_NEW, 1)
+COMPOSED_KERNEL(op_isneginf_out, is_infinity_of(&s, args, -INFINITY, args[1].tensor), EW_OUT, 2)
+COMPOSED_KERNEL(op_isposinf, is_infinity_of(&s, args, INFINITY, NULL), EW_NEW, 1)
+COMPOSED_KERNEL(op_isposinf_out, is_infinity_of(&s, args, INFINITY, args[1].tensor), EW_OUT, 2)
 COMPOSED_KERNEL(op_relu, relu_of(&s, &args[0]), EW_NEW, 1)
 COMPOSED_KERNEL(op_relu_inplace, relu_of(&s, &args[0]), EW_INPLACE, 1)
 COMPOSED_KERNEL(op_threshold, threshold_of(&s, args), EW_NEW, 3)
@@ -399,5 +465,13 @@ const aten_op aten_elementwise_activation_ops[] = {
     {"logit", "Ng", op_logit},
     {"logit_", "Ng", op_logit_inplace},
     {"logit_backward", "NNg", op_logit_backward},
+    {"log_sigmoid_forward", "N", op_log_sigmoid_forward},
+    {"log_sigmoid_forward.output", "NTT", op_log_sigmoid_forward_output},
+    {"log_sigmoid_backward", "NNN", op_log_sigmoid_backward},
+    {"log_sigmoid_backward.grad_input", "NNNT", op_log_sigmoid_backward_grad_input},
+    {"isneginf", "N", op_isneginf},
+    {"isneginf.out", "NT", op_isneginf_out},
+    {"isposinf", "N", op_isposinf},
+    {"isposinf.out", "NT", op_isposinf_out},
     {NULL, NULL, NULL},
 };
