@@ -19,47 +19,7 @@ static PyObject *empty(PyObject *module, PyObject *args) {
     return status ? porta_py_raise(status) : porta_py_wrap(out);
 }
 
-/* Elements a layout reaches: one past the farthest, 0 when any size is 0. */
-static int64_t strided_extent(int rank, const int64_t *sizes, const int64_t *strides) {
-    int64_t extent = 1;
-    for (int i = 0; i < rank; i++) {
-        if (sizes[i] == 0)
-            return 0;
-        extent += (sizes[i] - 1) * (strides[i] < 0 ? -strides[i] : strides[i]);
-    }
-    return extent;
-}
-
 /* A fresh buffer viewed with the given strides (torch.empty_strided). */
-static PyObject *empty_strided(PyObject *module, PyObject *args) {
-    int device_index, dtype;
-    PyObject *sizes_obj, *strides_obj;
-    if (!PyArg_ParseTuple(args, "iiOO", &device_index, &dtype, &sizes_obj, &strides_obj))
-        return NULL;
-    int64_t sizes[PORTA_MAX_RANK], strides[PORTA_MAX_RANK];
-    int rank = porta_py_int64s(sizes_obj, sizes, "empty_strided: sizes");
-    if (rank < 0)
-        return NULL;
-    if (porta_py_int64s(strides_obj, strides, "empty_strided: strides") != rank)
-        return PyErr_Occurred() ? NULL
-                                : PyErr_Format(PyExc_RuntimeError,
-                                               "empty_strided: %d sizes but a different "
-                                               "number of strides", rank);
-    porta_device *device = porta_py_device(device_index);
-    if (!device)
-        return NULL;
-    if (dtype < 0 || dtype >= PORTA_DTYPE_COUNT)
-        return PyErr_Format(PyExc_RuntimeError, "empty_strided: bad porta dtype %d", dtype);
-    size_t bytes = (size_t)strided_extent(rank, sizes, strides) * porta_dtype_size(dtype);
-    porta_buffer *buffer = NULL;
-    porta_status *status = porta_buffer_alloc(device, bytes, &buffer);
-    if (status)
-        return porta_py_raise(status);
-    porta_tensor *out = NULL;
-    status = porta_tensor_view(buffer, (porta_dtype)dtype, rank, sizes, strides, 0, &out);
-    porta_buffer_release(buffer);
-    return status ? porta_py_raise(status) : porta_py_wrap(out);
-}
 
 static PyObject *full(PyObject *module, PyObject *args) {
     int device_index, dtype;
@@ -155,8 +115,6 @@ static PyObject *item(PyObject *module, PyObject *args) {
 
 PyMethodDef porta_py_factory_methods[] = {
     {"empty", empty, METH_VARARGS, "empty(device, dtype, sizes): contiguous, uninitialized."},
-    {"empty_strided", empty_strided, METH_VARARGS,
-     "empty_strided(device, dtype, sizes, strides): a new buffer with that layout."},
     {"full", full, METH_VARARGS, "full(device, dtype, sizes, value)."},
     {"write_host", write_host, METH_VARARGS,
      "write_host(dst, address, dtype, sizes): host row-major data into dst."},

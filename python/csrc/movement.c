@@ -3,12 +3,6 @@
  */
 #include "porta_py.h"
 
-static int int64s_to_ints(const int64_t *in, int count, int *out) {
-    for (int i = 0; i < count; i++)
-        out[i] = (int)in[i];
-    return count;
-}
-
 static PyObject *reshape(PyObject *module, PyObject *args) {
     PyObject *x_obj, *sizes_obj;
     if (!PyArg_ParseTuple(args, "OO", &x_obj, &sizes_obj))
@@ -20,42 +14,6 @@ static PyObject *reshape(PyObject *module, PyObject *args) {
         return NULL;
     porta_tensor *out = NULL;
     porta_status *status = porta_reshape(x, rank, sizes, &out);
-    return status ? porta_py_raise(status) : porta_py_wrap(out);
-}
-
-static PyObject *permute(PyObject *module, PyObject *args) {
-    PyObject *x_obj, *dims_obj;
-    if (!PyArg_ParseTuple(args, "OO", &x_obj, &dims_obj))
-        return NULL;
-    porta_tensor *x = porta_py_unwrap(x_obj);
-    int64_t dims64[PORTA_MAX_RANK];
-    int count = x ? porta_py_int64s(dims_obj, dims64, "permute: dims") : -1;
-    if (count < 0)
-        return NULL;
-    if (count != porta_tensor_rank(x))
-        return PyErr_Format(PyExc_RuntimeError,
-                            "permute(sparse_coo): number of dimensions in the tensor input "
-                            "does not match the length of the desired ordering of dimensions "
-                            "i.e. input.dim() = %d is not equal to len(dims) = %d",
-                            porta_tensor_rank(x), count);
-    int dims[PORTA_MAX_RANK];
-    int64s_to_ints(dims64, count, dims);
-    porta_tensor *out = NULL;
-    porta_status *status = porta_permute(x, dims, &out);
-    return status ? porta_py_raise(status) : porta_py_wrap(out);
-}
-
-static PyObject *expand(PyObject *module, PyObject *args) {
-    PyObject *x_obj, *sizes_obj;
-    if (!PyArg_ParseTuple(args, "OO", &x_obj, &sizes_obj))
-        return NULL;
-    porta_tensor *x = porta_py_unwrap(x_obj);
-    int64_t sizes[PORTA_MAX_RANK];
-    int rank = x ? porta_py_int64s(sizes_obj, sizes, "expand: sizes") : -1;
-    if (rank < 0)
-        return NULL;
-    porta_tensor *out = NULL;
-    porta_status *status = porta_expand(x, rank, sizes, &out);
     return status ? porta_py_raise(status) : porta_py_wrap(out);
 }
 
@@ -97,8 +55,6 @@ static PyObject *as_strided(PyObject *module, PyObject *args) {
 
 PyMethodDef porta_py_movement_methods[] = {
     {"reshape", reshape, METH_VARARGS, "reshape(x, sizes): a view, or a copy when needed"},
-    {"permute", permute, METH_VARARGS, "permute(x, dims)"},
-    {"expand", expand, METH_VARARGS, "expand(x, sizes)"},
     {"slice", slice, METH_VARARGS, "slice(x, axis, start, stop, step)"},
     {"as_strided", as_strided, METH_VARARGS, "as_strided(x, sizes, strides, offset)"},
     {NULL},
