@@ -5,14 +5,13 @@
 #define PORTA_ATEN_ELEMENTWISE_H
 
 #include "aten/aten.h"
+#include "aten/nn_scope.h"
 
-#define EW_MAX_HELD 48
-
+/* The nn ops' composition scope holds the intermediates and the first
+ * error; formulas add the device their numbers are made on. */
 typedef struct ew_scope {
-    porta_status *status; /* the first error; later steps do nothing */
+    nn_scope held;
     porta_device *device;
-    porta_tensor *held[EW_MAX_HELD];
-    int count;
 } ew_scope;
 
 /* Every step returns a tensor the scope owns, or NULL once an error is set

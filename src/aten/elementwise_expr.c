@@ -7,32 +7,21 @@
 #include "core/status.h"
 #include "core/tensor.h"
 
-porta_tensor *ew_fail(ew_scope *s, porta_status *status) {
-    if (!s->status) s->status = status;
-    else porta_status_free(status);
-    return NULL;
-}
+porta_tensor *ew_fail(ew_scope *s, porta_status *status) { return nn_fail(&s->held, status); }
 
 /* Takes ownership of what a primitive returned through `made` (call the
  * primitive first: argument evaluation order is unspecified in C). */
 static porta_tensor *hold(ew_scope *s, porta_status *status, porta_tensor *made) {
-    if (status) return ew_fail(s, status);
-    if (s->count == EW_MAX_HELD) {
-        porta_tensor_release(made);
-        return ew_fail(s, porta_error(PORTA_ERR_INTERNAL,
-                                      "aten: a formula holds more than %d tensors", EW_MAX_HELD));
-    }
-    s->held[s->count++] = made;
-    return made;
+    return nn_hold(&s->held, status, made);
 }
 
 static bool ready(const ew_scope *s, const porta_tensor *a, const porta_tensor *b,
                   const porta_tensor *c) {
-    return !s->status && a && b && c;
+    return !s->held.status && a && b && c;
 }
 
 porta_tensor *ew_number(ew_scope *s, porta_dtype dtype, double value) {
-    if (s->status) return NULL;
+    if (s->held.status) return NULL;
     porta_tensor *made = NULL;
     porta_status *status = porta_tensor_full(s->device, dtype, 0, NULL, value, &made);
     return hold(s, status, made);
@@ -99,7 +88,7 @@ porta_tensor *ew_cast(ew_scope *s, const porta_tensor *x, porta_dtype dtype) {
 }
 
 porta_tensor *ew_operand(ew_scope *s, const porta_value *v, porta_dtype dtype) {
-    if (s->status) return NULL;
+    if (s->held.status) return NULL;
     if (v->kind == PORTA_VALUE_TENSOR && v->tensor->dtype == dtype) return v->tensor;
     if (v->kind == PORTA_VALUE_TENSOR) return ew_cast(s, v->tensor, dtype);
     return ew_number(s, dtype, aten_number(v));
@@ -121,8 +110,8 @@ porta_status *ew_refuse_dtype(const char *op, const char *expected, porta_dtype 
 }
 
 static bool is_held(const ew_scope *s, const porta_tensor *t) {
-    for (int i = 0; i < s->count; i++)
-        if (s->held[i] == t) return true;
+    for (int i = 0; i < s->held.count; i++)
+        if (s->held.held[i] == t) return true;
     return false;
 }
 
@@ -146,7 +135,7 @@ static porta_status *write_into(const porta_tensor *result, porta_tensor *into) 
 
 porta_status *ew_finish(ew_scope *s, const porta_tensor *result, porta_tensor *into,
                         aten_results *results) {
-    porta_status *status = s->status;
+    porta_status *status = s->held.status;
     porta_tensor *pushed = NULL;
     if (!status && into) {
         if (result != into) status = write_into(result, into);
@@ -159,9 +148,8 @@ porta_status *ew_finish(ew_scope *s, const porta_tensor *result, porta_tensor *i
         /* an input returned unchanged: the op's result is still a new tensor */
         status = porta_cast(result, result->dtype, &pushed);
     }
-    for (int i = 0; i < s->count; i++) porta_tensor_release(s->held[i]);
-    s->count = 0;
-    s->status = NULL;
+    s->held.status = NULL; /* taken as `status` above */
+    nn_end(&s->held);
     return status ? status : aten_push_tensor(results, pushed);
 }
 

@@ -16,7 +16,7 @@ porta_tensor *nn_hold(nn_scope *s, porta_status *status, porta_tensor *t) {
     if (s->count == NN_SCOPE_CAP) {
         porta_tensor_release(t);
         return nn_fail(s, porta_error(PORTA_ERR_INTERNAL,
-                                      "aten nn: more than %d intermediate tensors", NN_SCOPE_CAP));
+                                      "aten: a composition holds more than %d tensors", NN_SCOPE_CAP));
     }
     s->held[s->count++] = t;
     return t;

@@ -1,4 +1,5 @@
-/* A scope for composing many primitives in one nn op: each step returns a
+/* A scope for composing many primitives in one aten op (nn ops use it
+ * directly, the elementwise formulas through ew_scope): each step returns a
  * tensor the scope holds (released at the end), or NULL after the first
  * failure, whose status the scope keeps. Later steps given NULL do nothing,
  * so a composition reads as straight-line math with one error check at the
