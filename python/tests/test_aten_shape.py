@@ -31,9 +31,11 @@ def make(shape, dtype=torch.float32, layout="contiguous"):
 
 
 def on_porta(cpu):
-    """The same tensor on porta with the same strides and offset."""
-    storage = torch.empty(cpu.untyped_storage().nbytes() // cpu.element_size(), dtype=cpu.dtype)
-    storage.as_strided(cpu.shape, cpu.stride(), cpu.storage_offset()).copy_(cpu)
+    """The same tensor on porta with the same strides and offset, on a copy
+    of its whole storage: as_strided may read the gaps between its elements,
+    so those must hold the CPU's values too, not uninitialized memory."""
+    count = cpu.untyped_storage().nbytes() // cpu.element_size()
+    storage = torch.empty(0, dtype=cpu.dtype).set_(cpu.untyped_storage(), 0, (count,), (1,))
     return storage.to("porta").as_strided(cpu.shape, cpu.stride(), cpu.storage_offset())
 
 
