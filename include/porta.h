@@ -491,6 +491,14 @@ typedef struct porta_value {
     };
 } porta_value;
 
+/* A memory_format argument, as an INT value. */
+typedef enum porta_memory_format {
+    PORTA_MEMORY_CONTIGUOUS = 0,
+    PORTA_MEMORY_PRESERVE,
+    PORTA_MEMORY_CHANNELS_LAST,    /* rank 4: strides of an NHWC layout */
+    PORTA_MEMORY_CHANNELS_LAST_3D  /* rank 5: NDHWC */
+} porta_memory_format;
+
 PORTA_API int porta_aten_op_count(void);
 PORTA_API const char *porta_aten_op_name(int id);     /* "add.Tensor" */
 PORTA_API int porta_aten_op_find(const char *name);   /* -1 when absent */

@@ -32,8 +32,9 @@ typedef porta_status *(*aten_fn)(const porta_value *args, aten_results *results)
  *   b bool                                     c bool or none
  *   s scalar: int, float or bool               S scalar or none
  *   d dtype or none                            D device index or none
- *   r string or none                           x ignored (layout, pin_memory,
- *                                                memory_format, ...)
+ *   r string or none                           m memory format or none (an INT
+ *                                                porta_memory_format)
+ *   x ignored (layout, pin_memory, non_blocking, ...)
  */
 typedef struct aten_op {
     const char *name;
@@ -72,6 +73,13 @@ extern const aten_op aten_factory_ops[];
 extern const aten_op aten_factory_range_ops[];
 extern const aten_op aten_random_ops[];
 extern const aten_op aten_linalg_ops[];
+extern const aten_op aten_shape_copy_ops[];
+extern const aten_op aten_shape_layout_ops[];
+extern const aten_op aten_nn_pad_ops[];
+extern const aten_op aten_nn_pool3d_ops[];
+extern const aten_op aten_sort_ops[];
+extern const aten_op aten_nn_sample_ops[];
+extern const aten_op aten_nn_distance_ops[];
 
 /* Appending results; a TENSOR result's reference passes to the results. */
 porta_status *aten_push_tensor(aten_results *results, porta_tensor *tensor);

@@ -20,6 +20,8 @@ static const aten_op *const family_tables[] = {
     aten_reduce_softmax_ops, aten_reduce_moments_ops, aten_reduce_norm_ops,
     aten_reduce_scan_ops,
     aten_factory_range_ops, aten_random_ops,
+    aten_shape_copy_ops,  aten_shape_layout_ops, aten_nn_pad_ops, aten_nn_pool3d_ops,
+    aten_sort_ops,        aten_nn_sample_ops,    aten_nn_distance_ops,
 };
 
 static const aten_op **ops; /* sorted by name */
@@ -94,6 +96,7 @@ static bool accepts(char code, porta_value_kind kind) {
     case 'd': return kind == PORTA_VALUE_DTYPE || none;
     case 'D': return kind == PORTA_VALUE_INT || none;
     case 'r': return kind == PORTA_VALUE_STRING || none;
+    case 'm': return kind == PORTA_VALUE_INT || none;
     case 'x': return true;
     }
     return false;
@@ -109,6 +112,11 @@ static porta_status *check_args(const aten_op *op, const porta_value *args, int 
             return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                "aten::%s: argument %d has kind %s, which the op does not take there",
                                op->name, i, kind_name(args[i].kind));
+        if (op->args[i] == 'm' && args[i].kind == PORTA_VALUE_INT &&
+            (args[i].i < PORTA_MEMORY_CONTIGUOUS || args[i].i > PORTA_MEMORY_CHANNELS_LAST_3D))
+            return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                               "aten::%s: argument %d is memory format %lld, expected 0..%d",
+                               op->name, i, (long long)args[i].i, PORTA_MEMORY_CHANNELS_LAST_3D);
         if (args[i].kind == PORTA_VALUE_TENSOR && !args[i].tensor)
             return porta_error(PORTA_ERR_INVALID_ARGUMENT, "aten::%s: argument %d is a NULL tensor",
                                op->name, i);

@@ -29,11 +29,18 @@ def _convert(value):
         return _dtypes.to_porta(value)
     if isinstance(value, torch.device):
         return _tensors.device_index(value)
-    if isinstance(value, (torch.layout, torch.memory_format)):
+    if isinstance(value, torch.memory_format):
+        return _MEMORY_FORMATS[value]
+    if isinstance(value, torch.layout):
         return None
     if isinstance(value, torch.Generator):
         _reject_generator(value)
     return value
+
+
+# porta_memory_format codes (include/porta.h).
+_MEMORY_FORMATS = {torch.contiguous_format: 0, torch.preserve_format: 1,
+                   torch.channels_last: 2, torch.channels_last_3d: 3}
 
 
 def _reject_generator(generator):
