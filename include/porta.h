@@ -337,6 +337,17 @@ PORTA_API porta_status *porta_scatter(const porta_tensor *x, int axis,
 PORTA_API porta_status *porta_index_select(const porta_tensor *x, int axis,
                                            const porta_tensor *index, porta_tensor **out);
 
+typedef enum porta_sort_order {
+    PORTA_SORT_ASCENDING = 0,
+    PORTA_SORT_DESCENDING
+} porta_sort_order;
+/* torch.sort(x, axis, descending, stable=True): values (x's dtype) and
+ * int64 indices along `axis`, ties in their original order, NaN above every
+ * number (last ascending, first descending). Either of values and indices
+ * may be NULL when that result is not wanted. A rank-0 x takes axis 0 or -1. */
+PORTA_API porta_status *porta_sort(const porta_tensor *x, int axis, porta_sort_order order,
+                                   porta_tensor **values, porta_tensor **indices);
+
 /* C = op(A) @ op(B) over the last two axes, batch axes broadcast.
  * Transposed operands are simply transposed views (any strides). */
 PORTA_API porta_status *porta_matmul(const porta_tensor *a, const porta_tensor *b,
@@ -424,6 +435,10 @@ PORTA_API porta_status *porta_graph_scatter(porta_graph *graph, porta_node x, in
 PORTA_API porta_status *porta_graph_index_select(porta_graph *graph, porta_node x,
                                                  int axis, porta_node index,
                                                  porta_node *out);
+/* The int64 indices that sort x along axis (porta_sort's indices); gather
+ * x with them for the values. */
+PORTA_API porta_status *porta_graph_sort(porta_graph *graph, porta_node x, int axis,
+                                         porta_sort_order order, porta_node *out);
 PORTA_API porta_status *porta_graph_matmul(porta_graph *graph, porta_node a,
                                            porta_node b, porta_node *out);
 PORTA_API porta_status *porta_graph_conv(porta_graph *graph, porta_node x, porta_node w,

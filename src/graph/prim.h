@@ -23,6 +23,7 @@ typedef enum porta_prim_kind {
     PRIM_MATMUL,
     PRIM_CONV,        /* conv */
     PRIM_RANDOM,      /* normal, seed, offset, value (low/mean), value2 (high/std) */
+    PRIM_SORT,        /* axis, op = porta_sort_order: the stable sorting permutation */
     /* movement: views, resolved on tensor metadata, never executed */
     PRIM_RESHAPE,     /* rank, sizes */
     PRIM_PERMUTE,     /* dims[rank] in axes */
@@ -71,6 +72,9 @@ typedef struct porta_prim {
  *           broadcast to out's batch shape; out [..., M, N].
  *  CONV     x, w, (bias) and out share a dtype.
  *  RANDOM   no inputs; out float.
+ *  SORT     x any dtype; out int64 of x's shape: along `axis`, the indices
+ *           that order x stably (ties keep their order; NaN sorts above
+ *           every number, -0.0 equals 0.0).
  */
 
 /* Input counts per kind (-1: variable, CONV has 2 or 3). */
