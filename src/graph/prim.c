@@ -20,6 +20,7 @@ int porta_prim_input_count(const porta_prim *prim) {
     case PRIM_EXPAND:
     case PRIM_SLICE:
     case PRIM_FLIP:
+    case PRIM_SORT:
         return 1;
     case PRIM_BINARY:
     case PRIM_GATHER:
@@ -48,6 +49,7 @@ const char *porta_prim_kind_name(porta_prim_kind kind) {
         [PRIM_RANDOM] = "random",   [PRIM_RESHAPE] = "reshape",
         [PRIM_PERMUTE] = "permute", [PRIM_EXPAND] = "expand",
         [PRIM_SLICE] = "slice",     [PRIM_FLIP] = "flip",
+        [PRIM_SORT] = "sort",
     };
     if ((unsigned)kind >= PRIM_KIND_COUNT) return "invalid primitive";
     return names[kind];
@@ -102,6 +104,8 @@ const char *porta_prim_name(const porta_prim *prim) {
         }
     case PRIM_RANDOM:
         return prim->normal ? "random.normal" : "random.uniform";
+    case PRIM_SORT:
+        return prim->op == PORTA_SORT_DESCENDING ? "sort.descending" : "sort.ascending";
     default:
         return porta_prim_kind_name(prim->kind);
     }
