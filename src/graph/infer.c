@@ -36,6 +36,7 @@ porta_status *porta_infer(porta_prim *prim, const porta_meta *inputs, int input_
     case PRIM_MATMUL:
     case PRIM_CONV: return porta_infer_linalg(prim, inputs, input_count, out);
     case PRIM_RANDOM: return porta_infer_random(prim, inputs, input_count, out);
+    case PRIM_SORT: return porta_infer_sort(prim, inputs, input_count, out);
     case PRIM_INPUT:
     case PRIM_CONSTANT:
     case PRIM_KIND_COUNT: break;

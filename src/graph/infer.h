@@ -31,6 +31,8 @@ porta_status *porta_infer_linalg(porta_prim *prim, const porta_meta *inputs,
                                  int input_count, porta_meta *out); /* matmul, conv */
 porta_status *porta_infer_random(porta_prim *prim, const porta_meta *inputs,
                                  int input_count, porta_meta *out);
+porta_status *porta_infer_sort(porta_prim *prim, const porta_meta *inputs, int input_count,
+                               porta_meta *out);
 
 /* Broadcasts two shapes as NumPy/PyTorch do; error names the op. */
 porta_status *porta_broadcast_shapes(const char *op, int rank_a, const int64_t *a,

@@ -30,6 +30,7 @@ porta_status *porta_prim_run(const porta_prim *prim, const porta_tensor *const *
     case PRIM_MATMUL:
     case PRIM_CONV: return porta_run_linalg(prim, inputs, input_count, out);
     case PRIM_RANDOM: return porta_run_random(prim, inputs, input_count, out);
+    case PRIM_SORT: return porta_run_sort(prim, inputs, input_count, out);
     case PRIM_INPUT:
     case PRIM_CONSTANT:
     case PRIM_KIND_COUNT: break;

@@ -30,6 +30,8 @@ porta_status *porta_run_linalg(const porta_prim *prim, const porta_tensor *const
                                int input_count, porta_tensor **out);
 porta_status *porta_run_random(const porta_prim *prim, const porta_tensor *const *inputs,
                                int input_count, porta_tensor **out);
+porta_status *porta_run_sort(const porta_prim *prim, const porta_tensor *const *inputs,
+                             int input_count, porta_tensor **out);
 
 /* Shared building blocks for the runners. */
 /* Checks that every input is non-NULL and on the same device; returns it. */

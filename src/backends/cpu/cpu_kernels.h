@@ -23,5 +23,7 @@ porta_status *cpu_exec_conv(const porta_prim *prim, const porta_tensor *const *i
                             int input_count, porta_tensor *out);
 porta_status *cpu_exec_random(const porta_prim *prim, const porta_tensor *const *inputs,
                               int input_count, porta_tensor *out);
+porta_status *cpu_exec_sort(const porta_prim *prim, const porta_tensor *const *inputs,
+                            int input_count, porta_tensor *out);
 
 #endif
