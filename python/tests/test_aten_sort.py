@@ -143,3 +143,43 @@ def test_kthvalue_median_errors():
     compare(lambda t: torch.median(t, 1), torch.ones(3, 0))
     compare(lambda t: torch.kthvalue(t, 1, 1), torch.ones(3, 0))
     compare(lambda t: torch.median(t, 2), x)
+
+
+# ---- masked_scatter ----
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_masked_scatter(dtype, layout, no_fallbacks):
+    x, source = make((4, 6), dtype, layout), make((30,), dtype, seed=1)
+    mask = make((4, 6), seed=2, layout=layout) > 0
+    compare(lambda t, m, s: t.masked_scatter(m, s), x, mask, source)
+    compare(lambda t, m, s: t.clone().masked_scatter_(m, s), x, mask, source)
+    compare(lambda t, m, s: t.masked_scatter(m, s), x, mask[0], source)  # mask broadcast
+    compare(lambda t, m, s: t.masked_scatter(m, s), x[0], mask, source)  # self broadcast
+    compare(lambda t, m, s: t.masked_scatter(m, s.reshape(5, 6)), x, mask, source)
+
+
+def test_masked_scatter_empty_and_scalar(no_fallbacks):
+    compare(lambda t, m, s: t.masked_scatter(m, s), make((0, 3)), torch.ones(0, 3).bool(),
+            make((2,)))
+    compare(lambda t, m, s: t.masked_scatter(m, s), torch.tensor(1.0), torch.tensor(True),
+            torch.tensor([5.0]))
+    compare(lambda t, m, s: t.masked_scatter(m, s), make((3,)), torch.zeros(3).bool(),
+            torch.ones(0))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_masked_scatter_backward(dtype, no_fallbacks):
+    mask = make((3, 5), seed=2) > 0
+    compare_grad(lambda t, s: t.masked_scatter(mask.to(t.device), s) * 3, make((3, 5), dtype),
+                 make((20,), dtype, seed=1))
+    compare_grad(lambda t, s: t.masked_scatter(mask.to(t.device), s), make((5,), dtype),
+                 make((4, 5), dtype, seed=1))
+
+
+def test_masked_scatter_errors():
+    x, mask = make((3, 4)), make((3, 4), seed=2) > 0
+    compare(lambda t, m, s: t.masked_scatter(m, s), x, mask, make((2,)))
+    compare(lambda t, m, s: t.masked_scatter(m, s), x, mask.int(), make((12,)))
+    compare(lambda t, m, s: t.masked_scatter(m, s), x, mask, make((12,), torch.float64))
+    compare(lambda t, m, s: t.masked_scatter_(m, s), make((4,)), mask, make((12,)))
