@@ -183,3 +183,58 @@ def test_masked_scatter_errors():
     compare(lambda t, m, s: t.masked_scatter(m, s), x, mask.int(), make((12,)))
     compare(lambda t, m, s: t.masked_scatter(m, s), x, mask, make((12,), torch.float64))
     compare(lambda t, m, s: t.masked_scatter_(m, s), make((4,)), mask, make((12,)))
+
+
+# ---- col2im (fold), im2col (unfold) ----
+
+FOLDS = [  # output_size, kernel_size, dilation, padding, stride
+    ((4, 5), (2, 2), 1, 0, 1),
+    ((6, 7), (3, 2), (2, 1), (1, 2), (2, 1)),
+    ((5, 5), 1, 1, 0, 2),
+    ((3, 3), 3, 1, 1, 1),
+]
+
+
+def _fold_input(output_size, kernel_size, dilation, padding, stride, batch, dtype, layout):
+    unfolded = F.unfold(torch.zeros(1, 1, *output_size), kernel_size, dilation, padding, stride)
+    blocks, area = unfolded.shape[-1], unfolded.shape[1]
+    shape = (batch, 3 * area, blocks) if batch is not None else (3 * area, blocks)
+    return make(shape, dtype, layout)
+
+
+@pytest.mark.parametrize("geometry", FOLDS)
+@pytest.mark.parametrize("batch", [2, None, 0])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_fold_unfold(geometry, batch, layout, no_fallbacks):
+    output_size, kernel_size, dilation, padding, stride = geometry
+    x = _fold_input(*geometry, batch, torch.float32, layout)
+    compare(lambda t: F.fold(t, output_size, kernel_size, dilation, padding, stride), x)
+    image = make(((batch,) if batch is not None else ()) + (3,) + output_size, layout=layout)
+    compare(lambda t: F.unfold(t, kernel_size, dilation, padding, stride), image)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_fold_unfold_backward(dtype, no_fallbacks):
+    geometry = FOLDS[1]
+    x = _fold_input(*geometry, 2, dtype, "contiguous")
+    compare_grad(lambda t: F.fold(t, *geometry), x)
+    compare_grad(lambda t: F.unfold(t, *geometry[1:]), make((2, 3, 6, 7), dtype))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.int64])
+def test_fold_dtypes(dtype, no_fallbacks):
+    x = _fold_input(*FOLDS[0], 2, dtype, "contiguous")
+    compare(lambda t: F.fold(t, *FOLDS[0]), x)
+    compare(lambda t: F.unfold(t, *FOLDS[0][1:]), make((2, 3, 4, 5), dtype))
+
+
+def test_fold_unfold_errors():
+    x = make((2, 12, 12))
+    fold = torch.ops.aten.col2im
+    compare(lambda t: fold(t, [4, 5], [2, 2], [1, 1], [0, 0], [1, 1]), make((2, 12, 9)))
+    compare(lambda t: fold(t, [4, 5], [2, 2], [1, 1], [0, 0], [1, 1]), make((2, 13, 12)))
+    compare(lambda t: fold(t, [4, 5], [2, 2], [1, 1], [0, 0], [0, 1]), x)
+    compare(lambda t: fold(t, [4, 5], [2, 2], [1, 1], [-1, 0], [1, 1]), x)
+    compare(lambda t: fold(t, [4, 5], [2, 2], [1, 1], [0, 0], [1, 1]), make((12,)))
+    compare(lambda t: torch.ops.aten.im2col(t, [2, 2], [1, 1], [0, 0], [1, 1]),
+            make((2, 3, 1, 1)))
