@@ -1,25 +1,29 @@
-/* Pooling aten ops over 2-D windows: max_pool2d_with_indices, avg_pool2d,
- * _adaptive_avg_pool2d and their gradients. A pooling window is a strided
- * view of the padded input ([N, C, OH, OW, KH, KW]), reduced over its two
- * window axes; gradients scatter-add back through the windows' flat
- * indices. Adaptive pooling sums windows with 0/1 matrices on each side. */
+/* Pooling aten ops over windows of 2 or 3 spatial axes (the geometry takes
+ * 1 to 3): max_pool2d/3d with indices, avg_pool2d/3d and their gradients. A pooling window is a
+ * strided view of the padded input ([N, C, out..., kernel...]) reduced over
+ * its window axes; gradients scatter-add back through the windows' flat
+ * indices. Adaptive pooling is in nn_pool3d.c. */
 #include <math.h>
-#include <stdlib.h>
+#include <stdio.h>
 
 #include "aten/nn_scope.h"
 #include "core/status.h"
 #include "core/tensor.h"
 
+#define POOL_MAX_DIMS 3
+
 typedef struct pool_geometry {
-    int64_t n, c, h, w;        /* input, as 4-D */
-    int64_t oh, ow;            /* output */
-    int64_t kernel[2], stride[2], padding[2], dilation[2];
-    int64_t extra[2];          /* padding past the end that ceil_mode's last windows reach */
-    bool batched;              /* the input had a batch axis */
+    int dims;                    /* spatial axes: 1, 2 or 3 */
+    int64_t n, c;                /* input as [N, C, in...] */
+    int64_t in[POOL_MAX_DIMS], out[POOL_MAX_DIMS];
+    int64_t kernel[POOL_MAX_DIMS], stride[POOL_MAX_DIMS], padding[POOL_MAX_DIMS],
+        dilation[POOL_MAX_DIMS];
+    int64_t extra[POOL_MAX_DIMS]; /* padding past the end that ceil_mode's last windows reach */
+    bool batched;                 /* the input had a batch axis */
 } pool_geometry;
 
-/* One value of an int[2] argument: a single value stands for both. */
-static int64_t pair_value(const porta_value *v, int i, int64_t fallback) {
+/* One value of an int[dims] argument: a single value stands for all. */
+static int64_t list_value(const porta_value *v, int i, int64_t fallback) {
     if (v->kind != PORTA_VALUE_INTS || v->ints.count == 0) return fallback;
     return v->ints.items[v->ints.count == 1 ? 0 : i];
 }
@@ -33,38 +37,50 @@ static int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, i
     return out;
 }
 
-/* Reads kernel_size, stride, padding, dilation (NULL: 1) for input x. */
-static porta_status *read_pool(const char *op, const porta_tensor *x, const porta_value *kernel,
-                               const porta_value *stride, const porta_value *padding,
-                               const porta_value *dilation, bool ceil_mode, pool_geometry *g) {
-    const porta_value *lists[3] = {kernel, padding, dilation};
-    for (int k = 0; k < 3; k++)
-        if (lists[k] && lists[k]->ints.count != 1 && lists[k]->ints.count != 2)
+/* "C x D x H x W" of a pooling geometry's input or output. */
+static const char *format_volume(char *buf, size_t cap, int64_t c, const int64_t *sizes,
+                                 int dims) {
+    int used = snprintf(buf, cap, "%lld", (long long)c);
+    for (int i = 0; i < dims && used > 0 && (size_t)used < cap; i++)
+        used += snprintf(buf + used, cap - (size_t)used, "x%lld", (long long)sizes[i]);
+    return buf;
+}
+
+/* The counts an int[dims] argument may have: a single int or `dims` ints
+ * (1-D pooling takes only one); stride may also be empty (the kernel). */
+static bool list_count_ok(const porta_value *v, int dims, bool may_be_empty) {
+    int count = v->ints.count;
+    return count == 1 || count == dims || (may_be_empty && count == 0);
+}
+
+/* Reads kernel_size, stride, padding, dilation (NULL: 1) for input x
+ * pooled over its last `dims` axes. */
+static porta_status *read_pool(const char *op, int dims, const porta_tensor *x,
+                               const porta_value *kernel, const porta_value *stride,
+                               const porta_value *padding, const porta_value *dilation,
+                               bool ceil_mode, pool_geometry *g) {
+    const porta_value *lists[4] = {kernel, stride, padding, dilation};
+    for (int k = 0; k < 4; k++)
+        if (lists[k] && !list_count_ok(lists[k], dims, k == 1))
             return porta_error(PORTA_ERR_INVALID_ARGUMENT,
-                               "%s: kernel_size, padding and dilation must be a single int or "
-                               "a pair of ints, got %d values",
-                               op, lists[k]->ints.count);
-    if (stride->ints.count != 0 && stride->ints.count != 1 && stride->ints.count != 2)
-        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
-                           "%s: stride must be empty, a single int or a pair of ints, got %d "
-                           "values",
-                           op, stride->ints.count);
-    if (x->rank != 3 && x->rank != 4) {
-        char b[PORTA_SHAPE_STR_CAP];
-        return porta_error(PORTA_ERR_SHAPE, "%s: expected a 3D or 4D input, got %s", op,
-                           porta_format_shape(b, sizeof b, x->rank, x->sizes));
-    }
-    g->batched = x->rank == 4;
+                               "%s: kernel_size, stride, padding and dilation must be a single "
+                               "int or %d ints (stride may be empty), got %d values",
+                               op, dims, lists[k]->ints.count);
+    char b[PORTA_SHAPE_STR_CAP];
+    if (x->rank != dims + 1 && x->rank != dims + 2)
+        return porta_error(PORTA_ERR_SHAPE, "%s: expected a %dD or %dD input, got %s", op,
+                           dims + 1, dims + 2, porta_format_shape(b, sizeof b, x->rank, x->sizes));
+    g->dims = dims;
+    g->batched = x->rank == dims + 2;
     g->n = g->batched ? x->sizes[0] : 1;
-    g->c = x->sizes[x->rank - 3];
-    g->h = x->sizes[x->rank - 2];
-    g->w = x->sizes[x->rank - 1];
-    int64_t in[2] = {g->h, g->w}, out[2];
-    for (int i = 0; i < 2; i++) {
-        g->kernel[i] = pair_value(kernel, i, 1);
-        g->stride[i] = pair_value(stride, i, g->kernel[i]);
-        g->padding[i] = pair_value(padding, i, 0);
-        g->dilation[i] = dilation ? pair_value(dilation, i, 1) : 1;
+    g->c = x->sizes[x->rank - dims - 1];
+    bool empty = false;
+    for (int i = 0; i < dims; i++) {
+        g->in[i] = x->sizes[x->rank - dims + i];
+        g->kernel[i] = list_value(kernel, i, 1);
+        g->stride[i] = list_value(stride, i, g->kernel[i]);
+        g->padding[i] = list_value(padding, i, 0);
+        g->dilation[i] = dilation ? list_value(dilation, i, 1) : 1;
         if (g->kernel[i] < 1 || g->stride[i] < 1 || g->dilation[i] < 1 || g->padding[i] < 0)
             return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                "%s: kernel size, stride and dilation must be > 0 and padding "
@@ -76,51 +92,78 @@ static porta_status *read_pool(const char *op, const porta_tensor *x, const port
                                "%s: pad should be at most half of effective kernel size, but "
                                "got pad=%lld, kernel_size=%lld",
                                op, (long long)g->padding[i], (long long)g->kernel[i]);
-        out[i] = pooled_size(in[i], g->kernel[i], g->padding[i], g->stride[i], g->dilation[i],
-                             ceil_mode);
-        int64_t reach = (out[i] - 1) * g->stride[i] + g->dilation[i] * (g->kernel[i] - 1) + 1;
-        g->extra[i] = reach > in[i] + 2 * g->padding[i] ? reach - in[i] - 2 * g->padding[i] : 0;
+        g->out[i] = pooled_size(g->in[i], g->kernel[i], g->padding[i], g->stride[i],
+                                g->dilation[i], ceil_mode);
+        int64_t reach = (g->out[i] - 1) * g->stride[i] + g->dilation[i] * (g->kernel[i] - 1) + 1,
+                padded = g->in[i] + 2 * g->padding[i];
+        g->extra[i] = reach > padded ? reach - padded : 0;
+        empty = empty || g->out[i] < 1;
     }
-    g->oh = out[0];
-    g->ow = out[1];
-    if (g->oh < 1 || g->ow < 1)
+    if (empty) {
+        char in[PORTA_SHAPE_STR_CAP], out[PORTA_SHAPE_STR_CAP];
         return porta_error(PORTA_ERR_SHAPE,
-                           "%s: given input size (%lldx%lldx%lld), calculated output size "
-                           "(%lldx%lldx%lld) is too small",
-                           op, (long long)g->c, (long long)g->h, (long long)g->w,
-                           (long long)g->c, (long long)g->oh, (long long)g->ow);
+                           "%s: given input size (%s), calculated output size (%s) is too small",
+                           op, format_volume(in, sizeof in, g->c, g->in, dims),
+                           format_volume(out, sizeof out, g->c, g->out, dims));
+    }
     return NULL;
 }
 
-/* x as [N, C, H, W]. */
-static porta_tensor *as_4d(nn_scope *s, const porta_tensor *x, const pool_geometry *g) {
-    int64_t sizes[4] = {g->n, g->c, g->h, g->w};
-    return nn_reshape(s, x, 4, sizes);
+static int64_t product(const int64_t *sizes, int count) {
+    int64_t p = 1;
+    for (int i = 0; i < count; i++) p *= sizes[i];
+    return p;
 }
 
-/* A pooled [N, C, OH, OW] result in the input's layout (3-D input: no batch). */
+/* [N, C, then `dims` sizes]: the rank 2 + dims shape. */
+static int pool_shape(const pool_geometry *g, const int64_t *spatial, int64_t *shape) {
+    shape[0] = g->n;
+    shape[1] = g->c;
+    for (int i = 0; i < g->dims; i++) shape[2 + i] = spatial[i];
+    return 2 + g->dims;
+}
+
+/* x as [N, C, in...]. */
+static porta_tensor *as_batched(nn_scope *s, const porta_tensor *x, const pool_geometry *g) {
+    int64_t shape[2 + POOL_MAX_DIMS];
+    return nn_reshape(s, x, pool_shape(g, g->in, shape), shape);
+}
+
+/* A pooled [N, C, out...] result in the input's layout (no batch axis if
+ * the input had none). */
 static porta_tensor *as_input_rank(nn_scope *s, porta_tensor *y, const pool_geometry *g) {
     if (g->batched || !y) return y;
-    return nn_reshape(s, y, 3, y->sizes + 1);
+    return nn_reshape(s, y, y->rank - 1, y->sizes + 1);
 }
 
-/* The windows of x [N, C, H, W] padded with `pad_value` (and ceil_mode's
- * extra with `extra_value`): a view [N, C, OH, OW, KH, KW]. */
+/* The windows of x [N, C, in...] padded with `pad_value` (and ceil_mode's
+ * extra with `extra_value`): a view [N, C, out..., kernel...]. */
 static porta_tensor *windows(nn_scope *s, const porta_tensor *x, const pool_geometry *g,
                              double pad_value, double extra_value) {
-    int64_t pads[8] = {0, 0, 0, 0, g->padding[0], g->padding[0], g->padding[1], g->padding[1]};
-    porta_tensor *padded = nn_pad(s, x, pads, pad_value);
-    if (g->extra[0] || g->extra[1]) {
-        int64_t more[8] = {0, 0, 0, 0, 0, g->extra[0], 0, g->extra[1]};
-        padded = nn_pad(s, padded, more, extra_value);
+    int rank = 2 + g->dims;
+    int64_t pads[2 * (2 + POOL_MAX_DIMS)] = {0}, more[2 * (2 + POOL_MAX_DIMS)] = {0};
+    bool extra = false;
+    for (int i = 0; i < g->dims; i++) {
+        pads[2 * (2 + i)] = pads[2 * (2 + i) + 1] = g->padding[i];
+        more[2 * (2 + i) + 1] = g->extra[i];
+        extra = extra || g->extra[i];
     }
+    porta_tensor *padded = nn_pad(s, x, pads, pad_value);
+    if (extra) padded = nn_pad(s, padded, more, extra_value);
     if (!padded) return NULL;
-    const int64_t *st = padded->strides;
-    int64_t sizes[6] = {padded->sizes[0], padded->sizes[1], g->oh, g->ow, g->kernel[0],
-                        g->kernel[1]};
-    int64_t strides[6] = {st[0], st[1], st[2] * g->stride[0], st[3] * g->stride[1],
-                          st[2] * g->dilation[0], st[3] * g->dilation[1]};
-    return nn_restride(s, padded, 6, sizes, strides);
+    int64_t sizes[2 + 2 * POOL_MAX_DIMS], strides[2 + 2 * POOL_MAX_DIMS];
+    for (int i = 0; i < 2; i++) {
+        sizes[i] = padded->sizes[i];
+        strides[i] = padded->strides[i];
+    }
+    for (int i = 0; i < g->dims; i++) {
+        int64_t step = padded->strides[2 + i];
+        sizes[2 + i] = g->out[i];
+        strides[2 + i] = step * g->stride[i];
+        sizes[rank + i] = g->kernel[i];
+        strides[rank + i] = step * g->dilation[i];
+    }
+    return nn_restride(s, padded, rank + g->dims, sizes, strides);
 }
 
 /* The lowest value of a dtype: what max pooling pads with. */
@@ -153,78 +196,91 @@ static porta_tensor *scatter_back(nn_scope *s, const porta_tensor *grad, const p
     return nn_scatter(s, zeros, 2, index, grad, PORTA_SCATTER_ADD);
 }
 
-/* oh * stride - padding for each output position: int64 [out]. */
-static porta_tensor *window_starts(nn_scope *s, porta_device *device, int64_t out, int64_t stride,
-                                   int64_t padding) {
-    porta_tensor *at = nn_binary_num(s, PORTA_MUL, nn_arange(s, device, out), (double)stride);
-    return nn_binary_num(s, PORTA_SUB, at, (double)padding);
+/* Where the windows along spatial axis i start (out * stride - padding),
+ * int64 shaped to broadcast against [N, C, out...]: [out_i, 1, ...]. */
+static porta_tensor *window_starts(nn_scope *s, porta_device *device, const pool_geometry *g,
+                                   int i) {
+    int64_t shape[POOL_MAX_DIMS] = {g->out[i], 1, 1};
+    porta_tensor *at = nn_binary_num(s, PORTA_MUL, nn_arange(s, device, g->out[i]),
+                                     (double)g->stride[i]);
+    return nn_reshape(s, nn_binary_num(s, PORTA_SUB, at, (double)g->padding[i]), g->dims - i,
+                      shape);
 }
 
-/* max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode) */
-static porta_status *max_pool2d_with_indices(const porta_value *args, aten_results *results) {
+/* max_pool{2,3}d_with_indices(self, kernel_size, stride, padding, dilation,
+ * ceil_mode): the window maxima and their flat indices into in... */
+static porta_status *max_pool(const char *op, int dims, const porta_value *args,
+                              aten_results *results) {
     const porta_tensor *x = args[0].tensor;
     pool_geometry g;
-    PORTA_TRY(check_dtype("max_pool2d", x, true));
-    PORTA_TRY(read_pool("max_pool2d", x, &args[1], &args[2], &args[3], &args[4], args[5].b, &g));
+    PORTA_TRY(check_dtype(op, x, true));
+    PORTA_TRY(read_pool(op, dims, x, &args[1], &args[2], &args[3], &args[4], args[5].b, &g));
     nn_scope s = {0};
     porta_device *device = x->buffer->device;
-    porta_tensor *win = windows(&s, as_4d(&s, x, &g), &g, lowest(x->dtype), lowest(x->dtype));
-    int64_t flat[5] = {g.n, g.c, g.oh, g.ow, g.kernel[0] * g.kernel[1]};
-    porta_tensor *rows = nn_reshape(&s, win, 5, flat);
-    int last = 4;
+    porta_tensor *win = windows(&s, as_batched(&s, x, &g), &g, lowest(x->dtype), lowest(x->dtype));
+    int64_t flat[3 + POOL_MAX_DIMS], window = product(g.kernel, dims);
+    int last = pool_shape(&g, g.out, flat);
+    flat[last] = window;
+    porta_tensor *rows = nn_reshape(&s, win, last + 1, flat);
     porta_tensor *values = nn_reduce(&s, PORTA_REDUCE_MAX, rows, &last, 1, false);
     porta_tensor *local = nn_reduce(&s, PORTA_REDUCE_ARGMAX, rows, &last, 1, false);
-    /* window position (kh, kw) of output (oh, ow) -> flat input index h * W + w */
-    porta_tensor *kh = nn_binary_num(&s, PORTA_FLOOR_DIVIDE, local, (double)g.kernel[1]);
-    porta_tensor *kw = nn_binary_num(&s, PORTA_REMAINDER, local, (double)g.kernel[1]);
-    int64_t column[2] = {g.oh, 1};
-    porta_tensor *top = nn_reshape(&s, window_starts(&s, device, g.oh, g.stride[0], g.padding[0]),
-                                   2, column);
-    porta_tensor *left = window_starts(&s, device, g.ow, g.stride[1], g.padding[1]);
-    porta_tensor *h = nn_binary(&s, PORTA_ADD, top,
-                                nn_binary_num(&s, PORTA_MUL, kh, (double)g.dilation[0]));
-    porta_tensor *w = nn_binary(&s, PORTA_ADD, left,
-                                nn_binary_num(&s, PORTA_MUL, kw, (double)g.dilation[1]));
-    porta_tensor *index = nn_binary(&s, PORTA_ADD, nn_binary_num(&s, PORTA_MUL, h, (double)g.w), w);
+    /* window position (k_0, k_1, ...) of each output -> flat input index
+     * sum_i (start_i + k_i * dilation_i) * stride of axis i in the input */
+    porta_tensor *index = NULL;
+    int64_t inner = window, input_stride = product(g.in, dims);
+    for (int i = 0; i < dims; i++) {
+        inner /= g.kernel[i];
+        input_stride /= g.in[i];
+        porta_tensor *k = inner > 1 ? nn_binary_num(&s, PORTA_FLOOR_DIVIDE, local, (double)inner)
+                                    : local;
+        if (i > 0) k = nn_binary_num(&s, PORTA_REMAINDER, k, (double)g.kernel[i]);
+        porta_tensor *at = nn_binary(&s, PORTA_ADD, window_starts(&s, device, &g, i),
+                                     nn_binary_num(&s, PORTA_MUL, k, (double)g.dilation[i]));
+        porta_tensor *term = nn_binary_num(&s, PORTA_MUL, at, (double)input_stride);
+        index = index ? nn_binary(&s, PORTA_ADD, index, term) : term;
+    }
     nn_push(&s, results, as_input_rank(&s, values, &g));
     nn_push(&s, results, as_input_rank(&s, index, &g));
     return nn_end(&s);
 }
 
-/* max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
- * padding, dilation, ceil_mode, indices) */
-static porta_status *max_pool2d_with_indices_backward(const porta_value *args,
-                                                      aten_results *results) {
+/* max_pool{2,3}d_with_indices_backward(grad_output, self, kernel_size,
+ * stride, padding, dilation, ceil_mode, indices) */
+static porta_status *max_pool_backward(const char *op, int dims, const porta_value *args,
+                                       aten_results *results) {
     const porta_tensor *gy = args[0].tensor, *x = args[1].tensor, *indices = args[7].tensor;
     pool_geometry g;
-    PORTA_TRY(read_pool("max_pool2d_backward", x, &args[2], &args[3], &args[4], &args[5],
-                        args[6].b, &g));
+    PORTA_TRY(read_pool(op, dims, x, &args[2], &args[3], &args[4], &args[5], args[6].b, &g));
     nn_scope s = {0};
-    int64_t flat[3] = {g.n, g.c, g.oh * g.ow};
+    int64_t flat[3] = {g.n, g.c, product(g.out, dims)};
     porta_tensor *grad = nn_reshape(&s, gy, 3, flat);
     porta_tensor *index = nn_reshape(&s, indices, 3, flat);
-    porta_tensor *gx = scatter_back(&s, grad, index, g.n, g.c, g.h * g.w);
+    porta_tensor *gx = scatter_back(&s, grad, index, g.n, g.c, product(g.in, dims));
     nn_push(&s, results, nn_reshape(&s, gx, x->rank, x->sizes));
     return nn_end(&s);
 }
 
-/* What each avg_pool2d window's sum is divided by: [1, 1, OH, OW] (or a
+/* What each average window's sum is divided by: [1, 1, out...] (or a
  * rank-0 divisor_override). */
 static porta_tensor *avg_divisors(nn_scope *s, porta_device *device, porta_dtype dtype,
                                   const pool_geometry *g, bool count_include_pad,
                                   const porta_value *divisor_override) {
     if (divisor_override->kind == PORTA_VALUE_INT)
         return nn_full(s, device, dtype, 0, NULL, (double)divisor_override->i);
-    int64_t sizes[4] = {1, 1, g->h, g->w};
-    porta_tensor *ones = nn_full(s, device, dtype, 4, sizes, 1);
-    int axes[2] = {4, 5};
-    return nn_reduce(s, PORTA_REDUCE_SUM, windows(s, ones, g, count_include_pad ? 1 : 0, 0), axes,
-                     2, false);
+    pool_geometry single = *g;
+    single.n = single.c = 1;
+    int64_t shape[2 + POOL_MAX_DIMS];
+    int rank = pool_shape(&single, g->in, shape);
+    porta_tensor *ones = nn_full(s, device, dtype, rank, shape, 1);
+    int axes[POOL_MAX_DIMS];
+    for (int i = 0; i < g->dims; i++) axes[i] = rank + i;
+    return nn_reduce(s, PORTA_REDUCE_SUM, windows(s, ones, g, count_include_pad ? 1 : 0, 0),
+                     axes, g->dims, false);
 }
 
-static porta_status *check_divisor(const porta_value *divisor_override) {
+static porta_status *check_divisor(const char *op, const porta_value *divisor_override) {
     if (divisor_override->kind == PORTA_VALUE_INT && divisor_override->i == 0)
-        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "avg_pool2d: divisor must be not zero");
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: divisor must be not zero", op);
     return NULL;
 }
 
@@ -238,175 +294,117 @@ static porta_tensor *divide(nn_scope *s, porta_tensor *sum, porta_tensor *diviso
     return nn_cast(s, nn_unary(s, PORTA_TRUNC, q), dtype);
 }
 
-/* avg_pool2d(self, kernel_size, stride, padding, ceil_mode,
+/* avg_pool{2,3}d(self, kernel_size, stride, padding, ceil_mode,
  * count_include_pad, divisor_override) */
-static porta_status *avg_pool2d(const porta_value *args, aten_results *results) {
+static porta_status *avg_pool(const char *op, int dims, const porta_value *args,
+                              aten_results *results) {
     const porta_tensor *x = args[0].tensor;
+    const porta_value *divisor_override = &args[6];
     pool_geometry g;
-    PORTA_TRY(check_dtype("avg_pool2d", x, false));
-    PORTA_TRY(check_divisor(&args[6]));
-    PORTA_TRY(read_pool("avg_pool2d", x, &args[1], &args[2], &args[3], NULL, args[4].b, &g));
+    PORTA_TRY(check_dtype(op, x, false));
+    PORTA_TRY(check_divisor(op, divisor_override));
+    PORTA_TRY(read_pool(op, dims, x, &args[1], &args[2], &args[3], NULL, args[4].b, &g));
     nn_scope s = {0};
-    int axes[2] = {4, 5};
-    porta_tensor *sum =
-        nn_reduce(&s, PORTA_REDUCE_SUM, windows(&s, as_4d(&s, x, &g), &g, 0, 0), axes, 2, false);
+    int axes[POOL_MAX_DIMS];
+    for (int i = 0; i < dims; i++) axes[i] = 2 + dims + i;
+    porta_tensor *win = windows(&s, as_batched(&s, x, &g), &g, 0, 0);
+    porta_tensor *sum = nn_reduce(&s, PORTA_REDUCE_SUM, win, axes, dims, false);
     porta_tensor *divisor =
-        avg_divisors(&s, x->buffer->device, x->dtype, &g, args[5].b, &args[6]);
+        avg_divisors(&s, x->buffer->device, x->dtype, &g, args[5].b, divisor_override);
     porta_tensor *y = divide(&s, sum, divisor, x->dtype);
     if (y && y->dtype != x->dtype) y = nn_cast(&s, y, x->dtype);
     nn_push(&s, results, as_input_rank(&s, y, &g));
     return nn_end(&s);
 }
 
-/* avg_pool2d_backward(grad_output, self, kernel_size, stride, padding,
+/* avg_pool{2,3}d_backward(grad_output, self, kernel_size, stride, padding,
  * ceil_mode, count_include_pad, divisor_override) */
-static porta_status *avg_pool2d_backward(const porta_value *args, aten_results *results) {
+static porta_status *avg_pool_backward(const char *op, int dims, const porta_value *args,
+                                       aten_results *results) {
     const porta_tensor *gy = args[0].tensor, *x = args[1].tensor;
     pool_geometry g;
-    PORTA_TRY(check_dtype("avg_pool2d_backward", x, false));
-    PORTA_TRY(check_divisor(&args[7]));
-    PORTA_TRY(read_pool("avg_pool2d_backward", x, &args[2], &args[3], &args[4], NULL, args[5].b,
-                        &g));
+    PORTA_TRY(check_dtype(op, x, false));
+    PORTA_TRY(check_divisor(op, &args[7]));
+    PORTA_TRY(read_pool(op, dims, x, &args[2], &args[3], &args[4], NULL, args[5].b, &g));
     nn_scope s = {0};
     porta_device *device = x->buffer->device;
-    int64_t out4[4] = {g.n, g.c, g.oh, g.ow};
-    porta_tensor *share = divide(&s, nn_reshape(&s, gy, 4, out4),
+    int64_t out_shape[2 + POOL_MAX_DIMS];
+    int rank = pool_shape(&g, g.out, out_shape);
+    porta_tensor *share = divide(&s, nn_reshape(&s, gy, rank, out_shape),
                                  avg_divisors(&s, device, gy->dtype, &g, args[6].b, &args[7]),
                                  gy->dtype);
     /* every window element receives its window's share */
-    int64_t k = g.kernel[0] * g.kernel[1], count = g.oh * g.ow * k;
-    int64_t share6[6] = {g.n, g.c, g.oh, g.ow, 1, 1};
-    int64_t spread6[6] = {g.n, g.c, g.oh, g.ow, g.kernel[0], g.kernel[1]};
-    int64_t flat[3] = {g.n, g.c, count};
-    porta_tensor *spread =
-        nn_reshape(&s, nn_expand(&s, nn_reshape(&s, share, 6, share6), 6, spread6), 3, flat);
+    int64_t share_shape[2 + 2 * POOL_MAX_DIMS], spread_shape[2 + 2 * POOL_MAX_DIMS];
+    pool_shape(&g, g.out, share_shape);
+    pool_shape(&g, g.out, spread_shape);
+    for (int i = 0; i < dims; i++) {
+        share_shape[rank + i] = 1;
+        spread_shape[rank + i] = g.kernel[i];
+    }
+    int64_t count = product(g.out, dims) * product(g.kernel, dims);
+    int64_t flat[3] = {g.n, g.c, count}, one_row[3] = {1, 1, count};
+    porta_tensor *spread = nn_reshape(
+        &s, nn_expand(&s, nn_reshape(&s, share, rank + dims, share_shape), rank + dims,
+                      spread_shape),
+        3, flat);
     /* the flat padded index of every window element: windows of an arange */
-    int64_t hp = g.h + 2 * g.padding[0] + g.extra[0], wp = g.w + 2 * g.padding[1] + g.extra[1];
-    int64_t positions4[4] = {1, 1, hp, wp}, one_row[3] = {1, 1, count};
     pool_geometry unpadded = g;
-    unpadded.h = hp;
-    unpadded.w = wp;
-    unpadded.padding[0] = unpadded.padding[1] = unpadded.extra[0] = unpadded.extra[1] = 0;
-    porta_tensor *positions = nn_reshape(&s, nn_arange(&s, device, hp * wp), 4, positions4);
+    unpadded.n = unpadded.c = 1;
+    for (int i = 0; i < dims; i++) {
+        unpadded.in[i] = g.in[i] + 2 * g.padding[i] + g.extra[i];
+        unpadded.padding[i] = unpadded.extra[i] = 0;
+    }
+    int64_t padded_size = product(unpadded.in, dims), positions_shape[2 + POOL_MAX_DIMS];
+    pool_shape(&unpadded, unpadded.in, positions_shape);
+    porta_tensor *positions =
+        nn_reshape(&s, nn_arange(&s, device, padded_size), rank, positions_shape);
     porta_tensor *index = nn_expand(
         &s, nn_reshape(&s, windows(&s, positions, &unpadded, 0, 0), 3, one_row), 3, flat);
-    porta_tensor *padded = scatter_back(&s, spread, index, g.n, g.c, hp * wp);
-    int64_t padded4[4] = {g.n, g.c, hp, wp};
-    porta_tensor *gx = nn_reshape(&s, padded, 4, padded4);
-    gx = nn_slice(&s, gx, 2, g.padding[0], g.padding[0] + g.h, 1);
-    gx = nn_slice(&s, gx, 3, g.padding[1], g.padding[1] + g.w, 1);
+    porta_tensor *padded = scatter_back(&s, spread, index, g.n, g.c, padded_size);
+    int64_t padded_shape[2 + POOL_MAX_DIMS];
+    pool_shape(&g, unpadded.in, padded_shape);
+    porta_tensor *gx = nn_reshape(&s, padded, rank, padded_shape);
+    for (int i = 0; i < dims; i++)
+        gx = nn_slice(&s, gx, 2 + i, g.padding[i], g.padding[i] + g.in[i], 1);
     nn_push(&s, results, nn_reshape(&s, nn_contiguous(&s, gx), x->rank, x->sizes));
     return nn_end(&s);
 }
 
-/* The 0/1 matrix [out, in] whose row i marks adaptive window i, and each
- * window's length. */
-static porta_tensor *adaptive_windows(nn_scope *s, porta_device *device, int64_t in, int64_t out,
-                                      double *lengths) {
-    if (s->status) return NULL;
-    size_t count = (size_t)(in * out);
-    double *marks = calloc(count ? count : 1, sizeof *marks);
-    if (!marks)
-        return nn_fail(s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "adaptive_avg_pool2d: no memory"));
-    for (int64_t i = 0; i < out; i++) {
-        int64_t start = i * in / out, end = ((i + 1) * in + out - 1) / out;
-        for (int64_t j = start; j < end; j++) marks[i * in + j] = 1;
-        lengths[i] = (double)(end - start);
-    }
-    int64_t sizes[2] = {out, in};
-    porta_tensor *t = nn_from_host(s, device, 2, sizes, marks);
-    free(marks);
-    return t;
+static porta_status *max_pool2d_with_indices(const porta_value *args, aten_results *results) {
+    return max_pool("max_pool2d", 2, args, results);
 }
-
-/* The adaptive pooling matrices for rows and columns and
- * the window sizes [OH, OW]. */
-static void adaptive_setup(nn_scope *s, const porta_tensor *x, int64_t oh, int64_t ow,
-                           porta_tensor **rows, porta_tensor **cols, porta_tensor **sizes) {
-    porta_device *device = x->buffer->device;
-    int64_t h = x->sizes[x->rank - 2], w = x->sizes[x->rank - 1];
-    double *lengths = malloc((size_t)(oh + ow + oh * ow + 1) * sizeof *lengths);
-    if (!lengths) {
-        nn_fail(s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "adaptive_avg_pool2d: no memory"));
-        return;
-    }
-    porta_dtype dtype = nn_compute_dtype(x->dtype);
-    *rows = nn_cast(s, adaptive_windows(s, device, h, oh, lengths), dtype);
-    *cols = nn_cast(s, adaptive_windows(s, device, w, ow, lengths + oh), dtype);
-    double *area = lengths + oh + ow;
-    for (int64_t i = 0; i < oh; i++)
-        for (int64_t j = 0; j < ow; j++) area[i * ow + j] = lengths[i] * lengths[oh + j];
-    int64_t shape[2] = {oh, ow};
-    *sizes = nn_cast(s, nn_from_host(s, device, 2, shape, area), dtype);
-    free(lengths);
+static porta_status *max_pool3d_with_indices(const porta_value *args, aten_results *results) {
+    return max_pool("max_pool3d", 3, args, results);
 }
-
-static porta_status *check_adaptive(const porta_tensor *x, const porta_value *output_size) {
-    PORTA_TRY(check_dtype("adaptive_avg_pool2d", x, false));
-    if (x->dtype == PORTA_I64)
-        return porta_error(PORTA_ERR_DTYPE, "adaptive_avg_pool2d: not implemented for 'Long'");
-    if (output_size->ints.count != 2)
-        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
-                           "adaptive_avg_pool2d: output_size must be 2, got %d",
-                           output_size->ints.count);
-    char b[PORTA_SHAPE_STR_CAP];
-    if (x->rank != 3 && x->rank != 4)
-        return porta_error(PORTA_ERR_SHAPE,
-                           "adaptive_avg_pool2d: expected a 3D or 4D input, got %s",
-                           porta_format_shape(b, sizeof b, x->rank, x->sizes));
-    for (int i = 1; i < x->rank; i++)
-        if (x->sizes[i] == 0)
-            return porta_error(PORTA_ERR_SHAPE,
-                               "adaptive_avg_pool2d: expected input to have non-zero size for "
-                               "non-batch dimensions, but input has sizes %s with dimension %d "
-                               "being empty",
-                               porta_format_shape(b, sizeof b, x->rank, x->sizes), i);
-    return NULL;
+static porta_status *max_pool2d_with_indices_backward(const porta_value *args,
+                                                      aten_results *results) {
+    return max_pool_backward("max_pool2d_backward", 2, args, results);
 }
-
-/* _adaptive_avg_pool2d(self, output_size): rows @ x @ cols^T / sizes */
-static porta_status *adaptive_avg_pool2d(const porta_value *args, aten_results *results) {
-    const porta_tensor *x = args[0].tensor;
-    PORTA_TRY(check_adaptive(x, &args[1]));
-    nn_scope s = {0};
-    porta_tensor *rows = NULL, *cols = NULL, *sizes = NULL;
-    adaptive_setup(&s, x, args[1].ints.items[0], args[1].ints.items[1], &rows, &cols, &sizes);
-    int swap[2] = {1, 0};
-    porta_tensor *cx = nn_cast(&s, x, nn_compute_dtype(x->dtype));
-    porta_tensor *sums = nn_matmul(&s, rows, nn_matmul(&s, cx, nn_permute(&s, cols, swap)));
-    nn_push(&s, results, nn_cast(&s, nn_binary(&s, PORTA_DIV, sums, sizes), x->dtype));
-    return nn_end(&s);
+static porta_status *max_pool3d_with_indices_backward(const porta_value *args,
+                                                      aten_results *results) {
+    return max_pool_backward("max_pool3d_backward", 3, args, results);
 }
-
-/* _adaptive_avg_pool2d_backward(grad_output, self): rows^T @ (g / sizes) @ cols */
-static porta_status *adaptive_avg_pool2d_backward(const porta_value *args, aten_results *results) {
-    const porta_tensor *gy = args[0].tensor, *x = args[1].tensor;
-    if (gy->rank != x->rank || gy->rank < 2)
-        return porta_error(PORTA_ERR_SHAPE,
-                           "adaptive_avg_pool2d_backward: grad_output rank %d differs from "
-                           "input rank %d",
-                           gy->rank, x->rank);
-    const porta_value output_size = {.kind = PORTA_VALUE_INTS,
-                                     .ints = {gy->sizes + gy->rank - 2, 2}};
-    PORTA_TRY(check_adaptive(x, &output_size));
-    nn_scope s = {0};
-    porta_tensor *rows = NULL, *cols = NULL, *sizes = NULL;
-    adaptive_setup(&s, x, output_size.ints.items[0], output_size.ints.items[1], &rows, &cols,
-                   &sizes);
-    int swap[2] = {1, 0};
-    porta_tensor *share = nn_binary(&s, PORTA_DIV, nn_cast(&s, gy, nn_compute_dtype(gy->dtype)),
-                                    sizes);
-    porta_tensor *gx = nn_matmul(&s, nn_permute(&s, rows, swap), nn_matmul(&s, share, cols));
-    nn_push(&s, results, nn_cast(&s, gx, gy->dtype));
-    return nn_end(&s);
+static porta_status *avg_pool2d(const porta_value *args, aten_results *results) {
+    return avg_pool("avg_pool2d", 2, args, results);
+}
+static porta_status *avg_pool3d(const porta_value *args, aten_results *results) {
+    return avg_pool("avg_pool3d", 3, args, results);
+}
+static porta_status *avg_pool2d_backward(const porta_value *args, aten_results *results) {
+    return avg_pool_backward("avg_pool2d_backward", 2, args, results);
+}
+static porta_status *avg_pool3d_backward(const porta_value *args, aten_results *results) {
+    return avg_pool_backward("avg_pool3d_backward", 3, args, results);
 }
 
 const aten_op aten_nn_pool_ops[] = {
-    {"_adaptive_avg_pool2d", "TI", adaptive_avg_pool2d},
-    {"_adaptive_avg_pool2d_backward", "TT", adaptive_avg_pool2d_backward},
     {"avg_pool2d", "TIIIbbj", avg_pool2d},
     {"avg_pool2d_backward", "TTIIIbbj", avg_pool2d_backward},
+    {"avg_pool3d", "TIIIbbj", avg_pool3d},
+    {"avg_pool3d_backward", "TTIIIbbj", avg_pool3d_backward},
     {"max_pool2d_with_indices", "TIIIIb", max_pool2d_with_indices},
     {"max_pool2d_with_indices_backward", "TTIIIIbT", max_pool2d_with_indices_backward},
+    {"max_pool3d_with_indices", "TIIIIb", max_pool3d_with_indices},
+    {"max_pool3d_with_indices_backward", "TTIIIIbT", max_pool3d_with_indices_backward},
     {NULL, NULL, NULL},
 };
