@@ -1,11 +1,12 @@
 /* Factory aten ops that make or fill whole tensors: empty, empty_strided,
- * full, scalar_tensor, fill, zero_. Shared helpers for the other factory and
+ * full, scalar_tensor, empty_like, full_like, fill, zero_. Shared helpers for the other factory and
  * random files live here too (factory.h). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
 
 #include "aten/factory.h"
+#include "aten/shape_copy.h"
 #include "core/status.h"
 #include "core/tensor.h"
 
@@ -193,6 +194,38 @@ static porta_status *scalar_tensor(const porta_value *args, aten_results *r) {
     return make_full(&no_sizes, &args[0], aten_dtype_or_default(&args[1]), &args[3], r);
 }
 
+/* A new tensor like self for the *_like factories: (self, dtype, layout,
+ * device, pin_memory, memory_format) from args[first]; the dtype defaults
+ * to self's, the device to self's, the layout to preserve. */
+static porta_status *new_like(const char *op, const porta_value *self, const porta_value *args,
+                              porta_tensor **out) {
+    const porta_tensor *x = self->tensor;
+    porta_device *device = x->buffer->device;
+    if (args[2].kind == PORTA_VALUE_INT) PORTA_TRY(aten_factory_device(&args[2], &device));
+    porta_dtype dtype = args[0].kind == PORTA_VALUE_DTYPE ? args[0].dtype : x->dtype;
+    return aten_empty_like(op, x, dtype, device, &args[4], out);
+}
+
+/* empty_like(self, dtype, layout, device, pin_memory, memory_format) */
+static porta_status *empty_like(const porta_value *args, aten_results *r) {
+    porta_tensor *out = NULL;
+    PORTA_TRY(new_like("empty_like", &args[0], &args[1], &out));
+    return aten_push_tensor(r, out);
+}
+
+/* full_like(self, fill_value, dtype, layout, device, pin_memory,
+ * memory_format) */
+static porta_status *full_like(const porta_value *args, aten_results *r) {
+    porta_tensor *out = NULL;
+    PORTA_TRY(new_like("full_like", &args[0], &args[2], &out));
+    porta_status *status = aten_fill_number(out, &args[1]);
+    if (status) {
+        porta_tensor_release(out);
+        return status;
+    }
+    return aten_push_tensor(r, out);
+}
+
 /* fill.Scalar(self, value): a new contiguous tensor shaped like self. */
 static porta_status *fill(const porta_value *args, aten_results *r) {
     porta_tensor *self = args[0].tensor, *out = NULL;
@@ -242,6 +275,8 @@ const aten_op aten_factory_ops[] = {
     {"empty_strided", "IIdxDx", empty_strided},
     {"full", "IsdxDx", full},
     {"scalar_tensor", "sdxDx", scalar_tensor},
+    {"empty_like", "TdxDxm", empty_like},
+    {"full_like", "TsdxDxm", full_like},
     {"fill.Scalar", "Ts", fill},
     {"fill_.Scalar", "Ts", fill_scalar_},
     {"fill_.Tensor", "TT", fill_tensor_},

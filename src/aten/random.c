@@ -1,5 +1,5 @@
 /* Random aten ops that fill a tensor in place: uniform_, normal_,
- * exponential_, bernoulli_, random_. Each reserves its stream positions from
+ * exponential_, bernoulli_, random_; and the factories rand, randn. Each reserves its stream positions from
  * the device's generator (random_state.h), so results depend only on the
  * seed and the sequence of draws, on every backend. A torch.Generator
  * argument ('x') never reaches here: the binding rejects it, as porta has
@@ -164,6 +164,28 @@ static porta_status *bernoulli_p(const porta_value *args, aten_results *r) {
         return status;
     }
     return aten_push_tensor(r, out);
+}
+
+/* A new tensor of `sizes` filled with U[0, 1) (rand) or N(0, 1) (randn):
+ * (size, dtype, layout, device, pin_memory). */
+static porta_status *random_factory(const porta_value *args, bool normal, aten_results *r) {
+    porta_tensor *out = NULL;
+    PORTA_TRY(aten_new_tensor(&args[0], aten_dtype_or_default(&args[1]), &args[3], &out));
+    porta_status *status = require_float(out, normal ? "normal_kernel_cpu" : "check_uniform_bounds");
+    if (!status) status = draw(out, normal, 0.0, 1.0);
+    if (status) {
+        porta_tensor_release(out);
+        return status;
+    }
+    return aten_push_tensor(r, out);
+}
+
+static porta_status *rand_uniform(const porta_value *args, aten_results *r) {
+    return random_factory(args, false, r);
+}
+
+static porta_status *rand_normal(const porta_value *args, aten_results *r) {
+    return random_factory(args, true, r);
 }
 
 /* ---- normal with tensor mean or std ---- */
@@ -378,6 +400,8 @@ const aten_op aten_random_ops[] = {
     {"normal.Tensor_float", "Tfx", normal_tensor_float},
     {"normal.float_Tensor", "fTx", normal_float_tensor},
     {"normal.Tensor_Tensor", "TTx", normal_tensor_float},
+    {"rand", "IdxDx", rand_uniform},
+    {"randn", "IdxDx", rand_normal},
     {"randperm", "idxDx", randperm},
     {"randperm.generator_out", "ixT", randperm_out},
     {NULL, NULL, NULL},
