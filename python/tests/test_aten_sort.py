@@ -238,3 +238,59 @@ def test_fold_unfold_errors():
     compare(lambda t: fold(t, [4, 5], [2, 2], [1, 1], [0, 0], [1, 1]), make((12,)))
     compare(lambda t: torch.ops.aten.im2col(t, [2, 2], [1, 1], [0, 0], [1, 1]),
             make((2, 3, 1, 1)))
+
+
+# ---- cdist, pdist ----
+
+P_VALUES = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, float("inf")]
+
+
+@pytest.mark.parametrize("p", P_VALUES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_cdist(p, dtype, no_fallbacks):
+    x1, x2 = make((2, 5, 4), dtype), make((2, 6, 4), dtype, seed=1)
+    compare(lambda a, b: torch.cdist(a, b, p=p), x1, x2)
+    compare(lambda a, b: torch.cdist(a, b, p=p), x1, x2[0])  # batch broadcast
+    compare(lambda a, b: torch.cdist(a, b, p=p), x1.mT.contiguous().mT, x2[:, ::2])
+    compare(lambda a, b: torch.ops.aten._cdist_forward(a, b, p, None), x1, x2)
+    compare_grad(lambda a, b: torch.cdist(a, b, p=p), x1, x2)
+    compare_grad(lambda a, b: torch.cdist(a, b, p=p), x1, x2[0])
+
+
+@pytest.mark.parametrize("mode", ["use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist",
+                                  "use_mm_for_euclid_dist_if_necessary"])
+def test_cdist_euclidean_modes(mode, no_fallbacks):
+    x1, x2 = make((30, 3), torch.float64), make((27, 3), torch.float64, seed=1)
+    compare(lambda a, b: torch.cdist(a, b, compute_mode=mode), x1, x2)
+    compare(lambda a, b: torch.ops.aten._cdist_forward(a, b, 2.0, 1), x1, x2)
+    compare_grad(lambda a, b: torch.cdist(a, b, compute_mode=mode), x1, x2)
+
+
+def test_cdist_empty_and_errors(no_fallbacks):
+    compare(lambda a, b: torch.cdist(a, b), make((0, 3)), make((4, 3)))
+    compare(lambda a, b: torch.cdist(a, b), make((2, 0)), make((4, 0)))
+    compare(lambda a, b: torch.cdist(a, b, p=float("inf")), make((2, 0)), make((4, 0)))
+    compare(lambda a, b: torch.cdist(a, b), make((3,)), make((4, 3)))
+    compare(lambda a, b: torch.cdist(a, b), make((3, 4)), make((4, 3)))
+    compare(lambda a, b: torch.cdist(a, b, p=-1.0), make((3, 4)), make((4, 4)))
+    compare(lambda a, b: torch.cdist(a, b), make((3, 4), torch.int64), make((4, 4), torch.int64))
+    compare(lambda a, b: torch.cdist(a, b), make((3, 4), torch.float16),
+            make((4, 4), torch.float16))
+
+
+@pytest.mark.parametrize("p", P_VALUES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_pdist(p, dtype, no_fallbacks):
+    x = make((6, 4), dtype)
+    compare(lambda t: F.pdist(t, p=p), x)
+    compare(lambda t: F.pdist(t, p=p), make((6, 4), dtype, "transposed"))
+    compare_grad(lambda t: F.pdist(t, p=p), x)
+
+
+def test_pdist_empty_and_errors(no_fallbacks):
+    compare(F.pdist, make((1, 3)))
+    compare(F.pdist, make((0, 3)))
+    compare(F.pdist, make((4, 0)))
+    compare(F.pdist, make((2, 3, 4)))
+    compare(lambda t: F.pdist(t, -1.0), make((3, 4)))
+    compare(F.pdist, make((3, 4), torch.float16))
