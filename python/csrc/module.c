@@ -19,12 +19,13 @@ PyMODINIT_FUNC PyInit__C(void) {
     PyObject *module = PyModule_Create(&porta_module);
     if (!module)
         return NULL;
-    if (porta_py_add_tensor_type(module) < 0 ||
+    if (porta_py_add_tensor_type(module) < 0 || porta_py_add_kernel_type(module) < 0 ||
         add_methods(module, porta_py_device_methods) < 0 ||
         add_methods(module, porta_py_factory_methods) < 0 ||
         add_methods(module, porta_py_op_methods) < 0 ||
         add_methods(module, porta_py_movement_methods) < 0 ||
         add_methods(module, porta_py_aten_methods) < 0 ||
+        add_methods(module, porta_py_kernel_methods) < 0 ||
         add_methods(module, porta_py_generator_methods) < 0 ||
         PyModule_AddStringConstant(module, "porta_version", porta_version_string()) < 0) {
         Py_DECREF(module);

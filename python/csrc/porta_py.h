@@ -38,11 +38,13 @@ porta_device *porta_py_device(int index);
 
 /* Each file adds its functions to the module. */
 int porta_py_add_tensor_type(PyObject *module);
+int porta_py_add_kernel_type(PyObject *module);
 extern PyMethodDef porta_py_device_methods[];
 extern PyMethodDef porta_py_factory_methods[];
 extern PyMethodDef porta_py_op_methods[];
 extern PyMethodDef porta_py_movement_methods[];
 extern PyMethodDef porta_py_aten_methods[];
+extern PyMethodDef porta_py_kernel_methods[];
 extern PyMethodDef porta_py_generator_methods[];
 
 #endif

@@ -20,12 +20,13 @@ import traceback
 
 import torch
 
-from . import _metrics
+from . import _C, _metrics
 
 MODES = ("debug", "strict")
 _mode = os.environ.get("PORTA_EAGER_MODE", "debug")
 if _mode not in MODES:
     raise ValueError(f"PORTA_EAGER_MODE must be one of {MODES}, got {_mode!r}")
+_C.aten_set_strict(_mode == "strict")  # the C kernels of libporta's ops defer too
 _pending = []  # deferred failures, oldest first
 
 
@@ -37,6 +38,7 @@ def set_eager_mode(mode):
         raise ValueError(f"eager mode must be one of {MODES}, got {mode!r}")
     _raise_pending("set_eager_mode")
     _mode = mode
+    _C.aten_set_strict(mode == "strict")
 
 
 def get_eager_mode():
@@ -65,8 +67,9 @@ def is_poisoned(tensor):
 
 
 def issued(name, op, kernel):
-    """The porta kernel of aten overload `op` as the dispatcher calls it:
-    counted, and in strict mode with its failures deferred."""
+    """The Python glue kernel of aten overload `op` as the dispatcher calls
+    it: counted, and in strict mode with its failures deferred (the C
+    kernels of libporta's ops do the same in python/csrc/kernel.c)."""
     def run(*args, **kwargs):
         _metrics.count_op(name)
         if _mode == "debug":

@@ -56,6 +56,12 @@ def rebind(tensor, payload):
                              payload.sizes, payload.strides)
 
 
+def restride(tensor, sizes, strides, offset):
+    """Gives an existing porta tensor new geometry on its own storage."""
+    _SET_METADATA.redispatch(_META_KEYS, tensor, tensor.untyped_storage(), offset, sizes,
+                             strides)
+
+
 def is_porta(tensor):
     return isinstance(tensor, torch.Tensor) and tensor.device.type == "porta"
 

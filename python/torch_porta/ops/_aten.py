@@ -1,41 +1,22 @@
 """One thin binding for every op of libporta's aten layer.
 
-For each overload libporta implements, a kernel is registered for the
-PrivateUse1 key that puts the dispatcher's arguments in schema order (with
-defaults), unwraps tensors, and calls _C.aten_call. The schema's alias
-annotations say how to return: an in-place or out= result is the input
-tensor itself, a view is a tensor on its base's storage, anything else is a
-new tensor.
+For each overload libporta implements, a _C.AtenKernel (python/csrc/kernel.c)
+is registered for the PrivateUse1 key: it puts the dispatcher's arguments in
+schema order (with the defaults read here from the schema), reads porta
+tensors as libporta views, runs the op and wraps the results. The schema's
+alias annotations say how to return: an in-place or out= result is the
+input tensor itself, a view is a tensor on its base's storage, anything else
+is a new tensor. The rules the kernels call back into live here and in
+_tensors.py.
 """
+import types
 import warnings
 
 import torch
 
-from .. import _C, _dtypes, _modes, _tensors
+from .. import _C, _dtypes, _metrics, _modes, _tensors
 
 _NO_DEFAULT = object()
-
-
-def _convert(value):
-    if isinstance(value, torch.Tensor):
-        if _tensors.is_porta(value):
-            return _tensors.unwrap(value)
-        if value.device.type == "cpu" and value.dim() == 0:
-            return value.item()  # a number written in an expression (x * 2)
-        raise _tensors._devices_error([value, torch.empty(0, device="porta")])
-    if isinstance(value, (list, tuple)):
-        return [_convert(item) for item in value]
-    if isinstance(value, torch.dtype):
-        return _dtypes.to_porta(value)
-    if isinstance(value, torch.device):
-        return _tensors.device_index(value)
-    if isinstance(value, torch.memory_format):
-        return _MEMORY_FORMATS[value]
-    if isinstance(value, torch.layout):
-        return None
-    if isinstance(value, torch.Generator):
-        _reject_generator(value)
-    return value
 
 
 # porta_memory_format codes (include/porta.h).
@@ -117,40 +98,42 @@ def _return_plan(schema):
     return plan
 
 
-def _make_kernel(op_id, schema):
-    arguments = _argument_plan(schema)
-    returns = _return_plan(schema)
+def _make_kernel(op_id, name, op):
+    schema = op._schema
+    names = tuple(argument.name for argument in schema.arguments)
+    defaults = tuple(default for _, default, _ in _argument_plan(schema))
+    returns = tuple((how, -1 if source is None else source)
+                    for how, source in _return_plan(schema))
     returns_list = len(schema.returns) == 1 and str(schema.returns[0].type) == "List[Tensor]"
-    takes_dtype = any(argument.name == "dtype" for argument in schema.arguments)
+    takes_dtype = "dtype" in names
+    return _C.AtenKernel(op_id, name, op, names, defaults, returns, returns_list, takes_dtype)
 
-    def kernel(*args, **kwargs):
-        values = list(args)
-        for name, default, _ in arguments[len(args):]:
-            value = kwargs.get(name, default)
-            if value is _NO_DEFAULT:
-                raise TypeError(f"aten::{schema.name}: missing argument '{name}'")
-            values.append(value)
-        tensors = [v for v in values if isinstance(v, torch.Tensor)]
-        _tensors.check_same_device(*tensors)
-        if takes_dtype:
-            _sync_default_dtype()
-        results = _C.aten_call(op_id, tuple(_convert(v) for v in values))
-        if returns_list:
-            return [_tensors.wrap(r) for r in results]
-        out = []
-        for (how, source), result in zip(returns, results):
-            if how == "input":
-                _resize_out(values[source], result)
-                out.append(values[source])
-            elif how == "view":
-                out.append(_tensors.wrap_view(values[source], result))
-            elif isinstance(result, _C.Tensor):
-                out.append(_tensors.wrap(result))
-            else:
-                out.append(result)
-        return out[0] if len(out) == 1 else tuple(out)
 
-    return kernel
+def _foreign(tensor, arguments):
+    """A tensor of another device passed to a porta op: a CPU scalar tensor
+    stands for its number (x * torch.tensor(2)), as PyTorch allows on every
+    device; anything else raises like CUDA, naming the devices in argument
+    order."""
+    if tensor.device.type == "cpu" and tensor.dim() == 0:
+        return tensor.item()
+    tensors = [a for a in arguments if isinstance(a, torch.Tensor)]
+    if all(t.device == tensor.device for t in tensors):
+        tensors.append(torch.empty(0, device="porta"))
+    raise _tensors._devices_error(tensors)
+
+
+def _setup_kernels():
+    """Gives the C kernels the Python objects and rules they call on."""
+    context = types.SimpleNamespace(
+        no_default=_NO_DEFAULT, torch_dtypes=_dtypes._PORTA_ORDER,
+        dtype_codes=dict(_dtypes._TO_PORTA), memory_formats=dict(_MEMORY_FORMATS),
+        tensor_type=torch.Tensor, device_type=torch.device, layout_type=torch.layout,
+        generator_type=torch.Generator, create_empty=torch._C._acc.create_empty_tensor,
+        op_counts=_metrics._ops, metrics_module=_metrics, wrap=_tensors.wrap,
+        wrap_view=_tensors.wrap_view, resize_out=_resize_out, foreign=_foreign,
+        device_index=_tensors.device_index, sync_default_dtype=_sync_default_dtype,
+        reject_generator=_reject_generator, defer=_modes._defer)
+    _C.aten_kernel_setup(context)
 
 
 def _overload(name):
@@ -158,12 +141,32 @@ def _overload(name):
     return getattr(getattr(torch.ops.aten, packet), overload or "default")
 
 
+# Ops whose device PyTorch picks from a device argument (BackendSelect), so
+# that porta's kernel also sees copies from or to another device: those
+# calls take PyTorch's composite path (empty on the target + copy_).
+_CROSS_DEVICE = ("_to_copy",)
+
+
+def _route_cross_device(op, kernel):
+    composite = torch._C.DispatchKeySet(torch._C.DispatchKey.CompositeExplicitAutograd)
+
+    def run(self, *args, **kwargs):
+        device = kwargs.get("device")
+        if not _tensors.is_porta(self) or (device is not None and device.type != "porta"):
+            return op.redispatch(composite, self, *args, **kwargs)
+        return kernel(self, *args, **kwargs)
+    return run
+
+
 def register_all():
     """Registers every aten op libporta implements; returns their names."""
+    _setup_kernels()
     names = set()
     for name, op_id in _C.aten_ops().items():
         op = _overload(name)
-        kernel = _modes.issued(name, op, _make_kernel(op_id, op._schema))
+        kernel = _make_kernel(op_id, name, op)
+        if name in _CROSS_DEVICE:
+            kernel = _route_cross_device(op, kernel)
         torch.library.impl(f"aten::{name}", "PrivateUse1")(kernel)
         names.add(name)
     return names

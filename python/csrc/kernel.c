@@ -1,0 +1,657 @@
+/*
+ * kernel.c - torch_porta._C.AtenKernel: the PrivateUse1 kernel of one
+ * libporta aten op, as PyTorch's dispatcher calls it.
+ *
+ * Everything a kernel does on every call happens here in C: counting the
+ * op, putting the arguments in schema order with their defaults, reading
+ * each porta torch tensor as the porta view it stands for, running the op
+ * and wrapping fresh contiguous results as torch tensors. A Python kernel
+ * doing the same cost ten times PyTorch's own CPU add; most of that was the
+ * interpreter. The rules that are rare or PyTorch-shaped stay in Python and
+ * are called only when needed: views on an input's storage, non-contiguous
+ * results, resizing an out= tensor, tensors of other devices, and failures
+ * in strict mode (all in the `hooks` given to aten_kernel_setup).
+ */
+#include <string.h>
+
+#include "porta_py.h"
+
+#define MAX_RETURNS 8
+
+enum return_kind { RETURN_NEW, RETURN_INPUT, RETURN_VIEW };
+
+typedef struct {
+    PyObject_HEAD
+    int op_id;
+    const char *kinds; /* libporta's argument kinds, one letter each */
+    int arg_count;
+    PyObject *name;     /* "add.Tensor": the metrics key */
+    PyObject *op;       /* the OpOverload, for strict mode's deferral */
+    PyObject *arg_names, *defaults; /* tuples in schema order */
+    int return_count;
+    struct {
+        enum return_kind kind;
+        int source;
+    } returns[MAX_RETURNS];
+    int returns_list, takes_dtype;
+} AtenKernelObject;
+
+/* Set once by aten_kernel_setup. */
+static struct {
+    PyObject *no_default;         /* the sentinel of arguments without default */
+    PyObject *torch_dtypes;       /* tuple: torch dtype by porta code */
+    PyObject *dtype_codes;        /* dict: torch dtype -> porta code */
+    PyObject *memory_formats;     /* dict: torch.memory_format -> code */
+    PyObject *tensor_type, *device_type, *layout_type, *generator_type;
+    PyObject *create_empty;       /* torch._C._acc.create_empty_tensor */
+    PyObject *op_counts;          /* the metrics' Counter of ops */
+    PyObject *metrics_module;     /* whose _fallback_depth pauses counting */
+    PyObject *wrap, *wrap_view, *resize_out, *foreign, *device_index, *sync_default_dtype,
+        *reject_generator, *defer;
+    PyObject *s_untyped_storage, *s_porta, *s_shape, *s_stride, *s_storage_offset, *s_dtype,
+        *s_fallback_depth;
+    int ready;
+} hooks;
+
+static int strict_mode;
+
+/* ---- arguments ---- */
+
+/* One call's boxed arguments and what must be released after it. */
+typedef struct {
+    porta_value values[32];
+    porta_tensor *owned[64]; /* tensor references taken while boxing */
+    int owned_count;
+    int64_t *int_lists[32];
+    porta_tensor **tensor_lists[32];
+    PyObject *const *arguments; /* all of the call's, to name devices in errors */
+    int argument_count;
+} call_args;
+
+static void release_args(call_args *call) {
+    for (int i = 0; i < call->owned_count; i++)
+        porta_tensor_release(call->owned[i]);
+    for (int i = 0; i < 32; i++) {
+        PyMem_Free(call->int_lists[i]);
+        PyMem_Free(call->tensor_lists[i]);
+    }
+}
+
+static int own(call_args *call, porta_tensor *tensor) {
+    if (call->owned_count == (int)(sizeof call->owned / sizeof call->owned[0])) {
+        porta_tensor_release(tensor);
+        PyErr_SetString(PyExc_RuntimeError, "porta: too many tensor arguments in one call");
+        return -1;
+    }
+    call->owned[call->owned_count++] = tensor;
+    return 0;
+}
+
+static int sequence_equals(PyObject *seq, const int64_t *values, int count) {
+    if (!PyTuple_Check(seq) || PyTuple_GET_SIZE(seq) != count)
+        return 0;
+    for (int i = 0; i < count; i++)
+        if (PyLong_AsLongLong(PyTuple_GET_ITEM(seq, i)) != values[i])
+            return 0;
+    return 1;
+}
+
+/* The porta view of a porta torch tensor, owned by `call`: the payload its
+ * storage holds when the geometry is the payload's, else a view of the
+ * payload's buffer with the torch tensor's sizes, strides, offset, dtype. */
+static porta_tensor *porta_view_of(PyObject *tensor, PyObject *holder, call_args *call) {
+    porta_tensor *payload = porta_py_unwrap(holder);
+    PyObject *shape = payload ? PyObject_GetAttr(tensor, hooks.s_shape) : NULL;
+    PyObject *strides = shape ? PyObject_CallMethodNoArgs(tensor, hooks.s_stride) : NULL;
+    PyObject *offset = strides ? PyObject_CallMethodNoArgs(tensor, hooks.s_storage_offset) : NULL;
+    PyObject *dtype = offset ? PyObject_GetAttr(tensor, hooks.s_dtype) : NULL;
+    PyObject *code = dtype ? PyDict_GetItemWithError(hooks.dtype_codes, dtype) : NULL;
+    porta_tensor *result = NULL;
+    if (!code) {
+        if (dtype && !PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "porta does not support dtype %R", dtype);
+        goto done;
+    }
+    int rank = (int)PyTuple_GET_SIZE(shape);
+    long long start = PyLong_AsLongLong(offset);
+    porta_dtype want = (porta_dtype)PyLong_AsLong(code);
+    if (rank == porta_tensor_rank(payload) && want == porta_tensor_dtype(payload) &&
+        start == porta_tensor_offset(payload) &&
+        sequence_equals(shape, porta_tensor_sizes(payload), rank) &&
+        sequence_equals(strides, porta_tensor_strides(payload), rank)) {
+        porta_tensor_retain(payload);
+        result = payload;
+    } else {
+        int64_t sizes[PORTA_MAX_RANK], steps[PORTA_MAX_RANK];
+        if (porta_py_int64s(shape, sizes, "tensor sizes") != rank ||
+            porta_py_int64s(strides, steps, "tensor strides") != rank)
+            goto done;
+        porta_status *status = porta_tensor_view(porta_tensor_buffer(payload), want, rank,
+                                                 sizes, steps, start, &result);
+        if (status) {
+            porta_py_raise(status);
+            goto done;
+        }
+    }
+    if (own(call, result) < 0)
+        result = NULL;
+done:
+    Py_XDECREF(shape);
+    Py_XDECREF(strides);
+    Py_XDECREF(offset);
+    Py_XDECREF(dtype);
+    return result;
+}
+
+/* A torch tensor argument as a porta value: a porta tensor's view, or for
+ * a tensor of another device what the Python rule says (a CPU scalar
+ * tensor becomes its number; anything else raises as CUDA does). */
+static int box_torch_tensor(PyObject *tensor, porta_value *value, call_args *call) {
+    PyObject *storage = PyObject_CallMethodNoArgs(tensor, hooks.s_untyped_storage);
+    PyObject *holder = storage ? PyObject_GetAttr(storage, hooks.s_porta) : NULL;
+    Py_XDECREF(storage);
+    if (holder) {
+        porta_tensor *view = porta_view_of(tensor, holder, call);
+        Py_DECREF(holder);
+        if (!view)
+            return -1;
+        *value = (porta_value){.kind = PORTA_VALUE_TENSOR, .tensor = view};
+        return 0;
+    }
+    if (!storage || !PyErr_ExceptionMatches(PyExc_AttributeError))
+        return -1;
+    PyErr_Clear();
+    PyObject *arguments = PyTuple_New(call->argument_count);
+    for (int i = 0; arguments && i < call->argument_count; i++)
+        PyTuple_SET_ITEM(arguments, i, Py_NewRef(call->arguments[i]));
+    PyObject *number = arguments ? PyObject_CallFunctionObjArgs(hooks.foreign, tensor, arguments,
+                                                                NULL)
+                                 : NULL;
+    Py_XDECREF(arguments);
+    if (!number)
+        return -1;
+    if (PyBool_Check(number))
+        *value = (porta_value){.kind = PORTA_VALUE_BOOL, .b = number == Py_True};
+    else if (PyLong_Check(number))
+        *value = (porta_value){.kind = PORTA_VALUE_INT, .i = PyLong_AsLongLong(number)};
+    else
+        *value = (porta_value){.kind = PORTA_VALUE_FLOAT, .f = PyFloat_AsDouble(number)};
+    Py_DECREF(number);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+static int box_tensor_list(PyObject *obj, int optional, call_args *call, int i) {
+    PyObject *seq = PySequence_Fast(obj, "expected a list of tensors");
+    if (!seq)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    porta_tensor **items = PyMem_Calloc((size_t)(n ? n : 1), sizeof *items);
+    call->tensor_lists[i] = items;
+    int status = items ? 0 : (PyErr_NoMemory(), -1);
+    for (Py_ssize_t k = 0; status == 0 && k < n; k++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, k);
+        if (optional && item == Py_None)
+            continue;
+        porta_value boxed;
+        if (!PyObject_TypeCheck(item, (PyTypeObject *)hooks.tensor_type)) {
+            PyErr_Format(PyExc_TypeError, "expected a list of tensors, got a %s in it",
+                         Py_TYPE(item)->tp_name);
+            status = -1;
+        } else if (box_torch_tensor(item, &boxed, call) < 0) {
+            status = -1;
+        } else if (boxed.kind != PORTA_VALUE_TENSOR) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "porta: a list of tensors must hold porta tensors only");
+            status = -1;
+        } else {
+            items[k] = boxed.tensor;
+        }
+    }
+    Py_DECREF(seq);
+    if (status == 0)
+        call->values[i] = (porta_value){.kind = PORTA_VALUE_TENSORS, .tensors = {items, (int)n}};
+    return status;
+}
+
+static int box_int_list(PyObject *obj, call_args *call, int i) {
+    if (PyLong_Check(obj)) { /* int[1] accepts a single int */
+        int64_t *one = PyMem_Malloc(sizeof *one);
+        if (!one)
+            return PyErr_NoMemory(), -1;
+        call->int_lists[i] = one;
+        *one = PyLong_AsLongLong(obj);
+        call->values[i] = (porta_value){.kind = PORTA_VALUE_INTS, .ints = {one, 1}};
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    PyObject *seq = PySequence_Fast(obj, "expected a list of ints");
+    if (!seq)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int64_t *items = PyMem_Malloc((size_t)(n ? n : 1) * sizeof *items);
+    call->int_lists[i] = items;
+    int status = items ? 0 : (PyErr_NoMemory(), -1);
+    for (Py_ssize_t k = 0; status == 0 && k < n; k++) {
+        items[k] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, k));
+        if (items[k] == -1 && PyErr_Occurred())
+            status = -1;
+    }
+    Py_DECREF(seq);
+    if (status == 0)
+        call->values[i] = (porta_value){.kind = PORTA_VALUE_INTS, .ints = {items, (int)n}};
+    return status;
+}
+
+static int box_code(PyObject *table, PyObject *obj, const char *what, porta_value *value) {
+    PyObject *code = PyDict_GetItemWithError(table, obj);
+    if (!code) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "porta does not support %s %R", what, obj);
+        return -1;
+    }
+    *value = (porta_value){.kind = PORTA_VALUE_INT, .i = PyLong_AsLongLong(code)};
+    return 0;
+}
+
+/* Boxes argument i as the kind letter `code` asks for. */
+static int box(PyObject *obj, char code, call_args *call, int i) {
+    porta_value *v = &call->values[i];
+    if (PyObject_TypeCheck(obj, (PyTypeObject *)hooks.generator_type)) {
+        Py_XDECREF(PyObject_CallOneArg(hooks.reject_generator, obj));
+        return -1;
+    } else if (obj == Py_None || code == 'x') {
+        *v = (porta_value){.kind = PORTA_VALUE_NONE};
+    } else if (PyObject_TypeCheck(obj, (PyTypeObject *)hooks.tensor_type)) {
+        return box_torch_tensor(obj, v, call);
+    } else if (code == 'L' || code == 'O') {
+        return box_tensor_list(obj, code == 'O', call, i);
+    } else if (code == 'I' || code == 'J') {
+        return box_int_list(obj, call, i);
+    } else if (code == 'd') {
+        if (box_code(hooks.dtype_codes, obj, "dtype", v) < 0)
+            return -1;
+        *v = (porta_value){.kind = PORTA_VALUE_DTYPE, .dtype = (porta_dtype)v->i};
+    } else if (code == 'm') {
+        return box_code(hooks.memory_formats, obj, "memory format", v);
+    } else if (code == 'D' || Py_IS_TYPE(obj, (PyTypeObject *)hooks.device_type)) {
+        PyObject *index = PyObject_CallOneArg(hooks.device_index, obj);
+        if (!index)
+            return -1;
+        *v = (porta_value){.kind = PORTA_VALUE_INT, .i = PyLong_AsLongLong(index)};
+        Py_DECREF(index);
+    } else if (PyBool_Check(obj)) {
+        *v = (porta_value){.kind = PORTA_VALUE_BOOL, .b = obj == Py_True};
+    } else if (PyLong_Check(obj)) {
+        *v = (porta_value){.kind = PORTA_VALUE_INT, .i = PyLong_AsLongLong(obj)};
+    } else if (PyFloat_Check(obj)) {
+        *v = (porta_value){.kind = PORTA_VALUE_FLOAT, .f = PyFloat_AsDouble(obj)};
+    } else if (PyUnicode_Check(obj)) {
+        *v = (porta_value){.kind = PORTA_VALUE_STRING, .string = PyUnicode_AsUTF8(obj)};
+    } else if (PyObject_TypeCheck(obj, (PyTypeObject *)hooks.layout_type)) {
+        *v = (porta_value){.kind = PORTA_VALUE_NONE};
+    } else {
+        PyErr_Format(PyExc_TypeError, "porta: cannot pass a %s to an aten op",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* ---- results ---- */
+
+/* Whether the tensor has exactly the strides torch._C._acc.create_empty_tensor
+ * gives (row-major, a size-1 or size-0 dim included as it computes them). */
+static int has_row_major_strides(porta_tensor *tensor) {
+    int rank = porta_tensor_rank(tensor);
+    const int64_t *sizes = porta_tensor_sizes(tensor), *strides = porta_tensor_strides(tensor);
+    int64_t expected = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        if (strides[d] != expected)
+            return 0;
+        expected *= sizes[d];
+    }
+    return porta_tensor_offset(tensor) == 0;
+}
+
+/* A torch tensor for a new result: PyTorch makes a contiguous tensor with a
+ * storage of its own, and the storage carries the payload. */
+static PyObject *wrap_new(porta_tensor *tensor) {
+    PyObject *payload = porta_py_wrap(tensor);
+    if (!payload || !has_row_major_strides(tensor)) {
+        PyObject *wrapped = payload ? PyObject_CallOneArg(hooks.wrap, payload) : NULL;
+        Py_XDECREF(payload);
+        return wrapped;
+    }
+    PyObject *sizes = porta_py_tuple_of_int64s(porta_tensor_sizes(tensor),
+                                               porta_tensor_rank(tensor));
+    PyObject *dtype = PyTuple_GetItem(hooks.torch_dtypes, porta_tensor_dtype(tensor));
+    PyObject *result = sizes && dtype
+                           ? PyObject_CallFunctionObjArgs(hooks.create_empty, sizes, dtype, NULL)
+                           : NULL;
+    PyObject *storage = result ? PyObject_CallMethodNoArgs(result, hooks.s_untyped_storage)
+                               : NULL;
+    if (!storage || PyObject_SetAttr(storage, hooks.s_porta, payload) < 0)
+        Py_CLEAR(result);
+    Py_XDECREF(storage);
+    Py_XDECREF(sizes);
+    Py_DECREF(payload);
+    return result;
+}
+
+static PyObject *unbox_number(const porta_value *value) {
+    switch (value->kind) {
+    case PORTA_VALUE_INT: return PyLong_FromLongLong(value->i);
+    case PORTA_VALUE_FLOAT: return PyFloat_FromDouble(value->f);
+    case PORTA_VALUE_BOOL: return PyBool_FromLong(value->b);
+    default: Py_RETURN_NONE;
+    }
+}
+
+/* Result i as the schema returns it; the tensor reference passes on. */
+static PyObject *unbox_result(AtenKernelObject *self, porta_value *result, int i,
+                              PyObject *const *values) {
+    if (result->kind != PORTA_VALUE_TENSOR)
+        return unbox_number(result);
+    porta_tensor *tensor = result->tensor;
+    result->kind = PORTA_VALUE_NONE;
+    enum return_kind kind = i < self->return_count ? self->returns[i].kind : RETURN_NEW;
+    if (kind == RETURN_NEW)
+        return wrap_new(tensor);
+    PyObject *source = values[self->returns[i].source];
+    PyObject *payload = porta_py_wrap(tensor);
+    if (!payload)
+        return NULL;
+    PyObject *out;
+    if (kind == RETURN_VIEW) {
+        out = PyObject_CallFunctionObjArgs(hooks.wrap_view, source, payload, NULL);
+    } else {
+        PyObject *done = PyObject_CallFunctionObjArgs(hooks.resize_out, source, payload, NULL);
+        out = done ? Py_NewRef(source) : NULL;
+        Py_XDECREF(done);
+    }
+    Py_DECREF(payload);
+    return out;
+}
+
+static PyObject *unbox_results(AtenKernelObject *self, porta_value *results, int count,
+                               PyObject *const *values) {
+    if (self->returns_list || count != 1) {
+        PyObject *items = self->returns_list ? PyList_New(count) : PyTuple_New(count);
+        for (int i = 0; items && i < count; i++) {
+            PyObject *item = unbox_result(self, &results[i], i, values);
+            if (!item)
+                Py_CLEAR(items);
+            else if (self->returns_list)
+                PyList_SET_ITEM(items, i, item);
+            else
+                PyTuple_SET_ITEM(items, i, item);
+        }
+        return items;
+    }
+    return unbox_result(self, &results[0], 0, values);
+}
+
+/* ---- the call ---- */
+
+static int count_op(AtenKernelObject *self) {
+    PyObject *depth = PyObject_GetAttr(hooks.metrics_module, hooks.s_fallback_depth);
+    if (!depth)
+        return -1;
+    int paused = PyObject_IsTrue(depth);
+    Py_DECREF(depth);
+    if (paused)
+        return paused < 0 ? -1 : 0;
+    PyObject *count = PyDict_GetItemWithError(hooks.op_counts, self->name);
+    if (!count && PyErr_Occurred())
+        return -1;
+    PyObject *next = PyLong_FromLongLong(count ? PyLong_AsLongLong(count) + 1 : 1);
+    int status = next ? PyDict_SetItem(hooks.op_counts, self->name, next) : -1;
+    Py_XDECREF(next);
+    return status;
+}
+
+/* The arguments in schema order (borrowed): positional ones, then keyword
+ * ones or their defaults. */
+static int gather_values(AtenKernelObject *self, PyObject *args, PyObject *kwargs,
+                         PyObject **values) {
+    Py_ssize_t given = PyTuple_GET_SIZE(args);
+    if (given > self->arg_count) {
+        PyErr_Format(PyExc_TypeError, "aten::%U takes %d arguments, got %zd", self->name,
+                     self->arg_count, given);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < self->arg_count; i++) {
+        PyObject *value = i < given ? PyTuple_GET_ITEM(args, i) : NULL;
+        if (!value && kwargs) {
+            value = PyDict_GetItemWithError(kwargs, PyTuple_GET_ITEM(self->arg_names, i));
+            if (!value && PyErr_Occurred())
+                return -1;
+        }
+        if (!value)
+            value = PyTuple_GET_ITEM(self->defaults, i);
+        if (value == hooks.no_default) {
+            PyErr_Format(PyExc_TypeError, "aten::%U: missing argument '%U'", self->name,
+                         PyTuple_GET_ITEM(self->arg_names, i));
+            return -1;
+        }
+        values[i] = value;
+    }
+    return 0;
+}
+
+static PyObject *run(AtenKernelObject *self, PyObject *args, PyObject *kwargs) {
+    PyObject *values[32];
+    if (gather_values(self, args, kwargs, values) < 0)
+        return NULL;
+    if (self->takes_dtype) {
+        PyObject *done = PyObject_CallNoArgs(hooks.sync_default_dtype);
+        if (!done)
+            return NULL;
+        Py_DECREF(done);
+    }
+    call_args call;
+    memset(&call, 0, sizeof call);
+    call.arguments = values;
+    call.argument_count = self->arg_count;
+    for (int i = 0; i < self->arg_count; i++) {
+        if (box(values[i], self->kinds[i], &call, i) < 0) {
+            release_args(&call);
+            return NULL;
+        }
+    }
+    porta_value *results = NULL;
+    int count = 0;
+    porta_status *status;
+    Py_BEGIN_ALLOW_THREADS
+    status = porta_aten_call(self->op_id, call.values, self->arg_count, &results, &count);
+    Py_END_ALLOW_THREADS
+    release_args(&call);
+    if (status)
+        return porta_py_raise(status);
+    PyObject *out = unbox_results(self, results, count, values);
+    porta_aten_results_free(results, count);
+    return out;
+}
+
+static PyObject *kernel_call(AtenKernelObject *self, PyObject *args, PyObject *kwargs) {
+    if (count_op(self) < 0)
+        return NULL;
+    PyObject *out = run(self, args, kwargs);
+    if (out || !strict_mode)
+        return out;
+    /* Strict mode: a failure becomes placeholders and surfaces at the next
+     * sync point (torch_porta._modes). */
+    PyObject *type, *error, *traceback;
+    PyErr_Fetch(&type, &error, &traceback);
+    PyErr_NormalizeException(&type, &error, &traceback);
+    if (traceback)
+        PyException_SetTraceback(error, traceback);
+    Py_XDECREF(type);
+    Py_XDECREF(traceback);
+    PyObject *no_kwargs = kwargs ? NULL : PyDict_New();
+    PyObject *deferred = (kwargs || no_kwargs)
+                             ? PyObject_CallFunctionObjArgs(hooks.defer, self->name, self->op,
+                                                            args, kwargs ? kwargs : no_kwargs,
+                                                            error, NULL)
+                             : NULL;
+    Py_XDECREF(no_kwargs);
+    Py_DECREF(error);
+    return deferred;
+}
+
+/* ---- construction ---- */
+
+static int parse_returns(AtenKernelObject *self, PyObject *returns) {
+    if (!PyTuple_Check(returns) || PyTuple_GET_SIZE(returns) > MAX_RETURNS) {
+        PyErr_SetString(PyExc_ValueError, "returns: expected a tuple of at most 8 pairs");
+        return -1;
+    }
+    self->return_count = (int)PyTuple_GET_SIZE(returns);
+    for (int i = 0; i < self->return_count; i++) {
+        const char *how;
+        int source;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(returns, i), "si", &how, &source))
+            return -1;
+        if (source >= self->arg_count) {
+            PyErr_Format(PyExc_ValueError, "returns: argument %d out of range", source);
+            return -1;
+        }
+        self->returns[i].source = source < 0 ? 0 : source;
+        if (!strcmp(how, "new"))
+            self->returns[i].kind = RETURN_NEW;
+        else if (!strcmp(how, "input"))
+            self->returns[i].kind = RETURN_INPUT;
+        else if (!strcmp(how, "view"))
+            self->returns[i].kind = RETURN_VIEW;
+        else
+            return PyErr_Format(PyExc_ValueError, "returns: unknown kind %s", how), -1;
+    }
+    return 0;
+}
+
+/* AtenKernel(op_id, name, op, arg_names, defaults, returns, returns_list,
+ * takes_dtype). returns: (kind, argument index) per return, kind "new",
+ * "input" (in-place or out=) or "view"; index -1 for "new". */
+static PyObject *kernel_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    int op_id, returns_list, takes_dtype;
+    PyObject *name, *op, *arg_names, *defaults, *returns;
+    if (!PyArg_ParseTuple(args, "iUOO!O!Opp", &op_id, &name, &op, &PyTuple_Type, &arg_names,
+                          &PyTuple_Type, &defaults, &returns, &returns_list, &takes_dtype))
+        return NULL;
+    if (!hooks.ready)
+        return PyErr_Format(PyExc_RuntimeError, "aten_kernel_setup has not run");
+    const char *kinds = porta_aten_op_args(op_id);
+    if (!kinds)
+        return PyErr_Format(PyExc_ValueError, "porta: no aten op has id %d", op_id);
+    Py_ssize_t count = PyTuple_GET_SIZE(arg_names);
+    if ((size_t)count != strlen(kinds) || PyTuple_GET_SIZE(defaults) != count || count > 32)
+        return PyErr_Format(PyExc_TypeError,
+                            "aten::%U: libporta takes %zu arguments, the schema has %zd", name,
+                            strlen(kinds), count);
+    AtenKernelObject *self = (AtenKernelObject *)type->tp_alloc(type, 0);
+    if (!self)
+        return NULL;
+    self->op_id = op_id;
+    self->kinds = kinds;
+    self->arg_count = (int)count;
+    self->name = Py_NewRef(name);
+    self->op = Py_NewRef(op);
+    self->arg_names = Py_NewRef(arg_names);
+    self->defaults = Py_NewRef(defaults);
+    self->returns_list = returns_list;
+    self->takes_dtype = takes_dtype;
+    if (parse_returns(self, returns) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static void kernel_dealloc(AtenKernelObject *self) {
+    Py_XDECREF(self->name);
+    Py_XDECREF(self->op);
+    Py_XDECREF(self->arg_names);
+    Py_XDECREF(self->defaults);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *kernel_repr(AtenKernelObject *self) {
+    return PyUnicode_FromFormat("<porta kernel aten::%U>", self->name);
+}
+
+static PyTypeObject AtenKernel_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "torch_porta._C.AtenKernel",
+    .tp_basicsize = sizeof(AtenKernelObject),
+    .tp_dealloc = (destructor)kernel_dealloc,
+    .tp_repr = (reprfunc)kernel_repr,
+    .tp_call = (ternaryfunc)kernel_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The PrivateUse1 kernel of one libporta aten op.",
+    .tp_new = kernel_new,
+};
+
+/* aten_kernel_setup(context): the Python objects kernels need, as
+ * attributes of `context` (see torch_porta/ops/_aten.py). Called once. */
+static PyObject *aten_kernel_setup(PyObject *module, PyObject *context) {
+    static const char *const names[] = {
+        "no_default", "torch_dtypes", "dtype_codes", "memory_formats", "tensor_type",
+        "device_type", "layout_type", "generator_type", "create_empty", "op_counts",
+        "metrics_module", "wrap", "wrap_view", "resize_out", "foreign", "device_index",
+        "sync_default_dtype", "reject_generator", "defer"};
+    PyObject **slots[] = {
+        &hooks.no_default, &hooks.torch_dtypes, &hooks.dtype_codes, &hooks.memory_formats,
+        &hooks.tensor_type, &hooks.device_type, &hooks.layout_type, &hooks.generator_type,
+        &hooks.create_empty, &hooks.op_counts, &hooks.metrics_module, &hooks.wrap,
+        &hooks.wrap_view, &hooks.resize_out, &hooks.foreign, &hooks.device_index,
+        &hooks.sync_default_dtype, &hooks.reject_generator, &hooks.defer};
+    if (hooks.ready)
+        return PyErr_Format(PyExc_RuntimeError, "aten_kernel_setup already ran");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        *slots[i] = PyObject_GetAttrString(context, names[i]);
+        if (!*slots[i])
+            return NULL;
+    }
+    if (!PyTuple_Check(hooks.torch_dtypes) || !PyDict_Check(hooks.dtype_codes) ||
+        !PyDict_Check(hooks.memory_formats) || !PyDict_Check(hooks.op_counts))
+        return PyErr_Format(PyExc_TypeError, "aten_kernel_setup: tables of the wrong type");
+    struct {
+        PyObject **slot;
+        const char *text;
+    } strings[] = {{&hooks.s_untyped_storage, "untyped_storage"}, {&hooks.s_porta, "_porta"},
+                   {&hooks.s_shape, "shape"}, {&hooks.s_stride, "stride"},
+                   {&hooks.s_storage_offset, "storage_offset"}, {&hooks.s_dtype, "dtype"},
+                   {&hooks.s_fallback_depth, "_fallback_depth"}};
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
+        if (!(*strings[i].slot = PyUnicode_InternFromString(strings[i].text)))
+            return NULL;
+    hooks.ready = 1;
+    Py_RETURN_NONE;
+}
+
+/* aten_set_strict(flag): whether failures are deferred (strict mode). */
+static PyObject *aten_set_strict(PyObject *module, PyObject *flag) {
+    int value = PyObject_IsTrue(flag);
+    if (value < 0)
+        return NULL;
+    strict_mode = value;
+    Py_RETURN_NONE;
+}
+
+PyMethodDef porta_py_kernel_methods[] = {
+    {"aten_kernel_setup", aten_kernel_setup, METH_O,
+     "aten_kernel_setup(context): the Python objects AtenKernel calls use."},
+    {"aten_set_strict", aten_set_strict, METH_O,
+     "aten_set_strict(flag): defer failures to the next sync point (strict mode)."},
+    {NULL, NULL, 0, NULL},
+};
+
+int porta_py_add_kernel_type(PyObject *module) {
+    if (PyType_Ready(&AtenKernel_Type) < 0)
+        return -1;
+    Py_INCREF(&AtenKernel_Type);
+    if (PyModule_AddObject(module, "AtenKernel", (PyObject *)&AtenKernel_Type) < 0) {
+        Py_DECREF(&AtenKernel_Type);
+        return -1;
+    }
+    return 0;
+}
