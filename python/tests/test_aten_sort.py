@@ -294,3 +294,71 @@ def test_pdist_empty_and_errors(no_fallbacks):
     compare(F.pdist, make((2, 3, 4)))
     compare(lambda t: F.pdist(t, -1.0), make((3, 4)))
     compare(F.pdist, make((3, 4), torch.float16))
+
+
+# ---- embedding_bag ----
+
+BAG_INDICES = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9])
+BAG_OFFSETS = torch.tensor([0, 4, 4, 6])
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("padding_idx", [None, 2])
+@pytest.mark.parametrize("include_last_offset", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_embedding_bag(mode, padding_idx, include_last_offset, dtype, no_fallbacks):
+    weight = make((10, 3), dtype)
+    fn = lambda w, i, o: F.embedding_bag(i, w, o, mode=mode, padding_idx=padding_idx,
+                                         include_last_offset=include_last_offset)
+    # with include_last_offset the last offset closes the last bag
+    offsets = torch.cat([BAG_OFFSETS, torch.tensor([8])]) if include_last_offset else BAG_OFFSETS
+    compare(fn, weight, BAG_INDICES, offsets)
+    compare(fn, weight, BAG_INDICES.int(), offsets.int())
+    compare(fn, make((10, 3), dtype, "transposed"), BAG_INDICES, offsets)
+    compare_grad(lambda w: fn(w, BAG_INDICES.to(w.device), offsets.to(w.device)), weight)
+    compare(lambda w, i: F.embedding_bag(i, w, mode=mode, padding_idx=padding_idx), weight,
+            BAG_INDICES.reshape(2, 4))
+    compare(lambda w, i: F.embedding_bag(i, w, mode=mode, padding_idx=padding_idx), weight,
+            torch.zeros(3, 0, dtype=torch.int64))
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+def test_embedding_bag_scale_grad_by_freq(mode, no_fallbacks):
+    """Each weight row's gradient divided by how often its index occurs. The
+    CPU kernel divides some rows by another index's count (PyTorch 2.13), so
+    the reference is the unscaled CPU gradient divided by the counts."""
+    weight = make((10, 3))
+    grads = []
+    for device, scale in (("cpu", False), ("porta", True)):
+        w = weight.detach().to(device).requires_grad_()
+        out = F.embedding_bag(BAG_INDICES.to(device), w, BAG_OFFSETS.to(device), mode=mode,
+                              scale_grad_by_freq=scale)
+        out.backward(make(out.shape, seed=1).to(device))
+        grads.append(w.grad.cpu())
+    counts = torch.bincount(BAG_INDICES, minlength=10).clamp_min(1).unsqueeze(1)
+    torch.testing.assert_close(grads[1], grads[0] / counts)
+
+
+@pytest.mark.parametrize("padding_idx", [None, 4])
+def test_embedding_bag_per_sample_weights(padding_idx, no_fallbacks):
+    fn = lambda w, s: F.embedding_bag(BAG_INDICES.to(w.device), w, BAG_OFFSETS.to(w.device),
+                                      mode="sum", per_sample_weights=s, padding_idx=padding_idx)
+    compare(fn, make((10, 3)), make((8,), seed=1))
+    compare_grad(fn, make((10, 3), torch.float64), make((8,), torch.float64, seed=1))
+
+
+def test_embedding_bag_errors():
+    weight = make((10, 3))
+    bag = torch.ops.aten._embedding_bag
+    compare(lambda w, i, o: bag(w, i, o, False, 0, False, None, False, -1), weight, BAG_INDICES,
+            torch.tensor([1, 4]))
+    compare(lambda w, i, o: bag(w, i, o, False, 0, False, None, False, -1), weight, BAG_INDICES,
+            torch.tensor([0, 9]))
+    compare(lambda w, i, o, s: bag(w, i, o, False, 2, False, s, False, -1), weight, BAG_INDICES,
+            torch.tensor([0, 4]), make((8,)))
+    compare(lambda w, i, o: bag(w, i, o, False, 3, False, None, False, -1), weight, BAG_INDICES,
+            torch.tensor([0, 4]))
+    compare(lambda w, i, o: bag(w, i, o, False, 0, False, None, False, -1), weight,
+            BAG_INDICES + 5, torch.tensor([0, 4]))
+    compare(lambda w, i, o: bag(w, i, o, False, 0, False, None, False, -1),
+            make((10, 3), torch.int32), BAG_INDICES, torch.tensor([0, 4]))
