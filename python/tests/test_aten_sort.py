@@ -362,3 +362,46 @@ def test_embedding_bag_errors():
             BAG_INDICES + 5, torch.tensor([0, 4]))
     compare(lambda w, i, o: bag(w, i, o, False, 0, False, None, False, -1),
             make((10, 3), torch.int32), BAG_INDICES, torch.tensor([0, 4]))
+
+
+# ---- grid_sample ----
+
+def _grid(shape, dtype=torch.float32, seed=3):
+    """Sample points in [-1.2, 1.2]: some fall outside the image."""
+    g = torch.Generator().manual_seed(seed)
+    return (torch.rand(shape, generator=g) * 2.4 - 1.2).to(dtype)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_grid_sample(mode, padding_mode, align_corners, dtype, no_fallbacks):
+    fn = lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=padding_mode,
+                                    align_corners=align_corners)
+    x, grid = make((2, 3, 5, 6), dtype), _grid((2, 4, 3, 2), dtype)
+    compare(fn, x, grid)
+    compare(fn, make((2, 3, 5, 6), dtype, "transposed"), _grid((2, 3, 4, 2), dtype).transpose(1, 2))
+    if mode != "bicubic" or dtype == torch.float64:  # float32: 16 taps round differently
+        compare_grad(fn, x, grid)
+
+
+def test_grid_sample_single_pixel_half_and_empty(no_fallbacks):
+    fn = lambda x, g: F.grid_sample(x, g, padding_mode="reflection", align_corners=True)
+    compare(fn, make((1, 2, 1, 1)), _grid((1, 3, 3, 2)))
+    compare_grad(fn, make((1, 2, 1, 4), torch.float64), _grid((1, 3, 3, 2), torch.float64))
+    compare(lambda x, g: F.grid_sample(x, g, align_corners=False), make((2, 3, 5, 6), torch.float16),
+            _grid((2, 4, 3, 2), torch.float16), atol=1e-2, rtol=1e-2)
+    compare(lambda x, g: F.grid_sample(x, g, align_corners=False), make((0, 3, 5, 6)),
+            _grid((0, 4, 3, 2)))
+    compare(lambda x, g: F.grid_sample(x, g, align_corners=False), make((1, 3, 5, 6)),
+            _grid((1, 0, 3, 2)))
+
+
+def test_grid_sample_errors():
+    x = make((1, 2, 3, 4))
+    fn = lambda x, g: F.grid_sample(x, g, align_corners=False)
+    compare(fn, x, _grid((2, 2, 2, 2)))
+    compare(fn, x, _grid((1, 2, 2, 3)))
+    compare(fn, make((1, 2, 0, 4)), _grid((1, 2, 2, 2)))
+    compare(fn, x, _grid((1, 2, 2, 2), torch.float64))

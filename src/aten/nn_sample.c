@@ -1,12 +1,15 @@
 /* Sampling ops: col2im (fold) and its adjoint im2col (unfold), and
  * grid_sampler_2d.
  *
+ * (grid_sampler_2d lives in nn_sample_grid.c.)
+ *
  * col2im and im2col share one int64 map, computed on the host, from each
  * (kernel offset, block) column element to its position in the zero-padded
  * image plane: im2col gathers the padded image through it, col2im
  * scatter-adds the columns through it and crops the padding. */
 #include <stdlib.h>
 
+#include "aten/nn_sample_grid.h"
 #include "aten/nn_scope.h"
 #include "aten/reduce_helpers.h"
 #include "core/status.h"
@@ -195,6 +198,8 @@ static porta_status *im2col(const porta_value *args, aten_results *results) {
 
 const aten_op aten_nn_sample_ops[] = {
     {"col2im", "TIIIII", col2im},
+    {"grid_sampler_2d", "TTiib", aten_grid_sampler_2d},
+    {"grid_sampler_2d_backward", "TTTiibI", aten_grid_sampler_2d_backward},
     {"im2col", "TIIII", im2col},
     {NULL, NULL, NULL},
 };
