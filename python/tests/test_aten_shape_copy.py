@@ -379,6 +379,7 @@ def test_constant_pad_nd_errors_and_gradient():
     compare(lambda t: aten.constant_pad_nd(t, [1, 1, 1, 1, 1, 1]), x)
     compare(lambda t: aten.constant_pad_nd(t, [-3, -2]), x)
     compare(lambda t: aten.constant_pad_nd(t.to(torch.uint8), [1, 1], 300), x)
+    compare(lambda t: aten.constant_pad_nd(t.to(torch.uint8), [1, 1], -1), x)  # wraps to 255
     compare(lambda t: aten.constant_pad_nd(t, [0, 0], 1), make((0, 3)))
     compare(lambda t: aten.constant_pad_nd(t, [1, 1], 1), make((0, 3)))
     for dtype in (torch.float32, torch.float64):

@@ -194,16 +194,17 @@ static porta_status *scalar_tensor(const porta_value *args, aten_results *r) {
     return make_full(&no_sizes, &args[0], aten_dtype_or_default(&args[1]), &args[3], r);
 }
 
-/* A new tensor like self for the *_like factories: (self, dtype, layout,
- * device, pin_memory, memory_format) from args[first]; the dtype defaults
- * to self's, the device to self's, the layout to preserve. */
-static porta_status *new_like(const char *op, const porta_value *self, const porta_value *args,
-                              porta_tensor **out) {
+/* A new tensor like self for the *_like factories, whose options
+ * (dtype, layout, device, pin_memory, memory_format) start at `options`:
+ * the dtype and device default to self's, the layout to preserve. */
+static porta_status *new_like(const char *op, const porta_value *self,
+                              const porta_value *options, porta_tensor **out) {
+    const porta_value *dtype = &options[0], *device = &options[2], *format = &options[4];
     const porta_tensor *x = self->tensor;
-    porta_device *device = x->buffer->device;
-    if (args[2].kind == PORTA_VALUE_INT) PORTA_TRY(aten_factory_device(&args[2], &device));
-    porta_dtype dtype = args[0].kind == PORTA_VALUE_DTYPE ? args[0].dtype : x->dtype;
-    return aten_empty_like(op, x, dtype, device, &args[4], out);
+    porta_device *target = x->buffer->device;
+    if (device->kind == PORTA_VALUE_INT) PORTA_TRY(aten_factory_device(device, &target));
+    return aten_empty_like(op, x, dtype->kind == PORTA_VALUE_DTYPE ? dtype->dtype : x->dtype,
+                           target, format, out);
 }
 
 /* empty_like(self, dtype, layout, device, pin_memory, memory_format) */

@@ -4,6 +4,7 @@
  * which the *_scatter ops and the *_like factories share. */
 #include <string.h>
 
+#include "aten/factory.h"
 #include "aten/shape.h"
 #include "aten/shape_copy.h"
 #include "core/status.h"
@@ -138,11 +139,13 @@ porta_status *aten_empty_like(const char *op, const porta_tensor *x, porta_dtype
     return aten_empty_strided(device, dtype, x->rank, x->sizes, strides, out);
 }
 
-/* A new tensor like x (dtype, layout `format`) holding x's values. */
+/* A new tensor like x (dtype, device, layout `format`) holding x's
+ * values. */
 static porta_status *copy_like(const char *op, const porta_tensor *x, porta_dtype dtype,
-                               const porta_value *format, porta_tensor **out) {
+                               porta_device *device, const porta_value *format,
+                               porta_tensor **out) {
     porta_tensor *result = NULL;
-    PORTA_TRY(aten_empty_like(op, x, dtype, x->buffer->device, format, &result));
+    PORTA_TRY(aten_empty_like(op, x, dtype, device, format, &result));
     porta_status *status = porta_copy(x, result);
     if (status) {
         porta_tensor_release(result);
@@ -162,7 +165,8 @@ static bool overlaps(const porta_tensor *x) {
 porta_status *aten_clone_preserve_strides(const porta_tensor *x, porta_tensor **out) {
     if (overlaps(x)) {
         porta_value preserve = {.kind = PORTA_VALUE_INT, .i = PORTA_MEMORY_PRESERVE};
-        return copy_like("clone_preserve_strides", x, x->dtype, &preserve, out);
+        return copy_like("clone_preserve_strides", x, x->dtype, x->buffer->device, &preserve,
+                         out);
     }
     int64_t count = (int64_t)(x->buffer->size / porta_dtype_size(x->dtype)), one = 1;
     porta_tensor *whole = NULL, *copy = NULL;
@@ -178,24 +182,28 @@ done:
 }
 
 static porta_status *push_copy_like(const char *op, const porta_tensor *x, porta_dtype dtype,
-                                    const porta_value *format, aten_results *r) {
+                                    porta_device *device, const porta_value *format,
+                                    aten_results *r) {
     porta_tensor *out = NULL;
-    PORTA_TRY(copy_like(op, x, dtype, format, &out));
+    PORTA_TRY(copy_like(op, x, dtype, device, format, &out));
     return aten_push_tensor(r, out);
 }
 
 /* clone(self, memory_format) */
 static porta_status *clone(const porta_value *args, aten_results *r) {
-    return push_copy_like("clone", args[0].tensor, args[0].tensor->dtype, &args[1], r);
+    const porta_tensor *self = args[0].tensor;
+    return push_copy_like("clone", self, self->dtype, self->buffer->device, &args[1], r);
 }
 
 /* _to_copy(self, dtype, layout, device, pin_memory, non_blocking,
- * memory_format): a copy on self's device; the binding sends copies to
- * other devices elsewhere, so `device` names self's. */
+ * memory_format): a copy on a porta device (the binding sends copies to
+ * other kinds of device elsewhere), self's unless `device` names one. */
 static porta_status *to_copy(const porta_value *args, aten_results *r) {
     const porta_tensor *self = args[0].tensor;
     porta_dtype dtype = args[1].kind == PORTA_VALUE_DTYPE ? args[1].dtype : self->dtype;
-    return push_copy_like("_to_copy", self, dtype, &args[6], r);
+    porta_device *device = self->buffer->device;
+    if (args[3].kind == PORTA_VALUE_INT) PORTA_TRY(aten_factory_device(&args[3], &device));
+    return push_copy_like("_to_copy", self, dtype, device, &args[6], r);
 }
 
 /* copy(self, src, non_blocking): copy_ without the write, a new tensor
