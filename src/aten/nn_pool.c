@@ -222,8 +222,10 @@ static porta_status *max_pool(const char *op, int dims, const porta_value *args,
     int last = pool_shape(&g, g.out, flat);
     flat[last] = window;
     porta_tensor *rows = nn_reshape(&s, win, last + 1, flat);
-    porta_tensor *values = nn_reduce(&s, PORTA_REDUCE_MAX, rows, &last, 1, false);
-    porta_tensor *local = nn_reduce(&s, PORTA_REDUCE_ARGMAX, rows, &last, 1, false);
+    /* the maxima are read at their argmax: one pass over the windows, not two */
+    porta_tensor *picked = nn_reduce(&s, PORTA_REDUCE_ARGMAX, rows, &last, 1, true);
+    porta_tensor *values = nn_reshape(&s, nn_gather(&s, rows, last, picked), last, flat);
+    porta_tensor *local = nn_reshape(&s, picked, last, flat);
     /* window position (k_0, k_1, ...) of each output -> flat input index
      * sum_i (start_i + k_i * dilation_i) * stride of axis i in the input */
     porta_tensor *index = NULL;
