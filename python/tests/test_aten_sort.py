@@ -136,6 +136,51 @@ def test_median_dtypes_nan_scalar(dtype, no_fallbacks):
         compare(torch.median, y)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64])
+def test_nanmedian(dtype, no_fallbacks):
+    nan = float("nan")
+    x = make((4, 5), dtype)
+    if dtype.is_floating_point:
+        x = torch.tensor([[nan, nan, 6, nan, nan], [1, nan, 2, 5, nan], [3, nan, nan, 4, 1],
+                          [2, 1, 0, -1, 7]], dtype=dtype)
+        # an all-NaN row gives NaN; the CPU's index there depends on its selection order
+        all_nan = torch.full((2, 4), nan, dtype=dtype)
+        compare(lambda t: (torch.nanmedian(t, 1)[0], torch.nanmedian(t)), all_nan)
+    for keepdim in (False, True):
+        compare(lambda t: torch.nanmedian(t, 1, keepdim=keepdim), x)
+        compare(lambda t: torch.nanmedian(t, 0, keepdim=keepdim), x)
+    compare(torch.nanmedian, x)
+    compare(torch.nanmedian, x[1:])
+    if dtype == torch.float64:
+        compare_grad(lambda t: torch.nanmedian(t, 1)[0], make((4, 5), dtype))
+
+
+def test_out_variants(no_fallbacks):
+    x = make((4, 6))
+
+    def outs(fn):
+        def run(t):
+            values = torch.empty(0, device=t.device)
+            indices = torch.empty(0, dtype=torch.int64, device=t.device)
+            returned = fn(t, (values, indices))
+            return values, indices, returned[0], returned[1]
+        return run
+
+    compare(outs(lambda t, out: torch.sort(t, 1, out=out)), x)
+    compare(outs(lambda t, out: torch.sort(t, dim=0, descending=True, stable=True, out=out)), x)
+    compare(outs(lambda t, out: torch.topk(t, 3, out=out)), x)
+    compare(outs(lambda t, out: torch.kthvalue(t, 2, 0, out=out)), x)
+    compare(outs(lambda t, out: torch.median(t, 1, keepdim=True, out=out)), x)
+    compare(outs(lambda t, out: torch.nanmedian(t, 1, out=out)), x)
+
+    def given(t):  # outs of the right shape are written in place
+        values, indices = torch.zeros(4, 6, device=t.device), torch.zeros(
+            4, 6, dtype=torch.int64, device=t.device)
+        torch.sort(t, 1, out=(values, indices))
+        return values, indices
+    compare(given, x)
+
+
 def test_kthvalue_median_errors():
     x = make((3, 4))
     compare(lambda t: torch.kthvalue(t, 0), x)

@@ -1,7 +1,8 @@
 /* Sorting ops: sort (every variant is stable; stable=False admits that
  * order too), topk (the first k of a sort), and the order statistics
- * kthvalue and median, which pick one position of a sorted row. All of them
- * run the sort primitive once and then slice or gather. */
+ * kthvalue, median and nanmedian, which pick one position of a sorted row,
+ * with their out= variants. All of them run the sort primitive once and then
+ * slice or gather. */
 #include <math.h>
 
 #include "aten/nn_scope.h"
@@ -136,9 +137,12 @@ static porta_status *kthvalue(const porta_value *a, aten_results *results) {
     return nn_end(&s);
 }
 
-/* The lower median's position in each ascending row, or, as PyTorch
- * propagates NaN, the first NaN's (NaNs sort last and stay in order). */
-static porta_tensor *median_position(nn_scope *s, const porta_tensor *x, int axis) {
+/* The median's position in each ascending row (NaNs sort last, in order):
+ * median takes the lower median, or the first NaN when a row has one, as
+ * PyTorch propagates NaN; nanmedian the lower median of the numbers (the
+ * first NaN when there are none). */
+static porta_tensor *median_position(nn_scope *s, const porta_tensor *x, int axis,
+                                     bool ignore_nan) {
     int64_t n = row_length(x, axis), sizes[PORTA_MAX_RANK];
     reduced_shape(x, axis, sizes);
     porta_device *device = x->buffer->device;
@@ -147,28 +151,42 @@ static porta_tensor *median_position(nn_scope *s, const porta_tensor *x, int axi
     int axes[1] = {axis};
     porta_tensor *nans = nn_reduce(s, PORTA_REDUCE_SUM, nn_unary(s, PORTA_ISNAN, x), axes,
                                    x->rank ? 1 : 0, true);
-    porta_tensor *first_nan = nn_binary(s, PORTA_SUB, nn_full(s, device, PORTA_I64, 0, NULL,
-                                                              (double)n), nans);
+    porta_tensor *numbers = nn_binary(s, PORTA_SUB, nn_full(s, device, PORTA_I64, 0, NULL,
+                                                            (double)n), nans);
+    if (ignore_nan) {
+        porta_tensor *last = nn_binary_num(s, PORTA_MAXIMUM,
+                                           nn_binary_num(s, PORTA_SUB, numbers, 1), 0);
+        return nn_binary_num(s, PORTA_FLOOR_DIVIDE, last, 2);
+    }
     porta_tensor *has_nan = nn_binary_num(s, PORTA_GT, nans, 0);
-    return nn_ternary(s, PORTA_WHERE, has_nan, first_nan, middle);
+    return nn_ternary(s, PORTA_WHERE, has_nan, numbers, middle);
 }
 
-/* median.dim(self, dim, keepdim) */
-static porta_status *median_dim(const porta_value *a, aten_results *results) {
+static porta_status *median_dim_of(const porta_value *a, bool ignore_nan,
+                                   aten_results *results) {
     const porta_tensor *x = a[0].tensor;
     int axis = 0;
     PORTA_TRY(sort_axis(x, a[1].i, &axis));
-    PORTA_TRY(check_nonempty_row("median", x, axis));
+    PORTA_TRY(check_nonempty_row(ignore_nan ? "nanmedian" : "median", x, axis));
     nn_scope s = {0};
     porta_tensor *values, *indices;
     sort_held(&s, x, axis, false, &values, &indices);
-    pick_sorted(&s, values, indices, axis, median_position(&s, x, axis), a[2].b, results);
+    pick_sorted(&s, values, indices, axis, median_position(&s, x, axis, ignore_nan), a[2].b,
+                results);
     return nn_end(&s);
 }
 
-/* median(self): the median of every element (NaN if any is NaN). */
-static porta_status *median(const porta_value *a, aten_results *results) {
-    const porta_tensor *x = a[0].tensor;
+/* median.dim(self, dim, keepdim) */
+static porta_status *median_dim(const porta_value *a, aten_results *r) {
+    return median_dim_of(a, false, r);
+}
+/* nanmedian.dim(self, dim, keepdim) */
+static porta_status *nanmedian_dim(const porta_value *a, aten_results *r) {
+    return median_dim_of(a, true, r);
+}
+
+/* median(self) or nanmedian(self) over every element. */
+static porta_status *median_all(const porta_tensor *x, bool ignore_nan, aten_results *results) {
     int64_t numel = porta_tensor_numel(x);
     nn_scope s = {0};
     if (numel == 0) { /* PyTorch gives NaN for an empty tensor */
@@ -177,17 +195,75 @@ static porta_status *median(const porta_value *a, aten_results *results) {
     }
     porta_tensor *flat = nn_reshape(&s, x, 1, &numel), *values, *indices;
     sort_held(&s, flat, 0, false, &values, &indices);
-    porta_tensor *picked = nn_gather(&s, values, 0, s.status ? NULL : median_position(&s, flat, 0));
-    nn_push(&s, results, nn_reshape(&s, picked, 0, NULL));
+    porta_tensor *position = s.status ? NULL : median_position(&s, flat, 0, ignore_nan);
+    nn_push(&s, results, nn_reshape(&s, nn_gather(&s, values, 0, position), 0, NULL));
     return nn_end(&s);
+}
+
+static porta_status *median(const porta_value *a, aten_results *r) {
+    return median_all(a[0].tensor, false, r);
+}
+static porta_status *nanmedian(const porta_value *a, aten_results *r) {
+    return median_all(a[0].tensor, true, r);
+}
+
+/* The out= variants: `fn` computes new results from the leading arguments,
+ * then each goes into its out tensor (args[first_out + i]) when the shapes
+ * match, cast to its dtype; otherwise the new tensor is returned and the
+ * binding resizes the out tensor to it, as PyTorch resizes outs. */
+static porta_status *into_outs(aten_fn fn, const porta_value *args, int first_out,
+                               aten_results *results) {
+    aten_results computed = {0};
+    porta_status *status = fn(args, &computed);
+    for (int i = 0; !status && i < computed.count; i++) {
+        porta_tensor *result = computed.items[i].tensor, *out = args[first_out + i].tensor;
+        bool same_shape = result->rank == out->rank;
+        for (int d = 0; same_shape && d < out->rank; d++)
+            same_shape = result->sizes[d] == out->sizes[d];
+        porta_tensor *given = same_shape ? out : result;
+        if (same_shape) status = porta_copy(result, out);
+        if (!status) {
+            porta_tensor_retain(given);
+            status = aten_push_tensor(results, given);
+        }
+    }
+    porta_aten_results_free(computed.items, computed.count);
+    return status;
+}
+
+static porta_status *sort_values(const porta_value *a, aten_results *r) {
+    return into_outs(sort, a, 3, r);
+}
+static porta_status *sort_values_stable(const porta_value *a, aten_results *r) {
+    return into_outs(sort_stable, a, 4, r);
+}
+static porta_status *topk_values(const porta_value *a, aten_results *r) {
+    return into_outs(topk, a, 5, r);
+}
+static porta_status *kthvalue_values(const porta_value *a, aten_results *r) {
+    return into_outs(kthvalue, a, 4, r);
+}
+static porta_status *median_dim_values(const porta_value *a, aten_results *r) {
+    return into_outs(median_dim, a, 3, r);
+}
+static porta_status *nanmedian_dim_values(const porta_value *a, aten_results *r) {
+    return into_outs(nanmedian_dim, a, 3, r);
 }
 
 const aten_op aten_sort_ops[] = {
     {"kthvalue", "Tiib", kthvalue},
+    {"kthvalue.values", "TiibTT", kthvalue_values},
     {"median", "T", median},
     {"median.dim", "Tib", median_dim},
+    {"median.dim_values", "TibTT", median_dim_values},
+    {"nanmedian", "T", nanmedian},
+    {"nanmedian.dim", "Tib", nanmedian_dim},
+    {"nanmedian.dim_values", "TibTT", nanmedian_dim_values},
     {"sort", "Tib", sort},
     {"sort.stable", "Tcib", sort_stable},
+    {"sort.values", "TibTT", sort_values},
+    {"sort.values_stable", "TcibTT", sort_values_stable},
     {"topk", "Tiibb", topk},
+    {"topk.values", "TiibbTT", topk_values},
     {NULL, NULL, NULL},
 };
