@@ -44,16 +44,21 @@ static struct {
     PyObject *memory_formats;     /* dict: torch.memory_format -> code */
     PyObject *tensor_type, *device_type, *layout_type, *generator_type;
     PyObject *create_empty;       /* torch._C._acc.create_empty_tensor */
-    PyObject *op_counts;          /* the metrics' Counter of ops */
-    PyObject *metrics_module;     /* whose _fallback_depth pauses counting */
     PyObject *wrap, *wrap_view, *resize_out, *foreign, *device_index, *sync_default_dtype,
         *reject_generator, *defer;
-    PyObject *s_untyped_storage, *s_porta, *s_shape, *s_stride, *s_storage_offset, *s_dtype,
-        *s_fallback_depth;
+    PyObject *s_untyped_storage, *s_porta, *s_shape, *s_stride, *s_storage_offset, *s_dtype;
     int ready;
 } hooks;
 
 static int strict_mode;
+/* Calls per op id for torch_porta.metrics(); not counted while paused (the
+ * ops a CPU fallback issues itself). */
+static int64_t *op_counts;
+static int counting_paused;
+
+/* Below this many elements in all tensor arguments an op runs holding the
+ * GIL: releasing and taking it back costs more than such an op. */
+#define SMALL_OP_ELEMENTS 32768
 
 /* ---- arguments ---- */
 
@@ -66,6 +71,7 @@ typedef struct {
     porta_tensor **tensor_lists[32];
     PyObject *const *arguments; /* all of the call's, to name devices in errors */
     int argument_count;
+    int64_t elements; /* in all tensor arguments */
 } call_args;
 
 static void release_args(call_args *call) {
@@ -84,6 +90,7 @@ static int own(call_args *call, porta_tensor *tensor) {
         return -1;
     }
     call->owned[call->owned_count++] = tensor;
+    call->elements += porta_tensor_numel(tensor);
     return 0;
 }
 
@@ -392,23 +399,6 @@ static PyObject *unbox_results(AtenKernelObject *self, porta_value *results, int
 
 /* ---- the call ---- */
 
-static int count_op(AtenKernelObject *self) {
-    PyObject *depth = PyObject_GetAttr(hooks.metrics_module, hooks.s_fallback_depth);
-    if (!depth)
-        return -1;
-    int paused = PyObject_IsTrue(depth);
-    Py_DECREF(depth);
-    if (paused)
-        return paused < 0 ? -1 : 0;
-    PyObject *count = PyDict_GetItemWithError(hooks.op_counts, self->name);
-    if (!count && PyErr_Occurred())
-        return -1;
-    PyObject *next = PyLong_FromLongLong(count ? PyLong_AsLongLong(count) + 1 : 1);
-    int status = next ? PyDict_SetItem(hooks.op_counts, self->name, next) : -1;
-    Py_XDECREF(next);
-    return status;
-}
-
 /* The arguments in schema order (borrowed): positional ones, then keyword
  * ones or their defaults. */
 static int gather_values(AtenKernelObject *self, PyObject *args, PyObject *kwargs,
@@ -461,9 +451,13 @@ static PyObject *run(AtenKernelObject *self, PyObject *args, PyObject *kwargs) {
     porta_value *results = NULL;
     int count = 0;
     porta_status *status;
-    Py_BEGIN_ALLOW_THREADS
-    status = porta_aten_call(self->op_id, call.values, self->arg_count, &results, &count);
-    Py_END_ALLOW_THREADS
+    if (call.elements < SMALL_OP_ELEMENTS) {
+        status = porta_aten_call(self->op_id, call.values, self->arg_count, &results, &count);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        status = porta_aten_call(self->op_id, call.values, self->arg_count, &results, &count);
+        Py_END_ALLOW_THREADS
+    }
     release_args(&call);
     if (status)
         return porta_py_raise(status);
@@ -473,8 +467,8 @@ static PyObject *run(AtenKernelObject *self, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *kernel_call(AtenKernelObject *self, PyObject *args, PyObject *kwargs) {
-    if (count_op(self) < 0)
-        return NULL;
+    if (!counting_paused)
+        op_counts[self->op_id]++;
     PyObject *out = run(self, args, kwargs);
     if (out || !strict_mode)
         return out;
@@ -595,13 +589,13 @@ static PyTypeObject AtenKernel_Type = {
 static PyObject *aten_kernel_setup(PyObject *module, PyObject *context) {
     static const char *const names[] = {
         "no_default", "torch_dtypes", "dtype_codes", "memory_formats", "tensor_type",
-        "device_type", "layout_type", "generator_type", "create_empty", "op_counts",
-        "metrics_module", "wrap", "wrap_view", "resize_out", "foreign", "device_index",
-        "sync_default_dtype", "reject_generator", "defer"};
+        "device_type", "layout_type", "generator_type", "create_empty", "wrap", "wrap_view",
+        "resize_out", "foreign", "device_index", "sync_default_dtype", "reject_generator",
+        "defer"};
     PyObject **slots[] = {
         &hooks.no_default, &hooks.torch_dtypes, &hooks.dtype_codes, &hooks.memory_formats,
         &hooks.tensor_type, &hooks.device_type, &hooks.layout_type, &hooks.generator_type,
-        &hooks.create_empty, &hooks.op_counts, &hooks.metrics_module, &hooks.wrap,
+        &hooks.create_empty, &hooks.wrap,
         &hooks.wrap_view, &hooks.resize_out, &hooks.foreign, &hooks.device_index,
         &hooks.sync_default_dtype, &hooks.reject_generator, &hooks.defer};
     if (hooks.ready)
@@ -612,19 +606,51 @@ static PyObject *aten_kernel_setup(PyObject *module, PyObject *context) {
             return NULL;
     }
     if (!PyTuple_Check(hooks.torch_dtypes) || !PyDict_Check(hooks.dtype_codes) ||
-        !PyDict_Check(hooks.memory_formats) || !PyDict_Check(hooks.op_counts))
+        !PyDict_Check(hooks.memory_formats))
         return PyErr_Format(PyExc_TypeError, "aten_kernel_setup: tables of the wrong type");
     struct {
         PyObject **slot;
         const char *text;
     } strings[] = {{&hooks.s_untyped_storage, "untyped_storage"}, {&hooks.s_porta, "_porta"},
                    {&hooks.s_shape, "shape"}, {&hooks.s_stride, "stride"},
-                   {&hooks.s_storage_offset, "storage_offset"}, {&hooks.s_dtype, "dtype"},
-                   {&hooks.s_fallback_depth, "_fallback_depth"}};
+                   {&hooks.s_storage_offset, "storage_offset"}, {&hooks.s_dtype, "dtype"}};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         if (!(*strings[i].slot = PyUnicode_InternFromString(strings[i].text)))
             return NULL;
+    op_counts = PyMem_Calloc((size_t)porta_aten_op_count() + 1, sizeof *op_counts);
+    if (!op_counts)
+        return PyErr_NoMemory();
     hooks.ready = 1;
+    Py_RETURN_NONE;
+}
+
+/* aten_op_counts(): {op name: calls} of the ops called since the last
+ * reset. */
+static PyObject *aten_op_counts(PyObject *module, PyObject *unused) {
+    PyObject *counts = PyDict_New();
+    for (int id = 0; counts && op_counts && id < porta_aten_op_count(); id++) {
+        if (!op_counts[id])
+            continue;
+        PyObject *value = PyLong_FromLongLong(op_counts[id]);
+        if (!value || PyDict_SetItemString(counts, porta_aten_op_name(id), value) < 0)
+            Py_CLEAR(counts);
+        Py_XDECREF(value);
+    }
+    return counts;
+}
+
+static PyObject *aten_reset_op_counts(PyObject *module, PyObject *unused) {
+    if (op_counts)
+        memset(op_counts, 0, (size_t)porta_aten_op_count() * sizeof *op_counts);
+    Py_RETURN_NONE;
+}
+
+/* aten_pause_counting(flag): ops are not counted while paused. */
+static PyObject *aten_pause_counting(PyObject *module, PyObject *flag) {
+    int value = PyObject_IsTrue(flag);
+    if (value < 0)
+        return NULL;
+    counting_paused = value;
     Py_RETURN_NONE;
 }
 
@@ -640,6 +666,11 @@ static PyObject *aten_set_strict(PyObject *module, PyObject *flag) {
 PyMethodDef porta_py_kernel_methods[] = {
     {"aten_kernel_setup", aten_kernel_setup, METH_O,
      "aten_kernel_setup(context): the Python objects AtenKernel calls use."},
+    {"aten_op_counts", aten_op_counts, METH_NOARGS,
+     "aten_op_counts(): {op name: calls} since the last reset."},
+    {"aten_reset_op_counts", aten_reset_op_counts, METH_NOARGS, "Zeroes the op counts."},
+    {"aten_pause_counting", aten_pause_counting, METH_O,
+     "aten_pause_counting(flag): stop (True) or resume (False) counting ops."},
     {"aten_set_strict", aten_set_strict, METH_O,
      "aten_set_strict(flag): defer failures to the next sync point (strict mode)."},
     {NULL, NULL, 0, NULL},

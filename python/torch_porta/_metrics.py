@@ -9,7 +9,9 @@ The counters are plain dict increments, cheap enough to stay always on.
 """
 import collections
 
-_ops = collections.Counter()
+from . import _C
+
+_ops = collections.Counter()  # Python glue kernels; libporta's ops count in C
 _fallbacks = collections.Counter()
 _syncs = collections.Counter()
 _bytes = collections.Counter()
@@ -47,10 +49,12 @@ class inside_fallback:
     def __enter__(self):
         global _fallback_depth
         _fallback_depth += 1
+        _C.aten_pause_counting(True)
 
     def __exit__(self, *exc):
         global _fallback_depth
         _fallback_depth -= 1
+        _C.aten_pause_counting(_fallback_depth > 0)
 
 
 def metrics():
@@ -58,8 +62,10 @@ def metrics():
     "bytes_to_device": n, "bytes_to_host": n, "syncs": {kind: n}}.
     Op names are aten overload names as in "add.Tensor" ("neg" for a
     default overload)."""
+    ops = collections.Counter(_C.aten_op_counts())
+    ops.update(_ops)
     return {
-        "ops": dict(_ops),
+        "ops": dict(ops),
         "fallbacks": dict(_fallbacks),
         "bytes_to_device": _bytes["to_device"],
         "bytes_to_host": _bytes["to_host"],
@@ -70,3 +76,4 @@ def metrics():
 def reset_metrics():
     for counter in (_ops, _fallbacks, _syncs, _bytes):
         counter.clear()
+    _C.aten_reset_op_counts()

@@ -14,7 +14,7 @@ import warnings
 
 import torch
 
-from .. import _C, _dtypes, _metrics, _modes, _tensors
+from .. import _C, _dtypes, _modes, _tensors
 
 _NO_DEFAULT = object()
 
@@ -129,7 +129,7 @@ def _setup_kernels():
         dtype_codes=dict(_dtypes._TO_PORTA), memory_formats=dict(_MEMORY_FORMATS),
         tensor_type=torch.Tensor, device_type=torch.device, layout_type=torch.layout,
         generator_type=torch.Generator, create_empty=torch._C._acc.create_empty_tensor,
-        op_counts=_metrics._ops, metrics_module=_metrics, wrap=_tensors.wrap,
+        wrap=_tensors.wrap,
         wrap_view=_tensors.wrap_view, resize_out=_resize_out, foreign=_foreign,
         device_index=_tensors.device_index, sync_default_dtype=_sync_default_dtype,
         reject_generator=_reject_generator, defer=_modes._defer)
