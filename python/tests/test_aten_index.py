@@ -260,3 +260,24 @@ def test_embedding_backward(padding_idx, scale):
     grads_match(lambda w, i: torch.nn.functional.embedding(i, w, padding_idx=padding_idx,
                                                            scale_grad_by_freq=scale),
                 make((6, 4), torch.float32), indices)
+
+
+def test_gather_scatter_empty_index_any_dtype_and_zero_dim():
+    """PyTorch checks neither an empty index's dtype nor its shape, and reads
+    0-d operands as 1-d (OpInfo gather's samples)."""
+    x = make((5,), torch.float32)
+    for index in (torch.zeros(0, dtype=torch.uint8), torch.zeros(2, 0, dtype=torch.uint8)):
+        same(lambda t, i: torch.gather(t, 0, i), x, index)
+        same(lambda t, i: t.scatter(0, i, 7.0), x, index)
+        same(lambda t, i: t.clone().scatter_add_(0, i, torch.ones(i.shape, device=t.device)),
+             x, index)
+    scalar = torch.tensor(3.0)
+    same(lambda t, i: torch.gather(t, 0, i), scalar, torch.tensor([0, 0]))
+    same(lambda t, i: torch.gather(t, -1, i), scalar, torch.tensor(0))
+    same(lambda t, i: torch.gather(t, 0, i), x, torch.tensor(2))
+    same(lambda t, i: t.scatter(0, i, torch.tensor(5.0, device=t.device)), scalar, torch.tensor(0))
+    same(lambda t, i: t.clone().scatter_add_(0, i, torch.tensor([2.0, 3.0], device=t.device)),
+         scalar, torch.tensor([0, 0]))
+    same(lambda t, i: torch.gather(t, 0, i), x, torch.tensor([1], dtype=torch.uint8))  # error
+    grads_match(lambda t, i: torch.gather(t, 0, i), scalar.double(), torch.tensor([0, 0]))
+    grads_match(lambda t, i: torch.gather(t, 0, i), x.double(), torch.zeros(0, dtype=torch.uint8))

@@ -421,3 +421,34 @@ def test_binary_cross_entropy_non_contiguous_and_errors():
     with pytest.raises(RuntimeError):
         torch.ops.aten.binary_cross_entropy(torch.rand(2, device="porta"),
                                             torch.zeros(3, device="porta"))
+
+
+# ---- soft margin loss (PyTorch's composite wrote into an empty out=) ----
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("shapes", [[(3, 4), (3, 4)], [(3, 4), (4,)], [(), ()], [(0, 2), (0, 2)]])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_soft_margin_loss(reduction, shapes, dtype):
+    x, target = _inputs(shapes, dtype)
+    check(lambda t: F.soft_margin_loss(t, target.sign().to(t.device), reduction=reduction), [x])
+    check(lambda t: F.soft_margin_loss(t, torch.ones_like(t), reduction=reduction), [x],
+          layout=_stepped if x.dim() else None)
+
+
+def test_soft_margin_loss_errors():
+    for x, target in [(torch.randn(3), torch.randn(2, 3)), (torch.arange(3), torch.arange(3))]:
+        with pytest.raises(RuntimeError):
+            torch.ops.aten.soft_margin_loss(x, target)
+        with pytest.raises(RuntimeError):
+            torch.ops.aten.soft_margin_loss(x.to("porta"), target.to("porta"))
+
+
+def test_layer_norm_single_element_gradient_is_exact():
+    """A single normalized element is 0 after normalization: the weight's
+    gradient is exactly 0 (PyTorch CPU's fused x * rstd - mean * rstd leaves
+    the rounding error of mean * rstd, up to 1e-4 with eps = 1e-5)."""
+    x, weight = torch.tensor([[-4.3228]], device="porta"), torch.tensor([-8.4784], device="porta")
+    weight.requires_grad_()
+    out = F.layer_norm(x, [1], weight, None, 1e-5)
+    out.sum().backward()
+    assert weight.grad.cpu().item() == 0

@@ -10,8 +10,11 @@ adding ops:
 
 A JSON report of every outcome (with the ops that fell back and the first
 error) is written to $PORTA_OPINFO_REPORT (default build/opinfo_report.json)
-with a summary line "opinfo: N pass, N fail, N fallback, N skip", and
-how many Core ATen overloads (torch.Tag.core) have porta kernels.
+with a summary line "opinfo: N pass, N fail, N fallback, N unsupported,
+N random, N skip", and how many Core ATen overloads (torch.Tag.core) have
+porta kernels. "unsupported" (what porta lacks by design) and "random"
+(results that depend on porta's own random stream) are listed like "fail"
+and "fallback", each with its reason in the report.
 """
 import collections
 import json
@@ -29,6 +32,7 @@ REPORT_PATH = pathlib.Path(os.environ.get("PORTA_OPINFO_REPORT",
 UPDATE = os.environ.get("PORTA_OPINFO_UPDATE") == "1"
 EXPECTED = json.loads(EXPECTED_PATH.read_text()) if EXPECTED_PATH.exists() else {}
 OPINFOS = support.opinfos()
+STATUSES = ("pass", "fail", "fallback", "unsupported", "random", "skip")
 _outcomes = {}
 
 
@@ -36,7 +40,7 @@ _outcomes = {}
 def report(pytestconfig):
     yield
     counts = collections.Counter(outcome["status"] for outcome in _outcomes.values())
-    summary = ", ".join(f"{counts[s]} {s}" for s in ("pass", "fail", "fallback", "skip"))
+    summary = ", ".join(f"{counts[s]} {s}" for s in STATUSES)
     REPORT_PATH.parent.mkdir(parents=True, exist_ok=True)
     core = support.core_aten_coverage()
     REPORT_PATH.write_text(json.dumps({"summary": dict(counts), "core_aten": core,
@@ -44,7 +48,7 @@ def report(pytestconfig):
     if UPDATE:
         expected = {k: v for k, v in EXPECTED.items() if k not in _outcomes}
         expected.update({k: o["status"] for k, o in _outcomes.items()
-                         if o["status"] in ("fail", "fallback")})
+                         if o["status"] not in ("pass", "skip")})
         EXPECTED_PATH.write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
     plugins = pytestconfig.pluginmanager
     terminal, capture = plugins.getplugin("terminalreporter"), plugins.getplugin("capturemanager")

@@ -38,12 +38,41 @@ static porta_status *index_select(const porta_value *args, aten_results *r) {
     return aten_push_tensor(r, out);
 }
 
+/* t itself, or a 0-d t viewed as [1]: PyTorch's gather reads a 0-d self
+ * or index as 1-d (and returns the index's shape). */
+static porta_status *at_least_1d(porta_tensor *t, porta_tensor **out) {
+    if (porta_tensor_rank(t) > 0) {
+        porta_tensor_retain(t);
+        *out = t;
+        return NULL;
+    }
+    int64_t one = 1;
+    return porta_reshape(t, 1, &one, out);
+}
+
 static porta_status *gather(const porta_value *args, aten_results *r) {
     dim_operands o;
-    porta_tensor *out = NULL;
+    porta_tensor *out = NULL, *self = NULL, *index = NULL, *gathered = NULL;
     PORTA_TRY(operands_of(args, false, "gather", &o));
-    PORTA_TRY(gather_like_error(porta_gather(o.self, o.dim, o.index, &out)));
-    return aten_push_tensor(r, out);
+    /* PyTorch checks neither an empty index's dtype nor its shape */
+    if (porta_tensor_numel(o.index) == 0) {
+        PORTA_TRY(porta_tensor_empty(porta_tensor_device(o.self), porta_tensor_dtype(o.self),
+                                     porta_tensor_rank(o.index), porta_tensor_sizes(o.index),
+                                     &out));
+        return aten_push_tensor(r, out);
+    }
+    porta_status *status;
+    PORTA_TRY_GOTO(status, at_least_1d(o.self, &self), done);
+    PORTA_TRY_GOTO(status, at_least_1d(o.index, &index), done);
+    PORTA_TRY_GOTO(status, gather_like_error(porta_gather(self, o.dim, index, &gathered)), done);
+    PORTA_TRY_GOTO(status, porta_reshape(gathered, porta_tensor_rank(o.index),
+                                         porta_tensor_sizes(o.index), &out), done);
+    status = aten_push_tensor(r, out);
+done:
+    porta_tensor_release(self);
+    porta_tensor_release(index);
+    porta_tensor_release(gathered);
+    return status;
 }
 
 /* ---- scatter ---- */
@@ -68,13 +97,38 @@ static porta_status *scatter_step(const porta_tensor *x, int dim, const porta_te
     return gather_like_error(porta_scatter(x, dim, index, src, reduce, target));
 }
 
-/* self.scatter(dim, index, src, reduce) or its in-place form. */
+/* self.scatter(dim, index, src, reduce) or its in-place form. As for
+ * gather, PyTorch checks neither an empty index's dtype nor its shape (there
+ * is nothing to scatter), and reads 0-d operands as 1-d. */
 static porta_status *scatter_into(const dim_operands *o, porta_scatter_reduce reduce,
                                   bool in_place, aten_results *r) {
     porta_tensor *out = in_place ? o->self : NULL;
-    PORTA_TRY(scatter_step(o->self, o->dim, o->index, o->src, reduce, &out));
-    if (in_place) porta_tensor_retain(out);
-    return aten_push_tensor(r, out);
+    if (porta_tensor_numel(o->index) == 0) {
+        if (in_place) porta_tensor_retain(out);
+        else PORTA_TRY(porta_cast(o->self, porta_tensor_dtype(o->self), &out)); /* a copy */
+        return aten_push_tensor(r, out);
+    }
+    porta_tensor *self = NULL, *index = NULL, *src = NULL, *scattered = NULL;
+    porta_status *status;
+    PORTA_TRY_GOTO(status, at_least_1d(o->self, &self), done);
+    PORTA_TRY_GOTO(status, at_least_1d(o->index, &index), done);
+    PORTA_TRY_GOTO(status, at_least_1d(o->src, &src), done);
+    porta_tensor *target = in_place ? self : NULL; /* in place: through self's view */
+    PORTA_TRY_GOTO(status, scatter_step(self, o->dim, index, src, reduce, &target), done);
+    if (in_place) {
+        porta_tensor_retain(out);
+    } else {
+        scattered = target;
+        PORTA_TRY_GOTO(status, porta_reshape(scattered, porta_tensor_rank(o->self),
+                                             porta_tensor_sizes(o->self), &out), done);
+    }
+    status = aten_push_tensor(r, out);
+done:
+    porta_tensor_release(self);
+    porta_tensor_release(index);
+    porta_tensor_release(src);
+    porta_tensor_release(scattered);
+    return status;
 }
 
 static porta_status *scatter_src(const porta_value *args, porta_scatter_reduce reduce,

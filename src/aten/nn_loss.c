@@ -1,5 +1,6 @@
 /* Loss aten ops: mse_loss, nll_loss (1-D/2-D and the 2d form over
- * [N, C, H, W]), binary_cross_entropy and their gradients. */
+ * [N, C, H, W]), binary_cross_entropy, soft_margin_loss and their
+ * gradients. */
 #include "aten/nn_scope.h"
 
 #include "core/status.h"
@@ -266,6 +267,67 @@ static porta_status *binary_cross_entropy_backward(const porta_value *args,
     return nn_end(&s);
 }
 
+/* ---- soft_margin_loss ---- */
+
+/* PyTorch writes the loss into a tensor of self's shape and dtype: target
+ * must broadcast to that shape, and self must be floating point. */
+static porta_status *check_soft_margin(const char *op, const porta_tensor *x,
+                                       const porta_tensor *target, int64_t reduction) {
+    PORTA_TRY(check_reduction(op, reduction));
+    if (!porta_dtype_is_float(x->dtype))
+        return porta_error(PORTA_ERR_DTYPE,
+                           "%s: result type Float can't be cast to the desired output type %s",
+                           op, porta_dtype_name(x->dtype));
+    bool fits = target->rank <= x->rank;
+    for (int i = 1; fits && i <= target->rank; i++) {
+        int64_t t = target->sizes[target->rank - i];
+        fits = t == 1 || t == x->sizes[x->rank - i];
+    }
+    if (!fits) {
+        char bx[PORTA_SHAPE_STR_CAP], bt[PORTA_SHAPE_STR_CAP];
+        return porta_error(PORTA_ERR_SHAPE,
+                           "%s: target of shape %s doesn't broadcast to the input's shape %s", op,
+                           porta_format_shape(bt, sizeof bt, target->rank, target->sizes),
+                           porta_format_shape(bx, sizeof bx, x->rank, x->sizes));
+    }
+    return NULL;
+}
+
+/* soft_margin_loss(self, target, reduction): log1p(exp(-self * target)),
+ * in the order PyTorch's kernel rounds it. */
+static porta_status *soft_margin_loss(const porta_value *args, aten_results *results) {
+    const porta_tensor *x = args[0].tensor, *target = args[1].tensor;
+    int64_t reduction = args[2].i;
+    PORTA_TRY(check_soft_margin("soft_margin_loss", x, target, reduction));
+    nn_scope s = {0};
+    porta_dtype compute = nn_compute_dtype(x->dtype);
+    porta_tensor *margin = nn_binary(&s, PORTA_MUL, nn_unary(&s, PORTA_NEG, nn_cast(&s, x, compute)),
+                                     nn_cast(&s, target, compute));
+    porta_tensor *losses = nn_unary(&s, PORTA_LOG1P, nn_unary(&s, PORTA_EXP, margin));
+    nn_push(&s, results, nn_cast(&s, reduce_loss(&s, losses, reduction), x->dtype));
+    return nn_end(&s);
+}
+
+/* soft_margin_loss_backward(grad_output, self, target, reduction):
+ * -norm * target * z / (1 + z) * grad with z = exp(-target * self), norm
+ * 1/numel for a mean. */
+static porta_status *soft_margin_loss_backward(const porta_value *args, aten_results *results) {
+    const porta_tensor *gy = args[0].tensor, *x = args[1].tensor, *target = args[2].tensor;
+    int64_t reduction = args[3].i;
+    PORTA_TRY(check_soft_margin("soft_margin_loss_backward", x, target, reduction));
+    double norm = reduction == REDUCTION_MEAN ? 1.0 / (double)porta_tensor_numel(x) : 1.0;
+    nn_scope s = {0};
+    porta_dtype compute = nn_compute_dtype(x->dtype);
+    porta_tensor *ct = nn_cast(&s, target, compute);
+    porta_tensor *z = nn_unary(&s, PORTA_EXP, nn_binary(&s, PORTA_MUL, nn_unary(&s, PORTA_NEG, ct),
+                                                       nn_cast(&s, x, compute)));
+    porta_tensor *grad = nn_binary_num(&s, PORTA_MUL, nn_binary(&s, PORTA_MUL, ct, z), -norm);
+    grad = nn_binary(&s, PORTA_DIV, grad, nn_binary_num(&s, PORTA_ADD, z, 1));
+    grad = nn_binary(&s, PORTA_MUL, grad, nn_cast(&s, gy, compute));
+    nn_push(&s, results, nn_cast(&s, grad, x->dtype));
+    return nn_end(&s);
+}
+
 const aten_op aten_nn_loss_ops[] = {
     {"binary_cross_entropy", "TTti", binary_cross_entropy},
     {"binary_cross_entropy_backward", "TTTti", binary_cross_entropy_backward},
@@ -275,5 +337,7 @@ const aten_op aten_nn_loss_ops[] = {
     {"nll_loss2d_forward", "TTtii", nll_loss_forward},
     {"nll_loss_backward", "TTTtiiT", nll_loss_backward},
     {"nll_loss_forward", "TTtii", nll_loss_forward},
+    {"soft_margin_loss", "TTi", soft_margin_loss},
+    {"soft_margin_loss_backward", "TTTi", soft_margin_loss_backward},
     {NULL, NULL, NULL},
 };
