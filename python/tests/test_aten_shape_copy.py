@@ -55,22 +55,12 @@ def format_fits(fmt, rank):
     return {"channels_last": rank == 4, "channels_last_3d": rank == 5}.get(fmt, True)
 
 
-def binding_keeps_size_one_strides(layout, fmt):
-    """libporta gives channels_last strides to size-1 dims as PyTorch does,
-    but the binding's fast path for new results (python/csrc/kernel.c
-    wrap_new) takes a layout that is contiguous but for size-1 dims as
-    contiguous and drops those strides."""
-    if layout == "size_one" and fmt == "channels_last":
-        pytest.xfail("binding: wrap_new resets the strides of size-1 dims")
-
-
 @pytest.mark.parametrize("fmt", list(FORMATS))
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_clone_strides_match_cpu(layout, fmt):
     shape, view = LAYOUTS[layout]
     if not format_fits(fmt, len(shape)):
         pytest.skip("format needs another rank (errors tested below)")
-    binding_keeps_size_one_strides(layout, fmt)
     cpu, porta = pair(shape, torch.float32, view)
     kwargs = {} if FORMATS[fmt] is None else {"memory_format": FORMATS[fmt]}
     got = porta.clone(**kwargs)
@@ -128,7 +118,6 @@ def test_to_copy_strides_match_cpu(layout, fmt):
     shape, view = LAYOUTS[layout]
     if not format_fits(fmt, len(shape)):
         pytest.skip("format needs another rank")
-    binding_keeps_size_one_strides(layout, fmt)
     cpu, porta = pair(shape, torch.float32, view)
     kwargs = {} if FORMATS[fmt] is None else {"memory_format": FORMATS[fmt]}
     assert_same(aten._to_copy(porta, dtype=torch.float64, **kwargs),
@@ -308,8 +297,6 @@ SPLITS = [([2, 3, 1], 0), ([0, 6], 0), ([4, 1], 1), ([1, 1, 1, 1, 1], -1), ([6],
 @pytest.mark.parametrize("sizes,dim", SPLITS)
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
 def test_split_with_sizes_views(sizes, dim, layout):
-    if layout == "transposed" and dim == -1:
-        pytest.xfail("binding: wrap_new resets the strides of size-1 dims")
     view = (lambda t: t) if layout == "contiguous" else (lambda t: t.t().contiguous().t())
     cpu, porta = pair((6, 5), torch.float32, view)
     expected, got = cpu.split_with_sizes(sizes, dim), porta.split_with_sizes(sizes, dim)

@@ -76,7 +76,7 @@ extern const aten_op aten_linalg_ops[];
 extern const aten_op aten_shape_copy_ops[];
 extern const aten_op aten_shape_layout_ops[];
 extern const aten_op aten_nn_pad_ops[];
-extern const aten_op aten_nn_pool3d_ops[];
+extern const aten_op aten_nn_pool_adaptive_ops[];
 extern const aten_op aten_sort_ops[];
 extern const aten_op aten_nn_sample_ops[];
 extern const aten_op aten_nn_distance_ops[];

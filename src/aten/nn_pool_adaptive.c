@@ -170,7 +170,7 @@ static porta_status *adaptive_avg_pool3d_backward(const porta_value *args,
     return adaptive_avg_pool_backward("adaptive_avg_pool3d_backward", 3, args, results);
 }
 
-const aten_op aten_nn_pool3d_ops[] = {
+const aten_op aten_nn_pool_adaptive_ops[] = {
     {"_adaptive_avg_pool2d", "TI", adaptive_avg_pool2d},
     {"_adaptive_avg_pool2d_backward", "TT", adaptive_avg_pool2d_backward},
     {"_adaptive_avg_pool3d", "TI", adaptive_avg_pool3d},

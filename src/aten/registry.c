@@ -20,7 +20,7 @@ static const aten_op *const family_tables[] = {
     aten_reduce_softmax_ops, aten_reduce_moments_ops, aten_reduce_norm_ops,
     aten_reduce_scan_ops,
     aten_factory_range_ops, aten_random_ops,
-    aten_shape_copy_ops,  aten_shape_layout_ops, aten_nn_pad_ops, aten_nn_pool3d_ops,
+    aten_shape_copy_ops,  aten_shape_layout_ops, aten_nn_pad_ops, aten_nn_pool_adaptive_ops,
     aten_sort_ops,        aten_nn_sample_ops,    aten_nn_distance_ops,
 };
 
