@@ -98,6 +98,9 @@ static porta_status *cdist_check(const porta_tensor *x1, const porta_tensor *x2,
     if (x1->rank < 2 || x2->rank < 2)
         return porta_error(PORTA_ERR_SHAPE, "cdist only supports at least 2D tensors, X%d got: %dD",
                            x1->rank < 2 ? 1 : 2, x1->rank < 2 ? x1->rank : x2->rank);
+    if (x1->rank >= PORTA_MAX_RANK || x2->rank >= PORTA_MAX_RANK) /* pairs add an axis */
+        return porta_error(PORTA_ERR_UNSUPPORTED, "cdist: porta takes ranks up to %d, got %d and %d",
+                           PORTA_MAX_RANK - 1, x1->rank, x2->rank);
     if (x1->sizes[x1->rank - 1] != x2->sizes[x2->rank - 1])
         return porta_error(PORTA_ERR_SHAPE,
                            "X1 and X2 must have the same number of columns. X1: %lld X2: %lld",

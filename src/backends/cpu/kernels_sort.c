@@ -1,5 +1,6 @@
 /* PRIM_SORT on the CPU: the stable sorting permutation of each row along
- * `axis`, rows spread over the thread pool.
+ * `axis`, the rows split into as many tasks as threads (and work) allow, each
+ * with its own scratch, so scratch stays within 32 bytes per element.
  *
  * Every dtype is sorted the same way: each element becomes an unsigned
  * 64-bit key whose order is the element's order (sign bit flipped for
@@ -134,12 +135,11 @@ typedef struct sort_job {
     int outer_rank;    /* the other axes, row-major */
     int64_t outer_sizes[PORTA_MAX_RANK];
     int64_t x_strides[PORTA_MAX_RANK], out_strides[PORTA_MAX_RANK];
-    sort_pair *scratch; /* 2 * n pairs per thread */
+    int64_t rows, tasks;
+    sort_pair *scratch; /* 2 * n pairs per task */
 } sort_job;
 
-static void sort_rows(void *ctx, int64_t begin, int64_t end, int thread) {
-    const sort_job *job = ctx;
-    sort_pair *pairs = job->scratch + (size_t)thread * 2 * (size_t)job->n;
+static void sort_rows(const sort_job *job, int64_t begin, int64_t end, sort_pair *pairs) {
     for (int64_t row = begin; row < end; row++) {
         int64_t x_offset = 0, out_offset = 0, rest = row;
         for (int d = job->outer_rank - 1; d >= 0; d--) {
@@ -159,6 +159,14 @@ static void sort_rows(void *ctx, int64_t begin, int64_t end, int thread) {
             for (int64_t i = 0; i < job->n; i++) out[i * job->out_stride] = sorted[i].index;
         }
     }
+}
+
+/* Tasks [begin, end): task t sorts its share of the rows in scratch slot t. */
+static void sort_tasks(void *ctx, int64_t begin, int64_t end, int thread) {
+    const sort_job *job = ctx;
+    for (int64_t t = begin; t < end; t++)
+        sort_rows(job, t * job->rows / job->tasks, (t + 1) * job->rows / job->tasks,
+                  job->scratch + (size_t)t * 2 * (size_t)job->n);
 }
 
 porta_status *cpu_exec_sort(const porta_prim *prim, const porta_tensor *const *inputs,
@@ -185,10 +193,14 @@ porta_status *cpu_exec_sort(const porta_prim *prim, const porta_tensor *const *i
         job.out_strides[job.outer_rank] = out->strides[d];
         job.outer_rank++;
     }
-    size_t scratch_bytes = (size_t)cpu_thread_count() * 2 * (size_t)job.n * sizeof(sort_pair);
+    job.rows = numel / job.n;
+    int64_t by_work = (numel + GRAIN - 1) / GRAIN;
+    job.tasks = cpu_thread_count();
+    if (job.tasks > job.rows) job.tasks = job.rows;
+    if (job.tasks > by_work) job.tasks = by_work;
+    size_t scratch_bytes = (size_t)job.tasks * 2 * (size_t)job.n * sizeof(sort_pair);
     PORTA_TRY(porta_host_alloc(scratch_bytes, "sort's scratch pairs", (void **)&job.scratch));
-    int64_t grain = GRAIN / job.n > 0 ? GRAIN / job.n : 1;
-    cpu_parallel_for(numel / job.n, grain, sort_rows, &job);
+    cpu_parallel_for(job.tasks, 1, sort_tasks, &job);
     porta_host_free(job.scratch);
     return NULL;
 }
