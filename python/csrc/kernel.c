@@ -46,7 +46,11 @@ static struct {
     PyObject *create_empty;       /* torch._C._acc.create_empty_tensor */
     PyObject *wrap, *wrap_view, *resize_out, *foreign, *device_index, *sync_default_dtype,
         *reject_generator, *defer;
-    PyObject *s_untyped_storage, *s_porta, *s_shape, *s_stride, *s_storage_offset, *s_dtype;
+    PyObject *s_porta;
+    /* torch.Tensor's own descriptors, called directly: a tensor argument is
+     * read on every call, and skipping the attribute lookups is a tenth of
+     * a small op's cost. */
+    PyObject *untyped_storage, *stride, *storage_offset, *shape, *dtype;
     int ready;
 } hooks;
 
@@ -103,15 +107,20 @@ static int sequence_equals(PyObject *seq, const int64_t *values, int count) {
     return 1;
 }
 
+/* obj.<attribute> through the attribute's descriptor. */
+static PyObject *get_attribute(PyObject *descriptor, PyObject *obj) {
+    return Py_TYPE(descriptor)->tp_descr_get(descriptor, obj, (PyObject *)Py_TYPE(obj));
+}
+
 /* The porta view of a porta torch tensor, owned by `call`: the payload its
  * storage holds when the geometry is the payload's, else a view of the
  * payload's buffer with the torch tensor's sizes, strides, offset, dtype. */
 static porta_tensor *porta_view_of(PyObject *tensor, PyObject *holder, call_args *call) {
     porta_tensor *payload = porta_py_unwrap(holder);
-    PyObject *shape = payload ? PyObject_GetAttr(tensor, hooks.s_shape) : NULL;
-    PyObject *strides = shape ? PyObject_CallMethodNoArgs(tensor, hooks.s_stride) : NULL;
-    PyObject *offset = strides ? PyObject_CallMethodNoArgs(tensor, hooks.s_storage_offset) : NULL;
-    PyObject *dtype = offset ? PyObject_GetAttr(tensor, hooks.s_dtype) : NULL;
+    PyObject *shape = payload ? get_attribute(hooks.shape, tensor) : NULL;
+    PyObject *strides = shape ? PyObject_CallOneArg(hooks.stride, tensor) : NULL;
+    PyObject *offset = strides ? PyObject_CallOneArg(hooks.storage_offset, tensor) : NULL;
+    PyObject *dtype = offset ? get_attribute(hooks.dtype, tensor) : NULL;
     PyObject *code = dtype ? PyDict_GetItemWithError(hooks.dtype_codes, dtype) : NULL;
     porta_tensor *result = NULL;
     if (!code) {
@@ -154,7 +163,7 @@ done:
  * a tensor of another device what the Python rule says (a CPU scalar
  * tensor becomes its number; anything else raises as CUDA does). */
 static int box_torch_tensor(PyObject *tensor, porta_value *value, call_args *call) {
-    PyObject *storage = PyObject_CallMethodNoArgs(tensor, hooks.s_untyped_storage);
+    PyObject *storage = PyObject_CallOneArg(hooks.untyped_storage, tensor);
     PyObject *holder = storage ? PyObject_GetAttr(storage, hooks.s_porta) : NULL;
     Py_XDECREF(storage);
     if (holder) {
@@ -331,11 +340,11 @@ static PyObject *wrap_new(porta_tensor *tensor) {
     PyObject *sizes = porta_py_tuple_of_int64s(porta_tensor_sizes(tensor),
                                                porta_tensor_rank(tensor));
     PyObject *dtype = PyTuple_GetItem(hooks.torch_dtypes, porta_tensor_dtype(tensor));
-    PyObject *result = sizes && dtype
-                           ? PyObject_CallFunctionObjArgs(hooks.create_empty, sizes, dtype, NULL)
-                           : NULL;
-    PyObject *storage = result ? PyObject_CallMethodNoArgs(result, hooks.s_untyped_storage)
-                               : NULL;
+    PyObject *create_args[] = {sizes, dtype};
+    PyObject *result = sizes && dtype ? PyObject_Vectorcall(hooks.create_empty, create_args, 2,
+                                                            NULL)
+                                      : NULL;
+    PyObject *storage = result ? PyObject_CallOneArg(hooks.untyped_storage, result) : NULL;
     if (!storage || PyObject_SetAttr(storage, hooks.s_porta, payload) < 0)
         Py_CLEAR(result);
     Py_XDECREF(storage);
@@ -611,12 +620,19 @@ static PyObject *aten_kernel_setup(PyObject *module, PyObject *context) {
     struct {
         PyObject **slot;
         const char *text;
-    } strings[] = {{&hooks.s_untyped_storage, "untyped_storage"}, {&hooks.s_porta, "_porta"},
-                   {&hooks.s_shape, "shape"}, {&hooks.s_stride, "stride"},
-                   {&hooks.s_storage_offset, "storage_offset"}, {&hooks.s_dtype, "dtype"}};
-    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
-        if (!(*strings[i].slot = PyUnicode_InternFromString(strings[i].text)))
+    } descriptors[] = {{&hooks.untyped_storage, "untyped_storage"}, {&hooks.stride, "stride"},
+                       {&hooks.storage_offset, "storage_offset"}, {&hooks.shape, "shape"},
+                       {&hooks.dtype, "dtype"}};
+    for (size_t i = 0; i < sizeof descriptors / sizeof descriptors[0]; i++) {
+        *descriptors[i].slot = PyObject_GetAttrString(hooks.tensor_type, descriptors[i].text);
+        if (!*descriptors[i].slot)
             return NULL;
+        if (!Py_TYPE(*descriptors[i].slot)->tp_descr_get)
+            return PyErr_Format(PyExc_TypeError, "torch.Tensor.%s is not a descriptor",
+                                descriptors[i].text);
+    }
+    if (!(hooks.s_porta = PyUnicode_InternFromString("_porta")))
+        return NULL;
     op_counts = PyMem_Calloc((size_t)porta_aten_op_count() + 1, sizeof *op_counts);
     if (!op_counts)
         return PyErr_NoMemory();
