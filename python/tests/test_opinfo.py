@@ -22,6 +22,7 @@ import os
 import pathlib
 
 import pytest
+import torch
 
 import opinfo_support as support
 
@@ -77,3 +78,47 @@ def test_opinfo(op):
     if expected == "fail":
         pytest.fail(f"{key}: listed as fail, now {status} ({detail}): update the list")
     pytest.fail(f"{key}: expected {expected}, got {status}: {detail}")
+
+
+# ---- the harness's own rules ----
+
+def _opinfo(key):
+    return next(op for op in OPINFOS if support.opinfo_key(op) == key)
+
+
+def test_samples_keep_their_storage_on_porta():
+    base = torch.arange(20.0)
+    view = base[5:15].t()
+    moved = support._to_porta(view)
+    assert (moved.storage_offset(), moved.stride()) == (5, (1,))
+    assert torch.equal(moved.as_strided((2, 2), (1, 2), 0).cpu(), base.as_strided((2, 2), (1, 2)))
+
+
+def test_tolerance_overrides_are_the_opinfos_own():
+    assert support.tolerance(_opinfo("add")) == support._DEFAULT_TOLERANCE
+    # conv2d's only float32 override is for MPS, which computes with fast math
+    assert support.tolerance(_opinfo("nn.functional.conv2d")) == support._DEFAULT_TOLERANCE
+    conv3d = support.tolerance(_opinfo("nn.functional.conv_transpose3d"))
+    assert conv3d["atol"] == 2e-4 and "TestCompositeCompliance" in conv3d["from"]
+
+
+def test_float64_rule_accepts_rounding_not_errors():
+    reference = torch.tensor([196.0, 0.2702], dtype=torch.float64)
+    cpu = reference.float()
+    assert support._as_accurate(cpu + torch.tensor([0.0, 2.9e-5]), cpu, reference)
+    assert not support._as_accurate(cpu + torch.tensor([0.0, 1e-2]), cpu, reference)
+    assert not support._as_accurate(cpu, cpu, None)
+
+
+def test_random_samples_are_named_precisely():
+    from torch.testing._internal.opinfo.core import SampleInput
+    x = torch.ones(3)
+    for key, kwargs, random in [("nn.functional.dropout", {}, True),
+                                ("nn.functional.dropout", {"p": 0.0}, False),
+                                ("nn.functional.dropout", {"p": 0.5, "training": False}, False),
+                                ("nn.functional.alpha_dropout", {"p": 0.5}, False),
+                                ("nn.functional.scaled_dot_product_attention", {"dropout_p": 0.5},
+                                 True),
+                                ("nn.functional.scaled_dot_product_attention", {}, False),
+                                ("add", {}, False)]:
+        assert bool(support._random_sample(key, SampleInput(x, kwargs=kwargs))) == random
