@@ -7,7 +7,8 @@ sample's device made porta, as if the samples were made on porta the way
 PyTorch's device tests make them). The forward results (after the sample's
 output_process_fn_grad, as test_compare_cpu does) are compared with the
 CPU's, and where the op supports autograd, the gradients of the sum of its
-floating outputs with respect to its floating inputs. The outcome per
+floating outputs (weighted by fixed pseudo-random numbers) with respect to
+its floating inputs. The outcome per
 OpInfo is
 
   "pass"        every sample matches and no op fell back to the CPU;
@@ -165,17 +166,23 @@ def _floating_leaves(tree):
             if isinstance(t, torch.Tensor) and t.requires_grad and t.is_leaf]
 
 
-def _summed_output(result):
+def _weighted_output(result):
+    """The sum of the floating outputs, each weighted elementwise by fixed
+    pseudo-random numbers (the same on both devices and in float64): a
+    plain sum would hide gradients that only a varying upstream gradient
+    exercises (normalizations', softmax's)."""
     total = None
-    for t in pytree.tree_leaves(result):
+    for i, t in enumerate(pytree.tree_leaves(result)):
         if isinstance(t, torch.Tensor) and t.requires_grad and t.dtype.is_floating_point:
-            part = t.sum()
+            weights = torch.randn(t.shape, generator=torch.Generator().manual_seed(i),
+                                  dtype=torch.float64).to(t.device, t.dtype)
+            part = (t * weights).sum()
             total = part if total is None else total + part
     return total
 
 
 def _grads(result, inputs):
-    total = _summed_output(result)
+    total = _weighted_output(result)
     if total is None or not inputs:
         return None
     return torch.autograd.grad(total, inputs, allow_unused=True)
