@@ -404,19 +404,3 @@ def run_opinfo(op):
         result["skipped_big_samples"] = skipped_big
     return result
 
-
-def core_aten_coverage():
-    """{"total", "native", "missing"}: the Core ATen overloads (torch.Tag.core)
-    and which of them have a porta kernel (libporta's or a glue kernel; the
-    fallback does not count)."""
-    core = []
-    for full_name in torch._C._dispatch_get_all_op_names():
-        if not full_name.startswith("aten::"):
-            continue
-        packet, _, overload = full_name[len("aten::"):].partition(".")
-        op = getattr(getattr(torch.ops.aten, packet, None), overload or "default", None)
-        if op is not None and torch.Tag.core in op.tags:
-            core.append(full_name)
-    missing = sorted(name for name in core
-                     if not torch._C._dispatch_has_kernel_for_dispatch_key(name, "PrivateUse1"))
-    return {"total": len(core), "native": len(core) - len(missing), "missing": missing}

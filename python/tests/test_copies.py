@@ -76,3 +76,11 @@ def test_device_module():
     assert torch_porta.max_memory_allocated() >= torch_porta.memory_allocated()
     del kept
     assert torch_porta.memory_allocated() == before
+
+
+def test_non_blocking_copies_between_devices_are_synchronous():
+    x = torch.arange(6.0).reshape(2, 3)
+    on_porta = x.to("porta", non_blocking=True)
+    assert on_porta.device.type == "porta"
+    assert torch.equal(on_porta.to("cpu", non_blocking=True), x)
+    assert torch.equal(on_porta.cpu().to(torch.float64), x.double())

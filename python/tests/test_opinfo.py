@@ -11,8 +11,8 @@ adding ops:
 A JSON report of every outcome (with the ops that fell back and the first
 error) is written to $PORTA_OPINFO_REPORT (default build/opinfo_report.json)
 with a summary line "opinfo: N pass, N fail, N fallback, N unsupported,
-N random, N skip", and how many Core ATen overloads (torch.Tag.core) have
-porta kernels. "unsupported" (what porta lacks by design) and "random"
+N random, N skip", and how much of Core ATen (torch.Tag.core) porta covers
+(core_aten.py). "unsupported" (what porta lacks by design) and "random"
 (results that depend on porta's own random stream) are listed like "fail"
 and "fallback", each with its reason in the report.
 """
@@ -24,6 +24,7 @@ import pathlib
 import pytest
 import torch
 
+import core_aten
 import opinfo_support as support
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -43,7 +44,7 @@ def report(pytestconfig):
     counts = collections.Counter(outcome["status"] for outcome in _outcomes.values())
     summary = ", ".join(f"{counts[s]} {s}" for s in STATUSES)
     REPORT_PATH.parent.mkdir(parents=True, exist_ok=True)
-    core = support.core_aten_coverage()
+    core = core_aten.coverage()
     REPORT_PATH.write_text(json.dumps({"summary": dict(counts), "core_aten": core,
                                        "opinfos": _outcomes}, indent=1, sort_keys=True))
     if UPDATE:
@@ -55,8 +56,10 @@ def report(pytestconfig):
     terminal, capture = plugins.getplugin("terminalreporter"), plugins.getplugin("capturemanager")
     if terminal is not None and capture is not None:
         with capture.global_and_fixture_disabled():
-            terminal.write_line(f"\nopinfo: {summary}; Core ATen on porta: {core['native']} "
-                                f"of {core['total']} (report: {REPORT_PATH})")
+            terminal.write_line(f"\nopinfo: {summary}; Core ATen: {core['native']} of "
+                                f"{core['total']} with porta kernels, "
+                                f"{len(core['decomposed'])} decomposed by PyTorch on every "
+                                f"device, {len(core['missing'])} missing (report: {REPORT_PATH})")
 
 
 @pytest.mark.parametrize("op", OPINFOS, ids=support.opinfo_key)

@@ -143,7 +143,10 @@ def _overload(name):
 
 # Ops whose device PyTorch picks from a device argument (BackendSelect), so
 # that porta's kernel also sees copies from or to another device: those
-# calls take PyTorch's composite path (empty on the target + copy_).
+# calls take PyTorch's composite path (empty on the target + copy_). The
+# copy is synchronous, which honours non_blocking=True too; PyTorch would
+# otherwise pin the CPU side, and a Python-registered device cannot give it
+# a pinned-memory allocator.
 _CROSS_DEVICE = ("_to_copy",)
 
 
@@ -153,6 +156,7 @@ def _route_cross_device(op, kernel):
     def run(self, *args, **kwargs):
         device = kwargs.get("device")
         if not _tensors.is_porta(self) or (device is not None and device.type != "porta"):
+            kwargs["non_blocking"] = False
             return op.redispatch(composite, self, *args, **kwargs)
         return kernel(self, *args, **kwargs)
     return run
