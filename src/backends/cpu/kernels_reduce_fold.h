@@ -80,9 +80,26 @@ static inline float f16_to_f32_selects(uint16_t h) {
 #define STEP_MUL(a, v) ((a) *= (v))
 #define STEP_MAX(a, v) ((a) = (v) > (a) ? (v) : (a))
 #define STEP_MIN(a, v) ((a) = (v) < (a) ? (v) : (a))
-/* A NaN wins and then stays: once a holds NaN no comparison replaces it. */
-#define STEP_MAX_NAN(a, v) ((a) = ((v) > (a) || (v) != (v)) ? (v) : (a))
-#define STEP_MIN_NAN(a, v) ((a) = ((v) < (a) || (v) != (v)) ? (v) : (a))
+/* A NaN wins and then stays: once a holds NaN no comparison replaces it.
+ * Written as two selects in a function, which gcc turns into a max (or min)
+ * instruction, keeping a when either is NaN, and a masked move for a NaN v
+ * that is off the dependency chain through a; one conditional expression
+ * instead becomes a chain of compares through a, several times slower. */
+#define DEFINE_NAN_EXTREMES(T)                                                            \
+    static inline T max_nan_##T(T a, T v) {                                               \
+        T larger = a < v ? v : a;                                                         \
+        return v != v ? v : larger;                                                       \
+    }                                                                                     \
+    static inline T min_nan_##T(T a, T v) {                                               \
+        T smaller = v < a ? v : a;                                                        \
+        return v != v ? v : smaller;                                                      \
+    }
+DEFINE_NAN_EXTREMES(float)
+DEFINE_NAN_EXTREMES(double)
+#define STEP_MAX_NAN(a, v) \
+    ((a) = _Generic((a), float: max_nan_float, double: max_nan_double)((a), (v)))
+#define STEP_MIN_NAN(a, v) \
+    ((a) = _Generic((a), float: min_nan_float, double: min_nan_double)((a), (v)))
 #define STEP_OR(a, v) ((a) |= (v))
 #define STEP_AND(a, v) ((a) &= (v))
 
@@ -96,6 +113,14 @@ static inline float f16_to_f32_selects(uint16_t h) {
 #define FLUSH_MIN_I(t, a) STEP_MIN((t)->i, (int64_t)(a))
 #define FLUSH_OR(t, a) ((t)->u |= (a))
 #define FLUSH_AND(t, a) ((t)->u &= (a))
+
+/* One level of folding a run's lanes in halves, lanes[l] op= lanes[l + H].
+ * H is a constant at each level so the compiler vectorizes the level (a
+ * loop over a variable half stays scalar, and with NaN-aware max that costs
+ * more than the run itself). RUN_LANES is a power of two. */
+#define LANE_TREE(STEP, H)                                                                \
+    if (RUN_LANES > (H))                                                                  \
+        for (int l = 0; l < (H); l++) STEP(lanes[l], lanes[l + (H)]);
 
 /* The fold of one (op, dtype): T the element type, A the lane type. Three
  * loop orders, chosen by the tile's strides (see kernels_reduce.h). Inner
@@ -154,6 +179,8 @@ static inline float f16_to_f32_selects(uint16_t h) {
     static void NAME##_runs(const T *x, int64_t w, int64_t ks, int64_t n, int64_t rs,     \
                             reduce_total *totals) {                                       \
         enum { RUN_LANES = RUN_LANES_OF(A) };                                             \
+        _Static_assert((RUN_LANES & (RUN_LANES - 1)) == 0 && RUN_LANES <= 64,             \
+                       "LANE_TREE halves a power of two up to 64");                       \
         for (int64_t j = 0; j < w; j++) {                                                 \
             const T *run = x + j * ks;                                                    \
             if (n < RUN_LANES) { /* too short for lanes to pay off */                     \
@@ -188,8 +215,8 @@ static inline float f16_to_f32_selects(uint16_t h) {
                     A v_ = LOAD(block[i * rs]);                                           \
                     STEP(lanes[0], v_);                                                   \
                 }                                                                         \
-                for (int h = RUN_LANES / 2; h > 0; h /= 2)                                \
-                    for (int l = 0; l < h; l++) STEP(lanes[l], lanes[l + h]);             \
+                LANE_TREE(STEP, 32) LANE_TREE(STEP, 16) LANE_TREE(STEP, 8)                \
+                LANE_TREE(STEP, 4) LANE_TREE(STEP, 2) LANE_TREE(STEP, 1)                  \
                 FLUSH(&totals[j], lanes[0]);                                              \
             }                                                                             \
         }                                                                                 \
