@@ -1,7 +1,10 @@
 /* Unary elementwise kernels: one inner loop per (op, dtype), stamped out from
  * scalar functions. float32, float16 and bfloat16 compute with float libm
- * functions and float64 with double ones, as PyTorch's CPU kernels do. */
+ * functions and float64 with double ones, as PyTorch's CPU kernels do,
+ * except for the ops vmath vectorizes (exp, log, tanh, sigmoid, erf...),
+ * whose float loops hand whole runs of floats to it. */
 #include "backends/cpu/kernels_elementwise.h"
+#include "backends/cpu/vmath.h"
 
 /* ---- scalar functions ---- */
 
@@ -48,12 +51,8 @@ static double lgamma_f64(double x) {
     static inline T abs_##sfx(T x) { return fabs##F(x); }                                   \
     /* NaN has no sign: 0, as torch.sign gives */                                           \
     static inline T sign_##sfx(T x) { return (T)((x > 0) - (x < 0)); }                      \
-    static inline T exp_##sfx(T x) { return exp##F(x); }                                    \
     static inline T exp2_##sfx(T x) { return exp2##F(x); }                                  \
-    static inline T expm1_##sfx(T x) { return expm1##F(x); }                                \
-    static inline T log_##sfx(T x) { return log##F(x); }                                    \
     static inline T log2_##sfx(T x) { return log2##F(x); }                                  \
-    static inline T log1p_##sfx(T x) { return log1p##F(x); }                                \
     static inline T sqrt_##sfx(T x) { return sqrt##F(x); }                                  \
     static inline T rsqrt_##sfx(T x) { return 1 / sqrt##F(x); }                             \
     static inline T reciprocal_##sfx(T x) { return 1 / x; }                                 \
@@ -65,12 +64,9 @@ static double lgamma_f64(double x) {
     static inline T atan_##sfx(T x) { return atan##F(x); }                                  \
     static inline T sinh_##sfx(T x) { return sinh##F(x); }                                  \
     static inline T cosh_##sfx(T x) { return cosh##F(x); }                                  \
-    static inline T tanh_##sfx(T x) { return tanh##F(x); }                                  \
     static inline T asinh_##sfx(T x) { return asinh##F(x); }                                \
     static inline T acosh_##sfx(T x) { return acosh##F(x); }                                \
     static inline T atanh_##sfx(T x) { return atanh##F(x); }                                \
-    static inline T sigmoid_##sfx(T x) { return 1 / (1 + exp##F(-x)); }                     \
-    static inline T erf_##sfx(T x) { return erf##F(x); }                                    \
     static inline T erfc_##sfx(T x) { return erfc##F(x); }                                  \
     static inline T floor_##sfx(T x) { return floor##F(x); }                                \
     static inline T ceil_##sfx(T x) { return ceil##F(x); }                                  \
@@ -83,6 +79,14 @@ static double lgamma_f64(double x) {
     static inline bool logical_not_##sfx(T x) { return x == 0; }
 FLOAT_FUNCTIONS(f32, float, f)
 FLOAT_FUNCTIONS(f64, double, )
+/* The ops whose float loops use vmath need only double versions. */
+static inline double exp_f64(double x) { return exp(x); }
+static inline double expm1_f64(double x) { return expm1(x); }
+static inline double log_f64(double x) { return log(x); }
+static inline double log1p_f64(double x) { return log1p(x); }
+static inline double tanh_f64(double x) { return tanh(x); }
+static inline double sigmoid_f64(double x) { return 1 / (1 + exp(-x)); }
+static inline double erf_f64(double x) { return erf(x); }
 
 /* Integer functions; W is an unsigned type at least as wide as T and int,
  * so negating the most negative value wraps as in PyTorch instead of being
@@ -113,15 +117,75 @@ static inline bool isinf_b8(bool x) { return (void)x, false; }
 static inline bool isfinite_b8(bool x) { return (void)x, true; }
 static inline bool logical_not_b8(bool x) { return !x; }
 
+/* ---- vmath loops: float32, float16 and bfloat16 through float arrays ---- */
+
+/* Contiguous float32 goes to vmath whole; strided operands are gathered
+ * into a stage, computed there and scattered back. */
+static int vmath_f32_loop(vmath_fn fn, char *const *p, const int64_t *s, int64_t n) {
+    if (s[0] == (int64_t)sizeof(float) && s[1] == (int64_t)sizeof(float)) {
+        fn((const float *)(const void *)p[1], (float *)(void *)p[0], n);
+        return 0;
+    }
+    float x[EW_STAGE];
+    for (int64_t at = 0; at < n; at += EW_STAGE) {
+        int64_t m = n - at < EW_STAGE ? n - at : EW_STAGE;
+        for (int64_t i = 0; i < m; i++) x[i] = EW_AT(const float, p[1], at + i, s[1]);
+        fn(x, x, m);
+        for (int64_t i = 0; i < m; i++) EW_AT(float, p[0], at + i, s[0]) = x[i];
+    }
+    return 0;
+}
+
+/* float16/bfloat16 widen a stage to float, compute it and round it back. */
+static int vmath_half_loop(vmath_fn fn, porta_dtype dtype, char *const *p, const int64_t *s,
+                           int64_t n) {
+    bool contiguous = s[0] == 2 && s[1] == 2, f16 = dtype == PORTA_F16;
+    float x[EW_STAGE];
+    for (int64_t at = 0; at < n; at += EW_STAGE) {
+        int64_t m = n - at < EW_STAGE ? n - at : EW_STAGE;
+        if (contiguous) {
+            ew_widen_half(dtype, (const uint16_t *)(const void *)p[1] + at, x, m);
+        } else {
+            for (int64_t i = 0; i < m; i++) {
+                uint16_t h = EW_AT(const uint16_t, p[1], at + i, s[1]);
+                x[i] = f16 ? porta_f16_to_f32(h) : porta_bf16_to_f32(h);
+            }
+        }
+        fn(x, x, m);
+        if (contiguous) {
+            ew_narrow_half(dtype, x, (uint16_t *)(void *)p[0] + at, m);
+        } else {
+            for (int64_t i = 0; i < m; i++)
+                EW_AT(uint16_t, p[0], at + i, s[0]) =
+                    f16 ? porta_f32_to_f16(x[i]) : porta_f32_to_bf16(x[i]);
+        }
+    }
+    return 0;
+}
+
+#define VMATH_LOOPS(OP, op)                                                       \
+    static int op##_f32_loop(char *const *p, const int64_t *s, int64_t n) {       \
+        return vmath_f32_loop(vmath_f32()->op, p, s, n);                          \
+    }                                                                             \
+    static int op##_f16_loop(char *const *p, const int64_t *s, int64_t n) {       \
+        return vmath_half_loop(vmath_f32()->op, PORTA_F16, p, s, n);              \
+    }                                                                             \
+    static int op##_bf16_loop(char *const *p, const int64_t *s, int64_t n) {      \
+        return vmath_half_loop(vmath_f32()->op, PORTA_BF16, p, s, n);             \
+    }                                                                             \
+    EW_UNARY_LOOP(op##_f64_loop, double, EW_SAME, double, EW_SAME, op##_f64)
+
 /* ---- loops ---- */
 
 /* Ops by the dtypes they accept (op enum, function name). */
+#define VMATH_UNARY_OPS(X)                                                            \
+    X(EXP, exp) X(EXPM1, expm1) X(LOG, log) X(LOG1P, log1p) X(TANH, tanh)              \
+    X(SIGMOID, sigmoid) X(ERF, erf)
 #define FLOAT_ONLY_OPS(X)                                                              \
-    X(EXP, exp) X(EXP2, exp2) X(EXPM1, expm1) X(LOG, log) X(LOG2, log2) X(LOG1P, log1p)  \
-    X(SQRT, sqrt) X(RSQRT, rsqrt) X(RECIPROCAL, reciprocal) X(SIN, sin) X(COS, cos)     \
-    X(TAN, tan) X(ASIN, asin) X(ACOS, acos) X(ATAN, atan) X(SINH, sinh) X(COSH, cosh)   \
-    X(TANH, tanh) X(ASINH, asinh) X(ACOSH, acosh) X(ATANH, atanh) X(SIGMOID, sigmoid)  \
-    X(ERF, erf) X(ERFC, erfc) X(ERFINV, erfinv) X(LGAMMA, lgamma)
+    X(EXP2, exp2) X(LOG2, log2) X(SQRT, sqrt) X(RSQRT, rsqrt) X(RECIPROCAL, reciprocal) \
+    X(SIN, sin) X(COS, cos) X(TAN, tan) X(ASIN, asin) X(ACOS, acos) X(ATAN, atan)       \
+    X(SINH, sinh) X(COSH, cosh) X(ASINH, asinh) X(ACOSH, acosh) X(ATANH, atanh)         \
+    X(ERFC, erfc) X(ERFINV, erfinv) X(LGAMMA, lgamma)
 #define SIGNED_OPS(X) X(NEG, neg) X(ABS, abs)                    /* ints and floats */
 #define ROUNDING_OPS(X) X(FLOOR, floor) X(CEIL, ceil) X(ROUND, round) X(TRUNC, trunc)
 #define PREDICATE_OPS(X) /* any dtype -> bool */ \
@@ -146,6 +210,7 @@ static inline bool logical_not_b8(bool x) { return !x; }
 #define DEFINE_ROUNDING_OP(OP, op) ROUNDING_OP(SAME_TYPE_LOOP, OP, op)
 #define DEFINE_PREDICATE_OP(OP, op) EW_ALL_DTYPES(PREDICATE_LOOP, OP, op, op)
 FLOAT_ONLY_OPS(DEFINE_FLOAT_OP)
+VMATH_UNARY_OPS(VMATH_LOOPS)
 SIGNED_OPS(DEFINE_SIGNED_OP)
 ROUNDING_OPS(DEFINE_ROUNDING_OP)
 PREDICATE_OPS(DEFINE_PREDICATE_OP)
@@ -160,6 +225,7 @@ EW_BOOL_DTYPE(SAME_TYPE_LOOP, BITWISE_NOT, bitwise_not, logical_not)
 #define ALL_ENTRIES(OP, op) EW_ALL_DTYPES(ENTRY, OP, op, op)
 static const ew_loop_fn unary_loops[PORTA_UNARY_OP_COUNT][PORTA_DTYPE_COUNT] = {
     FLOAT_ONLY_OPS(FLOAT_ENTRIES)
+    VMATH_UNARY_OPS(FLOAT_ENTRIES)
     SIGNED_OPS(NUMERIC_ENTRIES)
     ROUNDING_OPS(NUMERIC_ENTRIES)
     PREDICATE_OPS(ALL_ENTRIES)

@@ -1,0 +1,7 @@
+/* vmath for AVX2 with FMA: eight lanes. */
+#include <immintrin.h>
+
+#define VM_BYTES 32
+#define VM_TABLE vmath_table_avx2
+#define VM_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#include "backends/cpu/vmath_simd.h"

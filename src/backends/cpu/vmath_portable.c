@@ -1,0 +1,5 @@
+/* vmath for baseline x86-64: four lanes (SSE2), no fused multiply-add. */
+#define VM_BYTES 16
+#define VM_TABLE vmath_table_generic
+#define VM_FMA(a, b, c) ((a) * (b) + (c))
+#include "backends/cpu/vmath_simd.h"
