@@ -18,6 +18,8 @@ static const shape_triple triples[] = {
     {{0, 1, 2}, {{0}, {5}, {2, 1}}},
     {{0, 0, 0}, {{0}, {0}, {0}}},
     {{2, 1, 2}, {{0, 3}, {1}, {1, 3}}},
+    {{2, 2, 0}, {{3, 70}, {3, 70}, {0}}}, /* a contiguous, c one value */
+    {{2, 0, 2}, {{3, 70}, {0}, {3, 70}}}, /* b one value, c contiguous */
     {{3, 3, 3}, {{5, 41, 67}, {5, 41, 67}, {1, 41, 1}}}, /* past the grain */
 };
 #define TRIPLE_COUNT ((int)(sizeof triples / sizeof triples[0]))
