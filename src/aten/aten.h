@@ -80,6 +80,9 @@ extern const aten_op aten_nn_pool_adaptive_ops[];
 extern const aten_op aten_sort_ops[];
 extern const aten_op aten_nn_sample_ops[];
 extern const aten_op aten_nn_distance_ops[];
+extern const aten_op aten_reduce_extra_ops[];
+extern const aten_op aten_elementwise_misc_ops[];
+extern const aten_op aten_index_fill_ops[];
 
 /* Appending results; a TENSOR result's reference passes to the results. */
 porta_status *aten_push_tensor(aten_results *results, porta_tensor *tensor);

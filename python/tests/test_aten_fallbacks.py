@@ -1,0 +1,345 @@
+"""Ops the OpInfo conformance test used to send to the CPU fallback, now
+native in libporta (src/aten/reduce_extra.c, elementwise_misc.c,
+index_fill.c): values, dtypes and layouts against PyTorch CPU, zero-size
+inputs, errors of the same type, gradients through autograd, and no
+fallback on the way."""
+import warnings
+
+import pytest
+import torch
+
+import torch_porta
+from aten_compare import FLOAT_DTYPES, LAYOUTS, compare, compare_grad, make, to_porta
+
+NUMBER_DTYPES = [torch.uint8, torch.int8, torch.int32, torch.int64, torch.float16,
+                 torch.bfloat16, torch.float32, torch.float64]
+
+
+@pytest.fixture
+def no_fallbacks():
+    torch_porta.reset_metrics()
+    yield
+    assert torch_porta.metrics()["fallbacks"] == {}
+
+
+def _out_like(result_fn, *inputs):
+    """An empty out= tensor of the CPU result's dtype, on porta."""
+    return torch.empty(0, dtype=result_fn(*inputs).dtype)
+
+
+# ---- reductions ----
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", [torch.int32, torch.float32, torch.float64])
+def test_amax_amin_out(layout, dtype, no_fallbacks):
+    x = make((3, 4, 5), dtype, layout)
+    for fn in (torch.amax, torch.amin):
+        for dim, keepdim in (((1,), False), ((0, 2), True), ((), False)):
+            expected = fn(x, dim, keepdim)
+            out = torch.full(expected.shape, 7, dtype=dtype, device="porta")
+            got = fn(x.to("porta"), dim, keepdim, out=out)
+            assert got.data_ptr() == out.data_ptr()
+            torch.testing.assert_close(out.cpu(), expected)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the out= of the wrong shape is resized
+            compare(lambda t, o: fn(t, 1, out=o), x, torch.empty(1, dtype=dtype))
+    compare(lambda t, o: torch.amax(t, 0, out=o), make((0, 3)), torch.empty(0))
+    compare(lambda t, o: torch.amax(t, 0, out=o), x, torch.empty(0, dtype=torch.float16))
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int64, torch.float16,
+                                   torch.float32, torch.float64])
+def test_aminmax(dtype, no_fallbacks):
+    x = make((4, 5), dtype)
+    compare(torch.aminmax, x)
+    for dim in (0, 1, -1):
+        for keepdim in (False, True):
+            compare(lambda t: torch.aminmax(t, dim=dim, keepdim=keepdim), x)
+    compare(lambda t: torch.aminmax(t, keepdim=True), x)
+    compare(lambda t: torch.aminmax(t, dim=0), make((3, 0), dtype))
+    compare(lambda t: torch.aminmax(t, dim=1), make((3, 0), dtype))  # IndexError
+    compare(torch.aminmax, make((0, 3), dtype))  # RuntimeError: no identity
+    compare(lambda t: torch.aminmax(t, dim=2), x)
+    compare(torch.aminmax, make((), dtype))
+    compare(torch.aminmax, make((4, 5), dtype, "transposed"))
+
+
+def test_aminmax_out(no_fallbacks):
+    x = make((4, 5))
+    low, high = torch.empty(4, device="porta"), torch.empty(4, device="porta")
+    got = torch.aminmax(x.to("porta"), dim=1, out=(low, high))
+    assert got.min.data_ptr() == low.data_ptr() and got.max.data_ptr() == high.data_ptr()
+    expected = torch.aminmax(x, dim=1)
+    torch.testing.assert_close(low.cpu(), expected.min)
+    torch.testing.assert_close(high.cpu(), expected.max)
+    compare(lambda t, a, b: torch.aminmax(t, out=(a, b)), x, torch.empty(0), torch.empty(0))
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.int32, torch.int64] + FLOAT_DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_nansum(dtype, layout, no_fallbacks):
+    x = make((4, 6), dtype, layout)
+    if dtype.is_floating_point:
+        x = x.clone()
+        x[1, 2] = x[3, 0] = float("nan")
+    tolerance = {"atol": 1e-2, "rtol": 1e-2} if dtype in (torch.float16, torch.bfloat16) else {}
+    compare(torch.nansum, x, **tolerance)
+    compare(lambda t: torch.nansum(t, 1), x, **tolerance)
+    compare(lambda t: torch.nansum(t, (0, 1), keepdim=True), x, **tolerance)
+    compare(lambda t: torch.nansum(t, 0, dtype=torch.float64), x)
+    compare(lambda t: torch.nansum(t, 0, out=torch.empty(0, dtype=torch.nansum(x).dtype,
+                                                          device=t.device)), x, **tolerance)
+    compare(lambda t: torch.nansum(t, 0), make((0, 3), dtype))
+    compare(lambda t: torch.nansum(t, (0, 0)), x)
+
+
+def test_nansum_grad(no_fallbacks):
+    compare_grad(lambda t: torch.nansum(t, 1), make((3, 4), torch.float64))
+    compare_grad(torch.nanmean, make((3, 4)))
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int64, torch.float32,
+                                   torch.float64])
+def test_count_nonzero(dtype, no_fallbacks):
+    x = make((3, 4, 5), dtype).clone()
+    x[0] = 0
+    for dims in ((), (0,), (1, 2), (-1, 0)):
+        compare(lambda t: torch.count_nonzero(t, dims), x)
+    compare(lambda t: torch.count_nonzero(t, 1), make((3, 4, 5), dtype, "transposed"))
+    compare(torch.count_nonzero, make((0, 2), dtype))
+    compare(lambda t: torch.count_nonzero(t, (0, 0)), x)
+    compare(lambda t: torch.count_nonzero(t, 3), x)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.float32, torch.float64])
+def test_vdot_equal(dtype, no_fallbacks):
+    a, b = make((7,), dtype), make((7,), dtype, seed=1)
+    compare(torch.vdot, a, b)
+    compare(torch.vdot, make((7,), dtype, "stepped"), b)
+    compare(torch.vdot, make((0,), dtype), make((0,), dtype))
+    compare(torch.vdot, a, make((6,), dtype))
+    compare(torch.vdot, make((2, 3), dtype), make((2, 3), dtype))
+    compare(torch.vdot, a.float(), b.double())
+    for x, y in ((a, a.clone()), (a, b), (a, a[:6]), (make((2, 3), dtype), make((3, 2), dtype)),
+                 (make((0, 3), dtype), make((0, 3), dtype)), (a, a.double())):
+        assert torch.equal(x.to("porta"), y.to("porta")) == torch.equal(x, y)
+    nan = torch.tensor([1.0, float("nan")])
+    assert not torch.equal(nan.to("porta"), nan.to("porta"))
+    transposed = make((3, 4), dtype, "transposed")
+    assert torch.equal(transposed.to("porta"), transposed.contiguous().to("porta"))
+
+
+def test_vdot_grad(no_fallbacks):
+    compare_grad(torch.vdot, make((5,), torch.float64), make((5,), torch.float64, seed=1))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_addbmm(dtype, layout, no_fallbacks):
+    self, b1, b2 = make((3, 5), dtype), make((4, 3, 6), dtype, layout), make((4, 6, 5), dtype, layout, 1)
+    tolerance = {"atol": 1e-4, "rtol": 1e-4}
+    compare(torch.addbmm, self, b1, b2, **tolerance)
+    compare(lambda s, x, y: torch.addbmm(s, x, y, beta=0.5, alpha=-2), self, b1, b2, **tolerance)
+    compare(lambda s, x, y: torch.addbmm(s, x, y, beta=0), torch.full((3, 5), float("nan"),
+                                                                      dtype=dtype), b1, b2, **tolerance)
+    compare(torch.addbmm, make((5,), dtype), b1, b2, **tolerance)
+    compare(lambda s, x, y: s.clone().addbmm_(x, y, alpha=3), self, b1, b2, **tolerance)
+    compare(lambda s, x, y: torch.addbmm(s, x, y, out=torch.empty(3, 5, dtype=dtype,
+                                                                  device=s.device)),
+            self, b1, b2, **tolerance)
+    compare(torch.addbmm, self, make((0, 3, 6), dtype), make((0, 6, 5), dtype))
+    compare(torch.addbmm, self, make((4, 3, 6), dtype), make((3, 6, 5), dtype))
+    compare(torch.addbmm, self, make((4, 3, 6), dtype), make((4, 7, 5), dtype))
+    compare(torch.addbmm, self, make((3, 6), dtype), make((4, 6, 5), dtype))
+    compare(torch.addbmm, make((3, 4), dtype), b1, b2)
+
+
+def test_addbmm_grad(no_fallbacks):
+    d = torch.float64
+    compare_grad(lambda s, x, y: torch.addbmm(s, x, y, beta=0.5, alpha=2),
+                 make((3, 5), d), make((4, 3, 6), d), make((4, 6, 5), d, seed=1))
+
+
+# ---- elementwise ----
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_logaddexp(layout, dtype, no_fallbacks):
+    a, b = make((4, 5), dtype, layout), make((4, 5), dtype, layout, seed=1)
+    special = torch.tensor([float("inf"), float("-inf"), float("nan"), 3.0, float("-inf"), 0.0],
+                           dtype=dtype)
+    other = torch.tensor([float("inf"), float("-inf"), 1.0, 3.0, 2.0, -200.0], dtype=dtype)
+    tolerance = {"atol": 1e-2, "rtol": 1e-2} if dtype in (torch.float16, torch.bfloat16) else {}
+    for fn in (torch.logaddexp, torch.logaddexp2):
+        compare(fn, a, b, **tolerance)
+        compare(fn, special, other, **tolerance)
+        compare(fn, a, make((5,), dtype), **tolerance)
+        compare(lambda x, y: fn(x, y, out=torch.empty(4, 5, dtype=dtype, device=x.device)), a, b,
+                **tolerance)
+        compare(fn, make((0, 5), dtype), make((5,), dtype))
+        compare(fn, a, make((3,), dtype))
+    compare(torch.logaddexp, make((3,), torch.int64), make((3,), torch.int64))
+    compare(torch.logaddexp, make((3,), torch.int64), make((3,), torch.float32))
+
+
+def test_logaddexp_grad(no_fallbacks):
+    d = torch.float64
+    compare_grad(torch.logaddexp, make((3, 4), d), make((3, 4), d, seed=1))
+    compare_grad(torch.logaddexp2, make((3, 4), d), make((4,), d, seed=1))
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.int64] + FLOAT_DTYPES)
+def test_xlogy(dtype, no_fallbacks):
+    x = make((4, 5), dtype).clone()
+    y = make((4, 5), dtype, seed=1)
+    y = y if dtype == torch.bool else y.abs()
+    x[0, :2] = 0
+    if dtype.is_floating_point:
+        y = y.clone()
+        y[0, 1] = y[1, 1] = float("nan")
+        y[2, 0] = 0
+    tolerance = {"atol": 1e-2, "rtol": 1e-2} if dtype in (torch.float16, torch.bfloat16) else {}
+    compare(torch.xlogy, x, y, **tolerance)
+    compare(torch.xlogy, make((4, 5), dtype, "transposed"), y, **tolerance)
+    compare(lambda a: torch.xlogy(2, a), y, **tolerance)
+    compare(lambda a: torch.xlogy(a, 3.5), x, **tolerance)
+    compare(lambda a, b: torch.xlogy(a, b, out=torch.empty(4, 5, dtype=torch.xlogy(x, y).dtype,
+                                                           device=a.device)), x, y, **tolerance)
+    compare(lambda a, b: a.clone().xlogy_(b), x, y, **tolerance)
+    compare(lambda a: a.clone().xlogy_(2), x, **tolerance)
+    compare(torch.xlogy, make((0, 5), dtype), y)
+    compare(torch.xlogy, x, make((3,), dtype))
+
+
+def test_xlogy_grad_kl_div(no_fallbacks):
+    d = torch.float64
+    compare_grad(torch.xlogy, make((3, 4), d), make((3, 4), d, seed=1).abs() + 0.1)
+    target = make((3, 4), d, seed=2).softmax(-1)
+    compare_grad(lambda p: torch.nn.functional.kl_div(p.log_softmax(-1), target.to(p.device),
+                                                      reduction="batchmean"), make((3, 4), d))
+
+
+# ---- index ops ----
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.int32, torch.float32, torch.float64])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_index_fill(dtype, layout, no_fallbacks):
+    x = make((4, 6), dtype, layout)
+    index = torch.tensor([2, 0, -1, 2])
+    for dim in (0, 1, -1):
+        compare(lambda t, i: t.index_fill(dim, i, 1), x, index)
+        compare(lambda t, i: t.clone().index_fill_(dim, i, 0), x, index)
+        compare(lambda t, i, v: t.index_fill(dim, i, v), x, index, torch.tensor(1, dtype=dtype))
+    compare(lambda t, i: t.index_fill(0, i, 1), x, torch.tensor(1))
+    compare(lambda t, i: t.index_fill(0, i, 1), x, torch.tensor([], dtype=torch.int64))
+    compare(lambda t, i: t.index_fill(0, i, 1), make((), dtype), torch.tensor([0]))
+    compare(lambda t, i: t.index_fill(1, i, 1), make((0, 3), dtype), torch.tensor([1]))
+    compare(lambda t, i: t.index_fill(0, i, 1), x, torch.tensor([4]))  # IndexError
+    compare(lambda t, i: t.index_fill(0, i, 1), x, torch.tensor([1], dtype=torch.int32))
+    compare(lambda t, i: t.index_fill(0, i, 1), x, torch.tensor([[1]]))
+    compare(lambda t, i: t.index_fill(2, i, 1), x, torch.tensor([1]))
+    compare(lambda t, i, v: t.index_fill(0, i, v), x, torch.tensor([1]), torch.ones(2))
+
+
+def test_index_fill_grad(no_fallbacks):
+    compare_grad(lambda t: t.index_fill(1, torch.tensor([0, 2], device=t.device), -1.0),
+                 make((3, 4), torch.float64))
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.int64, torch.float32, torch.float64])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_masked_select(dtype, layout, no_fallbacks):
+    x = make((4, 6), dtype, layout)
+    mask = make((4, 6), torch.bool, layout, seed=1)
+    compare(torch.masked_select, x, mask)
+    compare(torch.masked_select, x, mask[0])
+    compare(torch.masked_select, x[0], mask)
+    compare(torch.masked_select, x, torch.zeros(4, 6, dtype=torch.bool))
+    compare(torch.masked_select, make((0, 6), dtype), mask[0])
+    compare(lambda t, m: torch.masked_select(t, m, out=torch.empty(0, dtype=dtype, device=t.device)),
+            x, mask)
+    compare(torch.masked_select, x, mask.to(torch.uint8))
+    compare(torch.masked_select, x, make((4, 5), torch.bool))
+
+
+def test_masked_select_grad(no_fallbacks):
+    mask = make((3, 4), torch.bool, seed=1)
+    compare_grad(lambda t: torch.masked_select(t, mask.to(t.device)), make((3, 4), torch.float64))
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.int32, torch.float32, torch.float64])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_take_put(dtype, layout, no_fallbacks):
+    x = make((3, 4), dtype, layout)
+    index = torch.tensor([[0, 11], [-1, 5], [-12, 3]])
+    compare(torch.take, x, index)
+    compare(torch.take, x, torch.tensor([], dtype=torch.int64))
+    compare(torch.take, make((), dtype), torch.tensor(0))
+    compare(lambda t, i: torch.take(t, i, out=torch.empty(0, dtype=dtype, device=t.device)), x, index)
+    compare(torch.take, x, torch.tensor([12]))
+    compare(torch.take, x, torch.tensor([-13]))
+    compare(torch.take, x, torch.tensor([1], dtype=torch.int32))
+    compare(torch.take, make((0,), dtype), torch.tensor([0]))
+    source = make((5,), dtype, seed=2)
+    unique = torch.tensor([0, 11, -2, 5, 3])
+    compare(lambda t, i, s: t.put(i, s), x, unique, source)
+    compare(lambda t, i, s: t.clone().put_(i, s), x, unique, source)
+    if dtype != torch.bool:
+        repeated = torch.tensor([1, 1, -11, 4, 4])
+        compare(lambda t, i, s: t.put(i, s, accumulate=True), x, repeated, source)
+        compare(lambda t, i, s: t.clone().put_(i, s, accumulate=True), x, repeated, source)
+    compare(lambda t, i, s: t.put(i, s), x, unique[:4], source)
+    compare(lambda t, i, s: t.put(i, s), x, torch.tensor([0, 12, 1, 2, 3]), source)
+    compare(lambda t, i, s: t.put(i, s), x, unique, source.double() if dtype != torch.float64
+            else source.float())
+    compare(lambda t, i, s: t.put(i, s), x, unique.int(), source)
+
+
+def test_take_put_grad(no_fallbacks):
+    d = torch.float64
+    index = torch.tensor([[0, 5], [-1, 5]])
+    compare_grad(lambda t: torch.take(t, index.to(t.device)), make((3, 4), d))
+    compare_grad(lambda t, s: t.put(index.to(t.device), s, accumulate=True),
+                 make((3, 4), d), make((2, 2), d))
+
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dtype", [torch.int32, torch.float32, torch.float64])
+def test_index_reduce(reduce, include_self, dtype, no_fallbacks):
+    warnings.filterwarnings("ignore", "index_reduce")
+    x = make((5, 4), dtype)
+    index = torch.tensor([1, 3, 1, 0, 1, 4])
+    source = make((6, 4), dtype, seed=1)
+    fn = lambda t, i, s: t.index_reduce(0, i, s, reduce, include_self=include_self)  # noqa: E731
+    compare(fn, x, index, source)
+    compare(fn, make((5, 4), dtype, "transposed"), index, make((6, 4), dtype, "stepped"))
+    compare(lambda t, i, s: t.index_reduce(1, i, s, reduce, include_self=include_self),
+            x, index[:3] + 1, make((5, 3), dtype))
+    compare(lambda t, i, s: t.clone().index_reduce_(0, i, s, reduce, include_self=include_self),
+            x, index, source)
+    compare(lambda t, i, s: torch.index_reduce(t, 0, i, s, reduce, include_self=include_self,
+                                               out=torch.empty(5, 4, dtype=dtype, device=t.device)),
+            x, index, source)
+    compare(fn, x, index.int(), source)
+    compare(fn, x, torch.tensor([], dtype=torch.int64), make((0, 4), dtype))
+
+
+def test_index_reduce_errors(no_fallbacks):
+    warnings.filterwarnings("ignore", "index_reduce")
+    x, index, source = make((5, 4)), torch.tensor([1, 3]), make((2, 4))
+    compare(lambda t, i, s: t.index_reduce(0, i, s, "sum"), x, index, source)
+    compare(lambda t, i, s: t.index_reduce(0, i, s, "prod"), x, index.float(), source)
+    compare(lambda t, i, s: t.index_reduce(0, i, s, "prod"), x, index, source.double())
+    compare(lambda t, i, s: t.index_reduce(0, i, s, "prod"), x, index, make((2, 5)))
+    compare(lambda t, i, s: t.index_reduce(0, i, s, "prod"), x, torch.tensor([1, 5]), source)
+    compare(lambda t, i, s: t.index_reduce(0, i, s, "prod"), x, torch.tensor([1, -1]), source)
+
+
+def test_index_reduce_grad(no_fallbacks):
+    warnings.filterwarnings("ignore", "index_reduce")
+    d = torch.float64
+    index = torch.tensor([1, 3, 0])
+    for reduce in ("prod", "mean", "amax"):
+        compare_grad(lambda t, s: t.index_reduce(0, index.to(t.device), s, reduce),
+                     make((4, 3), d), make((3, 3), d, seed=1))
