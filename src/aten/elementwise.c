@@ -29,8 +29,9 @@ static porta_status *with_alpha(porta_binary_op op, const porta_value *a, const 
                            "For integral input tensors, argument alpha must not be a floating "
                            "point number.");
     double scale = aten_number(alpha);
-    if (scale == 1.0) return ew_promoted_binary(op, a, b, into, results);
-    ew_scope s = {.device = ew_device(a, b, NULL)};
+    if (scale == 1.0) return ew_promoted_binary_as(op, a, b, dtype, into, results);
+    ew_scope s;
+    ew_begin(&s, ew_device(a, b, NULL));
     porta_tensor *ta = ew_operand(&s, a, dtype), *tb = ew_operand(&s, b, dtype);
     porta_tensor *ts = ew_number(&s, dtype, op == PORTA_SUB ? -scale : scale);
     porta_tensor *out = ew_ternary_into(&s, PORTA_FMA, tb, ts, ta, into);
@@ -88,7 +89,8 @@ static porta_status *divide(const porta_value *a, const porta_value *b, const po
                            "div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                            "but found '%s'",
                            mode->string);
-    ew_scope s = {.device = ew_device(a, b, NULL)};
+    ew_scope s;
+    ew_begin(&s, ew_device(a, b, NULL));
     return ew_finish(&s, divide_trunc(&s, a, b, ew_result_type(a, b, NULL)), into, results);
 }
 
@@ -117,8 +119,9 @@ static porta_status *div_mode_out(const porta_value *args, aten_results *r) {
 static porta_status *nan_ignoring(porta_binary_op op, const porta_value *a, const porta_value *b,
                                   porta_tensor *into, aten_results *results) {
     porta_dtype dtype = ew_result_type(a, b, NULL);
-    if (!porta_dtype_is_float(dtype)) return ew_promoted_binary(op, a, b, into, results);
-    ew_scope s = {.device = ew_device(a, b, NULL)};
+    if (!porta_dtype_is_float(dtype)) return ew_promoted_binary_as(op, a, b, dtype, into, results);
+    ew_scope s;
+    ew_begin(&s, ew_device(a, b, NULL));
     porta_tensor *ta = ew_operand(&s, a, dtype), *tb = ew_operand(&s, b, dtype);
     porta_tensor *picked = ew_binary(&s, op, ta, tb);
     picked = ew_where(&s, ew_unary(&s, PORTA_ISNAN, tb), ta, picked);
@@ -131,7 +134,8 @@ static porta_status *copy_sign(const porta_value *a, const porta_value *b, porta
                                aten_results *results) {
     porta_dtype dtype = ew_result_type(a, b, NULL);
     if (!porta_dtype_is_float(dtype)) dtype = PORTA_F32;
-    ew_scope s = {.device = ew_device(a, b, NULL)};
+    ew_scope s;
+    ew_begin(&s, ew_device(a, b, NULL));
     porta_tensor *ta = ew_operand(&s, a, dtype), *tb = ew_operand(&s, b, dtype);
     porta_tensor *negative_zero = ew_binary(
         &s, PORTA_LOGICAL_AND, ew_binary_number(&s, PORTA_EQ, tb, 0),

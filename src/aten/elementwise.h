@@ -14,6 +14,13 @@ typedef struct ew_scope {
     porta_device *device;
 } ew_scope;
 
+/* Starts a formula whose numbers are made on `device` (cheaper than a
+ * zero-initialized ew_scope, see nn_begin). */
+static inline void ew_begin(ew_scope *s, porta_device *device) {
+    nn_begin(&s->held);
+    s->device = device;
+}
+
 /* Every step returns a tensor the scope owns, or NULL once an error is set
  * (inputs may then be NULL too). Numbers become rank-0 tensors of the dtype
  * of the tensor they meet. */
@@ -65,6 +72,10 @@ porta_status *ew_refuse_dtype(const char *op, const char *expected, porta_dtype 
  * `into` (or NULL) receives the result (in-place and out= variants). */
 porta_status *ew_promoted_binary(porta_binary_op op, const porta_value *a, const porta_value *b,
                                  porta_tensor *into, aten_results *results);
+/* The same, given the result type (ew_result_type) the caller computed. */
+porta_status *ew_promoted_binary_as(porta_binary_op op, const porta_value *a,
+                                    const porta_value *b, porta_dtype dtype, porta_tensor *into,
+                                    aten_results *results);
 /* PyTorch's result type of the arguments (c may be NULL) and the device
  * they are on. */
 porta_dtype ew_result_type(const porta_value *a, const porta_value *b, const porta_value *c);
@@ -88,7 +99,8 @@ porta_device *ew_device(const porta_value *a, const porta_value *b, const porta_
  * where `variant` says (a new tensor, self, or the last argument). */
 #define COMPOSED_KERNEL(kernel, formula, variant, arg_count)                      \
     static porta_status *kernel(const porta_value *args, aten_results *r) {       \
-        ew_scope s = {.device = ew_device(&args[0], &args[0], NULL)};             \
+        ew_scope s;                                                               \
+        ew_begin(&s, ew_device(&args[0], &args[0], NULL));                        \
         porta_tensor *result = formula;                                           \
         return ew_finish(&s, result, ew_target(args, arg_count, variant), r);     \
     }

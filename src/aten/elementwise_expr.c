@@ -109,10 +109,16 @@ porta_status *ew_refuse_dtype(const char *op, const char *expected, porta_dtype 
                        porta_dtype_name(given));
 }
 
-static bool is_held(const ew_scope *s, const porta_tensor *t) {
-    for (int i = 0; i < s->held.count; i++)
-        if (s->held.held[i] == t) return true;
-    return false;
+/* Takes t's reference out of the scope (NULL when the scope holds none),
+ * so the result is handed on without a retain and a release. */
+static porta_tensor *take_held(ew_scope *s, const porta_tensor *t) {
+    for (int i = s->held.count - 1; i >= 0; i--)
+        if (s->held.held[i] == t) {
+            porta_tensor *taken = s->held.held[i];
+            s->held.held[i] = NULL; /* nn_end releases NULL as nothing */
+            return taken;
+        }
+    return NULL;
 }
 
 /* Writes result into `into`, which PyTorch requires to have the result's
@@ -141,12 +147,11 @@ porta_status *ew_finish(ew_scope *s, const porta_tensor *result, porta_tensor *i
         if (result != into) status = write_into(result, into);
         pushed = into;
         if (!status) porta_tensor_retain(into);
-    } else if (!status && is_held(s, result)) {
-        pushed = (porta_tensor *)result;
-        porta_tensor_retain(pushed);
     } else if (!status) {
-        /* an input returned unchanged: the op's result is still a new tensor */
-        status = porta_cast(result, result->dtype, &pushed);
+        /* a tensor the formula made moves to the results; an input returned
+         * unchanged is copied: the op's result is still a new tensor */
+        pushed = take_held(s, result);
+        if (!pushed) status = porta_cast(result, result->dtype, &pushed);
     }
     s->held.status = NULL; /* taken as `status` above */
     nn_end(&s->held);
@@ -163,14 +168,20 @@ porta_device *ew_device(const porta_value *a, const porta_value *b, const porta_
     return aten_device_of(operands, c ? 3 : 2);
 }
 
-porta_status *ew_promoted_binary(porta_binary_op op, const porta_value *a, const porta_value *b,
-                                 porta_tensor *into, aten_results *results) {
-    ew_scope s = {.device = ew_device(a, b, NULL)};
-    porta_dtype dtype = ew_result_type(a, b, NULL);
+porta_status *ew_promoted_binary_as(porta_binary_op op, const porta_value *a,
+                                    const porta_value *b, porta_dtype dtype, porta_tensor *into,
+                                    aten_results *results) {
+    ew_scope s;
+    ew_begin(&s, ew_device(a, b, NULL));
     /* true division computes in float: a number divisor like -3 must not
      * pass through an integer dtype first */
     if ((op == PORTA_DIV || op == PORTA_ATAN2) && !porta_dtype_is_float(dtype)) dtype = PORTA_F32;
     porta_tensor *ta = ew_operand(&s, a, dtype), *tb = ew_operand(&s, b, dtype);
     porta_tensor *result = ew_binary_into(&s, op, ta, tb, into);
     return ew_finish(&s, result, into, results);
+}
+
+porta_status *ew_promoted_binary(porta_binary_op op, const porta_value *a, const porta_value *b,
+                                 porta_tensor *into, aten_results *results) {
+    return ew_promoted_binary_as(op, a, b, ew_result_type(a, b, NULL), into, results);
 }

@@ -17,6 +17,13 @@ typedef struct nn_scope {
     int count;
 } nn_scope;
 
+/* Starts an empty scope. Only the fields read before they are written are
+ * set: zeroing all of held[] (1 KiB) would cost more than a small op. */
+static inline void nn_begin(nn_scope *s) {
+    s->status = NULL;
+    s->count = 0;
+}
+
 /* Takes the outcome of one primitive call: holds `t` on success, records
  * the status on failure. Returns t or NULL. */
 porta_tensor *nn_hold(nn_scope *s, porta_status *status, porta_tensor *t);

@@ -30,7 +30,12 @@ void porta_buffer_retain(porta_buffer *buffer) {
 }
 
 void porta_buffer_release(porta_buffer *buffer) {
-    if (!buffer || atomic_fetch_sub(&buffer->refcount, 1) != 1) return;
+    if (!buffer) return;
+    /* The last reference needs no atomic decrement: no other holder is left
+     * to race with (the acquire load orders their earlier releases first). */
+    if (atomic_load_explicit(&buffer->refcount, memory_order_acquire) != 1 &&
+        atomic_fetch_sub(&buffer->refcount, 1) != 1)
+        return;
     buffer->device->ops->buffer_free(buffer->device, buffer->handle);
     free(buffer);
 }

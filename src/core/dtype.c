@@ -77,7 +77,19 @@ static int combine(int higher, int lower) {
     return higher;
 }
 
+/* Tensors (of any rank) that all share one valid dtype give that dtype:
+ * the common case, decided without the category walk. */
+static bool one_tensor_dtype(const porta_operand_type *operands, int count) {
+    if (count < 1 || !porta_dtype_is_valid((int)operands[0].dtype)) return false;
+    for (int i = 0; i < count; i++)
+        if (operands[i].dtype != operands[0].dtype ||
+            (operands[i].kind != PORTA_OPERAND_TENSOR && operands[i].kind != PORTA_OPERAND_ZERO_DIM))
+            return false;
+    return true;
+}
+
 porta_dtype porta_result_type(const porta_operand_type *operands, int count) {
+    if (one_tensor_dtype(operands, count)) return operands[0].dtype;
     int state[3] = {CATEGORY_NONE, CATEGORY_NONE, CATEGORY_NONE};
     for (int i = 0; i < count; i++) {
         porta_dtype d = operands[i].dtype;

@@ -59,13 +59,17 @@ static porta_status *check_shape(const char *op, int rank, const int64_t *sizes)
     return NULL;
 }
 
-porta_status *porta_tensor_wrap(porta_buffer *buffer, porta_dtype dtype, int rank,
-                                const int64_t *sizes, const int64_t *strides, int64_t offset,
-                                porta_tensor **out) {
+/* A tensor struct that takes over a reference to buffer the caller holds
+ * (released when the struct cannot be allocated). */
+static porta_status *adopt_buffer(porta_buffer *buffer, porta_dtype dtype, int rank,
+                                  const int64_t *sizes, const int64_t *strides, int64_t offset,
+                                  porta_tensor **out) {
     porta_tensor *t = calloc(1, sizeof *t);
-    if (!t) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "no memory for a tensor handle");
+    if (!t) {
+        porta_buffer_release(buffer);
+        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "no memory for a tensor handle");
+    }
     atomic_init(&t->refcount, 1);
-    porta_buffer_retain(buffer);
     t->buffer = buffer;
     t->dtype = dtype;
     t->rank = rank;
@@ -76,6 +80,13 @@ porta_status *porta_tensor_wrap(porta_buffer *buffer, porta_dtype dtype, int ran
     t->offset = offset;
     *out = t;
     return NULL;
+}
+
+porta_status *porta_tensor_wrap(porta_buffer *buffer, porta_dtype dtype, int rank,
+                                const int64_t *sizes, const int64_t *strides, int64_t offset,
+                                porta_tensor **out) {
+    porta_buffer_retain(buffer);
+    return adopt_buffer(buffer, dtype, rank, sizes, strides, offset, out);
 }
 
 porta_status *porta_tensor_restride(const porta_tensor *base, int rank, const int64_t *sizes,
@@ -100,9 +111,8 @@ porta_status *porta_tensor_empty(porta_device *device, porta_dtype dtype, int ra
     porta_contiguous_strides(rank, sizes, strides);
     porta_buffer *buffer;
     PORTA_TRY(porta_buffer_alloc(device, (size_t)numel * elem, &buffer));
-    porta_status *status = porta_tensor_wrap(buffer, dtype, rank, sizes, strides, 0, out);
-    porta_buffer_release(buffer); /* the tensor holds its own reference */
-    return status;
+    /* the new buffer's one reference becomes the tensor's */
+    return adopt_buffer(buffer, dtype, rank, sizes, strides, 0, out);
 }
 
 porta_status *porta_tensor_view(porta_buffer *buffer, porta_dtype dtype, int rank,
@@ -200,7 +210,12 @@ void porta_tensor_retain(porta_tensor *tensor) {
 }
 
 void porta_tensor_release(porta_tensor *tensor) {
-    if (!tensor || atomic_fetch_sub(&tensor->refcount, 1) != 1) return;
+    if (!tensor) return;
+    /* The last reference needs no atomic decrement: no other holder is left
+     * to race with (the acquire load orders their earlier releases first). */
+    if (atomic_load_explicit(&tensor->refcount, memory_order_acquire) != 1 &&
+        atomic_fetch_sub(&tensor->refcount, 1) != 1)
+        return;
     porta_buffer_release(tensor->buffer);
     free(tensor);
 }

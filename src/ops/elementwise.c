@@ -147,20 +147,29 @@ static porta_status *execute_into(const porta_prim *prim, porta_tensor *const *i
 
 /* ---- the runner ---- */
 
-/* x converted to dtype and viewed with meta's shape. */
+/* x converted to dtype and viewed with meta's shape. *owned says whether
+ * *out is a new reference; most inputs need neither step and are lent as
+ * they are, which spares a retain and a release (two atomics) each. */
 static porta_status *prepare_input(const porta_tensor *x, porta_dtype dtype,
-                                   const porta_meta *meta, porta_tensor **out) {
-    porta_tensor *converted;
-    PORTA_TRY(porta_to_dtype(x, dtype, &converted));
+                                   const porta_meta *meta, porta_tensor **out, bool *owned) {
     bool same_shape = x->rank == meta->rank &&
                       (meta->rank == 0 ||
                        !memcmp(x->sizes, meta->sizes, (size_t)meta->rank * sizeof meta->sizes[0]));
+    *owned = false;
+    if (same_shape && x->dtype == dtype) {
+        *out = (porta_tensor *)x;
+        return NULL;
+    }
+    porta_tensor *converted;
+    PORTA_TRY(porta_to_dtype(x, dtype, &converted));
+    *owned = true;
     if (same_shape) {
         *out = converted;
         return NULL;
     }
     porta_status *status = porta_broadcast_to(converted, meta->rank, meta->sizes, out);
     porta_tensor_release(converted);
+    if (status) *owned = false;
     return status;
 }
 
@@ -177,83 +186,104 @@ static porta_status *run_device(const char *name, const porta_tensor *const *inp
     return porta_device_get(0, device);
 }
 
-porta_status *porta_run_elementwise(const porta_prim *prim, const porta_tensor *const *inputs,
-                                    int input_count, porta_tensor **out) {
-    if (!prim || !out || input_count < 0 || input_count > 3 || (input_count > 0 && !inputs))
-        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
-                           "elementwise: expected a primitive, up to 3 inputs and an out "
-                           "pointer, got NULL or %d inputs",
-                           input_count);
-    porta_prim inferred = *prim;
-    const char *name = porta_prim_name(&inferred);
+/* The runner on a prim it may normalize in place (the public entry copies
+ * the caller's const prim first; the public ops build their own). */
+static porta_status *run_elementwise(porta_prim *prim, const porta_tensor *const *inputs,
+                                     int input_count, porta_tensor **out) {
+    const char *name = porta_prim_name(prim);
     porta_device *device;
     PORTA_TRY(run_device(name, inputs, input_count, *out, &device));
     porta_meta metas[3], meta;
     for (int i = 0; i < input_count; i++) porta_meta_of(inputs[i], &metas[i]);
-    PORTA_TRY(porta_infer(&inferred, metas, input_count, &meta));
+    PORTA_TRY(porta_infer(prim, metas, input_count, &meta));
     if (*out) PORTA_TRY(check_writable(name, *out));
 
     porta_status *status = NULL;
     porta_tensor *ready[3] = {NULL, NULL, NULL};
+    bool owned[3] = {false, false, false};
     for (int i = 0; i < input_count; i++)
         PORTA_TRY_GOTO(status,
                        prepare_input(inputs[i],
-                                     porta_elementwise_input_dtype(&inferred, metas, i, &meta),
-                                     &meta, &ready[i]),
+                                     porta_elementwise_input_dtype(prim, metas, i, &meta),
+                                     &meta, &ready[i], &owned[i]),
                        done);
     porta_tensor *dst;
     bool needs_copy;
     PORTA_TRY_GOTO(status, porta_prepare_out(name, device, &meta, out, &dst, &needs_copy), done);
-    status = execute_into(&inferred, ready, input_count, dst);
+    status = execute_into(prim, ready, input_count, dst);
     if (status) {
         if (dst != *out) porta_tensor_release(dst);
         goto done;
     }
     status = porta_finish_out(dst, needs_copy, out);
 done:
-    for (int i = 0; i < input_count; i++) porta_tensor_release(ready[i]);
+    for (int i = 0; i < input_count; i++)
+        if (owned[i]) porta_tensor_release(ready[i]);
     return status;
+}
+
+static bool valid_call(const porta_prim *prim, const porta_tensor *const *inputs,
+                       int input_count, porta_tensor **out) {
+    return prim && out && input_count >= 0 && input_count <= 3 && (input_count == 0 || inputs);
+}
+
+static porta_status *invalid_call(int input_count) {
+    return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                       "elementwise: expected a primitive, up to 3 inputs and an out "
+                       "pointer, got NULL or %d inputs",
+                       input_count);
+}
+
+porta_status *porta_run_elementwise(const porta_prim *prim, const porta_tensor *const *inputs,
+                                    int input_count, porta_tensor **out) {
+    if (!valid_call(prim, inputs, input_count, out)) return invalid_call(input_count);
+    porta_prim inferred = *prim;
+    return run_elementwise(&inferred, inputs, input_count, out);
 }
 
 /* ---- public ops ---- */
 
-static porta_prim make_prim(porta_prim_kind kind, int op) {
-    porta_prim prim;
-    memset(&prim, 0, sizeof prim);
-    prim.kind = kind;
-    prim.op = op;
-    return prim;
+/* Fills *prim in place: returning the ~1 KiB struct by value would copy it. */
+static void init_prim(porta_prim *prim, porta_prim_kind kind, int op) {
+    memset(prim, 0, sizeof *prim);
+    prim->kind = kind;
+    prim->op = op;
 }
 
-static porta_status *run_op(const porta_prim *prim, const porta_tensor *const *inputs,
+static porta_status *run_op(porta_prim *prim, const porta_tensor *const *inputs,
                             int input_count, porta_tensor **out) {
     if (!out)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: the out pointer is NULL",
                            porta_prim_name(prim));
-    return porta_run_elementwise(prim, inputs, input_count, out);
+    if (!valid_call(prim, inputs, input_count, out)) return invalid_call(input_count);
+    return run_elementwise(prim, inputs, input_count, out);
 }
 
 porta_status *porta_unary(porta_unary_op op, const porta_tensor *x, porta_tensor **out) {
-    porta_prim prim = make_prim(PRIM_UNARY, (int)op);
+    porta_prim prim;
+    init_prim(&prim, PRIM_UNARY, (int)op);
     return run_op(&prim, &x, 1, out);
 }
 
 porta_status *porta_binary(porta_binary_op op, const porta_tensor *a, const porta_tensor *b,
                            porta_tensor **out) {
-    porta_prim prim = make_prim(PRIM_BINARY, (int)op);
+    porta_prim prim;
+    init_prim(&prim, PRIM_BINARY, (int)op);
     const porta_tensor *inputs[2] = {a, b};
     return run_op(&prim, inputs, 2, out);
 }
 
 porta_status *porta_ternary(porta_ternary_op op, const porta_tensor *a, const porta_tensor *b,
                             const porta_tensor *c, porta_tensor **out) {
-    porta_prim prim = make_prim(PRIM_TERNARY, (int)op);
+    porta_prim prim;
+    init_prim(&prim, PRIM_TERNARY, (int)op);
     const porta_tensor *inputs[3] = {a, b, c};
     return run_op(&prim, inputs, 3, out);
 }
 
 porta_status *porta_cast(const porta_tensor *x, porta_dtype dtype, porta_tensor **out) {
-    porta_prim prim = make_prim(PRIM_CAST, 0);
+    porta_prim prim;
+    init_prim(&prim, PRIM_CAST, 0);
     prim.dtype = dtype;
     return run_op(&prim, &x, 1, out);
 }
@@ -266,7 +296,8 @@ porta_status *porta_copy(const porta_tensor *src, porta_tensor *dst) {
     porta_tensor *view;
     porta_status *status = porta_broadcast_to(src, dst->rank, dst->sizes, &view);
     if (status) return porta_error_context(status, "copy");
-    porta_prim prim = make_prim(PRIM_CAST, 0);
+    porta_prim prim;
+    init_prim(&prim, PRIM_CAST, 0);
     prim.dtype = dst->dtype;
     status = execute_into(&prim, &view, 1, dst);
     porta_tensor_release(view);
@@ -276,7 +307,8 @@ porta_status *porta_copy(const porta_tensor *src, porta_tensor *dst) {
 porta_status *porta_fill(porta_tensor *dst, double value) {
     PORTA_TRY(porta_check_tensor(dst, "dst"));
     PORTA_TRY(check_writable("fill", dst));
-    porta_prim prim = make_prim(PRIM_FILL, 0);
+    porta_prim prim;
+    init_prim(&prim, PRIM_FILL, 0);
     prim.dtype = dst->dtype;
     prim.value = value;
     prim.rank = dst->rank;

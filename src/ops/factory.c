@@ -11,7 +11,19 @@ porta_status *porta_tensor_full(porta_device *device, porta_dtype dtype, int ran
     if (!out) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "tensor_full: out is NULL");
     porta_tensor *t;
     PORTA_TRY(porta_tensor_empty(device, dtype, rank, sizes, &t));
-    porta_status *status = porta_fill(t, value);
+    porta_status *status;
+    if (porta_tensor_numel(t) == 1) {
+        /* One element (the numbers ops mix with tensors): converted here as
+         * the fill kernels convert, and uploaded, which skips launching one. */
+        union {
+            uint64_t bits;
+            double f64; /* aligns the value for every dtype */
+        } element = {0};
+        porta_store_from_double(dtype, &element, value);
+        status = porta_buffer_write(t->buffer, 0, &element, porta_dtype_size(dtype));
+    } else {
+        status = porta_fill(t, value);
+    }
     if (status) {
         porta_tensor_release(t);
         return status;

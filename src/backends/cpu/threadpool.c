@@ -181,6 +181,10 @@ static void run_job(job j) {
 void cpu_parallel_for(int64_t n, int64_t grain, cpu_range_fn fn, void *ctx) {
     if (n <= 0) return;
     if (grain < 1) grain = 1;
+    if (n <= grain) { /* one chunk: inline, before touching the pool at all */
+        fn(ctx, 0, n, 0);
+        return;
+    }
     int threads = cpu_thread_count();
     int64_t max_chunks = (n + grain - 1) / grain;
     int chunks = max_chunks < threads ? (int)max_chunks : threads;
