@@ -343,3 +343,75 @@ def test_index_reduce_grad(no_fallbacks):
     for reduce in ("prod", "mean", "amax"):
         compare_grad(lambda t, s: t.index_reduce(0, index.to(t.device), s, reduce),
                      make((4, 3), d), make((3, 3), d, seed=1))
+
+
+# ---- max pooling: adaptive, unpooling ----
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_adaptive_max_pool(dtype, layout, no_fallbacks):
+    F = torch.nn.functional
+    x = make((2, 3, 7, 9), dtype, layout)
+    for size in ((3, 4), (7, 9), (1, 1), (5, 2), (9, 11)):
+        compare(lambda t: F.adaptive_max_pool2d(t, size, return_indices=True), x)
+    compare(lambda t: F.adaptive_max_pool2d(t, (2, 3), return_indices=True), x[0])
+    compare(lambda t: F.adaptive_max_pool1d(t, 4, return_indices=True), make((2, 3, 10), dtype, layout))
+    compare(lambda t: F.adaptive_max_pool3d(t, (2, 3, 2), return_indices=True),
+            make((2, 2, 5, 4, 6), dtype, layout))
+    compare(lambda t: F.adaptive_max_pool2d(t, (2, 2), return_indices=True), make((0, 3, 4, 4), dtype))
+    compare(lambda t: F.adaptive_max_pool2d(t, (0, 2), return_indices=True), make((1, 3, 4, 4), dtype))
+    compare(lambda t: torch.ops.aten.adaptive_max_pool2d(t, [2, 2]), make((1, 0, 4), dtype))
+    compare(lambda t: torch.ops.aten.adaptive_max_pool2d(t, [2, 2]), make((4, 4), dtype))
+    compare(lambda t: torch.ops.aten.adaptive_max_pool2d(t, [2, 2, 2]), make((1, 4, 4), dtype))
+    compare(lambda t: torch.ops.aten.adaptive_max_pool2d(t, [2, 2]), make((1, 4, 4), torch.int64))
+    out, indices = torch.empty(0, dtype=dtype, device="porta"), torch.empty(0, dtype=torch.int64,
+                                                                            device="porta")
+    torch.ops.aten.adaptive_max_pool2d.out(x.to("porta"), [3, 4], out=out, indices=indices)
+    expected = torch.ops.aten.adaptive_max_pool2d(x, [3, 4])
+    torch.testing.assert_close(out.cpu(), expected[0])
+    torch.testing.assert_close(indices.cpu(), expected[1])
+
+
+def test_adaptive_max_pool_grad(no_fallbacks):
+    F = torch.nn.functional
+    d = torch.float64
+    compare_grad(lambda t: F.adaptive_max_pool2d(t, (3, 4)), make((2, 3, 7, 9), d))
+    compare_grad(lambda t: F.adaptive_max_pool3d(t, (2, 3, 2)), make((1, 2, 5, 4, 6), d))
+    compare_grad(lambda t: F.adaptive_max_pool1d(t, 3), make((2, 7), d))
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.float32, torch.float64])
+def test_max_unpool(dtype, no_fallbacks):
+    F = torch.nn.functional
+    x = make((2, 3, 6, 8), torch.float64)
+    pooled, indices = F.max_pool2d(x, 2, return_indices=True)
+    pooled = pooled.to(dtype)
+    compare(lambda t, i: F.max_unpool2d(t, i, 2), pooled, indices)
+    compare(lambda t, i: F.max_unpool2d(t, i, 2, output_size=(7, 9)), pooled, indices)
+    compare(lambda t, i: F.max_unpool2d(t, i, 2), pooled[0], indices[0])
+    compare(lambda t, i: F.max_unpool2d(t, i, 2), pooled.mT, indices.mT)
+    pooled1, indices1 = F.max_pool1d(x[0], 2, return_indices=True)
+    compare(lambda t, i: F.max_unpool1d(t, i, 2), pooled1.to(dtype), indices1)
+    x3 = make((1, 2, 4, 4, 6), torch.float64)
+    pooled3, indices3 = F.max_pool3d(x3, 2, return_indices=True)
+    compare(lambda t, i: F.max_unpool3d(t, i, 2), pooled3.to(dtype), indices3)
+    compare(lambda t, i: torch.ops.aten.max_unpool2d(t, i, [4, 4]), make((1, 2, 2), dtype),
+            torch.tensor([[[0, 16], [1, 2]]]))
+    compare(lambda t, i: torch.ops.aten.max_unpool2d(t, i, [4]), make((1, 2, 2), dtype),
+            torch.tensor([[[0, 1], [1, 2]]]))
+    compare(lambda t, i: torch.ops.aten.max_unpool2d(t, i, [4, 4]), make((1, 2, 2), dtype),
+            torch.tensor([[[0, 1, 1, 2]]]))
+    compare(lambda t, i: torch.ops.aten.max_unpool2d(t, i, [4, 4]), make((2, 2), dtype),
+            torch.tensor([[0, 1], [1, 2]]))
+    compare(lambda t, i: torch.ops.aten.max_unpool3d(t, i, [4, 4, 4], [0, 1, 1], [0, 0, 0]),
+            make((1, 1, 2, 2), dtype), torch.tensor([[[[0, 1], [1, 2]]]]))
+
+
+def test_max_unpool_grad(no_fallbacks):
+    F = torch.nn.functional
+    x = make((2, 3, 6, 8), torch.float64)
+    pooled, indices = F.max_pool2d(x, 2, return_indices=True)
+    compare_grad(lambda t: F.max_unpool2d(t, indices.to(t.device), 2), pooled)
+    x3 = make((1, 2, 4, 4, 6), torch.float64)
+    pooled3, indices3 = F.max_pool3d(x3, 2, return_indices=True)
+    compare_grad(lambda t: F.max_unpool3d(t, indices3.to(t.device), 2), pooled3)
