@@ -2,6 +2,7 @@
  * name, checks each call's arguments against the op's declared kinds, and
  * collects results. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,9 @@ static const aten_op *const family_tables[] = {
 static const aten_op **ops; /* sorted by name */
 static int op_count;
 static pthread_once_t ops_once = PTHREAD_ONCE_INIT;
+/* Set (release) once the index is built, so calls after the first skip
+ * pthread_once's function call. */
+static atomic_bool ops_built;
 
 static int compare_ops(const void *a, const void *b) {
     return strcmp((*(const aten_op *const *)a)->name, (*(const aten_op *const *)b)->name);
@@ -42,10 +46,12 @@ static void build_index(void) {
     for (size_t f = 0; f < sizeof family_tables / sizeof family_tables[0]; f++)
         for (const aten_op *op = family_tables[f]; op->name; op++) ops[op_count++] = op;
     qsort(ops, (size_t)op_count, sizeof *ops, compare_ops);
+    atomic_store_explicit(&ops_built, true, memory_order_release);
 }
 
 int porta_aten_op_count(void) {
-    pthread_once(&ops_once, build_index);
+    if (!atomic_load_explicit(&ops_built, memory_order_acquire))
+        pthread_once(&ops_once, build_index);
     return op_count;
 }
 
@@ -137,15 +143,27 @@ void porta_aten_results_free(porta_value *results, int count) {
     free(results);
 }
 
+/* Whether a number stands in a 'T'/'t' slot, so the call needs tensors
+ * made for it (most calls pass tensors only and skip that). */
+static bool has_number_for_tensor(const aten_op *op, const porta_value *args, int arg_count) {
+    for (int i = 0; i < arg_count; i++)
+        if ((op->args[i] == 'T' || op->args[i] == 't') && aten_is_number(&args[i])) return true;
+    return false;
+}
+
 /* Numbers in 'T'/'t' slots (CPU zero-dim tensors reach the binding as
  * numbers) become rank-0 tensors of the number's default dtype on the
- * call's device, so ops there can rely on getting tensors. */
+ * call's device, so ops there can rely on getting tensors. made[] is all
+ * NULL or a tensor on return, even on error. */
 static porta_status *tensors_for_numbers(const aten_op *op, const porta_value *args,
                                          int arg_count, porta_value *local,
                                          porta_tensor **made) {
     porta_device *device = NULL;
-    for (int i = 0; i < arg_count && !device; i++) {
-        if (args[i].kind == PORTA_VALUE_TENSOR) device = porta_tensor_device(args[i].tensor);
+    for (int i = 0; i < arg_count; i++) {
+        local[i] = args[i];
+        made[i] = NULL;
+        if (args[i].kind == PORTA_VALUE_TENSOR && !device)
+            device = porta_tensor_device(args[i].tensor);
         if (args[i].kind == PORTA_VALUE_TENSORS)
             for (int k = 0; k < args[i].tensors.count && !device; k++)
                 if (args[i].tensors.items[k])
@@ -153,14 +171,23 @@ static porta_status *tensors_for_numbers(const aten_op *op, const porta_value *a
     }
     if (!device) PORTA_TRY(porta_device_get(0, &device));
     for (int i = 0; i < arg_count; i++) {
-        local[i] = args[i];
-        made[i] = NULL;
         if ((op->args[i] != 'T' && op->args[i] != 't') || !aten_is_number(&args[i])) continue;
         PORTA_TRY(porta_tensor_full(device, aten_number_dtype(&args[i]), 0, NULL,
                                     aten_number(&args[i]), &made[i]));
         local[i] = (porta_value){.kind = PORTA_VALUE_TENSOR, .tensor = made[i]};
     }
     return NULL;
+}
+
+/* Runs op on args, with tensors made for numbers in tensor slots. */
+static porta_status *call_with_tensors(const aten_op *op, const porta_value *args, int arg_count,
+                                       aten_results *collected) {
+    porta_value local[ATEN_MAX_ARGS];
+    porta_tensor *made[ATEN_MAX_ARGS];
+    porta_status *status = tensors_for_numbers(op, args, arg_count, local, made);
+    if (!status) status = op->fn(local, collected);
+    for (int i = 0; i < arg_count; i++) porta_tensor_release(made[i]);
+    return status;
 }
 
 porta_status *porta_aten_call(int id, const porta_value *args, int arg_count,
@@ -170,16 +197,15 @@ porta_status *porta_aten_call(int id, const porta_value *args, int arg_count,
                            id, porta_aten_op_count());
     if (!results || !result_count || (arg_count > 0 && !args))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "aten::%s: NULL argument", ops[id]->name);
-    PORTA_TRY(check_args(ops[id], args, arg_count));
+    const aten_op *op = ops[id];
+    PORTA_TRY(check_args(op, args, arg_count));
     if (arg_count > ATEN_MAX_ARGS)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "aten::%s: more than %d arguments",
-                           ops[id]->name, ATEN_MAX_ARGS);
-    porta_value local[ATEN_MAX_ARGS];
-    porta_tensor *made[ATEN_MAX_ARGS] = {0};
+                           op->name, ATEN_MAX_ARGS);
     aten_results collected = {0};
-    porta_status *status = tensors_for_numbers(ops[id], args, arg_count, local, made);
-    if (!status) status = ops[id]->fn(local, &collected);
-    for (int i = 0; i < arg_count; i++) porta_tensor_release(made[i]);
+    porta_status *status = has_number_for_tensor(op, args, arg_count)
+                               ? call_with_tensors(op, args, arg_count, &collected)
+                               : op->fn(args, &collected);
     if (status) {
         porta_aten_results_free(collected.items, collected.count);
         return status;
