@@ -415,3 +415,37 @@ def test_max_unpool_grad(no_fallbacks):
     x3 = make((1, 2, 4, 4, 6), torch.float64)
     pooled3, indices3 = F.max_pool3d(x3, 2, return_indices=True)
     compare_grad(lambda t: F.max_unpool3d(t, indices3.to(t.device), 2), pooled3)
+
+
+# ---- nearest upsampling over 1 and 3 axes ----
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.uint8])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_upsample_nearest_1d_3d(dtype, layout, no_fallbacks):
+    F = torch.nn.functional
+    x1, x3 = make((2, 3, 5), dtype, layout), make((2, 2, 3, 4, 5), dtype, layout)
+    for size in (5, 9, 10, 3):
+        compare(lambda t: F.interpolate(t, size=size, mode="nearest"), x1)
+    for scale in (2.0, 1.5, 0.7):
+        compare(lambda t: F.interpolate(t, scale_factor=scale, mode="nearest"), x1)
+        compare(lambda t: F.interpolate(t, scale_factor=scale, mode="nearest"), x3)
+    for size in ((3, 4, 5), (6, 8, 10), (5, 3, 7), (1, 1, 1)):
+        compare(lambda t: F.interpolate(t, size=size, mode="nearest"), x3)
+    compare(lambda t: F.interpolate(t, size=4, mode="nearest"), make((0, 3, 5), dtype))
+    compare(lambda t: F.interpolate(t, size=(2, 3, 4), mode="nearest"), make((0, 2, 3, 4, 5), dtype))
+    compare(lambda t: torch.ops.aten.upsample_nearest1d(t, [7]), make((2, 5), dtype))
+    compare(lambda t: torch.ops.aten.upsample_nearest1d(t, [7]), make((1, 2, 0), dtype))
+    compare(lambda t: torch.ops.aten.upsample_nearest3d.out(
+        t, [4, 6, 8], out=torch.empty(2, 2, 4, 6, 8, dtype=dtype, device=t.device)), x3)
+    compare(lambda t: torch.ops.aten.upsample_nearest1d.out(
+        t, [8], out=torch.empty(0, dtype=dtype, device=t.device)), x1)
+
+
+def test_upsample_nearest_1d_3d_grad(no_fallbacks):
+    F = torch.nn.functional
+    d = torch.float64
+    compare_grad(lambda t: F.interpolate(t, size=8, mode="nearest"), make((2, 3, 5), d))
+    compare_grad(lambda t: F.interpolate(t, scale_factor=0.6, mode="nearest"), make((2, 3, 5), d))
+    compare_grad(lambda t: F.interpolate(t, size=(5, 3, 7), mode="nearest"), make((2, 2, 3, 4, 5), d))
+    compare_grad(lambda t: F.interpolate(t, scale_factor=1.5, mode="nearest"),
+                 make((1, 2, 3, 4, 5), d))
