@@ -449,3 +449,67 @@ def test_upsample_nearest_1d_3d_grad(no_fallbacks):
     compare_grad(lambda t: F.interpolate(t, size=(5, 3, 7), mode="nearest"), make((2, 2, 3, 4, 5), d))
     compare_grad(lambda t: F.interpolate(t, scale_factor=1.5, mode="nearest"),
                  make((1, 2, 3, 4, 5), d))
+
+
+# ---- angle, linalg_cross, frexp ----
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int64] + FLOAT_DTYPES)
+def test_angle(dtype, no_fallbacks):
+    x = make((4, 5), dtype, "transposed")
+    compare(torch.angle, x)
+    if dtype.is_floating_point:
+        compare(torch.angle, torch.tensor([-1.0, 0.0, -0.0, float("nan"), float("-inf"), 2.0],
+                                          dtype=dtype))
+    compare(lambda t: torch.angle(t, out=torch.empty(0, dtype=torch.angle(x).dtype, device=t.device)),
+            x)
+    compare(torch.angle, make((0, 3), dtype))
+
+
+def test_angle_grad(no_fallbacks):
+    compare_grad(torch.angle, make((3, 4), torch.float64))
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.float32, torch.float64])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_linalg_cross(dtype, layout, no_fallbacks):
+    a, b = make((4, 3), dtype, layout), make((4, 3), dtype, layout, seed=1)
+    compare(torch.linalg.cross, a, b)
+    compare(lambda x, y: torch.linalg.cross(x, y, dim=0), make((3, 5), dtype, layout), make((3, 5), dtype))
+    compare(torch.linalg.cross, make((1, 3), dtype), make((5, 3), dtype))
+    compare(lambda x, y: torch.cross(x, y, dim=1), a, b)
+    compare(lambda x, y: torch.linalg.cross(x, y, out=torch.empty(4, 3, dtype=dtype, device=x.device)),
+            a, b)
+    compare(torch.linalg.cross, make((0, 3), dtype), make((0, 3), dtype))
+    compare(torch.linalg.cross, make((2, 2), dtype), make((2, 2), dtype))
+    compare(torch.linalg.cross, make((2, 3), dtype), make((3,), dtype))
+    compare(lambda x, y: torch.linalg.cross(x, y, dim=2), a, b)
+    compare(torch.linalg.cross, a, b.double() if dtype != torch.float64 else b.float())
+    compare(torch.linalg.cross, make((3,), torch.bool), make((3,), torch.bool))
+
+
+def test_linalg_cross_grad(no_fallbacks):
+    d = torch.float64
+    compare_grad(torch.linalg.cross, make((4, 3), d), make((4, 3), d, seed=1))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_frexp(dtype, layout, no_fallbacks):
+    x = make((4, 6), dtype, layout)
+    compare(torch.frexp, x)
+    tiny = torch.finfo(dtype).tiny
+    special = torch.tensor([0.0, -0.0, 1.0, 0.5, 3.0, -7.25, float("inf"), float("-inf"),
+                            float("nan"), tiny, tiny / 4, torch.finfo(dtype).max, 1 - 2 ** -8,
+                            2.0 ** 10], dtype=dtype)
+    compare(torch.frexp, special)
+    compare(torch.frexp, make((0, 2), dtype))
+    compare(lambda t: torch.frexp(t, out=(torch.empty(0, dtype=dtype, device=t.device),
+                                          torch.empty(0, dtype=torch.int32, device=t.device))), x)
+    compare(torch.frexp, make((3,), torch.int64))
+    compare(lambda t: torch.frexp(t, out=(torch.empty(0, dtype=dtype, device=t.device),
+                                          torch.empty(0, dtype=torch.int64, device=t.device))), x)
+
+
+def test_frexp_float64_extremes(no_fallbacks):
+    compare(torch.frexp, torch.tensor([1e-310, 2.0 ** -1074, 2.0 ** 1023, -1e300],
+                                      dtype=torch.float64))

@@ -42,7 +42,11 @@ porta_status *aten_into_outs(aten_fn fn, const porta_value *args, int first_out,
     for (int i = 0; !status && i < count; i++) {
         porta_tensor *result = computed.items[i].tensor, *out = args[first_out + i].tensor;
         porta_tensor *given = result;
-        if (same_sizes(result, out)) {
+        if (!porta_dtype_can_cast(result->dtype, out->dtype))
+            status = porta_error(PORTA_ERR_DTYPE,
+                                 "result type %s can't be cast to the desired output type %s",
+                                 porta_dtype_name(result->dtype), porta_dtype_name(out->dtype));
+        else if (same_sizes(result, out)) {
             status = porta_copy(result, out);
             given = out;
         }

@@ -13,9 +13,9 @@ porta_status *aten_call_op(const char *name, const porta_value *args, int arg_co
 
 /* The out= variant of `fn`: fn computes `count` new results from the
  * leading arguments; each goes into args[first_out + i] when the shapes
- * match (cast to its dtype) and that tensor is returned, else the new
- * result is returned and the binding resizes the out tensor to it, as
- * PyTorch resizes outs. */
+ * match (cast to its dtype, which the result's must cast to safely) and
+ * that tensor is returned, else the new result is returned and the binding
+ * resizes the out tensor to it, as PyTorch resizes outs. */
 porta_status *aten_into_outs(aten_fn fn, const porta_value *args, int first_out, int count,
                              aten_results *results);
 
