@@ -19,6 +19,8 @@ static porta_status *broadcast_matmul_operands(porta_tensor **operands, const po
         memcpy(sizes, meta->sizes, (size_t)batch * sizeof sizes[0]);
         sizes[batch] = x->sizes[x->rank - 2];
         sizes[batch + 1] = x->sizes[x->rank - 1];
+        if (x->rank == meta->rank && !memcmp(x->sizes, sizes, (size_t)x->rank * sizeof sizes[0]))
+            continue; /* already of that shape (plain 2-d products): no view needed */
         porta_tensor *view;
         PORTA_TRY(porta_broadcast_to(x, meta->rank, sizes, &view));
         porta_tensor_release(x);
@@ -33,11 +35,13 @@ static bool shares_storage(const porta_tensor *out, porta_tensor *const *operand
     return false;
 }
 
-porta_status *porta_run_linalg(const porta_prim *prim, const porta_tensor *const *inputs,
-                               int input_count, porta_tensor **out) {
-    const char *op = porta_prim_name(prim);
+/* The runner on a prim that inference may normalize in place: the public
+ * ops pass their own, the generic entry a copy of the caller's. */
+static porta_status *run_linalg(porta_prim *local, const porta_tensor *const *inputs,
+                                int input_count, porta_tensor **out) {
+    const char *op = porta_prim_name(local);
     if (input_count < 2 || input_count > LINALG_MAX_INPUTS ||
-        (prim->kind == PRIM_MATMUL && input_count != 2))
+        (local->kind == PRIM_MATMUL && input_count != 2))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: got %d inputs", op, input_count);
     if (!inputs) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: inputs is NULL", op);
     porta_device *device;
@@ -45,8 +49,7 @@ porta_status *porta_run_linalg(const porta_prim *prim, const porta_tensor *const
 
     porta_meta metas[LINALG_MAX_INPUTS], meta;
     for (int i = 0; i < input_count; i++) porta_meta_of(inputs[i], &metas[i]);
-    porta_prim local = *prim; /* inference may normalize it */
-    PORTA_TRY(porta_infer(&local, metas, input_count, &meta));
+    PORTA_TRY(porta_infer(local, metas, input_count, &meta));
 
     porta_tensor *operands[LINALG_MAX_INPUTS] = {NULL};
     porta_tensor *dst = NULL;
@@ -54,7 +57,7 @@ porta_status *porta_run_linalg(const porta_prim *prim, const porta_tensor *const
     porta_status *status = NULL;
     for (int i = 0; i < input_count; i++)
         PORTA_TRY_GOTO(status, porta_to_dtype(inputs[i], meta.dtype, &operands[i]), cleanup);
-    if (local.kind == PRIM_MATMUL)
+    if (local->kind == PRIM_MATMUL)
         PORTA_TRY_GOTO(status, broadcast_matmul_operands(operands, &meta), cleanup);
     PORTA_TRY_GOTO(status, porta_prepare_out(op, device, &meta, out, &dst, &needs_copy), cleanup);
     if (dst == *out && shares_storage(dst, operands, input_count)) {
@@ -63,7 +66,7 @@ porta_status *porta_run_linalg(const porta_prim *prim, const porta_tensor *const
         PORTA_TRY_GOTO(status, porta_alloc_meta(device, &meta, &dst), cleanup);
         needs_copy = true;
     }
-    status = porta_device_execute(&local, (const porta_tensor *const *)operands, input_count, dst);
+    status = porta_device_execute(local, (const porta_tensor *const *)operands, input_count, dst);
     if (status) {
         if (dst != *out) porta_tensor_release(dst);
         goto cleanup;
@@ -74,13 +77,19 @@ cleanup:
     return status;
 }
 
+porta_status *porta_run_linalg(const porta_prim *prim, const porta_tensor *const *inputs,
+                               int input_count, porta_tensor **out) {
+    porta_prim local = *prim;
+    return run_linalg(&local, inputs, input_count, out);
+}
+
 porta_status *porta_matmul(const porta_tensor *a, const porta_tensor *b, porta_tensor **out) {
     if (!out) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "matmul: out is NULL");
     porta_prim prim;
     memset(&prim, 0, sizeof prim);
     prim.kind = PRIM_MATMUL;
     const porta_tensor *inputs[2] = {a, b};
-    return porta_prim_run(&prim, inputs, 2, out);
+    return run_linalg(&prim, inputs, 2, out);
 }
 
 porta_status *porta_conv(const porta_tensor *x, const porta_tensor *w, const porta_tensor *bias,
@@ -92,5 +101,5 @@ porta_status *porta_conv(const porta_tensor *x, const porta_tensor *w, const por
     prim.kind = PRIM_CONV;
     prim.conv = *params;
     const porta_tensor *inputs[3] = {x, w, bias};
-    return porta_prim_run(&prim, inputs, bias ? 3 : 2, out);
+    return run_linalg(&prim, inputs, bias ? 3 : 2, out);
 }

@@ -29,24 +29,34 @@ static porta_dtype kernel_input_dtype(int op, porta_dtype x) {
     return widens && !porta_dtype_is_float(x) ? PORTA_I64 : x;
 }
 
-porta_status *porta_run_reduce(const porta_prim *prim, const porta_tensor *const *inputs,
-                               int input_count, porta_tensor **out) {
+/* The runner on a prim that inference normalizes in place (sorted axes):
+ * porta_reduce passes its own, the generic entry a copy of the caller's. */
+static porta_status *run_reduce(porta_prim *normalized, const porta_tensor *const *inputs,
+                                int input_count, porta_tensor **out) {
     if (input_count != 1)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "reduce: expected 1 input, got %d",
                            input_count);
-    porta_prim normalized = *prim;
     porta_device *device;
     PORTA_TRY(porta_common_device("reduce", inputs, input_count, &device));
     porta_meta x_meta, out_meta;
     porta_meta_of(inputs[0], &x_meta);
-    PORTA_TRY(porta_infer(&normalized, &x_meta, 1, &out_meta));
+    PORTA_TRY(porta_infer(normalized, &x_meta, 1, &out_meta));
 
+    porta_dtype kernel_dtype = kernel_input_dtype(normalized->op, x_meta.dtype);
+    if (kernel_dtype == x_meta.dtype) /* no conversion: the input is lent as it is */
+        return porta_execute_out(normalized, device, &out_meta, inputs, 1, out);
     porta_tensor *x;
-    PORTA_TRY(porta_to_dtype(inputs[0], kernel_input_dtype(prim->op, x_meta.dtype), &x));
+    PORTA_TRY(porta_to_dtype(inputs[0], kernel_dtype, &x));
     const porta_tensor *kernel_inputs[1] = {x};
-    porta_status *status = porta_execute_out(&normalized, device, &out_meta, kernel_inputs, 1, out);
+    porta_status *status = porta_execute_out(normalized, device, &out_meta, kernel_inputs, 1, out);
     porta_tensor_release(x);
     return status;
+}
+
+porta_status *porta_run_reduce(const porta_prim *prim, const porta_tensor *const *inputs,
+                               int input_count, porta_tensor **out) {
+    porta_prim normalized = *prim;
+    return run_reduce(&normalized, inputs, input_count, out);
 }
 
 porta_status *porta_reduce(porta_reduce_op op, const porta_tensor *x, const int *axes,
@@ -72,5 +82,5 @@ porta_status *porta_reduce(porta_reduce_op op, const porta_tensor *x, const int 
     prim.keepdim = keepdim;
     for (int i = 0; i < axis_count; i++) prim.axes[i] = axes[i];
     const porta_tensor *inputs[1] = {x};
-    return porta_prim_run(&prim, inputs, 1, out);
+    return run_reduce(&prim, inputs, 1, out);
 }
