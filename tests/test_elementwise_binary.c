@@ -193,6 +193,8 @@ static const shape_pair pairs[] = {
     {2, 2, {3, 5}, {3, 5}},  {3, 2, {3, 1, 5}, {4, 5}}, {1, 0, {9}, {0}},
     {0, 2, {0}, {2, 3}},     {0, 0, {0}, {0}},          {2, 2, {0, 3}, {1, 3}},
     {4, 1, {2, 1, 3, 4}, {1}}, {2, 3, {4, 1}, {2, 1, 6}},
+    /* Longer than a loop block, so the vectorized contiguous paths run. */
+    {2, 2, {3, 45}, {3, 45}}, {2, 0, {2, 40}, {0}},  {0, 2, {0}, {2, 40}},
 };
 #define PAIR_COUNT ((int)(sizeof pairs / sizeof pairs[0]))
 
@@ -217,16 +219,27 @@ static void check_case(test_rng *rng, const binary_case *c, porta_dtype dtype,
     porta_tensor_release(b);
 }
 
+/* Steps *isa (start at -1) to the next instruction set this CPU has and
+ * makes the binary loops use it; false, with the default restored, after
+ * the last. */
+static bool force_next_isa(int *isa) {
+    for (++*isa; *isa < CPU_ISA_COUNT; ++*isa)
+        if (ew_binary_isa_force((cpu_isa)*isa)) return true;
+    ew_binary_isa_reset();
+    return false;
+}
+
 TEST(test_ew_binary_every_op_dtype_and_shape) {
     test_rng rng = test_rng_make(201);
-    for (int k = 0; k < CASE_COUNT; k++)
-        for (int t = 0; t < PORTA_DTYPE_COUNT; t++) {
-            if (!accepts_dtype(&cases[k], ew_all_dtypes[t])) continue;
-            for (int p = 0; p < PAIR_COUNT; p++)
-                for (int layouts = 0; layouts < 4; layouts++)
-                    check_case(&rng, &cases[k], ew_all_dtypes[t], &pairs[p],
-                               (ew_layout)(layouts & 1), (ew_layout)(layouts >> 1));
-        }
+    for (int isa = -1; force_next_isa(&isa);)
+        for (int k = 0; k < CASE_COUNT; k++)
+            for (int t = 0; t < PORTA_DTYPE_COUNT; t++) {
+                if (!accepts_dtype(&cases[k], ew_all_dtypes[t])) continue;
+                for (int p = 0; p < PAIR_COUNT; p++)
+                    for (int layouts = 0; layouts < 4; layouts++)
+                        check_case(&rng, &cases[k], ew_all_dtypes[t], &pairs[p],
+                                   (ew_layout)(layouts & 1), (ew_layout)(layouts >> 1));
+            }
 }
 
 TEST(test_ew_binary_refused_dtypes) {
@@ -579,4 +592,52 @@ TEST(test_ew_binary_transposed_tiles) {
             porta_tensor_release(y);
             porta_tensor_release(base);
         }
+}
+
+/* Special values through the vectorized contiguous loops of every build:
+ * each pair of NaN, infinities, signed zeros, a subnormal and plain numbers,
+ * bit for bit against the scalar definitions (NaN-propagating maximum and
+ * minimum that keep a when a == b, IEEE arithmetic in float). */
+static float special_ref_f32(porta_binary_op op, float a, float b) {
+    switch (op) {
+    case PORTA_ADD: return a + b;
+    case PORTA_SUB: return a - b;
+    case PORTA_MUL: return a * b;
+    case PORTA_DIV: return a / b;
+    case PORTA_MAXIMUM: return isnan(a) ? a : isnan(b) ? b : a < b ? b : a;
+    default: return isnan(a) ? a : isnan(b) ? b : b < a ? b : a; /* PORTA_MINIMUM */
+    }
+}
+
+TEST(test_ew_binary_special_values_vectorized) {
+    const float specials[8] = {NAN, -0.0f, 0.0f, INFINITY, -INFINITY, 1.5f, -2.0f, 1e-40f};
+    enum { N = 64 };
+    float av[N], bv[N];
+    for (int i = 0; i < N; i++) {
+        av[i] = specials[i % 8];
+        bv[i] = specials[i / 8];
+    }
+    int64_t n = N;
+    porta_tensor *a = NULL, *b = NULL;
+    CHECK_OK(porta_tensor_from_host(test_cpu(), PORTA_F32, 1, &n, av, &a));
+    CHECK_OK(porta_tensor_from_host(test_cpu(), PORTA_F32, 1, &n, bv, &b));
+    const porta_binary_op ops[] = {PORTA_ADD,     PORTA_SUB,    PORTA_MUL,
+                                   PORTA_DIV,     PORTA_MAXIMUM, PORTA_MINIMUM};
+    for (int isa = -1; force_next_isa(&isa);)
+        for (int k = 0; k < (int)(sizeof ops / sizeof ops[0]); k++) {
+            porta_tensor *out = NULL;
+            CHECK_OK(porta_binary(ops[k], a, b, &out));
+            if (!out) continue;
+            const float *got = (const float *)porta_tensor_data(out);
+            for (int i = 0; i < N; i++) {
+                float want = special_ref_f32(ops[k], av[i], bv[i]);
+                bool same = isnan(want) ? isnan(got[i]) : memcmp(&want, &got[i], sizeof want) == 0;
+                CHECK_MSG(same, "%s (%s) of %g and %g: %g, want %g", porta_binary_op_name(ops[k]),
+                          cpu_isa_name((cpu_isa)isa), (double)av[i], (double)bv[i],
+                          (double)got[i], (double)want);
+            }
+            porta_tensor_release(out);
+        }
+    porta_tensor_release(a);
+    porta_tensor_release(b);
 }

@@ -4,6 +4,7 @@
 #ifndef PORTA_CPU_KERNELS_ELEMENTWISE_H
 #define PORTA_CPU_KERNELS_ELEMENTWISE_H
 
+#include "backends/cpu/cpu_isa.h"
 #include "core/dtype.h"
 #include "core/tensor.h"
 
@@ -44,6 +45,15 @@ int ew_iter_run(ew_iter *it, ew_loop_fn loop, int64_t grain);
  * contract of graph/prim.h). */
 ew_loop_fn ew_unary_loop(porta_unary_op op, porta_dtype dtype);
 ew_loop_fn ew_binary_loop(porta_binary_op op, porta_dtype dtype);
+/* The binary loops built for each instruction set (the *_avx2.c and
+ * *_avx512.c builds of kernels_elementwise_binary_loops.h), and for tests the
+ * override of the run-time choice among them: false when the CPU lacks
+ * `isa`; reset goes back to the best the CPU has. */
+extern const ew_loop_fn ew_binary_loops_baseline[PORTA_BINARY_OP_COUNT][PORTA_DTYPE_COUNT];
+extern const ew_loop_fn ew_binary_loops_avx2[PORTA_BINARY_OP_COUNT][PORTA_DTYPE_COUNT];
+extern const ew_loop_fn ew_binary_loops_avx512[PORTA_BINARY_OP_COUNT][PORTA_DTYPE_COUNT];
+bool ew_binary_isa_force(cpu_isa isa);
+void ew_binary_isa_reset(void);
 ew_loop_fn ew_ternary_loop(porta_ternary_op op, porta_dtype dtype);
 ew_loop_fn ew_cast_loop(porta_dtype from, porta_dtype to);
 bool ew_unary_is_costly(porta_unary_op op);
