@@ -513,3 +513,57 @@ def test_frexp(dtype, layout, no_fallbacks):
 def test_frexp_float64_extremes(no_fallbacks):
     compare(torch.frexp, torch.tensor([1e-310, 2.0 ** -1074, 2.0 ** 1023, -1e300],
                                       dtype=torch.float64))
+
+
+# ---- searchsorted, bucketize ----
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.float32, torch.float64])
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted(dtype, right, no_fallbacks):
+    boundaries = torch.tensor([-3, -1, 0, 0, 2, 5, 5, 9]).to(dtype)
+    values = make((4, 6), dtype)
+    compare(lambda b, v: torch.searchsorted(b, v, right=right), boundaries, values)
+    compare(lambda b, v: torch.searchsorted(b, v, side="right" if right else "left"),
+            boundaries, values)
+    compare(lambda b, v: torch.searchsorted(b, v, right=right, out_int32=True), boundaries, values)
+    compare(lambda b, v: torch.searchsorted(b, v, right=right), boundaries, boundaries)
+    compare(lambda b, v: torch.searchsorted(b, v, right=right), boundaries,
+            make((4, 6), dtype, "transposed"))
+    batched = make((3, 5), dtype).sort(-1).values
+    compare(lambda b, v: torch.searchsorted(b, v, right=right), batched, make((3, 4), dtype, seed=1))
+    compare(lambda b, v: torch.searchsorted(b, v, right=right), batched.mT.contiguous().mT,
+            make((3, 7), dtype, "stepped"))
+    compare(lambda b: torch.searchsorted(b, 2, right=right), boundaries)
+    compare(lambda b, v: torch.searchsorted(b, v, right=right), boundaries[:0], values)
+    compare(lambda b, v: torch.searchsorted(b, v, right=right), boundaries, values[:0])
+    unsorted = torch.tensor([5, -1, 9, 0, 2]).to(dtype)
+    compare(lambda b, v, s: torch.searchsorted(b, v, right=right, sorter=s), unsorted, values,
+            unsorted.argsort())
+    compare(lambda b, v: torch.bucketize(v, b, right=right), boundaries, values)
+    compare(lambda b, v: torch.bucketize(v, b, right=right, out_int32=True), boundaries, values)
+    compare(lambda b: torch.bucketize(3, b, right=right), boundaries)
+    compare(lambda b, v: torch.searchsorted(b, v, right=right, out=torch.empty(0, dtype=torch.int64,
+                                                                                device=b.device)),
+            boundaries, values)
+    compare(lambda b, v: torch.bucketize(v, b, right=right, out=torch.empty(4, 6, dtype=torch.int64,
+                                                                             device=b.device)),
+            boundaries, values)
+
+
+def test_searchsorted_nan_promotion_errors(no_fallbacks):
+    b = torch.tensor([1.0, 3, 5, 7])
+    compare(torch.searchsorted, b, torch.tensor([float("nan"), 1.0, float("inf"), float("-inf")]))
+    compare(torch.searchsorted, b, torch.tensor([3, 4]))
+    compare(torch.searchsorted, b.long(), torch.tensor([3.5, 4]))
+    compare(lambda s: torch.searchsorted(s, 3), b.reshape(2, 2))
+    compare(torch.searchsorted, b.reshape(2, 2), torch.ones(3, 1))
+    compare(torch.searchsorted, b.reshape(2, 2), torch.ones(2))
+    compare(lambda s, v: torch.searchsorted(s, v, side="left", right=True), b, torch.ones(2))
+    compare(lambda s, v: torch.searchsorted(s, v, side="middle"), b, torch.ones(2))
+    compare(lambda s, v, o: torch.searchsorted(s, v, sorter=o), b, torch.ones(2), torch.tensor([0, 1, 2]))
+    compare(lambda s, v, o: torch.searchsorted(s, v, sorter=o), b, torch.ones(2),
+            torch.tensor([0, 1, 2, 3]).int())
+    compare(lambda s, v, o: torch.searchsorted(s, v, sorter=o), b, torch.ones(2),
+            torch.tensor([0, 1, 2, 4]))
+    compare(torch.searchsorted, b.bool(), torch.ones(2).bool())
+    compare(lambda v, s: torch.bucketize(v, s), torch.tensor([3, 4]), b.reshape(2, 2))
