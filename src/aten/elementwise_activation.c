@@ -136,11 +136,27 @@ static bool gelu_tanh(ew_scope *s, const porta_value *approximate) {
 #define GELU_BETA (M_SQRT2 * M_2_SQRTPI * 0.5) /* sqrt(2 / pi) */
 #define GELU_KAPPA 0.044715
 
-/* tanh(sqrt(2/pi) * (x + 0.044715 x^3)) */
+/* op(t) written over t, a tensor the formula made and reads no more: a
+ * large formula then touches fewer new pages (each first touch faults). */
+static porta_tensor *unary_over(ew_scope *s, porta_unary_op op, porta_tensor *t) {
+    if (!t) return NULL;
+    porta_tensor *out = t;
+    porta_status *status = porta_unary(op, t, &out);
+    return status ? ew_fail(s, status) : t;
+}
+
+/* a op b written over a, a tensor the formula made. */
+static porta_tensor *binary_number_over(ew_scope *s, porta_binary_op op, porta_tensor *a,
+                                        double b) {
+    if (!a) return NULL;
+    return ew_binary_into(s, op, a, ew_number(s, a->dtype, b), a);
+}
+
+/* tanh(sqrt(2/pi) * (x + 0.044715 x^3)) = tanh(x (beta + beta kappa x^2)) */
 static porta_tensor *gelu_inner_tanh(ew_scope *s, const porta_tensor *x) {
-    porta_tensor *cube = mul(s, mul(s, x, x), x);
-    porta_tensor *inner = scale(s, ew_binary(s, PORTA_ADD, x, scale(s, cube, GELU_KAPPA)), GELU_BETA);
-    return ew_unary(s, PORTA_TANH, inner);
+    porta_tensor *inner = binary_number_over(s, PORTA_MUL, mul(s, x, x), GELU_BETA * GELU_KAPPA);
+    inner = binary_number_over(s, PORTA_ADD, inner, GELU_BETA);
+    return unary_over(s, PORTA_TANH, ew_binary_into(s, PORTA_MUL, inner, x, inner));
 }
 
 /* 0.5 (1 + erf(x / sqrt 2)), the normal CDF */
@@ -148,13 +164,17 @@ static porta_tensor *normal_cdf(ew_scope *s, const porta_tensor *x) {
     return scale(s, plus(s, ew_unary(s, PORTA_ERF, scale(s, x, M_SQRT1_2)), 1), 0.5);
 }
 
+/* (x + x f(x)) / 2, f being erf(x / sqrt 2) or the tanh form, every step
+ * after the first written over its result: the erf form passes over memory
+ * four times and allocates once. */
 static porta_tensor *gelu_of(ew_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "gelu", &args[0], &args[0]);
     bool tanh_form = gelu_tanh(s, &args[1]);
     porta_tensor *x = in(s, &args[0], dtype);
-    porta_tensor *y = tanh_form ? mul(s, scale(s, x, 0.5), plus(s, gelu_inner_tanh(s, x), 1))
-                                : mul(s, x, normal_cdf(s, x));
-    return ew_cast(s, y, dtype);
+    porta_tensor *f = tanh_form ? gelu_inner_tanh(s, x)
+                                : unary_over(s, PORTA_ERF, scale(s, x, M_SQRT1_2));
+    porta_tensor *twice = ew_ternary_into(s, PORTA_FMA, f, x, x, f);
+    return ew_cast(s, binary_number_over(s, PORTA_MUL, twice, 0.5), dtype);
 }
 
 static porta_tensor *gelu_backward_of(ew_scope *s, const porta_value *args) {
@@ -179,17 +199,15 @@ static porta_tensor *gelu_backward_of(ew_scope *s, const porta_value *args) {
     return ew_cast(s, mul(s, grad, derivative), dtype);
 }
 
-/* 1 / (1 + exp(-x)) */
 static porta_tensor *logistic(ew_scope *s, const porta_tensor *x) {
-    porta_tensor *denominator = plus(s, ew_unary(s, PORTA_EXP, ew_unary(s, PORTA_NEG, x)), 1);
-    return ew_unary(s, PORTA_RECIPROCAL, denominator);
+    return ew_unary(s, PORTA_SIGMOID, x);
 }
 
+/* x sigmoid(x), the product written over the sigmoid */
 static porta_tensor *silu_of(ew_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "silu", &args[0], &args[0]);
-    porta_tensor *x = in(s, &args[0], dtype);
-    porta_tensor *denominator = plus(s, ew_unary(s, PORTA_EXP, ew_unary(s, PORTA_NEG, x)), 1);
-    return ew_cast(s, ew_binary(s, PORTA_DIV, x, denominator), dtype);
+    porta_tensor *x = in(s, &args[0], dtype), *sig = logistic(s, x);
+    return ew_cast(s, ew_binary_into(s, PORTA_MUL, x, sig, sig), dtype);
 }
 
 /* grad * sigmoid(x) * (1 + x * (1 - sigmoid(x))) */

@@ -13,22 +13,22 @@ static porta_status *check_float(const char *name, porta_dtype dtype) {
     return NULL;
 }
 
-/* Writes log(sum(exp(shifted))) over `axis` (keepdim) into *out when
- * `logarithm`, else the sum itself. */
-static porta_status *exp_sum(const porta_tensor *shifted, int axis, bool logarithm,
-                             porta_tensor **exps, porta_tensor **out) {
-    porta_tensor *total = NULL;
-    PORTA_TRY(porta_unary(PORTA_EXP, shifted, exps));
-    porta_status *status = porta_reduce(PORTA_REDUCE_SUM, *exps, &axis, 1, true, &total);
-    if (!status && logarithm) {
-        status = porta_unary(PORTA_LOG, total, out);
-        porta_tensor_release(total);
-    } else if (!status) {
-        *out = total;
-    }
-    return status;
+/* out = op(a, b) written over out, a tensor this file made. */
+static porta_status *binary_over(porta_binary_op op, const porta_tensor *a, const porta_tensor *b,
+                                 porta_tensor *out) {
+    return porta_binary(op, a, b, &out);
 }
 
+static porta_status *unary_over(porta_unary_op op, porta_tensor *x) {
+    return porta_unary(op, x, &x);
+}
+
+/* With m the maximum along the axis and e = exp(x - m): softmax = e /
+ * sum(e), log_softmax = x - (m + log(sum(e))), as PyTorch's CPU kernels
+ * compute them. One tensor of x's size is made, e, and the result is
+ * written over it: five passes over memory, a reduction in two of them.
+ * Fewer would take a primitive that exponentiates and sums in one pass
+ * (or a fused exp(a - b)), which the primitive set lacks. */
 static porta_status *softmax_of(const porta_value *a, bool logarithm, aten_results *results) {
     const porta_tensor *self = a[0].tensor;
     const char *name = logarithm ? "log_softmax" : "softmax";
@@ -45,26 +45,28 @@ static porta_status *softmax_of(const porta_value *a, bool logarithm, aten_resul
     }
     PORTA_TRY(check_float(name, self->dtype));
     int axis = dims.count ? dims.axes[0] : 0;
-    porta_tensor *x = NULL, *max = NULL, *shifted = NULL, *exps = NULL, *norm = NULL,
-                 *y = NULL;
+    porta_tensor *x = NULL, *max = NULL, *e = NULL, *total = NULL;
     porta_status *status;
     PORTA_TRY_GOTO(status, aten_cast(self, aten_compute_dtype(self->dtype), &x), done);
     PORTA_TRY_GOTO(status, porta_reduce(PORTA_REDUCE_MAX, x, &axis, 1, true, &max), done);
-    PORTA_TRY_GOTO(status, porta_binary(PORTA_SUB, x, max, &shifted), done);
-    PORTA_TRY_GOTO(status, exp_sum(shifted, axis, logarithm, &exps, &norm), done);
-    PORTA_TRY_GOTO(status,
-                   logarithm ? porta_binary(PORTA_SUB, shifted, norm, &y)
-                             : porta_binary(PORTA_DIV, exps, norm, &y),
-                   done);
-    PORTA_TRY_GOTO(status, aten_cast(y, self->dtype, &out), done);
+    PORTA_TRY_GOTO(status, porta_binary(PORTA_SUB, x, max, &e), done);
+    PORTA_TRY_GOTO(status, unary_over(PORTA_EXP, e), done);
+    PORTA_TRY_GOTO(status, porta_reduce(PORTA_REDUCE_SUM, e, &axis, 1, true, &total), done);
+    if (logarithm) {
+        PORTA_TRY_GOTO(status, unary_over(PORTA_LOG, total), done);
+        PORTA_TRY_GOTO(status, binary_over(PORTA_ADD, total, max, total), done);
+        PORTA_TRY_GOTO(status, binary_over(PORTA_SUB, x, total, e), done);
+    } else {
+        PORTA_TRY_GOTO(status, unary_over(PORTA_RECIPROCAL, total), done);
+        PORTA_TRY_GOTO(status, binary_over(PORTA_MUL, e, total, e), done);
+    }
+    PORTA_TRY_GOTO(status, aten_cast(e, self->dtype, &out), done);
     status = aten_push_tensor(results, out);
 done:
     porta_tensor_release(x);
     porta_tensor_release(max);
-    porta_tensor_release(shifted);
-    porta_tensor_release(exps);
-    porta_tensor_release(norm);
-    porta_tensor_release(y);
+    porta_tensor_release(e);
+    porta_tensor_release(total);
     return status;
 }
 

@@ -2,4 +2,5 @@
 #define VM_BYTES 16
 #define VM_TABLE vmath_table_generic
 #define VM_FMA(a, b, c) ((a) * (b) + (c))
+#define VM_FMA_D(a, b, c) ((a) * (b) + (c))
 #include "backends/cpu/vmath_simd.h"

@@ -1,7 +1,7 @@
 /* The vmath functions on GCC vector types, compiled once per ISA by the file
  * that includes this: it defines VM_BYTES (the vector width), VM_TABLE (the
- * vmath_table to define) and VM_FMA(a, b, c) (a * b + c, fused where the ISA
- * has it). The same source for every width keeps the ISAs' results alike
+ * vmath_table to define) and VM_FMA(a, b, c) and VM_FMA_D(a, b, c) (a * b + c
+ * of float and double vectors, fused where the ISA has it). The same source for every width keeps the ISAs' results alike
  * and lets the compiler pick the instructions.
  *
  * Every function takes the finite, normal range through one polynomial
@@ -90,28 +90,27 @@ typedef double vd __attribute__((vector_size(VM_BYTES)));
 typedef int64_t vl __attribute__((vector_size(VM_BYTES)));
 #define D_ROUND_MAGIC 6755399441055744.0 /* 1.5 * 2^52 */
 
+static inline vd vm_fma_d(vd a, vd b, vd c) { return VM_FMA_D(a, b, c); }
+
 static inline vh vm_exp_rounded(vh xh) {
     vd x = __builtin_convertvector(xh, vd);
     vl clamp_high = x > 89.0, clamp_low = x < -104.0;
     x = (vd)(((vl)x & ~clamp_high) | ((vl)((vd){0} + 89.0) & clamp_high));
     x = (vd)(((vl)x & ~clamp_low) | ((vl)((vd){0} - 104.0) & clamp_low));
-    vd t = x * 1.4426950408889634 + D_ROUND_MAGIC;
+    vd t = vm_fma_d(x, (vd){0} + 1.4426950408889634, (vd){0} + D_ROUND_MAGIC);
     vd nd = t - D_ROUND_MAGIC;
     vl n = (vl)t - (vl)((vd){0} + D_ROUND_MAGIC);
     /* ln 2 = 0x1.62e42fee00000p-1 + 0x1.a39ef35793c76p-33, the first part
      * with 21 trailing zero bits so that n times it is exact. */
-    vd r = (x - nd * 6.93147180369123816490e-01) - nd * 1.90821492927058770002e-10;
+    vd r = vm_fma_d(nd, (vd){0} - 6.93147180369123816490e-01, x);
+    r = vm_fma_d(nd, (vd){0} - 1.90821492927058770002e-10, r);
     /* Taylor to r^10 / 10!, |r| <= 0.35: the rest is below 2^-42. */
-    vd p = r * (1.0 / 3628800) + 1.0 / 362880;
-    p = p * r + 1.0 / 40320;
-    p = p * r + 1.0 / 5040;
-    p = p * r + 1.0 / 720;
-    p = p * r + 1.0 / 120;
-    p = p * r + 1.0 / 24;
-    p = p * r + 1.0 / 6;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;
+    static const double inverse_factorials[] = {1.0 / 3628800, 1.0 / 362880, 1.0 / 40320,
+                                                1.0 / 5040,    1.0 / 720,    1.0 / 120,
+                                                1.0 / 24,      1.0 / 6,      0.5,
+                                                1.0,           1.0};
+    vd p = (vd){0} + inverse_factorials[0];
+    for (int k = 1; k < 11; k++) p = vm_fma_d(p, r, (vd){0} + inverse_factorials[k]);
     /* 2^n with n in [-150, 128] is a normal double; converting the
      * product to float rounds once, into the denormals or to inf. */
     vd scale = (vd)(((vl)n + 1023) << 52);
