@@ -567,3 +567,34 @@ def test_searchsorted_nan_promotion_errors(no_fallbacks):
             torch.tensor([0, 1, 2, 4]))
     compare(torch.searchsorted, b.bool(), torch.ones(2).bool())
     compare(lambda v, s: torch.bucketize(v, s), torch.tensor([3, 4]), b.reshape(2, 2))
+
+
+# ---- cummax / cummin ----
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int32, torch.int64] + FLOAT_DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_cummax_cummin(dtype, layout, no_fallbacks):
+    x = make((5, 37), dtype, layout)
+    for fn in (torch.cummax, torch.cummin):
+        for dim in (0, 1, -1):
+            compare(lambda t: fn(t, dim), x)
+        compare(lambda t: fn(t, 0), make((), dtype))
+        compare(lambda t: fn(t, 1), make((3, 0), dtype))
+        compare(lambda t: fn(t, 2), x)
+        ties = torch.tensor([1, 1, 0, 0, 2, 2, 1]).to(dtype)
+        compare(lambda t: fn(t, 0), ties)
+        if dtype.is_floating_point:
+            nan = float("nan")
+            compare(lambda t: fn(t, 0), torch.tensor([1.0, nan, 2.0, nan, 1.0, -1.0], dtype=dtype))
+    values = torch.empty(0, dtype=dtype, device="porta")
+    indices = torch.empty(0, dtype=torch.int64, device="porta")
+    torch.cummax(x.to("porta"), 1, out=(values, indices))
+    expected = torch.cummax(x, 1)
+    torch.testing.assert_close(values.cpu(), expected.values)
+    torch.testing.assert_close(indices.cpu(), expected.indices)
+
+
+def test_cummax_cummin_grad(no_fallbacks):
+    d = torch.float64
+    compare_grad(lambda t: torch.cummax(t, 1).values, make((3, 9), d))
+    compare_grad(lambda t: torch.cummin(t, 0).values, make((9, 3), d))

@@ -1,8 +1,9 @@
 /* Reductions PyTorch has beside the common ones: amax/amin into out=,
- * aminmax, nansum, count_nonzero over dims, vdot, equal, and addbmm (a
- * batch of matrix products summed into one). Each lowers to porta_reduce
- * or one matrix product, reusing the registered dot/addmm for their
- * checks. */
+ * aminmax, nansum, count_nonzero over dims, vdot, equal, addbmm (a batch
+ * of matrix products summed into one), and the running extremes behind
+ * cummax/cummin. Each lowers to porta_reduce, one matrix product (reusing
+ * the registered dot/addmm for their checks) or a log-step scan. */
+#include "aten/nn_scope.h"
 #include "aten/op_reuse.h"
 #include "aten/reduce_helpers.h"
 
@@ -210,6 +211,87 @@ static porta_status *addbmm_inplace(const porta_value *a, aten_results *results)
     return aten_push_tensor(results, self);
 }
 
+/* One step of the running-extreme scan: each element combined with the
+ * one `shift` places earlier along dim (which holds the extreme of the
+ * `shift` elements before it). The later one wins ties, as PyTorch's
+ * kernels keep the last index of an extreme, and a NaN beats every number
+ * (the later NaN on a tie). Takes over *values and *indices, replacing
+ * them with the combined ones. */
+static porta_status *scan_step(bool max, int dim, int64_t shift, const porta_tensor *position,
+                               porta_tensor **values, porta_tensor **indices) {
+    porta_tensor *v = *values, *index = *indices;
+    int64_t pads[2 * PORTA_MAX_RANK] = {0};
+    pads[2 * dim] = shift;
+    pads[2 * dim + 1] = -shift;
+    nn_scope s = {0};
+    porta_tensor *earlier = nn_pad(&s, v, pads, 0), *earlier_index = nn_pad(&s, index, pads, 0);
+    porta_tensor *later_wins = nn_binary(&s, max ? PORTA_GE : PORTA_LE, v, earlier);
+    if (porta_dtype_is_float(v->dtype)) {
+        porta_tensor *earlier_number = nn_unary(&s, PORTA_LOGICAL_NOT, nn_unary(&s, PORTA_ISNAN, earlier));
+        later_wins = nn_binary(&s, PORTA_LOGICAL_OR, nn_unary(&s, PORTA_ISNAN, v),
+                               nn_binary(&s, PORTA_LOGICAL_AND, earlier_number, later_wins));
+    }
+    porta_tensor *first = nn_binary_num(&s, PORTA_LT, position, (double)shift);
+    porta_tensor *keep = nn_binary(&s, PORTA_LOGICAL_OR, later_wins, first);
+    porta_tensor *next_values = nn_ternary(&s, PORTA_WHERE, keep, v, earlier);
+    porta_tensor *next_indices = nn_ternary(&s, PORTA_WHERE, keep, index, earlier_index);
+    if (!s.status) {
+        porta_tensor_retain(next_values);
+        porta_tensor_retain(next_indices);
+        porta_tensor_release(v);
+        porta_tensor_release(index);
+        *values = next_values;
+        *indices = next_indices;
+    }
+    return nn_end(&s);
+}
+
+/* cummax/cummin(self, dim): the running extreme along dim and its index,
+ * by a scan of log2(n) steps. Bool runs as uint8. (These, not PyTorch's
+ * _cummax_helper/_cummin_helper, are registered: the helpers return
+ * nothing, which the binding does not return as None yet.) */
+static porta_status *cumulative_extreme(bool max, const porta_value *a, aten_results *results) {
+    const porta_tensor *self = a[0].tensor;
+    int rank = self->rank, dim;
+    PORTA_TRY(porta_normalize_axis(max ? "cummax" : "cummin", (int)a[1].i, rank ? rank : 1, &dim));
+    int view_rank = rank ? rank : 1;
+    int64_t one = 1, shape[PORTA_MAX_RANK];
+    const int64_t *sizes = rank ? self->sizes : &one;
+    int64_t length = sizes[dim];
+    for (int d = 0; d < view_rank; d++) shape[d] = d == dim ? length : 1;
+    nn_scope s = {0};
+    porta_device *device = self->buffer->device;
+    porta_tensor *v = nn_reshape(&s, self, view_rank, sizes);
+    if (self->dtype == PORTA_BOOL) v = nn_cast(&s, v, PORTA_U8);
+    porta_tensor *position = nn_reshape(&s, nn_arange(&s, device, length), view_rank, shape);
+    porta_tensor *index = nn_contiguous(&s, nn_expand(&s, position, view_rank, sizes));
+    if (s.status) return nn_end(&s);
+    porta_tensor_retain(v); /* owned by the scan from here */
+    porta_tensor_retain(index);
+    porta_status *status = NULL;
+    for (int64_t shift = 1; !status && shift < length; shift *= 2)
+        status = scan_step(max, dim, shift, position, &v, &index);
+    nn_hold(&s, NULL, v);
+    nn_hold(&s, NULL, index);
+    if (status) nn_fail(&s, status);
+    nn_push(&s, results, nn_cast(&s, nn_reshape(&s, v, rank, self->sizes), self->dtype));
+    nn_push(&s, results, nn_reshape(&s, index, rank, self->sizes));
+    return nn_end(&s);
+}
+
+static porta_status *cummax(const porta_value *a, aten_results *r) {
+    return cumulative_extreme(true, a, r);
+}
+static porta_status *cummin(const porta_value *a, aten_results *r) {
+    return cumulative_extreme(false, a, r);
+}
+static porta_status *cummax_out(const porta_value *a, aten_results *r) {
+    return aten_into_outs(cummax, a, 2, 2, r);
+}
+static porta_status *cummin_out(const porta_value *a, aten_results *r) {
+    return aten_into_outs(cummin, a, 2, 2, r);
+}
+
 const aten_op aten_reduce_extra_ops[] = {
     {"amax.out", "TIbT", amax_out},
     {"amin.out", "TIbT", amin_out},
@@ -223,5 +305,9 @@ const aten_op aten_reduce_extra_ops[] = {
     {"addbmm", "TTTss", addbmm},
     {"addbmm.out", "TTTssT", addbmm_out},
     {"addbmm_", "TTTss", addbmm_inplace},
+    {"cummax", "Ti", cummax},
+    {"cummax.out", "TiTT", cummax_out},
+    {"cummin", "Ti", cummin},
+    {"cummin.out", "TiTT", cummin_out},
     {NULL, NULL, NULL},
 };
