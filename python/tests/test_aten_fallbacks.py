@@ -598,3 +598,57 @@ def test_cummax_cummin_grad(no_fallbacks):
     d = torch.float64
     compare_grad(lambda t: torch.cummax(t, 1).values, make((3, 9), d))
     compare_grad(lambda t: torch.cummin(t, 0).values, make((9, 3), d))
+
+
+# ---- nothing leaks, on success or error ----
+
+def _leak_cases():
+    """Calls of the new ops, each given `p` to put its tensors on porta:
+    successes and every kind of error."""
+    x, i = make((4, 6)), torch.tensor([1, 3])
+    b = torch.tensor([1.0, 3, 5])
+    F = torch.nn.functional
+    return [
+        lambda p: torch.aminmax(p(x), dim=1), lambda p: torch.aminmax(p(x[:0]), dim=1),
+        lambda p: torch.nansum(p(x), 1), lambda p: torch.count_nonzero(p(x), (0, 0)),
+        lambda p: torch.addbmm(p(x[:, :2]), p(make((2, 4, 3))), p(make((2, 3, 2)))),
+        lambda p: torch.addbmm(p(x), p(make((2, 4, 3))), p(make((2, 4, 2)))),
+        lambda p: torch.equal(p(x), p(x)), lambda p: torch.vdot(p(x[0]), p(x[1, :5])),
+        lambda p: torch.logaddexp(p(x), p(x)), lambda p: torch.xlogy(p(x), p(x[:2])),
+        lambda p: p(x).index_fill(0, p(i), 1), lambda p: p(x).index_fill(0, p(torch.tensor([9])), 1),
+        lambda p: torch.masked_select(p(x), p(x > 0)), lambda p: torch.take(p(x), p(torch.tensor([99]))),
+        lambda p: p(x).put(p(i), p(torch.ones(2)), accumulate=True),
+        lambda p: p(x).put(p(i), p(torch.ones(3))),
+        lambda p: p(x).index_reduce(0, p(i), p(x[:2]), "amax", include_self=False),
+        lambda p: p(x).index_reduce(0, p(torch.tensor([1, 7])), p(x[:2]), "mean"),
+        lambda p: F.adaptive_max_pool2d(p(x[None]), (2, 4), return_indices=True),
+        lambda p: F.adaptive_max_pool2d(p(x[None, :0]), (2, 4)),
+        lambda p: torch.ops.aten.max_unpool2d(p(x[None]), p(torch.full((1, 4, 6), 99)), [4, 6]),
+        lambda p: F.interpolate(p(x[None]), size=9, mode="nearest"),
+        lambda p: torch.linalg.cross(p(x[:, :3]), p(x[:, 3:])), lambda p: torch.frexp(p(x)),
+        lambda p: torch.searchsorted(p(b), p(x)),
+        lambda p: torch.searchsorted(p(b), p(x), sorter=p(torch.tensor([0, 1, 5]))),
+        lambda p: torch.cummax(p(x), 1), lambda p: torch.cummin(p(x), 3),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_leak_cases())))
+def test_no_leaks(case, no_fallbacks):
+    warnings.filterwarnings("ignore", "index_reduce")
+    run = _leak_cases()[case]
+    try:
+        expected = run(lambda t: t)
+    except (RuntimeError, IndexError) as error:
+        expected = type(error)
+    with torch.no_grad():
+        before = torch_porta.memory_allocated()
+        try:
+            got = run(to_porta)
+        except (RuntimeError, IndexError) as error:
+            got = type(error)
+        # the same outcome as on the CPU: a result, or the same error
+        assert isinstance(got, type) == isinstance(expected, type)
+        if isinstance(got, type):
+            assert issubclass(got, expected if expected is not NotImplementedError else RuntimeError)
+        del got
+        assert torch_porta.memory_allocated() == before
