@@ -280,6 +280,9 @@ def test_take_put(dtype, layout, no_fallbacks):
     compare(torch.take, x, torch.tensor([-13]))
     compare(torch.take, x, torch.tensor([1], dtype=torch.int32))
     compare(torch.take, make((0,), dtype), torch.tensor([0]))
+    compare(torch.take, make((0,), dtype), torch.tensor([], dtype=torch.int64))
+    compare(lambda t, i, s: t.put(i, s), make((0,), dtype), torch.tensor([], dtype=torch.int64),
+            make((0,), dtype))
     source = make((5,), dtype, seed=2)
     unique = torch.tensor([0, 11, -2, 5, 3])
     compare(lambda t, i, s: t.put(i, s), x, unique, source)
@@ -536,6 +539,8 @@ def test_searchsorted(dtype, right, no_fallbacks):
     compare(lambda b: torch.searchsorted(b, 2, right=right), boundaries)
     compare(lambda b, v: torch.searchsorted(b, v, right=right), boundaries[:0], values)
     compare(lambda b, v: torch.searchsorted(b, v, right=right), boundaries, values[:0])
+    compare(lambda b, v, o: torch.searchsorted(b, v, right=right, sorter=o), boundaries[:0], values,
+            torch.tensor([], dtype=torch.int64))
     unsorted = torch.tensor([5, -1, 9, 0, 2]).to(dtype)
     compare(lambda b, v, s: torch.searchsorted(b, v, right=right, sorter=s), unsorted, values,
             unsorted.argsort())

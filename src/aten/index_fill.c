@@ -128,7 +128,7 @@ static porta_tensor *flat_positions(nn_scope *s, const porta_tensor *index, int6
     int64_t count = porta_tensor_numel(index), bounds[2] = {0, 0};
     porta_tensor *flat = nn_reshape(s, index, 1, &count);
     if (count) index_bounds(s, flat, bounds);
-    if (!s->status && (bounds[0] < -numel || bounds[1] >= numel))
+    if (count && !s->status && (bounds[0] < -numel || bounds[1] >= numel))
         return nn_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE,
                                       "out of range: tried to access index %lld on a tensor of "
                                       "%lld elements.",
@@ -269,7 +269,7 @@ static porta_tensor *index_reduce_of(nn_scope *s, const porta_value *a) {
     porta_tensor *flat_index = nn_reshape(s, nn_cast(s, index, PORTA_I64), 1, &count);
     int64_t bounds[2] = {0, 0};
     if (count) index_bounds(s, flat_index, bounds);
-    if (!s->status && (bounds[0] < 0 || bounds[1] >= size))
+    if (count && !s->status && (bounds[0] < 0 || bounds[1] >= size))
         return nn_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE,
                                       "index out of range in self: index %lld, dimension %d has "
                                       "size %lld",

@@ -95,6 +95,20 @@ static porta_status *check_search(const porta_tensor *seq, const porta_tensor *v
     return NULL;
 }
 
+/* PyTorch's check that every sorter index lies in [0, m). */
+static void check_sorter_bounds(nn_scope *s, const porta_tensor *sorter, int64_t m) {
+    porta_tensor *low = nn_reduce(s, PORTA_REDUCE_MIN, sorter, NULL, 0, false);
+    porta_tensor *high = nn_reduce(s, PORTA_REDUCE_MAX, sorter, NULL, 0, false);
+    if (!high) return;
+    int64_t bounds[2];
+    porta_status *status = porta_tensor_to_host(low, &bounds[0], sizeof bounds[0]);
+    if (!status) status = porta_tensor_to_host(high, &bounds[1], sizeof bounds[1]);
+    if (!status && (bounds[0] < 0 || bounds[1] >= m))
+        status = porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                             "torch.searchsorted(): sorter index out of range");
+    if (status) nn_fail(s, status);
+}
+
 /* searchsorted(sorted_sequence, values, out_int32, right, side, sorter):
  * the insertion points of values (a tensor or a number) in the rows of
  * sorted_sequence (1-D: one row for every value). */
@@ -119,17 +133,7 @@ static porta_status *search(const porta_value *a, aten_results *results) {
                                                                : values->sizes[values->rank - 1];
     porta_tensor *rows = nn_cast(&s, seq, dtype);
     if (a[5].kind == PORTA_VALUE_TENSOR) {
-        porta_tensor *low = nn_reduce(&s, PORTA_REDUCE_MIN, a[5].tensor, NULL, 0, false);
-        porta_tensor *high = nn_reduce(&s, PORTA_REDUCE_MAX, a[5].tensor, NULL, 0, false);
-        int64_t bounds[2] = {0, 0};
-        if (m && high) {
-            porta_status *status = porta_tensor_to_host(low, &bounds[0], sizeof bounds[0]);
-            if (!status) status = porta_tensor_to_host(high, &bounds[1], sizeof bounds[1]);
-            if (!status && (bounds[0] < 0 || bounds[1] >= m))
-                status = porta_error(PORTA_ERR_INVALID_ARGUMENT,
-                                     "torch.searchsorted(): sorter index out of range");
-            if (status) nn_fail(&s, status);
-        }
+        if (m && porta_tensor_numel(a[5].tensor)) check_sorter_bounds(&s, a[5].tensor, m);
         rows = nn_gather(&s, rows, seq->rank - 1, a[5].tensor);
     }
     int64_t flat_sizes[1] = {n};
