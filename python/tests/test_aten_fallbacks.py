@@ -657,3 +657,23 @@ def test_no_leaks(case, no_fallbacks):
             assert issubclass(got, expected if expected is not NotImplementedError else RuntimeError)
         del got
         assert torch_porta.memory_allocated() == before
+
+
+def test_more_out_variants(no_fallbacks):
+    x = make((3, 4))
+    index = torch.tensor([0, 2])
+    compare(lambda t: torch.count_nonzero(t), x)
+    compare(lambda t: torch.count_nonzero(t, 1), x)
+    compare(lambda t: torch.ops.aten.count_nonzero.out(t, 0, out=torch.empty(0, dtype=torch.int64,
+                                                                              device=t.device)), x)
+    compare(lambda t: torch.ops.aten.count_nonzero.dim_IntList_out(
+        t, [0, 1], out=torch.empty(0, dtype=torch.int64, device=t.device)), x)
+    compare(lambda a, b: torch.vdot(a, b, out=torch.empty(0, device=a.device)), x[0], x[1])
+    compare(lambda t, i: torch.ops.aten.index_fill.int_Scalar_out(
+        t, 1, i, 2.5, out=torch.empty(0, device=t.device)), x, index)
+    compare(lambda t, i, v: torch.ops.aten.index_fill.int_Tensor_out(
+        t, 0, i, v, out=torch.empty(3, 4, device=t.device)), x, index, torch.tensor(-1.0))
+    compare(lambda t, i, s: torch.ops.aten.put.out(t, i, s, True, out=torch.empty(0, device=t.device)),
+            x, index, torch.ones(2))
+    compare(lambda b: torch.ops.aten.bucketize.Scalar_out(
+        2, b, out=torch.empty(0, dtype=torch.int64, device=b.device)), torch.tensor([1.0, 3.0]))

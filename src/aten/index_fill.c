@@ -78,6 +78,9 @@ static porta_status *index_fill(const porta_value *a, aten_results *r) {
 static porta_status *index_fill_(const porta_value *a, aten_results *r) {
     return index_fill_into(a, true, r);
 }
+static porta_status *index_fill_out(const porta_value *a, aten_results *r) {
+    return aten_into_outs(index_fill, a, 4, 1, r);
+}
 
 /* ---- masked_select ---- */
 
@@ -191,6 +194,9 @@ static porta_status *put(const porta_value *a, aten_results *r) {
     nn_scope s = {0};
     nn_push(&s, r, put_of(&s, a));
     return nn_end(&s);
+}
+static porta_status *put_out(const porta_value *a, aten_results *r) {
+    return aten_into_outs(put, a, 4, 1, r);
 }
 static porta_status *put_(const porta_value *a, aten_results *r) {
     nn_scope s = {0};
@@ -325,12 +331,15 @@ const aten_op aten_index_fill_ops[] = {
     {"index_fill.int_Tensor", "TiTT", index_fill},
     {"index_fill_.int_Scalar", "TiTs", index_fill_},
     {"index_fill_.int_Tensor", "TiTT", index_fill_},
+    {"index_fill.int_Scalar_out", "TiTsT", index_fill_out},
+    {"index_fill.int_Tensor_out", "TiTTT", index_fill_out},
     {"masked_select", "TT", masked_select},
     {"masked_select.out", "TTT", masked_select_out},
     {"take", "TT", take},
     {"take.out", "TTT", take_out},
     {"put", "TTTb", put},
     {"put_", "TTTb", put_},
+    {"put.out", "TTTbT", put_out},
     {"index_reduce", "TiTTrb", index_reduce},
     {"index_reduce.out", "TiTTrbT", index_reduce_out},
     {"index_reduce_", "TiTTrb", index_reduce_},

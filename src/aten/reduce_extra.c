@@ -121,12 +121,29 @@ static porta_status *count_nonzero(const porta_value *a, aten_results *results) 
     return aten_push_tensor(results, count);
 }
 
+static porta_status *count_nonzero_out(const porta_value *a, aten_results *r) {
+    return aten_into_outs(count_nonzero, a, 2, 1, r);
+}
+/* count_nonzero(self, dim=None): over one dim, or every dim. */
+static porta_status *count_nonzero_dim(const porta_value *a, aten_results *results) {
+    porta_value args[2] = {a[0], {.kind = PORTA_VALUE_INTS, .ints = {&a[1].i, 1}}};
+    if (a[1].kind == PORTA_VALUE_NONE) args[1].ints.count = 0;
+    return count_nonzero(args, results);
+}
+static porta_status *count_nonzero_dim_out(const porta_value *a, aten_results *r) {
+    return aten_into_outs(count_nonzero_dim, a, 2, 1, r);
+}
+
 /* vdot conjugates its first operand: for the real dtypes porta has, that
  * is dot itself. */
 static porta_status *vdot(const porta_value *a, aten_results *results) {
     porta_tensor *out = NULL;
     PORTA_TRY(aten_call_op("dot", a, 2, &out));
     return aten_push_tensor(results, out);
+}
+
+static porta_status *vdot_out(const porta_value *a, aten_results *r) {
+    return aten_into_outs(vdot, a, 2, 1, r);
 }
 
 /* equal: same sizes and every element equal after promotion (NaN is not
@@ -299,8 +316,12 @@ const aten_op aten_reduce_extra_ops[] = {
     {"aminmax.out", "TjbTT", aminmax_out},
     {"nansum", "TJbd", nansum},
     {"nansum.out", "TJbdT", nansum_out},
+    {"count_nonzero", "Tj", count_nonzero_dim},
+    {"count_nonzero.out", "TjT", count_nonzero_dim_out},
     {"count_nonzero.dim_IntList", "TI", count_nonzero},
+    {"count_nonzero.dim_IntList_out", "TIT", count_nonzero_out},
     {"vdot", "TT", vdot},
+    {"vdot.out", "TTT", vdot_out},
     {"equal", "TT", equal},
     {"addbmm", "TTTss", addbmm},
     {"addbmm.out", "TTTssT", addbmm_out},

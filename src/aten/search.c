@@ -177,5 +177,6 @@ const aten_op aten_search_ops[] = {
     {"bucketize.Tensor", "TTbb", bucketize},
     {"bucketize.Scalar", "sTbb", bucketize},
     {"bucketize.Tensor_out", "TTbbT", bucketize_out},
+    {"bucketize.Scalar_out", "sTbbT", bucketize_out},
     {NULL, NULL, NULL},
 };
