@@ -390,6 +390,8 @@ static PyObject *unbox_result(AtenKernelObject *self, porta_value *result, int i
 
 static PyObject *unbox_results(AtenKernelObject *self, porta_value *results, int count,
                                PyObject *const *values) {
+    if (self->return_count == 0 && !self->returns_list)
+        Py_RETURN_NONE; /* a schema returning () */
     if (self->returns_list || count != 1) {
         PyObject *items = self->returns_list ? PyList_New(count) : PyTuple_New(count);
         for (int i = 0; items && i < count; i++) {

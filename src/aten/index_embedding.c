@@ -329,9 +329,11 @@ static porta_status *bag_backward(const bag_grad_args *g, aten_results *r) {
         }
         if (g->per_sample) rows = nn_binary(&s, PORTA_MUL, rows, as_column(&s, g->per_sample));
         porta_tensor *scaled = NULL;
-        if (rows && index)
-            nn_hold(&s, scaled_rows(rows, index, g->num_weights, g->padding_idx, g->by_freq,
-                                    &scaled), scaled);
+        if (rows && index) {
+            porta_status *status = scaled_rows(rows, index, g->num_weights, g->padding_idx,
+                                               g->by_freq, &scaled); /* before scaled is read */
+            nn_hold(&s, status, scaled);
+        }
         out = nn_scatter(&s, zeros, 0, spread_rows(&s, index, d), scaled, PORTA_SCATTER_ADD);
     }
     nn_push(&s, r, out);

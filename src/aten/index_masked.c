@@ -62,7 +62,8 @@ static porta_tensor *true_positions(nn_scope *s, const porta_tensor *mask) {
     int64_t numel = porta_tensor_numel(mask);
     porta_tensor *flat = nn_reshape(s, mask, 1, &numel), *coordinates = NULL;
     if (!flat) return NULL;
-    nn_hold(s, index_nonzero(flat, &coordinates), coordinates);
+    porta_status *status = index_nonzero(flat, &coordinates); /* before nn_hold reads it */
+    nn_hold(s, status, coordinates);
     if (!coordinates) return NULL;
     return nn_reshape(s, coordinates, 1, coordinates->sizes);
 }
