@@ -24,11 +24,84 @@ static porta_status *unary_over(porta_unary_op op, porta_tensor *x) {
 }
 
 /* With m the maximum along the axis and e = exp(x - m): softmax = e /
- * sum(e), log_softmax = x - (m + log(sum(e))), as PyTorch's CPU kernels
- * compute them. One tensor of x's size is made, e, and the result is
- * written over it: five passes over memory, a reduction in two of them.
- * Fewer would take a primitive that exponentiates and sums in one pass
- * (or a fused exp(a - b)), which the primitive set lacks. */
+ * sum(e), into `out` (x's shape), e written there and the quotient over
+ * it; log_softmax = (x - m) - log(sum(e)), x - m written to `out` and e to
+ * `scratch` (x's shape too). Five passes, a reduction in two of them.
+ * Fewer would take a primitive that exponentiates and sums in one pass (or
+ * a fused exp(a - b)), which the primitive set lacks. */
+static porta_status *normalize(const porta_tensor *x, int axis, porta_tensor *out,
+                               porta_tensor *scratch) {
+    porta_tensor *max = NULL, *total = NULL;
+    porta_status *status;
+    porta_tensor *e = scratch ? scratch : out;
+    PORTA_TRY_GOTO(status, porta_reduce(PORTA_REDUCE_MAX, x, &axis, 1, true, &max), done);
+    PORTA_TRY_GOTO(status, binary_over(PORTA_SUB, x, max, out), done);
+    PORTA_TRY_GOTO(status, porta_unary(PORTA_EXP, out, &e), done);
+    PORTA_TRY_GOTO(status, porta_reduce(PORTA_REDUCE_SUM, e, &axis, 1, true, &total), done);
+    if (scratch) {
+        PORTA_TRY_GOTO(status, unary_over(PORTA_LOG, total), done);
+        status = binary_over(PORTA_SUB, out, total, out);
+    } else {
+        PORTA_TRY_GOTO(status, unary_over(PORTA_RECIPROCAL, total), done);
+        status = binary_over(PORTA_MUL, out, total, out);
+    }
+done:
+    porta_tensor_release(max);
+    porta_tensor_release(total);
+    return status;
+}
+
+/* Elements per block of rows: the block of x and of the result stay in the
+ * threads' L2 caches through normalize's five passes, which over the whole
+ * of a large tensor would each go to memory. */
+#define BLOCK_ELEMENTS (128 * 1024)
+
+/* Blocks of `outer` indices [start, stop) of x, out and scratch (whose
+ * first block is used for every block), or NULL for those given NULL. */
+static porta_status *normalize_block(const porta_tensor *x, int axis, int outer, int64_t start,
+                                     int64_t stop, porta_tensor *out, porta_tensor *scratch) {
+    porta_tensor *x_block = NULL, *out_block = NULL, *scratch_block = NULL;
+    porta_status *status = porta_slice(x, outer, start, stop, 1, &x_block);
+    if (!status) status = porta_slice(out, outer, start, stop, 1, &out_block);
+    if (!status && scratch) status = porta_slice(scratch, outer, 0, stop - start, 1, &scratch_block);
+    if (!status) status = normalize(x_block, axis, out_block, scratch_block);
+    porta_tensor_release(x_block);
+    porta_tensor_release(out_block);
+    porta_tensor_release(scratch_block);
+    return status;
+}
+
+/* normalize over blocks of an outer dim (one before `axis`, so each block
+ * is whole rows), or at once when the tensor is small or has none; the
+ * scratch log_softmax needs is one block's. */
+static porta_status *normalize_blocked(const porta_tensor *x, int axis, bool logarithm,
+                                       porta_tensor *out) {
+    int outer = 0;
+    while (outer < axis && x->sizes[outer] == 1) outer++;
+    int64_t numel = porta_tensor_numel(x);
+    bool blocked = outer < axis && numel > 2 * BLOCK_ELEMENTS;
+    int64_t step = x->sizes[outer];
+    if (blocked) {
+        int64_t per_index = numel / x->sizes[outer];
+        step = per_index >= BLOCK_ELEMENTS ? 1 : BLOCK_ELEMENTS / per_index;
+    }
+    porta_tensor *scratch = NULL;
+    if (logarithm) {
+        int64_t sizes[PORTA_MAX_RANK];
+        for (int d = 0; d < x->rank; d++) sizes[d] = x->sizes[d];
+        if (x->rank > 0) sizes[outer] = step;
+        PORTA_TRY(porta_tensor_empty(x->buffer->device, x->dtype, x->rank, sizes, &scratch));
+    }
+    porta_status *status = NULL;
+    if (!blocked) status = normalize(x, axis, out, scratch);
+    for (int64_t start = 0; blocked && start < x->sizes[outer] && !status; start += step) {
+        int64_t stop = start + step < x->sizes[outer] ? start + step : x->sizes[outer];
+        status = normalize_block(x, axis, outer, start, stop, out, scratch);
+    }
+    porta_tensor_release(scratch);
+    return status;
+}
+
 static porta_status *softmax_of(const porta_value *a, bool logarithm, aten_results *results) {
     const porta_tensor *self = a[0].tensor;
     const char *name = logarithm ? "log_softmax" : "softmax";
@@ -45,28 +118,17 @@ static porta_status *softmax_of(const porta_value *a, bool logarithm, aten_resul
     }
     PORTA_TRY(check_float(name, self->dtype));
     int axis = dims.count ? dims.axes[0] : 0;
-    porta_tensor *x = NULL, *max = NULL, *e = NULL, *total = NULL;
+    porta_tensor *x = NULL, *y = NULL;
     porta_status *status;
     PORTA_TRY_GOTO(status, aten_cast(self, aten_compute_dtype(self->dtype), &x), done);
-    PORTA_TRY_GOTO(status, porta_reduce(PORTA_REDUCE_MAX, x, &axis, 1, true, &max), done);
-    PORTA_TRY_GOTO(status, porta_binary(PORTA_SUB, x, max, &e), done);
-    PORTA_TRY_GOTO(status, unary_over(PORTA_EXP, e), done);
-    PORTA_TRY_GOTO(status, porta_reduce(PORTA_REDUCE_SUM, e, &axis, 1, true, &total), done);
-    if (logarithm) {
-        PORTA_TRY_GOTO(status, unary_over(PORTA_LOG, total), done);
-        PORTA_TRY_GOTO(status, binary_over(PORTA_ADD, total, max, total), done);
-        PORTA_TRY_GOTO(status, binary_over(PORTA_SUB, x, total, e), done);
-    } else {
-        PORTA_TRY_GOTO(status, unary_over(PORTA_RECIPROCAL, total), done);
-        PORTA_TRY_GOTO(status, binary_over(PORTA_MUL, e, total, e), done);
-    }
-    PORTA_TRY_GOTO(status, aten_cast(e, self->dtype, &out), done);
+    PORTA_TRY_GOTO(status, porta_tensor_empty(x->buffer->device, x->dtype, x->rank, x->sizes, &y),
+                   done);
+    PORTA_TRY_GOTO(status, normalize_blocked(x, axis, logarithm, y), done);
+    PORTA_TRY_GOTO(status, aten_cast(y, self->dtype, &out), done);
     status = aten_push_tensor(results, out);
 done:
     porta_tensor_release(x);
-    porta_tensor_release(max);
-    porta_tensor_release(e);
-    porta_tensor_release(total);
+    porta_tensor_release(y);
     return status;
 }
 
