@@ -1,0 +1,227 @@
+"""More ops the OpInfo conformance test used to send to the CPU fallback,
+now native in libporta (src/aten/elementwise_more.c, nn_more.c): values,
+dtypes and layouts against PyTorch CPU, zero-size inputs, errors of the
+same type, gradients through autograd, and no fallback on the way."""
+import warnings
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_porta
+from aten_compare import FLOAT_DTYPES, LAYOUTS, compare, compare_grad, make
+
+NUMBER_DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int32, torch.int64, torch.float16,
+                 torch.bfloat16, torch.float32, torch.float64]
+
+
+@pytest.fixture
+def no_fallbacks():
+    torch_porta.reset_metrics()
+    yield
+    assert torch_porta.metrics()["fallbacks"] == {}
+
+
+def _special_floats(dtype):
+    return torch.tensor([0.0, -0.0, 1.5, -2.5, float("inf"), -float("inf"), float("nan"),
+                         1e-30, 3.0], dtype=dtype)
+
+
+def _compare_out(fn, *inputs, dtype=None):
+    """fn(*inputs, out=...) into a right-sized and an empty out tensor of
+    `dtype` (the first input's unless given)."""
+    dtype = dtype or inputs[0].dtype
+    expected = fn(*inputs, out=torch.empty(0, dtype=dtype))
+    compare(lambda *a: fn(*a[:-1], out=a[-1]), *inputs, torch.empty_like(expected))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an out= of the wrong shape is resized
+        compare(lambda *a: fn(*a[:-1], out=a[-1]), *inputs, torch.empty(0, dtype=dtype))
+
+
+# ---- elementwise ----
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", NUMBER_DTYPES)
+def test_heaviside(dtype, layout, no_fallbacks):
+    x, values = make((4, 6), dtype, layout), make((4, 6), dtype, layout, seed=1)
+    x[0] = 0
+    compare(torch.heaviside, x, values)
+    compare(torch.heaviside, x, values[0])  # broadcast
+    _compare_out(torch.heaviside, x, values)
+    compare(lambda a, b: a.clone().heaviside_(b), x, values)
+    compare(torch.heaviside, make((0, 3), dtype), make((3,), dtype))
+
+
+def test_heaviside_special_and_errors(no_fallbacks):
+    x = _special_floats(torch.float32)
+    compare(torch.heaviside, x, torch.full_like(x, 0.5))
+    compare(torch.heaviside, make((3,)), make((3,), torch.float64))  # mixed dtypes
+    compare(torch.heaviside, make((3,)), make((4,)))  # shapes
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", NUMBER_DTYPES)
+def test_hypot(dtype, layout, no_fallbacks):
+    a, b = make((4, 6), dtype, layout), make((4, 6), dtype, layout, seed=1)
+    compare(torch.hypot, a, b)  # integers and bool fail as on the CPU
+    if dtype.is_floating_point:
+        _compare_out(torch.hypot, a, b)
+        compare(lambda x, y: x.clone().hypot_(y), a, b)
+        compare(torch.hypot, a, b[0])
+        compare(torch.hypot, make((0, 2), dtype), make((2,), dtype))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_hypot_special_and_grad(dtype, no_fallbacks):
+    x = _special_floats(dtype)
+    compare(torch.hypot, x, x.flip(0))
+    compare(torch.hypot, torch.tensor([1e30, 1e-30, 0.0], dtype=dtype),
+            torch.tensor([1e30, 1e-30, 0.0], dtype=dtype))
+    compare_grad(torch.hypot, make((3, 4), dtype), make((3, 4), dtype, seed=1))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", NUMBER_DTYPES)
+def test_signbit(dtype, layout, no_fallbacks):
+    x = make((4, 6), dtype, layout)
+    compare(torch.signbit, x)
+    _compare_out(torch.signbit, x, dtype=torch.bool)
+    compare(torch.signbit, make((0,), dtype))
+    if dtype.is_floating_point:
+        compare(torch.signbit, _special_floats(dtype)[:6])  # -0.0 and the infinities
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", NUMBER_DTYPES)
+def test_sinc(dtype, layout, no_fallbacks):
+    x = make((4, 6), dtype, layout)
+    compare(torch.sinc, x)
+    _compare_out(torch.sinc, x, dtype=torch.sinc(x).dtype)
+    compare(lambda t: t.clone().sinc_(), x)  # integers cannot hold the result
+    compare(torch.sinc, make((0, 2), dtype))
+    if dtype.is_floating_point:
+        compare(torch.sinc, _special_floats(dtype))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_sinc_grad(dtype, no_fallbacks):
+    compare_grad(torch.sinc, make((3, 4), dtype))
+
+
+# ---- glu ----
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_glu(dtype, layout, no_fallbacks):
+    x = make((4, 6, 8), dtype, layout)
+    for dim in (0, 1, -1):
+        compare(lambda t: F.glu(t, dim), x)
+        _compare_out(lambda t, out: torch.ops.aten.glu.out(t, dim, out=out), x)
+    compare(lambda t: F.glu(t, 1), make((0, 4), dtype))
+
+
+def test_glu_errors(no_fallbacks):
+    compare(lambda t: F.glu(t, 0), make((3, 4)))  # odd halving dimension
+    compare(lambda t: F.glu(t, 3), make((3, 4)))  # dim out of range
+    compare(lambda t: torch.ops.aten.glu(t), torch.tensor(2.0))  # scalar
+    compare(lambda t: F.glu(t, 1), make((3, 4), torch.int64))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_glu_grad(dtype, layout, no_fallbacks):
+    x = make((4, 6), dtype, layout)
+    for dim in (0, 1):
+        compare_grad(lambda t: F.glu(t, dim), x)
+    grad = make((4, 3), dtype)
+    compare(lambda g, t: torch.ops.aten.glu_backward(g, t, 1), grad, x)
+    compare(lambda g, t, o: torch.ops.aten.glu_backward.grad_input(g, t, 1, grad_input=o),
+            grad, x, torch.empty(4, 6, dtype=dtype))
+
+
+# ---- hardshrink, softshrink ----
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_shrinks(dtype, layout, no_fallbacks):
+    x = make((4, 6), dtype, layout)
+    for lambd in (0.5, 1.5, 0.0):
+        compare(lambda t: F.hardshrink(t, lambd), x)
+        compare(lambda t: F.softshrink(t, lambd), x)
+        _compare_out(lambda t, out: torch.ops.aten.hardshrink.out(t, lambd, out=out), x)
+        _compare_out(lambda t, out: torch.ops.aten.softshrink.out(t, lambd, out=out), x)
+    special = _special_floats(dtype)
+    compare(F.hardshrink, special)
+    compare(F.softshrink, special)
+    compare(F.hardshrink, make((0, 3), dtype))
+    compare(F.softshrink, make((0, 3), dtype))
+
+
+def test_shrink_errors(no_fallbacks):
+    compare(lambda t: F.softshrink(t, -0.5), make((3,)))
+    compare(F.hardshrink, make((3,), torch.int64))
+    compare(F.softshrink, make((3,), torch.int64))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_shrink_grads(dtype, layout, no_fallbacks):
+    x = make((4, 6), dtype, layout)
+    compare_grad(lambda t: F.hardshrink(t, 1.0), x)
+    compare_grad(lambda t: F.softshrink(t, 1.0), x)
+    grad = make((4, 6), dtype, seed=2)
+    for op in (torch.ops.aten.hardshrink_backward, torch.ops.aten.softshrink_backward):
+        compare(lambda g, t: op(g, t, 0.5), grad, x)
+        compare(lambda g, t, o: op.grad_input(g, t, 0.5, grad_input=o), grad, x,
+                torch.empty(4, 6, dtype=dtype))
+
+
+# ---- huber_loss, smooth_l1_loss ----
+
+LOSSES = [(F.huber_loss, "delta", (1.0, 0.5, 2.5)), (F.smooth_l1_loss, "beta", (1.0, 0.5, 0.0))]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_robust_losses(dtype, layout, reduction, no_fallbacks):
+    x, target = make((4, 6), dtype, layout), make((4, 6), dtype, layout, seed=1)
+    tolerance = {"atol": 1e-2, "rtol": 1e-2} if dtype in (torch.float16, torch.bfloat16) else {}
+    for loss, width_name, widths in LOSSES:
+        for width in widths:
+            kwargs = {"reduction": reduction, width_name: width}
+            compare(lambda a, b: loss(a, b, **kwargs), x, target, **tolerance)
+        compare(lambda a, b: loss(a, b, reduction=reduction), make((0, 3), dtype),
+                make((0, 3), dtype))
+
+
+def test_robust_loss_outs_and_errors(no_fallbacks):
+    x, target = make((4, 6)), make((4, 6), seed=1)
+    _compare_out(lambda a, b, out: torch.ops.aten.huber_loss.out(a, b, 0, 0.5, out=out),
+                 x, target)
+    _compare_out(lambda a, b, out: torch.ops.aten.smooth_l1_loss.out(a, b, 2, 0.5, out=out),
+                 x, target)
+    compare(lambda a, b: F.huber_loss(a, b, delta=0.0), x, target)
+    compare(lambda a, b: F.huber_loss(a, b, delta=-1.0), x, target)
+    compare(lambda a, b: F.smooth_l1_loss(a, b, beta=-1.0), x, target)
+    compare(lambda a, b: torch.ops.aten.huber_loss(a, b, 1, 1.0), x, make((3, 6)))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_robust_loss_grads(dtype, layout, reduction, no_fallbacks):
+    x, target = make((4, 6), dtype, layout), make((4, 6), dtype, layout, seed=1)
+    x[0, :2] = target[0, :2]  # a zero difference: the beta = 0 kink
+    for loss, width_name, widths in LOSSES:
+        for width in widths:
+            kwargs = {"reduction": reduction, width_name: width}
+            compare_grad(lambda a, b: loss(a, b, **kwargs), x, target)
+    grad = make((4, 6), dtype, seed=2)
+    for op in (torch.ops.aten.huber_loss_backward, torch.ops.aten.smooth_l1_loss_backward):
+        compare(lambda g, a, b: op(g, a, b, 0, 0.5), grad, x, target)
+    compare(lambda g, a, b, o: torch.ops.aten.huber_loss_backward.out(g, a, b, 0, 0.5,
+                                                                     grad_input=o),
+            grad, x, target, torch.empty(4, 6, dtype=dtype))
+    compare(lambda g, a, b, o: torch.ops.aten.smooth_l1_loss_backward.grad_input(
+        g, a, b, 0, 0.5, grad_input=o), grad, x, target, torch.empty(4, 6, dtype=dtype))
