@@ -1,8 +1,9 @@
 /* The shortcuts that keep small ops cheap must not change what they compute:
- * CPU buffers (alignment, memory accounting), one-element factories (the fill
- * kernels' conversions), releasing the last reference, the result type of
- * one-dtype operands, aten calls with and without numbers in tensor slots,
- * and 2-d matmuls that need no broadcast views. */
+ * small CPU buffers (alignment, memory accounting, whole 64-byte lines
+ * usable), one-element factories (the fill kernels' conversions), releasing
+ * the last reference, the result type of one-dtype operands, aten calls with
+ * and without numbers in tensor slots, 2-d matmuls that need no broadcast
+ * views, and broadcast inputs viewed without a tensor handle. */
 #include <stdint.h>
 #include <string.h>
 
@@ -195,4 +196,39 @@ TEST(test_overhead_matmul_plain_and_batched) {
     porta_tensor_release(tb3);
     porta_tensor_release(plain);
     porta_tensor_release(batched);
+}
+
+/* Broadcast inputs are viewed without a tensor handle of their own: after
+ * a conversion, and when the result is written over the tensor they view
+ * (through a temporary, so row 0 is read before it is overwritten). */
+TEST(test_overhead_broadcast_views_in_elementwise) {
+    int32_t ints[6] = {1, 2, 3, 4, 5, 6};
+    float row[3] = {0.5f, 1.5f, 2.5f};
+    int64_t s23[2] = {2, 3}, s3[1] = {3}, unit[1] = {1};
+    porta_tensor *a = NULL, *b = NULL, *sum = NULL;
+    CHECK_OK(porta_tensor_from_host(test_cpu(), PORTA_I32, 2, s23, ints, &a));
+    CHECK_OK(porta_tensor_from_host(test_cpu(), PORTA_F32, 1, s3, row, &b));
+    CHECK_OK(porta_binary(PORTA_ADD, a, b, &sum));
+    float got[6] = {0}, expected[6] = {1.5f, 3.5f, 5.5f, 4.5f, 6.5f, 8.5f};
+    CHECK(porta_tensor_dtype(sum) == PORTA_F32);
+    CHECK_OK(porta_tensor_to_host(sum, got, sizeof got));
+    CHECK(!memcmp(got, expected, sizeof got));
+
+    porta_tensor *first_row = NULL, *into = sum;
+    CHECK_OK(porta_tensor_view(porta_tensor_buffer(sum), PORTA_F32, 1, s3, unit, 0, &first_row));
+    CHECK_OK(porta_binary(PORTA_ADD, sum, first_row, &into));
+    float doubled[6] = {3, 7, 11, 6, 10, 14};
+    CHECK_OK(porta_tensor_to_host(sum, got, sizeof got));
+    CHECK(!memcmp(got, doubled, sizeof got));
+
+    int64_t s4[1] = {4};
+    porta_tensor *wrong = NULL, *none = NULL;
+    CHECK_OK(porta_tensor_full(test_cpu(), PORTA_F32, 1, s4, 1, &wrong));
+    CHECK_ERR(porta_binary(PORTA_ADD, a, wrong, &none), PORTA_ERR_SHAPE, "cannot be broadcast");
+    CHECK(none == NULL);
+    porta_tensor_release(wrong);
+    porta_tensor_release(first_row);
+    porta_tensor_release(a);
+    porta_tensor_release(b);
+    porta_tensor_release(sum);
 }

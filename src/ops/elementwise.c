@@ -121,11 +121,10 @@ static bool overlaps_partially(const porta_tensor *out, const porta_tensor *in) 
 }
 
 /* Executes into dst, through a temporary when dst overlaps an input. */
-static porta_status *execute_into(const porta_prim *prim, porta_tensor *const *inputs,
+static porta_status *execute_into(const porta_prim *prim, const porta_tensor *const *operands,
                                   int input_count, porta_tensor *dst) {
-    const porta_tensor *const *operands = (const porta_tensor *const *)inputs;
     bool overlap = false;
-    for (int i = 0; i < input_count; i++) overlap = overlap || overlaps_partially(dst, inputs[i]);
+    for (int i = 0; i < input_count; i++) overlap = overlap || overlaps_partially(dst, operands[i]);
     if (!overlap) return porta_device_execute(prim, operands, input_count, dst);
 
     porta_meta meta;
@@ -147,30 +146,49 @@ static porta_status *execute_into(const porta_prim *prim, porta_tensor *const *i
 
 /* ---- the runner ---- */
 
-/* x converted to dtype and viewed with meta's shape. *owned says whether
- * *out is a new reference; most inputs need neither step and are lent as
- * they are, which spares a retain and a release (two atomics) each. */
+/* An input as the backend gets it (`ready`): the caller's tensor itself,
+ * `owned` (a conversion, released after the call) or a broadcast view of
+ * either in `view`. The view lives in the caller's frame: execute keeps no
+ * input past its return (conversions are released right after it too), so
+ * a view needs no heap handle nor a reference of its own while the tensor
+ * it views holds the buffer. Most inputs need no step at all. On failure
+ * nothing is left to release. */
+typedef struct ew_input {
+    const porta_tensor *ready;
+    porta_tensor *owned;
+    porta_tensor view;
+} ew_input;
+
 static porta_status *prepare_input(const porta_tensor *x, porta_dtype dtype,
-                                   const porta_meta *meta, porta_tensor **out, bool *owned) {
+                                   const porta_meta *meta, ew_input *in) {
     bool same_shape = x->rank == meta->rank &&
                       (meta->rank == 0 ||
                        !memcmp(x->sizes, meta->sizes, (size_t)meta->rank * sizeof meta->sizes[0]));
-    *owned = false;
-    if (same_shape && x->dtype == dtype) {
-        *out = (porta_tensor *)x;
-        return NULL;
+    in->ready = x;
+    in->owned = NULL;
+    if (x->dtype != dtype) {
+        PORTA_TRY(porta_to_dtype(x, dtype, &in->owned));
+        in->ready = in->owned;
     }
-    porta_tensor *converted;
-    PORTA_TRY(porta_to_dtype(x, dtype, &converted));
-    *owned = true;
-    if (same_shape) {
-        *out = converted;
-        return NULL;
+    if (same_shape) return NULL;
+    const porta_tensor *source = in->ready;
+    porta_status *status =
+        porta_broadcast_strides(source, meta->rank, meta->sizes, in->view.strides);
+    if (status) {
+        porta_tensor_release(in->owned);
+        in->owned = NULL;
+        return status;
     }
-    porta_status *status = porta_broadcast_to(converted, meta->rank, meta->sizes, out);
-    porta_tensor_release(converted);
-    if (status) *owned = false;
-    return status;
+    /* the tail as in every tensor handle: sizes copy meta's zeros */
+    for (int d = meta->rank; d < PORTA_MAX_RANK; d++) in->view.strides[d] = 0;
+    atomic_init(&in->view.refcount, 1);
+    in->view.buffer = source->buffer;
+    in->view.dtype = source->dtype;
+    in->view.rank = meta->rank;
+    memcpy(in->view.sizes, meta->sizes, sizeof in->view.sizes);
+    in->view.offset = source->offset;
+    in->ready = &in->view;
+    return NULL;
 }
 
 /* Fill has no inputs to take a device from: the out tensor's, or the CPU. */
@@ -195,18 +213,23 @@ static porta_status *run_elementwise(porta_prim *prim, const porta_tensor *const
     PORTA_TRY(run_device(name, inputs, input_count, *out, &device));
     porta_meta metas[3], meta;
     for (int i = 0; i < input_count; i++) porta_meta_of(inputs[i], &metas[i]);
-    PORTA_TRY(porta_infer(prim, metas, input_count, &meta));
+    /* straight to the family's inference: porta_infer's checks of the
+     * metas hold for any tensor's */
+    PORTA_TRY(porta_infer_elementwise(prim, metas, input_count, &meta));
     if (*out) PORTA_TRY(check_writable(name, *out));
 
     porta_status *status = NULL;
-    porta_tensor *ready[3] = {NULL, NULL, NULL};
-    bool owned[3] = {false, false, false};
-    for (int i = 0; i < input_count; i++)
+    ew_input prepared[3];
+    const porta_tensor *ready[3];
+    int count = 0;
+    for (; count < input_count; count++) {
         PORTA_TRY_GOTO(status,
-                       prepare_input(inputs[i],
-                                     porta_elementwise_input_dtype(prim, metas, i, &meta),
-                                     &meta, &ready[i], &owned[i]),
+                       prepare_input(inputs[count],
+                                     porta_elementwise_input_dtype(prim, metas, count, &meta),
+                                     &meta, &prepared[count]),
                        done);
+        ready[count] = prepared[count].ready;
+    }
     porta_tensor *dst;
     bool needs_copy;
     PORTA_TRY_GOTO(status, porta_prepare_out(name, device, &meta, out, &dst, &needs_copy), done);
@@ -217,8 +240,7 @@ static porta_status *run_elementwise(porta_prim *prim, const porta_tensor *const
     }
     status = porta_finish_out(dst, needs_copy, out);
 done:
-    for (int i = 0; i < input_count; i++)
-        if (owned[i]) porta_tensor_release(ready[i]);
+    for (int i = 0; i < count; i++) porta_tensor_release(prepared[i].owned);
     return status;
 }
 
@@ -299,7 +321,7 @@ porta_status *porta_copy(const porta_tensor *src, porta_tensor *dst) {
     porta_prim prim;
     init_prim(&prim, PRIM_CAST, 0);
     prim.dtype = dst->dtype;
-    status = execute_into(&prim, &view, 1, dst);
+    status = execute_into(&prim, (const porta_tensor *const *)&view, 1, dst);
     porta_tensor_release(view);
     return status;
 }

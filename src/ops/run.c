@@ -83,11 +83,10 @@ porta_status *porta_to_dtype(const porta_tensor *x, porta_dtype dtype, porta_ten
     return NULL;
 }
 
-porta_status *porta_broadcast_to(const porta_tensor *x, int rank, const int64_t *sizes,
-                                 porta_tensor **out) {
+porta_status *porta_broadcast_strides(const porta_tensor *x, int rank, const int64_t *sizes,
+                                      int64_t *strides) {
     if (rank < x->rank)
         return porta_error(PORTA_ERR_SHAPE, "broadcast: cannot lower rank %d to %d", x->rank, rank);
-    int64_t strides[PORTA_MAX_RANK];
     int lead = rank - x->rank;
     for (int i = 0; i < rank; i++) {
         int src = i - lead;
@@ -104,6 +103,13 @@ porta_status *porta_broadcast_to(const porta_tensor *x, int rank, const int64_t 
                                porta_format_shape(bt, sizeof bt, rank, sizes));
         }
     }
+    return NULL;
+}
+
+porta_status *porta_broadcast_to(const porta_tensor *x, int rank, const int64_t *sizes,
+                                 porta_tensor **out) {
+    int64_t strides[PORTA_MAX_RANK];
+    PORTA_TRY(porta_broadcast_strides(x, rank, sizes, strides));
     return porta_tensor_restride(x, rank, sizes, strides, x->offset, out);
 }
 

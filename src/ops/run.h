@@ -45,6 +45,10 @@ porta_status *porta_to_dtype(const porta_tensor *x, porta_dtype dtype, porta_ten
 /* A stride-0 view of x broadcast to (rank, sizes). */
 porta_status *porta_broadcast_to(const porta_tensor *x, int rank, const int64_t *sizes,
                                  porta_tensor **out);
+/* The strides of that view (0 on added or repeated axes), for callers that
+ * build it without a new tensor handle. */
+porta_status *porta_broadcast_strides(const porta_tensor *x, int rank, const int64_t *sizes,
+                                      int64_t *strides);
 /* Prepares the destination for a result of `meta`: a new tensor when *out is
  * NULL (written to *dst, *needs_copy false), *out itself when its dtype and
  * shape match (*needs_copy false), or a temporary when only the dtype differs

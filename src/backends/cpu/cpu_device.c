@@ -1,5 +1,4 @@
 /* The CPU backend: host memory, synchronous execution on the thread pool. */
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,47 +10,11 @@
 #include "core/status.h"
 #include "runtime/device.h"
 
-/* CPU buffers come from malloc, aligned by hand, rather than from
- * porta_host_alloc's aligned_alloc: glibc never serves aligned_alloc from its
- * per-thread cache, so each small tensor (the numbers and tiny results of
- * small ops) took the arena's slow paths and a consolidation, about 500
- * instructions per op. As there, the bytes count against the memory limit,
- * and the usable size is rounded up to whole 64-byte lines. */
-#define CPU_ALIGNMENT 64
-
-/* Stored just below each buffer's aligned start. */
-typedef struct cpu_block {
-    void *raw; /* what malloc returned */
-    size_t bytes; /* reserved against the limit */
-} cpu_block;
-
 static porta_status *cpu_buffer_alloc(porta_device *device, size_t bytes, void **handle) {
-    const size_t slack = CPU_ALIGNMENT + sizeof(cpu_block);
-    if (bytes > SIZE_MAX - CPU_ALIGNMENT - slack)
-        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes for a CPU buffer",
-                           bytes);
-    PORTA_TRY(porta_memory_reserve(bytes, "a CPU buffer"));
-    size_t lines = (bytes + CPU_ALIGNMENT - 1) / CPU_ALIGNMENT * CPU_ALIGNMENT;
-    char *raw = malloc(lines + slack);
-    if (!raw) {
-        porta_memory_unreserve(bytes);
-        return porta_error(PORTA_ERR_OUT_OF_MEMORY,
-                           "the system could not allocate %zu bytes for a CPU buffer", bytes);
-    }
-    uintptr_t lowest = (uintptr_t)raw + sizeof(cpu_block);
-    uintptr_t aligned = (lowest + CPU_ALIGNMENT - 1) / CPU_ALIGNMENT * CPU_ALIGNMENT;
-    char *data = raw + (aligned - (uintptr_t)raw);
-    memcpy(data - sizeof(cpu_block), &(cpu_block){raw, bytes}, sizeof(cpu_block));
-    *handle = data;
-    return NULL;
+    return porta_host_alloc(bytes, "a CPU buffer", handle);
 }
 
-static void cpu_buffer_free(porta_device *device, void *handle) {
-    cpu_block block;
-    memcpy(&block, (char *)handle - sizeof block, sizeof block);
-    porta_memory_unreserve(block.bytes);
-    free(block.raw);
-}
+static void cpu_buffer_free(porta_device *device, void *handle) { porta_host_free(handle); }
 
 static porta_status *cpu_buffer_write(porta_device *device, void *handle, size_t offset,
                                       const void *src, size_t bytes) {
