@@ -3,4 +3,6 @@
 #define VM_TABLE vmath_table_generic
 #define VM_FMA(a, b, c) ((a) * (b) + (c))
 #define VM_FMA_D(a, b, c) ((a) * (b) + (c))
+#define VM_MIN(a, b) vm_select((a) < (b), a, b)
+#define VM_MAX(a, b) vm_select((a) > (b), a, b)
 #include "backends/cpu/vmath_simd.h"

@@ -1,7 +1,9 @@
 /* The vmath functions on GCC vector types, compiled once per ISA by the file
  * that includes this: it defines VM_BYTES (the vector width), VM_TABLE (the
- * vmath_table to define) and VM_FMA(a, b, c) and VM_FMA_D(a, b, c) (a * b + c
- * of float and double vectors, fused where the ISA has it). The same source for every width keeps the ISAs' results alike
+ * vmath_table to define), VM_FMA(a, b, c) and VM_FMA_D(a, b, c) (a * b + c
+ * of float and double vectors, fused where the ISA has it), VM_MIN(a, b)
+ * and VM_MAX(a, b) (a < b ? a : b and a > b ? a : b, b when either is NaN,
+ * as x86's MINPS/MAXPS), and may define VM_SCALEF(a, n) (a * 2^n). The same source for every width keeps the ISAs' results alike
  * and lets the compiler pick the instructions.
  *
  * Every function takes the finite, normal range through one polynomial
@@ -33,6 +35,11 @@ static inline vf vm_copysign(vf magnitude, vf sign) {
 /* 2^n for integer n in [-126, 127], built from its exponent field. */
 static inline vf vm_pow2i(vi n) { return (vf)(((vu)n + 127u) << 23); }
 static inline vf vm_fma(vf a, vf b, vf c) { return VM_FMA(a, b, c); }
+/* x clamped to [low, high]; NaN stays NaN (VM_MIN/VM_MAX pass their
+ * second operand through). */
+static inline vf vm_clamp(vf x, float low, float high) {
+    return VM_MAX((vf){0} + low, VM_MIN((vf){0} + high, x));
+}
 
 /* ln 2 split so that n * LN2_HI is exact for |n| < 2^15: LN2_HI has 9
  * significant bits. */
@@ -45,12 +52,12 @@ static inline vf vm_fma(vf a, vf b, vf c) { return VM_FMA(a, b, c); }
 
 /* x = n ln2 + r with n an integer and |r| <= ln2/2 (a little more where
  * x log2e rounds across a half), for |x| < 2^21. */
-static inline vf vm_reduce_ln2(vf x, vi *n) {
+static inline vf vm_reduce_ln2(vf x, vi *n, vf *nf) {
     vf t = vm_fma(x, (vf){0} + LOG2E, (vf){0} + ROUND_MAGIC);
-    vf nf = t - ROUND_MAGIC;
+    *nf = t - ROUND_MAGIC;
     *n = (vi)((vu)t - (vu)((vf){0} + ROUND_MAGIC));
-    vf r = vm_fma(nf, (vf){0} - LN2_HI, x);
-    return vm_fma(nf, (vf){0} - LN2_LO, r);
+    vf r = vm_fma(*nf, (vf){0} - LN2_HI, x);
+    return vm_fma(*nf, (vf){0} - LN2_LO, r);
 }
 
 /* (e^r - 1 - r) / r^2 for |r| <= 0.36, Taylor to r^6 / 8!: the first term
@@ -71,15 +78,19 @@ static inline vf vm_expm1_small(vf r) { return vm_fma(r * r, vm_expm1_tail(r), r
 static inline vf vm_exp_float(vf x) {
     /* e^89 overflows and e^-104 rounds to 0; clamping keeps 2^n buildable
      * and leaves NaN (every comparison false) as it is. */
-    vf xc = vm_select(x > 89.0f, (vf){0} + 89.0f, x);
-    xc = vm_select(xc < -104.0f, (vf){0} - 104.0f, xc);
     vi n;
-    vf r = vm_reduce_ln2(xc, &n);
+    vf nf, r = vm_reduce_ln2(vm_clamp(x, -104.0f, 89.0f), &n, &nf);
     vf p = vm_expm1_small(r) + 1.0f;
+#ifdef VM_SCALEF
+    (void)n;
+    return VM_SCALEF(p, nf);
+#else
     /* n is in [-150, 128]: two factors keep each 2^k normal, so the
      * product rounds once into the denormals or overflows to inf. */
+    (void)nf;
     vi half = n >> 1;
     return p * vm_pow2i(half) * vm_pow2i(n - half);
+#endif
 }
 
 /* e^x for the exp op itself, computed in double and rounded once, which
@@ -119,10 +130,9 @@ static inline vh vm_exp_rounded(vh xh) {
 
 static inline vf vm_expm1(vf x) {
     /* Below -30 the result is -1 to float precision; above 89 it is inf. */
-    vf xc = vm_select(x > 89.0f, (vf){0} + 89.0f, x);
-    xc = vm_select(xc < -30.0f, (vf){0} - 30.0f, xc);
     vi n;
-    vf r = vm_reduce_ln2(xc, &n);
+    vf nf, r = vm_reduce_ln2(vm_clamp(x, -30.0f, 89.0f), &n, &nf);
+    (void)nf;
     /* e^x - 1 = 2 (2^(n-1) expm1(r) + (2^(n-1) - 1/2)): 2^(n-1) stays
      * finite for n = 128, and the doubling is exact (or overflows). */
     vf scale = vm_pow2i(n - 1);
@@ -194,8 +204,7 @@ static inline vf vm_log1p(vf x) {
 static inline vf vm_tanh(vf x) {
     /* tanh |x| = e / (e + 2) with e = expm1(2 |x|); from 10 on it rounds
      * to 1, and clamping there keeps e finite. */
-    vf ax = vm_abs(x);
-    ax = vm_select(ax > 10.0f, (vf){0} + 10.0f, ax);
+    vf ax = VM_MIN((vf){0} + 10.0f, vm_abs(x));
     vf e = vm_expm1(ax + ax);
     return vm_copysign(e / (e + 2.0f), x);
 }
@@ -238,8 +247,7 @@ static inline vf vm_erfc_scaled(vf a) {
 static inline vf vm_erf(vf x) {
     /* From 3.92 on erf rounds to 1; clamping keeps the tail in its fit. */
     vf ax = vm_abs(x);
-    vf a = vm_select(ax > 3.92f, (vf){0} + 3.92f, ax);
-    a = vm_select(a < 1.0f, (vf){0} + 1.0f, a);
+    vf a = vm_clamp(ax, 1.0f, 3.92f);
     vf tail = vm_copysign(1.0f - vm_exp_float((vf){0} - a * a) * vm_erfc_scaled(a), x);
     return vm_select(ax < 1.0f, vm_erf_small(x), vm_select(x != x, x, tail));
 }
