@@ -2,14 +2,21 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "status.h"
 
 #define ALIGNMENT 64
-/* Each block is preceded by a header holding its size, so free needs no size. */
+/* Each block is preceded by a header holding its size, so free needs no size,
+ * and for blocks below the cache's sizes where malloc put it. */
 #define HEADER ALIGNMENT
+
+typedef struct header {
+    size_t bytes; /* what the caller asked for */
+    char *raw;    /* what malloc returned (small blocks), else NULL */
+} header;
 
 /* Freed blocks of at least CACHE_MIN_BYTES are kept for the next request of
  * the same page-rounded size. The system allocator maps blocks above 32 MB
@@ -148,24 +155,42 @@ static size_t block_size(size_t bytes) {
     return total >= CACHE_MIN_BYTES ? (total + PAGE - 1) / PAGE * PAGE : total;
 }
 
+/* A 64-byte aligned block of `size` bytes. Small blocks come from malloc,
+ * aligned by hand: glibc serves those from per-thread caches, which
+ * aligned_alloc never uses, and a tensor's buffer is one such block per op.
+ * Large ones come aligned from aligned_alloc (or the cache). *raw says how
+ * to free the block. */
+static char *system_block(size_t size, char **raw) {
+    if (size >= CACHE_MIN_BYTES) {
+        *raw = NULL;
+        return aligned_alloc(ALIGNMENT, size);
+    }
+    *raw = malloc(size + ALIGNMENT - 1);
+    if (!*raw) return NULL;
+    uintptr_t at = ((uintptr_t)*raw + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+    return (char *)at;
+}
+
 porta_status *porta_host_alloc(size_t bytes, const char *what, void **out) {
     if (bytes > SIZE_MAX - 2 * HEADER - PAGE)
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes for %s",
                            bytes, what);
     PORTA_TRY(porta_memory_reserve(bytes, what));
     size_t size = block_size(bytes);
+    char *raw = NULL;
     char *block = size >= CACHE_MIN_BYTES ? cache_take(size) : NULL;
-    if (!block) block = aligned_alloc(ALIGNMENT, size);
+    if (!block) block = system_block(size, &raw);
     if (!block) { /* what the cache holds may be what the system lacks */
         porta_host_cache_release();
-        block = aligned_alloc(ALIGNMENT, size);
+        block = system_block(size, &raw);
     }
     if (!block) {
         porta_memory_unreserve(bytes);
         return porta_error(PORTA_ERR_OUT_OF_MEMORY,
                            "the system could not allocate %zu bytes for %s", bytes, what);
     }
-    memcpy(block, &bytes, sizeof bytes);
+    header h = {.bytes = bytes, .raw = raw};
+    memcpy(block, &h, sizeof h);
     *out = block + HEADER;
     return NULL;
 }
@@ -173,12 +198,12 @@ porta_status *porta_host_alloc(size_t bytes, const char *what, void **out) {
 void porta_host_free(void *ptr) {
     if (!ptr) return;
     char *block = (char *)ptr - HEADER;
-    size_t bytes;
-    memcpy(&bytes, block, sizeof bytes);
-    porta_memory_unreserve(bytes);
-    size_t size = block_size(bytes);
+    header h;
+    memcpy(&h, block, sizeof h);
+    porta_memory_unreserve(h.bytes);
+    size_t size = block_size(h.bytes);
     if (size >= CACHE_MIN_BYTES)
         cache_put(block, size);
     else
-        free(block);
+        free(h.raw);
 }
