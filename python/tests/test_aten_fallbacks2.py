@@ -225,3 +225,87 @@ def test_robust_loss_grads(dtype, layout, reduction, no_fallbacks):
             grad, x, target, torch.empty(4, 6, dtype=dtype))
     compare(lambda g, a, b, o: torch.ops.aten.smooth_l1_loss_backward.grad_input(
         g, a, b, 0, 0.5, grad_input=o), grad, x, target, torch.empty(4, 6, dtype=dtype))
+
+
+# ---- trace ----
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", NUMBER_DTYPES)
+def test_trace(dtype, layout, no_fallbacks):
+    for shape in ((4, 6), (6, 4), (5, 5), (0, 3)):
+        compare(torch.trace, make(shape, dtype, layout))
+    if dtype != torch.bool:  # refused by the CPU
+        compare(lambda t, o: torch.ops.aten.trace.out(t, out=o), make((4, 6), dtype, layout),
+                torch.empty((), dtype=torch.trace(make((2, 2), dtype)).dtype))
+    compare(torch.trace, make((3,), dtype))  # not a matrix
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_trace_grad(dtype, no_fallbacks):
+    compare_grad(torch.trace, make((4, 6), dtype))
+
+
+# ---- index_copy ----
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", NUMBER_DTYPES)
+def test_index_copy(dtype, layout, no_fallbacks):
+    x = make((5, 6), dtype, layout)
+    for dim, index, source_shape in ((0, [4, 0, 2], (3, 6)), (1, [5, 1], (5, 2)),
+                                     (-1, [], (5, 0))):
+        index = torch.tensor(index, dtype=torch.int64)
+        source = make(source_shape, dtype, layout, seed=1)
+        compare(lambda t, i, s: torch.index_copy(t, dim, i, s), x, index, source)
+        compare(lambda t, i, s: t.clone().index_copy_(dim, i, s), x, index, source)
+        compare(lambda t, i, s, o: torch.index_copy(t, dim, i, s, out=o), x, index, source,
+                torch.empty(5, 6, dtype=dtype))
+    scalar = make((), dtype)
+    compare(lambda t, i, s: torch.index_copy(t, 0, i, s), scalar, torch.tensor(0), make((), dtype))
+
+
+def test_index_copy_errors(no_fallbacks):
+    x, source = make((5, 6)), make((2, 6))
+    compare(lambda t, i, s: torch.index_copy(t, 0, i, s), x, torch.tensor([0, 5]), source)
+    compare(lambda t, i, s: torch.index_copy(t, 0, i, s), x, torch.tensor([0, -1]), source)
+    compare(lambda t, i, s: torch.index_copy(t, 0, i, s), x, torch.tensor([0, 1], dtype=torch.int32),
+            source)
+    compare(lambda t, i, s: torch.index_copy(t, 0, i, s), x, torch.tensor([0, 1]),
+            source.double())
+    compare(lambda t, i, s: torch.index_copy(t, 0, i, s), x, torch.tensor([0, 1, 2]), source)
+    compare(lambda t, i, s: torch.index_copy(t, 0, i, s), x, torch.tensor([0, 1]), make((2, 5)))
+    compare(lambda t, i, s: torch.index_copy(t, 2, i, s), x, torch.tensor([0, 1]), source)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_index_copy_grad(dtype, no_fallbacks):
+    index = torch.tensor([3, 0])
+    compare_grad(lambda t, s: torch.index_copy(t, 1, index.to(t.device), s), make((4, 5), dtype),
+                 make((4, 2), dtype, seed=1))
+
+
+# ---- repeat_interleave ----
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_repeat_interleave_counts(dtype, no_fallbacks):
+    for repeats in ([2, 0, 3, 1], [0, 0], [], [4], [0, 3, 0]):
+        compare(torch.repeat_interleave, torch.tensor(repeats, dtype=dtype))
+    compare(lambda r, o: torch.ops.aten.repeat_interleave.Tensor_out(r, out=o),
+            torch.tensor([1, 2], dtype=dtype), torch.empty(0, dtype=dtype))
+    compare(lambda r: torch.repeat_interleave(r, output_size=6), torch.tensor([2, 0, 3, 1],
+                                                                               dtype=dtype))
+    compare(torch.repeat_interleave, torch.tensor([[1, 2]], dtype=dtype))
+    compare(torch.repeat_interleave, torch.tensor([1.0, 2.0]))
+    compare(torch.repeat_interleave, torch.tensor([1, -2], dtype=dtype))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_repeat_interleave_self(dtype, layout, no_fallbacks):
+    x = make((3, 4), dtype, layout)
+    compare(lambda t, r: torch.repeat_interleave(t, r, dim=0), x, torch.tensor([1, 0, 2]))
+    compare(lambda t, r: torch.repeat_interleave(t, r, dim=1), x, torch.tensor([2, 2, 0, 1]))
+    compare(lambda t, r: torch.repeat_interleave(t, r), x, torch.tensor([1] * 12))
+    compare(lambda t: torch.repeat_interleave(t, 2, dim=1), x)
+    if dtype.is_floating_point:
+        compare_grad(lambda t: torch.repeat_interleave(t, torch.tensor([1, 0, 2], device=t.device),
+                                                       dim=0), x)
