@@ -17,6 +17,12 @@ static porta_dtype float_dtype(ew_scope *s, const char *op, const porta_value *a
     return dtype;
 }
 
+/* The result in the op's dtype: a cast only for float16/bfloat16, since
+ * ew_cast copies even to the dtype a tensor already has. */
+static porta_tensor *as_dtype(ew_scope *s, porta_tensor *y, porta_dtype dtype) {
+    return y && y->dtype == dtype ? y : ew_cast(s, y, dtype);
+}
+
 /* An argument in the dtype its formula computes in. */
 static porta_tensor *in(ew_scope *s, const porta_value *v, porta_dtype dtype) {
     return ew_operand(s, v, ew_compute_dtype(dtype));
@@ -85,7 +91,7 @@ static porta_tensor *leaky_relu_of(ew_scope *s, const porta_value *args) {
     porta_tensor *x = in(s, &args[0], dtype);
     porta_tensor *y = ew_where(s, ew_binary_number(s, PORTA_GT, x, 0), x,
                                scale(s, x, aten_number(&args[1])));
-    return ew_cast(s, y, dtype);
+    return as_dtype(s, y, dtype);
 }
 
 static porta_tensor *leaky_relu_backward_of(ew_scope *s, const porta_value *args) {
@@ -93,7 +99,7 @@ static porta_tensor *leaky_relu_backward_of(ew_scope *s, const porta_value *args
     porta_tensor *grad = in(s, &args[0], dtype), *x = in(s, &args[1], dtype);
     porta_tensor *g = ew_where(s, ew_binary_number(s, PORTA_GT, x, 0), grad,
                                scale(s, grad, aten_number(&args[2])));
-    return ew_cast(s, g, dtype);
+    return as_dtype(s, g, dtype);
 }
 
 /* elu: x > 0 ? x * scale : expm1(x * input_scale) * alpha * scale. */
@@ -105,7 +111,7 @@ static porta_tensor *elu_of(ew_scope *s, const porta_value *args) {
     porta_tensor *negative =
         scale(s, ew_unary(s, PORTA_EXPM1, scale(s, x, input_scale)), alpha * scale_);
     porta_tensor *y = ew_where(s, ew_binary_number(s, PORTA_LE, x, 0), negative, scale(s, x, scale_));
-    return ew_cast(s, y, dtype);
+    return as_dtype(s, y, dtype);
 }
 
 /* elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result):
@@ -122,7 +128,7 @@ static porta_tensor *elu_backward_of(ew_scope *s, const porta_value *args) {
                   : mul(s, scale(s, grad, input_scale * negcoef),
                         ew_unary(s, PORTA_EXP, scale(s, b, input_scale)));
     porta_tensor *g = ew_where(s, ew_binary_number(s, PORTA_LE, b, 0), negative, scale(s, grad, scale_));
-    return ew_cast(s, g, dtype);
+    return as_dtype(s, g, dtype);
 }
 
 static bool gelu_tanh(ew_scope *s, const porta_value *approximate) {
@@ -174,7 +180,7 @@ static porta_tensor *gelu_of(ew_scope *s, const porta_value *args) {
     porta_tensor *f = tanh_form ? gelu_inner_tanh(s, x)
                                 : unary_over(s, PORTA_ERF, scale(s, x, M_SQRT1_2));
     porta_tensor *twice = ew_ternary_into(s, PORTA_FMA, f, x, x, f);
-    return ew_cast(s, binary_number_over(s, PORTA_MUL, twice, 0.5), dtype);
+    return as_dtype(s, binary_number_over(s, PORTA_MUL, twice, 0.5), dtype);
 }
 
 static porta_tensor *gelu_backward_of(ew_scope *s, const porta_value *args) {
@@ -196,7 +202,7 @@ static porta_tensor *gelu_backward_of(ew_scope *s, const porta_value *args) {
                                   M_2_SQRTPI * M_SQRT1_2 * 0.5);
         derivative = ew_binary(s, PORTA_ADD, normal_cdf(s, x), mul(s, x, pdf));
     }
-    return ew_cast(s, mul(s, grad, derivative), dtype);
+    return as_dtype(s, mul(s, grad, derivative), dtype);
 }
 
 static porta_tensor *logistic(ew_scope *s, const porta_tensor *x) {
@@ -207,7 +213,7 @@ static porta_tensor *logistic(ew_scope *s, const porta_tensor *x) {
 static porta_tensor *silu_of(ew_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "silu", &args[0], &args[0]);
     porta_tensor *x = in(s, &args[0], dtype), *sig = logistic(s, x);
-    return ew_cast(s, ew_binary_into(s, PORTA_MUL, x, sig, sig), dtype);
+    return as_dtype(s, ew_binary_into(s, PORTA_MUL, x, sig, sig), dtype);
 }
 
 /* grad * sigmoid(x) * (1 + x * (1 - sigmoid(x))) */
@@ -216,21 +222,21 @@ static porta_tensor *silu_backward_of(ew_scope *s, const porta_value *args) {
     porta_tensor *grad = in(s, &args[0], dtype), *x = in(s, &args[1], dtype);
     porta_tensor *sig = logistic(s, x);
     porta_tensor *factor = plus(s, mul(s, x, minus_from(s, 1, sig)), 1);
-    return ew_cast(s, mul(s, mul(s, grad, sig), factor), dtype);
+    return as_dtype(s, mul(s, mul(s, grad, sig), factor), dtype);
 }
 
 /* grad * (1 - y) * y from the output y = sigmoid(x) */
 static porta_tensor *sigmoid_backward_of(ew_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "sigmoid_backward", &args[0], &args[1]);
     porta_tensor *grad = in(s, &args[0], dtype), *y = in(s, &args[1], dtype);
-    return ew_cast(s, mul(s, mul(s, grad, minus_from(s, 1, y)), y), dtype);
+    return as_dtype(s, mul(s, mul(s, grad, minus_from(s, 1, y)), y), dtype);
 }
 
 /* grad * (1 - y^2) from the output y = tanh(x) */
 static porta_tensor *tanh_backward_of(ew_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "tanh_backward", &args[0], &args[1]);
     porta_tensor *grad = in(s, &args[0], dtype), *y = in(s, &args[1], dtype);
-    return ew_cast(s, mul(s, grad, minus_from(s, 1, mul(s, y, y))), dtype);
+    return as_dtype(s, mul(s, grad, minus_from(s, 1, mul(s, y, y))), dtype);
 }
 
 /* x * beta > threshold ? x : log1p(exp(x * beta)) / beta */
@@ -241,7 +247,7 @@ static porta_tensor *softplus_of(ew_scope *s, const porta_value *args) {
     porta_tensor *soft = ew_binary_number(
         s, PORTA_DIV, ew_unary(s, PORTA_LOG1P, ew_unary(s, PORTA_EXP, scaled)), beta);
     porta_tensor *y = ew_where(s, ew_binary_number(s, PORTA_GT, scaled, threshold), x, soft);
-    return ew_cast(s, y, dtype);
+    return as_dtype(s, y, dtype);
 }
 
 /* grad * z / (z + 1) with z = exp(x * beta), or grad past the threshold */
@@ -252,7 +258,7 @@ static porta_tensor *softplus_backward_of(ew_scope *s, const porta_value *args) 
     porta_tensor *z = ew_unary(s, PORTA_EXP, scaled);
     porta_tensor *soft = ew_binary(s, PORTA_DIV, mul(s, grad, z), plus(s, z, 1));
     porta_tensor *g = ew_where(s, ew_binary_number(s, PORTA_GT, scaled, threshold), grad, soft);
-    return ew_cast(s, g, dtype);
+    return as_dtype(s, g, dtype);
 }
 
 /* min(max(x + 3, 0), 6) */
@@ -264,7 +270,7 @@ static porta_tensor *relu6_shifted(ew_scope *s, const porta_tensor *x) {
 static porta_tensor *hardsigmoid_of(ew_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "hardsigmoid", &args[0], &args[0]);
     porta_tensor *x = in(s, &args[0], dtype);
-    return ew_cast(s, ew_binary_number(s, PORTA_DIV, relu6_shifted(s, x), 6), dtype);
+    return as_dtype(s, ew_binary_number(s, PORTA_DIV, relu6_shifted(s, x), 6), dtype);
 }
 
 /* grad / 6 on (-3, 3), else 0 */
@@ -275,14 +281,14 @@ static porta_tensor *hardsigmoid_backward_of(ew_scope *s, const porta_value *arg
                                      ew_binary_number(s, PORTA_LT, x, 3));
     porta_tensor *g = ew_where(s, inside, ew_binary_number(s, PORTA_DIV, grad, 6),
                                ew_number(s, ew_compute_dtype(dtype), 0));
-    return ew_cast(s, g, dtype);
+    return as_dtype(s, g, dtype);
 }
 
 static porta_tensor *hardswish_of(ew_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "hardswish", &args[0], &args[0]);
     porta_tensor *x = in(s, &args[0], dtype);
     porta_tensor *y = ew_binary_number(s, PORTA_DIV, mul(s, x, relu6_shifted(s, x)), 6);
-    return ew_cast(s, y, dtype);
+    return as_dtype(s, y, dtype);
 }
 
 /* 0 below -3, grad * (x / 3 + 0.5) up to 3, grad above */
@@ -292,7 +298,7 @@ static porta_tensor *hardswish_backward_of(ew_scope *s, const porta_value *args)
     porta_tensor *middle = mul(s, grad, plus(s, ew_binary_number(s, PORTA_DIV, x, 3), 0.5));
     porta_tensor *g = ew_where(s, ew_binary_number(s, PORTA_LE, x, 3), middle, grad);
     g = ew_where_number(s, ew_binary_number(s, PORTA_LT, x, -3), 0, g);
-    return ew_cast(s, g, dtype);
+    return as_dtype(s, g, dtype);
 }
 
 /* tanh(log1p(exp(x))) */
@@ -303,7 +309,7 @@ static porta_tensor *tanh_softplus(ew_scope *s, const porta_tensor *x) {
 static porta_tensor *mish_of(ew_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "mish", &args[0], &args[0]);
     porta_tensor *x = in(s, &args[0], dtype);
-    return ew_cast(s, mul(s, x, tanh_softplus(s, x)), dtype);
+    return as_dtype(s, mul(s, x, tanh_softplus(s, x)), dtype);
 }
 
 /* grad * (t + x * sigmoid(x) * (1 - t^2)) with t = tanh(softplus(x)) */
@@ -312,7 +318,7 @@ static porta_tensor *mish_backward_of(ew_scope *s, const porta_value *args) {
     porta_tensor *grad = in(s, &args[0], dtype), *x = in(s, &args[1], dtype);
     porta_tensor *t = tanh_softplus(s, x);
     porta_tensor *slope = mul(s, mul(s, x, logistic(s, x)), minus_from(s, 1, mul(s, t, t)));
-    return ew_cast(s, mul(s, grad, ew_binary(s, PORTA_ADD, t, slope)), dtype);
+    return as_dtype(s, mul(s, grad, ew_binary(s, PORTA_ADD, t, slope)), dtype);
 }
 
 /* log(z / (1 - z)) with z = x clamped to [eps, 1 - eps] when eps is given;
@@ -340,7 +346,7 @@ static porta_tensor *logit_backward_of(ew_scope *s, const porta_value *args) {
                                       ew_binary_number(s, PORTA_GT, x, high));
     porta_tensor *g = ew_binary(s, PORTA_DIV, grad, mul(s, x, minus_from(s, 1, x)));
     g = ew_where_number(s, outside, has_eps ? 0 : NAN, g);
-    return ew_cast(s, g, dtype);
+    return as_dtype(s, g, dtype);
 }
 
 /* ---- log_sigmoid: output min(x, 0) - log1p(z) and buffer z = exp(-|x|),
@@ -355,12 +361,12 @@ static porta_tensor *log_sigmoid_output_of(ew_scope *s, const porta_value *self)
     porta_tensor *x = in(s, self, dtype);
     porta_tensor *y = ew_binary(s, PORTA_SUB, ew_binary_number(s, PORTA_MINIMUM, x, 0),
                                 ew_unary(s, PORTA_LOG1P, log_sigmoid_buffer(s, x)));
-    return ew_cast(s, y, dtype);
+    return as_dtype(s, y, dtype);
 }
 
 static porta_tensor *log_sigmoid_buffer_of(ew_scope *s, const porta_value *self) {
     porta_dtype dtype = float_dtype(s, "log_sigmoid_forward", self, self);
-    return ew_cast(s, log_sigmoid_buffer(s, in(s, self, dtype)), dtype);
+    return as_dtype(s, log_sigmoid_buffer(s, in(s, self, dtype)), dtype);
 }
 
 /* (output, buffer), each new or written into the given output and buffer */
@@ -388,7 +394,7 @@ static porta_tensor *log_sigmoid_backward_of(ew_scope *s, const porta_value *arg
     porta_tensor *z = in(s, &args[2], dtype);
     porta_tensor *q = ew_binary(s, PORTA_DIV, z, plus(s, z, 1));
     porta_tensor *derivative = ew_where(s, ew_binary_number(s, PORTA_LT, x, 0), minus_from(s, 1, q), q);
-    return ew_cast(s, mul(s, derivative, grad), dtype);
+    return as_dtype(s, mul(s, derivative, grad), dtype);
 }
 
 /* x == -inf (isneginf) or x == inf (isposinf); never for integers or bool */
