@@ -309,3 +309,96 @@ def test_repeat_interleave_self(dtype, layout, no_fallbacks):
     if dtype.is_floating_point:
         compare_grad(lambda t: torch.repeat_interleave(t, torch.tensor([1, 0, 2], device=t.device),
                                                        dim=0), x)
+
+
+# ---- logcumsumexp ----
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_logcumsumexp(dtype, layout, no_fallbacks):
+    x = make((5, 37), dtype, layout)
+    for dim in (0, 1, -1):
+        compare(lambda t: torch.logcumsumexp(t, dim), x)
+        _compare_out(lambda t, out: torch.logcumsumexp(t, dim, out=out), x)
+    compare(lambda t: torch.logcumsumexp(t, 0), make((), dtype))
+    compare(lambda t: torch.logcumsumexp(t, 1), make((3, 0), dtype))
+    special = torch.tensor([-1000.0, 0.0, float("-inf"), float("inf"), float("inf"), 5.0,
+                            float("nan"), 1.0], dtype=dtype)
+    compare(lambda t: torch.logcumsumexp(t, 0), special)
+    compare(lambda t: torch.logcumsumexp(t, 0), torch.full((4,), float("-inf"), dtype=dtype))
+
+
+def test_logcumsumexp_errors_and_grad(no_fallbacks):
+    compare(lambda t: torch.logcumsumexp(t, 0), make((3,), torch.int64))
+    compare(lambda t: torch.logcumsumexp(t, 2), make((3, 4)))
+    for dtype in (torch.float32, torch.float64):
+        compare_grad(lambda t: torch.logcumsumexp(t, 1), make((3, 9), dtype))
+
+
+# ---- isin ----
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int32, torch.int64, torch.float16,
+                                   torch.float32, torch.float64])
+@pytest.mark.parametrize("invert", [False, True])
+def test_isin(dtype, invert, no_fallbacks):
+    elements, tests = make((4, 6), dtype, "transposed"), make((7,), dtype, seed=1)
+    compare(lambda e, t: torch.isin(e, t, invert=invert), elements, tests)
+    compare(lambda e, t: torch.isin(e, t, invert=invert), elements, tests.reshape(7, 1)[::2])
+    compare(lambda e: torch.isin(e, 2, invert=invert), elements)
+    compare(lambda t: torch.isin(2, t, invert=invert), tests)
+    compare(lambda e, t: torch.isin(e, t, invert=invert), make((0, 3), dtype), tests)
+    compare(lambda e, t: torch.isin(e, t, invert=invert), elements, make((0,), dtype))
+    compare(lambda e, t, o: torch.isin(e, t, invert=invert, out=o), elements, tests,
+            torch.empty(4, 6, dtype=torch.bool))
+
+
+def test_isin_mixed_and_nan(no_fallbacks):
+    compare(torch.isin, torch.tensor([1.0, 2.5, float("nan"), 3.0]),
+            torch.tensor([3, 1, 2]))
+    compare(torch.isin, torch.tensor([1, 2, 3]), torch.tensor([2.0, float("nan"), 3.5]))
+
+
+# ---- histc ----
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_histc(dtype, layout, no_fallbacks):
+    x = make((5, 8), dtype, layout)
+    compare(torch.histc, x)
+    compare(lambda t: torch.histc(t, 7, -2, 3), x)
+    compare(lambda t: torch.histc(t, 4, 0, 0), x)
+    compare(lambda t: torch.histc(t, 4), torch.full((3,), 2.0, dtype=dtype))
+    compare(lambda t: torch.histc(t, 3), make((0,), dtype))
+    compare(lambda t: torch.histc(t, 4, -1, 1),
+            torch.tensor([-1.0, 1.0, 0.0, 0.5, float("nan"), 2.0, -5.0], dtype=dtype))
+    compare(lambda t, o: torch.histc(t, 5, out=o), x, torch.empty(0, dtype=dtype))
+
+
+def test_histc_errors(no_fallbacks):
+    compare(lambda t: torch.histc(t, 0), make((3,)))
+    compare(lambda t: torch.histc(t, 3, 2, 1), make((3,)))
+    compare(lambda t: torch.histc(t, 3), make((3,), torch.int64))
+
+
+# ---- mode ----
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int32, torch.int64,
+                                   torch.float16, torch.float32, torch.float64])
+def test_mode(dtype, layout, no_fallbacks):
+    x = make((6, 9), dtype, layout).div(3).floor().to(dtype) if dtype != torch.bool \
+        else make((6, 9), dtype, layout)
+    for dim in (0, 1, -1):
+        for keepdim in (False, True):
+            compare(lambda t: torch.mode(t, dim, keepdim), x)
+    compare(lambda t: torch.mode(t, 0), make((), dtype))
+    compare(lambda t: torch.mode(t, 1), make((0, 3), dtype))
+    compare(lambda t: torch.mode(t, 0), make((0, 3), dtype))  # IndexError
+    compare(lambda t, v, i: torch.mode(t, 1, out=(v, i)), x, torch.empty(0, dtype=dtype),
+            torch.empty(0, dtype=torch.int64))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_mode_grad(dtype, no_fallbacks):
+    x = torch.tensor([[1.0, 2.0, 2.0, 3.0], [4.0, 4.0, 5.0, 5.0]], dtype=dtype)
+    compare_grad(lambda t: torch.mode(t, 1).values, x)
