@@ -402,3 +402,50 @@ def test_mode(dtype, layout, no_fallbacks):
 def test_mode_grad(dtype, no_fallbacks):
     x = torch.tensor([[1.0, 2.0, 2.0, 3.0], [4.0, 4.0, 5.0, 5.0]], dtype=dtype)
     compare_grad(lambda t: torch.mode(t, 1).values, x)
+
+
+# ---- nothing leaks, on success or error ----
+
+def _leak_cases():
+    """Calls of the new ops, each given `p` to put its tensors on porta:
+    successes and errors."""
+    x, i = make((4, 6)), torch.tensor([1, 3])
+    r = torch.tensor([2, 0, 3])
+    return [
+        lambda p: torch.heaviside(p(x), p(x)), lambda p: torch.heaviside(p(x), p(x.double())),
+        lambda p: torch.hypot(p(x), p(x[0])), lambda p: torch.hypot(p(i), p(i)),
+        lambda p: torch.signbit(p(x)), lambda p: torch.sinc(p(x)),
+        lambda p: F.glu(p(x), 1), lambda p: F.glu(p(x[:3]), 0),
+        lambda p: torch.ops.aten.glu_backward(p(x[:, :3]), p(x), 1),
+        lambda p: F.hardshrink(p(x)), lambda p: F.softshrink(p(x), -1.0),
+        lambda p: F.huber_loss(p(x), p(x.flip(0))), lambda p: F.smooth_l1_loss(p(x), p(x[:3])),
+        lambda p: torch.ops.aten.smooth_l1_loss_backward(p(x), p(x), p(x.flip(1)), 1, 0.0),
+        lambda p: torch.trace(p(x)), lambda p: torch.trace(p(x[0])),
+        lambda p: torch.index_copy(p(x), 0, p(i), p(x[:2])),
+        lambda p: torch.index_copy(p(x), 0, p(torch.tensor([1, 9])), p(x[:2])),
+        lambda p: torch.repeat_interleave(p(r)), lambda p: torch.repeat_interleave(p(-r)),
+        lambda p: torch.logcumsumexp(p(x), 1), lambda p: torch.isin(p(x), p(x[0])),
+        lambda p: torch.histc(p(x), 5), lambda p: torch.histc(p(x), 5, 3, 1),
+        lambda p: torch.mode(p(x), 1), lambda p: torch.mode(p(x[:0]), 0),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_leak_cases())))
+def test_no_leaks(case, no_fallbacks):
+    run = _leak_cases()[case]
+    try:
+        expected = run(lambda t: t)
+    except (RuntimeError, IndexError) as error:
+        expected = type(error)
+    with torch.no_grad():
+        before = torch_porta.memory_allocated()
+        try:
+            got = run(lambda t: t.to("porta"))
+        except (RuntimeError, IndexError) as error:
+            got = type(error)
+        # the same outcome as on the CPU: a result, or the same error
+        assert isinstance(got, type) == isinstance(expected, type)
+        if isinstance(got, type):
+            assert issubclass(got, expected if expected is not NotImplementedError else RuntimeError)
+        del got
+        assert torch_porta.memory_allocated() == before

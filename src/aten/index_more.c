@@ -19,6 +19,12 @@ static int64_t host_int(nn_scope *s, const porta_tensor *x) {
     return value;
 }
 
+/* Holds the tensor a call made through its out pointer: read only after
+ * the call (an argument beside the call could be read before it). */
+static porta_tensor *hold_made(nn_scope *s, porta_status *status, porta_tensor *const *made) {
+    return nn_hold(s, status, status ? NULL : *made);
+}
+
 /* ---- trace ---- */
 
 /* trace(self): the sum of a matrix's diagonal (not of bool, which the CPU
@@ -160,7 +166,7 @@ static porta_status *repeat_interleave(const porta_value *a, aten_results *r) {
                                 {.kind = PORTA_VALUE_INT, .i = 0},
                                 {.kind = PORTA_VALUE_DTYPE, .dtype = PORTA_I64}};
     porta_tensor *ends = NULL;
-    nn_hold(&s, aten_call_op("cumsum", scan_args, 3, &ends), ends);
+    hold_made(&s, aten_call_op("cumsum", scan_args, 3, &ends), &ends);
     int64_t total = n ? host_int(&s, nn_reshape(&s, nn_slice(&s, ends, 0, n - 1, n, 1), 0, NULL))
                       : 0;
     int64_t lowest = n ? host_int(&s, nn_reduce(&s, PORTA_REDUCE_MIN, repeats, NULL, 0, false))
@@ -183,7 +189,7 @@ static porta_status *repeat_interleave(const porta_value *a, aten_results *r) {
         porta_value mark_args[3] = {{.kind = PORTA_VALUE_TENSOR, .tensor = marks},
                                     {.kind = PORTA_VALUE_INT, .i = 0},
                                     {.kind = PORTA_VALUE_NONE}};
-        nn_hold(&s, aten_call_op("cumsum", mark_args, 3, &counted), counted);
+        hold_made(&s, aten_call_op("cumsum", mark_args, 3, &counted), &counted);
     }
     nn_push(&s, r, nn_cast(&s, nn_slice(&s, counted, 0, 0, total, 1), repeats->dtype));
     return nn_end(&s);
@@ -206,8 +212,8 @@ static porta_status *isin(const porta_value *a, aten_results *r) {
     porta_tensor *elements = NULL, *tests = NULL;
     nn_scope s;
     nn_begin(&s);
-    nn_hold(&s, aten_operand(&a[0], device, dtype, &elements), elements);
-    nn_hold(&s, aten_operand(&a[1], device, dtype, &tests), tests);
+    hold_made(&s, aten_operand(&a[0], device, dtype, &elements), &elements);
+    hold_made(&s, aten_operand(&a[1], device, dtype, &tests), &tests);
     if (s.status) return nn_end(&s);
     int64_t count = porta_tensor_numel(tests);
     porta_tensor *found;
@@ -215,7 +221,7 @@ static porta_status *isin(const porta_value *a, aten_results *r) {
         found = nn_full(&s, device, PORTA_BOOL, elements->rank, elements->sizes, 0);
     } else {
         porta_tensor *sorted = NULL, *flat = nn_reshape(&s, tests, 1, &count);
-        if (flat) nn_hold(&s, porta_sort(flat, 0, PORTA_SORT_ASCENDING, &sorted, NULL), sorted);
+        if (flat) hold_made(&s, porta_sort(flat, 0, PORTA_SORT_ASCENDING, &sorted, NULL), &sorted);
         porta_tensor *places = NULL;
         if (!s.status) {
             porta_value search[6] = {{.kind = PORTA_VALUE_TENSOR, .tensor = sorted},
@@ -224,7 +230,7 @@ static porta_status *isin(const porta_value *a, aten_results *r) {
                                      {.kind = PORTA_VALUE_BOOL, .b = false},
                                      {.kind = PORTA_VALUE_NONE},
                                      {.kind = PORTA_VALUE_NONE}};
-            nn_hold(&s, aten_call_op("searchsorted.Tensor", search, 6, &places), places);
+            hold_made(&s, aten_call_op("searchsorted.Tensor", search, 6, &places), &places);
         }
         int64_t total = porta_tensor_numel(elements);
         porta_tensor *clamped = nn_binary_num(&s, PORTA_MINIMUM, places, (double)(count - 1));
