@@ -362,6 +362,16 @@ static PyObject *unbox_number(const porta_value *value) {
     }
 }
 
+/* Whether an in-place or out= op wrote `result` into the torch tensor
+ * `target` as it stands (else the target is resized to the result). */
+static int written_in_place(PyObject *target, porta_tensor *result) {
+    PyObject *shape = get_attribute(hooks.shape, target);
+    int same = shape && sequence_equals(shape, porta_tensor_sizes(result), porta_tensor_rank(result));
+    Py_XDECREF(shape);
+    PyErr_Clear();
+    return same;
+}
+
 /* Result i as the schema returns it; the tensor reference passes on. */
 static PyObject *unbox_result(AtenKernelObject *self, porta_value *result, int i,
                               PyObject *const *values) {
@@ -379,6 +389,8 @@ static PyObject *unbox_result(AtenKernelObject *self, porta_value *result, int i
     PyObject *out;
     if (kind == RETURN_VIEW) {
         out = PyObject_CallFunctionObjArgs(hooks.wrap_view, source, payload, NULL);
+    } else if (written_in_place(source, tensor)) {
+        out = Py_NewRef(source);
     } else {
         PyObject *done = PyObject_CallFunctionObjArgs(hooks.resize_out, source, payload, NULL);
         out = done ? Py_NewRef(source) : NULL;

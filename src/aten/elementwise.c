@@ -45,7 +45,7 @@ static porta_status *add_(const porta_value *args, aten_results *r) {
     return with_alpha(PORTA_ADD, &args[0], &args[1], &args[2], args[0].tensor, r);
 }
 static porta_status *add_out(const porta_value *args, aten_results *r) {
-    return with_alpha(PORTA_ADD, &args[0], &args[1], &args[2], args[3].tensor, r);
+    return with_alpha(PORTA_ADD, &args[0], &args[1], &args[2], ew_out_target(args, 2, args[3].tensor), r);
 }
 static porta_status *sub(const porta_value *args, aten_results *r) {
     return with_alpha(PORTA_SUB, &args[0], &args[1], &args[2], NULL, r);
@@ -54,7 +54,7 @@ static porta_status *sub_(const porta_value *args, aten_results *r) {
     return with_alpha(PORTA_SUB, &args[0], &args[1], &args[2], args[0].tensor, r);
 }
 static porta_status *sub_out(const porta_value *args, aten_results *r) {
-    return with_alpha(PORTA_SUB, &args[0], &args[1], &args[2], args[3].tensor, r);
+    return with_alpha(PORTA_SUB, &args[0], &args[1], &args[2], ew_out_target(args, 2, args[3].tensor), r);
 }
 /* rsub(a, b, alpha) = b - alpha * a */
 static porta_status *rsub(const porta_value *args, aten_results *r) {
@@ -103,7 +103,7 @@ static porta_status *div_inplace(const porta_value *args, aten_results *r) {
     return divide(&args[0], &args[1], &no_mode, args[0].tensor, r);
 }
 static porta_status *div_out(const porta_value *args, aten_results *r) {
-    return divide(&args[0], &args[1], &no_mode, args[2].tensor, r);
+    return divide(&args[0], &args[1], &no_mode, ew_out_target(args, 2, args[2].tensor), r);
 }
 static porta_status *div_mode(const porta_value *args, aten_results *r) {
     return divide(&args[0], &args[1], &args[2], NULL, r);
@@ -112,7 +112,7 @@ static porta_status *div_mode_inplace(const porta_value *args, aten_results *r) 
     return divide(&args[0], &args[1], &args[2], args[0].tensor, r);
 }
 static porta_status *div_mode_out(const porta_value *args, aten_results *r) {
-    return divide(&args[0], &args[1], &args[2], args[3].tensor, r);
+    return divide(&args[0], &args[1], &args[2], ew_out_target(args, 2, args[3].tensor), r);
 }
 
 /* fmax/fmin: like maximum/minimum, but a NaN loses to a number. */
@@ -154,7 +154,7 @@ static porta_status *op_copysign_inplace(const porta_value *args, aten_results *
     return copy_sign(&args[0], &args[1], args[0].tensor, r);
 }
 static porta_status *op_copysign_out(const porta_value *args, aten_results *r) {
-    return copy_sign(&args[0], &args[1], args[2].tensor, r);
+    return copy_sign(&args[0], &args[1], ew_out_target(args, 2, args[2].tensor), r);
 }
 
 BINARY_KERNELS(mul, ew_promoted_binary, PORTA_MUL)

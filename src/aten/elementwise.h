@@ -62,6 +62,11 @@ porta_dtype ew_compute_dtype(porta_dtype dtype);
  * args[0] for in-place, the last argument for out=, else NULL. */
 typedef enum ew_variant { EW_NEW = 0, EW_INPLACE, EW_OUT } ew_variant;
 porta_tensor *ew_target(const porta_value *args, int arg_count, ew_variant variant);
+/* An out= tensor as the target of an elementwise result: `out` when it has
+ * the broadcast shape of operands[0..count), else NULL, so the op makes a
+ * new result and the binding resizes `out` to it, as PyTorch resizes outs
+ * (in-place targets never resize: they keep ew_target's EW_INPLACE). */
+porta_tensor *ew_out_target(const porta_value *operands, int count, porta_tensor *out);
 
 /* An error for an op that refuses a dtype ("silu: expected a float tensor,
  * got int64"), as PyTorch's "not implemented for 'Long'". */
@@ -88,7 +93,7 @@ porta_device *ew_device(const porta_value *a, const porta_value *b, const porta_
         return run(OP, &args[0], &args[1], NULL, r);                          \
     }                                                                         \
     static porta_status *op_##name##_out(const porta_value *args, aten_results *r) { \
-        return run(OP, &args[0], &args[1], args[2].tensor, r);                \
+        return run(OP, &args[0], &args[1], ew_out_target(args, 2, args[2].tensor), r); \
     }
 #define INPLACE_KERNEL(name, run, OP)                                                \
     static porta_status *op_##name##_inplace(const porta_value *args, aten_results *r) { \

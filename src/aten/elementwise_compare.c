@@ -44,7 +44,7 @@ static porta_status *op_where(const porta_value *args, aten_results *r) {
     return choose(args, NULL, r);
 }
 static porta_status *op_where_out(const porta_value *args, aten_results *r) {
-    return choose(args, args[3].tensor, r);
+    return choose(args, ew_out_target(args, 3, args[3].tensor), r);
 }
 
 /* Rows of a comparison: Tensor and Scalar overloads, in-place, out=. */

@@ -6,6 +6,7 @@
 #include "aten/elementwise.h"
 #include "core/status.h"
 #include "core/tensor.h"
+#include "graph/infer.h"
 
 porta_tensor *ew_fail(ew_scope *s, porta_status *status) { return nn_fail(&s->held, status); }
 
@@ -100,8 +101,25 @@ porta_dtype ew_compute_dtype(porta_dtype dtype) {
 
 porta_tensor *ew_target(const porta_value *args, int arg_count, ew_variant variant) {
     if (variant == EW_INPLACE) return args[0].tensor;
-    if (variant == EW_OUT) return args[arg_count - 1].tensor;
+    if (variant == EW_OUT) return ew_out_target(args, arg_count - 1, args[arg_count - 1].tensor);
     return NULL;
+}
+
+porta_tensor *ew_out_target(const porta_value *operands, int count, porta_tensor *out) {
+    int rank = 0;
+    int64_t shape[PORTA_MAX_RANK];
+    for (int i = 0; i < count; i++) {
+        if (operands[i].kind != PORTA_VALUE_TENSOR) continue;
+        const porta_tensor *t = operands[i].tensor;
+        porta_status *status =
+            porta_broadcast_shapes("out=", rank, shape, t->rank, t->sizes, &rank, shape);
+        if (status) { /* the op itself reports operands that do not broadcast */
+            porta_status_free(status);
+            return out;
+        }
+    }
+    bool same = rank == out->rank && (!rank || !memcmp(shape, out->sizes, (size_t)rank * sizeof shape[0]));
+    return same ? out : NULL;
 }
 
 porta_status *ew_refuse_dtype(const char *op, const char *expected, porta_dtype given) {

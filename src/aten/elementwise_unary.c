@@ -31,7 +31,7 @@ static porta_status *unary(porta_unary_op op, const porta_value *x, porta_tensor
         return unary(OP, &args[0], NULL, r);                                         \
     }                                                                                \
     static porta_status *op_##name##_out(const porta_value *args, aten_results *r) { \
-        return unary(OP, &args[0], args[1].tensor, r);                               \
+        return unary(OP, &args[0], ew_out_target(args, 1, args[1].tensor), r);      \
     }
 #define UNARY_KERNELS(name, OP)                                                         \
     PREDICATE_KERNELS(name, OP)                                                         \

@@ -54,9 +54,17 @@ _SCALAR_TYPE_CODES = {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.in
 
 def _resize_out(target, result):
     """An out= op returns a new tensor when `target` had the wrong shape:
-    PyTorch then resizes the out tensor (warning when it held elements)."""
+    PyTorch then resizes the out tensor (warning when it held elements),
+    keeping the out tensor's dtype."""
     if not isinstance(result, _C.Tensor) or result.sizes == tuple(target.shape):
         return
+    result_dtype = _dtypes.to_torch(result.dtype)
+    if result_dtype != target.dtype:
+        if not torch.can_cast(result_dtype, target.dtype):
+            raise RuntimeError(f"result type {_TYPE_NAMES.get(result_dtype, result_dtype)} can't "
+                               "be cast to the desired output type "
+                               f"{_TYPE_NAMES.get(target.dtype, target.dtype)}")
+        result = _C.cast(result, _dtypes.to_porta(target.dtype))
     if target.numel():
         warnings.warn(
             f"An output with one or more elements was resized since it had shape "
@@ -66,6 +74,12 @@ def _resize_out(target, result):
             "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
             "with t.resize_(0).", UserWarning)
     _tensors.rebind(target, result)
+
+
+# PyTorch's names of dtypes in its error messages.
+_TYPE_NAMES = {torch.bool: "Bool", torch.uint8: "Byte", torch.int8: "Char", torch.int16: "Short",
+               torch.int32: "Int", torch.int64: "Long", torch.float16: "Half",
+               torch.bfloat16: "BFloat16", torch.float32: "Float", torch.float64: "Double"}
 
 
 def _argument_plan(schema):
