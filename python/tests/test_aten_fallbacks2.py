@@ -427,6 +427,9 @@ def _leak_cases():
         lambda p: torch.logcumsumexp(p(x), 1), lambda p: torch.isin(p(x), p(x[0])),
         lambda p: torch.histc(p(x), 5), lambda p: torch.histc(p(x), 5, 3, 1),
         lambda p: torch.mode(p(x), 1), lambda p: torch.mode(p(x[:0]), 0),
+        lambda p: F.interpolate(p(x[None]), size=9, mode="linear"),
+        lambda p: torch.ops.aten.upsample_trilinear3d(p(x[None, None, None]), [2, 5, 3], True),
+        lambda p: torch.ops.aten.upsample_linear1d(p(x[None]), [0], False),
     ]
 
 
@@ -449,3 +452,55 @@ def test_no_leaks(case, no_fallbacks):
             assert issubclass(got, expected if expected is not NotImplementedError else RuntimeError)
         del got
         assert torch_porta.memory_allocated() == before
+
+
+# ---- upsample_linear1d, upsample_trilinear3d ----
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_upsample_linear(dtype, layout, align_corners, no_fallbacks):
+    # within one bfloat16 ulp at |x| < 16: the CPU rounds between the axes
+    tolerance = {torch.float16: {"atol": 1e-2, "rtol": 1e-2},
+                 torch.bfloat16: {"atol": 7e-2, "rtol": 1e-2}}.get(dtype, {})
+    x1, x3 = make((2, 3, 5), dtype, layout), make((2, 2, 3, 4, 5), dtype, layout)
+    for size in (9, 3, 5, 1):
+        compare(lambda t: F.interpolate(t, size=size, mode="linear",
+                                        align_corners=align_corners), x1, **tolerance)
+    for size in ((5, 7, 9), (2, 3, 2), (3, 4, 5)):
+        compare(lambda t: F.interpolate(t, size=size, mode="trilinear",
+                                        align_corners=align_corners), x3, **tolerance)
+    for scale in (2.0, 0.6, 1.7):
+        compare(lambda t: F.interpolate(t, scale_factor=scale, mode="linear",
+                                        align_corners=align_corners), x1, **tolerance)
+        compare(lambda t: F.interpolate(t, scale_factor=scale, mode="trilinear",
+                                        align_corners=align_corners), x3, **tolerance)
+    compare(lambda t: F.interpolate(t, size=4, mode="linear"), make((0, 3, 5), dtype))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_upsample_linear_grad(dtype, align_corners, no_fallbacks):
+    compare_grad(lambda t: F.interpolate(t, size=8, mode="linear", align_corners=align_corners),
+                 make((2, 3, 5), dtype))
+    compare_grad(lambda t: F.interpolate(t, size=(4, 6, 3), mode="trilinear",
+                                         align_corners=align_corners),
+                 make((2, 2, 3, 4, 5), dtype, "transposed"))
+    compare_grad(lambda t: F.interpolate(t, scale_factor=1.5, mode="trilinear",
+                                         align_corners=align_corners), make((1, 2, 3, 4, 2), dtype))
+
+
+def test_upsample_linear_outs_and_errors(no_fallbacks):
+    x1, x3 = make((2, 3, 5)), make((2, 2, 3, 4, 5))
+    _compare_out(lambda t, out: torch.ops.aten.upsample_linear1d.out(t, [7], False, out=out), x1)
+    _compare_out(lambda t, out: torch.ops.aten.upsample_trilinear3d.out(t, [4, 5, 6], True,
+                                                                        out=out), x3)
+    compare(lambda g: torch.ops.aten.upsample_linear1d_backward(g, [7], [2, 3, 5], False),
+            make((2, 3, 7)))
+    compare(lambda g, o: torch.ops.aten.upsample_trilinear3d_backward.grad_input(
+        g, [4, 5, 6], [2, 2, 3, 4, 5], True, grad_input=o), make((2, 2, 4, 5, 6)),
+        torch.empty(2, 2, 3, 4, 5))
+    compare(lambda t: torch.ops.aten.upsample_linear1d(t, [0], False), x1)
+    compare(lambda t: torch.ops.aten.upsample_linear1d(t, [4], False), make((3, 5)))
+    compare(lambda t: torch.ops.aten.upsample_trilinear3d(t, [4, 4, 4], False),
+            make((2, 2, 3, 4, 5), torch.int64))

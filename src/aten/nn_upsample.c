@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "aten/nn_scope.h"
+#include "aten/nn_upsample_linear.h"
 #include "core/status.h"
 #include "core/tensor.h"
 
@@ -110,9 +111,9 @@ static double in_math(double x, bool single) {
  * PyTorch's source positions: align_corners maps the corner pixels onto
  * each other, otherwise pixel centres are scaled (by 1/scale when a scale
  * was given) and clamped at 0. */
-static porta_tensor *bilinear_weights(nn_scope *s, porta_device *device, porta_dtype dtype,
-                                      int64_t in, int64_t out, bool align_corners,
-                                      const porta_value *scale) {
+porta_tensor *bilinear_weights(nn_scope *s, porta_device *device, porta_dtype dtype,
+                               int64_t in, int64_t out, bool align_corners,
+                               const porta_value *scale) {
     if (s->status) return NULL;
     double *weights = calloc((size_t)(in * out), sizeof *weights);
     if (!weights)
