@@ -333,6 +333,10 @@ def test_logcumsumexp_errors_and_grad(no_fallbacks):
     compare(lambda t: torch.logcumsumexp(t, 2), make((3, 4)))
     for dtype in (torch.float32, torch.float64):
         compare_grad(lambda t: torch.logcumsumexp(t, 1), make((3, 9), dtype))
+        large = make((5, 5, 5), dtype)
+        large[0] = 10000  # an ulp of the result shows in the gradient
+        for dim in (0, 1, 2):
+            compare_grad(lambda t: torch.logcumsumexp(t, dim), large)
 
 
 # ---- isin ----

@@ -2,7 +2,10 @@
  * reduce_scan.c): log2(n) rounds in which every element is combined with
  * the one `step` places before it (a shifted copy padded with -inf), here
  * by logaddexp, so no running sum of exponentials can overflow or
- * underflow. Float only, the half types computed in float32. */
+ * underflow. Float only, accumulated as the CPU kernel does (its acc_type):
+ * the half types in float32, float32 in float64, so that results agree to
+ * the last bit even where large values make an ulp count (the gradient
+ * exponentiates differences of results). */
 #include <math.h>
 
 #include "aten/nn_scope.h"
@@ -22,6 +25,10 @@ static porta_tensor *log_add_exp(nn_scope *s, const porta_tensor *a, const porta
                       nn_binary_num(s, PORTA_ADD, a, M_LN2), general);
 }
 
+static porta_dtype accumulation_dtype(porta_dtype dtype) {
+    return dtype == PORTA_F32 ? PORTA_F64 : aten_compute_dtype(dtype);
+}
+
 static porta_status *logcumsumexp(const porta_value *args, aten_results *results) {
     const porta_tensor *x = args[0].tensor;
     int axis;
@@ -30,7 +37,7 @@ static porta_status *logcumsumexp(const porta_value *args, aten_results *results
         return porta_error(PORTA_ERR_DTYPE, "\"logcumsumexp_out_cpu\" not implemented for '%s'",
                            aten_dtype_label(x->dtype));
     porta_tensor *y = NULL;
-    PORTA_TRY(aten_cast(x, aten_compute_dtype(x->dtype), &y));
+    PORTA_TRY(aten_cast(x, accumulation_dtype(x->dtype), &y));
     porta_status *status = NULL;
     int64_t length = x->rank ? x->sizes[axis] : 1;
     /* each round in its own scope, so long scans hold few tensors */
