@@ -434,6 +434,9 @@ def _leak_cases():
         lambda p: F.interpolate(p(x[None]), size=9, mode="linear"),
         lambda p: torch.ops.aten.upsample_trilinear3d(p(x[None, None, None]), [2, 5, 3], True),
         lambda p: torch.ops.aten.upsample_linear1d(p(x[None]), [0], False),
+        lambda p: torch.unique(p(x.round()), return_inverse=True, return_counts=True),
+        lambda p: torch.unique_consecutive(p(x.round()), return_counts=True, dim=1),
+        lambda p: torch.unique_consecutive(p(x), dim=2),
     ]
 
 
@@ -508,3 +511,30 @@ def test_upsample_linear_outs_and_errors(no_fallbacks):
     compare(lambda t: torch.ops.aten.upsample_linear1d(t, [4], False), make((3, 5)))
     compare(lambda t: torch.ops.aten.upsample_trilinear3d(t, [4, 4, 4], False),
             make((2, 2, 3, 4, 5), torch.int64))
+
+
+# ---- unique_consecutive, _unique, _unique2 ----
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int32, torch.int64,
+                                   torch.float16, torch.float32, torch.float64])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_unique(dtype, layout, no_fallbacks):
+    x = make((4, 6), dtype, layout).div(2).floor().to(dtype) if dtype != torch.bool \
+        else make((4, 6), dtype, layout)
+    for inverse in (False, True):
+        for counts in (False, True):
+            compare(lambda t: torch.unique(t, return_inverse=inverse, return_counts=counts), x)
+            compare(lambda t: torch.unique(t, sorted=False, return_inverse=inverse,
+                                           return_counts=counts), x)
+            compare(lambda t: torch.unique_consecutive(t, return_inverse=inverse,
+                                                       return_counts=counts), x)
+            for dim in (0, 1):
+                compare(lambda t: torch.unique_consecutive(t, return_inverse=inverse,
+                                                           return_counts=counts, dim=dim),
+                        x.repeat_interleave(2, dim=dim))
+        compare(lambda t: torch._unique(t, return_inverse=inverse), x)
+    for empty in (make((0,), dtype), make((2, 0), dtype)):
+        compare(lambda t: torch.unique(t, return_inverse=True, return_counts=True), empty)
+        compare(lambda t: torch.unique_consecutive(t, return_inverse=True, return_counts=True),
+                empty)
+    compare(lambda t: torch.unique(t, return_inverse=True), make((), dtype))

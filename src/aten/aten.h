@@ -91,6 +91,7 @@ extern const aten_op aten_nn_more_ops[];
 extern const aten_op aten_index_more_ops[];
 extern const aten_op aten_reduce_scan_more_ops[];
 extern const aten_op aten_nn_upsample_linear_ops[];
+extern const aten_op aten_index_unique_ops[];
 
 /* Appending results; a TENSOR result's reference passes to the results. */
 porta_status *aten_push_tensor(aten_results *results, porta_tensor *tensor);

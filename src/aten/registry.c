@@ -27,7 +27,7 @@ static const aten_op *const family_tables[] = {
     aten_nn_upsample_nearest_ops, aten_search_ops,
     aten_elementwise_more_ops, aten_nn_more_ops,
     aten_index_more_ops, aten_reduce_scan_more_ops,
-    aten_nn_upsample_linear_ops,
+    aten_nn_upsample_linear_ops, aten_index_unique_ops,
 };
 
 static const aten_op **ops; /* sorted by name */
