@@ -1,5 +1,6 @@
 """More ops the OpInfo conformance test used to send to the CPU fallback,
-now native in libporta (src/aten/elementwise_more.c, nn_more.c): values,
+now native in libporta (src/aten/elementwise_more.c, nn_more.c,
+index_more.c, index_unique.c, reduce_scan_more.c, nn_upsample_linear.c): values,
 dtypes and layouts against PyTorch CPU, zero-size inputs, errors of the
 same type, gradients through autograd, and no fallback on the way."""
 import warnings
@@ -437,6 +438,7 @@ def _leak_cases():
         lambda p: torch.unique(p(x.round()), return_inverse=True, return_counts=True),
         lambda p: torch.unique_consecutive(p(x.round()), return_counts=True, dim=1),
         lambda p: torch.unique_consecutive(p(x), dim=2),
+        lambda p: torch.nextafter(p(x), p(x[0])), lambda p: torch.nextafter(p(x), p(x[:3])),
     ]
 
 
@@ -538,3 +540,20 @@ def test_unique(dtype, layout, no_fallbacks):
         compare(lambda t: torch.unique_consecutive(t, return_inverse=True, return_counts=True),
                 empty)
     compare(lambda t: torch.unique(t, return_inverse=True), make((), dtype))
+
+
+# ---- nextafter ----
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", NUMBER_DTYPES)
+def test_nextafter(dtype, layout, no_fallbacks):
+    a, b = make((4, 6), dtype, layout), make((4, 6), dtype, layout, seed=1)
+    compare(torch.nextafter, a, b, atol=0, rtol=0)  # integers and bool fail as on the CPU
+    if dtype.is_floating_point:
+        compare(torch.nextafter, a, b[0], atol=0, rtol=0)
+        _compare_out(torch.nextafter, a, b)
+        compare(lambda x, y: x.clone().nextafter_(y), a, b, atol=0, rtol=0)
+        special = _special_floats(dtype)
+        for other in (special.flip(0), torch.zeros_like(special), -special, special):
+            compare(torch.nextafter, special, other, atol=0, rtol=0)
+        compare(torch.nextafter, make((0, 2), dtype), make((2,), dtype))
