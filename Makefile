@@ -58,6 +58,7 @@ bench: build
 	cmake --build $(BUILD) -j $(JOBS) --target benches
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BUILD)/bench_sgemm
 	$(BUILD)/bench_elementwise
+	.venv/bin/python bench/bench_torch.py
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
