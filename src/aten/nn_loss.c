@@ -1,15 +1,12 @@
 /* Loss aten ops: mse_loss, nll_loss (1-D/2-D and the 2d form over
  * [N, C, H, W]), binary_cross_entropy, soft_margin_loss and their
  * gradients. */
-#include "aten/nn_scope.h"
+#include "aten/nn_loss.h"
 
 #include "core/status.h"
 #include "core/tensor.h"
 
-/* torch's Reduction enum */
-enum { REDUCTION_NONE = 0, REDUCTION_MEAN = 1, REDUCTION_SUM = 2 };
-
-static porta_status *check_reduction(const char *op, int64_t reduction) {
+porta_status *nn_check_reduction(const char *op, int64_t reduction) {
     if (reduction < REDUCTION_NONE || reduction > REDUCTION_SUM)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: %lld is not a valid reduction", op,
                            (long long)reduction);
@@ -17,7 +14,7 @@ static porta_status *check_reduction(const char *op, int64_t reduction) {
 }
 
 /* Sum or mean of per-element losses, or them unreduced. */
-static porta_tensor *reduce_loss(nn_scope *s, porta_tensor *losses, int64_t reduction) {
+porta_tensor *nn_reduce_loss(nn_scope *s, porta_tensor *losses, int64_t reduction) {
     if (reduction == REDUCTION_NONE || !losses) return losses;
     double count = (double)porta_tensor_numel(losses);
     porta_tensor *sum = nn_reduce(s, PORTA_REDUCE_SUM, losses, NULL, 0, false);
@@ -28,10 +25,10 @@ static porta_tensor *reduce_loss(nn_scope *s, porta_tensor *losses, int64_t redu
 static porta_status *mse_loss(const porta_value *args, aten_results *results) {
     const porta_tensor *x = args[0].tensor, *target = args[1].tensor;
     int64_t reduction = args[2].i;
-    PORTA_TRY(check_reduction("mse_loss", reduction));
+    PORTA_TRY(nn_check_reduction("mse_loss", reduction));
     nn_scope s = {0};
     porta_tensor *diff = nn_binary(&s, PORTA_SUB, x, target);
-    nn_push(&s, results, reduce_loss(&s, nn_binary(&s, PORTA_MUL, diff, diff), reduction));
+    nn_push(&s, results, nn_reduce_loss(&s, nn_binary(&s, PORTA_MUL, diff, diff), reduction));
     return nn_end(&s);
 }
 
@@ -40,7 +37,7 @@ static porta_status *mse_loss(const porta_value *args, aten_results *results) {
 static porta_status *mse_loss_backward(const porta_value *args, aten_results *results) {
     const porta_tensor *gy = args[0].tensor, *x = args[1].tensor, *target = args[2].tensor;
     int64_t reduction = args[3].i;
-    PORTA_TRY(check_reduction("mse_loss_backward", reduction));
+    PORTA_TRY(nn_check_reduction("mse_loss_backward", reduction));
     double norm = reduction == REDUCTION_MEAN ? 2.0 / (double)porta_tensor_numel(x) : 2.0;
     nn_scope s = {0};
     porta_tensor *scaled = nn_binary_num(&s, PORTA_MUL, nn_binary(&s, PORTA_SUB, x, target), norm);
@@ -130,7 +127,7 @@ static porta_status *nll_loss_forward(const porta_value *args, aten_results *res
     const porta_tensor *weight = args[2].kind == PORTA_VALUE_TENSOR ? args[2].tensor : NULL;
     int64_t reduction = args[3].i;
     int axis;
-    PORTA_TRY(check_reduction("nll_loss", reduction));
+    PORTA_TRY(nn_check_reduction("nll_loss", reduction));
     PORTA_TRY(check_nll("nll_loss", x, target, weight, &axis));
     nn_scope s = {0};
     porta_tensor *index = NULL, *weights = NULL;
@@ -160,7 +157,7 @@ static porta_status *nll_loss_backward(const porta_value *args, aten_results *re
     const porta_tensor *weight = args[3].kind == PORTA_VALUE_TENSOR ? args[3].tensor : NULL;
     int64_t reduction = args[4].i;
     int axis;
-    PORTA_TRY(check_reduction("nll_loss_backward", reduction));
+    PORTA_TRY(nn_check_reduction("nll_loss_backward", reduction));
     PORTA_TRY(check_nll("nll_loss_backward", x, target, weight, &axis));
     nn_scope s = {0};
     porta_tensor *index = NULL, *weights = NULL;
@@ -200,7 +197,7 @@ static void check_probabilities(nn_scope *s, const porta_tensor *x) {
 
 static porta_status *check_bce(const porta_tensor *x, const porta_tensor *target,
                                const porta_tensor *weight, int64_t reduction) {
-    PORTA_TRY(check_reduction("binary_cross_entropy", reduction));
+    PORTA_TRY(nn_check_reduction("binary_cross_entropy", reduction));
     char bx[PORTA_SHAPE_STR_CAP], bt[PORTA_SHAPE_STR_CAP];
     bool same = x->rank == target->rank;
     for (int i = 0; same && i < x->rank; i++) same = x->sizes[i] == target->sizes[i];
@@ -239,7 +236,7 @@ static porta_status *binary_cross_entropy(const porta_value *args, aten_results 
                                     nn_binary(&s, PORTA_ADD, nn_binary(&s, PORTA_MUL, ct, log_x),
                                               nn_binary(&s, PORTA_MUL, t_rest, log_rest)));
     if (weight) losses = nn_binary(&s, PORTA_MUL, losses, nn_cast(&s, weight, compute));
-    nn_push(&s, results, nn_cast(&s, reduce_loss(&s, losses, reduction), x->dtype));
+    nn_push(&s, results, nn_cast(&s, nn_reduce_loss(&s, losses, reduction), x->dtype));
     return nn_end(&s);
 }
 
@@ -273,7 +270,7 @@ static porta_status *binary_cross_entropy_backward(const porta_value *args,
  * must broadcast to that shape, and self must be floating point. */
 static porta_status *check_soft_margin(const char *op, const porta_tensor *x,
                                        const porta_tensor *target, int64_t reduction) {
-    PORTA_TRY(check_reduction(op, reduction));
+    PORTA_TRY(nn_check_reduction(op, reduction));
     if (!porta_dtype_is_float(x->dtype))
         return porta_error(PORTA_ERR_DTYPE,
                            "%s: result type Float can't be cast to the desired output type %s",
@@ -304,7 +301,7 @@ static porta_status *soft_margin_loss(const porta_value *args, aten_results *res
     porta_tensor *margin = nn_binary(&s, PORTA_MUL, nn_unary(&s, PORTA_NEG, nn_cast(&s, x, compute)),
                                      nn_cast(&s, target, compute));
     porta_tensor *losses = nn_unary(&s, PORTA_LOG1P, nn_unary(&s, PORTA_EXP, margin));
-    nn_push(&s, results, nn_cast(&s, reduce_loss(&s, losses, reduction), x->dtype));
+    nn_push(&s, results, nn_cast(&s, nn_reduce_loss(&s, losses, reduction), x->dtype));
     return nn_end(&s);
 }
 

@@ -1,14 +1,13 @@
 /* nn ops composed from primitives that PyTorch has no decomposition for:
  * glu, hardshrink, softshrink, huber_loss and smooth_l1_loss, with their
  * out= variants and the backward ops autograd calls. */
+#include "aten/nn_loss.h"
 #include "aten/nn_scope.h"
 #include "aten/op_reuse.h"
 #include "aten/reduce_helpers.h"
 #include "core/status.h"
 #include "core/tensor.h"
 
-/* torch's Reduction enum */
-enum { REDUCTION_NONE = 0, REDUCTION_MEAN = 1, REDUCTION_SUM = 2 };
 
 static porta_status *check_float(const char *op, const porta_tensor *x) {
     if (porta_dtype_is_float(x->dtype)) return NULL;
@@ -126,20 +125,6 @@ static porta_status *softshrink(const porta_value *args, aten_results *results) 
 
 /* ---- huber_loss, smooth_l1_loss ---- */
 
-static porta_status *check_reduction(const char *op, int64_t reduction) {
-    if (reduction < REDUCTION_NONE || reduction > REDUCTION_SUM)
-        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: %lld is not a valid reduction", op,
-                           (long long)reduction);
-    return NULL;
-}
-
-/* Sum or mean of per-element losses, or them unreduced. */
-static porta_tensor *reduce_loss(nn_scope *s, porta_tensor *losses, int64_t reduction) {
-    if (reduction == REDUCTION_NONE || !losses) return losses;
-    double count = (double)porta_tensor_numel(losses);
-    porta_tensor *sum = nn_reduce(s, PORTA_REDUCE_SUM, losses, NULL, 0, false);
-    return reduction == REDUCTION_MEAN ? nn_binary_num(s, PORTA_DIV, sum, count) : sum;
-}
 
 /* The per-element loss of both: with z = |self - target|, a quadratic
  * `quadratic_scale` * z^2 below `width`, linear `linear_scale` * (z -
@@ -148,7 +133,7 @@ static porta_status *robust_loss(const char *op, const porta_value *args, double
                                  double quadratic_scale, double linear_scale,
                                  aten_results *results) {
     const porta_tensor *x = args[0].tensor, *target = args[1].tensor;
-    PORTA_TRY(check_reduction(op, args[2].i));
+    PORTA_TRY(nn_check_reduction(op, args[2].i));
     nn_scope s;
     nn_begin(&s);
     porta_tensor *z = nn_unary(&s, PORTA_ABS, nn_binary(&s, PORTA_SUB, x, target));
@@ -160,7 +145,7 @@ static porta_status *robust_loss(const char *op, const porta_value *args, double
                                                 quadratic_scale);
         losses = nn_ternary(&s, PORTA_WHERE, nn_binary_num(&s, PORTA_LT, z, width), quadratic, linear);
     }
-    nn_push(&s, results, reduce_loss(&s, losses, args[2].i));
+    nn_push(&s, results, nn_reduce_loss(&s, losses, args[2].i));
     return nn_end(&s);
 }
 
@@ -190,7 +175,7 @@ static porta_status *robust_loss_backward(const char *op, const porta_value *arg
                                           double slope, aten_results *results) {
     const porta_tensor *gy = args[0].tensor, *x = args[1].tensor, *target = args[2].tensor;
     int64_t reduction = args[3].i;
-    PORTA_TRY(check_reduction(op, reduction));
+    PORTA_TRY(nn_check_reduction(op, reduction));
     nn_scope s;
     nn_begin(&s);
     porta_tensor *d = nn_binary(&s, PORTA_SUB, x, target);

@@ -10,21 +10,19 @@
 #include "core/status.h"
 #include "core/tensor.h"
 
-/* amax/amin into out=: PyTorch wants the out tensor in the input's dtype. */
-static porta_status *extreme(porta_reduce_op op, const char *name, const porta_value *a,
-                             aten_results *results) {
-    reduce_dims dims;
-    PORTA_TRY(reduce_dims_of(name, a[0].tensor, &a[1], true, &dims));
-    PORTA_TRY(reduce_dims_need_elements(name, a[0].tensor, &dims));
+/* amax/amin (reduce.c) by name, for their out= forms: PyTorch wants the
+ * out tensor in the input's dtype. */
+static porta_status *run_reduction(const char *name, const porta_value *a,
+                                   aten_results *results) {
     porta_tensor *out = NULL;
-    PORTA_TRY(reduce_over(op, a[0].tensor, &dims, a[2].b, &out));
+    PORTA_TRY(aten_call_op(name, a, 3, &out));
     return aten_push_tensor(results, out);
 }
 static porta_status *amax(const porta_value *a, aten_results *r) {
-    return extreme(PORTA_REDUCE_MAX, "amax", a, r);
+    return run_reduction("amax", a, r);
 }
 static porta_status *amin(const porta_value *a, aten_results *r) {
-    return extreme(PORTA_REDUCE_MIN, "amin", a, r);
+    return run_reduction("amin", a, r);
 }
 static porta_status *check_out_dtype(const porta_tensor *x, const porta_tensor *out) {
     if (x->dtype == out->dtype) return NULL;
