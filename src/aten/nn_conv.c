@@ -3,8 +3,14 @@
  * input is a transposed convolution (a convolution of the gradient spread
  * out by the stride, padded and run against the flipped, channel-swapped
  * weight) and the gradient of the weight is a convolution of the input by
- * the gradient with the batch axis as the reduced channel axis. */
+ * the gradient with the batch axis as the reduced channel axis. Ungrouped
+ * 2-d convolutions take a faster road for both gradients: one batched
+ * matmul against the input's columns (im2col) and one matmul whose columns
+ * col2im sums back into an image, as PyTorch's CPU kernels do; the
+ * convolutions above degenerate there into products with one output
+ * channel or a kernel the size of the image. */
 #include "aten/nn_scope.h"
+#include "aten/op_reuse.h"
 
 #include "core/status.h"
 #include "core/tensor.h"
@@ -178,6 +184,70 @@ static porta_tensor *conv_weight_grad(nn_scope *s, const porta_tensor *x, const 
     return nn_contiguous(s, nn_permute(s, full, back));
 }
 
+/* Runs im2col or col2im (nn_sample.c) on x with 2-d int lists, keeping
+ * the result in the scope. */
+static porta_tensor *sample_op(nn_scope *s, const char *name, const porta_tensor *x,
+                               const int64_t (*lists)[2], int list_count) {
+    if (!x || s->status) return NULL;
+    porta_value args[6] = {{.kind = PORTA_VALUE_TENSOR, .tensor = (porta_tensor *)x}};
+    for (int i = 0; i < list_count; i++)
+        args[1 + i] = (porta_value){.kind = PORTA_VALUE_INTS, .ints = {lists[i], 2}};
+    porta_tensor *out = NULL;
+    porta_status *status = aten_call_op(name, args, 1 + list_count, &out);
+    return nn_hold(s, status, out);
+}
+
+/* Whether the gradients can take the im2col road (see the file's top). */
+static bool columns_road(const conv_geometry *g, const porta_tensor *x) {
+    return !g->transposed && g->groups == 1 && g->spatial == 2 && x->rank == 4;
+}
+
+/* conv's geometry as im2col's lists: kernel, dilation, padding, stride. */
+static void column_lists(const conv_geometry *g, const int64_t *kernel, int64_t (*lists)[2]) {
+    for (int i = 0; i < 2; i++) {
+        lists[0][i] = kernel[i];
+        lists[1][i] = g->dilation[i];
+        lists[2][i] = g->padding[i];
+        lists[3][i] = g->stride[i];
+    }
+}
+
+/* d conv / d w for x [N, Cin, H, W], gy [N, Cout, OH, OW]: the sum over the
+ * batch of gy [Cout, L] @ columns(x)^T [L, Cin*K]. */
+static porta_tensor *weight_grad_by_columns(nn_scope *s, const porta_tensor *x,
+                                            const porta_tensor *gy, const conv_geometry *g,
+                                            const int64_t *kernel) {
+    int64_t lists[4][2];
+    column_lists(g, kernel, lists);
+    porta_tensor *columns = sample_op(s, "im2col", x, lists, 4); /* [N, Cin*K, L] */
+    if (!columns || !gy) return NULL;
+    int64_t n = x->sizes[0], cout = gy->sizes[1], rows = columns->sizes[1];
+    int64_t flat[3] = {n, cout, columns->sizes[2]};
+    int swap[3] = {0, 2, 1};
+    porta_tensor *per_image = nn_matmul(s, nn_reshape(s, gy, 3, flat), nn_permute(s, columns, swap));
+    int batch = 0;
+    porta_tensor *summed = nn_reduce(s, PORTA_REDUCE_SUM, per_image, &batch, 1, false);
+    int64_t shape[4] = {cout, rows / (kernel[0] * kernel[1]), kernel[0], kernel[1]};
+    return nn_reshape(s, summed, 4, shape);
+}
+
+/* d conv / d x: w^T [Cin*K, Cout] @ gy [N, Cout, L] gives each image's
+ * columns, which col2im sums into [N, Cin, H, W]. */
+static porta_tensor *input_grad_by_columns(nn_scope *s, const porta_tensor *gy,
+                                           const porta_tensor *w, const conv_geometry *g,
+                                           const int64_t *in_size) {
+    if (!gy || !w) return NULL;
+    int64_t n = gy->sizes[0], cout = w->sizes[0], rows = porta_tensor_numel(w) / cout;
+    int64_t kernel[2] = {w->sizes[2], w->sizes[3]}, lists[5][2] = {{in_size[0], in_size[1]}};
+    column_lists(g, kernel, lists + 1);
+    int64_t wflat[2] = {cout, rows}, gflat[3] = {n, cout, gy->sizes[2] * gy->sizes[3]};
+    int64_t wide[3] = {n, rows, cout};
+    int swap[2] = {1, 0};
+    porta_tensor *wt = nn_permute(s, nn_reshape(s, w, 2, wflat), swap);
+    porta_tensor *columns = nn_matmul(s, nn_expand(s, wt, 3, wide), nn_reshape(s, gy, 3, gflat));
+    return sample_op(s, "col2im", columns, (const int64_t(*)[2])lists, 5);
+}
+
 /* The spatial size of conv_transpose's result for input x. */
 static void transposed_size(const porta_tensor *x, const porta_tensor *w, const conv_geometry *g,
                             int64_t *target) {
@@ -277,13 +347,19 @@ static porta_status *convolution_backward(const porta_value *args, aten_results 
             gx = nn_conv(&s, cgy, cw, NULL, &p);
             for (int i = 0; i < g.spatial; i++) gx = nn_slice(&s, gx, 2 + i, 0, in_size[i], 1);
             gx = nn_contiguous(&s, gx);
+        } else if (columns_road(&g, x)) {
+            gx = input_grad_by_columns(&s, cgy, cw, &g, in_size);
         } else {
             gx = conv_transpose(&s, cgy, cw, &g, in_size);
         }
     }
-    if (mask->ints.items[1])
-        gw = g.transposed ? conv_weight_grad(&s, cgy, cx, &g, kernel)
-                          : conv_weight_grad(&s, cx, cgy, &g, kernel);
+    if (mask->ints.items[1]) {
+        if (columns_road(&g, x))
+            gw = weight_grad_by_columns(&s, cx, cgy, &g, kernel);
+        else
+            gw = g.transposed ? conv_weight_grad(&s, cgy, cx, &g, kernel)
+                              : conv_weight_grad(&s, cx, cgy, &g, kernel);
+    }
     if (mask->ints.items[2]) {
         int axes[PORTA_MAX_RANK] = {0};
         for (int i = 0; i < g.spatial; i++) axes[1 + i] = 2 + i;
