@@ -29,7 +29,7 @@ TEST(test_alloc_cache_reuses_large_blocks) {
 TEST(test_alloc_cache_skips_small_blocks) {
     porta_host_cache_release();
     void *small = NULL;
-    CHECK_OK(porta_host_alloc(64 * 1024, "a small block", &small));
+    CHECK_OK(porta_host_alloc(16 * 1024, "a small block", &small));
     porta_host_free(small);
     CHECK(porta_host_cache_bytes() == 0);
 }

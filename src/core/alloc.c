@@ -20,16 +20,17 @@ typedef struct header {
 
 /* Freed blocks of at least CACHE_MIN_BYTES are kept for the next request of
  * the same page-rounded size. The system allocator maps blocks above 32 MB
- * afresh on every request, and each of their pages then faults on first
- * touch (about 3 us a page in this VM: 30 ms per call for an op with a 32 MB
- * temporary); repeated ops of one shape, as in a training loop, ask for the
- * same sizes over and over. The cache is bounded in blocks and bytes, keeps
+ * afresh on every request, and gives the top of its heap back when blocks
+ * of a few hundred KB are freed there; either way each page faults again on
+ * first touch (about 3 us a page in this VM: 30 ms per call for an op with a
+ * 32 MB temporary, most of a small CNN layer's pooling); repeated ops of one
+ * shape, as in a training loop, ask for the same sizes over and over. The cache is bounded in blocks and bytes, keeps
  * live plus cached bytes within the memory limit when one is set, and is
  * dropped when the system refuses memory. Cached bytes are not allocated
  * bytes: the statistics count what callers hold. */
-#define CACHE_MIN_BYTES ((size_t)1 << 20)
+#define CACHE_MIN_BYTES ((size_t)64 << 10)
 #define CACHE_MAX_BYTES ((size_t)256 << 20)
-#define CACHE_SLOTS 16
+#define CACHE_SLOTS 64
 #define PAGE 4096
 
 static _Atomic uint64_t limit_bytes;
