@@ -452,3 +452,15 @@ def test_layer_norm_single_element_gradient_is_exact():
     out = F.layer_norm(x, [1], weight, None, 1e-5)
     out.sum().backward()
     assert weight.grad.cpu().item() == 0
+
+
+@pytest.mark.parametrize("kernel,stride,dilation", [(2, 2, 1), (3, 1, 1), (2, 1, 2), ((1, 3), (2, 1), 1)])
+def test_max_pool_ties_nan_and_infinities_pick_as_the_cpu(kernel, stride, dilation):
+    x = torch.tensor([[1.0, 1.0, float("nan"), 2.0, float("-inf")],
+                      [float("nan"), 1.0, 2.0, 2.0, float("-inf")],
+                      [0.0, -0.0, float("inf"), float("nan"), float("-inf")],
+                      [float("-inf"), float("-inf"), 3.0, 3.0, float("-inf")]]).reshape(1, 1, 4, 5)
+    pool = lambda t: F.max_pool2d(t, kernel, stride, dilation=dilation, return_indices=True)
+    (values, indices), (expected, expected_indices) = pool(x.to("porta")), pool(x)
+    torch.testing.assert_close(values.cpu(), expected, equal_nan=True)
+    assert torch.equal(indices.cpu(), expected_indices)

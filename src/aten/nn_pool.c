@@ -142,13 +142,15 @@ static porta_tensor *windows(nn_scope *s, const porta_tensor *x, const pool_geom
                              double pad_value, double extra_value) {
     int rank = 2 + g->dims;
     int64_t pads[2 * (2 + POOL_MAX_DIMS)] = {0}, more[2 * (2 + POOL_MAX_DIMS)] = {0};
-    bool extra = false;
+    bool padding = false, extra = false;
     for (int i = 0; i < g->dims; i++) {
         pads[2 * (2 + i)] = pads[2 * (2 + i) + 1] = g->padding[i];
         more[2 * (2 + i) + 1] = g->extra[i];
+        padding = padding || g->padding[i];
         extra = extra || g->extra[i];
     }
-    porta_tensor *padded = nn_pad(s, x, pads, pad_value);
+    /* without padding the windows are a view of x itself: no copy */
+    const porta_tensor *padded = padding ? nn_pad(s, x, pads, pad_value) : x;
     if (extra) padded = nn_pad(s, padded, more, extra_value);
     if (!padded) return NULL;
     int64_t sizes[2 + 2 * POOL_MAX_DIMS], strides[2 + 2 * POOL_MAX_DIMS];
@@ -207,6 +209,73 @@ static porta_tensor *window_starts(nn_scope *s, porta_device *device, const pool
                       shape);
 }
 
+/* Without padding every window lies inside x, and for small windows the
+ * maxima come from one pass per window position over strided views of x,
+ * each an elementwise step on the output's size (a window's values are
+ * never copied out): a later value replaces the best so far when it is
+ * greater or NaN, the order and rule of PyTorch's CPU loop. */
+static bool by_positions(const pool_geometry *g) {
+    for (int i = 0; i < g->dims; i++)
+        if (g->padding[i] || g->extra[i]) return false;
+    /* each position holds 7 tensors in the scope, which keeps 128 */
+    return product(g->kernel, g->dims) <= 16;
+}
+
+/* The flat input index of each window's first element: [out_0, 1, ...]
+ * broadcast terms summed over the axes, int64 [out...]. */
+static porta_tensor *window_origins(nn_scope *s, porta_device *device, const pool_geometry *g) {
+    porta_tensor *origin = NULL;
+    int64_t input_stride = product(g->in, g->dims);
+    for (int i = 0; i < g->dims; i++) {
+        input_stride /= g->in[i];
+        porta_tensor *term = nn_binary_num(s, PORTA_MUL, window_starts(s, device, g, i),
+                                           (double)input_stride);
+        origin = origin ? nn_binary(s, PORTA_ADD, origin, term) : term;
+    }
+    return origin;
+}
+
+static void max_by_positions(nn_scope *s, const porta_tensor *x, const pool_geometry *g,
+                             porta_tensor **values, porta_tensor **indices) {
+    int rank = 2 + g->dims;
+    porta_tensor *origin = window_origins(s, x->buffer->device, g);
+    porta_tensor *best = NULL, *index = NULL;
+    int64_t window = product(g->kernel, g->dims);
+    for (int64_t k = 0; k < window && !s->status; k++) {
+        /* window position k as (k_0, k_1, ...), row-major over the kernel */
+        int64_t sizes[2 + POOL_MAX_DIMS] = {x->sizes[0], x->sizes[1]};
+        int64_t strides[2 + POOL_MAX_DIMS] = {x->strides[0], x->strides[1]};
+        int64_t offset = x->offset, flat = 0, rest = k, input_stride = product(g->in, g->dims);
+        int64_t inner = window;
+        for (int i = 0; i < g->dims; i++) {
+            inner /= g->kernel[i];
+            input_stride /= g->in[i];
+            int64_t at = (rest / inner) * g->dilation[i];
+            rest %= inner;
+            sizes[2 + i] = g->out[i];
+            strides[2 + i] = x->strides[2 + i] * g->stride[i];
+            offset += at * x->strides[2 + i];
+            flat += at * input_stride;
+        }
+        porta_tensor *view = NULL;
+        porta_status *status = porta_tensor_view(x->buffer, x->dtype, rank, sizes, strides,
+                                                 offset, &view);
+        nn_hold(s, status, view);
+        porta_tensor *position = nn_binary_num(s, PORTA_ADD, origin, (double)flat);
+        if (!best) {
+            best = nn_contiguous(s, view);
+            index = nn_expand(s, position, rank, best ? best->sizes : sizes);
+            continue;
+        }
+        porta_tensor *take = nn_binary(s, PORTA_LOGICAL_OR, nn_binary(s, PORTA_GT, view, best),
+                                       nn_binary(s, PORTA_NE, view, view));
+        best = nn_ternary(s, PORTA_WHERE, take, view, best);
+        index = nn_ternary(s, PORTA_WHERE, take, position, index);
+    }
+    *values = best;
+    *indices = index ? nn_contiguous(s, index) : NULL;
+}
+
 /* max_pool{2,3}d_with_indices(self, kernel_size, stride, padding, dilation,
  * ceil_mode): the window maxima and their flat indices into in... */
 static porta_status *max_pool(const char *op, int dims, const porta_value *args,
@@ -216,6 +285,14 @@ static porta_status *max_pool(const char *op, int dims, const porta_value *args,
     PORTA_TRY(check_dtype(op, x, true));
     PORTA_TRY(read_pool(op, dims, x, &args[1], &args[2], &args[3], &args[4], args[5].b, &g));
     nn_scope s = {0};
+    if (by_positions(&g)) {
+        porta_tensor *values = NULL, *index = NULL;
+        porta_tensor *batched = as_batched(&s, x, &g);
+        if (batched) max_by_positions(&s, batched, &g, &values, &index);
+        nn_push(&s, results, as_input_rank(&s, values, &g));
+        nn_push(&s, results, as_input_rank(&s, index, &g));
+        return nn_end(&s);
+    }
     porta_device *device = x->buffer->device;
     porta_tensor *win = windows(&s, as_batched(&s, x, &g), &g, lowest(x->dtype), lowest(x->dtype));
     int64_t flat[3 + POOL_MAX_DIMS], window = product(g.kernel, dims);
