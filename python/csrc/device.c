@@ -61,32 +61,6 @@ static PyObject *memory_reset_peak(PyObject *module, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
-/* result_type([(dtype, kind), ...]): torch.result_type over porta codes. */
-static PyObject *result_type(PyObject *module, PyObject *args) {
-    PyObject *list;
-    if (!PyArg_ParseTuple(args, "O", &list))
-        return NULL;
-    PyObject *fast = PySequence_Fast(list, "result_type takes a sequence of (dtype, kind)");
-    if (!fast)
-        return NULL;
-    porta_operand_type operands[8];
-    Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
-    if (count < 1 || count > 8) {
-        Py_DECREF(fast);
-        return PyErr_Format(PyExc_ValueError, "result_type: 1 to 8 operands, got %zd", count);
-    }
-    for (Py_ssize_t i = 0; i < count; i++) {
-        int dtype, kind;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "ii", &dtype, &kind)) {
-            Py_DECREF(fast);
-            return NULL;
-        }
-        operands[i] = (porta_operand_type){(porta_dtype)dtype, (porta_operand_kind)kind};
-    }
-    Py_DECREF(fast);
-    return PyLong_FromLong(porta_result_type(operands, (int)count));
-}
-
 PyMethodDef porta_py_device_methods[] = {
     {"device_count", device_count, METH_NOARGS, "Number of porta devices."},
     {"device_name", device_name, METH_VARARGS, "device_name(index): model and backend."},
@@ -94,7 +68,5 @@ PyMethodDef porta_py_device_methods[] = {
     {"memory_allocated", memory_allocated, METH_NOARGS, "Bytes libporta holds now."},
     {"memory_peak", memory_peak, METH_NOARGS, "Most bytes held since start or reset."},
     {"memory_reset_peak", memory_reset_peak, METH_NOARGS, "Restart the peak count."},
-    {"result_type", result_type, METH_VARARGS,
-     "result_type([(dtype, kind)]): torch.result_type; kind 0 tensor, 1 zero-dim, 2 scalar."},
     {NULL},
 };

@@ -19,24 +19,6 @@ static PyObject *empty(PyObject *module, PyObject *args) {
     return status ? porta_py_raise(status) : porta_py_wrap(out);
 }
 
-/* A fresh buffer viewed with the given strides (torch.empty_strided). */
-
-static PyObject *full(PyObject *module, PyObject *args) {
-    int device_index, dtype;
-    PyObject *sizes_obj;
-    double value;
-    if (!PyArg_ParseTuple(args, "iiOd", &device_index, &dtype, &sizes_obj, &value))
-        return NULL;
-    int64_t sizes[PORTA_MAX_RANK];
-    int rank = porta_py_int64s(sizes_obj, sizes, "full: sizes");
-    porta_device *device = rank < 0 ? NULL : porta_py_device(device_index);
-    if (!device)
-        return NULL;
-    porta_tensor *out = NULL;
-    porta_status *status = porta_tensor_full(device, (porta_dtype)dtype, rank, sizes, value, &out);
-    return status ? porta_py_raise(status) : porta_py_wrap(out);
-}
-
 /* write_host(dst, address, dtype, sizes): copies row-major host data of
  * that dtype and shape into dst, casting and broadcasting as porta_copy. */
 static PyObject *write_host(PyObject *module, PyObject *args) {
@@ -115,7 +97,6 @@ static PyObject *item(PyObject *module, PyObject *args) {
 
 PyMethodDef porta_py_factory_methods[] = {
     {"empty", empty, METH_VARARGS, "empty(device, dtype, sizes): contiguous, uninitialized."},
-    {"full", full, METH_VARARGS, "full(device, dtype, sizes, value)."},
     {"write_host", write_host, METH_VARARGS,
      "write_host(dst, address, dtype, sizes): host row-major data into dst."},
     {"read_host", read_host, METH_VARARGS,

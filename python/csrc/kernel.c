@@ -66,25 +66,41 @@ static int counting_paused;
 
 /* ---- arguments ---- */
 
-/* One call's boxed arguments and what must be released after it. */
+/* One call's boxed arguments and what must be released after it. Only the
+ * counters start zeroed: a call touches as much of it as it uses. */
 typedef struct {
     porta_value values[32];
     porta_tensor *owned[64]; /* tensor references taken while boxing */
     int owned_count;
-    int64_t *int_lists[32];
-    porta_tensor **tensor_lists[32];
+    void *arrays[32]; /* the items of list arguments */
+    int array_count;
     PyObject *const *arguments; /* all of the call's, to name devices in errors */
     int argument_count;
     int64_t elements; /* in all tensor arguments */
 } call_args;
 
+static void start_args(call_args *call, PyObject *const *arguments, int count) {
+    call->owned_count = call->array_count = 0;
+    call->elements = 0;
+    call->arguments = arguments;
+    call->argument_count = count;
+}
+
 static void release_args(call_args *call) {
     for (int i = 0; i < call->owned_count; i++)
         porta_tensor_release(call->owned[i]);
-    for (int i = 0; i < 32; i++) {
-        PyMem_Free(call->int_lists[i]);
-        PyMem_Free(call->tensor_lists[i]);
-    }
+    for (int i = 0; i < call->array_count; i++)
+        PyMem_Free(call->arrays[i]);
+}
+
+/* A zeroed array of n items of `size` bytes (at least one), freed with the
+ * call's arguments. */
+static void *list_array(call_args *call, Py_ssize_t n, size_t size) {
+    void *items = PyMem_Calloc((size_t)(n ? n : 1), size);
+    if (!items)
+        return PyErr_NoMemory(), NULL;
+    call->arrays[call->array_count++] = items; /* at most one per argument */
+    return items;
 }
 
 static int own(call_args *call, porta_tensor *tensor) {
@@ -201,9 +217,8 @@ static int box_tensor_list(PyObject *obj, int optional, call_args *call, int i) 
     if (!seq)
         return -1;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    porta_tensor **items = PyMem_Calloc((size_t)(n ? n : 1), sizeof *items);
-    call->tensor_lists[i] = items;
-    int status = items ? 0 : (PyErr_NoMemory(), -1);
+    porta_tensor **items = list_array(call, n, sizeof *items);
+    int status = items ? 0 : -1;
     for (Py_ssize_t k = 0; status == 0 && k < n; k++) {
         PyObject *item = PySequence_Fast_GET_ITEM(seq, k);
         if (optional && item == Py_None)
@@ -231,10 +246,9 @@ static int box_tensor_list(PyObject *obj, int optional, call_args *call, int i) 
 
 static int box_int_list(PyObject *obj, call_args *call, int i) {
     if (PyLong_Check(obj)) { /* int[1] accepts a single int */
-        int64_t *one = PyMem_Malloc(sizeof *one);
+        int64_t *one = list_array(call, 1, sizeof *one);
         if (!one)
-            return PyErr_NoMemory(), -1;
-        call->int_lists[i] = one;
+            return -1;
         *one = PyLong_AsLongLong(obj);
         call->values[i] = (porta_value){.kind = PORTA_VALUE_INTS, .ints = {one, 1}};
         return PyErr_Occurred() ? -1 : 0;
@@ -243,9 +257,8 @@ static int box_int_list(PyObject *obj, call_args *call, int i) {
     if (!seq)
         return -1;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    int64_t *items = PyMem_Malloc((size_t)(n ? n : 1) * sizeof *items);
-    call->int_lists[i] = items;
-    int status = items ? 0 : (PyErr_NoMemory(), -1);
+    int64_t *items = list_array(call, n, sizeof *items);
+    int status = items ? 0 : -1;
     for (Py_ssize_t k = 0; status == 0 && k < n; k++) {
         items[k] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, k));
         if (items[k] == -1 && PyErr_Occurred())
@@ -462,9 +475,7 @@ static PyObject *run(AtenKernelObject *self, PyObject *args, PyObject *kwargs) {
         Py_DECREF(done);
     }
     call_args call;
-    memset(&call, 0, sizeof call);
-    call.arguments = values;
-    call.argument_count = self->arg_count;
+    start_args(&call, values, self->arg_count);
     for (int i = 0; i < self->arg_count; i++) {
         if (box(values[i], self->kinds[i], &call, i) < 0) {
             release_args(&call);
@@ -684,6 +695,28 @@ static PyObject *aten_pause_counting(PyObject *module, PyObject *flag) {
     Py_RETURN_NONE;
 }
 
+/* view_of(tensor): the porta view a porta torch tensor stands for, read as
+ * the kernels read their arguments, for the Python glue kernels. */
+static PyObject *view_of(PyObject *module, PyObject *tensor) {
+    if (!hooks.ready)
+        return PyErr_Format(PyExc_RuntimeError, "aten_kernel_setup has not run");
+    call_args call;
+    start_args(&call, &tensor, 1);
+    porta_value value = {.kind = PORTA_VALUE_NONE};
+    if (!PyObject_TypeCheck(tensor, (PyTypeObject *)hooks.tensor_type))
+        PyErr_Format(PyExc_TypeError, "view_of: expected a torch tensor, got %s",
+                     Py_TYPE(tensor)->tp_name);
+    else if (box_torch_tensor(tensor, &value, &call) == 0 && value.kind != PORTA_VALUE_TENSOR)
+        PyErr_SetString(PyExc_TypeError, "view_of: expected a porta tensor");
+    PyObject *view = NULL;
+    if (!PyErr_Occurred()) {
+        porta_tensor_retain(value.tensor);
+        view = porta_py_wrap(value.tensor);
+    }
+    release_args(&call);
+    return view;
+}
+
 /* aten_set_strict(flag): whether failures are deferred (strict mode). */
 static PyObject *aten_set_strict(PyObject *module, PyObject *flag) {
     int value = PyObject_IsTrue(flag);
@@ -701,6 +734,8 @@ PyMethodDef porta_py_kernel_methods[] = {
     {"aten_reset_op_counts", aten_reset_op_counts, METH_NOARGS, "Zeroes the op counts."},
     {"aten_pause_counting", aten_pause_counting, METH_O,
      "aten_pause_counting(flag): stop (True) or resume (False) counting ops."},
+    {"view_of", view_of, METH_O,
+     "view_of(tensor): the porta view a porta torch tensor stands for."},
     {"aten_set_strict", aten_set_strict, METH_O,
      "aten_set_strict(flag): defer failures to the next sync point (strict mode)."},
     {NULL, NULL, 0, NULL},

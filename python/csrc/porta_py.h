@@ -25,8 +25,6 @@ extern PyTypeObject PortaTensor_Type;
 PyObject *porta_py_wrap(porta_tensor *tensor);
 /* Borrowed tensor of a _C.Tensor argument; NULL with TypeError otherwise. */
 porta_tensor *porta_py_unwrap(PyObject *obj);
-/* NULL for None, else as porta_py_unwrap; *ok tells failure from None. */
-porta_tensor *porta_py_unwrap_optional(PyObject *obj, int *ok);
 
 /* Raises the Python exception matching the status, frees it, returns NULL. */
 PyObject *porta_py_raise(porta_status *status);

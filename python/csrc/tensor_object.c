@@ -24,15 +24,6 @@ porta_tensor *porta_py_unwrap(PyObject *obj) {
     return ((PortaTensorObject *)obj)->tensor;
 }
 
-porta_tensor *porta_py_unwrap_optional(PyObject *obj, int *ok) {
-    *ok = 1;
-    if (obj == Py_None)
-        return NULL;
-    porta_tensor *tensor = porta_py_unwrap(obj);
-    *ok = tensor != NULL;
-    return tensor;
-}
-
 static void tensor_dealloc(PortaTensorObject *self) {
     porta_tensor_release(self->tensor);
     PyObject_Free(self);

@@ -8,9 +8,6 @@ _PORTA_ORDER = (
 )
 _TO_PORTA = {dtype: code for code, dtype in enumerate(_PORTA_ORDER)}
 
-# Operand kinds of porta_result_type.
-TENSOR, ZERO_DIM, SCALAR = 0, 1, 2
-
 
 def to_porta(dtype):
     """The porta code of a torch dtype; TypeError for dtypes porta lacks."""
@@ -22,14 +19,3 @@ def to_porta(dtype):
 
 def to_torch(code):
     return _PORTA_ORDER[code]
-
-
-def scalar_code(value):
-    """The porta dtype a Python scalar stands for in type promotion."""
-    if isinstance(value, bool):
-        return _TO_PORTA[torch.bool]
-    if isinstance(value, int):
-        return _TO_PORTA[torch.int64]
-    if isinstance(value, float):
-        return _TO_PORTA[torch.float64]
-    raise TypeError(f"porta: unsupported scalar {value!r} of type {type(value).__name__}")

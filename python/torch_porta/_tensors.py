@@ -67,12 +67,10 @@ def is_porta(tensor):
 
 
 def unwrap(tensor):
-    """The porta view a porta torch tensor stands for."""
-    holder = tensor.untyped_storage()._porta
-    sizes, strides, offset = tuple(tensor.shape), tensor.stride(), tensor.storage_offset()
-    if (holder.sizes, holder.strides, holder.offset) == (sizes, strides, offset):
-        return holder
-    return _C.as_strided(holder, sizes, strides, offset)
+    """The porta view a porta torch tensor stands for: a view of its
+    storage's buffer with the torch tensor's own sizes, strides, offset and
+    dtype (python/csrc/kernel.c reads kernel arguments the same way)."""
+    return _C.view_of(tensor)
 
 
 def _devices_error(tensors):
