@@ -1,7 +1,15 @@
 import pytest
 import torch
 
-import torch_porta  # noqa: F401  (registers the device)
+import torch_porta
+
+
+@pytest.fixture
+def no_fallbacks():
+    """The test's ops all run on porta: none falls back to the CPU."""
+    torch_porta.reset_metrics()
+    yield
+    assert torch_porta.metrics()["fallbacks"] == {}
 
 
 @pytest.fixture

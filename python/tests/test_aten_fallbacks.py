@@ -15,13 +15,6 @@ NUMBER_DTYPES = [torch.uint8, torch.int8, torch.int32, torch.int64, torch.float1
                  torch.bfloat16, torch.float32, torch.float64]
 
 
-@pytest.fixture
-def no_fallbacks():
-    torch_porta.reset_metrics()
-    yield
-    assert torch_porta.metrics()["fallbacks"] == {}
-
-
 def _out_like(result_fn, *inputs):
     """An empty out= tensor of the CPU result's dtype, on porta."""
     return torch.empty(0, dtype=result_fn(*inputs).dtype)

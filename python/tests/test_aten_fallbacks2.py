@@ -16,13 +16,6 @@ NUMBER_DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int32, torch.int64, 
                  torch.bfloat16, torch.float32, torch.float64]
 
 
-@pytest.fixture
-def no_fallbacks():
-    torch_porta.reset_metrics()
-    yield
-    assert torch_porta.metrics()["fallbacks"] == {}
-
-
 def _special_floats(dtype):
     return torch.tensor([0.0, -0.0, 1.5, -2.5, float("inf"), -float("inf"), float("nan"),
                          1e-30, 3.0], dtype=dtype)

@@ -6,16 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import torch_porta
 from aten_compare import ALL_DTYPES, FLOAT_DTYPES, LAYOUTS, compare, compare_grad, make
-
-
-@pytest.fixture
-def no_fallbacks():
-    """The test's ops all run on porta: none falls back to the CPU."""
-    torch_porta.reset_metrics()
-    yield
-    assert torch_porta.metrics()["fallbacks"] == {}
 
 
 def _ties(shape, dtype, seed=0):
