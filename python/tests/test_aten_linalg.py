@@ -96,3 +96,15 @@ def test_out_variants():
             make((5,)), a, b)
     out = torch.empty(3, 5, device="porta")
     assert torch.mm(a.to("porta"), b.to("porta"), out=out) is out
+
+
+def test_out_tensors_of_another_shape_are_resized():
+    a, b = make((2, 3)), make((3, 4), seed=1)
+    for device in ("cpu", "porta"):
+        out = torch.empty(0, device=device)
+        torch.mm(a.to(device), b.to(device), out=out)
+        summed = torch.empty(0, device=device)
+        torch.sum(a.to(device), 1, out=summed)
+        assert out.shape == (2, 4) and summed.shape == (2,)
+        torch.testing.assert_close(out.cpu(), a @ b)
+        torch.testing.assert_close(summed.cpu(), a.sum(1))

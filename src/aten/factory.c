@@ -106,17 +106,6 @@ porta_status *aten_fill_number(porta_tensor *dst, const porta_value *number) {
     return status;
 }
 
-porta_status *aten_into_out(porta_tensor *result, porta_tensor *out, aten_results *r) {
-    if (out->rank != result->rank ||
-        memcmp(out->sizes, result->sizes, (size_t)out->rank * sizeof out->sizes[0]))
-        return aten_push_tensor(r, result);
-    porta_status *status = porta_copy(result, out);
-    porta_tensor_release(result);
-    if (status) return status;
-    porta_tensor_retain(out);
-    return aten_push_tensor(r, out);
-}
-
 /* A new tensor of `sizes` filled with `value`; `results` takes it. */
 static porta_status *make_full(const porta_value *sizes, const porta_value *value,
                                porta_dtype dtype, const porta_value *device,

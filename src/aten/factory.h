@@ -30,11 +30,5 @@ porta_status *aten_check_fits(const porta_value *number, porta_dtype dtype);
  * their bits), cast to dst's dtype. */
 porta_status *aten_fill_number(porta_tensor *dst, const porta_value *number);
 
-/* Hands `result` (a new tensor, whose reference passes here) back as an
- * out= op's result. When out has the result's shape, result is written into
- * out and out is returned; otherwise result itself is returned and the
- * binding resizes out to it (rebinds the torch tensor to result's buffer),
- * as PyTorch resizes a wrongly-shaped out. */
-porta_status *aten_into_out(porta_tensor *result, porta_tensor *out, aten_results *results);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "aten/factory.h"
+#include "aten/op_reuse.h"
 #include "core/alloc.h"
 #include "core/dtype.h"
 #include "core/status.h"

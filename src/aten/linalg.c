@@ -2,6 +2,7 @@
  * addmv (beta * self + alpha * product). Each checks ranks, sizes and
  * dtypes as PyTorch does (porta_matmul itself broadcasts batches, which
  * these ops do not), then runs porta_matmul. */
+#include "aten/op_reuse.h"
 #include "aten/reduce_helpers.h"
 
 #include "core/status.h"
@@ -210,13 +211,13 @@ static porta_status *addmv(const porta_value *a, aten_results *r) {
 }
 
 static porta_status *mm_out(const porta_value *a, aten_results *r) {
-    return aten_run_into_out(mm, a, 2, r);
+    return aten_into_outs(mm, a, 2, 1, r);
 }
 static porta_status *bmm_out(const porta_value *a, aten_results *r) {
-    return aten_run_into_out(bmm, a, 2, r);
+    return aten_into_outs(bmm, a, 2, 1, r);
 }
 static porta_status *addmm_out(const porta_value *a, aten_results *r) {
-    return aten_run_into_out(addmm, a, 5, r);
+    return aten_into_outs(addmm, a, 5, 1, r);
 }
 
 const aten_op aten_linalg_ops[] = {

@@ -31,6 +31,26 @@ static bool same_sizes(const porta_tensor *a, const porta_tensor *b) {
     return true;
 }
 
+porta_status *aten_into_out(porta_tensor *result, porta_tensor *out, aten_results *results) {
+    porta_status *status = NULL;
+    porta_tensor *given = result;
+    if (!porta_dtype_can_cast(result->dtype, out->dtype))
+        status = porta_error(PORTA_ERR_DTYPE,
+                             "result type %s can't be cast to the desired output type %s",
+                             porta_dtype_name(result->dtype), porta_dtype_name(out->dtype));
+    else if (same_sizes(result, out) && !(status = porta_copy(result, out)))
+        given = out;
+    if (given == out) {
+        porta_tensor_release(result);
+        porta_tensor_retain(out);
+    }
+    if (status) {
+        porta_tensor_release(given);
+        return status;
+    }
+    return aten_push_tensor(results, given);
+}
+
 porta_status *aten_into_outs(aten_fn fn, const porta_value *args, int first_out, int count,
                              aten_results *results) {
     for (int i = 0; i < count; i++)
@@ -40,20 +60,9 @@ porta_status *aten_into_outs(aten_fn fn, const porta_value *args, int first_out,
     aten_results computed = {0};
     porta_status *status = fn(args, &computed);
     for (int i = 0; !status && i < count; i++) {
-        porta_tensor *result = computed.items[i].tensor, *out = args[first_out + i].tensor;
-        porta_tensor *given = result;
-        if (!porta_dtype_can_cast(result->dtype, out->dtype))
-            status = porta_error(PORTA_ERR_DTYPE,
-                                 "result type %s can't be cast to the desired output type %s",
-                                 porta_dtype_name(result->dtype), porta_dtype_name(out->dtype));
-        else if (same_sizes(result, out)) {
-            status = porta_copy(result, out);
-            given = out;
-        }
-        if (!status) {
-            porta_tensor_retain(given);
-            status = aten_push_tensor(results, given);
-        }
+        porta_tensor *result = computed.items[i].tensor;
+        computed.items[i].kind = PORTA_VALUE_NONE; /* its reference passes on */
+        status = aten_into_out(result, args[first_out + i].tensor, results);
     }
     porta_aten_results_free(computed.items, computed.count);
     return status;

@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "aten/factory.h"
+#include "aten/op_reuse.h"
 #include "core/alloc.h"
 #include "core/philox.h"
 #include "aten/random_state.h"

@@ -1,6 +1,7 @@
 /* Reductions: sum, prod, mean, amax/amin, max/min (with indices),
  * argmax/argmin, any/all. Each resolves its dims and dtype as PyTorch does,
  * then runs porta_reduce. */
+#include "aten/op_reuse.h"
 #include "aten/reduce_helpers.h"
 
 #include "core/status.h"
@@ -43,7 +44,7 @@ static porta_status *sum_dim(const porta_value *a, aten_results *r) {
     return accumulate(PORTA_REDUCE_SUM, &a[0], &a[1], a[2].b, &a[3], r);
 }
 static porta_status *sum_out(const porta_value *a, aten_results *r) {
-    return aten_run_into_out(sum_dim, a, 4, r);
+    return aten_into_outs(sum_dim, a, 4, 1, r);
 }
 static porta_status *prod(const porta_value *a, aten_results *r) {
     return accumulate(PORTA_REDUCE_PROD, &a[0], &every_dim, false, &a[1], r);
@@ -88,7 +89,7 @@ static porta_status *mean_dim(const porta_value *a, aten_results *r) {
     return mean_of(&a[0], &a[1], a[2].b, &a[3], r);
 }
 static porta_status *mean_out(const porta_value *a, aten_results *r) {
-    return aten_run_into_out(mean_dim, a, 4, r);
+    return aten_into_outs(mean_dim, a, 4, 1, r);
 }
 
 /* amax/amin: every listed dim must have elements. */

@@ -95,30 +95,3 @@ porta_status *aten_constant_binary(porta_binary_op op, double value, const porta
     return with_constant(op, x, value, true, out);
 }
 
-porta_status *aten_run_into_out(aten_fn fn, const porta_value *args, int out_index,
-                                aten_results *results) {
-    porta_tensor *out = args[out_index].tensor;
-    if (args[out_index].kind != PORTA_VALUE_TENSOR)
-        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "out= must be a tensor");
-    aten_results computed = {0};
-    porta_status *status = fn(args, &computed);
-    if (!status) {
-        const porta_tensor *result = computed.items[0].tensor;
-        bool same_shape = result->rank == out->rank;
-        for (int i = 0; same_shape && i < out->rank; i++)
-            same_shape = result->sizes[i] == out->sizes[i];
-        char want[PORTA_SHAPE_STR_CAP], have[PORTA_SHAPE_STR_CAP];
-        status = same_shape
-                     ? porta_copy(result, out)
-                     : porta_error(PORTA_ERR_SHAPE,
-                                   "out= has shape %s but the result has shape %s (porta cannot "
-                                   "resize an out= tensor)",
-                                   porta_format_shape(have, sizeof have, out->rank, out->sizes),
-                                   porta_format_shape(want, sizeof want, result->rank,
-                                                      result->sizes));
-    }
-    porta_aten_results_free(computed.items, computed.count);
-    if (status) return status;
-    porta_tensor_retain(out);
-    return aten_push_tensor(results, out);
-}

@@ -41,11 +41,5 @@ porta_status *aten_binary_constant(porta_binary_op op, const porta_tensor *x, do
 porta_status *aten_constant_binary(porta_binary_op op, double value, const porta_tensor *x,
                                    porta_tensor **out);
 
-/* An out= variant of `fn`: runs it on the leading arguments and writes its
- * one result into args[out_index] (cast to out's dtype), which is returned.
- * An out of another shape is an error: porta tensors cannot be resized in
- * place, where PyTorch would resize it. */
-porta_status *aten_run_into_out(aten_fn fn, const porta_value *args, int out_index,
-                                aten_results *results);
 
 #endif
