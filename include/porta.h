@@ -233,6 +233,50 @@ PORTA_API porta_buffer *porta_tensor_buffer(const porta_tensor *tensor); /* borr
 PORTA_API porta_device *porta_tensor_device(const porta_tensor *tensor);
 
 /* ------------------------------------------------------------------ */
+/* The compiler: fused execution of recorded primitives                 */
+/* ------------------------------------------------------------------ */
+
+/* While fusion is on, primitives are recorded instead of run (shapes and
+ * dtypes are still checked when an op is issued, and results are allocated
+ * then); the recorded trace is scheduled into fused kernels, compiled, and
+ * run at the next sync point: a read or write of buffer contents by the
+ * host, porta_flush, porta_device_synchronize, switching fusion off, or the
+ * trace reaching its size limit. A trace of the same structure as an
+ * earlier one reuses that one's schedule and kernels. Turning fusion off
+ * flushes. Not for use from several threads at once with other work on the
+ * same tensors. */
+PORTA_API porta_status *porta_set_fusion(bool on);
+PORTA_API bool porta_get_fusion(void);
+/* Runs everything recorded so far. An error names the failing primitive
+ * and the site it was issued from (porta_trace_set_site). */
+PORTA_API porta_status *porta_flush(void);
+/* A short description of the caller's current source location ("file:line"),
+ * copied into the primitives this thread records next, for errors raised
+ * at a later flush. NULL clears it. */
+PORTA_API void porta_trace_set_site(const char *site);
+
+typedef struct porta_compiler_stats {
+    uint64_t flushes;            /* traces run */
+    uint64_t graphs_compiled;    /* traces scheduled anew (schedule cache misses) */
+    uint64_t graph_cache_hits;   /* traces that reused a schedule */
+    uint64_t kernels_compiled;   /* kernels built by a compiler */
+    uint64_t kernel_memory_hits; /* kernels found loaded in this process */
+    uint64_t kernel_disk_hits;   /* kernels loaded from the disk cache */
+    double compile_seconds;      /* building and loading kernels */
+    uint64_t kernels_run;        /* fused kernels launched */
+    uint64_t prims_fused;        /* primitives run inside fused kernels */
+    uint64_t prims_alone;        /* primitives run by their own kernel */
+    uint64_t last_trace_kernels; /* kernels (fused or not) the last trace ran */
+} porta_compiler_stats;
+PORTA_API void porta_compiler_stats_get(porta_compiler_stats *out);
+PORTA_API void porta_compiler_stats_reset(void);
+/* While explaining, each flushed trace appends its kernels (the primitives
+ * each fused kernel computes, its domain, and with_source its generated
+ * code) to a report; porta_explain_stop returns it (free with free()). */
+PORTA_API void porta_explain_start(bool with_source);
+PORTA_API char *porta_explain_stop(void);
+
+/* ------------------------------------------------------------------ */
 /* Primitive ops, run eagerly on tensors                                */
 /* ------------------------------------------------------------------ */
 

@@ -1,6 +1,7 @@
 /* Reference-counted device memory: the only owner of backend allocations. */
 #include <stdlib.h>
 
+#include "compiler/trace.h"
 #include "core/alloc.h"
 #include "core/status.h"
 #include "core/tensor.h"
@@ -62,6 +63,7 @@ porta_status *porta_buffer_write(porta_buffer *buffer, size_t offset, const void
                                  size_t bytes) {
     PORTA_TRY(check_range("buffer_write", buffer, offset, src, bytes));
     if (!bytes) return NULL;
+    PORTA_TRY(trace_sync_buffer(buffer)); /* recorded ops may still read the old contents */
     return buffer->device->ops->buffer_write(buffer->device, buffer->handle, offset, src, bytes);
 }
 
@@ -69,5 +71,6 @@ porta_status *porta_buffer_read(const porta_buffer *buffer, size_t offset, void 
                                 size_t bytes) {
     PORTA_TRY(check_range("buffer_read", buffer, offset, dst, bytes));
     if (!bytes) return NULL;
+    PORTA_TRY(trace_sync_buffer(buffer)); /* recorded ops may not have written it yet */
     return buffer->device->ops->buffer_read(buffer->device, buffer->handle, offset, dst, bytes);
 }

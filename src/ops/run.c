@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "compiler/trace.h"
 #include "core/status.h"
 #include "core/tensor.h"
 #include "runtime/device.h"
@@ -163,6 +164,7 @@ porta_status *porta_device_execute(const porta_prim *prim, const porta_tensor *c
     if (device->ops->supports && !device->ops->supports(device, prim, inputs, input_count))
         return porta_error(PORTA_ERR_UNSUPPORTED, "%s is not supported on porta:%d (%s)",
                            porta_prim_name(prim), device->info.index, device->info.backend);
+    if (trace_recording()) return trace_record_prim(prim, inputs, input_count, out);
     return device->ops->execute(device, prim, inputs, input_count, out);
 }
 

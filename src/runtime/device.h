@@ -3,6 +3,7 @@
 #ifndef PORTA_RUNTIME_DEVICE_H
 #define PORTA_RUNTIME_DEVICE_H
 
+#include "compiler/kernel_ir.h"
 #include "graph/prim.h"
 #include "porta.h"
 
@@ -27,6 +28,23 @@ typedef struct porta_backend_ops {
                              const porta_tensor *const *inputs, int input_count,
                              porta_tensor *out);
     porta_status *(*synchronize)(porta_device *device);
+    /* The compiler's entry points (compiler/kernel_ir.h); NULL where the
+     * backend has no compiler, and then a recorded trace runs primitive by
+     * primitive. prepare_kernel turns a kernel into a program (compiled, or
+     * found in the backend's caches), valid for the life of the process.
+     * run_kernel runs a program over `work` items: elements for a kernel
+     * without reductions, outer indices (rows) for one with them.
+     * run_matmul_epilogue runs a float32 MATMUL primitive (as execute
+     * would) and applies `program`, an elementwise kernel over out's
+     * [M, N] domain, to each block of out as soon as the block is final,
+     * while it is still in cache. */
+    porta_status *(*prepare_kernel)(porta_device *device, const kir_kernel *kernel,
+                                    void **program);
+    porta_status *(*run_kernel)(porta_device *device, void *program, const kir_args *args,
+                                int64_t work);
+    porta_status *(*run_matmul_epilogue)(porta_device *device, const porta_prim *prim,
+                                         const porta_tensor *const *inputs, int input_count,
+                                         porta_tensor *out, void *program, const kir_args *args);
 } porta_backend_ops;
 
 struct porta_device {

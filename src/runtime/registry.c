@@ -52,5 +52,6 @@ porta_status *porta_device_info_get(const porta_device *device, porta_device_inf
 
 porta_status *porta_device_synchronize(porta_device *device) {
     if (!device) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "synchronize: device is NULL");
+    PORTA_TRY(porta_flush());
     return device->ops->synchronize(device);
 }

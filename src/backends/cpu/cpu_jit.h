@@ -1,0 +1,33 @@
+/* The CPU backend's compiler: kernel IR -> C source (compiler/codegen_c.h)
+ * -> the system C compiler -> a shared object, loaded with dlopen. Programs
+ * are cached in memory for the process and on disk across processes. */
+#ifndef PORTA_CPU_JIT_H
+#define PORTA_CPU_JIT_H
+
+#include "compiler/kernel_ir.h"
+#include "compiler/kernel_abi.h"
+
+/* The entry points a rendered kernel exports (see kernel_abi.h):
+ * main runs work items [begin, end) (elements, or rows with reductions);
+ * tile, only for kernels without reductions over a rank-2 domain, runs
+ * the block rows [row0, row0 + rows) x cols [col0, col0 + cols). */
+typedef void (*cpu_kernel_main)(const kir_args *args, const kir_runtime *rt, int64_t begin,
+                                int64_t end);
+typedef void (*cpu_kernel_tile)(const kir_args *args, const kir_runtime *rt, int64_t row0,
+                                int64_t rows, int64_t col0, int64_t cols);
+
+typedef struct cpu_program {
+    cpu_kernel_main main;
+    cpu_kernel_tile tile; /* NULL unless the kernel has one */
+    uint64_t hash;
+} cpu_program;
+
+/* The program for `kernel`: from memory, the disk cache, or compiled now.
+ * Valid for the life of the process. Fails with PORTA_ERR_UNAVAILABLE when
+ * no C compiler works (warned about once on stderr). */
+porta_status *cpu_jit_program(const kir_kernel *kernel, const cpu_program **out);
+
+/* The math functions rendered kernels call (vectorized where libporta has them). */
+const kir_runtime *cpu_kir_runtime(void);
+
+#endif
