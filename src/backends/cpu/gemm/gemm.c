@@ -31,6 +31,7 @@ static void transpose(gemm_problem *p) {
     t.b_cs = p->a_rs;
     t.c_rs = p->c_cs;
     t.c_cs = p->c_rs;
+    t.transposed = !p->transposed;
     *p = t;
 }
 
@@ -95,9 +96,17 @@ static int team_size(const gemm_kernel *kernel, const gemm_problem *p) {
 porta_status *cpu_sgemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t a_rs,
                         int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs, float beta,
                         float *c, int64_t c_rs, int64_t c_cs) {
+    return cpu_sgemm_with_epilogue(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, c_cs,
+                                   NULL);
+}
+
+porta_status *cpu_sgemm_with_epilogue(int64_t m, int64_t n, int64_t k, const float *a,
+                                      int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs,
+                                      int64_t b_cs, float beta, float *c, int64_t c_rs,
+                                      int64_t c_cs, const cpu_gemm_epilogue *epilogue) {
     if (m <= 0 || n <= 0) return NULL;
     gemm_job job = {.problem = {m, n, k > 0 ? k : 0, a, a_rs, a_cs, b, b_rs, b_cs, beta, c,
-                                c_rs, c_cs}};
+                                c_rs, c_cs, epilogue, false}};
     orient(&job.problem);
     if (job.problem.k == 0 || macs(&job.problem) <= UNPACKED_MAX_MACS) {
         gemm_run_unpacked(&job.problem);

@@ -25,7 +25,7 @@ static void tile_through_buffer(const gemm_kernel *kernel, int64_t kc, const flo
  * slivers stream past it from L2. */
 void gemm_multiply_block(const gemm_kernel *kernel, int64_t kc, const float *a_pack,
                          const float *b_pack, float beta, float *c, int64_t c_rs, int64_t c_cs,
-                         int64_t mc, int64_t nc) {
+                         int64_t mc, int64_t nc, const gemm_block_done *done) {
     const int mr = kernel->mr, nr = kernel->nr;
     for (int64_t jr = 0; jr < nc; jr += nr) {
         const float *b = b_pack + jr * kc;
@@ -39,5 +39,7 @@ void gemm_multiply_block(const gemm_kernel *kernel, int64_t kc, const float *a_p
             else
                 tile_through_buffer(kernel, kc, a, b, beta, tile, c_rs, c_cs, m, n);
         }
+        /* The strip (mc x n) is still in L1/L2: the cheapest moment. */
+        if (done) gemm_finish_block(done->problem, done->row0, mc, done->col0 + jr, n);
     }
 }

@@ -14,6 +14,7 @@
  * (panels alternate) and multiplied only after the step before it (both
  * write the same C). */
 #include <sched.h>
+#include <stdbool.h>
 
 #include "gemm_internal.h"
 
@@ -140,9 +141,12 @@ static void work_item(const gemm_job *job, int64_t s, int64_t item, float *a_pac
     gemm_pack(a_pack, p->a + ic * p->a_rs + pc * p->a_cs, p->a_rs, p->a_cs, rows, kc,
               job->kernel->mr);
     float beta = pc == 0 ? p->beta : 1.0f; /* later depth steps accumulate */
+    /* After the last depth step this block of C is final. */
+    gemm_block_done done = {p, ic, jc + first};
+    bool final = p->epilogue && pc + kc == p->k;
     gemm_multiply_block(job->kernel, kc, a_pack, job->panels[s % 2] + first * kc, beta,
                         p->c + ic * p->c_rs + (jc + first) * p->c_cs, p->c_rs, p->c_cs, rows,
-                        last - first);
+                        last - first, final ? &done : NULL);
 }
 
 /* Claims and does step s's packing items until none are left. */

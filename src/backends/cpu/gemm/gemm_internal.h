@@ -3,13 +3,15 @@
 #define PORTA_CPU_GEMM_INTERNAL_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gemm.h"
 #include "gemm_kernel.h"
 
 /* C (m x n) = A (m x k) B (k x n) + beta C, every operand addressed by
- * element strides. */
+ * element strides; then the epilogue, if any, over C's finished blocks. */
 typedef struct gemm_problem {
     int64_t m, n, k;
     const float *a;
@@ -19,7 +21,26 @@ typedef struct gemm_problem {
     float beta;
     float *c;
     int64_t c_rs, c_cs;
+    const cpu_gemm_epilogue *epilogue; /* NULL: none */
+    bool transposed; /* computing C^T: the epilogue's rows are our columns */
 } gemm_problem;
+
+/* Hands rows [row0, row0 + rows) x columns [col0, col0 + cols) of C, as
+ * the problem is oriented now, to its epilogue in the caller's orientation. */
+static inline void gemm_finish_block(const gemm_problem *p, int64_t row0, int64_t rows,
+                                     int64_t col0, int64_t cols) {
+    if (p->transposed)
+        p->epilogue->fn(p->epilogue->ctx, col0, cols, row0, rows);
+    else
+        p->epilogue->fn(p->epilogue->ctx, row0, rows, col0, cols);
+}
+
+/* Where a block multiplied at its last depth step lies in C, so that each
+ * strip of it can go to the epilogue as soon as it is written. */
+typedef struct gemm_block_done {
+    const gemm_problem *problem; /* with an epilogue */
+    int64_t row0, col0;
+} gemm_block_done;
 
 /* Cache blocking of the five-loop algorithm: a kc x nc panel of B is packed
  * once and shared by the team, which multiplies it with mc x kc blocks of A
@@ -42,10 +63,11 @@ void gemm_pack(float *dst, const float *src, int64_t row_stride, int64_t col_str
                int64_t rows, int64_t kc, int width);
 
 /* C (mc x nc) = A B + beta C for one packed mc x kc block of A and nc
- * columns of a packed B panel. */
+ * columns of a packed B panel. With `done` (not NULL), C's values are final
+ * afterwards, and each nr-wide strip goes to the epilogue once written. */
 void gemm_multiply_block(const gemm_kernel *kernel, int64_t kc, const float *a_pack,
                          const float *b_pack, float beta, float *c, int64_t c_rs, int64_t c_cs,
-                         int64_t mc, int64_t nc);
+                         int64_t mc, int64_t nc, const gemm_block_done *done);
 
 /* Progress through one (column panel, depth step) of a job: work items
  * are claimed by counting up *_claimed and reported by counting up *_done. */

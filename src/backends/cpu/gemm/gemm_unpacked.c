@@ -9,6 +9,9 @@
 
 #include "gemm_internal.h"
 
+/* Finished columns of C handed to the epilogue at once: about L1's size. */
+#define EPILOGUE_FLOATS 4096
+
 /* beta == 0 writes zeros, whatever C held (NaN included). */
 static void scale_column(float *c, int64_t stride, int64_t m, float beta) {
     for (int64_t i = 0; i < m; i++) c[i * stride] = beta == 0.0f ? 0.0f : beta * c[i * stride];
@@ -31,11 +34,19 @@ static void add_scaled(float *c, int64_t c_stride, const float *a, int64_t a_str
 }
 
 void gemm_run_unpacked(const gemm_problem *p) {
+    int64_t pending = 0; /* first column not yet given to the epilogue */
     for (int64_t j = 0; j < p->n; j++) {
         float *c = p->c + j * p->c_cs;
         const float *b = p->b + j * p->b_cs;
         scale_column(c, p->c_rs, p->m, p->beta);
         for (int64_t q = 0; q < p->k; q++)
             add_scaled(c, p->c_rs, p->a + q * p->a_cs, p->a_rs, p->m, b[q * p->b_rs]);
+        /* Finished columns go in groups: one call for a small C, and
+         * cache-sized pieces of a large one (k == 0 can make C any size). */
+        bool last = j + 1 == p->n;
+        if (p->epilogue && (last || (j + 1 - pending) * p->m >= EPILOGUE_FLOATS)) {
+            gemm_finish_block(p, 0, p->m, pending, j + 1 - pending);
+            pending = j + 1;
+        }
     }
 }
