@@ -1,7 +1,16 @@
-/* Running a trace: the schedule decides which records become one fused
- * kernel; everything else runs alone through the device's own kernels. */
+/* Running a trace: find or build its plan (plan_cache.h, plan.c), then run
+ * the plan's steps in order: fused kernels, matrix multiplies with fused
+ * epilogues, and records alone through the device's own kernels. */
 #include "compiler/trace.h"
 
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/codegen_c.h"
+#include "compiler/explain.h"
+#include "compiler/plan_cache.h"
 #include "compiler/stats.h"
 #include "core/status.h"
 #include "runtime/device.h"
@@ -24,10 +33,128 @@ static porta_status *run_alone(trace_record *record) {
     return status ? blame(status, record) : NULL;
 }
 
+/* The step's arguments bound to this trace's tensors and fill values.
+ * kir_args.data holds host addresses: the CPU is the only backend with a
+ * compiler so far. */
+static void bind_args(const plan_step *step, const trace_record *records, kir_args *args) {
+    *args = step->args;
+    for (int a = 0; a < step->kernel->access_count; a++) {
+        const access_binding *b = &step->bindings[a];
+        const trace_record *record = &records[b->record];
+        const porta_tensor *t = b->slot == SLOT_OUT ? &record->out : &record->inputs[b->slot];
+        args->data[a] = porta_tensor_data(t);
+    }
+    for (int k = 0; k < step->param_count; k++)
+        args->params[k] = records[step->param_records[k]].prim.value;
+}
+
+static porta_status *run_step(const plan_step *step, trace_record *records) {
+    if (step->kind == STEP_ALONE) {
+        compiler_count(COUNTER_PRIMS_ALONE, 1);
+        return run_alone(&records[step->first]);
+    }
+    kir_args args;
+    bind_args(step, records, &args);
+    trace_record *first = &records[step->first];
+    porta_device *device = first->out.buffer->device;
+    porta_status *status;
+    if (step->kind == STEP_MATMUL_EPILOGUE) {
+        const porta_tensor *inputs[TRACE_MAX_INPUTS];
+        for (int i = 0; i < first->input_count; i++) inputs[i] = &first->inputs[i];
+        status = device->ops->run_matmul_epilogue(device, &first->prim, inputs,
+                                                  first->input_count, &first->out,
+                                                  step->program, &args);
+    } else {
+        status = device->ops->run_kernel(device, step->program, &args, step->work);
+    }
+    if (status) return blame(status, first);
+    int fused = 0;
+    for (int r = step->first; r < step->end; r++)
+        fused += !(records[r].prim.kind == PRIM_FILL &&
+                   porta_shape_numel(records[r].out.rank, records[r].out.sizes) == 1);
+    compiler_count(COUNTER_KERNELS_RUN, 1);
+    compiler_count(COUNTER_PRIMS_FUSED, (uint64_t)fused);
+    return NULL;
+}
+
+static void explain_plan(const plan *p, const trace_record *records, uint64_t hash,
+                         bool cached) {
+    bool with_source;
+    if (!explain_active(&with_source)) return;
+    explain_printf("trace %016" PRIx64 ": %d primitives -> %d kernels (%s)\n", hash,
+                   p->record_count, p->kernel_count, cached ? "schedule reused" : "scheduled");
+    for (int i = 0; i < p->step_count; i++) {
+        const plan_step *step = &p->steps[i];
+        if (step->kind == STEP_ALONE) {
+            explain_printf("  kernel %d: %s\n", i, porta_prim_name(&records[step->first].prim));
+            continue;
+        }
+        explain_printf("  kernel %d: %s\n", i, step->summary);
+        char *source = NULL;
+        if (with_source && !kir_render_c(step->kernel, &source)) {
+            explain_printf("%s\n", source);
+            free(source);
+        }
+    }
+}
+
+static bool log_recompiles(void) {
+    static int enabled = -1;
+    if (enabled < 0) {
+        const char *log = getenv("PORTA_LOG");
+        enabled = log && strstr(log, "recompiles");
+    }
+    return enabled;
+}
+
+/* The plan for this trace: cached, or built and cached now. */
+static porta_status *find_plan(trace_record *records, int count, plan **out, uint64_t *hash,
+                               bool *cached) {
+    trace_facts facts;
+    PORTA_TRY(trace_facts_build(records, count, &facts));
+    trace_key key;
+    porta_status *status = trace_key_build(records, count, &facts, &key);
+    if (status) {
+        trace_facts_free(&facts);
+        return status;
+    }
+    *hash = key.hash;
+    plan *p = plan_cache_find(&key);
+    *cached = p != NULL;
+    if (!p) {
+        if (log_recompiles()) {
+            char reason[512];
+            plan_cache_explain_miss(records, count, &key, reason, sizeof reason);
+            fprintf(stderr, "porta: compiling trace %016" PRIx64 " (%d primitives): %s\n",
+                    key.hash, count, reason);
+        }
+        status = plan_build(records, count, &facts, &p);
+        if (!status) {
+            compiler_count(COUNTER_GRAPHS_COMPILED, 1);
+            plan_cache_insert(&key, p);
+        }
+    } else {
+        compiler_count(COUNTER_GRAPH_CACHE_HITS, 1);
+    }
+    trace_key_free(&key);
+    trace_facts_free(&facts);
+    *out = p;
+    return status;
+}
+
 porta_status *trace_execute(trace_record *records, int count) {
     compiler_count(COUNTER_FLUSHES, 1);
-    for (int i = 0; i < count; i++) PORTA_TRY(run_alone(&records[i]));
-    compiler_count(COUNTER_PRIMS_ALONE, (uint64_t)count);
-    compiler_set_last_trace_kernels((uint64_t)count);
+    if (count == 1) { /* nothing to fuse */
+        compiler_set_last_trace_kernels(1);
+        compiler_count(COUNTER_PRIMS_ALONE, 1);
+        return run_alone(&records[0]);
+    }
+    plan *p;
+    uint64_t hash;
+    bool cached;
+    PORTA_TRY(find_plan(records, count, &p, &hash, &cached));
+    explain_plan(p, records, hash, cached);
+    compiler_set_last_trace_kernels((uint64_t)p->kernel_count);
+    for (int i = 0; i < p->step_count; i++) PORTA_TRY(run_step(&p->steps[i], records));
     return NULL;
 }

@@ -25,10 +25,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "compiler/kernel_abi.h"
 #include "porta.h"
 
 #define KIR_MAX_VALUES 256
 #define KIR_MAX_ACCESSES 32 /* loads + stores */
+#define KIR_MAX_PARAMS 16
 
 typedef enum kir_space {
     KIR_FULL = 0, /* one per element of the domain */
@@ -42,8 +44,11 @@ typedef enum kir_value_kind {
     KIR_BINARY,   /* op = porta_binary_op, args[0..1] */
     KIR_TERNARY,  /* op = porta_ternary_op, args[0..2] */
     KIR_CAST,     /* args[0] converted to dtype, as the eager CAST kernel */
-    KIR_REDUCE    /* op = porta_reduce_op (SUM, PROD, MAX, MIN, ANY, ALL) of
+    KIR_REDUCE,   /* op = porta_reduce_op (SUM, PROD, MAX, MIN, ANY, ALL) of
                      FULL args[0] over the reduced dims; an OUTER value */
+    KIR_PARAM     /* the scalar kir_args.params[param] converted to dtype: a
+                     constant that changes from run to run (a learning rate,
+                     a bias correction) without changing the kernel */
 } kir_value_kind;
 
 typedef struct kir_value {
@@ -53,6 +58,7 @@ typedef struct kir_value {
     kir_space space;
     int args[3];
     int access;      /* KIR_LOAD */
+    int param;       /* KIR_PARAM */
     double constant; /* KIR_CONST */
 } kir_value;
 
@@ -85,12 +91,10 @@ typedef struct kir_kernel {
 } kir_kernel;
 
 /* The run-time arguments of every kernel (the ABI between libporta and a
- * compiled kernel; kernel_abi.h spells it for the generated source). */
-typedef struct kir_args {
-    int64_t sizes[PORTA_MAX_RANK];
-    void *data[KIR_MAX_ACCESSES];
-    int64_t strides[KIR_MAX_ACCESSES][PORTA_MAX_RANK];
-} kir_args;
+ * compiled kernel): sizes[PORTA_MAX_RANK], data[KIR_MAX_ACCESSES] and
+ * strides[KIR_MAX_ACCESSES][PORTA_MAX_RANK], declared once in kernel_abi.h,
+ * which also spells it for the generated source. */
+KIR_ARGS_DECL
 
 /* A stable 64-bit hash of everything in the kernel that the generated
  * source depends on (unused array slots excluded). */

@@ -1,0 +1,193 @@
+/* Building a trace's plan: the records grouped (group.c), each group's
+ * kernel prepared on its device, and the one-element fills that only
+ * fused kernels read dropped (the kernels take their values as
+ * parameters). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/group.h"
+#include "core/status.h"
+#include "runtime/device.h"
+
+/* An entry of the plan under construction, in execution order. */
+typedef enum item_kind { ITEM_ALONE = 0, ITEM_CONSTANT, ITEM_GROUP } item_kind;
+typedef struct item {
+    item_kind kind;
+    int record;     /* ALONE, CONSTANT */
+    plan_step step; /* GROUP */
+} item;
+
+typedef struct builder {
+    const trace_record *records;
+    int count;
+    trace_facts facts; /* the caller's */
+    trace_constant *constants; /* by buffer */
+    item *items;
+    int item_count;
+    group g;
+    bool open;
+} builder;
+
+static void free_step(plan_step *step) {
+    free(step->kernel);
+    free(step->summary);
+    step->kernel = NULL;
+    step->summary = NULL;
+}
+
+static item *push(builder *b, item_kind kind, int record) {
+    item *it = &b->items[b->item_count++]; /* room for one item per record */
+    memset(it, 0, sizeof *it);
+    it->kind = kind;
+    it->record = record;
+    return it;
+}
+
+/* Closes the open group: one fused step, or its records alone when it
+ * fused nothing. The group's constants were pushed as they came. */
+static porta_status *close_group(builder *b) {
+    if (!b->open) return NULL;
+    b->open = false;
+    group *g = &b->g;
+    if (g->members < 2) {
+        for (int r = g->first; r < g->end; r++)
+            if (!record_is_constant(&b->records[r])) push(b, ITEM_ALONE, r);
+        return NULL;
+    }
+    item *it = push(b, ITEM_GROUP, g->first);
+    return group_close(g, &b->facts, b->records, &it->step);
+}
+
+static porta_status *group_records(builder *b) {
+    for (int r = 0; r < b->count; r++) {
+        const trace_record *record = &b->records[r];
+        int out = facts_buffer(&b->facts, r, SLOT_OUT);
+        if (record_is_constant(record)) {
+            if (b->open && !group_accepts_constant(&b->g, out)) PORTA_TRY(close_group(b));
+            b->constants[out] = (trace_constant){.known = true, .record = r};
+            push(b, ITEM_CONSTANT, r);
+            if (b->open) b->g.end = r + 1;
+            continue;
+        }
+        bool joined = b->open && group_try_add(&b->g, b->records, r, &b->facts, b->constants);
+        if (!joined) {
+            PORTA_TRY(close_group(b));
+            b->open = group_start(&b->g, b->records, r, &b->facts, b->constants);
+            if (!b->open) push(b, ITEM_ALONE, r);
+        }
+        b->constants[out].known = false; /* written: no longer the fill's value */
+    }
+    return close_group(b);
+}
+
+/* Prepares every group's kernel; a kernel the device cannot build (no
+ * compiler, an op its renderer lacks) makes the group's records run alone. */
+static porta_status *prepare_kernels(builder *b) {
+    for (int i = 0; i < b->item_count; i++) {
+        item *it = &b->items[i];
+        if (it->kind != ITEM_GROUP) continue;
+        porta_device *device = b->records[it->step.first].out.buffer->device;
+        porta_status *status =
+            device->ops->prepare_kernel(device, it->step.kernel, &it->step.program);
+        if (!status) continue;
+        porta_code code = porta_status_code(status);
+        if (code != PORTA_ERR_UNAVAILABLE && code != PORTA_ERR_UNSUPPORTED) return status;
+        porta_status_free(status);
+        /* Demote in place: the group's records, alone and in order. */
+        plan_step step = it->step;
+        int extra = 0;
+        for (int r = step.first; r < step.end; r++) extra += !record_is_constant(&b->records[r]);
+        memmove(&b->items[i + extra], &b->items[i + 1],
+                (size_t)(b->item_count - i - 1) * sizeof *b->items);
+        b->item_count += extra - 1;
+        int at = i;
+        for (int r = step.first; r < step.end; r++)
+            if (!record_is_constant(&b->records[r]))
+                b->items[at++] = (item){.kind = ITEM_ALONE, .record = r};
+        free_step(&step);
+        i = at - 1;
+    }
+    return NULL;
+}
+
+/* Whether a one-element fill must really run: its buffer outlives the
+ * trace, or a record that is not inside a fused kernel reads it. */
+static bool constant_needed(const builder *b, int record, const bool *fused) {
+    int buffer = facts_buffer(&b->facts, record, SLOT_OUT);
+    if (b->facts.external[buffer]) return true;
+    for (int r = record + 1; r <= b->facts.last_reader[buffer]; r++) {
+        for (int i = 0; i < b->records[r].input_count; i++)
+            if (facts_buffer(&b->facts, r, i) == buffer && !fused[r]) return true;
+        if (facts_buffer(&b->facts, r, SLOT_OUT) == buffer) return false;
+    }
+    return false;
+}
+
+static porta_status *finish(builder *b, plan *p) {
+    bool *fused = calloc((unsigned)b->count, sizeof *fused);
+    p->steps = calloc((unsigned)b->item_count + 1u, sizeof *p->steps);
+    if (!fused || !p->steps) {
+        free(fused);
+        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "schedule: no memory for the plan");
+    }
+    for (int i = 0; i < b->item_count; i++) {
+        const item *it = &b->items[i];
+        if (it->kind != ITEM_GROUP) continue;
+        int first = it->step.first + (it->step.kind == STEP_MATMUL_EPILOGUE);
+        for (int r = first; r < it->step.end; r++) fused[r] = true;
+    }
+    for (int i = 0; i < b->item_count; i++) {
+        item *it = &b->items[i];
+        plan_step *step = &p->steps[p->step_count];
+        if (it->kind == ITEM_GROUP) {
+            *step = it->step;
+            memset(&it->step, 0, sizeof it->step); /* the plan owns it now */
+        } else if (it->kind == ITEM_ALONE || constant_needed(b, it->record, fused)) {
+            step->kind = STEP_ALONE;
+            step->first = it->record;
+            step->end = it->record + 1;
+        } else {
+            continue; /* a constant only fused kernels read */
+        }
+        p->step_count++;
+    }
+    p->record_count = b->count;
+    p->kernel_count = p->step_count;
+    free(fused);
+    return NULL;
+}
+
+void plan_free(plan *p) {
+    if (!p) return;
+    for (int i = 0; i < p->step_count; i++) free_step(&p->steps[i]);
+    free(p->steps);
+    free(p);
+}
+
+porta_status *plan_build(const trace_record *records, int count, const trace_facts *facts,
+                         plan **out) {
+    builder b = {.records = records, .count = count, .facts = *facts};
+    plan *p = calloc(1, sizeof *p);
+    porta_status *status = NULL;
+    b.constants = calloc((size_t)b.facts.buffer_count + 1, sizeof *b.constants);
+    b.items = malloc((size_t)count * sizeof *b.items);
+    if (!p || !b.constants || !b.items) {
+        status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "schedule: no memory for %d records", count);
+        goto done;
+    }
+    PORTA_TRY_GOTO(status, group_records(&b), done);
+    PORTA_TRY_GOTO(status, prepare_kernels(&b), done);
+    PORTA_TRY_GOTO(status, finish(&b, p), done);
+done:
+    if (b.items)
+        for (int i = 0; i < b.item_count; i++)
+            if (b.items[i].kind == ITEM_GROUP) free_step(&b.items[i].step);
+    free(b.items);
+    free(b.constants);
+    if (status) {
+        plan_free(p);
+        return status;
+    }
+    *out = p;
+    return NULL;
+}
