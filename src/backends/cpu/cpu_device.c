@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/cpu/cpu_jit.h"
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/threadpool.h"
 #include "core/alloc.h"
@@ -67,6 +68,8 @@ static const porta_backend_ops cpu_ops = {
     .supports = cpu_supports,
     .execute = cpu_execute,
     .synchronize = cpu_synchronize,
+    .prepare_kernel = cpu_prepare_kernel,
+    .run_kernel = cpu_run_kernel,
 };
 
 static char cpu_name[128] = "CPU";

@@ -6,6 +6,7 @@
 
 #include "compiler/kernel_ir.h"
 #include "compiler/kernel_abi.h"
+#include "runtime/device.h"
 
 /* The entry points a rendered kernel exports (see kernel_abi.h):
  * main runs work items [begin, end) (elements, or rows with reductions);
@@ -20,14 +21,31 @@ typedef struct cpu_program {
     cpu_kernel_main main;
     cpu_kernel_tile tile; /* NULL unless the kernel has one */
     uint64_t hash;
+    /* What run_kernel needs to split the work: the domain's ranks and the
+     * values computed per element (a rough cost). */
+    int rank, outer_rank;
+    int cost;
 } cpu_program;
 
 /* The program for `kernel`: from memory, the disk cache, or compiled now.
  * Valid for the life of the process. Fails with PORTA_ERR_UNAVAILABLE when
- * no C compiler works (warned about once on stderr). */
+ * no C compiler works (warned about once on stderr), PORTA_ERR_UNSUPPORTED
+ * when the kernel cannot be rendered or its source does not compile (the
+ * compiler's output in the message). The compiler is $CC (words split at
+ * spaces, no shell) or "cc"; the disk cache lives in $PORTA_CACHE_DIR,
+ * else $XDG_CACHE_HOME/porta, else $HOME/.cache/porta, under kernels/. */
 porta_status *cpu_jit_program(const kir_kernel *kernel, const cpu_program **out);
 
 /* The math functions rendered kernels call (vectorized where libporta has them). */
 const kir_runtime *cpu_kir_runtime(void);
+
+/* For tests: forgets the programs loaded so far (they stay mapped and
+ * valid), so the next request goes to the disk cache. */
+void cpu_jit_forget_loaded(void);
+
+/* The device entries (runtime/device.h): program is a cpu_program. */
+porta_status *cpu_prepare_kernel(porta_device *device, const kir_kernel *kernel, void **program);
+porta_status *cpu_run_kernel(porta_device *device, void *program, const kir_args *args,
+                             int64_t work);
 
 #endif

@@ -1,0 +1,65 @@
+/* kir_hash: FNV-1a over the fields of a kernel that its source depends on,
+ * fed field by field (never whole structs, whose padding and unused slots
+ * hold anything), so equal kernels hash alike in every process. */
+#include <string.h>
+
+#include "compiler/kernel_ir.h"
+
+/* Bumped whenever the renderer's output for the same kernel changes shape
+ * in a way the fields below cannot see. */
+#define KIR_HASH_VERSION 1
+
+typedef struct hasher {
+    uint64_t h;
+} hasher;
+
+static void feed(hasher *s, uint64_t v) {
+    for (int i = 0; i < 8; i++) {
+        s->h ^= (v >> (8 * i)) & 0xff;
+        s->h *= 0x100000001b3ull;
+    }
+}
+
+static void feed_double(hasher *s, double v) {
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    feed(s, bits);
+}
+
+static int arg_count(const kir_value *v) {
+    switch (v->kind) {
+    case KIR_UNARY: case KIR_CAST: case KIR_REDUCE: return 1;
+    case KIR_BINARY: return 2;
+    case KIR_TERNARY: return 3;
+    default: return 0;
+    }
+}
+
+uint64_t kir_hash(const kir_kernel *kernel) {
+    hasher s = {0xcbf29ce484222325ull};
+    feed(&s, KIR_HASH_VERSION);
+    feed(&s, (uint64_t)kernel->rank);
+    feed(&s, (uint64_t)kernel->outer_rank);
+    feed(&s, (uint64_t)kernel->value_count);
+    for (int i = 0; i < kernel->value_count && i < KIR_MAX_VALUES; i++) {
+        const kir_value *v = &kernel->values[i];
+        feed(&s, (uint64_t)v->kind);
+        feed(&s, (uint64_t)v->dtype);
+        feed(&s, (uint64_t)v->space);
+        if (v->kind != KIR_LOAD && v->kind != KIR_CONST && v->kind != KIR_CAST)
+            feed(&s, (uint64_t)(int64_t)v->op);
+        for (int a = 0; a < arg_count(v); a++) feed(&s, (uint64_t)(int64_t)v->args[a]);
+        if (v->kind == KIR_LOAD) feed(&s, (uint64_t)(int64_t)v->access);
+        if (v->kind == KIR_CONST) feed_double(&s, v->constant);
+    }
+    feed(&s, (uint64_t)kernel->access_count);
+    for (int i = 0; i < kernel->access_count && i < KIR_MAX_ACCESSES; i++) {
+        const kir_access *a = &kernel->accesses[i];
+        feed(&s, (uint64_t)a->dtype);
+        feed(&s, (uint64_t)a->space);
+        feed(&s, (uint64_t)a->last);
+        feed(&s, (uint64_t)a->store);
+        if (a->store) feed(&s, (uint64_t)(int64_t)a->value);
+    }
+    return s.h;
+}
