@@ -79,7 +79,7 @@ static kir_space space_of(const kir_kernel *k, int n, const int *args) {
     bool outer = false;
     for (int i = 0; i < n; i++) {
         const kir_value *v = &k->values[args[i]];
-        if (v->kind == KIR_CONST) continue;
+        if (v->kind == KIR_CONST || v->kind == KIR_PARAM) continue;
         if (v->space == KIR_FULL) return KIR_FULL;
         outer = true;
     }
@@ -842,4 +842,63 @@ TEST(codegen_hash_covers_the_source_and_skips_unused_slots) {
     CHECK(sa && strstr(sa, "kir_tile") == NULL); /* rank 1: no tile entry */
     free(sa), free(sb);
     free(a), free(b), free(c);
+}
+
+/* Parameters (run-time scalars converted as an eager fill converts them),
+ * stored broadcast into FULL outputs, and OUTER loads feeding a reduction's
+ * epilogue: sum(x, 1) + float(b) * p. */
+TEST(codegen_params_and_outer_loads) {
+    cache_begin();
+    test_rng rng = test_rng_make(17);
+    int64_t dom[2] = {9, 70}, rows[1] = {9};
+    porta_tensor *t[8] = {0};
+    t[0] = test_random_tensor(&rng, PORTA_F32, 2, dom, -1, 1);
+    t[1] = test_random_tensor(&rng, PORTA_F16, 1, rows, -1, 1);
+    t[2] = test_empty(PORTA_F32, 1, rows);
+    t[3] = test_empty(PORTA_F16, 2, dom);
+    t[4] = test_empty(PORTA_I32, 2, dom);
+    t[5] = test_empty(PORTA_BOOL, 2, dom);
+    kir_kernel *k = kernel_new(2, 1);
+    int x = load(k, PORTA_F32, KIR_FULL, KIR_LAST_UNIT);
+    int b = load(k, PORTA_F16, KIR_OUTER, KIR_LAST_ANY);
+    int p = add_value(k, (kir_value){.kind = KIR_PARAM, .dtype = PORTA_F32, .param = 2});
+    int sum = REDUCE(k, PORTA_REDUCE_SUM, PORTA_F32, x);
+    int scaled = BINARY(k, PORTA_MUL, PORTA_F32, op(k, KIR_CAST, 0, PORTA_F32, b, 0, 0), p);
+    store(k, BINARY(k, PORTA_ADD, PORTA_F32, sum, scaled), KIR_OUTER, KIR_LAST_ANY);
+    int ph = add_value(k, (kir_value){.kind = KIR_PARAM, .dtype = PORTA_F16, .param = 0});
+    int pi = add_value(k, (kir_value){.kind = KIR_PARAM, .dtype = PORTA_I32, .param = 1});
+    int pb = add_value(k, (kir_value){.kind = KIR_PARAM, .dtype = PORTA_BOOL, .param = 5});
+    store(k, ph, KIR_FULL, KIR_LAST_UNIT);
+    store(k, pi, KIR_FULL, KIR_LAST_ANY);
+    store(k, pb, KIR_FULL, KIR_LAST_UNIT);
+    CHECK_OK(kir_check(k));
+    for (int round = 0; round < 2; round++) {
+        const cpu_program *prog = build(k);
+        if (!prog) break;
+        double pv = round ? -0.75 : 3.1;
+        kir_args args = {.sizes = {9, 70}, .params = {0.1 + round, -2.7 * (round + 1), pv, 0, 0,
+                                                       round ? 0.0 : NAN}};
+        for (int i = 0; i < 6; i++) bind(&args, i, t[i]);
+        run(prog, &args, 9);
+        porta_tensor *e[4] = {0}, *ps = scalar(PORTA_F32, pv);
+        int axis = 1;
+        CHECK_OK(porta_reduce(PORTA_REDUCE_SUM, t[0], &axis, 1, false, &e[0]));
+        CHECK_OK(porta_cast(t[1], PORTA_F32, &e[1]));
+        CHECK_OK(porta_binary(PORTA_MUL, e[1], ps, &e[2]));
+        CHECK_OK(porta_binary(PORTA_ADD, e[0], e[2], &e[3]));
+        close_values("sum(x, 1) + b * p", t[2], e[3], 1e-6, 1e-6);
+        porta_dtype fills[3] = {PORTA_F16, PORTA_I32, PORTA_BOOL};
+        double values[3] = {args.params[0], args.params[1], args.params[5]};
+        for (int i = 0; i < 3; i++) {
+            porta_tensor *want = NULL;
+            CHECK_OK(porta_tensor_full(test_cpu(), fills[i], 2, dom, values[i], &want));
+            same_values("a parameter stored", t[3 + i], want);
+            porta_tensor_release(want);
+        }
+        release_all(e, 4);
+        porta_tensor_release(ps);
+    }
+    free(k);
+    release_all(t, 8);
+    cache_end();
 }

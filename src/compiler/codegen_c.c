@@ -59,7 +59,7 @@ static void analyse(render *r) {
         }
         switch (v->kind) {
         case KIR_LOAD: r->scalar[id] = v->space == KIR_OUTER; break;
-        case KIR_CONST: r->scalar[id] = true; break;
+        case KIR_CONST: case KIR_PARAM: r->scalar[id] = true; break;
         case KIR_REDUCE: r->scalar[id] = true; level++; break;
         default: r->scalar[id] = v->space == KIR_OUTER || all_scalar; break;
         }
@@ -97,6 +97,15 @@ static void emit_scalar(render *r, int id) {
         P("    o%d = ", id);
         kir_c_constant(r->t, v);
         P(";\n");
+        return;
+    }
+    if (v->kind == KIR_PARAM) { /* converted as an eager fill converts its value */
+        P("    o%d = ", id);
+        kir_c_param(r->t, v);
+        P(";\n");
+        char target[32];
+        snprintf(target, sizeof target, "&o%d", id);
+        round_half(r, d, target, "1");
         return;
     }
     if (v->kind == KIR_LOAD) { /* an OUTER load: q<access> points at the row's element */

@@ -28,7 +28,7 @@ static bool reduce_supported(const kir_value *v, porta_dtype in) {
 bool kir_c_supports(const kir_value *v, porta_dtype arg_dtype) {
     if (!v || !dtype_ok(v->dtype)) return false;
     switch (v->kind) {
-    case KIR_LOAD: case KIR_CONST: return true;
+    case KIR_LOAD: case KIR_CONST: case KIR_PARAM: return true;
     case KIR_REDUCE: return reduce_supported(v, arg_dtype);
     case KIR_UNARY:
         if (kir_c_array_function(v)) return arg_dtype == v->dtype;
@@ -58,7 +58,7 @@ static bool args_match_contract(const kir_kernel *k, const kir_value *v) {
 
 static porta_status *check_value(const kir_kernel *k, int id, bool reducing) {
     const kir_value *v = &k->values[id];
-    if ((unsigned)v->kind > KIR_REDUCE)
+    if ((unsigned)v->kind > KIR_PARAM)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "kernel value %d: unknown kind %d", id,
                            (int)v->kind);
     if (!dtype_ok(v->dtype))
@@ -78,7 +78,7 @@ static porta_status *check_value(const kir_kernel *k, int id, bool reducing) {
                                "0..%d (defined before it)",
                                id, a, arg, id - 1);
         const kir_value *av = &k->values[arg];
-        bool arg_outer = av->space == KIR_OUTER || av->kind == KIR_CONST;
+        bool arg_outer = av->space == KIR_OUTER || av->kind == KIR_CONST || av->kind == KIR_PARAM;
         if (v->kind == KIR_REDUCE) {
             if (av->space != KIR_FULL)
                 return porta_error(PORTA_ERR_INVALID_ARGUMENT,
@@ -107,6 +107,11 @@ static porta_status *check_value(const kir_kernel *k, int id, bool reducing) {
         return NULL;
     }
     case KIR_CONST: return NULL;
+    case KIR_PARAM:
+        if (v->param < 0 || v->param >= KIR_MAX_PARAMS)
+            return porta_error(PORTA_ERR_INVALID_ARGUMENT, "kernel value %d: param %d; expected 0..%d",
+                               id, v->param, KIR_MAX_PARAMS - 1);
+        return NULL;
     case KIR_REDUCE:
         if (v->space != KIR_OUTER)
             return porta_error(PORTA_ERR_INVALID_ARGUMENT,
@@ -145,7 +150,8 @@ static porta_status *check_access(const kir_kernel *k, int i, bool reducing) {
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "kernel access %d of dtype %d stores value %d of dtype %d", i,
                            (int)a->dtype, a->value, (int)v->dtype);
-    if (a->space == KIR_OUTER && v->space != KIR_OUTER && v->kind != KIR_CONST)
+    if (a->space == KIR_OUTER && v->space != KIR_OUTER && v->kind != KIR_CONST &&
+        v->kind != KIR_PARAM)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "kernel access %d: an OUTER store of FULL value %d", i, a->value);
     if (a->space == KIR_FULL && a->last == KIR_LAST_ZERO)

@@ -40,6 +40,10 @@ bool kir_c_expression(kir_text *text, const kir_value *value, porta_dtype arg_dt
  * converted as an eager fill converts it. */
 void kir_c_constant(kir_text *text, const kir_value *value);
 
+/* A KIR_PARAM value: args->params[param] converted to its compute type as
+ * an eager fill converts (float16/bfloat16 are rounded after). */
+void kir_c_param(kir_text *text, const kir_value *value);
+
 /* The helpers the expressions call (kir_max_f, kir_floor_divide_f, ...). */
 extern const char kir_c_helpers[];
 

@@ -368,6 +368,16 @@ void kir_c_constant(kir_text *t, const kir_value *v) {
         kir_text_printf(t, "(%s)%lldLL", kir_c_compute_type(v->dtype), (long long)i);
 }
 
+void kir_c_param(kir_text *t, const kir_value *v) {
+    const char *T = kir_c_compute_type(v->dtype);
+    if (v->dtype == PORTA_BOOL)
+        kir_text_printf(t, "(uint8_t)(args->params[%d] != 0)", v->param);
+    else if (is_int(v->dtype))
+        kir_text_printf(t, "(%s)kir_double_to_i64(args->params[%d])", T, v->param);
+    else
+        kir_text_printf(t, "(%s)args->params[%d]", T, v->param);
+}
+
 /* Helpers per float compute type (T, libm suffix F). Floor division and
  * remainder follow the eager kernels' rules (Python's, signed zeros kept);
  * the fold steps keep a NaN once it appears. */

@@ -46,11 +46,13 @@ uint64_t kir_hash(const kir_kernel *kernel) {
         feed(&s, (uint64_t)v->kind);
         feed(&s, (uint64_t)v->dtype);
         feed(&s, (uint64_t)v->space);
-        if (v->kind != KIR_LOAD && v->kind != KIR_CONST && v->kind != KIR_CAST)
+        if (v->kind != KIR_LOAD && v->kind != KIR_CONST && v->kind != KIR_CAST &&
+            v->kind != KIR_PARAM)
             feed(&s, (uint64_t)(int64_t)v->op);
         for (int a = 0; a < arg_count(v); a++) feed(&s, (uint64_t)(int64_t)v->args[a]);
         if (v->kind == KIR_LOAD) feed(&s, (uint64_t)(int64_t)v->access);
         if (v->kind == KIR_CONST) feed_double(&s, v->constant);
+        if (v->kind == KIR_PARAM) feed(&s, (uint64_t)(int64_t)v->param);
     }
     feed(&s, (uint64_t)kernel->access_count);
     for (int i = 0; i < kernel->access_count && i < KIR_MAX_ACCESSES; i++) {
