@@ -234,7 +234,8 @@ static bool add_record(group *g, const trace_record *records, int r, const trace
         }
         value.kind = KIR_REDUCE;
         value.space = KIR_OUTER;
-        if ((value.args[0] = resolve_input(g, records, r, 0, facts, constants, KIR_FULL)) < 0)
+        if ((value.args[0] = resolve_input(g, records, r, 0, facts, constants, KIR_FULL)) < 0 ||
+            g->kernel.values[value.args[0]].space != KIR_FULL) /* a reduction of a broadcast */
             return false;
     } else {
         switch (prim->kind) {

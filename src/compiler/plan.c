@@ -80,19 +80,30 @@ static porta_status *group_records(builder *b) {
     return close_group(b);
 }
 
+static int stores(const kir_kernel *kernel) {
+    int n = 0;
+    for (int a = 0; a < kernel->access_count; a++) n += kernel->accesses[a].store;
+    return n;
+}
+
 /* Prepares every group's kernel; a kernel the device cannot build (no
- * compiler, an op its renderer lacks) makes the group's records run alone. */
+ * compiler, an op its renderer lacks) makes the group's records run alone,
+ * and so does a matrix multiply whose epilogue stores nothing. */
 static porta_status *prepare_kernels(builder *b) {
     for (int i = 0; i < b->item_count; i++) {
         item *it = &b->items[i];
         if (it->kind != ITEM_GROUP) continue;
-        porta_device *device = b->records[it->step.first].out.buffer->device;
-        porta_status *status =
-            device->ops->prepare_kernel(device, it->step.kernel, &it->step.program);
-        if (!status) continue;
-        porta_code code = porta_status_code(status);
-        if (code != PORTA_ERR_UNAVAILABLE && code != PORTA_ERR_UNSUPPORTED) return status;
-        porta_status_free(status);
+        if (stores(it->step.kernel)) {
+            porta_device *device = b->records[it->step.first].out.buffer->device;
+            porta_status *status =
+                device->ops->prepare_kernel(device, it->step.kernel, &it->step.program);
+            if (!status) continue;
+            porta_code code = porta_status_code(status);
+            if (code != PORTA_ERR_UNAVAILABLE && code != PORTA_ERR_UNSUPPORTED) return status;
+            porta_status_free(status);
+        } else if (it->step.kind == STEP_FUSED) {
+            continue; /* dead: finish() drops it */
+        }
         /* Demote in place: the group's records, alone and in order. */
         plan_step step = it->step;
         int extra = 0;
@@ -139,7 +150,9 @@ static porta_status *finish(builder *b, plan *p) {
     for (int i = 0; i < b->item_count; i++) {
         item *it = &b->items[i];
         plan_step *step = &p->steps[p->step_count];
-        if (it->kind == ITEM_GROUP) {
+        if (it->kind == ITEM_GROUP && it->step.kind == STEP_FUSED && !stores(it->step.kernel)) {
+            continue; /* every value it computes is dead */
+        } else if (it->kind == ITEM_GROUP) {
             *step = it->step;
             memset(&it->step, 0, sizeof it->step); /* the plan owns it now */
         } else if (it->kind == ITEM_ALONE || constant_needed(b, it->record, fused)) {

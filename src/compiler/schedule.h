@@ -43,8 +43,7 @@ static inline int facts_buffer(const trace_facts *facts, int record, int slot) {
 typedef enum step_kind {
     STEP_ALONE = 0,         /* one record through the device's execute */
     STEP_FUSED,             /* records [first, end) as one kernel */
-    STEP_MATMUL_EPILOGUE,   /* record `first` is a MATMUL, the rest its epilogue */
-    STEP_SKIP               /* a constant nothing outside fused kernels reads */
+    STEP_MATMUL_EPILOGUE    /* record `first` is a MATMUL, the rest its epilogue */
 } step_kind;
 
 /* Where an access of a kernel finds its tensor: a record's input or out. */
