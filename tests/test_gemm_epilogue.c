@@ -4,14 +4,20 @@
  * then applies y = relu(c) + bias[column] in place, as a fused kernel
  * would. Shapes cover the unpacked path (small and k == 0), the packed
  * path with several depth steps, column panels and row blocks, tile edges,
- * transposed and strided C, and one and two threads. */
+ * transposed and strided C, and one and two threads. Then the CPU
+ * device's run_matmul_epilogue with a hand-written tile entry in place of
+ * a compiled kernel, against eager matmul. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/cpu/cpu_jit.h"
 #include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/gemm/gemm_kernel.h"
 #include "backends/cpu/threadpool.h"
+#include "core/tensor.h"
+#include "graph/prim.h"
+#include "runtime/device.h"
 #include "test.h"
 
 typedef enum layout { ROW_MAJOR, COL_MAJOR, STRIDED, LAYOUT_COUNT } layout;
@@ -220,4 +226,117 @@ TEST(test_gemm_epilogue_null_is_plain_sgemm) {
     free(b.data);
     free(c1.data);
     free(c2.data);
+}
+
+/* ---- the CPU device's run_matmul_epilogue, with a hand-written tile ---- */
+
+/* A stand-in for a compiled kernel: access 0 is out (loaded and stored),
+ * access 1 a bias broadcast over rows; y = relu(out) + bias. */
+static void relu_bias_tile(const kir_args *args, const kir_runtime *rt, int64_t row0,
+                           int64_t rows, int64_t col0, int64_t cols) {
+    float *out = args->data[0];
+    const float *bias = args->data[1];
+    for (int64_t i = row0; i < row0 + rows; i++)
+        for (int64_t j = col0; j < col0 + cols; j++) {
+            float *y = out + i * args->strides[0][0] + j * args->strides[0][1];
+            *y = (*y > 0.0f ? *y : 0.0f) + bias[i * args->strides[1][0] + j * args->strides[1][1]];
+        }
+}
+
+/* out = relu(a @ b) + bias through run_matmul_epilogue, against eager
+ * matmul then the same arithmetic; `transpose_a` makes a a column-major view. */
+static void check_fused(int64_t m, int64_t n, int64_t k, bool transpose_a, int threads) {
+    test_rng rng = test_rng_make((uint64_t)(m * 131 + n * 7 + k));
+    cpu_set_thread_count(threads);
+    int64_t a_sizes[2] = {transpose_a ? k : m, transpose_a ? m : k}, b_sizes[2] = {k, n};
+    int64_t out_sizes[2] = {m, n};
+    porta_tensor *a_storage = test_random_tensor(&rng, PORTA_F32, 2, a_sizes, -1.0, 1.0);
+    porta_tensor *b = test_random_tensor(&rng, PORTA_F32, 2, b_sizes, -1.0, 1.0);
+    porta_tensor *bias = test_random_tensor(&rng, PORTA_F32, 1, &n, -0.5, 0.5);
+    porta_tensor *out = test_empty(PORTA_F32, 2, out_sizes);
+    porta_tensor *a = a_storage;
+    int64_t view_sizes[2] = {m, k}, view_strides[2] = {1, m}; /* a^T's storage, read as a */
+    if (transpose_a) a = test_view_on(a_storage, 2, view_sizes, view_strides, 0);
+    porta_tensor *want = NULL;
+    if (a && b && bias && out) {
+        CHECK_OK(porta_matmul(a, b, &want));
+        porta_prim prim = {.kind = PRIM_MATMUL};
+        cpu_program program = {.tile = relu_bias_tile};
+        kir_args args = {.sizes = {m, n}};
+        args.data[0] = porta_tensor_data(out);
+        args.strides[0][0] = out->strides[0];
+        args.strides[0][1] = out->strides[1];
+        args.data[1] = porta_tensor_data(bias);
+        args.strides[1][0] = 0;
+        args.strides[1][1] = bias->strides[0];
+        const porta_tensor *inputs[2] = {a, b};
+        porta_device *cpu = test_cpu();
+        CHECK(cpu->ops->run_matmul_epilogue != NULL);
+        if (cpu->ops->run_matmul_epilogue)
+            CHECK_OK(cpu->ops->run_matmul_epilogue(cpu, &prim, inputs, 2, out, &program, &args));
+        const float *got = (const float *)porta_tensor_data(out);
+        const float *plain = (const float *)porta_tensor_data(want);
+        const float *bv = (const float *)porta_tensor_data(bias);
+        int failures = 0;
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                float p = plain[i * n + j];
+                float expect = (p > 0.0f ? p : 0.0f) + bv[j];
+                if (got[i * n + j] != expect && failures++ < 3)
+                    test_fail(__FILE__, __LINE__, "%lldx%lldx%lld: y[%lld,%lld] = %.9g, want %.9g",
+                              (long long)m, (long long)n, (long long)k, (long long)i,
+                              (long long)j, (double)got[i * n + j], (double)expect);
+            }
+    }
+    porta_tensor_release(want);
+    if (a != a_storage) porta_tensor_release(a);
+    porta_tensor_release(a_storage);
+    porta_tensor_release(b);
+    porta_tensor_release(bias);
+    porta_tensor_release(out);
+    cpu_set_thread_count(0);
+}
+
+TEST(test_cpu_matmul_epilogue_matches_unfused) {
+    static const int64_t cases[][3] = {{1, 1, 1},   {5, 7, 3},     {7, 5, 0},
+                                       {100, 60, 300}, {257, 130, 70}, {3, 1000, 40}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int threads = 1; threads <= 2; threads++)
+            check_fused(cases[c][0], cases[c][1], cases[c][2], c % 2 == 1, threads);
+}
+
+/* What it does not fuse it refuses before computing anything, so the
+ * caller can run the pair unfused. */
+TEST(test_cpu_matmul_epilogue_refuses_what_it_cannot_fuse) {
+    test_rng rng = test_rng_make(11);
+    porta_device *cpu = test_cpu();
+    CHECK(cpu->ops->run_matmul_epilogue != NULL);
+    if (!cpu->ops->run_matmul_epilogue) return;
+    porta_prim prim = {.kind = PRIM_MATMUL};
+    cpu_program with_tile = {.tile = relu_bias_tile}, without_tile = {0};
+    kir_args args = {0};
+    int64_t batched_a[3] = {2, 3, 4}, batched_b[3] = {2, 4, 5}, batched_out[3] = {2, 3, 5};
+    int64_t a_sizes[2] = {3, 4}, b_sizes[2] = {4, 5}, out_sizes[2] = {3, 5};
+    porta_tensor *a3 = test_random_tensor(&rng, PORTA_F32, 3, batched_a, -1.0, 1.0);
+    porta_tensor *b3 = test_random_tensor(&rng, PORTA_F32, 3, batched_b, -1.0, 1.0);
+    porta_tensor *out3 = test_random_tensor(&rng, PORTA_F32, 3, batched_out, -1.0, 1.0);
+    porta_tensor *a64 = test_random_tensor(&rng, PORTA_F64, 2, a_sizes, -1.0, 1.0);
+    porta_tensor *b64 = test_random_tensor(&rng, PORTA_F64, 2, b_sizes, -1.0, 1.0);
+    porta_tensor *out64 = test_random_tensor(&rng, PORTA_F64, 2, out_sizes, -1.0, 1.0);
+    porta_tensor *a = test_random_tensor(&rng, PORTA_F32, 2, a_sizes, -1.0, 1.0);
+    porta_tensor *b = test_random_tensor(&rng, PORTA_F32, 2, b_sizes, -1.0, 1.0);
+    porta_tensor *out = test_random_tensor(&rng, PORTA_F32, 2, out_sizes, -1.0, 1.0);
+    if (a3 && b3 && out3 && a64 && b64 && out64 && a && b && out) {
+        float before = *(const float *)porta_tensor_data(out);
+        const porta_tensor *batched[2] = {a3, b3}, *doubles[2] = {a64, b64}, *floats[2] = {a, b};
+        CHECK_ERR(cpu->ops->run_matmul_epilogue(cpu, &prim, batched, 2, out3, &with_tile, &args),
+                  PORTA_ERR_UNSUPPORTED, "rank 3");
+        CHECK_ERR(cpu->ops->run_matmul_epilogue(cpu, &prim, doubles, 2, out64, &with_tile, &args),
+                  PORTA_ERR_UNSUPPORTED, "float64");
+        CHECK_ERR(cpu->ops->run_matmul_epilogue(cpu, &prim, floats, 2, out, &without_tile, &args),
+                  PORTA_ERR_UNSUPPORTED, "tile");
+        CHECK(*(const float *)porta_tensor_data(out) == before);
+    }
+    porta_tensor *all[] = {a3, b3, out3, a64, b64, out64, a, b, out};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) porta_tensor_release(all[i]);
 }

@@ -6,6 +6,7 @@
 
 #include "backends/cpu/cpu_jit.h"
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/cpu_matmul_epilogue.h"
 #include "backends/cpu/threadpool.h"
 #include "core/alloc.h"
 #include "core/status.h"
@@ -70,6 +71,7 @@ static const porta_backend_ops cpu_ops = {
     .synchronize = cpu_synchronize,
     .prepare_kernel = cpu_prepare_kernel,
     .run_kernel = cpu_run_kernel,
+    .run_matmul_epilogue = cpu_run_matmul_epilogue,
 };
 
 static char cpu_name[128] = "CPU";
