@@ -58,6 +58,7 @@ bench: build
 	cmake --build $(BUILD) -j $(JOBS) --target benches
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BUILD)/bench_sgemm
 	$(BUILD)/bench_elementwise
+	$(BUILD)/bench_fusion
 	.venv/bin/python bench/bench_torch.py
 
 clean:

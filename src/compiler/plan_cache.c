@@ -12,6 +12,7 @@
 #include "runtime/device.h"
 
 #define PLAN_CACHE_ENTRIES 512
+#define PLAN_CACHE_KEY_BYTES (64u << 20) /* keys of long traces are large */
 
 typedef struct writer {
     unsigned char *bytes;
@@ -109,6 +110,7 @@ typedef struct cache_entry {
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static cache_entry entries[PLAN_CACHE_ENTRIES]; /* most recent first */
 static int entry_count;
+static size_t key_bytes;
 
 plan *plan_cache_find(const trace_key *key) {
     pthread_mutex_lock(&cache_lock);
@@ -130,11 +132,14 @@ plan *plan_cache_find(const trace_key *key) {
 
 void plan_cache_insert(trace_key *key, plan *p) {
     pthread_mutex_lock(&cache_lock);
-    if (entry_count == PLAN_CACHE_ENTRIES) {
+    while (entry_count &&
+           (entry_count == PLAN_CACHE_ENTRIES || key_bytes + key->size > PLAN_CACHE_KEY_BYTES)) {
         cache_entry *oldest = &entries[--entry_count];
+        key_bytes -= oldest->key.size;
         trace_key_free(&oldest->key);
         plan_free(oldest->plan);
     }
+    key_bytes += key->size;
     memmove(&entries[1], &entries[0], (size_t)entry_count * sizeof *entries);
     entries[0] = (cache_entry){.key = *key, .plan = p, .record_count = p->record_count};
     entry_count++;
