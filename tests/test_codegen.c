@@ -307,25 +307,27 @@ TEST(codegen_reduction_with_prologue_and_epilogue) {
 }
 
 /* Three passes: the row max, the sum of exp(x - max), the stores; a row
- * holding NaN comes out NaN, as eagerly. */
-TEST(codegen_softmax_three_passes) {
-    cache_begin();
+ * holding NaN comes out NaN, as eagerly. Short rows keep exp(x - max) from
+ * the second pass for the third; long ones (past the row cache) recompute
+ * it. */
+static void check_softmax(int64_t rows, int64_t cols) {
     test_rng rng = test_rng_make(13);
-    int64_t dom[2] = {50, 333};
+    int64_t dom[2] = {rows, cols};
     porta_tensor *x = test_random_tensor(&rng, PORTA_F32, 2, dom, -20, 20);
     porta_tensor *out = test_empty(PORTA_F32, 2, dom);
-    if (x) ((float *)(void *)porta_tensor_data(x))[3 * 333 + 17] = NAN;
+    if (x) ((float *)(void *)porta_tensor_data(x))[1 * cols + 17] = NAN;
     kir_kernel *k = kernel_new(2, 1);
     int v = load(k, PORTA_F32, KIR_FULL, KIR_LAST_UNIT);
     int max = REDUCE(k, PORTA_REDUCE_MAX, PORTA_F32, v);
-    int e = UNARY(k, PORTA_EXP, PORTA_F32, BINARY(k, PORTA_SUB, PORTA_F32, v, max));
+    int diff = BINARY(k, PORTA_SUB, PORTA_F32, v, max);
+    int e = UNARY(k, PORTA_EXP, PORTA_F32, diff);
     int sum = REDUCE(k, PORTA_REDUCE_SUM, PORTA_F32, e);
     store(k, BINARY(k, PORTA_DIV, PORTA_F32, e, sum), KIR_FULL, KIR_LAST_UNIT);
     const cpu_program *p = build(k);
     if (p && x && out) {
-        kir_args args = {.sizes = {50, 333}};
+        kir_args args = {.sizes = {rows, cols}};
         bind(&args, 0, x), bind(&args, 1, out);
-        run(p, &args, 50);
+        run(p, &args, rows);
         porta_tensor *r[5] = {0};
         int axis = 1;
         CHECK_OK(porta_reduce(PORTA_REDUCE_MAX, x, &axis, 1, true, &r[0]));
@@ -335,13 +337,68 @@ TEST(codegen_softmax_three_passes) {
         CHECK_OK(porta_binary(PORTA_DIV, r[2], r[3], &r[4]));
         close_values("softmax", out, r[4], 2e-6, 0);
         double *g = test_to_doubles(out);
-        CHECK(g && isnan(g[3 * 333]) && !isnan(g[2 * 333]));
+        CHECK(g && isnan(g[1 * cols]) && !isnan(g[0]));
         free(g);
         release_all(r, 5);
     }
     free(k);
     porta_tensor_release(x);
     porta_tensor_release(out);
+}
+
+TEST(codegen_softmax_three_passes) {
+    cache_begin();
+    check_softmax(50, 333);
+    check_softmax(3, 20000);
+    cache_end();
+}
+
+/* Layer norm without affine: the mean, then the variance of x - mean (kept
+ * for the store pass), then (x - mean) * rsqrt(var / n + eps); and
+ * exp(mean) per row, a vector-math call on a scalar. */
+TEST(codegen_layer_norm_passes_and_scalar_math) {
+    cache_begin();
+    test_rng rng = test_rng_make(18);
+    int64_t dom[2] = {40, 77}, rows[1] = {40};
+    porta_tensor *t[4] = {0};
+    t[0] = test_random_tensor(&rng, PORTA_F32, 2, dom, -3, 3);
+    t[1] = test_empty(PORTA_F32, 2, dom);
+    t[2] = test_empty(PORTA_F32, 1, rows);
+    kir_kernel *k = kernel_new(2, 1);
+    int x = load(k, PORTA_F32, KIR_FULL, KIR_LAST_UNIT);
+    int n = constant(k, PORTA_F32, 77);
+    int mean = BINARY(k, PORTA_DIV, PORTA_F32, REDUCE(k, PORTA_REDUCE_SUM, PORTA_F32, x), n);
+    int d = BINARY(k, PORTA_SUB, PORTA_F32, x, mean);
+    int sq = BINARY(k, PORTA_MUL, PORTA_F32, d, d);
+    int var = BINARY(k, PORTA_DIV, PORTA_F32, REDUCE(k, PORTA_REDUCE_SUM, PORTA_F32, sq), n);
+    int eps = constant(k, PORTA_F32, 1e-5);
+    int rstd = UNARY(k, PORTA_RSQRT, PORTA_F32, BINARY(k, PORTA_ADD, PORTA_F32, var, eps));
+    store(k, BINARY(k, PORTA_MUL, PORTA_F32, d, rstd), KIR_FULL, KIR_LAST_UNIT);
+    store(k, UNARY(k, PORTA_EXP, PORTA_F32, mean), KIR_OUTER, KIR_LAST_ANY);
+    const cpu_program *p = build(k);
+    if (p) {
+        kir_args args = {.sizes = {40, 77}};
+        bind(&args, 0, t[0]), bind(&args, 1, t[1]), bind(&args, 2, t[2]);
+        run(p, &args, 40);
+        porta_tensor *e[10] = {0}, *cn = scalar(PORTA_F32, 77), *ce = scalar(PORTA_F32, 1e-5);
+        int axis = 1;
+        CHECK_OK(porta_reduce(PORTA_REDUCE_SUM, t[0], &axis, 1, true, &e[0]));
+        CHECK_OK(porta_binary(PORTA_DIV, e[0], cn, &e[1]));
+        CHECK_OK(porta_binary(PORTA_SUB, t[0], e[1], &e[2]));
+        CHECK_OK(porta_binary(PORTA_MUL, e[2], e[2], &e[3]));
+        CHECK_OK(porta_reduce(PORTA_REDUCE_SUM, e[3], &axis, 1, true, &e[4]));
+        CHECK_OK(porta_binary(PORTA_DIV, e[4], cn, &e[5]));
+        CHECK_OK(porta_binary(PORTA_ADD, e[5], ce, &e[6]));
+        CHECK_OK(porta_unary(PORTA_RSQRT, e[6], &e[7]));
+        CHECK_OK(porta_binary(PORTA_MUL, e[2], e[7], &e[8]));
+        CHECK_OK(porta_unary(PORTA_EXP, e[1], &e[9]));
+        close_values("layer norm", t[1], e[8], 1e-5, 1e-5);
+        close_values("exp(mean)", t[2], e[9], 1e-5, 0);
+        release_all(e, 10);
+        porta_tensor_release(cn), porta_tensor_release(ce);
+    }
+    free(k);
+    release_all(t, 4);
     cache_end();
 }
 

@@ -8,7 +8,9 @@
  * Without reductions, kir_main walks a flat range of elements as spans of
  * rows of the last dim (kir_span). With them, kir_row runs per outer index
  * one pass over the reduced dims per reduction level; a pass computes only
- * the values its reductions and stores need. Float sums and products fold
+ * the values its reductions and stores need. Rows of up to ROW_CACHE_ELEMS
+ * elements keep values a later pass needs again in a scratch row (softmax's
+ * exp is computed once, not twice); longer rows recompute them. Float sums and products fold
  * into 16 lanes and every 1024 elements into a double, as the eager
  * reductions do, so accuracy does not decay with length; max/min keep the
  * eager NaN rule (a NaN wins). */
@@ -27,8 +29,20 @@ typedef struct render {
     int block; /* KIR_B */
     bool scalar[KIR_MAX_VALUES];  /* one value per span (no reductions) or row */
     int level[KIR_MAX_VALUES];    /* reductions needed before the value exists */
-    bool needed[KIR_MAX_VALUES];  /* scratch: array values a pass computes */
+    /* The pass being rendered: the array values it computes, and (caching)
+     * those it reads back from the row cache instead. */
+    bool needed[KIR_MAX_VALUES], from_cache[KIR_MAX_VALUES];
+    /* Caching rows: array values a later pass needs again are kept for the
+     * whole row in a scratch buffer (cache[]) when the row is short,
+     * instead of being recomputed; first_pass[] is where each is computed. */
+    bool caching;
+    bool cache[KIR_MAX_VALUES];
+    int first_pass[KIR_MAX_VALUES];
 } render;
+
+/* Rows of at most this many reduced elements keep values needed by later
+ * passes (an exp in softmax) instead of recomputing them; 8 bytes each. */
+#define ROW_CACHE_ELEMS 16384
 
 #define P(...) kir_text_printf(r->t, __VA_ARGS__)
 
@@ -173,7 +187,15 @@ static void emit_array_load(render *r, int id) {
 static void emit_array(render *r, int id) {
     const kir_value *v = &r->k->values[id];
     porta_dtype d = v->dtype;
-    P("        %s v%d[KIR_B];\n", kir_c_compute_type(d), id);
+    const char *T = kir_c_compute_type(d);
+    if (r->caching && r->from_cache[id]) {
+        P("        const %s *v%d = c%d + pos;\n", T, id, id);
+        return;
+    }
+    if (r->caching && r->cache[id])
+        P("        %s *v%d = c%d + pos;\n", T, id, id);
+    else
+        P("        %s v%d[KIR_B];\n", T, id);
     if (v->kind == KIR_LOAD) {
         emit_array_load(r, id);
         return;
@@ -391,12 +413,18 @@ static void emit_flush(render *r, int pass) {
     }
 }
 
-/* Marks the array values pass `pass` computes. */
-static void mark_needed(render *r, int id) {
-    if (r->scalar[id] || r->needed[id]) return;
-    r->needed[id] = true;
+/* Marks the array values pass `pass` computes; while caching, a value an
+ * earlier pass computed (other than a load) is read back instead. */
+static void mark_needed(render *r, int pass, int id) {
+    if (r->scalar[id] || r->needed[id] || r->from_cache[id]) return;
     const kir_value *v = &r->k->values[id];
-    for (int a = 0; a < arg_count(v); a++) mark_needed(r, v->args[a]);
+    if (r->caching && r->first_pass[id] >= 0 && r->first_pass[id] < pass &&
+        v->kind != KIR_LOAD) {
+        r->from_cache[id] = r->cache[id] = true;
+        return;
+    }
+    r->needed[id] = true;
+    for (int a = 0; a < arg_count(v); a++) mark_needed(r, pass, v->args[a]);
 }
 
 static int store_pass(const render *r, int access, int reduce_passes) {
@@ -404,28 +432,39 @@ static int store_pass(const render *r, int access, int reduce_passes) {
     return level < reduce_passes ? level : reduce_passes;
 }
 
-static void render_pass(render *r, int pass, int reduce_passes) {
+/* Fills needed/from_cache for `pass` (and, while caching, cache[] and
+ * first_pass[]); `used` gets the FULL accesses the pass touches. Returns
+ * whether the pass folds any reduction. */
+static bool plan_pass(render *r, int pass, int reduce_passes, bool *used) {
     const kir_kernel *k = r->k;
-    int rank = k->rank, outer = k->outer_rank, na = k->access_count;
     memset(r->needed, 0, sizeof r->needed);
-    bool used[KIR_MAX_ACCESSES] = {false};
+    memset(r->from_cache, 0, sizeof r->from_cache);
     bool any_reduce = false;
     for (int id = 0; id < k->value_count; id++) {
         const kir_value *v = &k->values[id];
         if (v->kind == KIR_REDUCE && r->level[v->args[0]] == pass) {
-            mark_needed(r, v->args[0]);
+            mark_needed(r, pass, v->args[0]);
             any_reduce = true;
         }
     }
-    for (int a = 0; a < na; a++) {
+    for (int a = 0; a < k->access_count; a++) {
         const kir_access *acc = &k->accesses[a];
-        if (acc->store && acc->space == KIR_FULL && store_pass(r, a, reduce_passes) == pass) {
-            mark_needed(r, acc->value);
-            used[a] = true;
-        }
+        used[a] = acc->store && acc->space == KIR_FULL && store_pass(r, a, reduce_passes) == pass;
+        if (used[a]) mark_needed(r, pass, acc->value);
     }
-    for (int id = 0; id < k->value_count; id++)
-        if (r->needed[id] && k->values[id].kind == KIR_LOAD) used[k->values[id].access] = true;
+    for (int id = 0; id < k->value_count; id++) {
+        if (!r->needed[id]) continue;
+        if (k->values[id].kind == KIR_LOAD) used[k->values[id].access] = true;
+        if (r->first_pass[id] < 0) r->first_pass[id] = pass;
+    }
+    return any_reduce;
+}
+
+static void render_pass(render *r, int pass, int reduce_passes) {
+    const kir_kernel *k = r->k;
+    int rank = k->rank, outer = k->outer_rank, na = k->access_count;
+    bool used[KIR_MAX_ACCESSES];
+    bool any_reduce = plan_pass(r, pass, reduce_passes, used);
 
     P("    /* pass %d */\n    {\n", pass);
     for (int id = 0; id < k->value_count; id++) {
@@ -447,8 +486,9 @@ static void render_pass(render *r, int pass, int reduce_passes) {
     emit_decompose(r, "rr", "b", outer, rank - 2);
     emit_pointers(r, "b", used);
     emit_block_loop_open(r, "inner", "0");
+    if (r->caching) P("        const int64_t pos = rr * inner + j;\n");
     for (int id = 0; id < k->value_count; id++)
-        if (r->needed[id]) emit_array(r, id);
+        if (r->needed[id] || r->from_cache[id]) emit_array(r, id);
     for (int id = 0; id < k->value_count; id++) {
         const kir_value *v = &k->values[id];
         if (v->kind != KIR_REDUCE || r->level[v->args[0]] != pass) continue;
@@ -489,23 +529,26 @@ static void render_pass(render *r, int pass, int reduce_passes) {
             emit_scalar(r, id);
 }
 
-static void render_reduction(render *r) {
+/* One row function: kir_row recomputes what later passes need again;
+ * kir_row_cached keeps it in `scratch` (ROW_CACHE_ELEMS per value). */
+static void render_row(render *r, int reduce_passes, bool store_after) {
     const kir_kernel *k = r->k;
     int na = k->access_count, outer = k->outer_rank;
-    int reduce_passes = 0;
-    bool store_after = false;
-    for (int id = 0; id < k->value_count; id++)
-        if (k->values[id].kind == KIR_REDUCE && r->level[id] > reduce_passes)
-            reduce_passes = r->level[id];
-    for (int a = 0; a < na; a++)
-        if (k->accesses[a].store && k->accesses[a].space == KIR_FULL &&
-            store_pass(r, a, reduce_passes) == reduce_passes)
-            store_after = true;
-
-    P("static void kir_row(const kir_args *args, const kir_runtime *rt, int64_t row) {\n"
-      "    int64_t ob[%d] = {0};\n",
-      na);
+    for (int id = 0; id < k->value_count; id++) r->first_pass[id] = -1;
+    if (r->caching)
+        P("static void kir_row_cached(const kir_args *args, const kir_runtime *rt, int64_t row,\n"
+          "                           char *scratch) {\n");
+    else
+        P("static void kir_row(const kir_args *args, const kir_runtime *rt, int64_t row) {\n");
+    P("    int64_t ob[%d] = {0};\n", na);
     emit_decompose(r, "row", "ob", 0, outer - 1);
+    int slot = 0;
+    for (int id = 0; id < k->value_count && r->caching; id++) {
+        if (!r->cache[id]) continue;
+        const char *T = kir_c_compute_type(k->values[id].dtype);
+        P("    %s *c%d = (%s *)(void *)(scratch + %d * (int64_t)%d * 8);\n", T, id, T, slot++,
+          ROW_CACHE_ELEMS);
+    }
     for (int a = 0; a < na; a++) {
         const kir_access *acc = &k->accesses[a];
         if (acc->space != KIR_OUTER) continue;
@@ -527,10 +570,57 @@ static void render_reduction(render *r) {
         else
             P("    q%d[0] = o%d;\n", a, acc->value);
     }
-    P("}\n\n"
-      "void kir_main(const kir_args *args, const kir_runtime *rt, int64_t begin, int64_t end) {\n"
-      "    for (int64_t row = begin; row < end; row++) kir_row(args, rt, row);\n"
-      "}\n");
+    P("}\n\n");
+}
+
+static void render_reduction(render *r) {
+    const kir_kernel *k = r->k;
+    int na = k->access_count;
+    int reduce_passes = 0;
+    bool store_after = false;
+    for (int id = 0; id < k->value_count; id++)
+        if (k->values[id].kind == KIR_REDUCE && r->level[id] > reduce_passes)
+            reduce_passes = r->level[id];
+    for (int a = 0; a < na; a++)
+        if (k->accesses[a].store && k->accesses[a].space == KIR_FULL &&
+            store_pass(r, a, reduce_passes) == reduce_passes)
+            store_after = true;
+    int passes = reduce_passes + store_after;
+
+    /* What caching would keep: plan every pass once. */
+    r->caching = true;
+    bool used[KIR_MAX_ACCESSES];
+    for (int id = 0; id < k->value_count; id++) r->first_pass[id] = -1;
+    for (int pass = 0; pass < passes; pass++) plan_pass(r, pass, reduce_passes, used);
+    int cached = 0;
+    for (int id = 0; id < k->value_count; id++) cached += r->cache[id];
+
+    r->caching = false;
+    render_row(r, reduce_passes, store_after);
+    if (cached) {
+        r->caching = true;
+        render_row(r, reduce_passes, store_after);
+        r->caching = false;
+        P("void kir_main(const kir_args *args, const kir_runtime *rt, int64_t begin, int64_t end) {\n"
+          "    int64_t reduced = 1;\n"
+          "    for (int d = %d; d < %d; d++) reduced *= args->sizes[d];\n"
+          "    if (reduced <= %d) {\n"
+          "        char *scratch = malloc((size_t)%d * %d * 8);\n"
+          "        if (scratch) {\n"
+          "            for (int64_t row = begin; row < end; row++)\n"
+          "                kir_row_cached(args, rt, row, scratch);\n"
+          "            free(scratch);\n"
+          "            return;\n"
+          "        }\n"
+          "    }\n"
+          "    for (int64_t row = begin; row < end; row++) kir_row(args, rt, row);\n"
+          "}\n",
+          k->outer_rank, k->rank, ROW_CACHE_ELEMS, cached, ROW_CACHE_ELEMS);
+    } else {
+        P("void kir_main(const kir_args *args, const kir_runtime *rt, int64_t begin, int64_t end) {\n"
+          "    for (int64_t row = begin; row < end; row++) kir_row(args, rt, row);\n"
+          "}\n");
+    }
 }
 
 porta_status *kir_render_c(const kir_kernel *kernel, char **source) {
@@ -543,7 +633,7 @@ porta_status *kir_render_c(const kir_kernel *kernel, char **source) {
     r->t = &text;
     analyse(r);
     P("/* generated by porta from a fused kernel */\n"
-      "#define _GNU_SOURCE\n#include <math.h>\n#include <stdint.h>\n\n%s\n%s\n"
+      "#define _GNU_SOURCE\n#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n\n%s\n%s\n"
       "#define KIR_B %d\n\n"
       "const uint64_t kir_key = 0x%016llxull;\n\n",
       KIR_ABI_SOURCE, kir_c_helpers, r->block, (unsigned long long)kir_hash(kernel));
