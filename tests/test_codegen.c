@@ -820,6 +820,29 @@ TEST(codegen_jit_without_a_compiler_is_unavailable) {
     cache_end();
 }
 
+/* A cache directory that cannot be made: kernels compile into a private
+ * directory instead (here under TMPDIR = the test's directory). */
+TEST(codegen_jit_without_a_usable_cache_directory) {
+    cache_begin();
+    const char *old_tmp = getenv("TMPDIR");
+    char saved[256] = "";
+    if (old_tmp) snprintf(saved, sizeof saved, "%s", old_tmp);
+    char blocker[300];
+    snprintf(blocker, sizeof blocker, "%s/file", cache_root);
+    FILE *f = fopen(blocker, "w");
+    if (f) fclose(f);
+    setenv("PORTA_CACHE_DIR", blocker, 1); /* a file where a directory should be */
+    setenv("TMPDIR", cache_root, 1);
+    kir_kernel *k = scale_kernel(9);
+    check_scale(build(k), 9);
+    if (old_tmp)
+        setenv("TMPDIR", saved, 1);
+    else
+        unsetenv("TMPDIR");
+    free(k);
+    cache_end();
+}
+
 /* ---- validation and hashing ---- */
 
 TEST(codegen_check_rejects_malformed_kernels) {

@@ -196,6 +196,29 @@ static porta_status *make_dirs(char *path) {
     return NULL;
 }
 
+/* A directory of this process's own, for when the cache directory cannot
+ * be made: kernels still compile, they are just not kept. Guarded by lock. */
+static char private_dir[512];
+
+static porta_status *private_cache_dir(char *dir, size_t cap, porta_status *why) {
+    if (!private_dir[0] || access(private_dir, W_OK) != 0) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(private_dir, sizeof private_dir, "%s/porta-kernels-XXXXXX",
+                 tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(private_dir)) {
+            private_dir[0] = '\0';
+            porta_status *status =
+                porta_error(PORTA_ERR_IO, "%s, and no private kernel directory either: %s",
+                            porta_status_message(why), strerror(errno));
+            porta_status_free(why);
+            return status;
+        }
+    }
+    porta_status_free(why);
+    snprintf(dir, cap, "%s", private_dir);
+    return NULL;
+}
+
 /* The kernels directory, created if missing. */
 static porta_status *cache_dir(char *dir, size_t cap) {
     const char *env = getenv("PORTA_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME");
@@ -208,11 +231,12 @@ static porta_status *cache_dir(char *dir, size_t cap) {
     else if (home && *home)
         n = snprintf(dir, cap, "%s/.cache/porta/kernels", home);
     else
-        n = snprintf(dir, cap, "%s/porta-kernels-%ld", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-                     (long)getuid());
+        return private_cache_dir(dir, cap, porta_error(PORTA_ERR_IO, "no cache directory set"));
     if (n < 0 || (size_t)n >= cap)
-        return porta_error(PORTA_ERR_IO, "kernel cache path too long (%d bytes)", n);
-    return make_dirs(dir);
+        return private_cache_dir(
+            dir, cap, porta_error(PORTA_ERR_IO, "kernel cache path too long (%d bytes)", n));
+    porta_status *status = make_dirs(dir);
+    return status ? private_cache_dir(dir, cap, status) : NULL;
 }
 
 /* Loads a compiled kernel and checks it is the one asked for. */
