@@ -309,8 +309,8 @@ TEST(codegen_reduction_with_prologue_and_epilogue) {
 /* Three passes: the row max, the sum of exp(x - max), the stores; a row
  * holding NaN comes out NaN, as eagerly. Short rows keep exp(x - max) from
  * the second pass for the third; long ones (past the row cache) recompute
- * it. */
-static void check_softmax(int64_t rows, int64_t cols) {
+ * it. In place (the store over the load) too. */
+static void check_softmax(int64_t rows, int64_t cols, bool in_place) {
     test_rng rng = test_rng_make(13);
     int64_t dom[2] = {rows, cols};
     porta_tensor *x = test_random_tensor(&rng, PORTA_F32, 2, dom, -20, 20);
@@ -326,8 +326,15 @@ static void check_softmax(int64_t rows, int64_t cols) {
     const cpu_program *p = build(k);
     if (p && x && out) {
         kir_args args = {.sizes = {rows, cols}};
-        bind(&args, 0, x), bind(&args, 1, out);
+        porta_tensor *copy = NULL;
+        CHECK_OK(porta_cast(x, PORTA_F32, &copy)); /* the input, kept for the reference */
+        bind(&args, 0, x), bind(&args, 1, in_place ? x : out);
         run(p, &args, rows);
+        if (in_place) {
+            CHECK_OK(porta_copy(x, out));
+            CHECK_OK(porta_copy(copy, x));
+        }
+        porta_tensor_release(copy);
         porta_tensor *r[5] = {0};
         int axis = 1;
         CHECK_OK(porta_reduce(PORTA_REDUCE_MAX, x, &axis, 1, true, &r[0]));
@@ -348,8 +355,10 @@ static void check_softmax(int64_t rows, int64_t cols) {
 
 TEST(codegen_softmax_three_passes) {
     cache_begin();
-    check_softmax(50, 333);
-    check_softmax(3, 20000);
+    for (int in_place = 0; in_place < 2; in_place++) {
+        check_softmax(50, 333, in_place);
+        check_softmax(3, 20000, in_place);
+    }
     cache_end();
 }
 

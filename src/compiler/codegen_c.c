@@ -192,6 +192,13 @@ static void emit_array(render *r, int id) {
         P("        const %s *v%d = c%d + pos;\n", T, id, id);
         return;
     }
+    /* A contiguous load of a type computed as stored is read in place: the
+     * block's stores all come after its last read. */
+    if (v->kind == KIR_LOAD && r->k->accesses[v->access].last == KIR_LAST_UNIT && !is_half(d) &&
+        d != PORTA_BOOL) {
+        P("        const %s *v%d = p%d + col;\n", T, id, v->access);
+        return;
+    }
     if (r->caching && r->cache[id])
         P("        %s *v%d = c%d + pos;\n", T, id, id);
     else
