@@ -810,6 +810,8 @@ TEST(codegen_jit_memory_and_disk_caches) {
     cache_end();
 }
 
+/* No compiler: unavailable (the scheduler runs the ops eagerly); a failing
+ * one: unsupported, with its output. */
 TEST(codegen_jit_without_a_compiler_is_unavailable) {
     cache_begin();
     const char *old = getenv("CC");
@@ -819,6 +821,10 @@ TEST(codegen_jit_without_a_compiler_is_unavailable) {
     kir_kernel *k = scale_kernel(7);
     const cpu_program *p = NULL;
     CHECK_ERR(cpu_jit_program(k, &p), PORTA_ERR_UNAVAILABLE, "/nonexistent/cc");
+    CHECK(p == NULL);
+    /* a compiler that runs but fails: its output in the error */
+    setenv("CC", "cc -include /nonexistent/header.h", 1);
+    CHECK_ERR(cpu_jit_program(k, &p), PORTA_ERR_UNSUPPORTED, "header.h");
     CHECK(p == NULL);
     if (old)
         setenv("CC", saved, 1);

@@ -315,7 +315,7 @@ static porta_status *compile_object(const char *source, const char *base, uint64
     if (!load_object(tmp_so, key, handle, program, why, sizeof why)) {
         unlink(tmp_so);
         unlink(tmp_c);
-        return porta_error(PORTA_ERR_IO, "loading a compiled kernel failed: %s", why);
+        return porta_error(PORTA_ERR_UNSUPPORTED, "loading a compiled kernel failed: %s", why);
     }
     /* Loaded already: a failed rename only costs the next process a compile. */
     if (rename(tmp_so, final_so) != 0) unlink(tmp_so);
@@ -324,6 +324,27 @@ static porta_status *compile_object(const char *source, const char *base, uint64
 }
 
 /* ---- the lookup ---- */
+
+/* A kernel that cannot be built for a reason of this machine (no room to
+ * write it, ...) is unavailable, so its ops run eagerly rather than the
+ * flush failing. */
+static porta_status *unavailable(porta_status *status) {
+    if (!status || porta_status_code(status) != PORTA_ERR_IO) return status;
+    porta_status *replaced =
+        porta_error(PORTA_ERR_UNAVAILABLE, "kernel compiler: %s", porta_status_message(status));
+    porta_status_free(status);
+    return replaced;
+}
+
+/* Compile failures are bugs of the renderer or the compiler setup: said
+ * once on stderr, since the scheduler quietly runs such ops eagerly. */
+static void warn_compile_failure(const porta_status *status) {
+    static bool warned;
+    if (warned || porta_status_code(status) != PORTA_ERR_UNSUPPORTED) return;
+    warned = true;
+    fprintf(stderr, "porta: a fused kernel could not be built; its ops run separately: %.500s\n",
+            porta_status_message(status));
+}
 
 static void describe(cpu_program *program, const kir_kernel *kernel, uint64_t hash) {
     program->hash = hash;
@@ -347,7 +368,7 @@ static porta_status *find_or_build(const kir_kernel *kernel, const char *source,
     PORTA_TRY(find_compiler());
     double start = now_seconds();
     char dir[4096];
-    PORTA_TRY(cache_dir(dir, sizeof dir));
+    PORTA_TRY(unavailable(cache_dir(dir, sizeof dir)));
     uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
     a = fnv1a(fnv1a(a, source), compiler_identity);
     b = fnv1a(fnv1a(b, compiler_identity), source);
@@ -371,8 +392,10 @@ static porta_status *find_or_build(const kir_kernel *kernel, const char *source,
     bool from_disk = access(so_path, R_OK) == 0 &&
                      load_object(so_path, hash, &e->handle, &e->program, why, sizeof why);
     if (!from_disk) {
-        porta_status *status = compile_object(source, base, hash, &e->handle, &e->program);
+        porta_status *status =
+            unavailable(compile_object(source, base, hash, &e->handle, &e->program));
         if (status) {
+            warn_compile_failure(status);
             free(e->source);
             free(e);
             return status;

@@ -29,9 +29,10 @@ typedef struct cpu_program {
 
 /* The program for `kernel`: from memory, the disk cache, or compiled now.
  * Valid for the life of the process. Fails with PORTA_ERR_UNAVAILABLE when
- * no C compiler works (warned about once on stderr), PORTA_ERR_UNSUPPORTED
- * when the kernel cannot be rendered or its source does not compile (the
- * compiler's output in the message). The compiler is $CC (words split at
+ * no C compiler works (warned about once on stderr) or nothing can be
+ * written, PORTA_ERR_UNSUPPORTED when the kernel cannot be rendered or its
+ * source does not compile or load (the compiler's output in the message;
+ * warned about once). The compiler is $CC (words split at
  * spaces, no shell) or "cc"; the disk cache lives in $PORTA_CACHE_DIR,
  * else $XDG_CACHE_HOME/porta, else $HOME/.cache/porta, under kernels/. */
 porta_status *cpu_jit_program(const kir_kernel *kernel, const cpu_program **out);
