@@ -503,6 +503,8 @@ static PyObject *run(AtenKernelObject *self, PyObject *args, PyObject *kwargs) {
 static PyObject *kernel_call(AtenKernelObject *self, PyObject *args, PyObject *kwargs) {
     if (!counting_paused)
         op_counts[self->op_id]++;
+    if (porta_get_fusion()) /* errors of recorded ops surface at a flush */
+        porta_py_trace_site(self->name);
     PyObject *out = run(self, args, kwargs);
     if (out || !strict_mode)
         return out;

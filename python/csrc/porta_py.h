@@ -44,5 +44,10 @@ extern PyMethodDef porta_py_movement_methods[];
 extern PyMethodDef porta_py_aten_methods[];
 extern PyMethodDef porta_py_kernel_methods[];
 extern PyMethodDef porta_py_generator_methods[];
+extern PyMethodDef porta_py_compiler_methods[];
+
+/* In fused mode: names the Python line issuing aten op `op_name` as the
+ * site of the primitives it records (compiler.c). */
+void porta_py_trace_site(PyObject *op_name);
 
 #endif

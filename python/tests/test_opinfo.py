@@ -15,23 +15,40 @@ N random, N skip", and how much of Core ATen (torch.Tag.core) porta covers
 (core_aten.py). "unsupported" (what porta lacks by design) and "random"
 (results that depend on porta's own random stream) are listed like "fail"
 and "fallback", each with its reason in the report.
+
+PORTA_TEST_MODE runs the same OpInfos in another mode: "fused" (fused
+eager mode) or "compile" (each op under torch.compile(backend="porta"), one
+sample per OpInfo: Dynamo and aot_autograd trace every sample anew, which
+for every sample of every OpInfo would take far longer than the rest of
+the suite). There an OpInfo that passes eagerly must pass too; other
+outcomes are reported (to opinfo_report_<mode>.json), not compared.
 """
 import collections
+import contextlib
+import itertools
 import json
 import os
 import pathlib
+import tempfile
 
 import pytest
 import torch
+import torch_porta
 
 import core_aten
 import opinfo_support as support
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+MODE = os.environ.get("PORTA_TEST_MODE", "eager")
+if MODE not in ("eager", "fused", "compile"):
+    raise ValueError(f"PORTA_TEST_MODE must be eager, fused or compile, got {MODE!r}")
 EXPECTED_PATH = pathlib.Path(__file__).with_name("opinfo_expected.json")
+_REPORT_NAME = "opinfo_report.json" if MODE == "eager" else f"opinfo_report_{MODE}.json"
 REPORT_PATH = pathlib.Path(os.environ.get("PORTA_OPINFO_REPORT",
-                                          ROOT / "build" / "opinfo_report.json"))
-UPDATE = os.environ.get("PORTA_OPINFO_UPDATE") == "1"
+                                          ROOT / "build" / _REPORT_NAME))
+UPDATE = os.environ.get("PORTA_OPINFO_UPDATE") == "1" and MODE == "eager"
+if MODE != "eager":  # kernels compiled here never go to the user's cache
+    os.environ.setdefault("PORTA_CACHE_DIR", tempfile.mkdtemp(prefix="porta-test-cache-"))
 EXPECTED = json.loads(EXPECTED_PATH.read_text()) if EXPECTED_PATH.exists() else {}
 OPINFOS = support.opinfos()
 STATUSES = ("pass", "fail", "fallback", "unsupported", "random", "skip")
@@ -56,18 +73,68 @@ def report(pytestconfig):
     terminal, capture = plugins.getplugin("terminalreporter"), plugins.getplugin("capturemanager")
     if terminal is not None and capture is not None:
         with capture.global_and_fixture_disabled():
-            terminal.write_line(f"\nopinfo: {summary}; Core ATen: {core['native']} of "
+            terminal.write_line(f"\nopinfo ({MODE}): {summary}; Core ATen: {core['native']} of "
                                 f"{core['total']} with porta kernels, "
                                 f"{len(core['decomposed'])} decomposed by PyTorch on every "
                                 f"device, {len(core['missing'])} missing (report: {REPORT_PATH})")
 
 
+class _CompiledOpInfo:
+    """The OpInfo with its first sample only, called through
+    torch.compile(backend="porta") when given porta tensors (the CPU
+    reference runs eagerly)."""
+
+    def __init__(self, op):
+        self._op = op
+        function = op.op
+
+        def call(*args, **kwargs):
+            return function(*args, **kwargs)
+        self._compiled = torch.compile(call, backend="porta", dynamic=False)
+
+    def __getattr__(self, name):
+        return getattr(self._op, name)
+
+    def sample_inputs(self, *args, **kwargs):
+        return itertools.islice(self._op.sample_inputs(*args, **kwargs), 1)
+
+    def __call__(self, *args, **kwargs):
+        leaves = torch.utils._pytree.tree_leaves((args, kwargs))
+        if any(isinstance(v, torch.Tensor) and v.device.type == "porta" for v in leaves):
+            return self._compiled(*args, **kwargs)
+        return self._op(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def _in_mode():
+    if MODE == "fused":
+        torch_porta.set_eager_mode("fused")
+        try:
+            yield
+        finally:
+            torch_porta.set_eager_mode("debug")
+    elif MODE == "compile":
+        torch._dynamo.reset()
+        try:
+            yield
+        finally:
+            torch._dynamo.reset()
+    else:
+        yield
+
+
 @pytest.mark.parametrize("op", OPINFOS, ids=support.opinfo_key)
 def test_opinfo(op):
     key = support.opinfo_key(op)
-    outcome = support.run_opinfo(op)
+    with _in_mode():
+        outcome = support.run_opinfo(_CompiledOpInfo(op) if MODE == "compile" else op)
     _outcomes[key] = outcome
     status, expected = outcome["status"], EXPECTED.get(key, "pass")
+    if MODE != "eager":
+        if expected == "pass" and status not in ("pass", "skip"):
+            pytest.fail(f"{key} passes eagerly, {status} in {MODE} mode: "
+                        f"{outcome.get('reason') or outcome.get('fallbacks')}")
+        return
     if status == "skip" and (UPDATE or key not in EXPECTED):
         pytest.skip(outcome["reason"])
     if UPDATE or status == expected:

@@ -23,12 +23,16 @@ from ._device_module import (  # noqa: E402
     memory_allocated, reset_peak_memory_stats, synchronize)
 from ._metrics import metrics, reset_metrics  # noqa: E402
 from ._modes import get_eager_mode, set_eager_mode  # noqa: E402
+from ._explain import explain  # noqa: E402
+from . import _compile  # noqa: E402
+
+_compile.install()  # torch.compile(..., backend="porta")
 from ._device_module import (  # noqa: E402
     get_rng_state, get_rng_state_all, initial_seed, manual_seed, manual_seed_all, seed,
     seed_all, set_rng_state, set_rng_state_all)
 
 __all__ = ["current_device", "device_count", "get_device_name", "is_available",
            "max_memory_allocated", "memory_allocated", "reset_peak_memory_stats",
-           "synchronize", "metrics", "reset_metrics", "get_eager_mode", "set_eager_mode",
+           "synchronize", "metrics", "reset_metrics", "get_eager_mode", "set_eager_mode", "explain",
            "get_rng_state", "get_rng_state_all", "initial_seed", "manual_seed", "manual_seed_all",
            "seed", "seed_all", "set_rng_state", "set_rng_state_all"]

@@ -5,6 +5,18 @@ waits for porta's results: "item"; "to_host" for cpu(), printing, which
 formats a CPU copy, and any copy to the CPU; "synchronize" for
 torch.porta.synchronize(); "fallback" for each op run on the CPU).
 
+The compiler's counters (fused mode and torch.compile) come from libporta:
+traces run ("flushes"), traces scheduled anew ("graphs_compiled") or that
+reused a schedule ("graph_cache_hits"), kernels built ("kernels_compiled"),
+found loaded ("kernel_memory_hits") or loaded from the disk cache
+("kernel_disk_hits"), "compile_seconds", fused kernels launched
+("kernels_run"), primitives run inside fused kernels ("prims_fused") or by
+their own kernel ("prims_alone"), the kernels of the last trace
+("last_trace_kernels") and their mean per trace ("kernels_per_trace").
+"compiles" counts the graphs torch.compile gave the porta backend
+("dynamo") and the aten graphs it compiled ("forward", "backward",
+"inference").
+
 The counters are plain dict increments, cheap enough to stay always on.
 """
 import collections
@@ -15,6 +27,7 @@ _ops = collections.Counter()  # Python glue kernels; libporta's ops count in C
 _fallbacks = collections.Counter()
 _syncs = collections.Counter()
 _bytes = collections.Counter()
+_compiles = collections.Counter()  # graphs given to the torch.compile backend
 # Ops a fallback issues itself (the copies to and from the CPU) are part of
 # the fallback, not ops of the program.
 _fallback_depth = 0
@@ -33,6 +46,10 @@ def count_sync(kind):
     # A fallback's copies to the CPU are one sync, counted as "fallback".
     if not _fallback_depth:
         _syncs[kind] += 1
+
+
+def count_compile(kind):
+    _compiles[kind] += 1
 
 
 def count_copy(dst, src):
@@ -59,21 +76,28 @@ class inside_fallback:
 
 def metrics():
     """A snapshot: {"ops": {name: n}, "fallbacks": {name: n},
-    "bytes_to_device": n, "bytes_to_host": n, "syncs": {kind: n}}.
-    Op names are aten overload names as in "add.Tensor" ("neg" for a
-    default overload)."""
+    "bytes_to_device": n, "bytes_to_host": n, "syncs": {kind: n},
+    "compiles": {kind: n}} and the compiler's counters (see the module's
+    doc) at the top level. Op names are aten overload names as in
+    "add.Tensor" ("neg" for a default overload)."""
     ops = collections.Counter(_C.aten_op_counts())
     ops.update(_ops)
+    compiler = _C.compiler_stats()
+    kernels = compiler["kernels_run"] + compiler["prims_alone"]
     return {
         "ops": dict(ops),
         "fallbacks": dict(_fallbacks),
         "bytes_to_device": _bytes["to_device"],
         "bytes_to_host": _bytes["to_host"],
         "syncs": dict(_syncs),
+        "compiles": dict(_compiles),
+        **compiler,
+        "kernels_per_trace": kernels / compiler["flushes"] if compiler["flushes"] else 0.0,
     }
 
 
 def reset_metrics():
-    for counter in (_ops, _fallbacks, _syncs, _bytes):
+    for counter in (_ops, _fallbacks, _syncs, _bytes, _compiles):
         counter.clear()
     _C.aten_reset_op_counts()
+    _C.compiler_stats_reset()

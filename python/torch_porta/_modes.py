@@ -14,31 +14,54 @@ sync point (item(), cpu(), printing, torch.porta.synchronize()) naming the
 op and the Python line that issued it. Errors the Meta kernel finds raise at
 the call, as CUDA's host-side checks do. The issuing line is captured only
 when an op fails, so strict mode costs nothing on success.
+
+"fused": ops are checked and their results allocated when issued, as in
+debug mode, but libporta records them instead of running them and runs the
+recorded trace as fused kernels at the next sync point: any read or write
+of a porta tensor's contents by the host (item(), cpu(), printing, copies
+to and from the CPU, a CPU fallback), torch.porta.synchronize(), the end
+of every optimizer.step(), switching modes, or the trace reaching its size
+limit. A trace shaped like an earlier one reuses its schedule and kernels.
+An error that only running finds (an index out of range) raises at the
+sync point, naming the Python line that issued the op.
 """
 import os
 import traceback
 
 import torch
+from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from . import _C, _metrics
 
-MODES = ("debug", "strict")
+MODES = ("debug", "strict", "fused")
 _mode = os.environ.get("PORTA_EAGER_MODE", "debug")
 if _mode not in MODES:
     raise ValueError(f"PORTA_EAGER_MODE must be one of {MODES}, got {_mode!r}")
-_C.aten_set_strict(_mode == "strict")  # the C kernels of libporta's ops defer too
 _pending = []  # deferred failures, oldest first
+# Frames in torch and torch_porta are never the line that issued an op.
+_SKIPPED_DIRS = (os.path.dirname(torch.__file__), os.path.dirname(__file__))
+_C.trace_site_setup(list(_SKIPPED_DIRS))
+
+
+def _apply(mode):
+    _C.aten_set_strict(mode == "strict")  # the C kernels of libporta's ops defer too
+    _C.set_fusion(mode == "fused")  # turning fusion off runs what was recorded
 
 
 def set_eager_mode(mode):
-    """Selects "debug" or "strict" (see the module's doc). Switching is a
-    sync point: a failure still pending raises here."""
+    """Selects "debug", "strict" or "fused" (see the module's doc). Switching
+    is a sync point: a failure still pending, deferred in strict mode or
+    found running the fused trace, raises here (the new mode applies even
+    then)."""
     global _mode
     if mode not in MODES:
         raise ValueError(f"eager mode must be one of {MODES}, got {mode!r}")
-    _raise_pending("set_eager_mode")
-    _mode = mode
-    _C.aten_set_strict(mode == "strict")
+    try:
+        _raise_pending("set_eager_mode")
+        _C.flush()
+    finally:
+        _mode = mode
+        _apply(mode)
 
 
 def get_eager_mode():
@@ -46,11 +69,24 @@ def get_eager_mode():
 
 
 def sync_point(kind):
-    """The host waits for porta here: counts it and raises the oldest
-    failure deferred in strict mode (later ones are dropped, as a CUDA
-    error makes the results after it meaningless)."""
+    """The host waits for porta here: counts it, runs the fused trace and
+    raises the oldest failure deferred in strict mode (later ones are
+    dropped, as a CUDA error makes the results after it meaningless)."""
     _metrics.count_sync(kind)
+    if _mode == "fused":
+        _C.flush()
     _raise_pending(kind)
+
+
+def _flush_after_step(optimizer, args, kwargs):
+    # An optimizer step ends a training iteration: its updates run now, so
+    # a trace never spans iterations and every iteration's trace is alike.
+    if _mode == "fused":
+        _C.flush()
+
+
+register_optimizer_step_post_hook(_flush_after_step)
+_apply(_mode)
 
 
 def _raise_pending(kind):
@@ -72,6 +108,9 @@ def issued(name, op, kernel):
     kernels of libporta's ops do the same in python/csrc/kernel.c)."""
     def run(*args, **kwargs):
         _metrics.count_op(name)
+        if _mode == "fused":
+            _C.trace_site_here(name)
+            return kernel(*args, **kwargs)
         if _mode == "debug":
             return kernel(*args, **kwargs)
         try:
