@@ -271,3 +271,51 @@ TEST(test_fusion_error_at_flush_names_the_site) {
     porta_tensor_release(gathered);
     fusion_end();
 }
+
+/* exp(tanh(x) * 2 + 1) - x, its intermediates released as soon as they are
+ * used, as Python's temporaries are. */
+static porta_status *chain(const porta_tensor *x, const porta_tensor *two,
+                           const porta_tensor *one, porta_tensor **out) {
+    porta_tensor *t = NULL, *scaled = NULL, *shifted = NULL, *e = NULL;
+    porta_status *status = porta_unary(PORTA_TANH, x, &t);
+    if (!status) status = porta_binary(PORTA_MUL, t, two, &scaled);
+    porta_tensor_release(t);
+    if (!status) status = porta_binary(PORTA_ADD, scaled, one, &shifted);
+    porta_tensor_release(scaled);
+    if (!status) status = porta_unary(PORTA_EXP, shifted, &e);
+    porta_tensor_release(shifted);
+    if (!status) status = porta_binary(PORTA_SUB, e, x, out);
+    porta_tensor_release(e);
+    return status;
+}
+
+/* Intermediates a fused kernel keeps in registers never get memory: the
+ * flush's peak is the result alone, where eager execution holds a
+ * temporary beside it. */
+TEST(test_fusion_intermediates_take_no_memory) {
+    fusion_begin();
+    test_rng rng = test_rng_make(5);
+    const int64_t n = 1 << 20;
+    porta_tensor *x = test_random_tensor(&rng, PORTA_F32, 1, SHAPE(n), -1, 1);
+    porta_tensor *two = scalar(2), *one = scalar(1);
+    uint64_t peak[2];
+    porta_tensor *results[2] = {NULL, NULL};
+    for (int fused = 0; fused < 2; fused++) {
+        CHECK_OK(porta_set_fusion(fused));
+        uint64_t base = porta_memory_allocated();
+        porta_memory_reset_peak();
+        CHECK_OK(chain(x, two, one, &results[fused]));
+        CHECK_OK(porta_flush());
+        peak[fused] = porta_memory_peak() - base;
+    }
+    uint64_t result_bytes = (uint64_t)n * sizeof(float);
+    CHECK_MSG(peak[1] <= result_bytes + 4096 && peak[0] >= 2 * result_bytes,
+              "peak above the inputs: eager %llu, fused %llu bytes (result %llu)",
+              (unsigned long long)peak[0], (unsigned long long)peak[1],
+              (unsigned long long)result_bytes);
+    double error = max_error(results[1], results[0]);
+    CHECK_MSG(error >= 0 && error < 1e-6, "error %g", error);
+    porta_tensor *tensors[] = {x, two, one, results[0], results[1]};
+    for (int i = 0; i < 5; i++) porta_tensor_release(tensors[i]);
+    fusion_end();
+}

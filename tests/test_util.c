@@ -45,6 +45,13 @@ porta_tensor *test_random_tensor(test_rng *rng, porta_dtype dtype, int rank, con
     }
     int64_t numel = porta_tensor_numel(t);
     size_t elem = porta_dtype_size(dtype);
+    status = porta_buffer_materialize(t->buffer); /* made while fusion records */
+    if (status) {
+        fprintf(stderr, "test_random_tensor: %s\n", porta_status_message(status));
+        porta_status_free(status);
+        porta_tensor_release(t);
+        return NULL;
+    }
     char *data = porta_tensor_data(t);
     for (int64_t i = 0; i < numel; i++) {
         double v;

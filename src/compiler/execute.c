@@ -48,7 +48,28 @@ static void bind_args(const plan_step *step, const trace_record *records, kir_ar
         args->params[k] = records[step->param_records[k]].prim.value;
 }
 
+static porta_buffer *bound_buffer(const trace_record *records, const access_binding *b) {
+    const trace_record *record = &records[b->record];
+    return b->slot == SLOT_OUT ? record->out.buffer : record->inputs[b->slot].buffer;
+}
+
+/* Memory for every buffer the step touches (plan.c's memory plan). */
+static porta_status *materialize(const plan_step *step, trace_record *records) {
+    if (step->kind != STEP_FUSED) {
+        trace_record *record = &records[step->first];
+        for (int i = 0; i < record->input_count; i++)
+            PORTA_TRY(porta_buffer_materialize(record->inputs[i].buffer));
+        PORTA_TRY(porta_buffer_materialize(record->out.buffer));
+    }
+    if (step->kind != STEP_ALONE)
+        for (int a = 0; a < step->kernel->access_count; a++)
+            PORTA_TRY(porta_buffer_materialize(bound_buffer(records, &step->bindings[a])));
+    return NULL;
+}
+
 static porta_status *run_step(const plan_step *step, trace_record *records) {
+    porta_status *status = materialize(step, records);
+    if (status) return blame(status, &records[step->first]);
     if (step->kind == STEP_ALONE) {
         compiler_count(COUNTER_PRIMS_ALONE, 1);
         return run_alone(&records[step->first]);
@@ -57,7 +78,6 @@ static porta_status *run_step(const plan_step *step, trace_record *records) {
     bind_args(step, records, &args);
     trace_record *first = &records[step->first];
     porta_device *device = first->out.buffer->device;
-    porta_status *status;
     if (step->kind == STEP_MATMUL_EPILOGUE) {
         const porta_tensor *inputs[TRACE_MAX_INPUTS];
         for (int i = 0; i < first->input_count; i++) inputs[i] = &first->inputs[i];
@@ -147,7 +167,9 @@ porta_status *trace_execute(trace_record *records, int count) {
     if (count == 1) { /* nothing to fuse */
         compiler_set_last_trace_kernels(1);
         compiler_count(COUNTER_PRIMS_ALONE, 1);
-        return run_alone(&records[0]);
+        plan_step alone = {.kind = STEP_ALONE};
+        porta_status *status = materialize(&alone, records);
+        return status ? blame(status, &records[0]) : run_alone(&records[0]);
     }
     plan *p;
     uint64_t hash;
@@ -155,6 +177,11 @@ porta_status *trace_execute(trace_record *records, int count) {
     PORTA_TRY(find_plan(records, count, &p, &hash, &cached));
     explain_plan(p, records, hash, cached);
     compiler_set_last_trace_kernels((uint64_t)p->kernel_count);
-    for (int i = 0; i < p->step_count; i++) PORTA_TRY(run_step(&p->steps[i], records));
+    for (int i = 0; i < p->step_count; i++) {
+        const plan_step *step = &p->steps[i];
+        PORTA_TRY(run_step(step, records));
+        for (int k = 0; k < step->release_count; k++)
+            porta_buffer_discard(bound_buffer(records, &step->release[k]));
+    }
     return NULL;
 }

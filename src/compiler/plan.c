@@ -31,8 +31,10 @@ typedef struct builder {
 static void free_step(plan_step *step) {
     free(step->kernel);
     free(step->summary);
+    free(step->release);
     step->kernel = NULL;
     step->summary = NULL;
+    step->release = NULL;
 }
 
 static item *push(builder *b, item_kind kind, int record) {
@@ -134,6 +136,66 @@ static bool constant_needed(const builder *b, int record, const bool *fused) {
     return false;
 }
 
+/* Calls visit(ctx, record, slot) for each tensor step touches in memory. */
+static void step_tensors(const builder *b, const plan_step *step,
+                         void (*visit)(void *ctx, int record, int slot), void *ctx) {
+    if (step->kind != STEP_FUSED) { /* a record alone, or the matmul itself */
+        const trace_record *record = &b->records[step->first];
+        for (int i = 0; i < record->input_count; i++) visit(ctx, step->first, i);
+        visit(ctx, step->first, SLOT_OUT);
+    }
+    if (step->kind != STEP_ALONE)
+        for (int a = 0; a < step->kernel->access_count; a++)
+            visit(ctx, step->bindings[a].record, step->bindings[a].slot);
+}
+
+typedef struct last_use {
+    const trace_facts *facts;
+    int *last_step; /* by buffer */
+    int step;
+    plan_step *target;
+    bool failed;
+} last_use;
+
+static void note_use(void *ctx, int record, int slot) {
+    last_use *u = ctx;
+    u->last_step[facts_buffer(u->facts, record, slot)] = u->step;
+}
+
+static void note_release(void *ctx, int record, int slot) {
+    last_use *u = ctx;
+    int buffer = facts_buffer(u->facts, record, slot);
+    if (u->facts->external[buffer] || u->last_step[buffer] != u->step) return;
+    u->last_step[buffer] = -1; /* listed once */
+    plan_step *step = u->target;
+    access_binding *grown = realloc(step->release, (size_t)(step->release_count + 1) *
+                                                       sizeof *grown);
+    if (!grown) {
+        u->failed = true;
+        return;
+    }
+    step->release = grown;
+    step->release[step->release_count++] = (access_binding){.record = record, .slot = slot};
+}
+
+/* The memory plan: each buffer the trace alone holds is given memory when a
+ * step first needs it (porta_buffer_materialize) and back after the last
+ * step that uses it, so later steps reuse it through the block cache. */
+static porta_status *plan_releases(builder *b, plan *p) {
+    last_use u = {.facts = &b->facts};
+    u.last_step = malloc(((size_t)b->facts.buffer_count + 1) * sizeof *u.last_step);
+    if (!u.last_step) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "schedule: no memory");
+    for (int i = 0; i < b->facts.buffer_count; i++) u.last_step[i] = -1;
+    for (u.step = 0; u.step < p->step_count; u.step++)
+        step_tensors(b, &p->steps[u.step], note_use, &u);
+    for (u.step = 0; u.step < p->step_count && !u.failed; u.step++) {
+        u.target = &p->steps[u.step];
+        step_tensors(b, u.target, note_release, &u);
+    }
+    free(u.last_step);
+    return u.failed ? porta_error(PORTA_ERR_OUT_OF_MEMORY, "schedule: no memory") : NULL;
+}
+
 static porta_status *finish(builder *b, plan *p) {
     bool *fused = calloc((unsigned)b->count, sizeof *fused);
     p->steps = calloc((unsigned)b->item_count + 1u, sizeof *p->steps);
@@ -167,7 +229,7 @@ static porta_status *finish(builder *b, plan *p) {
     p->record_count = b->count;
     p->kernel_count = p->step_count;
     free(fused);
-    return NULL;
+    return plan_releases(b, p);
 }
 
 void plan_free(plan *p) {

@@ -64,6 +64,10 @@ typedef struct plan_step {
     int param_records[KIR_MAX_PARAMS];
     int64_t work;  /* elements, or rows for reduction kernels */
     char *summary; /* what the kernel computes, for explain */
+    /* Buffers used last by this step that nothing outside the trace holds:
+     * their memory goes back right after it, for the next steps to reuse. */
+    int release_count;
+    access_binding *release;
 } plan_step;
 
 typedef struct plan {

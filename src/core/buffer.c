@@ -1,4 +1,5 @@
 /* Reference-counted device memory: the only owner of backend allocations. */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "compiler/trace.h"
@@ -14,7 +15,10 @@ porta_status *porta_buffer_alloc(porta_device *device, size_t bytes, porta_buffe
     porta_buffer *buffer = malloc(sizeof *buffer);
     if (!buffer)
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "buffer_alloc: no memory for the handle");
-    porta_status *status = device->ops->buffer_alloc(device, bytes, &buffer->handle);
+    buffer->handle = NULL;
+    bool defer = bytes > 0 && trace_recording();
+    atomic_init(&buffer->deferred, defer);
+    porta_status *status = defer ? NULL : device->ops->buffer_alloc(device, bytes, &buffer->handle);
     if (status) {
         free(buffer);
         return status;
@@ -37,8 +41,32 @@ void porta_buffer_release(porta_buffer *buffer) {
     if (atomic_load_explicit(&buffer->refcount, memory_order_acquire) != 1 &&
         atomic_fetch_sub(&buffer->refcount, 1) != 1)
         return;
-    buffer->device->ops->buffer_free(buffer->device, buffer->handle);
+    if (!atomic_load(&buffer->deferred)) buffer->device->ops->buffer_free(buffer->device, buffer->handle);
     free(buffer);
+}
+
+static pthread_mutex_t materialize_lock = PTHREAD_MUTEX_INITIALIZER;
+
+porta_status *porta_buffer_materialize(porta_buffer *buffer) {
+    if (!atomic_load_explicit(&buffer->deferred, memory_order_acquire)) return NULL;
+    porta_status *status = NULL;
+    pthread_mutex_lock(&materialize_lock);
+    if (atomic_load(&buffer->deferred)) {
+        status = buffer->device->ops->buffer_alloc(buffer->device, buffer->size, &buffer->handle);
+        if (!status) atomic_store_explicit(&buffer->deferred, false, memory_order_release);
+    }
+    pthread_mutex_unlock(&materialize_lock);
+    return status;
+}
+
+void porta_buffer_discard(porta_buffer *buffer) {
+    pthread_mutex_lock(&materialize_lock);
+    if (!atomic_load(&buffer->deferred) && buffer->size) {
+        buffer->device->ops->buffer_free(buffer->device, buffer->handle);
+        buffer->handle = NULL;
+        atomic_store(&buffer->deferred, true);
+    }
+    pthread_mutex_unlock(&materialize_lock);
 }
 
 size_t porta_buffer_size(const porta_buffer *buffer) { return buffer ? buffer->size : 0; }
@@ -64,6 +92,7 @@ porta_status *porta_buffer_write(porta_buffer *buffer, size_t offset, const void
     PORTA_TRY(check_range("buffer_write", buffer, offset, src, bytes));
     if (!bytes) return NULL;
     PORTA_TRY(trace_sync_buffer(buffer)); /* recorded ops may still read the old contents */
+    PORTA_TRY(porta_buffer_materialize(buffer));
     return buffer->device->ops->buffer_write(buffer->device, buffer->handle, offset, src, bytes);
 }
 
@@ -72,5 +101,6 @@ porta_status *porta_buffer_read(const porta_buffer *buffer, size_t offset, void 
     PORTA_TRY(check_range("buffer_read", buffer, offset, dst, bytes));
     if (!bytes) return NULL;
     PORTA_TRY(trace_sync_buffer(buffer)); /* recorded ops may not have written it yet */
+    PORTA_TRY(porta_buffer_materialize((porta_buffer *)buffer));
     return buffer->device->ops->buffer_read(buffer->device, buffer->handle, offset, dst, bytes);
 }

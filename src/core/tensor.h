@@ -11,6 +11,10 @@ struct porta_buffer {
     porta_device *device;
     size_t size;  /* bytes */
     void *handle; /* backend's memory handle; a host pointer on host-memory devices */
+    /* No memory yet: buffers made while fusion records get it when a kernel
+     * first writes or the host touches them, so intermediates that fused
+     * kernels keep in registers never take any. */
+    atomic_bool deferred;
 };
 
 struct porta_tensor {
@@ -22,6 +26,12 @@ struct porta_tensor {
     int64_t strides[PORTA_MAX_RANK]; /* in elements, may be 0 or negative */
     int64_t offset;                  /* in elements */
 };
+
+/* Gives a deferred buffer its memory (a no-op for the others). */
+porta_status *porta_buffer_materialize(porta_buffer *buffer);
+/* Gives a buffer's memory back, deferring it again: for a buffer nothing
+ * will read again (the trace's executor, after its last use). */
+void porta_buffer_discard(porta_buffer *buffer);
 
 /* Element count, or -1 when the product overflows int64. */
 int64_t porta_shape_numel(int rank, const int64_t *sizes);

@@ -165,6 +165,9 @@ porta_status *porta_device_execute(const porta_prim *prim, const porta_tensor *c
         return porta_error(PORTA_ERR_UNSUPPORTED, "%s is not supported on porta:%d (%s)",
                            porta_prim_name(prim), device->info.index, device->info.backend);
     if (trace_recording()) return trace_record_prim(prim, inputs, input_count, out);
+    /* Buffers made while fusion was on may have no memory yet. */
+    for (int i = 0; i < input_count; i++) PORTA_TRY(porta_buffer_materialize(inputs[i]->buffer));
+    PORTA_TRY(porta_buffer_materialize(out->buffer));
     return device->ops->execute(device, prim, inputs, input_count, out);
 }
 
