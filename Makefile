@@ -60,6 +60,7 @@ bench: build
 	$(BUILD)/bench_elementwise
 	$(BUILD)/bench_fusion
 	.venv/bin/python bench/bench_torch.py
+	.venv/bin/python bench/bench_compile.py
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,284 @@
+"""Training steps compiled: porta beside PyTorch eager and Inductor, in one run.
+
+A training step (forward, loss, backward, AdamW step) of bench_torch.py's
+CNN and small transformer, from the same initial weights and data, under:
+
+    eager       PyTorch eager on the CPU (the reference)
+    inductor    torch.compile(model) on the CPU (Inductor, the default backend)
+    porta.comp  torch.compile(model, backend="porta"), model and data on porta
+    porta.fused porta's fused eager mode (set_eager_mode("fused")), no compile
+    porta.eager porta's plain eager mode
+
+Warm-up steps come first (the compilers run there; their time is reported
+apart), then the variants take turns, round by round, each running the same
+number of steps per round, so the machine's noise falls on all alike. The
+result is the ratio of median step times: against eager and against Inductor
+(below 1.0 is faster). Milliseconds are shown for scale only. Since every
+variant has run the same steps from the same start, their losses must agree
+with eager's; the compiler's counters over the timed steps show whether
+anything was compiled again after warm-up.
+
+    .venv/bin/python bench/bench_compile.py [--rounds N] [--only cnn|transformer]
+                                            [--threads N] [--cold]
+
+--cold starts porta's and Inductor's on-disk compile caches empty, so the
+warm-up shows what a first run on a new machine pays.
+"""
+import argparse
+import os
+import statistics
+import tempfile
+import time
+
+import torch
+
+# Imported in main(), once porta's thread count is in the environment:
+torch_porta = bench_torch = None
+
+WARMUP_STEPS = 3
+MIN_SECONDS_PER_TURN = 0.1  # a variant's steps in one round take at least this on eager
+# Losses after the same steps from the same start: float32 sums in another
+# order drift a little over a few dozen AdamW steps, nothing more.
+LOSS_RTOL, LOSS_ATOL = 1e-2, 1e-3
+
+
+def models():
+    """name -> (title, model class, batch, loss): bench_torch.py's models,
+    data and losses."""
+    return {
+        "cnn": ("CNN (batch 64, 1x16x16)", bench_torch.SmallCNN, bench_torch.cnn_batch,
+                torch.nn.functional.cross_entropy),
+        "transformer": ("transformer (8x64 tokens, 2 layers, width 128)",
+                        bench_torch.SmallTransformer, bench_torch.transformer_batch,
+                        bench_torch.transformer_loss),
+    }
+
+
+VARIANTS = ("eager", "inductor", "porta.comp", "porta.fused", "porta.eager")
+# The compiler's counters that tell what a step did and whether it compiled.
+COUNTERS = ("flushes", "graphs_compiled", "graph_cache_hits", "kernels_compiled",
+            "kernel_memory_hits", "kernel_disk_hits", "kernels_run", "prims_fused",
+            "prims_alone", "compile_seconds")
+
+
+def synchronize():
+    torch.porta.synchronize()
+
+
+def porta_counters():
+    """The compiler's counters and the graphs torch.compile gave porta."""
+    snapshot = torch_porta.metrics()
+    counters = {name: snapshot[name] for name in COUNTERS}
+    counters["dynamo_graphs"] = sum(snapshot["compiles"].values())
+    return counters
+
+
+def difference(after, before):
+    return {name: after[name] - before[name] for name in after}
+
+
+class Variant:
+    """One way of running the training step, with its own model copy."""
+
+    def __init__(self, name, model_class, batch, loss_fn):
+        self.name = name
+        on_porta = name.startswith("porta")
+        device = "porta" if on_porta else "cpu"
+        torch.manual_seed(0)  # the same initial weights for every variant
+        model = model_class().to(device)
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        self.inputs, self.targets = (t.to(device) for t in batch())
+        if name == "inductor":
+            model = torch.compile(model)
+        elif name == "porta.comp":
+            model = torch.compile(model, backend="porta")
+        self.model, self.loss_fn = model, loss_fn
+        self.mode = "fused" if name == "porta.fused" else "debug"
+        self.on_porta = on_porta
+        self.losses = []  # of the warm-up steps
+        self.samples = []  # seconds per step, one per round
+        self.warmup_seconds = []
+        self.final_loss = None  # the last timed step's, a tensor
+        self.warmup_counters = self.timed_counters = None
+        self.error = None
+
+    def step(self):
+        self.optimizer.zero_grad()
+        loss = self.loss_fn(self.model(self.inputs), self.targets)
+        loss.backward()
+        self.optimizer.step()
+        return loss
+
+    def run(self, steps):
+        """Seconds per step over `steps` steps, and the last step's loss.
+        The eager mode is set around the steps, outside the timer; the timer
+        stops when porta has finished what the steps issued."""
+        if self.on_porta:
+            torch_porta.set_eager_mode(self.mode)
+        try:
+            synchronize()
+            start = time.perf_counter()
+            for _ in range(steps):
+                loss = self.step()
+            synchronize()
+            seconds = (time.perf_counter() - start) / steps
+        finally:
+            if self.on_porta:
+                torch_porta.set_eager_mode("debug")
+        return seconds, loss
+
+    def warm_up(self):
+        before = porta_counters()
+        for _ in range(WARMUP_STEPS):
+            seconds, loss = self.run(1)
+            self.warmup_seconds.append(seconds)
+            self.losses.append(loss.item())
+        self.warmup_counters = difference(porta_counters(), before)
+        self.timed_counters = difference(before, before)  # zeros
+
+    def timed_turn(self, steps):
+        before = porta_counters()
+        seconds, loss = self.run(steps)
+        after = porta_counters()
+        self.samples.append(seconds)
+        self.final_loss = loss
+        for name, value in difference(after, before).items():
+            self.timed_counters[name] += value
+
+
+def attempt(variant, action, *args):
+    """Runs one action of a variant; a failure drops the variant (and says
+    why) instead of ending the benchmark."""
+    if variant.error is not None:
+        return
+    try:
+        action(*args)
+    except Exception as error:  # noqa: BLE001 (reported, the rest continue)
+        variant.error = f"{type(error).__name__}: {str(error).splitlines()[0][:120]}"
+        try:
+            torch_porta.set_eager_mode("debug")
+        except Exception:  # noqa: BLE001 (the mode is set even when its flush fails)
+            pass
+
+
+def loss_check(loss, reference):
+    if loss is None or reference is None:
+        return "-"
+    agrees = abs(loss - reference) <= LOSS_ATOL + LOSS_RTOL * abs(reference)
+    return "ok" if agrees else "MISMATCH"
+
+
+def benchmark(key, rounds, busy):
+    title, model_class, batch, loss_fn = models()[key]
+    print(f"\n== {title}: training step (forward, loss, backward, AdamW) ==", flush=True)
+    variants = [Variant(name, model_class, batch, loss_fn) for name in VARIANTS]
+    for variant in variants:
+        attempt(variant, variant.warm_up)
+    eager = variants[0]
+    if eager.error is not None:
+        print(f"eager failed, nothing to compare with: {eager.error}")
+        return
+    # Steps per turn from eager's step time; every variant takes as many.
+    steps = max(2, round(MIN_SECONDS_PER_TURN / statistics.median(eager.warmup_seconds[1:])))
+    for _ in range(rounds):
+        for variant in variants:
+            attempt(variant, variant.timed_turn, steps)
+    report(variants, rounds, steps, busy)
+
+
+def report(variants, rounds, steps, busy):
+    median = {v.name: statistics.median(v.samples) for v in variants if v.error is None}
+    final = {}
+    for v in variants:
+        if v.error is None:
+            final[v.name] = v.final_loss.item()
+    eager, inductor = median["eager"], median.get("inductor")
+    total_steps = WARMUP_STEPS + rounds * steps
+    print(f"{WARMUP_STEPS} warm-up steps, then {rounds} rounds of {steps} steps per variant; "
+          f"ratio = variant / reference (below 1.0 is faster)")
+    print(f"{'variant':12} {'ms/step':>8} {'/ eager':>8} {'/ inductor':>10} "
+          f"{'warm-up s':>9} {'1st step s':>10} {'loss step 1':>12} "
+          f"{f'loss step {total_steps}':>14} {'losses':>8}")
+    for v in variants:
+        if v.error is not None:
+            print(f"{v.name:12} failed: {v.error}")
+            continue
+        ms = median[v.name] * 1e3
+        versus_inductor = f"{median[v.name] / inductor:10.2f}" if inductor else f"{'-':>10}"
+        first_ok = loss_check(v.losses[0], variants[0].losses[0])
+        last_ok = loss_check(final[v.name], final["eager"])
+        agree = "ok" if first_ok == last_ok == "ok" else "MISMATCH"
+        print(f"{v.name:12} {ms:8.2f} {median[v.name] / eager:8.2f} {versus_inductor} "
+              f"{sum(v.warmup_seconds):9.2f} {v.warmup_seconds[0]:10.2f} "
+              f"{v.losses[0]:12.6f} {final[v.name]:14.6f} {agree:>8}")
+    if "porta.comp" in median and inductor:
+        ratio = median["porta.comp"] / inductor
+        verdict = "meets" if ratio <= 1.0 else "misses"
+        caveat = "; the machine was busy, so this says little" if busy else ""
+        print(f"porta compiled / Inductor = {ratio:.2f} ({verdict} the goal of 1.00 or "
+              f"below{caveat})")
+    for v in variants:
+        if v.name in ("porta.comp", "porta.fused") and v.error is None:
+            print_counters(v, rounds * steps)
+
+
+def print_counters(variant, timed_steps):
+    warm, timed = variant.warmup_counters, variant.timed_counters
+    per_step = {name: value / timed_steps for name, value in timed.items()}
+    print(f"{variant.name} compiler, warm-up: {warm['dynamo_graphs']} torch.compile graphs, "
+          f"{warm['graphs_compiled']} schedules built, {warm['kernels_compiled']} kernels "
+          f"compiled + {warm['kernel_disk_hits']} from disk "
+          f"({warm['compile_seconds']:.2f} s compiling)")
+    print(f"{variant.name} compiler, {timed_steps} timed steps: "
+          f"{timed['dynamo_graphs']} torch.compile graphs, {timed['graphs_compiled']} schedules "
+          f"built, {timed['kernels_compiled']} kernels compiled, "
+          f"{timed['graph_cache_hits']} schedule cache hits; per step "
+          f"{per_step['flushes']:.1f} traces, {per_step['kernels_run']:.1f} fused kernels "
+          f"({per_step['prims_fused']:.1f} ops in them) + {per_step['prims_alone']:.1f} ops "
+          f"run alone")
+
+
+def warn_if_busy(own_load):
+    """PyTorch's OpenMP threads wait for each other at every parallel
+    region; when other processes hold the cores, those waits dominate and
+    eager times become meaningless. Says so when the load average exceeds
+    what this benchmark itself puts on the machine (own_load) by a core."""
+    load = os.getloadavg()[0]
+    cores = len(os.sched_getaffinity(0))
+    busy = load > own_load + 1.0
+    if busy:
+        print(f"warning: the machine is busy (load {load:.1f} on {cores} cores): "
+              f"times, PyTorch's above all, are unreliable")
+    return busy
+
+
+def main():
+    global torch_porta, bench_torch
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--only", choices=("cnn", "transformer"), help="run one model only")
+    parser.add_argument("--threads", type=int, default=2,
+                        help="threads of PyTorch and of porta (default 2)")
+    parser.add_argument("--cold", action="store_true",
+                        help="start the on-disk compile caches empty")
+    args = parser.parse_args()
+    if args.cold:
+        cold = tempfile.TemporaryDirectory(prefix="bench_compile_")
+        os.environ["PORTA_CACHE_DIR"] = os.path.join(cold.name, "porta")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cold.name, "inductor")
+    torch.set_num_threads(args.threads)
+    os.environ["PORTA_NUM_THREADS"] = str(args.threads)  # read when porta starts its pool
+    import torch_porta
+    import bench_torch  # same directory as this script
+    print(f"torch {torch.__version__}: {torch.get_num_threads()} CPU threads, porta "
+          f"{args.threads} threads; median of {args.rounds} rounds; compile caches "
+          f"{'empty at start' if args.cold else 'as left by earlier runs'}")
+    busy = warn_if_busy(0)
+    for key in ("cnn", "transformer"):
+        if args.only in (None, key):
+            benchmark(key, args.rounds, busy)
+    warn_if_busy(args.threads)  # the last minute's average includes this run
+
+
+if __name__ == "__main__":
+    main()
