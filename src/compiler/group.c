@@ -272,9 +272,8 @@ bool group_try_add(group *g, const trace_record *records, int index, const trace
     int reduced = g->reduced, buffer_count = g->buffer_count;
     group_buffer saved[GROUP_MAX_BUFFERS];
     memcpy(saved, g->buffers, (size_t)buffer_count * sizeof *saved);
-    if (add_record(g, records, index, facts, constants)) {
-        g->end = index + 1;
-        g->members++;
+    if (g->member_count < KIR_MAX_VALUES && add_record(g, records, index, facts, constants)) {
+        g->members[g->member_count++] = index;
         return true;
     }
     g->kernel.value_count = values;
@@ -294,7 +293,7 @@ bool group_start(group *g, const trace_record *records, int index, const trace_f
     if (!device->ops->prepare_kernel || !device->ops->run_kernel) return false;
     memset(g, 0, sizeof *g);
     g->device = device;
-    g->first = g->end = index;
+    g->first = index;
     const porta_prim *prim = &record->prim;
     const porta_tensor *shape = &record->out;
     if (prim->kind == PRIM_MATMUL) {
@@ -304,9 +303,12 @@ bool group_start(group *g, const trace_record *records, int index, const trace_f
         g->kind = GROUP_MATMUL;
         g->rank = 2;
         memcpy(g->sizes, shape->sizes, 2 * sizeof *g->sizes);
+        /* The GEMM reads its operands from memory: nothing may move ahead
+         * of the group and overwrite them. */
+        for (int i = 0; i < record->input_count; i++)
+            if (!note_buffer(g, facts_buffer(facts, index, i), &record->inputs[i])) return false;
         if (!write_output(g, records, index, facts, -1, KIR_FULL)) return false;
-        g->end = index + 1;
-        g->members = 1;
+        g->members[g->member_count++] = index;
         return true;
     }
     if (prim->kind == PRIM_REDUCE) {
@@ -324,4 +326,13 @@ bool group_start(group *g, const trace_record *records, int index, const trace_f
 
 bool group_accepts_constant(const group *g, int buffer) {
     return !find_buffer((group *)g, buffer);
+}
+
+bool group_independent(const group *g, const trace_record *records, int index,
+                       const trace_facts *facts) {
+    for (int i = 0; i < records[index].input_count; i++) {
+        const group_buffer *gb = find_buffer((group *)g, facts_buffer(facts, index, i));
+        if (gb && gb->written) return false;
+    }
+    return !find_buffer((group *)g, facts_buffer(facts, index, SLOT_OUT));
 }

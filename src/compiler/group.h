@@ -33,8 +33,10 @@ typedef struct group_buffer {
 typedef struct group {
     group_kind kind;
     porta_device *device;
-    int first, end;    /* records */
-    int members;       /* records computing something (constants excluded) */
+    int first;         /* the first member */
+    int member_count;  /* records computing something (constants excluded);
+                          records moved ahead of the group may lie between */
+    int members[KIR_MAX_VALUES];
     int rank, reduced; /* the domain; reduced dims are its trailing ones */
     int64_t sizes[PORTA_MAX_RANK];
     kir_kernel kernel; /* values and loads so far; stores added on close */
@@ -51,10 +53,15 @@ typedef struct group {
 /* Starts a group with record `index`; false when it cannot start one. */
 bool group_start(group *g, const trace_record *records, int index, const trace_facts *facts,
                  const trace_constant *constants);
-/* Adds record `index` (the next after g->end) when it fits; false leaves g
+/* Adds record `index` (after every member) when it fits; false leaves g
  * as it was. */
 bool group_try_add(group *g, const trace_record *records, int index, const trace_facts *facts,
                    const trace_constant *constants);
+/* Whether record `index` may run before the whole group although it comes
+ * after some members: it reads nothing the group writes, and writes
+ * nothing the group touches. Such a record does not end the group. */
+bool group_independent(const group *g, const trace_record *records, int index,
+                       const trace_facts *facts);
 /* Whether a one-element fill of `buffer` may join (nothing in g touched it). */
 bool group_accepts_constant(const group *g, int buffer);
 /* Adds the stores the rest of the trace needs, merges dims, and fills the

@@ -106,24 +106,43 @@ static void merge_dims(group *g, kir_args *args) {
 }
 
 static char *describe(const group *g, const trace_record *records) {
-    size_t cap = 64 + (size_t)(g->end - g->first) * 40, used = 0;
+    size_t cap = 64 + (size_t)g->member_count * 40, used = 0;
     char *text = malloc(cap);
     if (!text) return NULL;
     const char *what = g->kind == GROUP_MATMUL   ? "matmul with fused epilogue"
                        : g->kind == GROUP_REDUCE ? "fused reduction"
                                                  : "fused elementwise";
     used += (size_t)snprintf(text, cap, "%s [", what);
-    bool first = true;
-    for (int r = g->first; r < g->end && used < cap; r++) {
-        if (record_is_constant(&records[r])) continue;
-        used += (size_t)snprintf(text + used, cap - used, "%s%s", first ? "" : ", ",
-                                 porta_prim_name(&records[r].prim));
-        first = false;
-    }
+    for (int m = 0; m < g->member_count && used < cap; m++)
+        used += (size_t)snprintf(text + used, cap - used, "%s%s", m ? ", " : "",
+                                 porta_prim_name(&records[g->members[m]].prim));
     char shape[PORTA_SHAPE_STR_CAP];
     porta_format_shape(shape, sizeof shape, g->rank, g->sizes);
     if (used < cap) snprintf(text + used, cap - used, "] over %s", shape);
     return text;
+}
+
+static bool is_member(const group *g, int record) {
+    int low = 0, high = g->member_count - 1; /* members are in program order */
+    while (low <= high) {
+        int mid = (low + high) / 2;
+        if (g->members[mid] == record) return true;
+        if (g->members[mid] < record) low = mid + 1;
+        else high = mid - 1;
+    }
+    return false;
+}
+
+/* Whether a record outside the group reads the buffer gb's member wrote
+ * (records moved ahead of another group may lie among the members). */
+static bool read_outside(const group *g, const trace_record *records, const trace_facts *facts,
+                         const group_buffer *gb) {
+    for (int r = gb->record + 1; r <= facts->last_reader[gb->buffer]; r++) {
+        if (is_member(g, r)) continue;
+        for (int i = 0; i < records[r].input_count; i++)
+            if (facts_buffer(facts, r, i) == gb->buffer) return true;
+    }
+    return false;
 }
 
 porta_status *group_close(group *g, const trace_facts *facts, const trace_record *records,
@@ -131,14 +150,15 @@ porta_status *group_close(group *g, const trace_facts *facts, const trace_record
     for (int i = 0; i < g->buffer_count; i++) {
         const group_buffer *gb = &g->buffers[i];
         if (!gb->in_register) continue;
-        bool needed = facts->external[gb->buffer] || facts->last_reader[gb->buffer] >= g->end;
+        bool needed = facts->external[gb->buffer] || read_outside(g, records, facts, gb);
         if (needed && !add_store(g, gb, records))
             return porta_error(PORTA_ERR_INTERNAL, "schedule: a group has more stores than room");
     }
     memset(step, 0, sizeof *step);
     step->kind = g->kind == GROUP_MATMUL ? STEP_MATMUL_EPILOGUE : STEP_FUSED;
     step->first = g->first;
-    step->end = g->end;
+    step->member_count = g->member_count;
+    step->members = malloc((size_t)g->member_count * sizeof *step->members);
     merge_dims(g, &step->args);
     int64_t work = 1;
     for (int d = 0; d < g->kernel.outer_rank; d++) work *= step->args.sizes[d];
@@ -148,13 +168,16 @@ porta_status *group_close(group *g, const trace_facts *facts, const trace_record
     memcpy(step->param_records, g->param_records, sizeof step->param_records);
     step->kernel = malloc(sizeof *step->kernel);
     step->summary = describe(g, records);
-    if (!step->kernel || !step->summary) {
+    if (!step->kernel || !step->summary || !step->members) {
         free(step->kernel);
         free(step->summary);
+        free(step->members);
         step->kernel = NULL;
         step->summary = NULL;
+        step->members = NULL;
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "schedule: no memory for a kernel");
     }
     *step->kernel = g->kernel;
+    memcpy(step->members, g->members, (size_t)g->member_count * sizeof *step->members);
     return NULL;
 }

@@ -17,6 +17,9 @@ typedef struct item {
     plan_step step; /* GROUP */
 } item;
 
+/* Two groups may be open at once: the main group g, and h, records that
+ * come after some of g's members but depend on none of them (the weight
+ * casts in a layer norm): h runs before g, so g stays open past them. */
 typedef struct builder {
     const trace_record *records;
     int count;
@@ -24,17 +27,16 @@ typedef struct builder {
     trace_constant *constants; /* by buffer */
     item *items;
     int item_count;
-    group g;
-    bool open;
+    group g, h;
+    bool g_open, h_open;
 } builder;
 
 static void free_step(plan_step *step) {
     free(step->kernel);
     free(step->summary);
     free(step->release);
-    step->kernel = NULL;
-    step->summary = NULL;
-    step->release = NULL;
+    free(step->members);
+    memset(step, 0, sizeof *step);
 }
 
 static item *push(builder *b, item_kind kind, int record) {
@@ -45,41 +47,62 @@ static item *push(builder *b, item_kind kind, int record) {
     return it;
 }
 
-/* Closes the open group: one fused step, or its records alone when it
+/* Closes an open group: one fused step, or its records alone when it
  * fused nothing. The group's constants were pushed as they came. */
-static porta_status *close_group(builder *b) {
-    if (!b->open) return NULL;
-    b->open = false;
-    group *g = &b->g;
-    if (g->members < 2) {
-        for (int r = g->first; r < g->end; r++)
-            if (!record_is_constant(&b->records[r])) push(b, ITEM_ALONE, r);
+static porta_status *close_group(builder *b, group *g, bool *open) {
+    if (!*open) return NULL;
+    *open = false;
+    if (g->member_count < 2) {
+        for (int m = 0; m < g->member_count; m++) push(b, ITEM_ALONE, g->members[m]);
         return NULL;
     }
     item *it = push(b, ITEM_GROUP, g->first);
     return group_close(g, &b->facts, b->records, &it->step);
 }
 
+/* h before g: h's records were moved ahead of g's. */
+static porta_status *close_both(builder *b) {
+    PORTA_TRY(close_group(b, &b->h, &b->h_open));
+    return close_group(b, &b->g, &b->g_open);
+}
+
+static porta_status *add_constant_record(builder *b, int r, int out) {
+    if (b->h_open && !group_accepts_constant(&b->h, out))
+        PORTA_TRY(close_group(b, &b->h, &b->h_open));
+    if (b->g_open && !group_accepts_constant(&b->g, out)) PORTA_TRY(close_both(b));
+    b->constants[out] = (trace_constant){.known = true, .record = r};
+    push(b, ITEM_CONSTANT, r);
+    return NULL;
+}
+
+/* Record r, independent of the open g, joins h or starts it (or runs alone). */
+static porta_status *hoist(builder *b, int r) {
+    if (b->h_open && group_try_add(&b->h, b->records, r, &b->facts, b->constants)) return NULL;
+    PORTA_TRY(close_group(b, &b->h, &b->h_open));
+    b->h_open = group_start(&b->h, b->records, r, &b->facts, b->constants);
+    if (!b->h_open) push(b, ITEM_ALONE, r);
+    return NULL;
+}
+
 static porta_status *group_records(builder *b) {
     for (int r = 0; r < b->count; r++) {
-        const trace_record *record = &b->records[r];
         int out = facts_buffer(&b->facts, r, SLOT_OUT);
-        if (record_is_constant(record)) {
-            if (b->open && !group_accepts_constant(&b->g, out)) PORTA_TRY(close_group(b));
-            b->constants[out] = (trace_constant){.known = true, .record = r};
-            push(b, ITEM_CONSTANT, r);
-            if (b->open) b->g.end = r + 1;
+        if (record_is_constant(&b->records[r])) {
+            PORTA_TRY(add_constant_record(b, r, out));
             continue;
         }
-        bool joined = b->open && group_try_add(&b->g, b->records, r, &b->facts, b->constants);
-        if (!joined) {
-            PORTA_TRY(close_group(b));
-            b->open = group_start(&b->g, b->records, r, &b->facts, b->constants);
-            if (!b->open) push(b, ITEM_ALONE, r);
+        if (b->g_open && group_try_add(&b->g, b->records, r, &b->facts, b->constants)) {
+            /* joined */
+        } else if (b->g_open && group_independent(&b->g, b->records, r, &b->facts)) {
+            PORTA_TRY(hoist(b, r));
+        } else {
+            PORTA_TRY(close_both(b));
+            b->g_open = group_start(&b->g, b->records, r, &b->facts, b->constants);
+            if (!b->g_open) push(b, ITEM_ALONE, r);
         }
         b->constants[out].known = false; /* written: no longer the fill's value */
     }
-    return close_group(b);
+    return close_both(b);
 }
 
 static int stores(const kir_kernel *kernel) {
@@ -108,17 +131,14 @@ static porta_status *prepare_kernels(builder *b) {
         }
         /* Demote in place: the group's records, alone and in order. */
         plan_step step = it->step;
-        int extra = 0;
-        for (int r = step.first; r < step.end; r++) extra += !record_is_constant(&b->records[r]);
+        int extra = step.member_count;
         memmove(&b->items[i + extra], &b->items[i + 1],
                 (size_t)(b->item_count - i - 1) * sizeof *b->items);
         b->item_count += extra - 1;
-        int at = i;
-        for (int r = step.first; r < step.end; r++)
-            if (!record_is_constant(&b->records[r]))
-                b->items[at++] = (item){.kind = ITEM_ALONE, .record = r};
+        for (int m = 0; m < step.member_count; m++)
+            b->items[i + m] = (item){.kind = ITEM_ALONE, .record = step.members[m]};
         free_step(&step);
-        i = at - 1;
+        i += extra - 1;
     }
     return NULL;
 }
@@ -206,8 +226,8 @@ static porta_status *finish(builder *b, plan *p) {
     for (int i = 0; i < b->item_count; i++) {
         const item *it = &b->items[i];
         if (it->kind != ITEM_GROUP) continue;
-        int first = it->step.first + (it->step.kind == STEP_MATMUL_EPILOGUE);
-        for (int r = first; r < it->step.end; r++) fused[r] = true;
+        int first = it->step.kind == STEP_MATMUL_EPILOGUE; /* the matmul reads memory */
+        for (int m = first; m < it->step.member_count; m++) fused[it->step.members[m]] = true;
     }
     for (int i = 0; i < b->item_count; i++) {
         item *it = &b->items[i];
@@ -220,7 +240,6 @@ static porta_status *finish(builder *b, plan *p) {
         } else if (it->kind == ITEM_ALONE || constant_needed(b, it->record, fused)) {
             step->kind = STEP_ALONE;
             step->first = it->record;
-            step->end = it->record + 1;
         } else {
             continue; /* a constant only fused kernels read */
         }

@@ -54,8 +54,10 @@ typedef struct access_binding {
 
 typedef struct plan_step {
     step_kind kind;
-    int first, end; /* records */
+    int first; /* the record alone, or the group's first member */
     /* Fused steps: */
+    int member_count;
+    int *members; /* records, in program order */
     kir_kernel *kernel;
     void *program;
     access_binding bindings[KIR_MAX_ACCESSES];
