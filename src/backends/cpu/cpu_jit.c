@@ -3,8 +3,9 @@
  * Lookup order: programs loaded in this process (by kir_hash, confirmed by
  * comparing the whole source), then the disk cache, then the compiler. A
  * disk entry's name hashes the source, the compiler's identity (its
- * --version line) and the flags, so a new compiler or flag set never loads
- * an old object. Entries are written atomically: compiled into a temp file
+ * --version line), the flags and the CPU (model and feature flags, since
+ * objects are built for it), so a new compiler, flag set or machine never
+ * loads an old object. Entries are written atomically: compiled into a temp file
  * of a unique name in the same directory and renamed into place, so
  * processes sharing the cache see a whole file or none. An entry that does
  * not load, lacks a symbol or carries another kernel's key is rebuilt. */
@@ -181,6 +182,32 @@ static porta_status *find_compiler(void) {
 }
 
 /* ---- the disk cache ---- */
+
+/* -march=native builds for this CPU: a cache shared between machines (a
+ * network home) must not hand one machine's object to another, so the
+ * CPU's model and feature flags are part of every entry's name. */
+static uint64_t cpu_identity(void) {
+    static uint64_t identity;
+    static bool known;
+    if (known) return identity;
+    known = true;
+    identity = 0xcbf29ce484222325ull;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return identity;
+    char line[8192];
+    bool model = false, flags = false;
+    while ((!model || !flags) && fgets(line, sizeof line, f)) {
+        if (!model && strncmp(line, "model name", 10) == 0) {
+            identity = fnv1a(identity, line);
+            model = true;
+        } else if (!flags && strncmp(line, "flags", 5) == 0) {
+            identity = fnv1a(identity, line);
+            flags = true;
+        }
+    }
+    fclose(f);
+    return identity;
+}
 
 static porta_status *make_dirs(char *path) {
     for (char *p = path + 1; *p; p++) {
@@ -376,6 +403,8 @@ static porta_status *find_or_build(const kir_kernel *kernel, const char *source,
         a = fnv1a(a, compile_flags[i]);
         b = fnv1a(b, compile_flags[i]);
     }
+    a ^= cpu_identity();
+    b = (b ^ cpu_identity()) * 0x100000001b3ull;
     char base[4150], so_path[4200];
     snprintf(base, sizeof base, "%s/%016llx%016llx", dir, (unsigned long long)a,
              (unsigned long long)b);
