@@ -41,7 +41,13 @@ static void format_site(char *site, size_t cap, const char *filename, int line,
         snprintf(site, cap, "%s%s", filename, tail);
 }
 
+/* Set while a compiled graph names the sites of its ops itself (from its
+ * nodes' source lines), so the kernels do not look at Python frames. */
+static _Thread_local int site_pinned;
+
 void porta_py_trace_site(PyObject *op_name) {
+    if (site_pinned)
+        return;
     /* libporta keeps 95 characters of a site. */
     char site[96];
     const char *op = PyUnicode_AsUTF8(op_name);
@@ -129,6 +135,22 @@ static PyObject *trace_set_site(PyObject *module, PyObject *site) {
     if (!text)
         return NULL;
     porta_trace_set_site(text);
+    Py_RETURN_NONE;
+}
+
+/* trace_pin_site(site or None): the site of the ops this thread issues
+ * next, kept until unpinned with None, whatever frames issue them. */
+static PyObject *trace_pin_site(PyObject *module, PyObject *site) {
+    if (site == Py_None) {
+        site_pinned = 0;
+        porta_trace_set_site(NULL);
+        Py_RETURN_NONE;
+    }
+    const char *text = PyUnicode_AsUTF8(site);
+    if (!text)
+        return NULL;
+    porta_trace_set_site(text);
+    site_pinned = 1;
     Py_RETURN_NONE;
 }
 
@@ -238,6 +260,8 @@ PyMethodDef porta_py_compiler_methods[] = {
      "trace_set_site(site or None): the site named by errors of the next recorded ops."},
     {"trace_site_here", trace_site_here, METH_O,
      "trace_site_here(op_name): the calling Python line becomes the site of the next ops."},
+    {"trace_pin_site", trace_pin_site, METH_O,
+     "trace_pin_site(site or None): the site of the next ops until unpinned with None."},
     {"trace_site_setup", trace_site_setup, METH_O,
      "trace_site_setup(dirs): directories whose frames are not issuing sites."},
     {"compiler_stats", compiler_stats, METH_NOARGS, "The compiler's counters, as a dict."},

@@ -190,3 +190,20 @@ def test_porta_log_recompiles_prints_why_dynamo_recompiled():
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "Recompiling function" in done.stderr, done.stderr
+
+
+def _gather_twice(x, index):
+    doubled = x * 2
+    return torch.gather(doubled, 1, index)  # the compiled gather
+
+
+def test_error_at_the_end_of_a_compiled_graph_names_the_program_line():
+    compiled = torch.compile(_gather_twice, backend="porta")
+    x = torch.ones(2, 3, device="porta")
+    with pytest.raises(IndexError) as raised:
+        compiled(x, torch.tensor([[0, 5]], device="porta"))
+    with open(__file__) as source:
+        line = next(number for number, text in enumerate(source, 1)
+                    if text.rstrip().endswith("# the compiled gather"))
+    assert f"{os.path.basename(__file__)}:{line} (aten::gather" in str(raised.value)
+    assert compiled(x, torch.tensor([[2, 0]], device="porta")).cpu().tolist() == [[2.0, 2.0]]

@@ -20,6 +20,7 @@ import contextlib
 import importlib.abc
 import importlib.machinery
 import os
+import re
 import sys
 import weakref
 
@@ -49,10 +50,13 @@ def fused():
 
 class _CopyCache:
     """Porta copies of the CPU tensors a compiled program is given, kept
-    while the CPU tensor lives: parameters come on every call and change
-    only when trained. A copy is valid while the tensor's version counter
-    and data pointer are those it was made from, and while it carries a
-    gradient path exactly when one is wanted now."""
+    while the CPU tensor lives, for parameters (they come on every call and
+    change only when trained) and buffers the program writes (running
+    statistics); other inputs, a batch say, are copied at each call, so a
+    data set held on the CPU is not held on porta too. A copy is valid while
+    the tensor's version counter and data pointer are those it was made
+    from, and while it carries a gradient path exactly when one is wanted
+    now."""
 
     def __init__(self):
         self._copies = {}  # id(tensor) -> (weakref, version, data_ptr, differentiable, copy)
@@ -65,7 +69,8 @@ class _CopyCache:
             return entry[4]
         # A differentiable copy: gradients reach the CPU tensor through it.
         copy = tensor.to(PORTA) if differentiable else tensor.detach().to(PORTA)
-        self.put(tensor, copy, differentiable)
+        if tensor.requires_grad or isinstance(tensor, torch.nn.Parameter):
+            self.put(tensor, copy, differentiable)
         return copy
 
     def put(self, tensor, copy, differentiable):
@@ -157,18 +162,53 @@ def _on_porta(compiled, output_devices):
 
 # ---- the compilers ----
 
+_STACK_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def _node_site(node):
+    """"file:line (aten::op)" of the program line a graph node comes from,
+    or None when the node does not say."""
+    frames = _STACK_LINE.findall(node.meta.get("stack_trace") or "")
+    if not frames:
+        return None
+    filename, line = frames[-1]
+    name = getattr(node.target, "__name__", str(node.target))
+    return f"{filename}:{line} (aten::{name})"
+
+
+def _name_sites(gm):
+    """Makes the graph name, before the ops of each program line, that line
+    as the site of the primitives they record, so an error raised at the
+    flush names the program's line rather than the generated graph's."""
+    current = None
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function":
+            continue
+        site = _node_site(node)
+        if site is None or site == current:
+            continue
+        with gm.graph.inserting_before(node):
+            gm.graph.call_function(_C.trace_pin_site, (site,))
+        current = site
+    gm.recompile()
+
+
 def _graph_compiler(kind):
     """An aot_autograd compiler: runs an aten graph (forward, backward or
     inference) with fusion on."""
     def compile_graph(gm, example_inputs):
         _metrics.count_compile(kind)
+        _name_sites(gm)
         run_graph = gm.forward
 
         def run(args):
             arguments = list(args)
             args.clear()  # the boxed convention: the graph may free its inputs
-            with fused():
-                return run_graph(*arguments)
+            try:
+                with fused():
+                    return run_graph(*arguments)
+            finally:
+                _C.trace_pin_site(None)
 
         run._boxed_call = True
         return run
