@@ -282,6 +282,13 @@ TEST(codegen_reduction_with_prologue_and_epilogue) {
     int sum = REDUCE(k, PORTA_REDUCE_SUM, PORTA_F32, relu);
     store(k, BINARY(k, PORTA_MUL, PORTA_F32, sum, constant(k, PORTA_F32, 2)), KIR_OUTER,
           KIR_LAST_ANY);
+    /* dead values (nothing stores them) are not computed */
+    int dead = REDUCE(k, PORTA_REDUCE_MAX, PORTA_F32, UNARY(k, PORTA_EXP, PORTA_F32, a));
+    BINARY(k, PORTA_MUL, PORTA_F32, dead, b);
+    char *source = NULL;
+    CHECK_OK(kir_render_c(k, &source));
+    CHECK(source && !strstr(source, "rt->exp") && !strstr(source, "kir_fold_max_float(l"));
+    free(source);
     const cpu_program *p = build(k);
     if (p) {
         CHECK(p->tile == NULL);

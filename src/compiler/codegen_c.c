@@ -15,10 +15,6 @@
 #include "compiler/codegen_c_render.h"
 #include "core/status.h"
 
-
-
-
-
 static void analyse(render *r) {
     const kir_kernel *k = r->k;
     int arrays = 0;
@@ -38,6 +34,13 @@ static void analyse(render *r) {
         default: r->scalar[id] = v->space == KIR_OUTER || all_scalar; break;
         }
         r->level[id] = level;
+    }
+    /* Only what a store needs is computed. */
+    for (int a = 0; a < k->access_count; a++)
+        if (k->accesses[a].store) r->live[k->accesses[a].value] = true;
+    for (int id = k->value_count - 1; id >= 0; id--) {
+        if (!r->live[id]) continue;
+        for (int a = 0; a < arg_count(&k->values[id]); a++) r->live[k->values[id].args[a]] = true;
         arrays += !r->scalar[id];
     }
     r->block = arrays <= 48 ? 128 : arrays <= 96 ? 64 : 32;
@@ -265,10 +268,10 @@ static void render_elementwise(render *r) {
     cg_emit_pointers(r, "base", NULL);
     cg_declare_scalars(r);
     for (int id = 0; id < k->value_count; id++)
-        if (r->scalar[id]) cg_emit_scalar(r, id);
+        if (r->scalar[id] && r->live[id]) cg_emit_scalar(r, id);
     cg_emit_block_loop_open(r, "n", "col0");
     for (int id = 0; id < k->value_count; id++)
-        if (!r->scalar[id]) cg_emit_array(r, id);
+        if (!r->scalar[id] && r->live[id]) cg_emit_array(r, id);
     for (int a = 0; a < na; a++)
         if (k->accesses[a].store) cg_emit_array_store(r, a);
     P("    }\n}\n\n");

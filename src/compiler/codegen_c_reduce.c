@@ -13,6 +13,11 @@
 
 #define LANES 16
 
+/* Whether value v is a (live) reduction folded in `pass`. */
+static bool folds_in(const render *r, const kir_value *v, int pass) {
+    return v->kind == KIR_REDUCE && r->live[v - r->k->values] && r->level[v->args[0]] == pass;
+}
+
 typedef struct fold_spelling {
     const char *lane_type, *total_type, *init;
     bool float_fold;
@@ -83,7 +88,7 @@ static void emit_flush(render *r, int pass) {
     const kir_kernel *k = r->k;
     for (int id = 0; id < k->value_count; id++) {
         const kir_value *v = &k->values[id];
-        if (v->kind != KIR_REDUCE || r->level[v->args[0]] != pass) continue;
+        if (!folds_in(r, v, pass)) continue;
         fold_spelling f = fold_of(r, v);
         char acc[32];
         snprintf(acc, sizeof acc, "t%d", id);
@@ -125,7 +130,7 @@ static bool plan_pass(render *r, int pass, int reduce_passes, bool *used) {
     bool any_reduce = false;
     for (int id = 0; id < k->value_count; id++) {
         const kir_value *v = &k->values[id];
-        if (v->kind == KIR_REDUCE && r->level[v->args[0]] == pass) {
+        if (folds_in(r, v, pass)) {
             mark_needed(r, pass, v->args[0]);
             any_reduce = true;
         }
@@ -152,7 +157,7 @@ static void render_pass(render *r, int pass, int reduce_passes) {
     P("    /* pass %d */\n    {\n", pass);
     for (int id = 0; id < k->value_count; id++) {
         const kir_value *v = &k->values[id];
-        if (v->kind != KIR_REDUCE || r->level[v->args[0]] != pass) continue;
+        if (!folds_in(r, v, pass)) continue;
         fold_spelling f = fold_of(r, v);
         P("    %s l%d[%d];\n    for (int l = 0; l < %d; l++) l%d[l] = %s;\n", f.lane_type, id,
           LANES, LANES, id, f.init);
@@ -174,7 +179,7 @@ static void render_pass(render *r, int pass, int reduce_passes) {
         if (r->needed[id] || r->from_cache[id]) cg_emit_array(r, id);
     for (int id = 0; id < k->value_count; id++) {
         const kir_value *v = &k->values[id];
-        if (v->kind != KIR_REDUCE || r->level[v->args[0]] != pass) continue;
+        if (!folds_in(r, v, pass)) continue;
         char lane[32], x[32], xt[32];
         snprintf(lane, sizeof lane, "l%d[l]", id);
         cg_ref(r, v->args[0], "i + l", x, sizeof x);
@@ -199,7 +204,7 @@ static void render_pass(render *r, int pass, int reduce_passes) {
     emit_flush(r, pass);
     for (int id = 0; id < k->value_count; id++) {
         const kir_value *v = &k->values[id];
-        if (v->kind != KIR_REDUCE || r->level[v->args[0]] != pass) continue;
+        if (!folds_in(r, v, pass)) continue;
         P("    o%d = (%s)t%d;\n", id, kir_c_compute_type(v->dtype), id);
         char target[32];
         snprintf(target, sizeof target, "&o%d", id);
@@ -208,7 +213,8 @@ static void render_pass(render *r, int pass, int reduce_passes) {
     P("    }\n");
     /* scalars that this pass's results make computable */
     for (int id = 0; id < k->value_count; id++)
-        if (r->scalar[id] && k->values[id].kind != KIR_REDUCE && r->level[id] == pass + 1)
+        if (r->scalar[id] && r->live[id] && k->values[id].kind != KIR_REDUCE &&
+            r->level[id] == pass + 1)
             cg_emit_scalar(r, id);
 }
 
@@ -241,7 +247,8 @@ static void render_row(render *r, int reduce_passes, bool store_after) {
     }
     cg_declare_scalars(r);
     for (int id = 0; id < k->value_count; id++)
-        if (r->scalar[id] && k->values[id].kind != KIR_REDUCE && r->level[id] == 0)
+        if (r->scalar[id] && r->live[id] && k->values[id].kind != KIR_REDUCE &&
+            r->level[id] == 0)
             cg_emit_scalar(r, id);
     for (int pass = 0; pass < reduce_passes + store_after; pass++)
         render_pass(r, pass, reduce_passes);
@@ -262,7 +269,7 @@ void cg_render_reduction(render *r) {
     int reduce_passes = 0;
     bool store_after = false;
     for (int id = 0; id < k->value_count; id++)
-        if (k->values[id].kind == KIR_REDUCE && r->level[id] > reduce_passes)
+        if (k->values[id].kind == KIR_REDUCE && r->live[id] && r->level[id] > reduce_passes)
             reduce_passes = r->level[id];
     for (int a = 0; a < na; a++)
         if (k->accesses[a].store && k->accesses[a].space == KIR_FULL &&

@@ -12,6 +12,7 @@ typedef struct render {
     int block; /* KIR_B */
     bool scalar[KIR_MAX_VALUES];  /* one value per span (no reductions) or row */
     int level[KIR_MAX_VALUES];    /* reductions needed before the value exists */
+    bool live[KIR_MAX_VALUES];    /* needed by a store */
     /* The pass being rendered: the array values it computes, and (caching)
      * those it reads back from the row cache instead. */
     bool needed[KIR_MAX_VALUES], from_cache[KIR_MAX_VALUES];
