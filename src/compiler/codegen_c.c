@@ -241,13 +241,15 @@ void cg_emit_pointers(render *r, const char *base, const bool *used) {
 /* base[a] += the offset of `index` decomposed over dims [first, last]. */
 void cg_emit_decompose(render *r, const char *index, const char *base, int first, int last) {
     if (last < first) return;
+    /* the outermost dim takes what is left: no division for it */
     P("    { int64_t rest = %s;\n"
-      "      for (int d = %d; d >= %d; d--) {\n"
+      "      for (int d = %d; d > %d; d--) {\n"
       "        int64_t at = rest %% args->sizes[d];\n"
       "        rest /= args->sizes[d];\n"
       "        for (int a = 0; a < %d; a++) %s[a] += at * args->strides[a][d];\n"
-      "      } }\n",
-      index, last, first, r->k->access_count, base);
+      "      }\n"
+      "      for (int a = 0; a < %d; a++) %s[a] += rest * args->strides[a][%d]; }\n",
+      index, last, first, r->k->access_count, base, r->k->access_count, base, first);
 }
 
 void cg_emit_block_loop_open(render *r, const char *count, const char *start) {

@@ -90,14 +90,22 @@ static void emit_flush(render *r, int pass) {
         const kir_value *v = &k->values[id];
         if (!folds_in(r, v, pass)) continue;
         fold_spelling f = fold_of(r, v);
-        char acc[32];
+        char acc[32], lane[32], other[32];
+        /* the lanes fold in halves (constant trip counts: vectorized), as the
+         * eager reductions' lane tree, and then into the total */
+        for (int half = LANES / 2; half >= 1; half /= 2) {
+            snprintf(lane, sizeof lane, "l%d[l]", id);
+            snprintf(other, sizeof other, "l%d[l + %d]", id, half);
+            P("        for (int l = 0; l < %d; l++) { ", half);
+            emit_step(r, v, lane, other);
+            P(" }\n");
+        }
         snprintf(acc, sizeof acc, "t%d", id);
-        P("        for (int l = 0; l < %d; l++) { ", LANES);
-        char lane[32];
-        snprintf(lane, sizeof lane, "(%s)l%d[l]", f.total_type, id);
         /* a float max/min total keeps the lanes' type; sums and products widen */
+        snprintf(lane, sizeof lane, "(%s)l%d[0]", f.total_type, id);
+        P("        ");
         emit_step(r, v, acc, lane);
-        P(" l%d[l] = %s; }\n", id, f.init);
+        P("\n        for (int l = 0; l < %d; l++) l%d[l] = %s;\n", LANES, id, f.init);
     }
 }
 
