@@ -259,6 +259,56 @@ TEST(codegen_tile_entry_writes_its_block) {
     cache_end();
 }
 
+/* A chain long enough for the smallest block (over 128 array values), with
+ * its row sums. */
+TEST(codegen_long_chain_uses_small_blocks) {
+    cache_begin();
+    test_rng rng = test_rng_make(19);
+    int64_t dom[2] = {5, 301}, rows[1] = {5};
+    porta_tensor *x = test_random_tensor(&rng, PORTA_F32, 2, dom, -1, 1);
+    porta_tensor *out = test_empty(PORTA_F32, 2, dom), *sums = test_empty(PORTA_F32, 1, rows);
+    kir_kernel *k = kernel_new(2, 1);
+    int v = load(k, PORTA_F32, KIR_FULL, KIR_LAST_UNIT);
+    int scale = constant(k, PORTA_F32, 0.999), shift = constant(k, PORTA_F32, 0.01);
+    for (int i = 0; i < 70; i++) {
+        v = BINARY(k, PORTA_MUL, PORTA_F32, v, scale);
+        v = BINARY(k, PORTA_ADD, PORTA_F32, v, shift);
+    }
+    store(k, v, KIR_FULL, KIR_LAST_UNIT);
+    store(k, REDUCE(k, PORTA_REDUCE_SUM, PORTA_F32, v), KIR_OUTER, KIR_LAST_ANY);
+    char *source = NULL;
+    CHECK_OK(kir_render_c(k, &source));
+    CHECK(source && strstr(source, "#define KIR_B 16"));
+    free(source);
+    const cpu_program *p = build(k);
+    if (p) {
+        kir_args args = {.sizes = {5, 301}};
+        bind(&args, 0, x), bind(&args, 1, out), bind(&args, 2, sums);
+        run(p, &args, 5);
+        porta_tensor *cur = NULL, *sc = scalar(PORTA_F32, 0.999), *sh = scalar(PORTA_F32, 0.01);
+        porta_tensor_retain(x);
+        cur = x;
+        for (int i = 0; i < 70; i++) {
+            porta_tensor *a = NULL, *b = NULL;
+            CHECK_OK(porta_binary(PORTA_MUL, cur, sc, &a));
+            CHECK_OK(porta_binary(PORTA_ADD, a, sh, &b));
+            porta_tensor_release(a);
+            porta_tensor_release(cur);
+            cur = b;
+        }
+        porta_tensor *want_sum = NULL;
+        int axis = 1;
+        CHECK_OK(porta_reduce(PORTA_REDUCE_SUM, cur, &axis, 1, false, &want_sum));
+        same_values("70 x (x * 0.999 + 0.01)", out, cur);
+        close_values("its row sums", sums, want_sum, 1e-5, 1e-5);
+        porta_tensor_release(cur), porta_tensor_release(want_sum);
+        porta_tensor_release(sc), porta_tensor_release(sh);
+    }
+    free(k);
+    porta_tensor_release(x), porta_tensor_release(out), porta_tensor_release(sums);
+    cache_end();
+}
+
 /* ---- reductions ---- */
 
 /* (a * b + 1).relu() stored, and its row sums times 2: a prologue, a FULL

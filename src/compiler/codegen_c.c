@@ -43,7 +43,8 @@ static void analyse(render *r) {
         for (int a = 0; a < arg_count(&k->values[id]); a++) r->live[k->values[id].args[a]] = true;
         arrays += !r->scalar[id];
     }
-    r->block = arrays <= 48 ? 128 : arrays <= 96 ? 64 : 32;
+    /* at most ~32 KB of blocks on the stack, whichever thread runs it */
+    r->block = arrays <= 32 ? 128 : arrays <= 64 ? 64 : arrays <= 128 ? 32 : 16;
 }
 
 /* The operand expression of value id at element index `index`. */
