@@ -28,7 +28,6 @@ typedef struct render {
  * passes (an exp in softmax) instead of recomputing them; 8 bytes each. */
 #define ROW_CACHE_ELEMS 16384
 
-
 /* Appends to the kernel's text. */
 #define P(...) kir_text_printf(r->t, __VA_ARGS__)
 
