@@ -321,7 +321,7 @@ def install():
             waiting[name] = action
     if waiting:
         sys.meta_path.insert(0, _WhenDynamoLoads(waiting))
-    if "recompiles" in os.environ.get("PORTA_LOG", "").split(","):
+    if "recompiles" in os.environ.get("PORTA_LOG", ""):  # as libporta reads it
         # libporta prints why it schedules a trace anew; Dynamo says why it
         # recompiled a frame (the guard that failed).
         import torch._logging

@@ -40,7 +40,7 @@ if _mode not in MODES:
 _pending = []  # deferred failures, oldest first
 # Frames in torch and torch_porta are never the line that issued an op.
 _SKIPPED_DIRS = (os.path.dirname(torch.__file__), os.path.dirname(__file__))
-_C.trace_site_setup(list(_SKIPPED_DIRS))
+_C.trace_site_setup([os.path.join(d, "") for d in _SKIPPED_DIRS])  # "torch/", not "torchvision"
 
 
 def _apply(mode):
