@@ -9,11 +9,13 @@ kernel. libporta's kernels take sizes at run time, so a graph recompiled by
 Dynamo for a new size (or run with symbolic sizes after mark_dynamic, whose
 SymInt inputs arrive here as ints) reuses the kernels it already has.
 
-Inputs may live on "porta" or on the CPU. CPU inputs are copied to porta
-for the run, with parameter copies kept between calls (keyed by the tensor,
-its version counter and data pointer, so an in-place update or a new
-`.data` copies again); outputs go back to the device the program computes
-them on. The backend is registered when torch._dynamo loads, so importing
+Inputs may live on "porta" or on the CPU. A graph with CPU inputs is
+traced as it would run on porta (so PyTorch picks the ops it picks for
+porta, not the CPU's own kernels) and runs on porta copies of them, with
+parameter copies kept between calls (keyed by the tensor, its version
+counter and data pointer, so an in-place update or a new `.data` copies
+again); CPU buffers the program writes are written back, and outputs go
+back to the device the program computes them on. The backend is registered when torch._dynamo loads, so importing
 torch_porta is enough and torch_porta's import stays light.
 """
 import contextlib
