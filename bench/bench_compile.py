@@ -13,10 +13,10 @@ Warm-up steps come first (the compilers run there; their time is reported
 apart), then the variants take turns, round by round, each running the same
 number of steps per round, so the machine's noise falls on all alike. The
 result is the ratio of median step times: against eager and against Inductor
-(below 1.0 is faster). Milliseconds are shown for scale only. Since every
-variant has run the same steps from the same start, their losses must agree
-with eager's; the compiler's counters over the timed steps show whether
-anything was compiled again after warm-up.
+(below 1.0 is faster). Milliseconds are shown for scale only. The losses of
+the warm-up steps, run from the same start, must agree with eager's; the
+compiler's counters over the timed steps show whether anything was compiled
+again after warm-up.
 
     .venv/bin/python bench/bench_compile.py [--rounds N] [--only cnn|transformer]
                                             [--threads N] [--cold]
@@ -35,11 +35,13 @@ import torch
 # Imported in main(), once porta's thread count is in the environment:
 torch_porta = bench_torch = None
 
-WARMUP_STEPS = 3
+WARMUP_STEPS = 5
 MIN_SECONDS_PER_TURN = 0.2  # a variant's steps in one round take at least this on eager
-# Losses after the same steps from the same start: float32 sums in another
-# order drift a little over a few dozen AdamW steps, nothing more.
-LOSS_RTOL, LOSS_ATOL = 1e-2, 1e-3
+# The warm-up steps' losses, from the same start: float32 sums in another
+# order drift a little over a few AdamW steps, nothing more. (Over hundreds of
+# steps on one batch the drift grows past any useful tolerance, so the timed
+# steps' losses are not compared.)
+LOSS_RTOL = 1e-3
 
 
 def models():
@@ -98,7 +100,6 @@ class Variant:
         self.losses = []  # of the warm-up steps
         self.samples = []  # seconds per step, one per round
         self.warmup_seconds = []
-        self.final_loss = None  # the last timed step's, a tensor
         self.warmup_counters = self.timed_counters = None
         self.error = None
 
@@ -138,10 +139,9 @@ class Variant:
 
     def timed_turn(self, steps):
         before = porta_counters()
-        seconds, loss = self.run(steps)
+        seconds, _ = self.run(steps)
         after = porta_counters()
         self.samples.append(seconds)
-        self.final_loss = loss
         for name, value in difference(after, before).items():
             self.timed_counters[name] += value
 
@@ -161,11 +161,10 @@ def attempt(variant, action, *args):
             pass
 
 
-def loss_check(loss, reference):
-    if loss is None or reference is None:
-        return "-"
-    agrees = abs(loss - reference) <= LOSS_ATOL + LOSS_RTOL * abs(reference)
-    return "ok" if agrees else "MISMATCH"
+def loss_deviation(losses, reference):
+    """The largest relative difference of the warm-up steps' losses from
+    the reference's."""
+    return max(abs(loss - ref) / abs(ref) for loss, ref in zip(losses, reference))
 
 
 def benchmark(key, rounds, busy):
@@ -188,29 +187,25 @@ def benchmark(key, rounds, busy):
 
 def report(variants, rounds, steps, busy):
     median = {v.name: statistics.median(v.samples) for v in variants if v.error is None}
-    final = {}
-    for v in variants:
-        if v.error is None:
-            final[v.name] = v.final_loss.item()
     eager, inductor = median["eager"], median.get("inductor")
-    total_steps = WARMUP_STEPS + rounds * steps
-    print(f"{WARMUP_STEPS} warm-up steps, then {rounds} rounds of {steps} steps per variant; "
-          f"ratio = variant / reference (below 1.0 is faster)")
+    reference = variants[0].losses
+    print(f"{WARMUP_STEPS} warm-up steps (losses checked against eager's), then {rounds} "
+          f"rounds of {steps} timed steps per variant")
+    print("ratio = variant / reference, median step times (below 1.0 is faster)")
     print(f"{'variant':12} {'ms/step':>8} {'/ eager':>8} {'/ inductor':>10} "
           f"{'warm-up s':>9} {'1st step s':>10} {'loss step 1':>12} "
-          f"{f'loss step {total_steps}':>14} {'losses':>8}")
+          f"{f'loss step {WARMUP_STEPS}':>12} {'max rel diff':>12}")
     for v in variants:
         if v.error is not None:
             print(f"{v.name:12} failed: {v.error}")
             continue
         ms = median[v.name] * 1e3
         versus_inductor = f"{median[v.name] / inductor:10.2f}" if inductor else f"{'-':>10}"
-        first_ok = loss_check(v.losses[0], variants[0].losses[0])
-        last_ok = loss_check(final[v.name], final["eager"])
-        agree = "ok" if first_ok == last_ok == "ok" else "MISMATCH"
+        deviation = loss_deviation(v.losses, reference)
+        verdict = "ok" if deviation <= LOSS_RTOL else "MISMATCH"
         print(f"{v.name:12} {ms:8.2f} {median[v.name] / eager:8.2f} {versus_inductor} "
               f"{sum(v.warmup_seconds):9.2f} {v.warmup_seconds[0]:10.2f} "
-              f"{v.losses[0]:12.6f} {final[v.name]:14.6f} {agree:>8}")
+              f"{v.losses[0]:12.6f} {v.losses[-1]:12.6f} {deviation:12.1e} {verdict}")
     if "porta.comp" in median and inductor:
         ratio = median["porta.comp"] / inductor
         verdict = "meets" if ratio <= 1.0 else "misses"
@@ -257,7 +252,8 @@ def warn_if_busy(own_load):
 def main():
     global torch_porta, bench_torch
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=7,
+                        help="timed turns of each variant (default 7)")
     parser.add_argument("--only", choices=("cnn", "transformer"), help="run one model only")
     parser.add_argument("--threads", type=int, default=2,
                         help="threads of PyTorch and of porta (default 2)")
