@@ -137,10 +137,24 @@ static int add_load(group *g, int r, int slot, int buffer, const porta_tensor *v
     return id;
 }
 
+/* Keeps gb's state before a record changes it, so a record that does not
+ * fit leaves the group as it was (entries it appended are dropped by count). */
+static void save_for_undo(group *g, const group_buffer *gb) {
+    int index = (int)(gb - g->buffers);
+    if (index >= g->undo_limit) return; /* appended by this record */
+    for (int i = 0; i < g->undo_count; i++)
+        if (g->undo_index[i] == index) return;
+    g->undo_index[g->undo_count] = index;
+    g->undo_saved[g->undo_count++] = *gb;
+}
+
 static group_buffer *note_buffer(group *g, int buffer, const porta_tensor *view) {
     group_buffer *gb = find_buffer(g, buffer);
     if (gb) {
-        if (!same_view(&gb->view, view)) gb->several_views = true;
+        if (!same_view(&gb->view, view) && !gb->several_views) {
+            save_for_undo(g, gb);
+            gb->several_views = true;
+        }
         return gb;
     }
     if (g->buffer_count == GROUP_MAX_BUFFERS) return NULL;
@@ -183,6 +197,7 @@ static bool write_output(group *g, const trace_record *records, int r, const tra
     group_buffer *gb = find_buffer(g, buffer);
     if (gb && (gb->several_views || !same_view(&gb->view, out))) return false;
     if (!gb && !(gb = note_buffer(g, buffer, out))) return false;
+    save_for_undo(g, gb);
     gb->written = true;
     gb->in_register = value >= 0;
     gb->in_memory = value < 0;
@@ -192,9 +207,15 @@ static bool write_output(group *g, const trace_record *records, int r, const tra
     return true;
 }
 
-static int registers(const group *g) {
+/* Values that may need a store when the group closes: their buffer
+ * outlives the trace or a record after r reads it. */
+static int possible_stores(const group *g, const trace_facts *facts, int r) {
     int n = 0;
-    for (int i = 0; i < g->buffer_count; i++) n += g->buffers[i].in_register;
+    for (int i = 0; i < g->buffer_count; i++) {
+        const group_buffer *gb = &g->buffers[i];
+        n += gb->in_register &&
+             (facts->external[gb->buffer] || facts->last_reader[gb->buffer] > r);
+    }
     return n;
 }
 
@@ -260,7 +281,7 @@ static bool add_record(group *g, const trace_record *records, int r, const trace
     if (!kir_c_supports(&value, arg_dtype)) return false;
     int id = add_value(g, &value);
     if (id < 0 || !write_output(g, records, r, facts, id, value.space)) return false;
-    return g->kernel.access_count + registers(g) <= KIR_MAX_ACCESSES;
+    return g->kernel.access_count + possible_stores(g, facts, r) <= KIR_MAX_ACCESSES;
 }
 
 bool group_try_add(group *g, const trace_record *records, int index, const trace_facts *facts,
@@ -270,8 +291,8 @@ bool group_try_add(group *g, const trace_record *records, int index, const trace
     int params = g->param_count;
     group_kind kind = g->kind;
     int reduced = g->reduced, buffer_count = g->buffer_count;
-    group_buffer saved[GROUP_MAX_BUFFERS];
-    memcpy(saved, g->buffers, (size_t)buffer_count * sizeof *saved);
+    g->undo_count = 0;
+    g->undo_limit = buffer_count;
     if (g->member_count < KIR_MAX_VALUES && add_record(g, records, index, facts, constants)) {
         g->members[g->member_count++] = index;
         return true;
@@ -282,7 +303,7 @@ bool group_try_add(group *g, const trace_record *records, int index, const trace
     g->kind = kind;
     g->reduced = reduced;
     g->buffer_count = buffer_count;
-    memcpy(g->buffers, saved, (size_t)buffer_count * sizeof *saved);
+    for (int i = 0; i < g->undo_count; i++) g->buffers[g->undo_index[i]] = g->undo_saved[i];
     return false;
 }
 

@@ -7,7 +7,7 @@
 
 #include "compiler/schedule.h"
 
-#define GROUP_MAX_BUFFERS 48
+#define GROUP_MAX_BUFFERS KIR_MAX_VALUES
 
 typedef enum group_kind { GROUP_ELEMENTWISE = 0, GROUP_REDUCE, GROUP_MATMUL } group_kind;
 
@@ -48,6 +48,11 @@ typedef struct group {
     int param_records[KIR_MAX_PARAMS]; /* the fill each KIR_PARAM comes from */
     int buffer_count;
     group_buffer buffers[GROUP_MAX_BUFFERS];
+    /* Entries the record being added changed (one record names at most
+     * TRACE_MAX_INPUTS + 1 buffers), restored if it does not fit. */
+    int undo_count, undo_limit;
+    int undo_index[TRACE_MAX_INPUTS + 1];
+    group_buffer undo_saved[TRACE_MAX_INPUTS + 1];
 } group;
 
 /* Starts a group with record `index`; false when it cannot start one. */

@@ -27,7 +27,7 @@ typedef struct builder {
     trace_constant *constants; /* by buffer */
     item *items;
     int item_count;
-    group g, h;
+    group *g, *h; /* large: on the heap */
     bool g_open, h_open;
 } builder;
 
@@ -62,14 +62,14 @@ static porta_status *close_group(builder *b, group *g, bool *open) {
 
 /* h before g: h's records were moved ahead of g's. */
 static porta_status *close_both(builder *b) {
-    PORTA_TRY(close_group(b, &b->h, &b->h_open));
-    return close_group(b, &b->g, &b->g_open);
+    PORTA_TRY(close_group(b, b->h, &b->h_open));
+    return close_group(b, b->g, &b->g_open);
 }
 
 static porta_status *add_constant_record(builder *b, int r, int out) {
-    if (b->h_open && !group_accepts_constant(&b->h, out))
-        PORTA_TRY(close_group(b, &b->h, &b->h_open));
-    if (b->g_open && !group_accepts_constant(&b->g, out)) PORTA_TRY(close_both(b));
+    if (b->h_open && !group_accepts_constant(b->h, out))
+        PORTA_TRY(close_group(b, b->h, &b->h_open));
+    if (b->g_open && !group_accepts_constant(b->g, out)) PORTA_TRY(close_both(b));
     b->constants[out] = (trace_constant){.known = true, .record = r};
     push(b, ITEM_CONSTANT, r);
     return NULL;
@@ -77,9 +77,9 @@ static porta_status *add_constant_record(builder *b, int r, int out) {
 
 /* Record r, independent of the open g, joins h or starts it (or runs alone). */
 static porta_status *hoist(builder *b, int r) {
-    if (b->h_open && group_try_add(&b->h, b->records, r, &b->facts, b->constants)) return NULL;
-    PORTA_TRY(close_group(b, &b->h, &b->h_open));
-    b->h_open = group_start(&b->h, b->records, r, &b->facts, b->constants);
+    if (b->h_open && group_try_add(b->h, b->records, r, &b->facts, b->constants)) return NULL;
+    PORTA_TRY(close_group(b, b->h, &b->h_open));
+    b->h_open = group_start(b->h, b->records, r, &b->facts, b->constants);
     if (!b->h_open) push(b, ITEM_ALONE, r);
     return NULL;
 }
@@ -91,13 +91,13 @@ static porta_status *group_records(builder *b) {
             PORTA_TRY(add_constant_record(b, r, out));
             continue;
         }
-        if (b->g_open && group_try_add(&b->g, b->records, r, &b->facts, b->constants)) {
+        if (b->g_open && group_try_add(b->g, b->records, r, &b->facts, b->constants)) {
             /* joined */
-        } else if (b->g_open && group_independent(&b->g, b->records, r, &b->facts)) {
+        } else if (b->g_open && group_independent(b->g, b->records, r, &b->facts)) {
             PORTA_TRY(hoist(b, r));
         } else {
             PORTA_TRY(close_both(b));
-            b->g_open = group_start(&b->g, b->records, r, &b->facts, b->constants);
+            b->g_open = group_start(b->g, b->records, r, &b->facts, b->constants);
             if (!b->g_open) push(b, ITEM_ALONE, r);
         }
         b->constants[out].known = false; /* written: no longer the fill's value */
@@ -263,9 +263,11 @@ porta_status *plan_build(const trace_record *records, int count, const trace_fac
     builder b = {.records = records, .count = count, .facts = *facts};
     plan *p = calloc(1, sizeof *p);
     porta_status *status = NULL;
+    b.g = malloc(sizeof *b.g);
+    b.h = malloc(sizeof *b.h);
     b.constants = calloc((size_t)b.facts.buffer_count + 1, sizeof *b.constants);
     b.items = malloc((size_t)count * sizeof *b.items);
-    if (!p || !b.constants || !b.items) {
+    if (!p || !b.constants || !b.items || !b.g || !b.h) {
         status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "schedule: no memory for %d records", count);
         goto done;
     }
@@ -278,6 +280,8 @@ done:
             if (b.items[i].kind == ITEM_GROUP) free_step(&b.items[i].step);
     free(b.items);
     free(b.constants);
+    free(b.g);
+    free(b.h);
     if (status) {
         plan_free(p);
         return status;
