@@ -1054,3 +1054,168 @@ TEST(codegen_params_and_outer_loads) {
     release_all(t, 8);
     cache_end();
 }
+
+/* ---- block shapes: full blocks, narrow pieces, ragged tails ---- */
+
+/* maximum(x + b, p) with the eager NaN and signed-zero rules, in float. */
+static float bias_relu(float x, float b, float p) {
+    float s = x + b;
+    return isnan(s) ? s : isnan(p) ? p : s < p ? p : s;
+}
+
+/* A GEMM epilogue's shape: tiles of every width from 1 to past two blocks
+ * (narrow strips, 16-wide pieces, full blocks and tails), one to five rows,
+ * covering the domain exactly once; special values in x. */
+TEST(codegen_tiles_of_ragged_shapes_cover_the_domain) {
+    cache_begin();
+    test_rng rng = test_rng_make(23);
+    enum { R = 13, C = 300 };
+    int64_t dom[2] = {R, C}, row[1] = {C};
+    porta_tensor *x = test_random_tensor(&rng, PORTA_F32, 2, dom, -2, 2);
+    porta_tensor *b = test_random_tensor(&rng, PORTA_F32, 1, row, -1, 1);
+    porta_tensor *out = test_empty(PORTA_F32, 2, dom);
+    float *xs = (float *)porta_tensor_data(x);
+    const float specials[] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f};
+    for (int i = 0; i < R * C; i += 7) xs[i] = specials[(i / 7) % 5];
+    kir_kernel *k = kernel_new(2, 2);
+    int xv = load(k, PORTA_F32, KIR_FULL, KIR_LAST_UNIT);
+    int bv = load(k, PORTA_F32, KIR_FULL, KIR_LAST_UNIT);
+    int pv = add_value(k, (kir_value){.kind = KIR_PARAM, .dtype = PORTA_F32, .param = 0});
+    store(k, BINARY(k, PORTA_MAXIMUM, PORTA_F32, BINARY(k, PORTA_ADD, PORTA_F32, xv, bv), pv),
+          KIR_FULL, KIR_LAST_UNIT);
+    const cpu_program *p = build(k);
+    CHECK(p && p->tile);
+    for (int round = 0; p && p->tile && round < 2; round++) {
+        float param = round ? -0.0f : 0.0f;
+        kir_args args = {.sizes = {R, C}, .params = {param}};
+        bind(&args, 0, x);
+        args.data[1] = porta_tensor_data(b), args.strides[1][0] = 0, args.strides[1][1] = 1;
+        bind(&args, 2, out);
+        float *o = (float *)porta_tensor_data(out);
+        for (int i = 0; i < R * C; i++) o[i] = 12345;
+        /* columns in widths 1, 2, ..., rows in heights 1..5 */
+        for (int64_t col = 0, width = 1; col < C; col += width, width++) {
+            if (width > C - col) width = C - col;
+            for (int64_t r0 = 0, h = 1; r0 < R; r0 += h, h = h % 5 + 1) {
+                if (h > R - r0) h = R - r0;
+                p->tile(&args, cpu_kir_runtime(), r0, h, col, width);
+            }
+        }
+        const float *bs = (const float *)porta_tensor_data(b);
+        int bad = 0;
+        for (int i = 0; i < R; i++)
+            for (int j = 0; j < C; j++) {
+                float want = bias_relu(xs[i * C + j], bs[j], param), got = o[i * C + j];
+                bool ok = (isnan(want) && isnan(got)) ||
+                          (want == got && signbit(want) == signbit(got));
+                if (!ok && bad++ < 3)
+                    test_fail(__FILE__, __LINE__, "element [%d, %d] is %.9g, expected %.9g", i,
+                              j, got, want);
+            }
+    }
+    free(k);
+    porta_tensor_release(x);
+    porta_tensor_release(b);
+    porta_tensor_release(out);
+    cache_end();
+}
+
+/* kir_main over ranges that start and end mid-row, take whole rows at once
+ * and cross the boundaries of dim rank - 2, with an input read permuted. */
+TEST(codegen_main_ranges_of_whole_and_partial_rows) {
+    cache_begin();
+    test_rng rng = test_rng_make(29);
+    enum { A = 3, B = 5, C = 37 };
+    int64_t dom[3] = {A, B, C}, perm_sizes[3] = {A, C, B};
+    porta_tensor *x = test_random_tensor(&rng, PORTA_F32, 3, dom, -2, 2);
+    porta_tensor *yt = test_random_tensor(&rng, PORTA_F32, 3, perm_sizes, -2, 2);
+    porta_tensor *out = test_empty(PORTA_F32, 3, dom), *y = NULL;
+    int perm[3] = {0, 2, 1};
+    CHECK_OK(porta_permute(yt, perm, &y)); /* [A, B, C] read with a last stride of B */
+    kir_kernel *k = kernel_new(3, 3);
+    int xv = load(k, PORTA_F32, KIR_FULL, KIR_LAST_UNIT);
+    int yv = load(k, PORTA_F32, KIR_FULL, KIR_LAST_ANY);
+    store(k, BINARY(k, PORTA_SUB, PORTA_F32, BINARY(k, PORTA_MUL, PORTA_F32, xv, yv), xv),
+          KIR_FULL, KIR_LAST_UNIT);
+    const cpu_program *p = build(k);
+    if (p) {
+        kir_args args = {.sizes = {A, B, C}};
+        bind(&args, 0, x), bind(&args, 1, y), bind(&args, 2, out);
+        const int64_t cuts[] = {0, 1, 37, 40, 74, 111, 185, 186, 300, 371, 555};
+        for (size_t i = 0; i + 1 < sizeof cuts / sizeof *cuts; i++)
+            p->main(&args, cpu_kir_runtime(), cuts[i], cuts[i + 1]);
+        porta_tensor *e[2] = {0};
+        CHECK_OK(porta_binary(PORTA_MUL, x, y, &e[0]));
+        CHECK_OK(porta_binary(PORTA_SUB, e[0], x, &e[1]));
+        same_values("x * y - x over pieces of the range", out, e[1]);
+        release_all(e, 2);
+    }
+    free(k);
+    porta_tensor *all[] = {x, yt, out, y};
+    release_all(all, 4);
+    cache_end();
+}
+
+/* Rows of 1 to 40 elements (less than the lanes, a tail, whole pieces):
+ * sum, max and min per row, and x - max stored in a second pass; NaN in
+ * some rows. Max, min and x - max are exact; the sum is checked against a
+ * double sum. */
+TEST(codegen_short_rows_of_every_length) {
+    cache_begin();
+    test_rng rng = test_rng_make(31);
+    enum { R = 6 };
+    kir_kernel *k = kernel_new(2, 1);
+    int xv = load(k, PORTA_F32, KIR_FULL, KIR_LAST_UNIT);
+    int sum = REDUCE(k, PORTA_REDUCE_SUM, PORTA_F32, xv);
+    int max = REDUCE(k, PORTA_REDUCE_MAX, PORTA_F32, xv);
+    int min = REDUCE(k, PORTA_REDUCE_MIN, PORTA_F32, xv);
+    store(k, sum, KIR_OUTER, KIR_LAST_ANY);
+    store(k, max, KIR_OUTER, KIR_LAST_ANY);
+    store(k, min, KIR_OUTER, KIR_LAST_ANY);
+    store(k, BINARY(k, PORTA_SUB, PORTA_F32, xv, max), KIR_FULL, KIR_LAST_UNIT);
+    const cpu_program *p = build(k);
+    for (int64_t n = 1; p && n <= 40; n++) {
+        int64_t dom[2] = {R, n}, rows[1] = {R};
+        porta_tensor *t[5] = {test_random_tensor(&rng, PORTA_F32, 2, dom, -3, 3),
+                              test_empty(PORTA_F32, 1, rows), test_empty(PORTA_F32, 1, rows),
+                              test_empty(PORTA_F32, 1, rows), test_empty(PORTA_F32, 2, dom)};
+        float *xs = (float *)porta_tensor_data(t[0]);
+        xs[(R - 1) * n + n / 2] = NAN; /* the last row holds a NaN */
+        kir_args args = {.sizes = {R, n}};
+        for (int i = 0; i < 5; i++) bind(&args, i, t[i]);
+        run(p, &args, R);
+        const float *s = (const float *)porta_tensor_data(t[1]);
+        const float *mx = (const float *)porta_tensor_data(t[2]);
+        const float *mn = (const float *)porta_tensor_data(t[3]);
+        const float *d = (const float *)porta_tensor_data(t[4]);
+        int bad = 0;
+        for (int r = 0; r < R; r++) {
+            double want_sum = 0;
+            float want_max = -INFINITY, want_min = INFINITY;
+            bool nan = false;
+            for (int64_t j = 0; j < n; j++) {
+                float v = xs[r * n + j];
+                want_sum += v;
+                nan |= isnan(v);
+                want_max = v > want_max ? v : want_max;
+                want_min = v < want_min ? v : want_min;
+            }
+            if (nan) want_max = want_min = NAN;
+            bool ok = nan ? isnan(s[r]) && isnan(mx[r]) && isnan(mn[r])
+                          : fabs(s[r] - want_sum) <= 1e-5 * (1 + fabs(want_sum)) &&
+                                mx[r] == want_max && mn[r] == want_min;
+            for (int64_t j = 0; j < n; j++) {
+                float want = xs[r * n + j] - want_max, got = d[r * n + j];
+                ok &= (isnan(want) && isnan(got)) || want == got;
+            }
+            if (!ok && bad++ < 3)
+                test_fail(__FILE__, __LINE__,
+                          "rows of %lld: row %d sum %.9g max %.9g min %.9g, expected %.9g %.9g "
+                          "%.9g (or x - max wrong)",
+                          (long long)n, r, s[r], mx[r], mn[r], want_sum, want_max, want_min);
+        }
+        release_all(t, 5);
+    }
+    free(k);
+    cache_end();
+}

@@ -253,51 +253,91 @@ void cg_emit_decompose(render *r, const char *index, const char *base, int first
       index, last, first, r->k->access_count, base, r->k->access_count, base, first);
 }
 
-void cg_emit_block_loop_open(render *r, const char *count, const char *start) {
-    P("    for (int64_t j = 0; j < %s; j += KIR_B) {\n"
-      "        const int m = %s - j < KIR_B ? (int)(%s - j) : KIR_B;\n"
+void cg_emit_blocks(render *r, const char *count, const char *start, int chunk,
+                    void (*body)(render *r, void *ctx), void *ctx) {
+    P("    { int64_t j = 0;\n"
+      "    for (; j + KIR_B <= %s; j += KIR_B) {\n"
+      "        const int m = KIR_B;\n"
       "        const int64_t col = %s + j;\n"
       "        (void)col;\n",
-      count, count, count, start);
+      count, start);
+    body(r, ctx);
+    P("    }\n");
+    if (chunk)
+        P("    for (; j + %d <= %s; j += %d) {\n"
+          "        const int m = %d;\n"
+          "        const int64_t col = %s + j;\n"
+          "        (void)col;\n",
+          chunk, count, chunk, chunk, start);
+    if (chunk) body(r, ctx);
+    if (chunk) P("    }\n");
+    P("    if (j < %s) {\n"
+      "        const int m = (int)(%s - j);\n"
+      "        const int64_t col = %s + j;\n"
+      "        (void)col;\n",
+      count, count, start);
+    body(r, ctx);
+    P("    } }\n");
 }
 
 /* ---- kernels without reductions ---- */
 
+static void elementwise_block(render *r, void *ctx) {
+    (void)ctx;
+    const kir_kernel *k = r->k;
+    for (int id = 0; id < k->value_count; id++)
+        if (!r->scalar[id] && r->live[id]) cg_emit_array(r, id);
+    for (int a = 0; a < k->access_count; a++)
+        if (k->accesses[a].store) cg_emit_array_store(r, a);
+}
+
+/* kir_span walks `rows` rows of n elements from column col0, each row
+ * `strides[rank - 2]` after the previous one: scalars and pointers are set
+ * up once for all of them, which matters for narrow tiles (a GEMM hands its
+ * epilogue strips a few vectors wide) and short rows. */
 static void render_elementwise(render *r) {
     const kir_kernel *k = r->k;
     int na = k->access_count, rank = k->rank;
     P("static void kir_span(const kir_args *args, const kir_runtime *rt, const int64_t *base,\n"
-      "                     int64_t col0, int64_t n) {\n");
+      "                     int64_t rows, int64_t col0, int64_t n) {\n");
     cg_emit_pointers(r, "base", NULL);
+    if (rank >= 2)
+        for (int a = 0; a < na; a++)
+            P("    const int64_t r%d = args->strides[%d][%d];\n", a, a, rank - 2);
     cg_declare_scalars(r);
     for (int id = 0; id < k->value_count; id++)
         if (r->scalar[id] && r->live[id]) cg_emit_scalar(r, id);
-    cg_emit_block_loop_open(r, "n", "col0");
-    for (int id = 0; id < k->value_count; id++)
-        if (!r->scalar[id] && r->live[id]) cg_emit_array(r, id);
-    for (int a = 0; a < na; a++)
-        if (k->accesses[a].store) cg_emit_array_store(r, a);
+    P("    for (int64_t row = 0; row < rows; row++) {\n");
+    cg_emit_blocks(r, "n", "col0", r->block > NARROW ? NARROW : 0, elementwise_block, NULL);
+    for (int a = 0; a < na && rank >= 2; a++) P("    p%d += r%d;\n", a, a);
     P("    }\n}\n\n");
 
+    /* Whole rows within one index of dim rank - 2 go to kir_span at once. */
     P("void kir_main(const kir_args *args, const kir_runtime *rt, int64_t begin, int64_t end) {\n"
       "    const int64_t inner = args->sizes[%d];\n"
       "    for (int64_t at = begin; at < end;) {\n"
-      "        int64_t row = at / inner, col = at %% inner, n = inner - col;\n"
-      "        if (n > end - at) n = end - at;\n"
-      "        int64_t base[%d] = {0};\n",
-      rank - 1, na);
+      "        int64_t row = at / inner, col = at %% inner, n = inner - col, rows = 1;\n"
+      "        if (n > end - at) n = end - at;\n",
+      rank - 1);
+    if (rank >= 2)
+        P("        else if (col == 0) {\n"
+          "            const int64_t left = args->sizes[%d] - row %% args->sizes[%d];\n"
+          "            rows = (end - at) / inner;\n"
+          "            if (rows > left) rows = left;\n"
+          "        }\n",
+          rank - 2, rank - 2);
+    P("        int64_t base[%d] = {0};\n", na);
     cg_emit_decompose(r, "row", "base", 0, rank - 2);
-    P("        kir_span(args, rt, base, col, n);\n"
-      "        at += n;\n"
+    P("        kir_span(args, rt, base, rows, col, n);\n"
+      "        at += rows * n;\n"
       "    }\n}\n");
     if (rank == 2)
         P("\nvoid kir_tile(const kir_args *args, const kir_runtime *rt, int64_t row0, int64_t rows,\n"
           "              int64_t col0, int64_t cols) {\n"
-          "    for (int64_t row = row0; row < row0 + rows; row++) {\n"
-          "        int64_t base[%d];\n"
-          "        for (int a = 0; a < %d; a++) base[a] = row * args->strides[a][0];\n"
-          "        kir_span(args, rt, base, col0, cols);\n"
-          "    }\n}\n",
+          "    int64_t base[%d];\n"
+          "    for (int a = 0; a < %d; a++) base[a] = row0 * args->strides[a][0];\n"
+          "    kir_span(args, rt, base, rows, col0, cols);\n"
+          "}\n",
           na, na);
 }
 

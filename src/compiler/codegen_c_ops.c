@@ -380,12 +380,17 @@ void kir_c_param(kir_text *t, const kir_value *v) {
 
 /* Helpers per float compute type (T, libm suffix F). Floor division and
  * remainder follow the eager kernels' rules (Python's, signed zeros kept);
- * the fold steps keep a NaN once it appears. */
+ * the fold steps keep a NaN once it appears. Maximum and minimum are the
+ * eager rule (a NaN wins, a's first; ties keep a, so -0 and +0 keep their
+ * order) written as a chain of selects, which vectorizes as compares and
+ * blends. */
 #define KIR_FLOAT_HELPERS(T, F)                                                              \
     "static inline " #T " kir_maximum_" #T "(" #T " a, " #T " b) {\n"                        \
-    "    return a != a ? a : b != b ? b : a < b ? b : a;\n}\n"                               \
+    "    " #T " larger = a < b ? b : a, or_b_nan = b != b ? b : larger;\n"                     \
+    "    return a != a ? a : or_b_nan;\n}\n"                                                  \
     "static inline " #T " kir_minimum_" #T "(" #T " a, " #T " b) {\n"                        \
-    "    return a != a ? a : b != b ? b : b < a ? b : a;\n}\n"                               \
+    "    " #T " smaller = b < a ? b : a, or_b_nan = b != b ? b : smaller;\n"                   \
+    "    return a != a ? a : or_b_nan;\n}\n"                                                  \
     "static inline " #T " kir_fold_max_" #T "(" #T " a, " #T " v) {\n"                       \
     "    " #T " larger = a < v ? v : a;\n    return v != v ? v : larger;\n}\n"               \
     "static inline " #T " kir_fold_min_" #T "(" #T " a, " #T " v) {\n"                       \

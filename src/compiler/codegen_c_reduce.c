@@ -156,6 +156,51 @@ static bool plan_pass(render *r, int pass, int reduce_passes, bool *used) {
     return any_reduce;
 }
 
+typedef struct pass_block_ctx {
+    int pass;
+    const bool *used;
+    bool any_reduce;
+} pass_block_ctx;
+
+/* One block of a pass: its arrays, lane folds and stores. */
+static void pass_block(render *r, void *ctx_) {
+    const pass_block_ctx *ctx = ctx_;
+    const kir_kernel *k = r->k;
+    int pass = ctx->pass, na = k->access_count;
+    const bool *used = ctx->used;
+    if (r->caching) P("        const int64_t pos = rr * inner + j;\n");
+    for (int id = 0; id < k->value_count; id++)
+        if (r->needed[id] || r->from_cache[id]) cg_emit_array(r, id);
+    for (int id = 0; id < k->value_count; id++) {
+        const kir_value *v = &k->values[id];
+        if (!folds_in(r, v, pass)) continue;
+        char lane[32], x[32], xt[32];
+        snprintf(lane, sizeof lane, "l%d[l]", id);
+        cg_ref(r, v->args[0], "i + l", x, sizeof x);
+        cg_ref(r, v->args[0], "i", xt, sizeof xt);
+        /* the lane loop stays a loop (not unrolled first), so the compiler
+         * vectorizes it even when the step is a select (max/min) */
+        P("        { int i = 0;\n"
+          "          for (; i + %d <= m; i += %d) {\n"
+          "_Pragma(\"GCC unroll 1\")\n"
+          "            for (int l = 0; l < %d; l++) { ",
+          LANES, LANES, LANES);
+        emit_step(r, v, lane, x);
+        /* the last elements (fewer than the lanes) go one to a lane, not
+         * in a chain through lane 0 */
+        P(" } }\n          for (int l = 0; i < m; i++, l++) { ");
+        emit_step(r, v, lane, xt);
+        P(" } }\n");
+    }
+    for (int a = 0; a < na; a++)
+        if (used[a] && k->accesses[a].store) cg_emit_array_store(r, a);
+    if (ctx->any_reduce) {
+        P("        if (++blocks == %d) {\n", r->block >= 1024 ? 1 : 1024 / r->block);
+        emit_flush(r, pass);
+        P("        blocks = 0;\n        }\n");
+    }
+}
+
 static void render_pass(render *r, int pass, int reduce_passes) {
     const kir_kernel *k = r->k;
     int rank = k->rank, outer = k->outer_rank, na = k->access_count;
@@ -181,34 +226,9 @@ static void render_pass(render *r, int pass, int reduce_passes) {
       outer, rank - 1, rank - 1, na, na);
     cg_emit_decompose(r, "rr", "b", outer, rank - 2);
     cg_emit_pointers(r, "b", used);
-    cg_emit_block_loop_open(r, "inner", "0");
-    if (r->caching) P("        const int64_t pos = rr * inner + j;\n");
-    for (int id = 0; id < k->value_count; id++)
-        if (r->needed[id] || r->from_cache[id]) cg_emit_array(r, id);
-    for (int id = 0; id < k->value_count; id++) {
-        const kir_value *v = &k->values[id];
-        if (!folds_in(r, v, pass)) continue;
-        char lane[32], x[32], xt[32];
-        snprintf(lane, sizeof lane, "l%d[l]", id);
-        cg_ref(r, v->args[0], "i + l", x, sizeof x);
-        cg_ref(r, v->args[0], "i", xt, sizeof xt);
-        P("        { int i = 0;\n"
-          "          for (; i + %d <= m; i += %d) for (int l = 0; l < %d; l++) { ",
-          LANES, LANES, LANES);
-        emit_step(r, v, lane, x);
-        P(" }\n          for (; i < m; i++) { ");
-        snprintf(lane, sizeof lane, "l%d[0]", id);
-        emit_step(r, v, lane, xt);
-        P(" } }\n");
-    }
-    for (int a = 0; a < na; a++)
-        if (used[a] && k->accesses[a].store) cg_emit_array_store(r, a);
-    if (any_reduce) {
-        P("        if (++blocks == %d) {\n", r->block >= 1024 ? 1 : 1024 / r->block);
-        emit_flush(r, pass);
-        P("        blocks = 0;\n        }\n");
-    }
-    P("    }\n    }\n"); /* block loop, reduced rows */
+    pass_block_ctx ctx = {pass, used, any_reduce};
+    cg_emit_blocks(r, "inner", "0", 0, pass_block, &ctx);
+    P("    }\n"); /* reduced rows */
     emit_flush(r, pass);
     for (int id = 0; id < k->value_count; id++) {
         const kir_value *v = &k->values[id];

@@ -62,8 +62,17 @@ void cg_emit_array_store(render *r, int a);
 void cg_emit_pointers(render *r, const char *base, const bool *used);
 /* base[a] += the offset of `index` decomposed over dims [first, last]. */
 void cg_emit_decompose(render *r, const char *index, const char *base, int first, int last);
-/* Opens the loop over blocks of `count` elements starting at column `start`. */
-void cg_emit_block_loop_open(render *r, const char *count, const char *start);
+/* The loop over blocks of `count` elements starting at column `start`:
+ * `body` (which sees m, the block's length, and col, its first column) is
+ * emitted for full blocks (m the constant KIR_B, so the compiler vectorizes
+ * every loop without a tail), then, when chunk > 0, for what is left in
+ * pieces of `chunk` (also constant), and for the last, shorter piece. */
+void cg_emit_blocks(render *r, const char *count, const char *start, int chunk,
+                    void (*body)(render *r, void *ctx), void *ctx);
+
+/* Narrow pieces of a span (a GEMM's epilogue strips are a few vectors
+ * wide): 16 elements are one 512-bit vector of float. */
+#define NARROW 16
 
 /* kir_row (and kir_row_cached) and kir_main of a kernel with reductions. */
 void cg_render_reduction(render *r);
