@@ -1219,3 +1219,41 @@ TEST(codegen_short_rows_of_every_length) {
     free(k);
     cache_end();
 }
+
+/* kir_main steps the outer index row by row (a carry into earlier dims
+ * instead of divisions): pieces of the row range over two outer dims, the
+ * input read permuted, against the eager reductions. */
+TEST(codegen_reduction_rows_walked_over_two_outer_dims) {
+    cache_begin();
+    test_rng rng = test_rng_make(37);
+    enum { A = 4, B = 5, C = 9 };
+    int64_t stored[3] = {B, A, C}, outer[2] = {A, B};
+    porta_tensor *xs = test_random_tensor(&rng, PORTA_I32, 3, stored, -50, 50), *x = NULL;
+    int perm[3] = {1, 0, 2};
+    CHECK_OK(porta_permute(xs, perm, &x)); /* [A, B, C], dims 0 and 1 swapped in memory */
+    porta_tensor *sums = test_empty(PORTA_I32, 2, outer), *maxs = test_empty(PORTA_I32, 2, outer);
+    kir_kernel *k = kernel_new(3, 2);
+    int xv = load(k, PORTA_I32, KIR_FULL, KIR_LAST_UNIT);
+    store(k, REDUCE(k, PORTA_REDUCE_SUM, PORTA_I32, xv), KIR_OUTER, KIR_LAST_ANY);
+    store(k, REDUCE(k, PORTA_REDUCE_MAX, PORTA_I32, xv), KIR_OUTER, KIR_LAST_ANY);
+    const cpu_program *p = build(k);
+    if (p) {
+        kir_args args = {.sizes = {A, B, C}};
+        bind(&args, 0, x), bind(&args, 1, sums), bind(&args, 2, maxs);
+        const int64_t cuts[] = {0, 1, 3, 5, 6, 11, 19, 20};
+        for (size_t i = 0; i + 1 < sizeof cuts / sizeof *cuts; i++)
+            p->main(&args, cpu_kir_runtime(), cuts[i], cuts[i + 1]);
+        porta_tensor *want_sum = NULL, *want_max = NULL;
+        int axis = 2;
+        CHECK_OK(porta_reduce(PORTA_REDUCE_SUM, x, &axis, 1, false, &want_sum));
+        CHECK_OK(porta_reduce(PORTA_REDUCE_MAX, x, &axis, 1, false, &want_max));
+        same_values("row sums over pieces of the range", sums, want_sum);
+        same_values("row maxima over pieces of the range", maxs, want_max);
+        porta_tensor_release(want_sum);
+        porta_tensor_release(want_max);
+    }
+    free(k);
+    porta_tensor *all[] = {xs, x, sums, maxs};
+    release_all(all, 4);
+    cache_end();
+}

@@ -217,13 +217,17 @@ static void render_pass(render *r, int pass, int reduce_passes) {
         P("    %s t%d = %s;\n", f.total_type, id, f.init);
     }
     P("    int blocks = 0;\n    (void)blocks;\n");
-    P("    int64_t reduced_rows = 1;\n"
-      "    for (int d = %d; d < %d; d++) reduced_rows *= args->sizes[d];\n"
-      "    const int64_t inner = args->sizes[%d];\n"
-      "    for (int64_t rr = 0; rr < reduced_rows; rr++) {\n"
-      "    int64_t b[%d];\n"
+    P("    const int64_t inner = args->sizes[%d];\n", rank - 1);
+    if (outer == rank - 1) /* one reduced dim: one row of it */
+        P("    { const int64_t rr = 0;\n    (void)rr;\n");
+    else
+        P("    int64_t reduced_rows = 1;\n"
+          "    for (int d = %d; d < %d; d++) reduced_rows *= args->sizes[d];\n"
+          "    for (int64_t rr = 0; rr < reduced_rows; rr++) {\n",
+          outer, rank - 1);
+    P("    int64_t b[%d];\n"
       "    for (int a = 0; a < %d; a++) b[a] = ob[a];\n",
-      outer, rank - 1, rank - 1, na, na);
+      na, na);
     cg_emit_decompose(r, "rr", "b", outer, rank - 2);
     cg_emit_pointers(r, "b", used);
     pass_block_ctx ctx = {pass, used, any_reduce};
@@ -252,13 +256,13 @@ static void render_row(render *r, int reduce_passes, bool store_after) {
     const kir_kernel *k = r->k;
     int na = k->access_count, outer = k->outer_rank;
     for (int id = 0; id < k->value_count; id++) r->first_pass[id] = -1;
+    /* ob[a]: access a's offset at the row, kept by kir_main */
     if (r->caching)
-        P("static void kir_row_cached(const kir_args *args, const kir_runtime *rt, int64_t row,\n"
-          "                           char *scratch) {\n");
+        P("static void kir_row_cached(const kir_args *args, const kir_runtime *rt,\n"
+          "                           const int64_t *ob, char *scratch) {\n");
     else
-        P("static void kir_row(const kir_args *args, const kir_runtime *rt, int64_t row) {\n");
-    P("    int64_t ob[%d] = {0};\n", na);
-    cg_emit_decompose(r, "row", "ob", 0, outer - 1);
+        P("static void kir_row(const kir_args *args, const kir_runtime *rt, const int64_t *ob) {\n");
+    (void)outer;
     int slot = 0;
     for (int id = 0; id < k->value_count && r->caching; id++) {
         if (!r->cache[id]) continue;
@@ -291,6 +295,42 @@ static void render_row(render *r, int reduce_passes, bool store_after) {
     P("}\n\n");
 }
 
+/* kir_main's walk over rows: the outer index of `begin` decomposed once
+ * (idx, and ob, each access's offset there), then stepped row by row with
+ * a carry, instead of divisions per row. */
+static void emit_row_walk_open(render *r) {
+    int na = r->k->access_count, outer = r->k->outer_rank;
+    P("    int64_t ob[%d] = {0};\n", na);
+    if (outer == 0) return;
+    P("    int64_t idx[%d];\n"
+      "    { int64_t rest = begin;\n"
+      "      for (int d = %d; d > 0; d--) {\n"
+      "        idx[d] = rest %% args->sizes[d];\n"
+      "        rest /= args->sizes[d];\n"
+      "      }\n"
+      "      idx[0] = rest; }\n"
+      "    for (int d = 0; d < %d; d++)\n"
+      "        for (int a = 0; a < %d; a++) ob[a] += idx[d] * args->strides[a][d];\n",
+      outer, outer - 1, outer, na);
+}
+
+static void emit_row_step(render *r) {
+    int na = r->k->access_count, outer = r->k->outer_rank;
+    if (outer == 0) return;
+    if (outer == 1) {
+        P("        for (int a = 0; a < %d; a++) ob[a] += args->strides[a][0];\n", na);
+        return;
+    }
+    P("        for (int d = %d; d >= 0; d--) {\n"
+      "            idx[d]++;\n"
+      "            for (int a = 0; a < %d; a++) ob[a] += args->strides[a][d];\n"
+      "            if (d == 0 || idx[d] < args->sizes[d]) break;\n"
+      "            for (int a = 0; a < %d; a++) ob[a] -= idx[d] * args->strides[a][d];\n"
+      "            idx[d] = 0;\n"
+      "        }\n",
+      outer - 1, na, na);
+}
+
 void cg_render_reduction(render *r) {
     const kir_kernel *k = r->k;
     int na = k->access_count;
@@ -319,25 +359,27 @@ void cg_render_reduction(render *r) {
         r->caching = true;
         render_row(r, reduce_passes, store_after);
         r->caching = false;
-        P("void kir_main(const kir_args *args, const kir_runtime *rt, int64_t begin, int64_t end) {\n"
-          "    int64_t reduced = 1;\n"
-          "    for (int d = %d; d < %d; d++) reduced *= args->sizes[d];\n"
-          "    if (reduced <= %d) {\n"
-          "        char *scratch = malloc((size_t)%d * %d * 8);\n"
-          "        if (scratch) {\n"
-          "            for (int64_t row = begin; row < end; row++)\n"
-          "                kir_row_cached(args, rt, row, scratch);\n"
-          "            free(scratch);\n"
-          "            return;\n"
-          "        }\n"
-          "    }\n"
-          "    for (int64_t row = begin; row < end; row++) kir_row(args, rt, row);\n"
-          "}\n",
-          k->outer_rank, k->rank, ROW_CACHE_ELEMS, cached, ROW_CACHE_ELEMS);
-    } else {
-        P("void kir_main(const kir_args *args, const kir_runtime *rt, int64_t begin, int64_t end) {\n"
-          "    for (int64_t row = begin; row < end; row++) kir_row(args, rt, row);\n"
-          "}\n");
     }
+    P("void kir_main(const kir_args *args, const kir_runtime *rt, int64_t begin, int64_t end) {\n");
+    emit_row_walk_open(r);
+    if (cached) {
+        P("    int64_t reduced = 1;\n"
+          "    for (int d = %d; d < %d; d++) reduced *= args->sizes[d];\n"
+          "    char *scratch = reduced <= %d ? malloc((size_t)%d * %d * 8) : NULL;\n"
+          "    if (scratch) {\n"
+          "        for (int64_t row = begin; row < end; row++) {\n"
+          "            kir_row_cached(args, rt, ob, scratch);\n",
+          k->outer_rank, k->rank, ROW_CACHE_ELEMS, cached, ROW_CACHE_ELEMS);
+        emit_row_step(r);
+        P("        }\n"
+          "        free(scratch);\n"
+          "        return;\n"
+          "    }\n");
+    }
+    P("    for (int64_t row = begin; row < end; row++) {\n"
+      "        kir_row(args, rt, ob);\n");
+    emit_row_step(r);
+    P("    }\n"
+      "}\n");
 }
 
