@@ -8,7 +8,8 @@ JOBS       ?= $(shell nproc)
 VENV       ?= .venv
 PYTHON     ?= python3
 
-.PHONY: all build asan setup demo demo-c test test-release test-asan test-python valgrind bench clean
+.PHONY: all build asan setup demo demo-c test test-release test-asan test-python test-python-modes valgrind \
+        bench clean
 
 all: build
 
@@ -35,7 +36,9 @@ demo-c: setup
 # C tests in a release build, the same tests under AddressSanitizer + UBSan
 # (with LeakSanitizer's exit-time leak check), then the Python package's
 # tests against PyTorch's CPU; the C demo runs before them as a smoke test.
-test: test-release test-asan demo-c test-python
+# Last, the OpInfo conformance test again in fused eager mode and through
+# torch.compile(backend="porta").
+test: test-release test-asan demo-c test-python test-python-modes
 
 test-release: build
 	$(BUILD)/porta_tests
@@ -46,6 +49,10 @@ test-asan: asan
 
 test-python: setup
 	$(VENV)/bin/python -m pytest python/tests -q
+
+test-python-modes: setup
+	PORTA_TEST_MODE=fused $(VENV)/bin/python -m pytest python/tests/test_opinfo.py -q
+	PORTA_TEST_MODE=compile $(VENV)/bin/python -m pytest python/tests/test_opinfo.py -q
 
 valgrind: build
 	valgrind --leak-check=full --error-exitcode=1 --errors-for-leak-kinds=definite,indirect \

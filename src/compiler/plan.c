@@ -17,9 +17,14 @@ typedef struct item {
     plan_step step; /* GROUP */
 } item;
 
-/* Two groups may be open at once: the main group g, and h, records that
- * come after some of g's members but depend on none of them (the weight
- * casts in a layer norm): h runs before g, so g stays open past them. */
+/* Several groups may be open at once, pairwise independent (none reads
+ * or writes what another writes, or writes what another reads), so they
+ * may run in any order: a record joins the newest group that accepts it,
+ * and groups it depends on are closed (run) first. Independent work that
+ * comes interleaved — a layer norm's weight casts amid its rows, an
+ * optimizer's updates of many parameters one op at a time — still fuses. */
+#define OPEN_GROUPS 32
+
 typedef struct builder {
     const trace_record *records;
     int count;
@@ -27,8 +32,10 @@ typedef struct builder {
     trace_constant *constants; /* by buffer */
     item *items;
     int item_count;
-    group *g, *h; /* large: on the heap */
-    bool g_open, h_open;
+    group *open[OPEN_GROUPS]; /* oldest first */
+    int open_count;
+    group *spare[OPEN_GROUPS]; /* large: allocated once, reused */
+    int spare_count;
 } builder;
 
 static void free_step(plan_step *step) {
@@ -47,11 +54,13 @@ static item *push(builder *b, item_kind kind, int record) {
     return it;
 }
 
-/* Closes an open group: one fused step, or its records alone when it
- * fused nothing. The group's constants were pushed as they came. */
-static porta_status *close_group(builder *b, group *g, bool *open) {
-    if (!*open) return NULL;
-    *open = false;
+/* Closes open group i: one fused step, or its records alone when it fused
+ * nothing. The group's constants were pushed as they came. */
+static porta_status *close_group(builder *b, int i) {
+    group *g = b->open[i];
+    memmove(&b->open[i], &b->open[i + 1], (size_t)(b->open_count - i - 1) * sizeof *b->open);
+    b->open_count--;
+    b->spare[b->spare_count++] = g;
     if (g->member_count < 2) {
         for (int m = 0; m < g->member_count; m++) push(b, ITEM_ALONE, g->members[m]);
         return NULL;
@@ -60,28 +69,51 @@ static porta_status *close_group(builder *b, group *g, bool *open) {
     return group_close(g, &b->facts, b->records, &it->step);
 }
 
-/* h before g: h's records were moved ahead of g's. */
-static porta_status *close_both(builder *b) {
-    PORTA_TRY(close_group(b, b->h, &b->h_open));
-    return close_group(b, b->g, &b->g_open);
+/* Closes every open group record r depends on, except `keep`. */
+static porta_status *close_dependencies(builder *b, int r, const group *keep) {
+    for (int i = 0; i < b->open_count;) {
+        group *g = b->open[i];
+        if (g != keep && !group_independent(g, b->records, r, &b->facts))
+            PORTA_TRY(close_group(b, i));
+        else
+            i++;
+    }
+    return NULL;
 }
 
 static porta_status *add_constant_record(builder *b, int r, int out) {
-    if (b->h_open && !group_accepts_constant(b->h, out))
-        PORTA_TRY(close_group(b, b->h, &b->h_open));
-    if (b->g_open && !group_accepts_constant(b->g, out)) PORTA_TRY(close_both(b));
+    for (int i = 0; i < b->open_count;) {
+        if (!group_accepts_constant(b->open[i], out))
+            PORTA_TRY(close_group(b, i));
+        else
+            i++;
+    }
     b->constants[out] = (trace_constant){.known = true, .record = r};
     push(b, ITEM_CONSTANT, r);
     return NULL;
 }
 
-/* Record r, independent of the open g, joins h or starts it (or runs alone). */
-static porta_status *hoist(builder *b, int r) {
-    if (b->h_open && group_try_add(b->h, b->records, r, &b->facts, b->constants)) return NULL;
-    PORTA_TRY(close_group(b, b->h, &b->h_open));
-    b->h_open = group_start(b->h, b->records, r, &b->facts, b->constants);
-    if (!b->h_open) push(b, ITEM_ALONE, r);
+static porta_status *start_group(builder *b, int r) {
+    if (b->open_count == OPEN_GROUPS) PORTA_TRY(close_group(b, 0));
+    group *g = b->spare_count ? b->spare[--b->spare_count] : malloc(sizeof *g);
+    if (!g) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "schedule: no memory for a group");
+    if (group_start(g, b->records, r, &b->facts, b->constants)) {
+        b->open[b->open_count++] = g;
+    } else {
+        b->spare[b->spare_count++] = g;
+        push(b, ITEM_ALONE, r);
+    }
     return NULL;
+}
+
+static porta_status *add_record(builder *b, int r) {
+    for (int i = b->open_count - 1; i >= 0; i--) {
+        group *g = b->open[i];
+        if (group_try_add(g, b->records, r, &b->facts, b->constants))
+            return close_dependencies(b, r, g); /* they run before g */
+    }
+    PORTA_TRY(close_dependencies(b, r, NULL));
+    return start_group(b, r);
 }
 
 static porta_status *group_records(builder *b) {
@@ -91,18 +123,11 @@ static porta_status *group_records(builder *b) {
             PORTA_TRY(add_constant_record(b, r, out));
             continue;
         }
-        if (b->g_open && group_try_add(b->g, b->records, r, &b->facts, b->constants)) {
-            /* joined */
-        } else if (b->g_open && group_independent(b->g, b->records, r, &b->facts)) {
-            PORTA_TRY(hoist(b, r));
-        } else {
-            PORTA_TRY(close_both(b));
-            b->g_open = group_start(b->g, b->records, r, &b->facts, b->constants);
-            if (!b->g_open) push(b, ITEM_ALONE, r);
-        }
+        PORTA_TRY(add_record(b, r));
         b->constants[out].known = false; /* written: no longer the fill's value */
     }
-    return close_both(b);
+    while (b->open_count) PORTA_TRY(close_group(b, 0));
+    return NULL;
 }
 
 static int stores(const kir_kernel *kernel) {
@@ -124,7 +149,12 @@ static porta_status *prepare_kernels(builder *b) {
                 device->ops->prepare_kernel(device, it->step.kernel, &it->step.program);
             if (!status) continue;
             porta_code code = porta_status_code(status);
-            if (code != PORTA_ERR_UNAVAILABLE && code != PORTA_ERR_UNSUPPORTED) return status;
+            if (code != PORTA_ERR_UNAVAILABLE && code != PORTA_ERR_UNSUPPORTED)
+                return porta_error_context(status, "preparing the %s (first primitive issued "
+                                           "at %s)", it->step.summary,
+                                           b->records[it->step.first].site[0]
+                                               ? b->records[it->step.first].site
+                                               : "an unknown site");
             porta_status_free(status);
         } else if (it->step.kind == STEP_FUSED) {
             continue; /* dead: finish() drops it */
@@ -263,11 +293,10 @@ porta_status *plan_build(const trace_record *records, int count, const trace_fac
     builder b = {.records = records, .count = count, .facts = *facts};
     plan *p = calloc(1, sizeof *p);
     porta_status *status = NULL;
-    b.g = malloc(sizeof *b.g);
-    b.h = malloc(sizeof *b.h);
+
     b.constants = calloc((size_t)b.facts.buffer_count + 1, sizeof *b.constants);
     b.items = malloc((size_t)count * sizeof *b.items);
-    if (!p || !b.constants || !b.items || !b.g || !b.h) {
+    if (!p || !b.constants || !b.items) {
         status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "schedule: no memory for %d records", count);
         goto done;
     }
@@ -280,8 +309,8 @@ done:
             if (b.items[i].kind == ITEM_GROUP) free_step(&b.items[i].step);
     free(b.items);
     free(b.constants);
-    free(b.g);
-    free(b.h);
+    for (int i = 0; i < b.open_count; i++) free(b.open[i]);
+    for (int i = 0; i < b.spare_count; i++) free(b.spare[i]);
     if (status) {
         plan_free(p);
         return status;
