@@ -5,7 +5,9 @@ CNN and small transformer, from the same initial weights and data, under:
 
     eager       PyTorch eager on the CPU (the reference)
     inductor    torch.compile(model) on the CPU (Inductor, the default backend)
-    porta.comp  torch.compile(model, backend="porta"), model and data on porta
+    porta.comp  torch.compile(model, backend="porta"), model and data on porta;
+                the loss and the optimizer step, outside the compiled model,
+                run in fused eager mode
     porta.fused porta's fused eager mode (set_eager_mode("fused")), no compile
     porta.eager porta's plain eager mode
 
@@ -95,7 +97,7 @@ class Variant:
         elif name == "porta.comp":
             model = torch.compile(model, backend="porta")
         self.model, self.loss_fn = model, loss_fn
-        self.mode = "fused" if name == "porta.fused" else "debug"
+        self.mode = "fused" if name in ("porta.fused", "porta.comp") else "debug"
         self.on_porta = on_porta
         self.losses = []  # of the warm-up steps
         self.samples = []  # seconds per step, one per round
