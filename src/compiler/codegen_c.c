@@ -5,9 +5,15 @@
  * Values the same for a whole span or row (constants, parameters, reduction
  * results and what is computed from them) are scalars.
  *
- * Without reductions, kir_main walks a flat range of elements as spans of
- * rows of the last dim (kir_span), and kir_tile a rank-2 block. Kernels
- * with reductions are laid out by codegen_c_reduce.c. */
+ * A block's code is written once per shape: full blocks (a constant length,
+ * so loops vectorize with no tail), 16-element pieces of what is left
+ * (kernels without reductions) and the last, shorter piece.
+ *
+ * Without reductions, kir_span walks rows of the last dim (several at once
+ * when they are whole rows of one index of the dim before), kir_main
+ * splits its flat range of elements into such spans, and kir_tile hands a
+ * rank-2 block to one span. Kernels with reductions are laid out by
+ * codegen_c_reduce.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
