@@ -4,8 +4,9 @@
  * lanes and every 1024 elements into a double, as the eager reductions do,
  * so accuracy does not decay with length; max/min keep the eager NaN rule
  * (a NaN wins). Rows of up to ROW_CACHE_ELEMS elements keep values a later
- * pass needs again in a scratch row (softmax's exp is computed once, not
- * twice); longer rows recompute them. */
+ * pass needs again in a scratch row when they are costly to recompute
+ * (softmax's exp is computed once, not twice; layer norm's x - mean is
+ * recomputed, cheaper than a store and a load); longer rows recompute all. */
 #include <stdio.h>
 #include <string.h>
 
@@ -111,11 +112,39 @@ static void emit_flush(render *r, int pass) {
 
 /* Marks the array values pass `pass` computes; while caching, a value an
  * earlier pass computed (other than a load) is read back instead. */
+/* Whether array value id costs more to compute again than to read back
+ * from the row cache: a vector-math call, a libm call or a float16/bfloat16
+ * rounding on its way from the loads (a few adds and multiplies are cheaper
+ * than the store and load a cached value takes). */
+static bool worth_caching(const render *r, int id) {
+    if (r->scalar[id]) return false;
+    const kir_value *v = &r->k->values[id];
+    if (v->kind == KIR_LOAD) return false;
+    if (is_half(v->dtype) || kir_c_array_function(v)) return true;
+    bool cheap = false;
+    switch (v->kind) {
+    case KIR_UNARY:
+        cheap = v->op == PORTA_NEG || v->op == PORTA_ABS || !is_float(v->dtype);
+        break;
+    case KIR_BINARY:
+        cheap = v->op == PORTA_ADD || v->op == PORTA_SUB || v->op == PORTA_MUL ||
+                v->op == PORTA_MAXIMUM || v->op == PORTA_MINIMUM || !is_float(v->dtype);
+        break;
+    case KIR_TERNARY: cheap = v->op == PORTA_WHERE; break;
+    case KIR_CAST: cheap = true; break;
+    default: break;
+    }
+    if (!cheap) return true;
+    for (int a = 0; a < arg_count(v); a++)
+        if (worth_caching(r, v->args[a])) return true;
+    return false;
+}
+
 static void mark_needed(render *r, int pass, int id) {
     if (r->scalar[id] || r->needed[id] || r->from_cache[id]) return;
     const kir_value *v = &r->k->values[id];
     if (r->caching && r->first_pass[id] >= 0 && r->first_pass[id] < pass &&
-        v->kind != KIR_LOAD) {
+        worth_caching(r, id)) {
         r->from_cache[id] = r->cache[id] = true;
         return;
     }
