@@ -207,17 +207,21 @@ static void pass_block(render *r, void *ctx_) {
         snprintf(lane, sizeof lane, "l%d[l]", id);
         cg_ref(r, v->args[0], "i + l", x, sizeof x);
         cg_ref(r, v->args[0], "i", xt, sizeof xt);
-        /* the lane loop stays a loop (not unrolled first), so the compiler
-         * vectorizes it even when the step is a select (max/min) */
+        /* a float max/min step is a select: its lane loop stays a loop (not
+         * unrolled first), so that the compiler vectorizes it; sums and
+         * products vectorize either way */
+        bool select = is_float(r->k->values[v->args[0]].dtype) &&
+                      (v->op == PORTA_REDUCE_MAX || v->op == PORTA_REDUCE_MIN);
         P("        { int i = 0;\n"
           "          for (; i + %d <= m; i += %d) {\n"
-          "_Pragma(\"GCC unroll 1\")\n"
+          "%s"
           "            for (int l = 0; l < %d; l++) { ",
-          LANES, LANES, LANES);
+          LANES, LANES, select ? "_Pragma(\"GCC unroll 1\")\n" : "", LANES);
         emit_step(r, v, lane, x);
-        /* the last elements (fewer than the lanes) go one to a lane, not
-         * in a chain through lane 0 */
-        P(" } }\n          for (int l = 0; i < m; i++, l++) { ");
+        /* the last elements (fewer than the lanes) fold into lane 0: spread
+         * over the lanes, their variable index keeps the lanes in memory */
+        P(" } }\n          for (; i < m; i++) { ");
+        snprintf(lane, sizeof lane, "l%d[0]", id);
         emit_step(r, v, lane, xt);
         P(" } }\n");
     }
