@@ -319,3 +319,22 @@ TEST(test_fusion_intermediates_take_no_memory) {
     for (int i = 0; i < 5; i++) porta_tensor_release(tensors[i]);
     fusion_end();
 }
+
+/* A strided read by the host (a transposed view) waits for recorded ops
+ * too, like a contiguous one. */
+TEST(test_fusion_strided_read_flushes) {
+    fusion_begin();
+    porta_tensor *a = NULL, *two = scalar(2), *doubled = NULL, *transposed = NULL;
+    const float values[2][3] = {{1, 2, 3}, {4, 5, 6}};
+    CHECK_OK(porta_tensor_from_host(test_cpu(), PORTA_F32, 2, SHAPE(2, 3), values, &a));
+    CHECK_OK(porta_set_fusion(true));
+    CHECK_OK(porta_binary(PORTA_MUL, a, two, &doubled));
+    CHECK_OK(porta_permute(doubled, (const int[]){1, 0}, &transposed));
+    float host[6] = {0};
+    CHECK_OK(porta_tensor_to_host(transposed, host, sizeof host));
+    const float expected[6] = {2, 8, 4, 10, 6, 12};
+    for (int i = 0; i < 6; i++) CHECK_MSG(host[i] == expected[i], "element %d: %g", i, host[i]);
+    porta_tensor *tensors[] = {a, two, doubled, transposed};
+    for (int i = 0; i < 4; i++) porta_tensor_release(tensors[i]);
+    fusion_end();
+}
