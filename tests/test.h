@@ -76,6 +76,13 @@ porta_tensor *test_empty(porta_dtype dtype, int rank, const int64_t *sizes);
  * or storage is NULL (a failed allocation the caller has reported). */
 porta_tensor *test_view_on(const porta_tensor *storage, int rank, const int64_t *sizes,
                            const int64_t *strides, int64_t offset);
+/* A fresh directory for compiled kernels in $PORTA_CACHE_DIR, so tests
+ * never write to the user's cache; test_cache_end removes it (and what the
+ * tests left in it) and unsets the variable. Returns the directory. */
+const char *test_cache_begin(void);
+void test_cache_end(void);
+/* Removes a directory tree (files and directories only). */
+void test_remove_tree(const char *path);
 /* Puts order[0..n) in a random order (Fisher-Yates). */
 void test_shuffle(test_rng *rng, int *order, int n);
 /* Every element of t, in row-major order of its logical shape, as doubles.

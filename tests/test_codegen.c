@@ -17,37 +17,16 @@
 
 /* ---- a fresh disk cache per test ---- */
 
-static char cache_root[256];
+static const char *cache_root;
 
 static void cache_begin(void) {
-    snprintf(cache_root, sizeof cache_root, "%s/porta-codegen-XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(cache_root)) {
-        test_fail(__FILE__, __LINE__, "mkdtemp failed");
-        return;
-    }
-    setenv("PORTA_CACHE_DIR", cache_root, 1);
+    cache_root = test_cache_begin();
     cpu_jit_forget_loaded();
-}
-
-static void remove_dir(const char *path) {
-    DIR *dir = opendir(path);
-    if (!dir) return;
-    struct dirent *e;
-    while ((e = readdir(dir))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        char child[1024];
-        snprintf(child, sizeof child, "%s/%s", path, e->d_name);
-        if (unlink(child) != 0) remove_dir(child);
-    }
-    closedir(dir);
-    rmdir(path);
 }
 
 static void cache_end(void) {
     cpu_jit_forget_loaded();
-    remove_dir(cache_root);
-    unsetenv("PORTA_CACHE_DIR");
+    test_cache_end();
 }
 
 /* ---- building kernels ---- */

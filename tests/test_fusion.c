@@ -1,37 +1,16 @@
 /* Fused execution of recorded primitives: results equal to eager ones,
  * kernel counts of typical groups, reuse of schedules, sync points, the
  * order of reads and writes kept, and errors at flush naming their site. */
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "test.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 
-static char cache_dir[256];
-
 static void fusion_begin(void) {
-    snprintf(cache_dir, sizeof cache_dir, "%s/porta-fusion-XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(cache_dir)) test_fail(__FILE__, __LINE__, "mkdtemp failed");
-    setenv("PORTA_CACHE_DIR", cache_dir, 1);
+    test_cache_begin();
     porta_compiler_stats_reset();
-}
-
-static void remove_tree(const char *path) {
-    DIR *dir = opendir(path);
-    if (!dir) return;
-    struct dirent *e;
-    while ((e = readdir(dir))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        char child[1024];
-        snprintf(child, sizeof child, "%s/%s", path, e->d_name);
-        if (unlink(child) != 0) remove_tree(child);
-    }
-    closedir(dir);
-    rmdir(path);
 }
 
 static void fusion_end(void) {
@@ -40,8 +19,7 @@ static void fusion_end(void) {
         test_fail(__FILE__, __LINE__, "set_fusion(false): %s", porta_status_message(status));
         porta_status_free(status);
     }
-    remove_tree(cache_dir);
-    unsetenv("PORTA_CACHE_DIR");
+    test_cache_end();
 }
 
 static porta_tensor *scalar(double value) {

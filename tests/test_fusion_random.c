@@ -3,10 +3,8 @@
  * program still holds must come out the same. This is the scheduler's
  * safety net: whatever it fuses, each element must see its reads and
  * writes in program order. */
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "test.h"
 
@@ -154,14 +152,7 @@ static double *values(const porta_tensor *t, int64_t *n) {
 }
 
 TEST(test_fusion_random_programs_match_eager) {
-    char dir[256];
-    snprintf(dir, sizeof dir, "%s/porta-fusion-random-XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir)) {
-        test_fail(__FILE__, __LINE__, "mkdtemp failed");
-        return;
-    }
-    setenv("PORTA_CACHE_DIR", dir, 1);
+    test_cache_begin();
     porta_compiler_stats_reset();
     for (int p = 0; p < PROGRAMS; p++) {
         program_state eager = {0}, fused = {0};
@@ -199,8 +190,5 @@ TEST(test_fusion_random_programs_match_eager) {
     printf("    %llu fused kernels over %llu primitives, %llu primitives alone\n",
            (unsigned long long)stats.kernels_run, (unsigned long long)stats.prims_fused,
            (unsigned long long)stats.prims_alone);
-    char command[300];
-    snprintf(command, sizeof command, "rm -rf '%s'", dir);
-    if (system(command) != 0) test_fail(__FILE__, __LINE__, "could not remove %s", dir);
-    unsetenv("PORTA_CACHE_DIR");
+    test_cache_end();
 }

@@ -1,6 +1,8 @@
 /* Helpers shared by the tests: devices, deterministic data, comparisons. */
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/dtype.h"
 #include "core/tensor.h"
@@ -163,4 +165,33 @@ double test_rtol(porta_dtype dtype) {
     case PORTA_F64: return 1e-12;
     default: return 0.0;
     }
+}
+
+static char cache_dir[256];
+
+const char *test_cache_begin(void) {
+    snprintf(cache_dir, sizeof cache_dir, "%s/porta-test-cache-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(cache_dir)) test_fail(__FILE__, __LINE__, "mkdtemp %s failed", cache_dir);
+    setenv("PORTA_CACHE_DIR", cache_dir, 1);
+    return cache_dir;
+}
+
+void test_remove_tree(const char *path) {
+    DIR *dir = opendir(path);
+    if (!dir) return;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char child[1024];
+        snprintf(child, sizeof child, "%s/%s", path, e->d_name);
+        if (unlink(child) != 0) test_remove_tree(child);
+    }
+    closedir(dir);
+    rmdir(path);
+}
+
+void test_cache_end(void) {
+    test_remove_tree(cache_dir);
+    unsetenv("PORTA_CACHE_DIR");
 }

@@ -1,7 +1,19 @@
+import atexit
+import os
+import shutil
+import tempfile
+
 import pytest
 import torch
 
 import torch_porta
+
+# Kernels the tests compile go to a directory of their own, removed at the
+# end, never to the user's cache (libporta reads PORTA_CACHE_DIR at each
+# compile).
+_KERNEL_CACHE = tempfile.mkdtemp(prefix="porta-test-cache-")
+os.environ.setdefault("PORTA_CACHE_DIR", _KERNEL_CACHE)
+atexit.register(shutil.rmtree, _KERNEL_CACHE, ignore_errors=True)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ through torch.compile in test_parity.py."""
 import os
 import subprocess
 import sys
-import tempfile
 import textwrap
 
 import pytest
@@ -13,10 +12,6 @@ import torch
 import torch.nn as nn
 
 import torch_porta
-
-# Kernels compiled by these tests go to a directory of their own, never to
-# the user's cache (libporta reads PORTA_CACHE_DIR at each compile).
-os.environ.setdefault("PORTA_CACHE_DIR", tempfile.mkdtemp(prefix="porta-test-cache-"))
 
 
 @pytest.fixture(autouse=True)

@@ -5,17 +5,12 @@ errors found while running named with the Python line that issued the op."""
 import os
 import subprocess
 import sys
-import tempfile
 
 import pytest
 import torch
 import torch.nn as nn
 
 import torch_porta
-
-# Kernels compiled by these tests go to a directory of their own, never to
-# the user's cache (libporta reads PORTA_CACHE_DIR at each compile).
-os.environ.setdefault("PORTA_CACHE_DIR", tempfile.mkdtemp(prefix="porta-test-cache-"))
 
 
 @pytest.fixture

@@ -29,7 +29,6 @@ import itertools
 import json
 import os
 import pathlib
-import tempfile
 
 import pytest
 import torch
@@ -47,8 +46,6 @@ _REPORT_NAME = "opinfo_report.json" if MODE == "eager" else f"opinfo_report_{MOD
 REPORT_PATH = pathlib.Path(os.environ.get("PORTA_OPINFO_REPORT",
                                           ROOT / "build" / _REPORT_NAME))
 UPDATE = os.environ.get("PORTA_OPINFO_UPDATE") == "1" and MODE == "eager"
-if MODE != "eager":  # kernels compiled here never go to the user's cache
-    os.environ.setdefault("PORTA_CACHE_DIR", tempfile.mkdtemp(prefix="porta-test-cache-"))
 EXPECTED = json.loads(EXPECTED_PATH.read_text()) if EXPECTED_PATH.exists() else {}
 OPINFOS = support.opinfos()
 STATUSES = ("pass", "fail", "fallback", "unsupported", "random", "skip")

@@ -12,7 +12,6 @@ import contextlib
 import math
 import os
 import sys
-import tempfile
 import warnings
 
 import pytest
@@ -22,9 +21,6 @@ import torch_porta
 
 import models
 
-# Kernels compiled in fused and compiled modes go to a directory of their
-# own, never to the user's cache.
-os.environ.setdefault("PORTA_CACHE_DIR", tempfile.mkdtemp(prefix="porta-test-cache-"))
 
 # The first op each model still lacks on porta (None: it passes).
 MISSING = {

@@ -12,6 +12,7 @@
 
 #include "compiler/codegen_c_internal.h"
 #include "core/dtype.h"
+#include "graph/infer_elementwise.h"
 
 void kir_text_printf(kir_text *text, const char *fmt, ...) {
     if (!text || text->failed) return;
@@ -194,16 +195,6 @@ static bool unary_expression(kir_text *t, const kir_value *v, porta_dtype in, co
     }
 }
 
-static bool is_bool_result(int op) {
-    switch (op) {
-    case PORTA_LOGICAL_AND: case PORTA_LOGICAL_OR: case PORTA_LOGICAL_XOR:
-    case PORTA_EQ: case PORTA_NE: case PORTA_LT: case PORTA_LE: case PORTA_GT: case PORTA_GE:
-        return true;
-    default:
-        return false;
-    }
-}
-
 static const char *comparison_operator(int op) {
     switch (op) {
     case PORTA_EQ: return "==";
@@ -218,7 +209,7 @@ static const char *comparison_operator(int op) {
 static bool binary_expression(kir_text *t, const kir_value *v, porta_dtype in, const char *a,
                               const char *b) {
     if (!is_valid(in)) return false;
-    if (is_bool_result(v->op)) {
+    if (porta_binary_gives_bool((porta_binary_op)v->op)) {
         if (v->dtype != PORTA_BOOL) return false;
         switch (v->op) {
         case PORTA_LOGICAL_AND: kir_text_printf(t, "(uint8_t)(%s != 0 && %s != 0)", a, b); break;
