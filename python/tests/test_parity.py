@@ -10,7 +10,6 @@ goes: `python python/tests/test_parity.py` prints what each model lacks.
 """
 import contextlib
 import math
-import os
 import sys
 import warnings
 
