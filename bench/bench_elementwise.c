@@ -9,33 +9,12 @@
 #include <time.h>
 
 #include "backends/cpu/threadpool.h"
+#include "bench_util.h"
 #include "core/tensor.h"
 
 #define N (1 << 24)
 #define REPS 15
 #define THREADS 2
-
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int compare_doubles(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *samples, int count) {
-    qsort(samples, (size_t)count, sizeof *samples, compare_doubles);
-    return samples[count / 2];
-}
-
-static void die_on(porta_status *status, const char *what) {
-    if (!status) return;
-    fprintf(stderr, "%s: %s\n", what, porta_status_message(status));
-    exit(1);
-}
 
 typedef struct triad {
     float *a;

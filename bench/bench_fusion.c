@@ -11,26 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "porta.h"
 
 #define REPS 11
-
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int compare_doubles(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static void die_on(porta_status *status, const char *what) {
-    if (!status) return;
-    fprintf(stderr, "%s: %s\n", what, porta_status_message(status));
-    exit(1);
-}
 
 typedef struct inputs {
     porta_tensor *a, *b, *x, *w, *bias, *one, *zero, *two, *eps;
@@ -126,8 +110,7 @@ static double time_workload(porta_tensor *(*workload)(const inputs *), const inp
         porta_tensor_release(out);
     }
     die_on(porta_set_fusion(false), "set_fusion");
-    qsort(samples, REPS, sizeof *samples, compare_doubles);
-    return samples[REPS / 2];
+    return median(samples, REPS);
 }
 
 int main(void) {
