@@ -1,9 +1,8 @@
 /* The schedule of a trace: which recorded primitives run together as one
  * fused kernel, which run alone, and which need not run at all.
  *
- * Fusion rule. Records are taken in program order and grouped while each
- * next record can join the open group without its inputs being written to
- * memory first:
+ * Fusion rule. Records are taken in program order; each joins an open
+ * group when it can without its inputs being written to memory first:
  *  - elementwise records over the group's domain join; a value another
  *    member produced is used from the register when the reader views it
  *    exactly as it was written;
@@ -16,7 +15,11 @@
  *  - one-element fills join as constants;
  *  - any buffer written in the group is accessed through one view only,
  *    so the fused loop keeps every element's reads and writes in order.
- * A value is stored when its buffer outlives the trace or a record after
+ * Several groups stay open while they are pairwise independent (plan.c):
+ * a record that cannot join one but depends on none of them starts
+ * another, so interleaved independent work still fuses; the groups a
+ * record depends on are closed (run) first.
+ * A value is stored when its buffer outlives the trace or a record outside
  * the group reads it; otherwise it lives only in registers. */
 #ifndef PORTA_COMPILER_SCHEDULE_H
 #define PORTA_COMPILER_SCHEDULE_H
