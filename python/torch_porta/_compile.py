@@ -35,14 +35,17 @@ PORTA = torch.device("porta", 0)
 
 @contextlib.contextmanager
 def fused():
-    """Runs the body with libporta's fusion on and what it issued run at the
-    end; the previous setting returns after (turning fusion off flushes)."""
+    """Runs the body with libporta's fusion on; what it issued runs at the
+    end. In fused eager mode (fusion already on) it stays recorded instead,
+    with the caller's ops around it — the loss, the optimizer step — and
+    runs, fused with them, at the caller's next sync point."""
     was_on = _C.get_fusion()
     if not was_on:
         _C.set_fusion(True)
     try:
         yield
-        _C.flush()
+        if not was_on:
+            _C.flush()
     finally:
         if not was_on:
             _C.set_fusion(False)
