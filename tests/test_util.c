@@ -47,7 +47,7 @@ porta_tensor *test_random_tensor(test_rng *rng, porta_dtype dtype, int rank, con
     }
     int64_t numel = porta_tensor_numel(t);
     size_t elem = porta_dtype_size(dtype);
-    status = porta_buffer_materialize(t->buffer); /* made while fusion records */
+    status = porta_buffer_host_access(t->buffer); /* written in place below */
     if (status) {
         fprintf(stderr, "test_random_tensor: %s\n", porta_status_message(status));
         porta_status_free(status);

@@ -124,20 +124,6 @@ static PyObject *trace_site_here(PyObject *module, PyObject *op_name) {
     Py_RETURN_NONE;
 }
 
-/* trace_set_site(site or None): the site of the ops this thread issues
- * next (the Python glue kernels name theirs). */
-static PyObject *trace_set_site(PyObject *module, PyObject *site) {
-    if (site == Py_None) {
-        porta_trace_set_site(NULL);
-        Py_RETURN_NONE;
-    }
-    const char *text = PyUnicode_AsUTF8(site);
-    if (!text)
-        return NULL;
-    porta_trace_set_site(text);
-    Py_RETURN_NONE;
-}
-
 /* trace_pin_site(site or None): the site of the ops this thread issues
  * next, kept until unpinned with None, whatever frames issue them. */
 static PyObject *trace_pin_site(PyObject *module, PyObject *site) {
@@ -256,8 +242,6 @@ PyMethodDef porta_py_compiler_methods[] = {
      "set_fusion(flag): record ops for fused kernels (True); False flushes first."},
     {"get_fusion", get_fusion, METH_NOARGS, "Whether ops are recorded for fusion."},
     {"flush", flush, METH_NOARGS, "Runs every recorded op; raises the first failure."},
-    {"trace_set_site", trace_set_site, METH_O,
-     "trace_set_site(site or None): the site named by errors of the next recorded ops."},
     {"trace_site_here", trace_site_here, METH_O,
      "trace_site_here(op_name): the calling Python line becomes the site of the next ops."},
     {"trace_pin_site", trace_pin_site, METH_O,

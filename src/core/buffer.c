@@ -59,6 +59,12 @@ porta_status *porta_buffer_materialize(porta_buffer *buffer) {
     return status;
 }
 
+porta_status *porta_buffer_host_access(porta_buffer *buffer) {
+    /* Recorded ops may not have written it yet, or may still read it. */
+    PORTA_TRY(trace_sync_buffer(buffer));
+    return porta_buffer_materialize(buffer);
+}
+
 void porta_buffer_discard(porta_buffer *buffer) {
     pthread_mutex_lock(&materialize_lock);
     if (!atomic_load(&buffer->deferred) && buffer->size) {
@@ -91,8 +97,7 @@ porta_status *porta_buffer_write(porta_buffer *buffer, size_t offset, const void
                                  size_t bytes) {
     PORTA_TRY(check_range("buffer_write", buffer, offset, src, bytes));
     if (!bytes) return NULL;
-    PORTA_TRY(trace_sync_buffer(buffer)); /* recorded ops may still read the old contents */
-    PORTA_TRY(porta_buffer_materialize(buffer));
+    PORTA_TRY(porta_buffer_host_access(buffer));
     return buffer->device->ops->buffer_write(buffer->device, buffer->handle, offset, src, bytes);
 }
 
@@ -100,7 +105,6 @@ porta_status *porta_buffer_read(const porta_buffer *buffer, size_t offset, void 
                                 size_t bytes) {
     PORTA_TRY(check_range("buffer_read", buffer, offset, dst, bytes));
     if (!bytes) return NULL;
-    PORTA_TRY(trace_sync_buffer(buffer)); /* recorded ops may not have written it yet */
-    PORTA_TRY(porta_buffer_materialize((porta_buffer *)buffer));
+    PORTA_TRY(porta_buffer_host_access((porta_buffer *)buffer));
     return buffer->device->ops->buffer_read(buffer->device, buffer->handle, offset, dst, bytes);
 }

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/trace.h"
 #include "core/dtype.h"
 #include "core/status.h"
 #include "runtime/device.h"
@@ -193,9 +192,7 @@ porta_status *porta_tensor_to_host(const porta_tensor *tensor, void *dst, size_t
     if (porta_tensor_is_contiguous(tensor))
         return porta_buffer_read(tensor->buffer, (size_t)tensor->offset * elem, dst, bytes);
     if (tensor->buffer->device->info.capabilities & PORTA_CAP_HOST_MEMORY) {
-        /* Read in place, as porta_buffer_read would: after recorded ops ran. */
-        PORTA_TRY(trace_sync_buffer(tensor->buffer));
-        PORTA_TRY(porta_buffer_materialize(tensor->buffer));
+        PORTA_TRY(porta_buffer_host_access(tensor->buffer)); /* read in place */
         gather_host(tensor, dst);
         return NULL;
     }

@@ -29,6 +29,9 @@ struct porta_tensor {
 
 /* Gives a deferred buffer its memory (a no-op for the others). */
 porta_status *porta_buffer_materialize(porta_buffer *buffer);
+/* Readies a buffer for the host to touch its contents in place: recorded
+ * ops that use it have run, and it has memory. */
+porta_status *porta_buffer_host_access(porta_buffer *buffer);
 /* Gives a buffer's memory back, deferring it again: for a buffer nothing
  * will read again (the trace's executor, after its last use). */
 void porta_buffer_discard(porta_buffer *buffer);
