@@ -39,6 +39,12 @@ static void put(writer *w, const void *data, size_t n) {
 
 static void put_i64(writer *w, int64_t v) { put(w, &v, sizeof v); }
 
+/* The bytes put_tensor writes for t: a head of four int32, sizes and
+ * strides, then offset, buffer size and device index. */
+static size_t tensor_key_size(const porta_tensor *t) {
+    return 4 * sizeof(int32_t) + 2 * (size_t)t->rank * sizeof(int64_t) + 3 * sizeof(int64_t);
+}
+
 static void put_tensor(writer *w, const porta_tensor *t, int buffer, bool external) {
     int32_t head[4] = {buffer, (int32_t)t->dtype, t->rank, external};
     put(w, head, sizeof head);
@@ -183,8 +189,7 @@ void plan_cache_explain_miss(const trace_record *records, int count, const trace
         for (int i = 0; i <= records[r].input_count && !first_changed; i++) {
             const porta_tensor *t = i < records[r].input_count ? &records[r].inputs[i]
                                                                : &records[r].out;
-            size_t n = 4 * sizeof(int32_t) + 2 * (size_t)t->rank * sizeof(int64_t) +
-                       3 * sizeof(int64_t);
+            size_t n = tensor_key_size(t);
             int32_t head[4];
             if (cursor + n > old_size) {
                 first_changed = t;
