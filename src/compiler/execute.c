@@ -10,6 +10,7 @@
 
 #include "compiler/codegen_c.h"
 #include "compiler/explain.h"
+#include "compiler/kir_layout.h"
 #include "compiler/plan_cache.h"
 #include "compiler/stats.h"
 #include "core/status.h"
@@ -33,16 +34,15 @@ static porta_status *run_alone(trace_record *record) {
     return status ? blame(status, record) : NULL;
 }
 
-/* The step's arguments bound to this trace's tensors and fill values.
- * kir_args.data holds host addresses: the CPU is the only backend with a
- * compiler so far. */
+/* The step's arguments bound to this trace's tensors and fill values
+ * (kernel_abi.h: host addresses, or handles and offsets). */
 static void bind_args(const plan_step *step, const trace_record *records, kir_args *args) {
     *args = step->args;
     for (int a = 0; a < step->kernel->access_count; a++) {
         const access_binding *b = &step->bindings[a];
         const trace_record *record = &records[b->record];
         const porta_tensor *t = b->slot == SLOT_OUT ? &record->out : &record->inputs[b->slot];
-        args->data[a] = porta_tensor_data(t);
+        kir_bind_tensor(args, a, t);
     }
     for (int k = 0; k < step->param_count; k++)
         args->params[k] = records[step->param_records[k]].prim.value;

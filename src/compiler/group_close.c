@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "compiler/group.h"
+#include "compiler/kir_layout.h"
 #include "core/status.h"
 
 static bool add_store(group *g, const group_buffer *gb, const trace_record *records) {
@@ -30,79 +31,20 @@ static bool add_store(group *g, const group_buffer *gb, const trace_record *reco
     return true;
 }
 
-/* Whether dim d can fold into the kept dim before it for every access.
- * OUTER accesses do not move along reduced dims, so only FULL ones count
- * there. */
-static bool mergeable(const group *g, int64_t (*strides)[PORTA_MAX_RANK], int kept, int d,
-                      bool inner) {
-    for (int a = 0; a < g->kernel.access_count; a++) {
-        if (inner && g->kernel.accesses[a].space == KIR_OUTER) continue;
-        if (strides[a][kept] != strides[a][d] * g->sizes[d]) return false;
-    }
-    return true;
-}
-
-/* Merges dims into args (sizes and strides) and sets the kernel's ranks. */
+/* Sizes and strides into args and the kernel's ranks (kir_layout.c); a
+ * matmul's epilogue tiles [M, N] as they are. */
 static void merge_dims(group *g, kir_args *args) {
-    int64_t strides[KIR_MAX_ACCESSES][PORTA_MAX_RANK];
-    memcpy(strides, g->strides, sizeof strides);
-    int count = g->kernel.access_count;
-    int outer = g->rank - g->reduced;
-    int kept = 0;
+    if (g->kind != GROUP_MATMUL) {
+        kir_merge_dims(&g->kernel, g->rank, g->kind == GROUP_REDUCE ? g->reduced : 0, g->sizes,
+                       g->strides, args);
+        return;
+    }
     memset(args, 0, sizeof *args);
-    if (g->kind == GROUP_MATMUL) { /* the epilogue tiles [M, N] as they are */
-        kept = 2;
-        memcpy(args->sizes, g->sizes, 2 * sizeof *args->sizes);
-        for (int a = 0; a < count; a++) memcpy(args->strides[a], strides[a], 2 * sizeof(int64_t));
-        outer = 2;
-    } else {
-        int new_outer = 0;
-        for (int region = 0; region < 2; region++) {
-            int begin = region ? outer : 0, end = region ? g->rank : outer;
-            int start = kept;
-            for (int d = begin; d < end; d++) {
-                if (g->sizes[d] == 1) continue;
-                if (kept > start && mergeable(g, strides, kept - 1, d, region == 1)) {
-                    args->sizes[kept - 1] *= g->sizes[d];
-                    for (int a = 0; a < count; a++) strides[a][kept - 1] = strides[a][d];
-                    continue;
-                }
-                args->sizes[kept] = g->sizes[d];
-                for (int a = 0; a < count; a++) strides[a][kept] = strides[a][d];
-                kept++;
-            }
-            /* A reduction keeps one reduced dim even when all have size 1. */
-            if (region == 1 && g->reduced && kept == start) {
-                args->sizes[kept] = 1;
-                for (int a = 0; a < count; a++) strides[a][kept] = 0;
-                kept++;
-            }
-            if (region == 0) new_outer = kept;
-        }
-        if (!kept) { /* a scalar domain */
-            args->sizes[0] = 1;
-            for (int a = 0; a < count; a++) strides[a][0] = 0;
-            kept = new_outer = 1;
-        }
-        outer = new_outer;
-        for (int a = 0; a < count; a++) {
-            bool outer_access = g->kernel.accesses[a].space == KIR_OUTER;
-            for (int d = 0; d < kept; d++)
-                args->strides[a][d] = outer_access && d >= outer ? 0 : strides[a][d];
-        }
-    }
-    g->kernel.rank = kept;
-    g->kernel.outer_rank = g->kind == GROUP_REDUCE ? outer : kept;
-    for (int a = 0; a < count; a++) {
-        kir_access *access = &g->kernel.accesses[a];
-        int64_t last = args->strides[a][kept - 1];
-        /* A last dim of size 1 is only ever indexed at 0: any stride will do. */
-        if (args->sizes[kept - 1] == 1) last = 1;
-        access->last = access->space == KIR_OUTER ? KIR_LAST_ANY
-                       : last == 1                ? KIR_LAST_UNIT
-                       : last == 0                ? KIR_LAST_ZERO
-                                                  : KIR_LAST_ANY;
-    }
+    memcpy(args->sizes, g->sizes, 2 * sizeof *args->sizes);
+    for (int a = 0; a < g->kernel.access_count; a++)
+        memcpy(args->strides[a], g->strides[a], 2 * sizeof(int64_t));
+    g->kernel.rank = g->kernel.outer_rank = 2;
+    kir_classify_last(&g->kernel, args);
 }
 
 static char *describe(const group *g, const trace_record *records) {

@@ -8,14 +8,17 @@
 
 #include <stdint.h>
 
-/* Buffers given at run time: data[i] is already offset to the view's
- * element 0 and walked with strides[i] (elements, one per domain dim).
+/* Buffers given at run time: on devices whose buffers are host memory,
+ * data[i] is already offset to the view's element 0; on others data[i] is
+ * the buffer's handle and offsets[i] the element the view starts at. Each
+ * is walked with strides[i] (elements, one per domain dim).
  * Expanded where KIR_MAX_ACCESSES and PORTA_MAX_RANK are defined
  * (compiler/kernel_ir.h). */
 #define KIR_ARGS_DECL                                      \
     typedef struct kir_args {                              \
         int64_t sizes[PORTA_MAX_RANK];                     \
         void *data[KIR_MAX_ACCESSES];                      \
+        int64_t offsets[KIR_MAX_ACCESSES];                 \
         int64_t strides[KIR_MAX_ACCESSES][PORTA_MAX_RANK]; \
         double params[KIR_MAX_PARAMS];                     \
     } kir_args;

@@ -1,30 +1,79 @@
 /* The device registry: every backend's probe runs once, on first use, and
- * adds the devices it finds. A new backend adds its probe to the table. */
+ * adds the devices it finds; PORTA_VISIBLE_DEVICES then picks and orders
+ * the ones Porta shows. A new backend adds its probe to the table. */
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "core/status.h"
 #include "runtime/device.h"
 
 void porta_cpu_backend_probe(void);
+void porta_opencl_backend_probe(void);
 
 static const porta_backend_probe probes[] = {
-    porta_cpu_backend_probe, /* always present: porta:0 */
+    porta_cpu_backend_probe, /* porta:0 unless PORTA_VISIBLE_DEVICES says otherwise */
+    porta_opencl_backend_probe,
 };
 
 #define MAX_DEVICES 64
 
-static porta_device *devices[MAX_DEVICES];
+static porta_device *found[MAX_DEVICES]; /* every device, in probe order */
+static int found_count;
+static porta_device *devices[MAX_DEVICES]; /* the visible ones: porta:0, porta:1, ... */
 static int device_count;
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 
 void porta_registry_add(porta_device *device) {
+    if (found_count < MAX_DEVICES) found[found_count++] = device;
+}
+
+static void make_visible(porta_device *device) {
+    for (int i = 0; i < device_count; i++)
+        if (devices[i] == device) return; /* listed twice: the first place counts */
     if (device_count == MAX_DEVICES) return;
     device->info.index = device_count;
     devices[device_count++] = device;
 }
 
+/* PORTA_VISIBLE_DEVICES, like CUDA_VISIBLE_DEVICES: a comma-separated list
+ * of devices in the order they become porta:0, porta:1, ...; each entry is
+ * an index into the full list (as `porta devices` shows it without the
+ * variable) or a backend name standing for all its devices ("opencl,cpu"). */
+static void apply_visible(const char *list) {
+    char *copy = strdup(list), *save = NULL;
+    if (!copy) return;
+    for (char *entry = strtok_r(copy, ", ", &save); entry; entry = strtok_r(NULL, ", ", &save)) {
+        char *end;
+        long index = strtol(entry, &end, 10);
+        bool matched = false;
+        if (*end == '\0' && index >= 0 && index < found_count) {
+            make_visible(found[index]);
+            matched = true;
+        }
+        for (int i = 0; i < found_count && *end != '\0'; i++)
+            if (strcmp(found[i]->info.backend, entry) == 0) {
+                make_visible(found[i]);
+                matched = true;
+            }
+        if (!matched)
+            fprintf(stderr,
+                    "porta: PORTA_VISIBLE_DEVICES: '%s' is neither a device index (0..%d) nor "
+                    "a backend with devices here; ignored\n",
+                    entry, found_count - 1);
+    }
+    free(copy);
+}
+
 static void probe_all(void) {
     for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) probes[i]();
+    const char *visible = getenv("PORTA_VISIBLE_DEVICES");
+    if (visible) {
+        apply_visible(visible);
+        return;
+    }
+    for (int i = 0; i < found_count; i++) make_visible(found[i]);
 }
 
 int porta_device_count(void) {

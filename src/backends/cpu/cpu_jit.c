@@ -27,6 +27,7 @@
 #include "compiler/codegen_c.h"
 #include "compiler/stats.h"
 #include "core/status.h"
+#include "runtime/kernel_cache.h"
 
 extern char **environ;
 
@@ -56,16 +57,6 @@ static double now_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static uint64_t fnv1a(uint64_t h, const char *s) {
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 0x100000001b3ull;
-    }
-    h ^= 0xff; /* separator: "ab"+"c" differs from "a"+"bc" */
-    h *= 0x100000001b3ull;
-    return h;
 }
 
 /* ---- running the compiler ---- */
@@ -198,72 +189,15 @@ static uint64_t cpu_identity(void) {
     bool model = false, flags = false;
     while ((!model || !flags) && fgets(line, sizeof line, f)) {
         if (!model && strncmp(line, "model name", 10) == 0) {
-            identity = fnv1a(identity, line);
+            identity = porta_hash_text(identity, line);
             model = true;
         } else if (!flags && strncmp(line, "flags", 5) == 0) {
-            identity = fnv1a(identity, line);
+            identity = porta_hash_text(identity, line);
             flags = true;
         }
     }
     fclose(f);
     return identity;
-}
-
-static porta_status *make_dirs(char *path) {
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        int rc = mkdir(path, 0755);
-        *p = '/';
-        if (rc != 0 && errno != EEXIST)
-            return porta_error(PORTA_ERR_IO, "cannot create %s: %s", path, strerror(errno));
-    }
-    if (mkdir(path, 0755) != 0 && errno != EEXIST)
-        return porta_error(PORTA_ERR_IO, "cannot create %s: %s", path, strerror(errno));
-    return NULL;
-}
-
-/* A directory of this process's own, for when the cache directory cannot
- * be made: kernels still compile, they are just not kept. Guarded by lock. */
-static char private_dir[512];
-
-static porta_status *private_cache_dir(char *dir, size_t cap, porta_status *why) {
-    if (!private_dir[0] || access(private_dir, W_OK) != 0) {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(private_dir, sizeof private_dir, "%s/porta-kernels-XXXXXX",
-                 tmp && *tmp ? tmp : "/tmp");
-        if (!mkdtemp(private_dir)) {
-            private_dir[0] = '\0';
-            porta_status *status =
-                porta_error(PORTA_ERR_IO, "%s, and no private kernel directory either: %s",
-                            porta_status_message(why), strerror(errno));
-            porta_status_free(why);
-            return status;
-        }
-    }
-    porta_status_free(why);
-    snprintf(dir, cap, "%s", private_dir);
-    return NULL;
-}
-
-/* The kernels directory, created if missing. */
-static porta_status *cache_dir(char *dir, size_t cap) {
-    const char *env = getenv("PORTA_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    int n;
-    if (env && *env)
-        n = snprintf(dir, cap, "%s/kernels", env);
-    else if (xdg && *xdg)
-        n = snprintf(dir, cap, "%s/porta/kernels", xdg);
-    else if (home && *home)
-        n = snprintf(dir, cap, "%s/.cache/porta/kernels", home);
-    else
-        return private_cache_dir(dir, cap, porta_error(PORTA_ERR_IO, "no cache directory set"));
-    if (n < 0 || (size_t)n >= cap)
-        return private_cache_dir(
-            dir, cap, porta_error(PORTA_ERR_IO, "kernel cache path too long (%d bytes)", n));
-    porta_status *status = make_dirs(dir);
-    return status ? private_cache_dir(dir, cap, status) : NULL;
 }
 
 /* Loads a compiled kernel and checks it is the one asked for. */
@@ -395,13 +329,13 @@ static porta_status *find_or_build(const kir_kernel *kernel, const char *source,
     PORTA_TRY(find_compiler());
     double start = now_seconds();
     char dir[4096];
-    PORTA_TRY(unavailable(cache_dir(dir, sizeof dir)));
+    PORTA_TRY(unavailable(porta_kernel_cache_dir("kernels", dir, sizeof dir)));
     uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
-    a = fnv1a(fnv1a(a, source), compiler_identity);
-    b = fnv1a(fnv1a(b, compiler_identity), source);
+    a = porta_hash_text(porta_hash_text(a, source), compiler_identity);
+    b = porta_hash_text(porta_hash_text(b, compiler_identity), source);
     for (int i = 0; i < FLAG_COUNT; i++) {
-        a = fnv1a(a, compile_flags[i]);
-        b = fnv1a(b, compile_flags[i]);
+        a = porta_hash_text(a, compile_flags[i]);
+        b = porta_hash_text(b, compile_flags[i]);
     }
     a ^= cpu_identity();
     b = (b ^ cpu_identity()) * 0x100000001b3ull;

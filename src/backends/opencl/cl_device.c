@@ -1,0 +1,381 @@
+/* The OpenCL backend's devices: every device of every platform the ICD
+ * loader knows, GPUs and accelerators first, each a porta device with its
+ * own context and in-order queue. Buffers are cl_mem objects counted
+ * against Porta's memory limit. Elementwise ops, casts, fills and
+ * reductions run as kernel-IR kernels (the same renderer as fused ones);
+ * the other primitives have kernels of their own (cl_kernels_*.c). */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/opencl/cl_runtime.h"
+#include "compiler/codegen_cl.h"
+#include "compiler/kir_layout.h"
+#include "core/alloc.h"
+#include "core/status.h"
+
+#define MAX_CL_DEVICES 16
+
+static porta_device devices[MAX_CL_DEVICES];
+static cl_state states[MAX_CL_DEVICES];
+
+/* ---- memory ---- */
+
+static porta_status *cl_buffer_alloc(porta_device *device, size_t bytes, void **handle) {
+    cl_state *s = cl_of(device);
+    PORTA_TRY(porta_memory_reserve(bytes, "an OpenCL buffer"));
+    cl_int err;
+    /* zero-byte buffers are invalid in OpenCL: an empty tensor holds one byte */
+    cl_mem mem = s->cl->clCreateBuffer(s->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL,
+                                       &err);
+    if (!mem) {
+        porta_memory_unreserve(bytes);
+        return porta_error(PORTA_ERR_OUT_OF_MEMORY,
+                           "OpenCL: allocating %zu bytes on %s failed (error %d)", bytes, s->name,
+                           (int)err);
+    }
+    *handle = mem;
+    return NULL;
+}
+
+static void cl_buffer_free(porta_device *device, void *handle) {
+    cl_state *s = cl_of(device);
+    size_t size = 0;
+    s->cl->clGetMemObjectInfo(handle, CL_MEM_SIZE, sizeof size, &size, NULL);
+    s->cl->clReleaseMemObject(handle);
+    porta_memory_unreserve(size == 1 ? 0 : size); /* see cl_buffer_alloc */
+}
+
+static porta_status *cl_buffer_write(porta_device *device, void *handle, size_t offset,
+                                     const void *src, size_t bytes) {
+    cl_state *s = cl_of(device);
+    if (!bytes) return NULL;
+    cl_int err = s->cl->clEnqueueWriteBuffer(s->queue, handle, CL_TRUE, offset, bytes, src, 0,
+                                             NULL, NULL);
+    return err ? cl_error(err, "clEnqueueWriteBuffer") : NULL;
+}
+
+static porta_status *cl_buffer_read(porta_device *device, void *handle, size_t offset,
+                                    void *dst, size_t bytes) {
+    cl_state *s = cl_of(device);
+    if (!bytes) return NULL;
+    cl_int err = s->cl->clEnqueueReadBuffer(s->queue, handle, CL_TRUE, offset, bytes, dst, 0,
+                                            NULL, NULL);
+    return err ? cl_error(err, "clEnqueueReadBuffer") : NULL;
+}
+
+static porta_status *cl_synchronize(porta_device *device) {
+    cl_state *s = cl_of(device);
+    cl_int err = s->cl->clFinish(s->queue);
+    return err ? cl_error(err, "clFinish") : NULL;
+}
+
+/* ---- compiled kernels (the compiler's entries and eager ops) ---- */
+
+/* A kir kernel built for a device: a copy of its structure (to find it
+ * again without rendering) and what binding its arguments needs. */
+typedef struct cl_kir_program {
+    struct cl_kir_program *next; /* kept reachable for the process's life */
+    const cl_state *state;
+    uint64_t hash;
+    kir_kernel *copy; /* values and accesses in use only */
+    cl_kernel kernel;
+    int param_count;
+} cl_kir_program;
+
+static pthread_mutex_t programs_lock = PTHREAD_MUTEX_INITIALIZER;
+static cl_kir_program *kir_programs;
+
+static bool dtype_usable(const cl_state *s, porta_dtype dtype) {
+    return dtype != PORTA_F64 || s->fp64;
+}
+
+static porta_status *no_fp64(const cl_state *s) {
+    return porta_error(PORTA_ERR_DTYPE,
+                       "OpenCL: %s does not support float64 (no cl_khr_fp64); expected float32, "
+                       "float16 or bfloat16",
+                       s->name);
+}
+
+static bool same_value(const kir_value *a, const kir_value *b) {
+    return a->kind == b->kind && a->op == b->op && a->dtype == b->dtype &&
+           a->space == b->space && !memcmp(a->args, b->args, sizeof a->args) &&
+           a->access == b->access && a->param == b->param &&
+           (a->kind != KIR_CONST || !memcmp(&a->constant, &b->constant, sizeof a->constant));
+}
+
+static bool same_kernel(const kir_kernel *a, const kir_kernel *b) {
+    if (a->rank != b->rank || a->outer_rank != b->outer_rank ||
+        a->value_count != b->value_count || a->access_count != b->access_count)
+        return false;
+    for (int i = 0; i < a->value_count; i++)
+        if (!same_value(&a->values[i], &b->values[i])) return false;
+    for (int i = 0; i < a->access_count; i++) {
+        const kir_access *x = &a->accesses[i], *y = &b->accesses[i];
+        if (x->dtype != y->dtype || x->space != y->space || x->last != y->last ||
+            x->store != y->store || (x->store && x->value != y->value))
+            return false;
+    }
+    return true;
+}
+
+static cl_kir_program *find_built(const cl_state *s, const kir_kernel *kernel, uint64_t hash) {
+    pthread_mutex_lock(&programs_lock);
+    cl_kir_program *p = kir_programs;
+    while (p && !(p->state == s && p->hash == hash && same_kernel(p->copy, kernel))) p = p->next;
+    pthread_mutex_unlock(&programs_lock);
+    return p;
+}
+
+/* Call with the device's lock held. */
+static porta_status *prepare_locked(porta_device *device, const kir_kernel *kernel,
+                                    cl_kir_program **out) {
+    cl_state *s = cl_of(device);
+    uint64_t hash = kir_hash(kernel);
+    if ((*out = find_built(s, kernel, hash))) return NULL;
+    for (int i = 0; i < kernel->value_count; i++)
+        if (!dtype_usable(s, kernel->values[i].dtype)) return no_fp64(s);
+    char *source = NULL;
+    PORTA_TRY(kir_render_cl(kernel, &source));
+    cl_kernel built;
+    porta_status *status = cl_kernel_get(device, source, "kir_main", &built);
+    free(source);
+    if (status) return status;
+    cl_kir_program *p = calloc(1, sizeof *p);
+    /* the copy ends after the accesses in use */
+    size_t used = offsetof(kir_kernel, accesses) + (size_t)kernel->access_count * sizeof(kir_access);
+    kir_kernel *copy = malloc(used);
+    if (!p || !copy) {
+        free(p);
+        free(copy);
+        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "OpenCL: no memory for a kernel");
+    }
+    memcpy(copy, kernel, used);
+    *p = (cl_kir_program){.state = s, .hash = hash, .copy = copy, .kernel = built};
+    for (int i = 0; i < kernel->value_count; i++)
+        if (kernel->values[i].kind == KIR_PARAM && kernel->values[i].param >= p->param_count)
+            p->param_count = kernel->values[i].param + 1;
+    pthread_mutex_lock(&programs_lock);
+    p->next = kir_programs;
+    kir_programs = p;
+    pthread_mutex_unlock(&programs_lock);
+    *out = p;
+    return NULL;
+}
+
+static porta_status *cl_prepare_kernel(porta_device *device, const kir_kernel *kernel,
+                                       void **program) {
+    cl_state *s = cl_of(device);
+    pthread_mutex_lock(&s->lock);
+    cl_kir_program *p = NULL;
+    porta_status *status = prepare_locked(device, kernel, &p);
+    pthread_mutex_unlock(&s->lock);
+    if (!status) *program = p;
+    return status;
+}
+
+/* Call with the device's lock held. */
+static porta_status *run_locked(cl_state *s, const cl_kir_program *p, const kir_args *args,
+                                int64_t work) {
+    const kir_kernel *k = p->copy;
+    cl_args a = {.state = s, .kernel = p->kernel};
+    cl_arg_long(&a, work);
+    for (int d = 0; d < k->rank; d++) cl_arg_long(&a, args->sizes[d]);
+    for (int i = 0; i < k->access_count; i++) {
+        cl_mem mem = args->data[i];
+        cl_arg(&a, sizeof mem, &mem);
+        cl_arg_long(&a, args->offsets[i]);
+        int rank = k->accesses[i].space == KIR_OUTER ? k->outer_rank : k->rank;
+        for (int d = 0; d < rank; d++) cl_arg_long(&a, args->strides[i][d]);
+    }
+    for (int i = 0; i < p->param_count; i++) {
+        if (s->fp64) {
+            cl_arg(&a, sizeof(double), &args->params[i]);
+        } else {
+            float value = (float)args->params[i];
+            cl_arg(&a, sizeof value, &value);
+        }
+    }
+    return cl_launch(&a, work);
+}
+
+static porta_status *cl_run_kernel(porta_device *device, void *program, const kir_args *args,
+                                   int64_t work) {
+    if (!program || !args || work < 0)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "OpenCL run_kernel: bad arguments");
+    cl_state *s = cl_of(device);
+    pthread_mutex_lock(&s->lock);
+    porta_status *status = run_locked(s, program, args, work);
+    pthread_mutex_unlock(&s->lock);
+    return status;
+}
+
+/* An elementwise op, cast, fill or reduction as a one-op kernel; *done
+ * false when the kernel IR cannot express it. */
+static porta_status *run_single(porta_device *device, const porta_prim *prim,
+                                const porta_tensor *const *inputs, int input_count,
+                                porta_tensor *out, bool *done) {
+    static _Thread_local kir_kernel kernel; /* 20 KB: off the stack */
+    kir_args args;
+    int64_t work;
+    *done = kir_single(prim, inputs, input_count, out, &kernel, &args, &work);
+    if (!*done) return NULL;
+    for (int i = 0; i < input_count; i++) kir_bind_tensor(&args, i, inputs[i]);
+    kir_bind_tensor(&args, input_count, out);
+    if (work == 0 || porta_tensor_numel(out) == 0) return NULL;
+    cl_state *s = cl_of(device);
+    pthread_mutex_lock(&s->lock);
+    cl_kir_program *p;
+    porta_status *status = prepare_locked(device, &kernel, &p);
+    if (!status) status = run_locked(s, p, &args, work);
+    pthread_mutex_unlock(&s->lock);
+    return status;
+}
+
+/* ---- primitives ---- */
+
+static bool cl_supports(porta_device *device, const porta_prim *prim,
+                        const porta_tensor *const *inputs, int input_count) {
+    return prim->kind > PRIM_CONSTANT && prim->kind < PRIM_RESHAPE;
+}
+
+static porta_status *cl_execute(porta_device *device, const porta_prim *prim,
+                                const porta_tensor *const *inputs, int input_count,
+                                porta_tensor *out) {
+    cl_state *s = cl_of(device);
+    for (int i = 0; i < input_count; i++)
+        if (!dtype_usable(s, inputs[i]->dtype)) return no_fp64(s);
+    if (!dtype_usable(s, out->dtype)) return no_fp64(s);
+    switch (prim->kind) {
+    case PRIM_UNARY:
+    case PRIM_BINARY:
+    case PRIM_TERNARY:
+    case PRIM_CAST:
+    case PRIM_FILL:
+    case PRIM_REDUCE: {
+        bool done;
+        PORTA_TRY(run_single(device, prim, inputs, input_count, out, &done));
+        return done ? NULL : cl_exec_special(device, prim, inputs, input_count, out);
+    }
+    case PRIM_PAD: return cl_exec_pad(device, prim, inputs, input_count, out);
+    case PRIM_GATHER:
+    case PRIM_SCATTER:
+    case PRIM_INDEX_SELECT: return cl_exec_index(device, prim, inputs, input_count, out);
+    case PRIM_MATMUL: return cl_exec_matmul(device, prim, inputs, input_count, out);
+    case PRIM_CONV: return cl_exec_conv(device, prim, inputs, input_count, out);
+    case PRIM_RANDOM: return cl_exec_random(device, prim, inputs, input_count, out);
+    case PRIM_SORT: return cl_exec_sort(device, prim, inputs, input_count, out);
+    default:
+        return porta_error(PORTA_ERR_INTERNAL, "OpenCL: primitive %s is not executable",
+                           porta_prim_kind_name(prim->kind));
+    }
+}
+
+static const porta_backend_ops cl_ops = {
+    .buffer_alloc = cl_buffer_alloc,
+    .buffer_free = cl_buffer_free,
+    .buffer_write = cl_buffer_write,
+    .buffer_read = cl_buffer_read,
+    .supports = cl_supports,
+    .execute = cl_execute,
+    .synchronize = cl_synchronize,
+    .prepare_kernel = cl_prepare_kernel,
+    .run_kernel = cl_run_kernel,
+};
+
+/* ---- discovery ---- */
+
+static void device_string(const cl_api *cl, cl_device_id id, cl_device_info what, char *out,
+                          size_t cap) {
+    out[0] = '\0';
+    if (cl->clGetDeviceInfo(id, what, cap, out, NULL) != CL_SUCCESS) out[0] = '\0';
+    out[cap - 1] = '\0';
+}
+
+static bool has_extension(const cl_api *cl, cl_device_id id, const char *name) {
+    size_t size = 0;
+    if (cl->clGetDeviceInfo(id, CL_DEVICE_EXTENSIONS, 0, NULL, &size) || !size) return false;
+    char *text = malloc(size + 1);
+    if (!text) return false;
+    bool found = false;
+    if (!cl->clGetDeviceInfo(id, CL_DEVICE_EXTENSIONS, size, text, NULL)) {
+        text[size] = '\0';
+        size_t n = strlen(name);
+        for (char *p = strstr(text, name); p && !found; p = strstr(p + 1, name))
+            found = (p == text || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0');
+    }
+    free(text);
+    return found;
+}
+
+static void add_device(const cl_api *cl, cl_platform_id platform, cl_device_id id, int *count) {
+    if (*count == MAX_CL_DEVICES) return;
+    cl_state *s = &states[*count];
+    cl_int err;
+    s->cl = cl;
+    s->id = id;
+    s->context = cl->clCreateContext(NULL, 1, &id, NULL, NULL, &err);
+    if (!s->context) return;
+    s->queue = cl->clCreateCommandQueue(s->context, id, 0, &err);
+    if (!s->queue) return;
+    char platform_name[128] = "";
+    cl->clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof platform_name, platform_name, NULL);
+    platform_name[sizeof platform_name - 1] = '\0';
+    device_string(cl, id, CL_DEVICE_NAME, s->name, sizeof s->name);
+    device_string(cl, id, CL_DRIVER_VERSION, s->driver, sizeof s->driver);
+    char identity[sizeof s->cache_identity];
+    snprintf(identity, sizeof identity, "%s|%s|%s", s->name, s->driver, platform_name);
+    memcpy(s->cache_identity, identity, sizeof identity);
+    s->fp64 = has_extension(cl, id, "cl_khr_fp64");
+    cl_ulong global_memory = 0, local_memory = 0;
+    cl_uint units = 0;
+    cl->clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global_memory, &global_memory, NULL);
+    cl->clGetDeviceInfo(id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local_memory, &local_memory, NULL);
+    cl->clGetDeviceInfo(id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
+    cl->clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof s->max_work_group,
+                        &s->max_work_group, NULL);
+    if (!s->max_work_group) s->max_work_group = 1;
+    s->local_memory = local_memory;
+    pthread_mutex_init(&s->lock, NULL);
+    porta_device *device = &devices[*count];
+    device->ops = &cl_ops;
+    device->impl = s;
+    /* halves are stored as ushort and computed in float: every device has them */
+    device->info = (porta_device_info){
+        .backend = "opencl",
+        .name = s->name,
+        .memory_bytes = global_memory,
+        .compute_units = (int)units,
+        .capabilities = PORTA_CAP_F16 | PORTA_CAP_BF16 | (s->fp64 ? PORTA_CAP_F64 : 0),
+    };
+    (*count)++;
+}
+
+void porta_opencl_backend_probe(void) {
+    const char *why = NULL;
+    const cl_api *cl = cl_api_load(&why);
+    if (!cl) return; /* unavailable: porta_backend_status says why */
+    cl_platform_id platforms[8];
+    cl_uint platform_count = 0;
+    if (cl->clGetPlatformIDs(8, platforms, &platform_count) != CL_SUCCESS) return;
+    if (platform_count > 8) platform_count = 8;
+    int count = 0;
+    /* GPUs and accelerators first, then CPUs and the rest */
+    const cl_device_type order[2] = {CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR,
+                                     ~(cl_device_type)(CL_DEVICE_TYPE_GPU |
+                                                       CL_DEVICE_TYPE_ACCELERATOR)};
+    for (int round = 0; round < 2; round++)
+        for (cl_uint p = 0; p < platform_count; p++) {
+            cl_device_id ids[MAX_CL_DEVICES];
+            cl_uint n = 0;
+            if (cl->clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, MAX_CL_DEVICES, ids, &n))
+                continue;
+            for (cl_uint i = 0; i < n && i < MAX_CL_DEVICES; i++) {
+                cl_device_type type = 0;
+                cl->clGetDeviceInfo(ids[i], CL_DEVICE_TYPE, sizeof type, &type, NULL);
+                if (type & order[round]) add_device(cl, platforms[p], ids[i], &count);
+            }
+        }
+    for (int i = 0; i < count; i++) porta_registry_add(&devices[i]);
+}

@@ -1,0 +1,145 @@
+/* What the hand-written OpenCL kernels (cl_kernels_*.c) share: host-side
+ * helpers for dtype checks, small device buffers (layouts, error flags,
+ * scratch) and blocking reads; and the OpenCL C every one of their programs
+ * begins with (after cl_prelude): element loads and stores of every dtype
+ * through float, double or 64-bit integers, and a strided offset walk.
+ *
+ * The kernels' OpenCL C is written as C tokens and turned into text by
+ * CLK_SOURCE, so host macros expand inside it: kernel text avoids the
+ * names of host macros (isnan, INFINITY, NAN, bool, true, false, NULL). */
+#ifndef PORTA_BACKENDS_OPENCL_CL_KERNELS_COMMON_H
+#define PORTA_BACKENDS_OPENCL_CL_KERNELS_COMMON_H
+
+#include "backends/opencl/cl_runtime.h"
+
+#define CLK_STRINGIZE(...) #__VA_ARGS__
+/* OpenCL C text from tokens, after expanding the macros in them (so one
+ * host macro can stamp out a kernel per dtype). */
+#define CLK_SOURCE(...) CLK_STRINGIZE(__VA_ARGS__) "\n"
+
+/* Values (sizes, strides, parameters) a kernel reads from a small buffer
+ * rather than from arguments, whose total size devices limit. */
+#define CLK_LAYOUT_MAX 1024
+typedef struct clk_layout {
+    int64_t values[CLK_LAYOUT_MAX];
+    int count;
+} clk_layout;
+
+/* Appends one value (the layout's capacity suits every kernel here: a few
+ * tensors of at most PORTA_MAX_RANK dims). */
+void clk_push(clk_layout *layout, int64_t value);
+/* Appends (sizes[d], strides[d]) for each of `rank` dims, as clk_offset
+ * reads them. */
+void clk_push_dims(clk_layout *layout, int rank, const int64_t *sizes, const int64_t *strides);
+
+/* A device buffer of `bytes` (at least 1), filled from `init` when given. */
+porta_status *clk_buffer(porta_device *device, size_t bytes, const void *init, cl_mem *out);
+/* A buffer holding the layout's values. */
+porta_status *clk_layout_buffer(porta_device *device, const clk_layout *layout, cl_mem *out);
+/* Releases a buffer made by clk_buffer (NULL: nothing); the runtime keeps
+ * it until kernels already enqueued on it have run. */
+void clk_release(porta_device *device, cl_mem buffer);
+/* Reads bytes [offset, offset + bytes) of a buffer once the queue has run
+ * the kernels before it. */
+porta_status *clk_read(porta_device *device, cl_mem buffer, size_t offset, size_t bytes,
+                       void *dst);
+
+/* float64 needs a device with fp64; otherwise a PORTA_ERR_DTYPE naming the
+ * device and the op. */
+porta_status *clk_check_dtype(porta_device *device, const char *op, porta_dtype dtype);
+
+/* Launches with the argument error checked first (cl_launch reports it
+ * too; this also skips empty ranges). */
+porta_status *clk_launch(cl_args *args, int64_t work);
+
+/* The element type of a dtype in kernel names: "u8", "f32", ... */
+const char *clk_dtype_suffix(porta_dtype dtype);
+
+/* The OpenCL C shared by the kernels' programs. Loads widen each dtype to
+ * its arithmetic type (float for float32 and the 16-bit floats, double for
+ * float64, long for integers and bool); stores round once, to nearest
+ * even, as the CPU's conversions do. */
+#define CLK_COMMON_SOURCE                                                                    \
+    "#pragma OPENCL FP_CONTRACT OFF\n" CLK_SOURCE(                                            \
+        inline float clk_half_bits_to_float(ushort h) {                                      \
+            uint sign = (uint)(h & 0x8000) << 16;                                            \
+            uint e = (h >> 10) & 0x1f;                                                       \
+            uint mant = h & 0x3ff;                                                           \
+            if (e == 0x1f) return as_float(sign | 0x7f800000u | (mant << 13));              \
+            if (e == 0) return as_float(sign | as_uint((float)mant * 5.9604644775390625e-8f)); \
+            return as_float(sign | ((e + 112) << 23) | (mant << 13));                        \
+        }                                                                                    \
+        inline ushort clk_float_to_half_bits(float f) {                                      \
+            uint bits = as_uint(f);                                                          \
+            ushort sign = (ushort)((bits >> 16) & 0x8000);                                   \
+            uint a = bits & 0x7fffffffu;                                                     \
+            if (a >= 0x7f800000u) return sign | 0x7c00 | (a > 0x7f800000u ? 0x200 : 0);      \
+            if (a >= 0x477ff000u) return sign | 0x7c00;                                      \
+            if (a < 0x38800000u) return sign | (ushort)(as_uint(as_float(a) + 0.5f) - 0x3f000000u); \
+            a += 0xc8000fffu + ((a >> 13) & 1);                                              \
+            return sign | (ushort)(a >> 13);                                                 \
+        }                                                                                    \
+        inline float clk_bf16_bits_to_float(ushort b) { return as_float((uint)b << 16); }    \
+        inline ushort clk_float_to_bf16_bits(float f) {                                      \
+            uint bits = as_uint(f);                                                          \
+            if ((bits & 0x7fffffffu) > 0x7f800000u) return (ushort)((bits >> 16) | 0x40);   \
+            bits += 0x7fffu + ((bits >> 16) & 1);                                            \
+            return (ushort)(bits >> 16);                                                     \
+        }                                                                                    \
+        inline float clk_ld_f16(__global const ushort *p, long i) { return clk_half_bits_to_float(p[i]); } \
+        inline float clk_ld_bf16(__global const ushort *p, long i) { return clk_bf16_bits_to_float(p[i]); } \
+        inline float clk_ld_f32(__global const float *p, long i) { return p[i]; }            \
+        inline double clk_ld_f64(__global const double *p, long i) { return p[i]; }          \
+        inline long clk_ld_b8(__global const uchar *p, long i) { return p[i]; }              \
+        inline long clk_ld_u8(__global const uchar *p, long i) { return p[i]; }              \
+        inline long clk_ld_i8(__global const char *p, long i) { return p[i]; }               \
+        inline long clk_ld_i16(__global const short *p, long i) { return p[i]; }             \
+        inline long clk_ld_i32(__global const int *p, long i) { return p[i]; }               \
+        inline long clk_ld_i64(__global const long *p, long i) { return p[i]; }              \
+        inline void clk_st_f16(__global ushort *p, long i, float v) { p[i] = clk_float_to_half_bits(v); } \
+        inline void clk_st_bf16(__global ushort *p, long i, float v) { p[i] = clk_float_to_bf16_bits(v); } \
+        inline void clk_st_f32(__global float *p, long i, float v) { p[i] = v; }             \
+        inline void clk_st_f64(__global double *p, long i, double v) { p[i] = v; }           \
+        inline void clk_st_b8(__global uchar *p, long i, long v) { p[i] = v != 0; }          \
+        inline void clk_st_u8(__global uchar *p, long i, long v) { p[i] = (uchar)v; }        \
+        inline void clk_st_i8(__global char *p, long i, long v) { p[i] = (char)v; }          \
+        inline void clk_st_i16(__global short *p, long i, long v) { p[i] = (short)v; }       \
+        inline void clk_st_i32(__global int *p, long i, long v) { p[i] = (int)v; }           \
+        inline void clk_st_i64(__global long *p, long i, long v) { p[i] = v; }               \
+        /* The element offset of row-major position i of `rank` dims whose   \
+         * sizes and strides follow each other in `dims`. */                 \
+        inline long clk_offset(long i, int rank, __global const long *dims) {                \
+            long offset = 0;                                                                 \
+            for (int d = rank - 1; d >= 0; d--) {                                            \
+                long size = dims[2 * d];                                                     \
+                offset += (i % size) * dims[2 * d + 1];                                      \
+                i /= size;                                                                   \
+            }                                                                                \
+            return offset;                                                                   \
+        })
+
+/* The dtype of a kernel-name suffix, for tables indexed by dtype. */
+#define CLK_DTYPE_b8 PORTA_BOOL
+#define CLK_DTYPE_u8 PORTA_U8
+#define CLK_DTYPE_i8 PORTA_I8
+#define CLK_DTYPE_i16 PORTA_I16
+#define CLK_DTYPE_i32 PORTA_I32
+#define CLK_DTYPE_i64 PORTA_I64
+#define CLK_DTYPE_f16 PORTA_F16
+#define CLK_DTYPE_bf16 PORTA_BF16
+#define CLK_DTYPE_f32 PORTA_F32
+#define CLK_DTYPE_f64 PORTA_F64
+
+/* Storage, arithmetic type and load/store suffix of each dtype, for
+ * stamping kernels: X(suffix, storage, arithmetic). */
+#define CLK_FOR_EACH_DTYPE(X)                                                                \
+    X(b8, uchar, long) X(u8, uchar, long) X(i8, char, long) X(i16, short, long)              \
+    X(i32, int, long) X(i64, long, long) X(f16, ushort, float) X(bf16, ushort, float)        \
+    X(f32, float, float) X(f64, double, double)
+#define CLK_FOR_EACH_FLOAT(X)                                                                \
+    X(f16, ushort, float) X(bf16, ushort, float) X(f32, float, float) X(f64, double, double)
+#define CLK_FOR_EACH_INTEGER(X)                                                              \
+    X(u8, uchar, long) X(i8, char, long) X(i16, short, long) X(i32, int, long)               \
+    X(i64, long, long)
+
+#endif

@@ -1,0 +1,84 @@
+/* PRIM_PAD on OpenCL: one item per output element. Out coordinate o on dim
+ * d reads x coordinate o - before[d] when that lies inside x, else takes
+ * the pad value; negative pads crop. Elements move as unsigned integers of
+ * the dtype's width, and the value arrives as its bit pattern in out's
+ * dtype, so one kernel per width serves every dtype. */
+#include <stdio.h>
+#include <string.h>
+
+#include "backends/opencl/cl_kernels_common.h"
+#include "core/dtype.h"
+#include "core/status.h"
+
+/* Layout: rank, then per dim its size, out's stride, x's stride, the pad
+ * before and x's size. */
+#define PAD_KERNEL(W, T)                                                                     \
+    CLK_SOURCE(__kernel void pad_##W(__global T *out, long out_off, __global const T *x,     \
+                                     long x_off, __global const long *L, ulong value,        \
+                                     long count) {                                           \
+        long i = get_global_id(0);                                                           \
+        if (i >= count) return;                                                              \
+        int inside = 1;                                                                      \
+        for (int d = (int)L[0] - 1; d >= 0; d--) {                                           \
+            __global const long *dim = L + 1 + 5 * d;                                        \
+            long at = i % dim[0];                                                            \
+            i /= dim[0];                                                                     \
+            long from = at - dim[3];                                                         \
+            inside = inside && from >= 0 && from < dim[4];                                   \
+            out_off += at * dim[1];                                                          \
+            x_off += from * dim[2];                                                          \
+        }                                                                                    \
+        out[out_off] = inside ? x[x_off] : (T)value;                                         \
+    })
+
+static const char pad_source[] = CLK_COMMON_SOURCE PAD_KERNEL(1, uchar) PAD_KERNEL(2, ushort)
+    PAD_KERNEL(4, uint) PAD_KERNEL(8, ulong);
+
+porta_status *cl_exec_pad(porta_device *device, const porta_prim *prim,
+                          const porta_tensor *const *inputs, int input_count, porta_tensor *out) {
+    if (input_count != 1)
+        return porta_error(PORTA_ERR_INTERNAL, "opencl pad: expected 1 input, got %d",
+                           input_count);
+    const porta_tensor *x = inputs[0];
+    if (x->dtype != out->dtype || x->rank != out->rank)
+        return porta_error(PORTA_ERR_INTERNAL,
+                           "opencl pad: x (%s, rank %d) and out (%s, rank %d) differ",
+                           porta_dtype_name(x->dtype), x->rank, porta_dtype_name(out->dtype),
+                           out->rank);
+    PORTA_TRY(clk_check_dtype(device, "pad", out->dtype));
+    int64_t count = porta_tensor_numel(out);
+    if (count == 0) return NULL;
+    clk_layout layout = {.count = 0};
+    clk_push(&layout, out->rank);
+    for (int d = 0; d < out->rank; d++) {
+        clk_push(&layout, out->sizes[d]);
+        clk_push(&layout, out->strides[d]);
+        clk_push(&layout, x->strides[d]);
+        clk_push(&layout, prim->pads[2 * d]);
+        clk_push(&layout, x->sizes[d]);
+    }
+    unsigned char bytes[8] = {0};
+    porta_store_from_double(out->dtype, bytes, prim->value);
+    uint64_t value;
+    memcpy(&value, bytes, sizeof value); /* little-endian host and device: the low bytes */
+    cl_mem layout_buffer;
+    PORTA_TRY(clk_layout_buffer(device, &layout, &layout_buffer));
+    char name[16];
+    snprintf(name, sizeof name, "pad_%zu", porta_dtype_size(out->dtype));
+    cl_state *state = cl_of(device);
+    pthread_mutex_lock(&state->lock);
+    cl_kernel kernel;
+    porta_status *status = cl_kernel_get(device, pad_source, name, &kernel);
+    if (!status) {
+        cl_args args = {state, kernel, 0, CL_SUCCESS};
+        cl_arg_mem(&args, out);
+        cl_arg_mem(&args, x);
+        cl_arg(&args, sizeof layout_buffer, &layout_buffer);
+        cl_arg(&args, sizeof value, &value);
+        cl_arg_long(&args, count);
+        status = clk_launch(&args, count);
+    }
+    pthread_mutex_unlock(&state->lock);
+    clk_release(device, layout_buffer);
+    return status;
+}
