@@ -1,0 +1,295 @@
+"""The "porta" torch.distributed backend across processes: each test runs
+this file under `mpirun -np 2` with a scenario name; the ranks check their
+own results and print one line each that the test reads back.
+
+Run a scenario by hand: mpirun -np 2 python python/tests/test_distributed.py collectives
+"""
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+SCENARIO_TIMEOUT = 90  # seconds; each scenario takes well under 30
+
+
+def _mpirun(scenario, extra_env=None, ranks=2):
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        pytest.skip("mpirun not found: install Open MPI (openmpi-bin, libopenmpi-dev)")
+    from torch_porta import _C
+    if not hasattr(_C, "dist_init"):
+        pytest.skip("torch_porta._C lacks the porta_dist bindings (python/csrc/dist.c is "
+                    "not registered in module.c)")
+    env = dict(os.environ)
+    env.update({"PORTA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        env.pop(name, None)
+    if os.geteuid() == 0:
+        env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
+    env.update(extra_env or {})
+    command = [mpirun, "-np", str(ranks), "--oversubscribe", "--bind-to", "none",
+               sys.executable, os.path.abspath(__file__), scenario]
+    start = time.monotonic()
+    done = subprocess.run(command, env=env, capture_output=True, text=True,
+                          timeout=SCENARIO_TIMEOUT)
+    return done, time.monotonic() - start
+
+
+def _lines(output, prefix):
+    return sorted(line for line in output.splitlines() if line.startswith(prefix))
+
+
+def test_collectives_on_porta_and_cpu_tensors():
+    done, _ = _mpirun("collectives")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _lines(done.stdout, "collectives ok") == [
+        "collectives ok rank 0 of 2", "collectives ok rank 1 of 2"], done.stdout + done.stderr
+
+
+def test_ddp_matches_single_process_training():
+    done, _ = _mpirun("ddp")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(_lines(done.stdout, "ddp ok")) == 2, done.stdout + done.stderr
+
+
+def test_a_hung_rank_makes_the_others_fail_naming_it():
+    done, seconds = _mpirun("hang", {"PORTA_DIST_TIMEOUT": "2"})
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    errors = _lines(done.stdout, "timeout error")
+    assert len(errors) == 1, output
+    assert "all_reduce" in errors[0] and "rank 1 did not arrive" in errors[0], errors[0]
+    waited = float(errors[0].split("after ")[1].split(" s")[0])
+    assert 1.9 <= waited < 6, errors[0]
+    assert seconds < 30, f"took {seconds:.1f} s"
+
+
+def test_an_exited_rank_ends_the_job_fast():
+    done, seconds = _mpirun("exit", {"PORTA_DIST_TIMEOUT": "20"})
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    assert "collectives ok" not in output
+    # mpirun ends the job when a rank exits without finalizing, before any timeout.
+    assert "rank 1" in output, output
+    assert seconds < 20, f"took {seconds:.1f} s"
+
+
+# ---------------------------------------------------------------- the ranks
+
+
+def _check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+def _collectives():
+    import torch
+    import torch.distributed as dist
+    import torch_porta  # noqa: F401
+    import torch_porta.distributed  # noqa: F401
+
+    dist.init_process_group("porta")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    _check(dist.get_backend() == "porta", dist.get_backend())
+
+    def of_rank(r):
+        return torch.arange(6, dtype=torch.float64).reshape(2, 3) * (r + 1)
+
+    def values(dtype, device):
+        return of_rank(rank).to(dtype).to(device)
+
+    for device in ("porta", "cpu"):
+        for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16,
+                      torch.int64, torch.int32, torch.int8, torch.uint8):
+            ops = [dist.ReduceOp.SUM, dist.ReduceOp.MAX, dist.ReduceOp.MIN]
+            if dtype.is_floating_point:
+                ops.append(dist.ReduceOp.AVG)
+            for op in ops:
+                tensor = values(dtype, device)
+                dist.all_reduce(tensor, op=op)
+                stacked = torch.stack([of_rank(r) for r in range(size)])
+                want = {dist.ReduceOp.SUM: stacked.sum(0), dist.ReduceOp.MAX: stacked.amax(0),
+                        dist.ReduceOp.MIN: stacked.amin(0),
+                        dist.ReduceOp.AVG: stacked.mean(0)}[op]
+                _check(tensor.device.type == device, tensor.device)
+                _check(torch.equal(tensor.cpu(), want.to(dtype)),
+                       f"all_reduce {op} {dtype} on {device}: {tensor.cpu()} vs {want}")
+        flags = torch.tensor([rank == 0, False, True], device=device)
+        dist.all_reduce(flags, op=dist.ReduceOp.MAX)
+        _check(flags.cpu().tolist() == [True, False, True], f"bool max {flags}")
+        flags = torch.tensor([rank == 0, True], device=device)
+        dist.all_reduce(flags, op=dist.ReduceOp.MIN)
+        _check(flags.cpu().tolist() == [False, True], f"bool min {flags}")
+
+        # A strided tensor (a transpose) is reduced through a staged copy.
+        base = values(torch.float32, device)
+        strided = base.t()
+        dist.all_reduce(strided)
+        _check(torch.equal(base.cpu(), sum(of_rank(r) for r in range(size)).float()),
+               f"strided all_reduce on {device}: {base.cpu()}")
+
+        gathered = [torch.empty(2, 3, device=device) for _ in range(size)]
+        dist.all_gather(gathered, values(torch.float32, device))
+        for r in range(size):
+            _check(torch.equal(gathered[r].cpu(), of_rank(r).float()),
+                   f"all_gather block {r} on {device}")
+        flat = torch.empty(size * 2, 3, device=device)
+        dist.all_gather_into_tensor(flat, values(torch.float32, device))
+        _check(torch.equal(flat.cpu(), torch.cat([t.cpu() for t in gathered])),
+               f"all_gather_into_tensor on {device}")
+
+        out = torch.empty(2, 3, device=device)
+        inputs = [values(torch.float32, device) + 10 * r for r in range(size)]
+        dist.reduce_scatter(out, inputs)
+        want = sum(of_rank(q).float() + 10 * rank for q in range(size))
+        _check(torch.equal(out.cpu(), want), f"reduce_scatter on {device}: {out.cpu()}")
+        out = torch.empty(3, device=device)
+        dist.reduce_scatter_tensor(out, torch.arange(3 * size, dtype=torch.float32,
+                                                     device=device) * (rank + 1),
+                                   op=dist.ReduceOp.MAX)
+        want = torch.arange(3 * size, dtype=torch.float32)[3 * rank:3 * rank + 3] * size
+        _check(torch.equal(out.cpu(), want), f"reduce_scatter_tensor on {device}")
+
+        tensor = values(torch.float64, device)
+        dist.broadcast(tensor, src=1)
+        _check(torch.equal(tensor.cpu(), of_rank(1)),
+               f"broadcast from 1 on {device}")
+
+        message = torch.full((4,), 7.0 + rank, device=device)
+        if rank == 0:
+            dist.send(message, dst=1, tag=3)
+        else:
+            dist.recv(message, src=0, tag=3)
+        _check(message.cpu().tolist() == [7.0] * 4, f"send/recv on {device}: {message}")
+        dist.barrier()
+
+    # Mismatched arguments fail on the calling rank before any message is sent.
+    try:
+        dist.all_reduce(torch.ones(2, dtype=torch.int64, device="porta"),
+                        op=dist.ReduceOp.AVG)
+        raise AssertionError("avg on int64 was accepted")
+    except RuntimeError as error:
+        _check("avg needs a floating dtype, given int64" in str(error), str(error))
+
+    dist.destroy_process_group()
+    print(f"collectives ok rank {rank} of {size}", flush=True)
+
+
+def _train(model, optimizer, batches):
+    import torch
+    for inputs, targets in batches:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(inputs), targets)
+        loss.backward()
+        optimizer.step()
+
+
+def _ddp():
+    import torch
+    import torch.distributed as dist
+    import torch_porta  # noqa: F401
+    import torch_porta.distributed  # noqa: F401
+    from torch.nn.parallel import DistributedDataParallel
+
+    dist.init_process_group("porta")
+    rank, size = dist.get_rank(), dist.get_world_size()
+
+    def make_model():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.Tanh(),
+                                   torch.nn.Linear(64, 64), torch.nn.Tanh(),
+                                   torch.nn.Linear(64, 4)).to("porta")
+
+    generator = torch.Generator().manual_seed(1)
+    steps, batch = 6, 16
+    data = [(torch.randn(batch, 16, generator=generator),
+             torch.randn(batch, 4, generator=generator)) for _ in range(steps)]
+    local = batch // size
+    shards = [(x[rank * local:(rank + 1) * local].to("porta"),
+               y[rank * local:(rank + 1) * local].to("porta")) for x, y in data]
+
+    model = make_model()
+    # A small bucket cap splits the gradients into several buckets.
+    ddp = DistributedDataParallel(model, bucket_cap_mb=0.01)
+    calls = []
+    group = dist.distributed_c10d._get_default_group()
+    allreduce = group.allreduce
+
+    def counting(tensors, opts=None):
+        calls.append(sum(t.numel() for t in tensors))
+        return allreduce(tensors, opts) if opts is not None else allreduce(tensors)
+
+    group.allreduce = counting
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
+    _train(ddp, optimizer, shards[:-1])
+    before_last = len(calls)
+    _train(ddp, optimizer, shards[-1:])
+    group.allreduce = allreduce
+    parameters = sum(p.numel() for p in model.parameters())
+    # DDP's first step uses one bucket, then rebuilds them to the cap.
+    per_step = len(calls) - before_last
+    _check(per_step >= 2, f"expected several buckets per step, got {per_step} all_reduce calls")
+    _check(sum(calls) == parameters * steps, f"all_reduced {sum(calls)} elements, expected "
+                                             f"{parameters * steps}")
+
+    flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    everyone = torch.empty(size * flat.numel(), device="porta")
+    dist.all_gather_single(everyone, flat)
+    copies = everyone.cpu().reshape(size, -1)
+    for r in range(1, size):
+        _check(torch.equal(copies[0], copies[r]), f"rank {r}'s parameters differ from rank 0's")
+
+    reference = make_model()
+    full = [(x.to("porta"), y.to("porta")) for x, y in data]
+    _train(reference, torch.optim.SGD(reference.parameters(), lr=0.05, momentum=0.9), full)
+    want = torch.cat([p.detach().reshape(-1) for p in reference.parameters()]).cpu()
+    initial = torch.cat([p.detach().reshape(-1) for p in make_model().parameters()]).cpu()
+    _check(not torch.equal(want, initial), "training did not change the parameters")
+    difference = (copies[0] - want).abs().max().item()
+    _check(torch.allclose(copies[0], want, rtol=1e-5, atol=1e-6),
+           f"DDP vs one process over the global batch: max difference {difference}")
+    dist.destroy_process_group()
+    print(f"ddp ok rank {rank}: {per_step} buckets per step, max difference "
+          f"{difference:.3g}", flush=True)
+
+
+def _hang():
+    import torch
+    import torch.distributed as dist
+    import torch_porta  # noqa: F401
+    import torch_porta.distributed  # noqa: F401
+
+    dist.init_process_group("porta")
+    dist.barrier()
+    if dist.get_rank() == 1:
+        time.sleep(SCENARIO_TIMEOUT)  # never arrives; mpirun ends it
+        os._exit(0)
+    start = time.monotonic()
+    try:
+        dist.all_reduce(torch.ones(4, device="porta"))
+    except RuntimeError as error:
+        print(f"timeout error after {time.monotonic() - start:.2f} s: {error}", flush=True)
+        os._exit(3)  # the world is unusable: no finalize
+    print("all_reduce returned without rank 1", flush=True)
+    os._exit(4)
+
+
+def _exit():
+    import torch
+    import torch.distributed as dist
+    import torch_porta  # noqa: F401
+    import torch_porta.distributed  # noqa: F401
+
+    dist.init_process_group("porta")
+    dist.barrier()
+    if dist.get_rank() == 1:
+        os._exit(0)  # gone without a word
+    dist.all_reduce(torch.ones(4, device="porta"))
+    print("collectives ok: all_reduce returned without rank 1", flush=True)
+
+
+if __name__ == "__main__":
+    {"collectives": _collectives, "ddp": _ddp, "hang": _hang, "exit": _exit}[sys.argv[1]]()
