@@ -205,10 +205,7 @@ TEST(test_opencl_matmul_every_dtype_odd_sizes_views_and_broadcast) {
     porta_device *device = opencl_device(__func__);
     if (!device) return;
     test_rng rng = test_rng_make(71);
-    /* Every dtype but bool, and for now but uint8/int8: with those the
-     * runner's leak check finds a few bytes of device memory left after the
-     * test (not traced to the kernel: lone matmuls of them leave none). */
-    for (int t = 3; t < DTYPE_COUNT; t++) {
+    for (int t = 1; t < DTYPE_COUNT; t++) { /* every dtype but bool */
         porta_dtype dtype = all_dtypes[t];
         if (!usable(device, dtype)) continue;
         /* a: [3, 70, 45] read transposed from [3, 45, 70]; b: [45, 33] as the
@@ -230,8 +227,15 @@ TEST(test_opencl_matmul_every_dtype_odd_sizes_views_and_broadcast) {
         pair e = random_pair(device, &rng, dtype, 2, e_sizes, -1, 1);
         pair f = random_pair(device, &rng, dtype, 2, f_sizes, -1, 1);
         check_matmul(device, "matmul k = 0", &e, &f, dtype, 1);
-        pair g = random_pair(device, &rng, dtype, 2, g_sizes, -3, 3);
-        check_matmul(device, "matmul 1 x 1", &g, &g, dtype, 1);
+        /* A one-byte buffer on the device is counted as still held after
+         * its release (the device's memory accounting), which the runner's
+         * leak check would report: one-element products run for wider
+         * dtypes only until that is mended. */
+        pair g = {NULL, NULL};
+        if (porta_dtype_size(dtype) > 1) {
+            g = random_pair(device, &rng, dtype, 2, g_sizes, -3, 3);
+            check_matmul(device, "matmul 1 x 1", &g, &g, dtype, 1);
+        }
         pair *all[] = {&a_store, &b_store, &a, &b, &c, &d, &e, &f, &g};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) pair_release(all[i]);
     }
@@ -571,4 +575,6 @@ TEST(test_opencl_argmax_argmin_nan_ties_axes_keepdim) {
         pair_release(&x);
     }
 }
+
+
 
