@@ -243,48 +243,79 @@ TEST(test_opencl_matmul_every_dtype_odd_sizes_views_and_broadcast) {
 
 /* ---- conv ---- */
 
+/* x [N, C, spatial...] as a channels-last view: permuted from
+ * [N, spatial..., C]. */
+static pair channels_last(porta_device *device, test_rng *rng, porta_dtype dtype, int rank,
+                          const int64_t *sizes) {
+    int64_t stored[PORTA_MAX_RANK];
+    int dims[PORTA_MAX_RANK];
+    stored[0] = sizes[0];
+    for (int d = 2; d < rank; d++) stored[d - 1] = sizes[d];
+    stored[rank - 1] = sizes[1];
+    dims[0] = 0;
+    dims[1] = rank - 1;
+    for (int d = 2; d < rank; d++) dims[d] = d - 1;
+    pair store = random_pair(device, rng, dtype, rank, stored, -1, 1);
+    pair out = {NULL, NULL};
+    if (store.cpu && store.cl) {
+        succeeded(porta_permute(store.cpu, dims, &out.cpu), "permute");
+        succeeded(porta_permute(store.cl, dims, &out.cl), "permute");
+    }
+    pair_release(&store);
+    return out;
+}
+
 TEST(test_opencl_conv_1d_2d_3d_groups_stride_padding_dilation_bias) {
     porta_device *device = opencl_device(__func__);
     if (!device) return;
     test_rng rng = test_rng_make(72);
     const porta_dtype dtypes[] = {PORTA_F32, PORTA_F64, PORTA_F16, PORTA_BF16};
+    /* (input channels, output channels, groups): few output channels per
+     * group (the direct kernel) and many, not a multiple of the tile (the
+     * implicit GEMM). */
+    const int64_t channels[][3] = {{4, 6, 2}, {4, 6, 1}, {8, 34, 2}, {3, 20, 1}};
     for (size_t t = 0; t < sizeof dtypes / sizeof dtypes[0]; t++) {
         porta_dtype dtype = dtypes[t];
         if (!usable(device, dtype)) continue;
         for (int spatial = 1; spatial <= 3; spatial++) {
-            int64_t groups = spatial == 2 ? 2 : 1;
-            int64_t x_sizes[5] = {2, 4, 9, 7, 5}, w_sizes[5] = {6, 4 / groups, 3, 2, 3};
-            porta_conv_params params;
-            memset(&params, 0, sizeof params);
-            params.groups = groups;
-            for (int s = 0; s < spatial; s++) {
-                params.stride[s] = 1 + s % 2;
-                params.padding[s] = s == 0 ? 1 : 0;
-                params.dilation[s] = s == 2 ? 2 : 1;
-            }
-            int rank = spatial + 2;
-            pair x = random_pair(device, &rng, dtype, rank, x_sizes, -1, 1);
-            pair w = random_pair(device, &rng, dtype, rank, w_sizes, -1, 1);
-            int64_t bias_size = 6;
-            pair bias = random_pair(device, &rng, dtype, 1, &bias_size, -1, 1);
-            for (int with_bias = 0; with_bias < 2; with_bias++) {
-                porta_tensor *want = NULL, *got = NULL;
-                CHECK_OK(porta_conv(x.cpu, w.cpu, with_bias ? bias.cpu : NULL, &params, &want));
-                porta_status *status =
-                    porta_conv(x.cl, w.cl, with_bias ? bias.cl : NULL, &params, &got);
-                if (status) {
-                    test_fail(__FILE__, __LINE__, "conv %dd %s: %s", spatial,
-                              porta_dtype_name(dtype), porta_status_message(status));
-                    porta_status_free(status);
-                } else {
-                    same("conv", got, want, sum_rtol(dtype, 36), 1e-4);
+            for (size_t c = 0; c < sizeof channels / sizeof channels[0]; c++) {
+                int64_t groups = channels[c][2];
+                int64_t x_sizes[5] = {2, channels[c][0], 9, 7, 5};
+                int64_t w_sizes[5] = {channels[c][1], channels[c][0] / groups, 3, 2, 3};
+                porta_conv_params params;
+                memset(&params, 0, sizeof params);
+                params.groups = groups;
+                for (int s = 0; s < spatial; s++) {
+                    params.stride[s] = 1 + s % 2;
+                    params.padding[s] = s == 0 ? 1 : 0;
+                    params.dilation[s] = s == 2 ? 2 : 1;
                 }
-                porta_tensor_release(want);
-                porta_tensor_release(got);
+                int rank = spatial + 2;
+                pair x = c % 2 ? channels_last(device, &rng, dtype, rank, x_sizes)
+                               : random_pair(device, &rng, dtype, rank, x_sizes, -1, 1);
+                pair w = random_pair(device, &rng, dtype, rank, w_sizes, -1, 1);
+                pair bias = random_pair(device, &rng, dtype, 1, &w_sizes[0], -1, 1);
+                int64_t terms = w_sizes[1] * 18;
+                for (int with_bias = 0; with_bias < 2; with_bias++) {
+                    porta_tensor *want = NULL, *got = NULL;
+                    CHECK_OK(porta_conv(x.cpu, w.cpu, with_bias ? bias.cpu : NULL, &params,
+                                        &want));
+                    porta_status *status =
+                        porta_conv(x.cl, w.cl, with_bias ? bias.cl : NULL, &params, &got);
+                    if (status) {
+                        test_fail(__FILE__, __LINE__, "conv %dd %s: %s", spatial,
+                                  porta_dtype_name(dtype), porta_status_message(status));
+                        porta_status_free(status);
+                    } else {
+                        same("conv", got, want, sum_rtol(dtype, terms), 1e-4);
+                    }
+                    porta_tensor_release(want);
+                    porta_tensor_release(got);
+                }
+                pair_release(&x);
+                pair_release(&w);
+                pair_release(&bias);
             }
-            pair_release(&x);
-            pair_release(&w);
-            pair_release(&bias);
         }
     }
 }
