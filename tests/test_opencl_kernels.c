@@ -56,6 +56,19 @@ static porta_device *opencl_device(const char *test) {
     return NULL;
 }
 
+/* A test that runs on the OpenCL device, with its programs built into a
+ * temporary kernel cache: OPENCL_TEST(name) { ...device... }. */
+#define OPENCL_TEST(name)                                                   \
+    static void name##_on(porta_device *device);                            \
+    TEST(name) {                                                            \
+        porta_device *device = opencl_device(#name);                        \
+        if (!device) return;                                                \
+        test_cache_begin();                                                 \
+        name##_on(device);                                                  \
+        test_cache_end();                                                   \
+    }                                                                       \
+    static void name##_on(porta_device *device)
+
 /* ---- tensors on both devices ---- */
 
 /* A pair: the same values on the CPU and on the OpenCL device. */
@@ -201,9 +214,7 @@ static void check_matmul(porta_device *device, const char *what, const pair *a, 
     porta_tensor_release(got);
 }
 
-TEST(test_opencl_matmul_every_dtype_odd_sizes_views_and_broadcast) {
-    porta_device *device = opencl_device(__func__);
-    if (!device) return;
+OPENCL_TEST(test_opencl_matmul_every_dtype_odd_sizes_views_and_broadcast) {
     test_rng rng = test_rng_make(71);
     for (int t = 1; t < DTYPE_COUNT; t++) { /* every dtype but bool */
         porta_dtype dtype = all_dtypes[t];
@@ -265,9 +276,7 @@ static pair channels_last(porta_device *device, test_rng *rng, porta_dtype dtype
     return out;
 }
 
-TEST(test_opencl_conv_1d_2d_3d_groups_stride_padding_dilation_bias) {
-    porta_device *device = opencl_device(__func__);
-    if (!device) return;
+OPENCL_TEST(test_opencl_conv_1d_2d_3d_groups_stride_padding_dilation_bias) {
     test_rng rng = test_rng_make(72);
     const porta_dtype dtypes[] = {PORTA_F32, PORTA_F64, PORTA_F16, PORTA_BF16};
     /* (input channels, output channels, groups): few output channels per
@@ -322,9 +331,7 @@ TEST(test_opencl_conv_1d_2d_3d_groups_stride_padding_dilation_bias) {
 
 /* ---- gather, index_select, scatter ---- */
 
-TEST(test_opencl_gather_index_select_scatter_every_dtype) {
-    porta_device *device = opencl_device(__func__);
-    if (!device) return;
+OPENCL_TEST(test_opencl_gather_index_select_scatter_every_dtype) {
     test_rng rng = test_rng_make(73);
     for (int t = 0; t < DTYPE_COUNT; t++) {
         porta_dtype dtype = all_dtypes[t];
@@ -373,9 +380,50 @@ TEST(test_opencl_gather_index_select_scatter_every_dtype) {
     }
 }
 
-TEST(test_opencl_index_out_of_range_reports_the_cpus_error) {
-    porta_device *device = opencl_device(__func__);
-    if (!device) return;
+/* Scatter and gather along every axis of 3-D tensors, the index smaller
+ * than x on the other axes and src a transposed view: duplicates along the
+ * axis combine in the CPU's order. */
+OPENCL_TEST(test_opencl_scatter_gather_along_each_axis_of_3d) {
+    test_rng rng = test_rng_make(78);
+    const porta_dtype dtypes[] = {PORTA_F32, PORTA_I64, PORTA_F16, PORTA_U8};
+    for (size_t t = 0; t < sizeof dtypes / sizeof dtypes[0]; t++) {
+        porta_dtype dtype = dtypes[t];
+        int64_t x_sizes[3] = {4, 5, 6};
+        pair x = random_pair(device, &rng, dtype, 3, x_sizes, -3, 3);
+        for (int axis = 0; axis < 3; axis++) {
+            int64_t index_sizes[3] = {3, 4, 5};
+            index_sizes[axis] = 7; /* longer than x along the axis: repeats */
+            double values[7 * 4 * 5];
+            int64_t numel = index_sizes[0] * index_sizes[1] * index_sizes[2];
+            for (int64_t i = 0; i < numel; i++)
+                values[i] = (double)test_int(&rng, 0, x_sizes[axis] - 1);
+            pair index = values_pair(device, PORTA_I64, 3, index_sizes, values);
+            int64_t src_sizes[3] = {index_sizes[0], index_sizes[2], index_sizes[1]};
+            pair src_store = random_pair(device, &rng, dtype, 3, src_sizes, -3, 3);
+            pair src = transposed(&src_store);
+            porta_tensor *want = NULL, *got = NULL;
+            CHECK_OK(porta_gather(x.cpu, axis, index.cpu, &want));
+            CHECK_OK(porta_gather(x.cl, axis, index.cl, &got));
+            same("gather 3-d", got, want, 0, 0);
+            porta_tensor_release(want);
+            porta_tensor_release(got);
+            for (int reduce = PORTA_SCATTER_NONE; reduce <= PORTA_SCATTER_AMIN; reduce++) {
+                want = got = NULL;
+                CHECK_OK(porta_scatter(x.cpu, axis, index.cpu, src.cpu, reduce, &want));
+                CHECK_OK(porta_scatter(x.cl, axis, index.cl, src.cl, reduce, &got));
+                same("scatter 3-d", got, want, 0, 0);
+                porta_tensor_release(want);
+                porta_tensor_release(got);
+            }
+            pair_release(&index);
+            pair_release(&src_store);
+            pair_release(&src);
+        }
+        pair_release(&x);
+    }
+}
+
+OPENCL_TEST(test_opencl_index_out_of_range_reports_the_cpus_error) {
     int64_t x_sizes[2] = {3, 4}, index_sizes[2] = {2, 4};
     test_rng rng = test_rng_make(74);
     pair x = random_pair(device, &rng, PORTA_F32, 2, x_sizes, -1, 1);
@@ -401,9 +449,7 @@ TEST(test_opencl_index_out_of_range_reports_the_cpus_error) {
 
 /* ---- pad ---- */
 
-TEST(test_opencl_pad_grows_and_crops_every_dtype) {
-    porta_device *device = opencl_device(__func__);
-    if (!device) return;
+OPENCL_TEST(test_opencl_pad_grows_and_crops_every_dtype) {
     test_rng rng = test_rng_make(75);
     for (int t = 0; t < DTYPE_COUNT; t++) {
         porta_dtype dtype = all_dtypes[t];
@@ -425,9 +471,7 @@ TEST(test_opencl_pad_grows_and_crops_every_dtype) {
 
 /* ---- random ---- */
 
-TEST(test_opencl_random_uniform_is_the_cpus_bit_for_bit_normal_within_ulps) {
-    porta_device *device = opencl_device(__func__);
-    if (!device) return;
+OPENCL_TEST(test_opencl_random_uniform_is_the_cpus_bit_for_bit_normal_within_ulps) {
     const porta_dtype dtypes[] = {PORTA_F32, PORTA_F16, PORTA_BF16, PORTA_F64};
     for (size_t t = 0; t < sizeof dtypes / sizeof dtypes[0]; t++) {
         porta_dtype dtype = dtypes[t];
@@ -475,9 +519,7 @@ static void check_sort(porta_device *device, const char *what, const pair *x, in
     }
 }
 
-TEST(test_opencl_sort_stable_with_nan_ties_and_long_rows) {
-    porta_device *device = opencl_device(__func__);
-    if (!device) return;
+OPENCL_TEST(test_opencl_sort_stable_with_nan_ties_and_long_rows) {
     test_rng rng = test_rng_make(76);
     for (int t = 0; t < DTYPE_COUNT; t++) {
         porta_dtype dtype = all_dtypes[t];
@@ -499,6 +541,14 @@ TEST(test_opencl_sort_stable_with_nan_ties_and_long_rows) {
         pair_release(&x);
         pair_release(&xt);
     }
+    /* A scalar and rows of one. */
+    pair scalar = values_pair(device, PORTA_F32, 0, NULL, (const double[]){2.5});
+    check_sort(device, "sort a scalar", &scalar, 0);
+    pair_release(&scalar);
+    int64_t ones[2] = {4, 1};
+    pair single = random_pair(device, &rng, PORTA_I32, 2, ones, -5, 5);
+    check_sort(device, "sort rows of one", &single, 1);
+    pair_release(&single);
     /* One long row, not a power of two. */
     int64_t n = 3001;
     pair row = random_pair(device, &rng, PORTA_F32, 1, &n, -10, 10);
@@ -508,9 +558,7 @@ TEST(test_opencl_sort_stable_with_nan_ties_and_long_rows) {
 
 /* ---- integer division and power, erfinv, argmax/argmin ---- */
 
-TEST(test_opencl_integer_division_power_and_their_errors) {
-    porta_device *device = opencl_device(__func__);
-    if (!device) return;
+OPENCL_TEST(test_opencl_integer_division_power_and_their_errors) {
     const porta_dtype dtypes[] = {PORTA_U8, PORTA_I8, PORTA_I16, PORTA_I32, PORTA_I64};
     const porta_binary_op ops[] = {PORTA_FLOOR_DIVIDE, PORTA_REMAINDER, PORTA_FMOD, PORTA_POW};
     int64_t sizes[2] = {3, 8}, b_size = 8;
@@ -553,9 +601,7 @@ TEST(test_opencl_integer_division_power_and_their_errors) {
     }
 }
 
-TEST(test_opencl_erfinv_every_float_dtype) {
-    porta_device *device = opencl_device(__func__);
-    if (!device) return;
+OPENCL_TEST(test_opencl_erfinv_every_float_dtype) {
     const porta_dtype dtypes[] = {PORTA_F32, PORTA_F64, PORTA_F16, PORTA_BF16};
     int64_t n = 12;
     const double values[12] = {-1, -0.999, -0.9, -0.5, -1e-3, 0, 0.25, 0.5, 0.75, 0.99999, 1, 2};
@@ -572,9 +618,7 @@ TEST(test_opencl_erfinv_every_float_dtype) {
     }
 }
 
-TEST(test_opencl_argmax_argmin_nan_ties_axes_keepdim) {
-    porta_device *device = opencl_device(__func__);
-    if (!device) return;
+OPENCL_TEST(test_opencl_argmax_argmin_nan_ties_axes_keepdim) {
     test_rng rng = test_rng_make(77);
     for (int t = 1; t < DTYPE_COUNT; t++) {
         porta_dtype dtype = all_dtypes[t];

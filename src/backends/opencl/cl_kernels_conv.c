@@ -33,9 +33,6 @@
  * times taps); then per spatial dim: out's size and stride, x's size and
  * stride, the kernel's size and w's stride, and the conv's stride, padding
  * and dilation. */
-enum { CV_SPATIAL, CV_IN_PER_GROUP, CV_OUT_PER_GROUP, CV_TAPS, CV_OUT_CHANNELS, CV_HAS_BIAS,
-       CV_BIAS_STRIDE, CV_X_N, CV_X_C, CV_W_O, CV_W_I, CV_OUT_N, CV_OUT_C, CV_BATCH,
-       CV_POSITIONS, CV_DEPTH, CV_DIMS };
 
 #define CV_DIRECT_KERNEL(SFX, T, ACC)                                                               \
     CLK_SOURCE(__kernel void conv_##SFX(__global T *out, long out_off, __global const T *x,  \

@@ -22,8 +22,6 @@
 /* Layout buffer: m, n, k, batch rank, blocks along m, a's row and column
  * strides, b's, out's; then per batch dim its size and the three tensors'
  * strides. */
-enum { L_M, L_N, L_K, L_BATCH_RANK, L_M_BLOCKS, L_A_RS, L_A_CS, L_B_RS, L_B_CS, L_C_RS, L_C_CS,
-       L_BATCH };
 
 /* X(suffix, storage, accumulator, load into the accumulator, multiply-add) */
 #define MM_FLOAT_MAC(acc, x, y) acc = fma(x, y, acc)

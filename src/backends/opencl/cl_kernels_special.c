@@ -133,7 +133,7 @@ enum { SP_FLOOR_DIVIDE, SP_REMAINDER, SP_FMOD, SP_POW };
                 rest /= red[2 * d];                                                          \
             }                                                                                \
             ACC v = clk_ld_##SFX(x, at);                                                     \
-            if (r == 0 || (best == best && (v != v || (largest ? v > best : v < best)))) {   \
+            if (r == 0 || (!sp_nan(best) && (sp_nan(v) || (largest ? v > best : v < best)))) { \
                 best = v;                                                                    \
                 best_at = r;                                                                 \
             }                                                                                \
@@ -145,7 +145,14 @@ static const char integer_source[] = CLK_COMMON_SOURCE SP_OFFSETS_SOURCE SP_INTE
     CLK_FOR_EACH_INTEGER(SP_INTEGER_KERNEL);
 static const char erfinv_source[] =
     CLK_COMMON_SOURCE SP_OFFSETS_SOURCE SP_ERFINV_SOURCE CLK_FOR_EACH_FLOAT(SP_ERFINV_KERNEL);
-static const char arg_source[] = CLK_COMMON_SOURCE CLK_FOR_EACH_DTYPE(SP_ARG_KERNEL);
+/* Whether a value of the arithmetic type is NaN (integers never are). */
+#define SP_NAN_SOURCE                                                                        \
+    CLK_SOURCE(inline int __attribute__((overloadable)) sp_nan(long v) { return 0; }         \
+               inline int __attribute__((overloadable)) sp_nan(float v) { return v != v; }   \
+               inline int __attribute__((overloadable)) sp_nan(double v) { return v != v; })
+
+static const char arg_source[] =
+    CLK_COMMON_SOURCE SP_NAN_SOURCE CLK_FOR_EACH_DTYPE(SP_ARG_KERNEL);
 
 /* What one launch takes: tensors (buffer and offset each, in order), the
  * layout, then the kernel's own integer argument and flag when it has them. */
