@@ -33,10 +33,18 @@
         uint bits = as_uint(v == 0.0f ? 0.0f : v);                                           \
         return (ulong)((bits >> 31) ? ~bits : bits | 0x80000000u);                          \
     }                                                                                        \
+    /* double is float on devices without fp64 (the prelude), which only   \
+     * float64 tensors, never sorted there, would need. */                  \
     inline ulong sort_double_key(double v) {                                                 \
+        if (sizeof(double) < sizeof(ulong)) return sort_float_key((float)v);                 \
         if (v != v) return ~(ulong)0;                                                        \
-        ulong bits = as_ulong(v == 0.0 ? 0.0 : v);                                           \
-        return (bits >> 63) ? ~bits : bits | ((ulong)1 << 63);                               \
+        union {                                                                              \
+            double value;                                                                    \
+            ulong bits;                                                                      \
+        } u;                                                                                 \
+        u.bits = 0;                                                                          \
+        u.value = v == 0 ? 0 : v;                                                            \
+        return (u.bits >> 63) ? ~u.bits : u.bits | ((ulong)1 << 63);                         \
     }                                                                                        \
     /* Merges the runs of `width` pairs of each row (rows of n pairs). */                    \
     __kernel void sort_merge(__global ulong2 *dst, __global const ulong2 *src, long n,       \

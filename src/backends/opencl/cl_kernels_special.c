@@ -133,7 +133,7 @@ enum { SP_FLOOR_DIVIDE, SP_REMAINDER, SP_FMOD, SP_POW };
                 rest /= red[2 * d];                                                          \
             }                                                                                \
             ACC v = clk_ld_##SFX(x, at);                                                     \
-            if (r == 0 || (!sp_nan(best) && (sp_nan(v) || (largest ? v > best : v < best)))) { \
+            if (r == 0 || (!SP_NAN_##SFX(best) && (SP_NAN_##SFX(v) || (largest ? v > best : v < best)))) { \
                 best = v;                                                                    \
                 best_at = r;                                                                 \
             }                                                                                \
@@ -146,13 +146,20 @@ static const char integer_source[] = CLK_COMMON_SOURCE SP_OFFSETS_SOURCE SP_INTE
 static const char erfinv_source[] =
     CLK_COMMON_SOURCE SP_OFFSETS_SOURCE SP_ERFINV_SOURCE CLK_FOR_EACH_FLOAT(SP_ERFINV_KERNEL);
 /* Whether a value of the arithmetic type is NaN (integers never are). */
-#define SP_NAN_SOURCE                                                                        \
-    CLK_SOURCE(inline int __attribute__((overloadable)) sp_nan(long v) { return 0; }         \
-               inline int __attribute__((overloadable)) sp_nan(float v) { return v != v; }   \
-               inline int __attribute__((overloadable)) sp_nan(double v) { return v != v; })
+#define SP_NAN_FLOAT(v) ((v) != (v))
+#define SP_NAN_INT(v) 0
+#define SP_NAN_b8 SP_NAN_INT
+#define SP_NAN_u8 SP_NAN_INT
+#define SP_NAN_i8 SP_NAN_INT
+#define SP_NAN_i16 SP_NAN_INT
+#define SP_NAN_i32 SP_NAN_INT
+#define SP_NAN_i64 SP_NAN_INT
+#define SP_NAN_f16 SP_NAN_FLOAT
+#define SP_NAN_bf16 SP_NAN_FLOAT
+#define SP_NAN_f32 SP_NAN_FLOAT
+#define SP_NAN_f64 SP_NAN_FLOAT
 
-static const char arg_source[] =
-    CLK_COMMON_SOURCE SP_NAN_SOURCE CLK_FOR_EACH_DTYPE(SP_ARG_KERNEL);
+static const char arg_source[] = CLK_COMMON_SOURCE CLK_FOR_EACH_DTYPE(SP_ARG_KERNEL);
 
 /* What one launch takes: tensors (buffer and offset each, in order), the
  * layout, then the kernel's own integer argument and flag when it has them. */
