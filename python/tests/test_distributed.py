@@ -6,6 +6,7 @@ Run a scenario by hand: mpirun -np 2 python python/tests/test_distributed.py col
 """
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -77,6 +78,43 @@ def test_an_exited_rank_ends_the_job_fast():
     assert seconds < 20, f"took {seconds:.1f} s"
 
 
+def _torchrun(processes):
+    """This file's "torchrun" scenario under torchrun (no mpirun)."""
+    from torch_porta import _C
+    if not hasattr(_C, "dist_init"):
+        pytest.skip("torch_porta._C lacks the porta_dist bindings (python/csrc/dist.c is "
+                    "not registered in module.c)")
+    if not _C.dist_available():
+        pytest.skip("Open MPI's libmpi.so.40 is not installed (libopenmpi-dev)")
+    env = dict(os.environ)
+    env.update({"PORTA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
+    for name in list(env):
+        if name.startswith("OMPI_") or name.startswith("PMIX_"):
+            env.pop(name)
+    with socket.socket() as probe:  # torchrun's --master_port 0 never starts the workers
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node",
+               str(processes), "--master_addr", "127.0.0.1", "--master_port", str(port),
+               os.path.abspath(__file__), "torchrun"]
+    return subprocess.run(command, env=env, capture_output=True, text=True,
+                          timeout=SCENARIO_TIMEOUT)
+
+
+def test_torchrun_with_one_process_works():
+    done = _torchrun(1)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "torchrun ok rank 0 of 1" in done.stdout, done.stdout + done.stderr
+
+
+def test_torchrun_with_two_processes_says_to_use_mpirun():
+    done = _torchrun(2)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    assert "WORLD_SIZE=2 but MPI sees a world of 1 process" in output, output
+    assert "mpirun -np 2" in output, output
+
+
 # ---------------------------------------------------------------- the ranks
 
 
@@ -123,6 +161,13 @@ def _collectives():
         flags = torch.tensor([rank == 0, True], device=device)
         dist.all_reduce(flags, op=dist.ReduceOp.MIN)
         _check(flags.cpu().tolist() == [False, True], f"bool min {flags}")
+
+        one = torch.full((1,), float(rank + 1), device=device)
+        dist.all_reduce(one)
+        _check(one.cpu().tolist() == [size * (size + 1) / 2], f"one element: {one}")
+        empty = torch.empty(0, device=device)
+        dist.all_reduce(empty)
+        _check(empty.numel() == 0, "empty")
 
         # A strided tensor (a transpose) is reduced through a staged copy.
         base = values(torch.float32, device)
@@ -291,5 +336,22 @@ def _exit():
     print("collectives ok: all_reduce returned without rank 1", flush=True)
 
 
+def _torchrun_scenario():
+    import torch
+    import torch.distributed as dist
+    import torch_porta  # noqa: F401
+    import torch_porta.distributed  # noqa: F401
+
+    dist.init_process_group("porta")
+    tensor = torch.arange(3.0, device="porta")
+    dist.all_reduce(tensor)
+    _check(tensor.cpu().tolist() == [0.0, 1.0, 2.0], f"all_reduce of one: {tensor}")
+    dist.barrier()
+    rank, size = dist.get_rank(), dist.get_world_size()
+    dist.destroy_process_group()
+    print(f"torchrun ok rank {rank} of {size}", flush=True)
+
+
 if __name__ == "__main__":
-    {"collectives": _collectives, "ddp": _ddp, "hang": _hang, "exit": _exit}[sys.argv[1]]()
+    {"collectives": _collectives, "ddp": _ddp, "hang": _hang, "exit": _exit,
+     "torchrun": _torchrun_scenario}[sys.argv[1]]()

@@ -145,6 +145,12 @@ static porta_status *join(void) {
     if (code != MPI_OK)
         return mpi_failure(mpi, code, "init", "MPI_Initialized");
     if (!flag) {
+        /* Open MPI's nonblocking allreduce picks a binomial tree for two or
+         * three ranks, which halves the bandwidth of large messages; the
+         * reduce-scatter + allgather schedule (falling back to a ring where
+         * it does not apply) is what the blocking call achieves. Every rank
+         * runs this same line, so they all agree; a value the user set wins. */
+        setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "3", 0);
         int provided = 0;
         code = mpi->Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE_VALUE, &provided);
         if (code != MPI_OK)

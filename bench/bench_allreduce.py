@@ -1,0 +1,109 @@
+"""all_reduce bus bandwidth, 1 MB to 256 MB of float32, porta against a plain
+MPI_Allreduce of the same library in the same run:
+
+    mpirun -np 2 python bench/bench_allreduce.py [--max-mb 256] [--rounds 5]
+
+Columns: porta_dist on a porta tensor through torch.distributed (the path
+DDP takes), the same through libporta's binding directly, and Open MPI's
+blocking MPI_Allreduce (called through ctypes on the libmpi that porta
+loaded), each as bus bandwidth (bytes x 2(n-1)/n per second, as NCCL's
+tests count it) with porta's as a fraction of MPI's. Medians over rounds;
+rank 0 prints.
+"""
+import argparse
+import ctypes
+import os
+import statistics
+import time
+
+os.environ.setdefault("PORTA_NUM_THREADS", "1")
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+
+import torch_porta  # noqa: E402,F401
+import torch_porta.distributed  # noqa: E402,F401
+from torch_porta import _C, _tensors  # noqa: E402
+
+MPI_IN_PLACE = ctypes.c_void_p(1)
+
+
+class PlainMPI:
+    """MPI_Allreduce(MPI_IN_PLACE, ..., MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD)."""
+
+    def __init__(self):
+        library = ctypes.CDLL(os.environ.get("PORTA_MPI_LIBRARY", "libmpi.so.40"),
+                              mode=ctypes.RTLD_GLOBAL)
+
+        def handle(name):
+            return ctypes.c_void_p(ctypes.addressof(ctypes.c_char.in_dll(library, name)))
+
+        self.float, self.sum = handle("ompi_mpi_float"), handle("ompi_mpi_op_sum")
+        self.world = handle("ompi_mpi_comm_world")
+        self.allreduce = library.MPI_Allreduce
+        self.allreduce.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                                   ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        self.barrier = library.MPI_Barrier
+        self.barrier.argtypes = [ctypes.c_void_p]
+
+    def run(self, tensor):
+        code = self.allreduce(MPI_IN_PLACE, ctypes.c_void_p(tensor.data_ptr()),
+                              tensor.numel(), self.float, self.sum, self.world)
+        if code != 0:
+            raise RuntimeError(f"MPI_Allreduce returned {code}")
+
+
+def seconds_per_call(runs, repeats, rounds):
+    """For each run, the median over rounds of the mean time of `repeats`
+    calls, taken after a barrier so every rank starts together (rank 0's
+    clock). Rounds alternate between the runs, so a busy moment of the
+    machine falls on all of them alike."""
+    for run in runs:
+        run()  # warm-up: connections, buffers
+    times = [[] for _ in runs]
+    for _ in range(rounds):
+        for run, kept in zip(runs, times):
+            _C.dist_barrier()
+            start = time.perf_counter()
+            for _ in range(repeats):
+                run()
+            kept.append((time.perf_counter() - start) / repeats)
+    return [statistics.median(kept) for kept in times]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--max-mb", type=int, default=256)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+
+    dist.init_process_group("porta")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    plain = PlainMPI()
+    bus = 2 * (size - 1) / size
+    if rank == 0:
+        print(f"{size} ranks, float32 sum, bus bandwidth in GB/s (median of {args.rounds} "
+              f"rounds)")
+        print(f"{'size':>8} {'torch.dist':>11} {'porta_dist':>11} {'MPI':>8} "
+              f"{'torch/MPI':>10} {'porta/MPI':>10}")
+    megabytes = 1
+    while megabytes <= args.max_mb:
+        count = megabytes * 2**20 // 4
+        porta = torch.zeros(count, device="porta")
+        view = _tensors.unwrap(porta)
+        host = torch.zeros(count)
+        repeats = max(1, 64 // megabytes)
+        results = seconds_per_call([lambda: dist.all_reduce(porta),
+                                    lambda: _C.dist_all_reduce(view, 0),
+                                    lambda: plain.run(host)], repeats, args.rounds)
+        if rank == 0:
+            rates = [count * 4 * bus / t / 1e9 for t in results]
+            print(f"{megabytes:>6}MB {rates[0]:>11.2f} {rates[1]:>11.2f} {rates[2]:>8.2f} "
+                  f"{rates[0] / rates[2]:>10.2f} {rates[1] / rates[2]:>10.2f}", flush=True)
+        del porta, view, host
+        megabytes *= 2
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
