@@ -16,7 +16,7 @@ import pytest
 SCENARIO_TIMEOUT = 90  # seconds; each scenario takes well under 30
 
 
-def _mpirun(scenario, extra_env=None, ranks=2):
+def _mpirun(scenario, extra_env=None, ranks=2, arguments=()):
     mpirun = shutil.which("mpirun")
     if mpirun is None:
         pytest.skip("mpirun not found: install Open MPI (openmpi-bin, libopenmpi-dev)")
@@ -32,7 +32,7 @@ def _mpirun(scenario, extra_env=None, ranks=2):
         env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
     env.update(extra_env or {})
     command = [mpirun, "-np", str(ranks), "--oversubscribe", "--bind-to", "none",
-               sys.executable, os.path.abspath(__file__), scenario]
+               sys.executable, os.path.abspath(__file__), scenario, *arguments]
     start = time.monotonic()
     done = subprocess.run(command, env=env, capture_output=True, text=True,
                           timeout=SCENARIO_TIMEOUT)
@@ -54,6 +54,16 @@ def test_ddp_matches_single_process_training():
     done, _ = _mpirun("ddp")
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(_lines(done.stdout, "ddp ok")) == 2, done.stdout + done.stderr
+
+
+def test_training_resumed_from_a_checkpoint_equals_an_uninterrupted_run(tmp_path):
+    pytest.importorskip("safetensors")
+    done, _ = _mpirun("checkpoint", arguments=[str(tmp_path / "step3.safetensors")])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(_lines(done.stdout, "checkpoint ok")) == 2, done.stdout + done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "sgd.safetensors", "step3.safetensors", "step3.safetensors.rank0-of-2",
+        "step3.safetensors.rank1-of-2"]
 
 
 def test_a_hung_rank_makes_the_others_fail_naming_it():
@@ -280,25 +290,98 @@ def _ddp():
     _check(sum(calls) == parameters * steps, f"all_reduced {sum(calls)} elements, expected "
                                              f"{parameters * steps}")
 
-    flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
-    everyone = torch.empty(size * flat.numel(), device="porta")
-    dist.all_gather_single(everyone, flat)
-    copies = everyone.cpu().reshape(size, -1)
-    for r in range(1, size):
-        _check(torch.equal(copies[0], copies[r]), f"rank {r}'s parameters differ from rank 0's")
+    def check(model, make_optimizer, what, rtol):
+        """Parameters bitwise equal on every rank, and close to one process
+        trained on the global batches."""
+        flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+        everyone = torch.empty(size * flat.numel(), device="porta")
+        dist.all_gather_single(everyone, flat)
+        copies = everyone.cpu().reshape(size, -1)
+        for r in range(1, size):
+            _check(torch.equal(copies[0], copies[r]),
+                   f"{what}: rank {r}'s parameters differ from rank 0's")
+        reference = make_model()
+        full = [(x.to("porta"), y.to("porta")) for x, y in data]
+        _train(reference, make_optimizer(reference.parameters()), full)
+        want = torch.cat([p.detach().reshape(-1) for p in reference.parameters()]).cpu()
+        initial = torch.cat([p.detach().reshape(-1) for p in make_model().parameters()]).cpu()
+        _check(not torch.equal(want, initial), f"{what}: training did not change the parameters")
+        difference = (copies[0] - want).abs().max().item()
+        _check(torch.allclose(copies[0], want, rtol=rtol, atol=rtol / 10),
+               f"{what} vs one process over the global batch: max difference {difference}")
+        return difference
 
-    reference = make_model()
-    full = [(x.to("porta"), y.to("porta")) for x, y in data]
-    _train(reference, torch.optim.SGD(reference.parameters(), lr=0.05, momentum=0.9), full)
-    want = torch.cat([p.detach().reshape(-1) for p in reference.parameters()]).cpu()
-    initial = torch.cat([p.detach().reshape(-1) for p in make_model().parameters()]).cpu()
-    _check(not torch.equal(want, initial), "training did not change the parameters")
-    difference = (copies[0] - want).abs().max().item()
-    _check(torch.allclose(copies[0], want, rtol=1e-5, atol=1e-6),
-           f"DDP vs one process over the global batch: max difference {difference}")
+    sgd_difference = check(model, lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9), "DDP",
+                           1e-5)
+
+    # ZeRO-1: each rank keeps Adam's state for its own shard of the parameters.
+    from torch.distributed.optim import ZeroRedundancyOptimizer
+    model = make_model()
+    ddp = DistributedDataParallel(model, bucket_cap_mb=0.01)
+    zero = ZeroRedundancyOptimizer(ddp.parameters(), optimizer_class=torch.optim.Adam, lr=0.01)
+    _train(ddp, zero, shards)
+    held = sum(1 for state in zero.optim.state.values() if state)
+    tensors = len(list(model.parameters()))
+    _check(0 < held < tensors, f"ZeRO: rank {rank} holds state for {held} of {tensors} tensors")
+    zero_difference = check(model, lambda p: torch.optim.Adam(p, lr=0.01), "ZeRO-1 Adam", 1e-4)
+
     dist.destroy_process_group()
     print(f"ddp ok rank {rank}: {per_step} buckets per step, max difference "
-          f"{difference:.3g}", flush=True)
+          f"{sgd_difference:.3g}; ZeRO-1 state for {held} of {tensors} tensors, max difference "
+          f"{zero_difference:.3g}", flush=True)
+
+
+def _checkpoint():
+    import torch
+    import torch.distributed as dist
+    import torch_porta  # noqa: F401
+    from torch.distributed.optim import ZeroRedundancyOptimizer
+    from torch.nn.parallel import DistributedDataParallel
+    from torch_porta.distributed import load_checkpoint, save_checkpoint
+
+    dist.init_process_group("porta")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    generator = torch.Generator().manual_seed(2)
+    data = [(torch.randn(8, 16, generator=generator), torch.randn(8, 4, generator=generator))
+            for _ in range(6)]
+    shards = [(x[rank * 4:(rank + 1) * 4].to("porta"), y[rank * 4:(rank + 1) * 4].to("porta"))
+              for x, y in data]
+
+    def fresh(zero):
+        torch.manual_seed(0)
+        model = DistributedDataParallel(torch.nn.Sequential(
+            torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 4)).to("porta"))
+        if zero:
+            optimizer = ZeroRedundancyOptimizer(model.parameters(),
+                                                optimizer_class=torch.optim.Adam, lr=0.01)
+        else:
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        return model, optimizer
+
+    def parameters(model):
+        return torch.cat([p.detach().reshape(-1) for p in model.parameters()]).cpu()
+
+    path = sys.argv[2]
+    for zero, file in ((True, path), (False, os.path.join(os.path.dirname(path),
+                                                           "sgd.safetensors"))):
+        model, optimizer = fresh(zero)
+        _train(model, optimizer, shards)
+        uninterrupted = parameters(model)
+
+        model, optimizer = fresh(zero)
+        _train(model, optimizer, shards[:3])
+        save_checkpoint(file, model, optimizer, step=3)
+        del model, optimizer
+        model, optimizer = fresh(zero)
+        step = load_checkpoint(file, model, optimizer)
+        _check(step == 3, f"step {step}")
+        _train(model, optimizer, shards[step:])
+        resumed = parameters(model)
+        _check(torch.equal(uninterrupted, resumed),
+               f"{'ZeRO Adam' if zero else 'SGD'}: resumed differs by "
+               f"{(uninterrupted - resumed).abs().max().item()}")
+    dist.destroy_process_group()
+    print(f"checkpoint ok rank {rank} of {size}", flush=True)
 
 
 def _hang():
@@ -354,4 +437,4 @@ def _torchrun_scenario():
 
 if __name__ == "__main__":
     {"collectives": _collectives, "ddp": _ddp, "hang": _hang, "exit": _exit,
-     "torchrun": _torchrun_scenario}[sys.argv[1]]()
+     "torchrun": _torchrun_scenario, "checkpoint": _checkpoint}[sys.argv[1]]()

@@ -20,11 +20,17 @@ call waits at most the timeout: PORTA_DIST_TIMEOUT (seconds), else the
 `timeout` given to init_process_group when it is not PyTorch's default,
 else 60 s. A rank that dies or hangs makes the others raise an error naming
 it; after that the process group is unusable and the process should exit.
+
+ZeRO-1 (optimizer state sharded across ranks) is PyTorch's own
+torch.distributed.optim.ZeroRedundancyOptimizer, which runs on this backend
+unchanged. save_checkpoint / load_checkpoint (_dist_checkpoint.py) write and
+restore model and optimizer state as safetensors files, ZeRO shards included.
 """
 import atexit
 import datetime
 import os
 import socket
+import sys
 
 import torch
 import torch.distributed as dist
@@ -315,9 +321,16 @@ def _from_mpirun():
 
 
 def _finalize():
+    # A process ending on an uncaught exception leaves MPI unfinalized:
+    # MPI_Finalize would wait for ranks that may be waiting on this one,
+    # while exiting at once lets mpirun end the job.
+    if getattr(sys, "last_value", None) is not None:
+        return
     if _C.dist_is_initialized():
         _C.dist_finalize()
 
+
+from ._dist_checkpoint import load_checkpoint, save_checkpoint  # noqa: E402,F401
 
 dist.Backend.register_backend(BACKEND, _create, devices=["porta", "cpu"])
 _from_mpirun()
