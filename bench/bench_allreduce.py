@@ -1,5 +1,6 @@
 """all_reduce bus bandwidth, 1 MB to 256 MB of float32, porta against a plain
-MPI_Allreduce of the same library in the same run:
+MPI_Allreduce of the same library in the same run, then DDP's scaling
+efficiency:
 
     mpirun -np 2 python bench/bench_allreduce.py [--max-mb 256] [--rounds 5]
 
@@ -9,6 +10,11 @@ blocking MPI_Allreduce (called through ctypes on the libmpi that porta
 loaded), each as bus bandwidth (bytes x 2(n-1)/n per second, as NCCL's
 tests count it) with porta's as a fraction of MPI's. Medians over rounds;
 rank 0 prints.
+
+DDP scaling (weak: the same batch per rank): a training step of an MLP on
+one process alone (rank 0, while the others wait) against the same step
+under DistributedDataParallel on every rank; efficiency = alone / DDP step
+time, 1.0 being perfect.
 """
 import argparse
 import ctypes
@@ -23,6 +29,7 @@ import torch.distributed as dist  # noqa: E402
 
 import torch_porta  # noqa: E402,F401
 import torch_porta.distributed  # noqa: E402,F401
+from torch.nn.parallel import DistributedDataParallel  # noqa: E402
 from torch_porta import _C, _tensors  # noqa: E402
 
 MPI_IN_PLACE = ctypes.c_void_p(1)
@@ -71,6 +78,42 @@ def seconds_per_call(runs, repeats, rounds):
     return [statistics.median(kept) for kept in times]
 
 
+def step_seconds(model, batch, steps):
+    """Median seconds of a training step (SGD, MSE), after two warm-up steps."""
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+    inputs = torch.randn(batch, 1024).to("porta")
+    targets = torch.randn(batch, 10).to("porta")
+    times = []
+    for step in range(steps + 2):
+        start = time.perf_counter()
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(inputs), targets).backward()
+        optimizer.step()
+        next(model.parameters()).sum().item()  # wait for the step to finish
+        if step >= 2:
+            times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def ddp_scaling(rank, size, batch=64, steps=15):
+    def make_model():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Linear(1024, 1024), torch.nn.ReLU(),
+                                   torch.nn.Linear(1024, 1024), torch.nn.ReLU(),
+                                   torch.nn.Linear(1024, 10)).to("porta")
+
+    alone = step_seconds(make_model(), batch, steps) if rank == 0 else 0.0
+    _C.dist_barrier()
+    model = make_model()
+    together = step_seconds(DistributedDataParallel(model), batch, steps)
+    if rank == 0:
+        parameters = sum(p.numel() for p in model.parameters())
+        print(f"DDP, MLP of {parameters / 1e6:.1f}M parameters, batch {batch} per rank: "
+              f"1 process {alone * 1e3:.1f} ms/step, {size} ranks {together * 1e3:.1f} ms/step "
+              f"-> scaling efficiency {alone / together:.2f} "
+              f"({size * batch / together:.0f} vs {batch / alone:.0f} samples/s)", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--max-mb", type=int, default=256)
@@ -102,6 +145,7 @@ def main():
                   f"{rates[0] / rates[2]:>10.2f} {rates[1] / rates[2]:>10.2f}", flush=True)
         del porta, view, host
         megabytes *= 2
+    ddp_scaling(rank, size)
     dist.destroy_process_group()
 
 

@@ -1,13 +1,17 @@
 """Data-parallel training on "porta" with PyTorch's own distributed APIs:
 
-    mpirun -np 2 python examples/train_ddp.py
+    mpirun -np 2 python examples/train_ddp.py [--zero]
 
 Each process trains the same MLP on its share of the UCI digits
 (DistributedSampler), DistributedDataParallel all-reduces the gradients in
 buckets through the "porta" backend (MPI underneath), and at the end the
 ranks check that their parameters are bitwise identical, and rank 0 checks
-them against one process trained on the same global batches.
+them against one process trained on the same global batches. With --zero,
+the optimizer is Adam sharded across the ranks (ZeRO-1: PyTorch's
+ZeroRedundancyOptimizer, each rank holding the state of its own share of
+the parameters).
 """
+import argparse
 import os
 import sys
 import time
@@ -20,6 +24,7 @@ import torch.distributed as dist  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
+from torch.distributed.optim import ZeroRedundancyOptimizer  # noqa: E402
 from torch.nn.parallel import DistributedDataParallel  # noqa: E402
 from torch.utils.data import DistributedSampler, TensorDataset  # noqa: E402
 
@@ -52,8 +57,17 @@ def batches(dataset, sampler, epoch):
         yield images.to(DEVICE), labels.to(DEVICE)
 
 
-def train(model, steps):
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+def make_optimizer(parameters, zero):
+    if zero:
+        return ZeroRedundancyOptimizer(parameters, optimizer_class=torch.optim.Adam, lr=0.003)
+    return torch.optim.SGD(parameters, lr=0.1, momentum=0.9)
+
+
+def single_process_optimizer(parameters, zero):
+    return torch.optim.Adam(parameters, lr=0.003) if zero else make_optimizer(parameters, False)
+
+
+def train(model, optimizer, steps):
     loss = None
     for images, labels in steps:
         optimizer.zero_grad()
@@ -68,6 +82,10 @@ def flat_parameters(model):
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--zero", action="store_true",
+                        help="Adam with its state sharded across the ranks (ZeRO-1)")
+    zero = parser.parse_args().zero
     dist.init_process_group("porta")
     rank, size = dist.get_rank(), dist.get_world_size()
     dataset = load_dataset()
@@ -75,9 +93,10 @@ def main():
                 for r in range(size)]
 
     model = DistributedDataParallel(make_model())
+    optimizer = make_optimizer(model.parameters(), zero)
     start = time.perf_counter()
     for epoch in range(EPOCHS):
-        loss = train(model, batches(dataset, samplers[rank], epoch))
+        loss = train(model, optimizer, batches(dataset, samplers[rank], epoch))
         if rank == 0:
             print(f"epoch {epoch}: loss {loss.item():.4f}", flush=True)
     seconds = time.perf_counter() - start
@@ -92,15 +111,17 @@ def main():
     if rank == 0:
         # One process over the same global batches: every rank's i-th batch.
         reference = make_model()
+        reference_optimizer = single_process_optimizer(reference.parameters(), zero)
         for epoch in range(EPOCHS):
             per_rank = [list(batches(dataset, sampler, epoch)) for sampler in samplers]
-            train(reference, [(torch.cat([b[i][0] for b in per_rank]),
+            train(reference, reference_optimizer, [(torch.cat([b[i][0] for b in per_rank]),
                                torch.cat([b[i][1] for b in per_rank]))
                               for i in range(len(per_rank[0]))])
         want = flat_parameters(reference).cpu()
         difference = (copies[0] - want).abs().max().item()
         close = torch.allclose(copies[0], want, rtol=1e-4, atol=1e-5)
-        print(f"{size} ranks, {EPOCHS} epochs in {seconds:.2f} s; parameters identical on "
+        print(f"{size} ranks, {EPOCHS} epochs{' (ZeRO-1 Adam)' if zero else ''} in "
+              f"{seconds:.2f} s; parameters identical on "
               f"every rank: {identical}; max difference from one process over the global "
               f"batch: {difference:.3g} ({'within' if close else 'OUTSIDE'} fp32 tolerance)")
         failed += 0 if identical and close else 1
