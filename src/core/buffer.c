@@ -16,6 +16,8 @@ porta_status *porta_buffer_alloc(porta_device *device, size_t bytes, porta_buffe
     if (!buffer)
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "buffer_alloc: no memory for the handle");
     buffer->handle = NULL;
+    buffer->release = NULL;
+    buffer->release_context = NULL;
     bool defer = bytes > 0 && trace_recording();
     atomic_init(&buffer->deferred, defer);
     porta_status *status = defer ? NULL : device->ops->buffer_alloc(device, bytes, &buffer->handle);
@@ -23,6 +25,31 @@ porta_status *porta_buffer_alloc(porta_device *device, size_t bytes, porta_buffe
         free(buffer);
         return status;
     }
+    atomic_init(&buffer->refcount, 1);
+    buffer->device = device;
+    buffer->size = bytes;
+    *out = buffer;
+    return NULL;
+}
+
+porta_status *porta_buffer_wrap_host(porta_device *device, void *data, size_t bytes,
+                                     void (*release)(void *context), void *context,
+                                     porta_buffer **out) {
+    if (!device || !release || !out || (!data && bytes))
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "buffer_wrap_host: expected a device, memory, a release function "
+                           "and an output pointer, got NULL");
+    if (!(device->info.capabilities & PORTA_CAP_HOST_MEMORY))
+        return porta_error(PORTA_ERR_UNSUPPORTED,
+                           "buffer_wrap_host: expected a device whose buffers are host memory, "
+                           "got %s device porta:%d", device->info.backend, device->info.index);
+    porta_buffer *buffer = malloc(sizeof *buffer);
+    if (!buffer)
+        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "buffer_wrap_host: no memory for the handle");
+    buffer->handle = data;
+    buffer->release = release;
+    buffer->release_context = context;
+    atomic_init(&buffer->deferred, false);
     atomic_init(&buffer->refcount, 1);
     buffer->device = device;
     buffer->size = bytes;
@@ -41,7 +68,10 @@ void porta_buffer_release(porta_buffer *buffer) {
     if (atomic_load_explicit(&buffer->refcount, memory_order_acquire) != 1 &&
         atomic_fetch_sub(&buffer->refcount, 1) != 1)
         return;
-    if (!atomic_load(&buffer->deferred)) buffer->device->ops->buffer_free(buffer->device, buffer->handle);
+    if (buffer->release)
+        buffer->release(buffer->release_context);
+    else if (!atomic_load(&buffer->deferred))
+        buffer->device->ops->buffer_free(buffer->device, buffer->handle);
     free(buffer);
 }
 
@@ -66,6 +96,7 @@ porta_status *porta_buffer_host_access(porta_buffer *buffer) {
 }
 
 void porta_buffer_discard(porta_buffer *buffer) {
+    if (buffer->release) return; /* memory Porta does not own stays */
     pthread_mutex_lock(&materialize_lock);
     if (!atomic_load(&buffer->deferred) && buffer->size) {
         buffer->device->ops->buffer_free(buffer->device, buffer->handle);

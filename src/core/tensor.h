@@ -15,6 +15,11 @@ struct porta_buffer {
      * first writes or the host touches them, so intermediates that fused
      * kernels keep in registers never take any. */
     atomic_bool deferred;
+    /* Memory the buffer does not own (a mapped file, see
+     * porta_buffer_wrap_host): on the last release, release(release_context)
+     * is called instead of the device's buffer_free. NULL otherwise. */
+    void (*release)(void *release_context);
+    void *release_context;
 };
 
 struct porta_tensor {
@@ -27,6 +32,13 @@ struct porta_tensor {
     int64_t offset;                  /* in elements */
 };
 
+/* A buffer over `bytes` of host memory at `data` that Porta does not own,
+ * on a device whose handles are host pointers (PORTA_CAP_HOST_MEMORY):
+ * release(context) runs when its last reference goes. Never deferred or
+ * discarded. On error nothing is called and nothing is held. */
+porta_status *porta_buffer_wrap_host(porta_device *device, void *data, size_t bytes,
+                                     void (*release)(void *context), void *context,
+                                     porta_buffer **out);
 /* Gives a deferred buffer its memory (a no-op for the others). */
 porta_status *porta_buffer_materialize(porta_buffer *buffer);
 /* Readies a buffer for the host to touch its contents in place: recorded

@@ -1,0 +1,305 @@
+/* Writing safetensors files: the header is built and checked in memory,
+ * then the file is written under a temporary name in the same directory
+ * and renamed over `path`, so a reader sees the old file or the new one,
+ * never a partial one. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+#include "core/status.h"
+#include "io/safetensors.h"
+#include "io/utf8.h"
+
+/* ---- the header's text ---- */
+
+typedef struct text {
+    char *chars;
+    size_t length, capacity;
+    bool failed; /* out of memory: later appends do nothing */
+} text;
+
+static void put(text *t, const char *s, size_t n) {
+    if (t->failed) return;
+    if (t->length + n + 1 > t->capacity) {
+        size_t capacity = t->capacity ? t->capacity : 256;
+        while (capacity < t->length + n + 1) capacity *= 2;
+        char *grown = realloc(t->chars, capacity);
+        if (!grown) {
+            t->failed = true;
+            return;
+        }
+        t->chars = grown;
+        t->capacity = capacity;
+    }
+    memcpy(t->chars + t->length, s, n);
+    t->length += n;
+    t->chars[t->length] = '\0';
+}
+
+static void put_str(text *t, const char *s) { put(t, s, strlen(s)); }
+
+/* A JSON string: quotes, backslashes and control characters escaped,
+ * everything else (valid UTF-8, checked before) as is. */
+static void put_json_string(text *t, const char *s) {
+    put(t, "\"", 1);
+    for (const char *run = s;; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c && c >= 0x20 && c != '"' && c != '\\') continue;
+        put(t, run, (size_t)(s - run));
+        if (!c) break;
+        char escaped[8];
+        if (c == '"' || c == '\\')
+            snprintf(escaped, sizeof escaped, "\\%c", c);
+        else
+            snprintf(escaped, sizeof escaped, "\\u%04x", c);
+        put_str(t, escaped);
+        run = s + 1;
+    }
+    put(t, "\"", 1);
+}
+
+/* ---- checking the arguments ---- */
+
+static porta_status *check_string(const char *what, const char *s) {
+    size_t bad;
+    if (!s)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "safetensors_save: expected a string for %s, got NULL", what);
+    if (!utf8_is_valid(s, strlen(s), &bad)) {
+        char quoted[UTF8_EXCERPT_CAP];
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "safetensors_save: expected valid UTF-8 in %s, got %s (bad byte at "
+                           "%zu)",
+                           what, utf8_excerpt(s, strlen(s), quoted, sizeof quoted), bad);
+    }
+    return NULL;
+}
+
+static int compare_strings(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Names must be unique; sorting copies of the pointers finds repeats. */
+static porta_status *check_unique(const char *what, const char **names, size_t count) {
+    if (count < 2) return NULL;
+    const char **sorted = malloc(count * sizeof *sorted);
+    if (!sorted)
+        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "safetensors_save: no memory to check names");
+    memcpy(sorted, names, count * sizeof *sorted);
+    qsort(sorted, count, sizeof *sorted, compare_strings);
+    porta_status *status = NULL;
+    for (size_t i = 1; i < count && !status; i++)
+        if (!strcmp(sorted[i - 1], sorted[i])) {
+            char quoted[UTF8_EXCERPT_CAP];
+            status = porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                                 "safetensors_save: expected unique %s, got %s twice", what,
+                                 utf8_excerpt(sorted[i], strlen(sorted[i]), quoted, sizeof quoted));
+        }
+    free(sorted);
+    return status;
+}
+
+static porta_status *check_arguments(const porta_safetensors_entry *tensors, int count,
+                                     const porta_safetensors_pair *metadata, int metadata_count) {
+    if (count < 0 || metadata_count < 0 || (count && !tensors) || (metadata_count && !metadata))
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "safetensors_save: expected arrays for %d tensors and %d metadata "
+                           "entries, got a NULL array or a negative count",
+                           count, metadata_count);
+    size_t most = (size_t)(count > metadata_count ? count : metadata_count);
+    const char **names = malloc((most ? most : 1) * sizeof *names);
+    if (!names) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "safetensors_save: no memory");
+    porta_status *status = NULL;
+    for (int i = 0; i < count && !status; i++) {
+        status = check_string("a tensor name", tensors[i].name);
+        if (!status && !strcmp(tensors[i].name, "__metadata__"))
+            status = porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                                 "safetensors_save: expected a tensor name other than "
+                                 "\"__metadata__\" (the metadata's key), got it for tensor %d",
+                                 i);
+        if (!status && !tensors[i].tensor)
+            status = porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                                 "safetensors_save: expected a tensor for name %d, got NULL", i);
+        if (!status) names[i] = tensors[i].name;
+    }
+    if (!status) status = check_unique("tensor names", names, (size_t)count);
+    for (int i = 0; i < metadata_count && !status; i++) {
+        status = check_string("a metadata key", metadata[i].key);
+        if (!status) status = check_string("a metadata value", metadata[i].value);
+        if (!status) names[i] = metadata[i].key;
+    }
+    if (!status) status = check_unique("metadata keys", names, (size_t)metadata_count);
+    free(names);
+    return status;
+}
+
+/* ---- the header ---- */
+
+/* The header's JSON, padded with spaces so the data starts at a multiple
+ * of 8 bytes (as the reference writer does: aligned loads stay possible).
+ * *largest receives the largest tensor's byte size. */
+static porta_status *build_header(const porta_safetensors_entry *tensors, const int *order,
+                                  int count, const porta_safetensors_pair *metadata,
+                                  int metadata_count, text *header, size_t *largest) {
+    put(header, "{", 1);
+    if (metadata_count) {
+        put_str(header, "\"__metadata__\":{");
+        for (int i = 0; i < metadata_count; i++) {
+            if (i) put(header, ",", 1);
+            put_json_string(header, metadata[i].key);
+            put(header, ":", 1);
+            put_json_string(header, metadata[i].value);
+        }
+        put(header, "}", 1);
+    }
+    uint64_t offset = 0;
+    *largest = 0;
+    for (int k = 0; k < count; k++) {
+        int i = order[k];
+        const porta_tensor *t = tensors[i].tensor;
+        porta_dtype dtype = porta_tensor_dtype(t);
+        uint64_t bytes = (uint64_t)porta_tensor_numel(t) * porta_dtype_size(dtype);
+        if (bytes > SIZE_MAX || offset > UINT64_MAX - bytes)
+            return porta_error(PORTA_ERR_OUT_OF_RANGE,
+                               "safetensors_save: expected tensors totalling less than 2^64 "
+                               "bytes, got more by tensor %d",
+                               i);
+        if (bytes > *largest) *largest = (size_t)bytes;
+        if (metadata_count || k) put(header, ",", 1);
+        put_json_string(header, tensors[i].name);
+        char field[64];
+        snprintf(field, sizeof field, ":{\"dtype\":\"%s\",\"shape\":[", st_dtype_name(dtype));
+        put_str(header, field);
+        for (int d = 0; d < porta_tensor_rank(t); d++) {
+            snprintf(field, sizeof field, "%s%lld", d ? "," : "",
+                     (long long)porta_tensor_sizes(t)[d]);
+            put_str(header, field);
+        }
+        snprintf(field, sizeof field, "],\"data_offsets\":[%llu,%llu]}",
+                 (unsigned long long)offset, (unsigned long long)(offset + bytes));
+        put_str(header, field);
+        offset += bytes;
+    }
+    put(header, "}", 1);
+    while (!header->failed && (8 + header->length) % 8) put(header, " ", 1);
+    if (header->failed)
+        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "safetensors_save: no memory for the header");
+    if (header->length > PORTA_SAFETENSORS_MAX_HEADER)
+        return porta_error(PORTA_ERR_OUT_OF_RANGE,
+                           "safetensors_save: expected a header of at most %u bytes, got %zu",
+                           PORTA_SAFETENSORS_MAX_HEADER, header->length);
+    return NULL;
+}
+
+/* ---- the file ---- */
+
+static porta_status *write_all(int fd, const char *path, const void *data, size_t bytes) {
+    const char *p = data;
+    while (bytes) {
+        ssize_t n = write(fd, p, bytes);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0)
+            return porta_error(PORTA_ERR_IO, "safetensors_save: cannot write %s: %s", path,
+                               strerror(errno));
+        p += n;
+        bytes -= (size_t)n;
+    }
+    return NULL;
+}
+
+static porta_status *write_contents(int fd, const char *path, const text *header,
+                                    const porta_safetensors_entry *tensors, const int *order,
+                                    int count, size_t largest) {
+    unsigned char length[8];
+    uint64_t n = header->length;
+    for (int i = 0; i < 8; i++) length[i] = (unsigned char)(n >> (8 * i));
+    PORTA_TRY(write_all(fd, path, length, sizeof length));
+    PORTA_TRY(write_all(fd, path, header->chars, header->length));
+    /* One staging block for every tensor: tensors may live on any device
+     * and have any strides; porta_tensor_to_host packs them row-major. */
+    void *staging;
+    PORTA_TRY(porta_host_alloc(largest, "safetensors staging", &staging));
+    porta_status *status = NULL;
+    for (int k = 0; k < count && !status; k++) {
+        const porta_tensor *t = tensors[order[k]].tensor;
+        size_t bytes = (size_t)porta_tensor_numel(t) * porta_dtype_size(porta_tensor_dtype(t));
+        status = porta_tensor_to_host(t, staging, bytes);
+        if (!status) status = write_all(fd, path, staging, bytes);
+    }
+    porta_host_free(staging);
+    if (!status && fsync(fd) != 0)
+        status = porta_error(PORTA_ERR_IO, "safetensors_save: cannot sync %s: %s", path,
+                             strerror(errno));
+    return status;
+}
+
+/* The data's order: by element size, largest first, keeping the caller's
+ * order otherwise. As the header's length is padded to a multiple of 8 and
+ * sizes are powers of two, every tensor's data is then aligned to its
+ * element size, so every tensor can be loaded without a copy. */
+static int *data_order(const porta_safetensors_entry *tensors, int count) {
+    int *order = malloc((count ? (size_t)count : 1) * sizeof *order);
+    if (!order) return NULL;
+    int n = 0;
+    for (size_t size = 8; size >= 1; size /= 2)
+        for (int i = 0; i < count; i++)
+            if (porta_dtype_size(porta_tensor_dtype(tensors[i].tensor)) == size) order[n++] = i;
+    return order;
+}
+
+/* A new file next to `path`, created exclusively. */
+static porta_status *open_temporary(const char *path, char **name, int *fd) {
+    static atomic_uint counter;
+    size_t cap = strlen(path) + 64;
+    char *temp = malloc(cap);
+    if (!temp) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "safetensors_save: no memory");
+    for (int attempt = 0; attempt < 100; attempt++) {
+        snprintf(temp, cap, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&counter, 1));
+        *fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (*fd >= 0) {
+            *name = temp;
+            return NULL;
+        }
+        if (errno != EEXIST) break;
+    }
+    porta_status *status = porta_error(PORTA_ERR_IO, "safetensors_save: cannot create %s: %s",
+                                       temp, strerror(errno));
+    free(temp);
+    return status;
+}
+
+porta_status *porta_safetensors_save(const char *path, const porta_safetensors_entry *tensors,
+                                     int count, const porta_safetensors_pair *metadata,
+                                     int metadata_count) {
+    if (!path)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "safetensors_save: expected a path, got NULL");
+    PORTA_TRY(check_arguments(tensors, count, metadata, metadata_count));
+    int *order = data_order(tensors, count);
+    if (!order) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "safetensors_save: no memory");
+    text header = {0};
+    size_t largest;
+    porta_status *status =
+        build_header(tensors, order, count, metadata, metadata_count, &header, &largest);
+    char *temp = NULL;
+    int fd = -1;
+    if (!status) status = open_temporary(path, &temp, &fd);
+    if (!status) {
+        status = write_contents(fd, temp, &header, tensors, order, count, largest);
+        if (close(fd) != 0 && !status)
+            status = porta_error(PORTA_ERR_IO, "safetensors_save: cannot close %s: %s", temp,
+                                 strerror(errno));
+        if (!status && rename(temp, path) != 0)
+            status = porta_error(PORTA_ERR_IO, "safetensors_save: cannot rename %s to %s: %s",
+                                 temp, path, strerror(errno));
+        if (status) unlink(temp);
+    }
+    free(temp);
+    free(header.chars);
+    free(order);
+    return status;
+}
