@@ -333,7 +333,8 @@ PORTA_API porta_status *porta_ternary(porta_ternary_op op, const porta_tensor *a
                                       porta_tensor **out);
 PORTA_API porta_status *porta_cast(const porta_tensor *x, porta_dtype dtype,
                                    porta_tensor **out);
-/* Copies src into dst (same shape after broadcasting src; casts dtype). */
+/* Copies src into dst (same shape after broadcasting src; casts dtype). src
+ * and dst may live on different devices, of any backends. */
 PORTA_API porta_status *porta_copy(const porta_tensor *src, porta_tensor *dst);
 /* Sets every element of dst to value (cast to dst's dtype). */
 PORTA_API porta_status *porta_fill(porta_tensor *dst, double value);

@@ -341,11 +341,19 @@ static int has_row_major_strides(porta_tensor *tensor) {
     return porta_tensor_offset(tensor) == 0;
 }
 
+static int on_first_device(porta_tensor *tensor) {
+    porta_device_info info;
+    porta_status *status = porta_device_info_get(porta_tensor_device(tensor), &info);
+    porta_status_free(status);
+    return !status && info.index == 0;
+}
+
 /* A torch tensor for a new result: PyTorch makes a contiguous tensor with a
- * storage of its own, and the storage carries the payload. */
+ * storage of its own, and the storage carries the payload. PyTorch's maker
+ * of such tensors knows porta:0 only; the others are made in Python. */
 static PyObject *wrap_new(porta_tensor *tensor) {
     PyObject *payload = porta_py_wrap(tensor);
-    if (!payload || !has_row_major_strides(tensor)) {
+    if (!payload || !has_row_major_strides(tensor) || !on_first_device(tensor)) {
         PyObject *wrapped = payload ? PyObject_CallOneArg(hooks.wrap, payload) : NULL;
         Py_XDECREF(payload);
         return wrapped;

@@ -21,6 +21,7 @@ PyMODINIT_FUNC PyInit__C(void) {
         return NULL;
     if (porta_py_add_tensor_type(module) < 0 || porta_py_add_kernel_type(module) < 0 ||
         add_methods(module, porta_py_device_methods) < 0 ||
+        add_methods(module, porta_py_device_tensor_methods) < 0 ||
         add_methods(module, porta_py_factory_methods) < 0 ||
         add_methods(module, porta_py_op_methods) < 0 ||
         add_methods(module, porta_py_movement_methods) < 0 ||

@@ -38,6 +38,7 @@ porta_device *porta_py_device(int index);
 int porta_py_add_tensor_type(PyObject *module);
 int porta_py_add_kernel_type(PyObject *module);
 extern PyMethodDef porta_py_device_methods[];
+extern PyMethodDef porta_py_device_tensor_methods[];
 extern PyMethodDef porta_py_factory_methods[];
 extern PyMethodDef porta_py_op_methods[];
 extern PyMethodDef porta_py_movement_methods[];

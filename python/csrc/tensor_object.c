@@ -60,6 +60,10 @@ static PyObject *tensor_buffer_id(PortaTensorObject *self, void *closure) {
     return PyLong_FromVoidPtr(porta_tensor_buffer(self->tensor));
 }
 
+static PyObject *tensor_buffer_bytes(PortaTensorObject *self, void *closure) {
+    return PyLong_FromSize_t(porta_buffer_size(porta_tensor_buffer(self->tensor)));
+}
+
 static PyObject *tensor_repr(PortaTensorObject *self) {
     PyObject *sizes = tensor_sizes(self, NULL);
     if (!sizes)
@@ -77,6 +81,7 @@ static PyGetSetDef tensor_getset[] = {
     {"offset", (getter)tensor_offset, NULL, "offset into the buffer, in elements", NULL},
     {"device_index", (getter)tensor_device_index, NULL, "N of porta:N", NULL},
     {"buffer_id", (getter)tensor_buffer_id, NULL, "identity of the shared buffer", NULL},
+    {"buffer_bytes", (getter)tensor_buffer_bytes, NULL, "size of the shared buffer", NULL},
     {NULL},
 };
 

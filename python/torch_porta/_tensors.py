@@ -20,17 +20,40 @@ from . import _dtypes
 
 _SET_METADATA = torch.ops.aten.set_.source_Storage_storage_offset
 _META_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.Meta)
+_CPU_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
+
+
+def _empty_on(index, dtype):
+    """An empty torch tensor on porta:index. PyTorch's helper for devices
+    registered from Python only makes index 0; other indices come through
+    DLPack (csrc/device_tensor.c)."""
+    if index == 0:
+        return torch._C._acc.create_empty_tensor((0,), _dtypes.to_torch(dtype))
+    return torch.utils.dlpack.from_dlpack(_C.empty_capsule(index, dtype, 0))
 
 
 def _on_storage(payload, storage):
-    tensor = torch._C._acc.create_empty_tensor(payload.sizes, _dtypes.to_torch(payload.dtype))
-    _SET_METADATA.redispatch(_META_KEYS, tensor, storage, payload.offset, payload.sizes,
-                             payload.strides)
+    tensor = _empty_on(payload.device_index, payload.dtype)
+    # DLPack storages (porta:N, N > 0) are not resizable, which Meta's set_
+    # insists on; CPU's set_ only checks that the storage is large enough.
+    # Both rewrite metadata only.
+    _SET_METADATA.redispatch(_metadata_keys(payload.device_index), tensor, storage,
+                             payload.offset, payload.sizes, payload.strides)
     return tensor
 
 
+def _metadata_keys(index):
+    return _META_KEYS if index == 0 else _CPU_KEYS
+
+
 def _new_storage(payload):
-    storage = torch._C._acc.create_empty_tensor((0,), torch.uint8).untyped_storage()
+    index = payload.device_index
+    if index == 0:
+        storage = torch._C._acc.create_empty_tensor((0,), torch.uint8).untyped_storage()
+    else:
+        # sized as the buffer: DLPack storages cannot grow as set_ would ask
+        capsule = _C.empty_capsule(index, _dtypes.to_porta(torch.uint8), payload.buffer_bytes)
+        storage = torch.utils.dlpack.from_dlpack(capsule).untyped_storage()
     storage._porta = payload
     return storage
 
@@ -52,14 +75,15 @@ def wrap_view(base, payload):
 
 def rebind(tensor, payload):
     """Points an existing porta tensor at a payload on a new buffer (resize)."""
-    _SET_METADATA.redispatch(_META_KEYS, tensor, _new_storage(payload), payload.offset,
-                             payload.sizes, payload.strides)
+    _SET_METADATA.redispatch(_metadata_keys(payload.device_index), tensor,
+                             _new_storage(payload), payload.offset, payload.sizes,
+                             payload.strides)
 
 
 def restride(tensor, sizes, strides, offset):
     """Gives an existing porta tensor new geometry on its own storage."""
-    _SET_METADATA.redispatch(_META_KEYS, tensor, tensor.untyped_storage(), offset, sizes,
-                             strides)
+    _SET_METADATA.redispatch(_metadata_keys(tensor.device.index or 0), tensor,
+                             tensor.untyped_storage(), offset, sizes, strides)
 
 
 def is_porta(tensor):

@@ -311,6 +311,10 @@ porta_status *porta_cast(const porta_tensor *x, porta_dtype dtype, porta_tensor 
 }
 
 porta_status *porta_copy(const porta_tensor *src, porta_tensor *dst) {
+    if (src && dst && src->buffer->device != dst->buffer->device) {
+        PORTA_TRY(check_writable("copy", dst));
+        return porta_copy_between_devices(src, dst);
+    }
     const porta_tensor *both[2] = {src, dst};
     porta_device *device;
     PORTA_TRY(porta_common_device("copy", both, 2, &device));

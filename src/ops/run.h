@@ -41,6 +41,9 @@ porta_status *porta_common_device(const char *op, const porta_tensor *const *inp
 porta_status *porta_alloc_meta(porta_device *device, const porta_meta *meta,
                                porta_tensor **out);
 /* x converted to dtype (a new reference to x itself when it already has it). */
+/* porta_copy when src and dst live on different devices (ops/transfer.c). */
+porta_status *porta_copy_between_devices(const porta_tensor *src, porta_tensor *dst);
+
 porta_status *porta_to_dtype(const porta_tensor *x, porta_dtype dtype, porta_tensor **out);
 /* A stride-0 view of x broadcast to (rank, sizes). */
 porta_status *porta_broadcast_to(const porta_tensor *x, int rank, const int64_t *sizes,

@@ -24,13 +24,13 @@ static cl_state states[MAX_CL_DEVICES];
 
 static porta_status *cl_buffer_alloc(porta_device *device, size_t bytes, void **handle) {
     cl_state *s = cl_of(device);
-    PORTA_TRY(porta_memory_reserve(bytes, "an OpenCL buffer"));
-    cl_int err;
     /* zero-byte buffers are invalid in OpenCL: an empty tensor holds one byte */
-    cl_mem mem = s->cl->clCreateBuffer(s->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL,
-                                       &err);
+    size_t size = bytes ? bytes : 1;
+    PORTA_TRY(porta_memory_reserve(size, "an OpenCL buffer"));
+    cl_int err;
+    cl_mem mem = s->cl->clCreateBuffer(s->context, CL_MEM_READ_WRITE, size, NULL, &err);
     if (!mem) {
-        porta_memory_unreserve(bytes);
+        porta_memory_unreserve(size);
         return porta_error(PORTA_ERR_OUT_OF_MEMORY,
                            "OpenCL: allocating %zu bytes on %s failed (error %d)", bytes, s->name,
                            (int)err);
@@ -44,7 +44,7 @@ static void cl_buffer_free(porta_device *device, void *handle) {
     size_t size = 0;
     s->cl->clGetMemObjectInfo(handle, CL_MEM_SIZE, sizeof size, &size, NULL);
     s->cl->clReleaseMemObject(handle);
-    porta_memory_unreserve(size == 1 ? 0 : size); /* see cl_buffer_alloc */
+    porta_memory_unreserve(size);
 }
 
 static porta_status *cl_buffer_write(porta_device *device, void *handle, size_t offset,
@@ -324,8 +324,10 @@ static void add_device(const cl_api *cl, cl_platform_id platform, cl_device_id i
     platform_name[sizeof platform_name - 1] = '\0';
     device_string(cl, id, CL_DEVICE_NAME, s->name, sizeof s->name);
     device_string(cl, id, CL_DRIVER_VERSION, s->driver, sizeof s->driver);
+    /* name, driver and platform, each cut to its share of the key */
     char identity[sizeof s->cache_identity];
-    snprintf(identity, sizeof identity, "%s|%s|%s", s->name, s->driver, platform_name);
+    snprintf(identity, sizeof identity, "%.120s|%.60s|%.60s", s->name, s->driver,
+             platform_name);
     memcpy(s->cache_identity, identity, sizeof identity);
     s->fp64 = has_extension(cl, id, "cl_khr_fp64");
     cl_ulong global_memory = 0, local_memory = 0;
