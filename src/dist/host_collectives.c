@@ -143,7 +143,7 @@ porta_status *porta_dist_all_reduce_host(void *data, int64_t count, porta_dtype 
     PORTA_TRY(check_buffer("all_reduce", "data", data, count, dtype));
     PORTA_TRY(check_op("all_reduce", op, dtype));
     const dist_world *w = NULL;
-    PORTA_TRY(dist_enter("all_reduce", &w));
+    PORTA_TRY(dist_enter("all_reduce", true, &w));
     porta_status *status = start_all_reduce(w, data, count, dtype, op);
     dist_leave();
     return status ? porta_error_context(status, "all_reduce(%s) of %lld %s", op_name(op),
@@ -156,7 +156,7 @@ porta_status *porta_dist_all_gather_host(const void *in, void *out, int64_t coun
     PORTA_TRY(check_buffer("all_gather", "in", in, count, dtype));
     PORTA_TRY(check_buffer("all_gather", "out", out, count, dtype));
     const dist_world *w = NULL;
-    PORTA_TRY(dist_enter("all_gather", &w));
+    PORTA_TRY(dist_enter("all_gather", true, &w));
     mpi_datatype type = moving_type(w->mpi, dtype);
     mpi_request request = NULL;
     porta_status *status =
@@ -207,7 +207,7 @@ porta_status *porta_dist_reduce_scatter_host(const void *in, void *out, int64_t 
     if (!in && count > 0)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "porta_dist_reduce_scatter: in is NULL");
     const dist_world *w = NULL;
-    PORTA_TRY(dist_enter("reduce_scatter", &w));
+    PORTA_TRY(dist_enter("reduce_scatter", true, &w));
     porta_status *status = NULL;
     if (count * (int64_t)w->size > INT_MAX)
         status = porta_error(PORTA_ERR_OUT_OF_RANGE,
@@ -232,7 +232,7 @@ porta_status *porta_dist_broadcast_host(void *data, int64_t count, porta_dtype d
                                         int root) {
     PORTA_TRY(check_buffer("broadcast", "data", data, count, dtype));
     const dist_world *w = NULL;
-    PORTA_TRY(dist_enter("broadcast", &w));
+    PORTA_TRY(dist_enter("broadcast", true, &w));
     porta_status *status = check_rank("broadcast", "root", root, w->size);
     mpi_request request = NULL;
     if (!status)
@@ -247,7 +247,7 @@ porta_status *porta_dist_broadcast_host(void *data, int64_t count, porta_dtype d
 
 porta_status *porta_dist_barrier(void) {
     const dist_world *w = NULL;
-    PORTA_TRY(dist_enter("barrier", &w));
+    PORTA_TRY(dist_enter("barrier", true, &w));
     mpi_request request = NULL;
     porta_status *status = dist_check(w->mpi->Ibarrier(w->comm, &request), "MPI_Ibarrier");
     if (!status)
@@ -271,7 +271,7 @@ porta_status *porta_dist_send_host(const void *data, int64_t count, porta_dtype 
                                    int tag) {
     PORTA_TRY(check_buffer("send", "data", data, count, dtype));
     const dist_world *w = NULL;
-    PORTA_TRY(dist_enter("send", &w));
+    PORTA_TRY(dist_enter("send", false, &w));
     porta_status *status = check_peer("send", w, dst, tag);
     mpi_request request = NULL;
     if (!status)
@@ -288,7 +288,7 @@ porta_status *porta_dist_recv_host(void *data, int64_t count, porta_dtype dtype,
                                    int tag) {
     PORTA_TRY(check_buffer("recv", "data", data, count, dtype));
     const dist_world *w = NULL;
-    PORTA_TRY(dist_enter("recv", &w));
+    PORTA_TRY(dist_enter("recv", false, &w));
     porta_status *status = check_peer("recv", w, src, tag);
     mpi_request request = NULL;
     if (!status)

@@ -28,8 +28,8 @@ typedef struct question {
 
 typedef struct answer {
     int64_t id;
-    int64_t call;  /* the answering rank's call number */
-    char op[32];   /* and its name */
+    int64_t collective; /* collectives the answering rank has entered */
+    char op[32];        /* the call it is in */
 } answer;
 
 static pthread_mutex_t call_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -39,7 +39,9 @@ static bool initialized_mpi_here;
 static double timeout_seconds; /* 0: not read from the environment yet */
 static bool broken;
 static char broken_reason[BROKEN_CAP];
-static int64_t calls;
+/* Collectives entered so far: every rank issues them in the same order, so
+ * equal counts mean the same collective (point-to-point calls don't count). */
+static int64_t collectives;
 static const char *current_op = "none";
 static int64_t question_id;
 
@@ -237,7 +239,7 @@ int porta_dist_size(void) {
     return value;
 }
 
-porta_status *dist_enter(const char *op, const dist_world **out) {
+porta_status *dist_enter(const char *op, bool collective, const dist_world **out) {
     pthread_mutex_lock(&call_lock);
     porta_status *status = NULL;
     if (!initialized)
@@ -252,7 +254,8 @@ porta_status *dist_enter(const char *op, const dist_world **out) {
         pthread_mutex_unlock(&call_lock);
         return status;
     }
-    calls++;
+    if (collective)
+        collectives++;
     current_op = op;
     *out = &world;
     return NULL;
@@ -287,7 +290,7 @@ static void answer_questions(void) {
         if (mpi->Recv(&asked, (int)sizeof asked, mpi->byte, status.source, TAG_ASK,
                       world.control, MPI_STATUS_IGNORE_VALUE) != MPI_OK)
             return;
-        answer reply = {.id = asked.id, .call = calls};
+        answer reply = {.id = asked.id, .collective = collectives};
         snprintf(reply.op, sizeof reply.op, "%s", current_op);
         mpi->Send(&reply, (int)sizeof reply, mpi->byte, status.source, TAG_ANSWER,
                   world.control);
@@ -312,9 +315,10 @@ static porta_status *timed_out(int peer, double waited) {
         free(answers);
         free(answered);
         return break_world(porta_error(PORTA_ERR_IO,
-                                       "porta_dist: %s (call #%lld of rank %d) timed out "
-                                       "after %.3g s",
-                                       current_op, (long long)calls, world.rank, waited));
+                                       "porta_dist: %s (collective #%lld of rank %d) "
+                                       "timed out after %.3g s",
+                                       current_op, (long long)collectives, world.rank,
+                                       waited));
     }
     question asked = {.id = ++question_id};
     int expected = 0;
@@ -359,18 +363,20 @@ static porta_status *timed_out(int peer, double waited) {
         if (!answered[r]) {
             append(absent, sizeof absent, absent_count ? ", %d" : "%d", "", r, 0);
             absent_count++;
-        } else if (strcmp(answers[r].op, current_op) != 0 || answers[r].call != calls) {
-            append(elsewhere, sizeof elsewhere, "; rank %d is waiting in %s (its call #%lld)",
-                   answers[r].op, r, answers[r].call);
+        } else if (strcmp(answers[r].op, current_op) != 0 ||
+                   answers[r].collective != collectives) {
+            append(elsewhere, sizeof elsewhere,
+                   "; rank %d is waiting in %s (its collective #%lld)", answers[r].op, r,
+                   answers[r].collective);
         }
     }
     free(answers);
     free(answered);
     return break_world(porta_error(
         PORTA_ERR_IO,
-        "porta_dist: %s (call #%lld of rank %d) timed out after %.3g s%s%s%s%s; the timeout "
-        "is PORTA_DIST_TIMEOUT or porta_dist_set_timeout",
-        current_op, (long long)calls, world.rank, waited,
+        "porta_dist: %s (collective #%lld of rank %d) timed out after %.3g s%s%s%s%s; the "
+        "timeout is PORTA_DIST_TIMEOUT or porta_dist_set_timeout",
+        current_op, (long long)collectives, world.rank, waited,
         absent_count ? (absent_count > 1 ? ": ranks " : ": rank ") : "", absent,
         absent_count ? " did not arrive (no answer: exited, hung, or busy outside porta_dist)"
                      : "",

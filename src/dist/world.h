@@ -15,9 +15,9 @@ typedef struct dist_world {
 } dist_world;
 
 /* Starts call `op` (a name for messages): takes the lock, checks that the
- * world is initialized and not broken, and numbers the call. On success the
- * caller must call dist_leave. */
-porta_status *dist_enter(const char *op, const dist_world **out);
+ * world is initialized and not broken, and counts it when `collective`.
+ * On success the caller must call dist_leave. */
+porta_status *dist_enter(const char *op, bool collective, const dist_world **out);
 void dist_leave(void);
 /* Waits for request within the timeout, answering other ranks' questions
  * meanwhile. On timeout asks the others where they are, marks the world
