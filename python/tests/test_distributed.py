@@ -213,6 +213,21 @@ def _collectives():
         _check(torch.equal(tensor.cpu(), of_rank(1)),
                f"broadcast from 1 on {device}")
 
+        tensor = values(torch.float32, device)
+        dist.reduce(tensor, dst=1, op=dist.ReduceOp.MAX)
+        want = of_rank(size - 1) if rank == 1 else of_rank(rank)
+        _check(torch.equal(tensor.cpu(), want.float()), f"reduce to 1 on {device}")
+        gathered = [torch.empty(2, 3, device=device) for _ in range(size)] if rank == 0 else None
+        dist.gather(values(torch.float32, device), gathered, dst=0)
+        if rank == 0:
+            for r in range(size):
+                _check(torch.equal(gathered[r].cpu(), of_rank(r).float()),
+                       f"gather block {r} on {device}")
+        received = torch.empty(2, 3, device=device)
+        chunks = [of_rank(r).float().to(device) for r in range(size)] if rank == 1 else None
+        dist.scatter(received, chunks, src=1)
+        _check(torch.equal(received.cpu(), of_rank(rank).float()), f"scatter on {device}")
+
         message = torch.full((4,), 7.0 + rank, device=device)
         if rank == 0:
             dist.send(message, dst=1, tag=3)

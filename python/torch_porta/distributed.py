@@ -36,12 +36,15 @@ import torch
 import torch.distributed as dist
 from torch._C._distributed_c10d import (
     AllgatherOptions, AllreduceCoalescedOptions, AllreduceOptions, BarrierOptions,
-    BroadcastOptions, ReduceOp, ReduceScatterOptions, _create_work_from_future)
+    BroadcastOptions, GatherOptions, ReduceOp, ReduceOptions, ReduceScatterOptions,
+    ScatterOptions, _create_work_from_future)
 from torch.futures import Future
 
 from . import _C, _dtypes, _tensors
 
 BACKEND = "porta"
+# The tag of scatter's messages; user send/recv tags should differ.
+SCATTER_TAG = 32000
 DEFAULT_TIMEOUT = datetime.timedelta(seconds=60)
 
 # porta_dist_op codes (include/porta_dist.h).
@@ -246,6 +249,40 @@ class ProcessGroupPorta(dist.ProcessGroup):
     def reduce_scatter_single_coalesced(self, outputs, inputs, opts=ReduceScatterOptions()):
         for output, input in zip(outputs, inputs):
             reduce_scatter_tensor(output, input, opts.reduceOp)
+        return _done(outputs)
+
+    def reduce(self, tensors, opts=ReduceOptions()):
+        """op over every rank into rootRank's tensors; the others' tensors
+        are left as they were."""
+        for tensor in tensors:
+            all_reduce_tensor(tensor if self._rank == opts.rootRank else tensor.clone(),
+                              opts.reduceOp)
+        return _done(tensors)
+
+    def gather(self, output_lists, inputs, opts=GatherOptions()):
+        for index, input in enumerate(inputs):
+            gathered = _flat_like([input], input.numel() * self._size)
+            all_gather_tensor(gathered, input)
+            if self._rank == opts.rootRank:
+                for output, block in zip(output_lists[index], gathered.chunk(self._size)):
+                    output.copy_(block.view(output.shape))
+        return _done(output_lists)
+
+    def scatter(self, outputs, input_lists, opts=ScatterOptions()):
+        root = opts.rootRank
+        for index, output in enumerate(outputs):
+            if self._rank != root:
+                recv_tensor(output, root, SCATTER_TAG)
+                continue
+            chunks = input_lists[index]
+            if len(chunks) != self._size:
+                raise ValueError(f"scatter: expected {self._size} input tensors, given "
+                                 f"{len(chunks)}")
+            for rank, chunk in enumerate(chunks):
+                if rank == root:
+                    output.copy_(chunk)
+                else:
+                    send_tensor(chunk, rank, SCATTER_TAG)
         return _done(outputs)
 
     def send(self, tensors, dst, tag):
