@@ -16,7 +16,8 @@ import pytest
 SCENARIO_TIMEOUT = 90  # seconds; each scenario takes well under 30
 
 
-def _mpirun(scenario, extra_env=None, ranks=2, arguments=()):
+def _mpirun(scenario, extra_env=None, ranks=2, arguments=(), launcher=(),
+            options=("--oversubscribe", "--bind-to", "none")):
     mpirun = shutil.which("mpirun")
     if mpirun is None:
         pytest.skip("mpirun not found: install Open MPI (openmpi-bin, libopenmpi-dev)")
@@ -31,7 +32,7 @@ def _mpirun(scenario, extra_env=None, ranks=2, arguments=()):
     if os.geteuid() == 0:
         env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
     env.update(extra_env or {})
-    command = [mpirun, "-np", str(ranks), "--oversubscribe", "--bind-to", "none",
+    command = [*launcher, mpirun, "-np", str(ranks), *options,
                sys.executable, os.path.abspath(__file__), scenario, *arguments]
     start = time.monotonic()
     done = subprocess.run(command, env=env, capture_output=True, text=True,
@@ -64,6 +65,54 @@ def test_training_resumed_from_a_checkpoint_equals_an_uninterrupted_run(tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "sgd.safetensors", "step3.safetensors", "step3.safetensors.rank0-of-2",
         "step3.safetensors.rank1-of-2"]
+
+
+def _run_quiet(*command):
+    return subprocess.run(command, capture_output=True, text=True).returncode == 0
+
+
+def test_ranks_in_separate_network_namespaces_train_over_tcp(tmp_path):
+    """Two hosts simulated: a network namespace per rank joined by a veth
+    pair; mpirun starts the second rank's daemon inside the other namespace
+    (its rsh agent), and the ranks talk over TCP only."""
+    ip = shutil.which("ip")
+    if ip is None or os.geteuid() != 0:
+        pytest.skip("needs root and iproute2 to create network namespaces")
+    names = [f"porta{os.getpid()}{side}" for side in "ab"]
+    links = [f"pt{os.getpid()}{side}"[:15] for side in "ab"]
+    addresses = ["10.77.0.1", "10.77.0.2"]
+    if not _run_quiet(ip, "netns", "add", names[0]):
+        pytest.skip("cannot create network namespaces here (no CAP_SYS_ADMIN)")
+    try:
+        assert _run_quiet(ip, "netns", "add", names[1])
+        assert _run_quiet(ip, "link", "add", links[0], "type", "veth", "peer", "name", links[1])
+        for name, link, address in zip(names, links, addresses):
+            assert _run_quiet(ip, "link", "set", link, "netns", name)
+            assert _run_quiet(ip, "-n", name, "addr", "add", f"{address}/24", "dev", link)
+            assert _run_quiet(ip, "-n", name, "link", "set", link, "up")
+            assert _run_quiet(ip, "-n", name, "link", "set", "lo", "up")
+        agent = tmp_path / "agent.sh"
+        agent.write_text("#!/bin/sh\n"
+                         "# Runs a command on a simulated host: in its namespace.\n"
+                         "host=\"$1\"; shift\n"
+                         f"case \"$host\" in {addresses[0]}) ns={names[0]} ;; "
+                         f"{addresses[1]}) ns={names[1]} ;; *) exit 1 ;; esac\n"
+                         f"exec {ip} netns exec \"$ns\" sh -c \"$*\"\n")
+        agent.chmod(0o755)
+        hosts = tmp_path / "hosts"
+        hosts.write_text("".join(f"{address} slots=1\n" for address in addresses))
+        done, seconds = _mpirun(
+            "ddp", launcher=[ip, "netns", "exec", names[0]],
+            options=["--hostfile", str(hosts), "--mca", "plm_rsh_agent", str(agent),
+                     "--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "10.77.0.0/24",
+                     "--mca", "oob_tcp_if_include", "10.77.0.0/24"])
+    finally:
+        for name in names:
+            _run_quiet(ip, "netns", "del", name)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    # Two hosts' output may arrive interleaved on one line.
+    assert done.stdout.count("ddp ok rank") == 2, output
 
 
 def test_a_hung_rank_makes_the_others_fail_naming_it():

@@ -7,9 +7,10 @@ run by libporta (include/porta_dist.h).
 
 Launch the processes with MPI: `mpirun -np 2 python train.py`. Under mpirun,
 importing this module fills in what init_process_group's default env://
-rendezvous reads (RANK, WORLD_SIZE, LOCAL_RANK, and MASTER_ADDR/MASTER_PORT
-of a free port on rank 0, sent to the others over MPI), so scripts written
-for torchrun run unchanged. The collectives themselves run over MPI; the
+rendezvous reads, unless already set (RANK, WORLD_SIZE, LOCAL_RANK, and
+MASTER_ADDR/MASTER_PORT: rank 0 sends a free port and its addresses to the
+others over MPI, and each takes the one on a network it shares), so scripts
+written for torchrun run unchanged, on one host or several. The collectives themselves run over MPI; the
 rendezvous store only serves PyTorch's own bookkeeping. torchrun alone
 starts processes that each see an MPI world of one: a WORLD_SIZE of 1 works,
 a larger one fails at init_process_group saying to launch with mpirun.
@@ -28,8 +29,10 @@ restore model and optimizer state as safetensors files, ZeRO shards included.
 """
 import atexit
 import datetime
+import fcntl
 import os
 import socket
+import struct
 import sys
 
 import torch
@@ -324,23 +327,55 @@ def _free_port():
         return probe.getsockname()[1]
 
 
-def _rank_zero_address():
-    local = os.environ.get("OMPI_COMM_WORLD_LOCAL_SIZE")
-    if local is not None and local == os.environ.get("OMPI_COMM_WORLD_SIZE"):
-        return "127.0.0.1"  # every rank on this host
-    return socket.gethostbyname(socket.gethostname())
+_SIOCGIFADDR, _SIOCGIFNETMASK = 0x8915, 0x891B  # Linux ioctls
+
+
+def _interface_addresses():
+    """(address, netmask) of each IPv4 interface that is up, loopback last."""
+    found = []
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        for _, name in socket.if_nameindex():
+            request = struct.pack("256s", name[:15].encode())
+            try:
+                address = fcntl.ioctl(probe.fileno(), _SIOCGIFADDR, request)[20:24]
+                netmask = fcntl.ioctl(probe.fileno(), _SIOCGIFNETMASK, request)[20:24]
+            except OSError:  # no IPv4 address
+                continue
+            found.append((socket.inet_ntoa(address), socket.inet_ntoa(netmask)))
+    return sorted(found, key=lambda pair: pair[0].startswith("127."))
+
+
+def _same_subnet(a, b, netmask):
+    mask = int.from_bytes(socket.inet_aton(netmask), "big")
+    return (int.from_bytes(socket.inet_aton(a), "big") & mask) == \
+        (int.from_bytes(socket.inet_aton(b), "big") & mask)
+
+
+def _reachable(candidates):
+    """Of rank 0's addresses, one on a network this process is on."""
+    for address in candidates:
+        for mine, netmask in _interface_addresses():
+            if not mine.startswith("127.") and _same_subnet(address, mine, netmask):
+                return address
+    return candidates[0]
 
 
 def _share_rendezvous():
-    """Rank 0's address and a free port of it, to every rank over MPI."""
+    """Rank 0's addresses and a free port of it, to every rank over MPI; each
+    rank takes the address on a network it shares with rank 0."""
     _C.dist_init()
-    message = torch.zeros(256, dtype=torch.uint8)
+    message = torch.zeros(4096, dtype=torch.uint8)
     if _C.dist_rank() == 0:
-        text = f"{_rank_zero_address()} {_free_port()}".encode()
-        message[:len(text)] = torch.tensor(list(text), dtype=torch.uint8)
+        env = os.environ
+        if env.get("OMPI_COMM_WORLD_LOCAL_SIZE") == env.get("OMPI_COMM_WORLD_SIZE"):
+            addresses = ["127.0.0.1"]  # every rank on this host
+        else:
+            addresses = [a for a, _ in _interface_addresses() if not a.startswith("127.")]
+        text = " ".join([str(_free_port())] + (addresses or ["127.0.0.1"])).encode()
+        message[:len(text)] = torch.tensor(list(text[:message.numel()]), dtype=torch.uint8)
     _C.dist_broadcast_host(message.data_ptr(), message.numel(), _dtypes.to_porta(torch.uint8), 0)
-    address, port = bytes(message.tolist()).rstrip(b"\0").decode().split()
-    os.environ.setdefault("MASTER_ADDR", address)
+    port, *addresses = bytes(message.tolist()).rstrip(b"\0").decode().split()
+    os.environ.setdefault("MASTER_ADDR", _reachable(addresses))
     os.environ.setdefault("MASTER_PORT", port)
 
 
