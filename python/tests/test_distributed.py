@@ -198,7 +198,10 @@ def _collectives():
     def values(dtype, device):
         return of_rank(rank).to(dtype).to(device)
 
-    for device in ("porta", "cpu"):
+    # Devices without host memory (porta:1 is OpenCL where PoCL is installed)
+    # are staged through the host.
+    devices = ["porta:0", "cpu"] + [f"porta:{i}" for i in range(1, torch_porta.device_count())]
+    for device in devices:
         for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16,
                       torch.int64, torch.int32, torch.int8, torch.uint8):
             ops = [dist.ReduceOp.SUM, dist.ReduceOp.MAX, dist.ReduceOp.MIN]
@@ -211,7 +214,7 @@ def _collectives():
                 want = {dist.ReduceOp.SUM: stacked.sum(0), dist.ReduceOp.MAX: stacked.amax(0),
                         dist.ReduceOp.MIN: stacked.amin(0),
                         dist.ReduceOp.AVG: stacked.mean(0)}[op]
-                _check(tensor.device.type == device, tensor.device)
+                _check(tensor.device == torch.device(device), tensor.device)
                 _check(torch.equal(tensor.cpu(), want.to(dtype)),
                        f"all_reduce {op} {dtype} on {device}: {tensor.cpu()} vs {want}")
         flags = torch.tensor([rank == 0, False, True], device=device)
