@@ -15,10 +15,12 @@ for target in fuzz_safetensors fuzz_json; do
   cp -n "$root/fuzz/corpus/$target/"* "$work/" 2>/dev/null || true
   log="$out/$target.log"
   echo "== $target for ${seconds}s (log: $log)"
+  dict=()
+  [ -f "$root/fuzz/$target.dict" ] && dict=(-dict="$root/fuzz/$target.dict")
   set +e
   (cd "$out" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     "./$target" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$out/$target-" "$work" >"$log" 2>&1)
+    -print_final_stats=1 -artifact_prefix="$out/$target-" "${dict[@]}" "$work" >"$log" 2>&1)
   rc=$?
   set -e
   grep -E "^stat::number_of_executed_units" "$log" || true

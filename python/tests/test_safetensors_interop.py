@@ -249,7 +249,7 @@ HOSTILE = {
     "header past the end": (struct.pack("<Q", 1000) + b"{}", "past the end of the file"),
     "header over the cap": (struct.pack("<Q", 100_000_001) + b"{}", "at most 100000000 bytes"),
     "truncated": (b"\x02\x00\x00", "expected at least 8 bytes"),
-    "not an object": (_file(b"[]"), "header to be a JSON object"),
+    "not an object": (_file(b"[]"), "expected the header to start with '{', got '['"),
 }
 
 

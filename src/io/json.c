@@ -491,12 +491,14 @@ static porta_status *read_value(parser *p, int depth, const json_value **out) {
     case 't':
     case 'f':
     case 'n': {
-        json_type type = take_word(p, "true")    ? JSON_TRUE
-                         : take_word(p, "false") ? JSON_FALSE
-                         : take_word(p, "null")  ? JSON_NULL
-                                                 : JSON_OBJECT;
-        if (type == JSON_OBJECT) return syntax_error(p, "a value (true, false or null)");
-        if (!(v = new_value(p, type, start))) return no_memory();
+        static const struct {
+            const char *word;
+            json_type type;
+        } words[] = {{"true", JSON_TRUE}, {"false", JSON_FALSE}, {"null", JSON_NULL}};
+        for (size_t i = 0; i < sizeof words / sizeof words[0] && !v; i++)
+            if (take_word(p, words[i].word) && !(v = new_value(p, words[i].type, start)))
+                return no_memory();
+        if (!v) return syntax_error(p, "a value (true, false or null)");
         break;
     }
     default:
@@ -512,8 +514,8 @@ porta_status *json_parse(const char *text, size_t length, int max_depth, json_do
     if ((!text && length) || !out || max_depth < 1)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "json_parse: expected text, an output pointer and a depth limit of at "
-                           "least 1, got %s and %d",
-                           (!text && length) || !out ? "NULL" : "both", max_depth);
+                           "least 1, got a NULL pointer or the limit %d",
+                           max_depth);
     json_document *document = calloc(1, sizeof *document);
     if (!document) return no_memory();
     parser p = {.text = (const unsigned char *)text, .length = length, .max_depth = max_depth,

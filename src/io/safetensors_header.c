@@ -150,10 +150,17 @@ static porta_status *check_size(const st_tensor *t) {
     return NULL;
 }
 
+typedef porta_status *(*field_reader)(const json_value *, const char *, st_tensor *);
+static const field_reader readers[3] = {read_dtype, read_shape, read_offsets};
+
 static porta_status *read_tensor(const json_member *m, st_tensor *t) {
     t->name = m->key;
-    if (strlen(m->key) != m->key_length)
-        return invalid("tensor %s: expected a name without NUL characters%s", m->key, "");
+    if (strlen(m->key) != m->key_length) {
+        char quoted[UTF8_EXCERPT_CAP];
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "tensor %s: expected a name without NUL characters, got one",
+                           utf8_excerpt(m->key, m->key_length, quoted, sizeof quoted));
+    }
     const json_value *v = m->value;
     if (v->type != JSON_OBJECT)
         return invalid("tensor %s: expected an object with dtype, shape and data_offsets, got %s",
@@ -173,9 +180,7 @@ static porta_status *read_tensor(const json_member *m, st_tensor *t) {
                            m->key, utf8_excerpt(f->key, f->key_length, field, sizeof field));
         }
         seen[which] = true;
-        porta_status *(*read[3])(const json_value *, const char *, st_tensor *) = {
-            read_dtype, read_shape, read_offsets};
-        PORTA_TRY(read[which](f->value, m->key, t));
+        PORTA_TRY(readers[which](f->value, m->key, t));
     }
     for (int k = 0; k < 3; k++)
         if (!seen[k]) return invalid("tensor %s: expected the field \"%s\", got none", m->key,
@@ -283,6 +288,14 @@ static porta_status *read_header(const unsigned char *bytes, size_t size, st_hea
                            "length, got %llu (past the end of the file)",
                            size - 8, (unsigned long long)n);
     h->data_start = 8 + n;
+    /* As the reference implementation requires: no leading whitespace. */
+    if (n > 0 && bytes[8] != '{') {
+        char got[16];
+        snprintf(got, sizeof got, bytes[8] >= 0x21 && bytes[8] < 0x7F ? "'%c'" : "byte 0x%02X",
+                 bytes[8]);
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "expected the header to start with '{', got %s", got);
+    }
     porta_status *status = json_parse((const char *)bytes + 8, (size_t)n, HEADER_MAX_DEPTH, &h->json);
     if (status) return porta_error_context(status, "header");
     const json_value *root = json_document_root(h->json);
