@@ -8,6 +8,7 @@
  * answers go into the error, which names the ranks that did not arrive. */
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,11 +298,17 @@ static void answer_questions(void) {
     }
 }
 
-static void append(char *text, size_t cap, const char *fmt, const char *op, int rank,
-                   int64_t call) {
+/* snprintf at the end of text, never past cap. */
+static void append(char *text, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void append(char *text, size_t cap, const char *fmt, ...) {
     size_t used = strlen(text);
-    if (used < cap)
-        snprintf(text + used, cap - used, fmt, rank, op, (long long)call);
+    if (used + 1 >= cap)
+        return;
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(text + used, cap - used, fmt, args);
+    va_end(args);
 }
 
 /* Asks every other rank where it is, waits briefly for the answers, and
@@ -361,13 +368,13 @@ static porta_status *timed_out(int peer, double waited) {
         if (r == world.rank || (peer >= 0 && r != peer))
             continue;
         if (!answered[r]) {
-            append(absent, sizeof absent, absent_count ? ", %d" : "%d", "", r, 0);
+            append(absent, sizeof absent, "%s%d", absent_count ? ", " : "", r);
             absent_count++;
         } else if (strcmp(answers[r].op, current_op) != 0 ||
                    answers[r].collective != collectives) {
             append(elsewhere, sizeof elsewhere,
-                   "; rank %d is waiting in %s (its collective #%lld)", answers[r].op, r,
-                   answers[r].collective);
+                   "; rank %d is waiting in %s (its collective #%lld)", r, answers[r].op,
+                   (long long)answers[r].collective);
         }
     }
     free(answers);
