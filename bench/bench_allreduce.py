@@ -14,9 +14,11 @@ rank 0 prints.
 DDP scaling (weak: the same batch per rank): a training step of an MLP on
 one process alone (rank 0, while the others wait) against the same step
 under DistributedDataParallel on every rank; efficiency = alone / DDP step
-time, 1.0 being perfect.
+time, 1.0 being perfect. The same DDP step under no_sync (no all_reduce)
+tells what sharing the machine costs apart from communication.
 """
 import argparse
+import contextlib
 import ctypes
 import os
 import statistics
@@ -78,8 +80,9 @@ def seconds_per_call(runs, repeats, rounds):
     return [statistics.median(kept) for kept in times]
 
 
-def step_seconds(model, batch, steps):
-    """Median seconds of a training step (SGD, MSE), after two warm-up steps."""
+def step_seconds(model, batch, steps, communicate=True):
+    """Median seconds of a training step (SGD, MSE), after two warm-up steps;
+    `communicate` False runs DDP's steps under no_sync (no all_reduce)."""
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
     inputs = torch.randn(batch, 1024).to("porta")
     targets = torch.randn(batch, 10).to("porta")
@@ -87,7 +90,8 @@ def step_seconds(model, batch, steps):
     for step in range(steps + 2):
         start = time.perf_counter()
         optimizer.zero_grad()
-        torch.nn.functional.mse_loss(model(inputs), targets).backward()
+        with contextlib.nullcontext() if communicate else model.no_sync():
+            torch.nn.functional.mse_loss(model(inputs), targets).backward()
         optimizer.step()
         next(model.parameters()).sum().item()  # wait for the step to finish
         if step >= 2:
@@ -105,13 +109,17 @@ def ddp_scaling(rank, size, batch=64, steps=15):
     alone = step_seconds(make_model(), batch, steps) if rank == 0 else 0.0
     _C.dist_barrier()
     model = make_model()
-    together = step_seconds(DistributedDataParallel(model), batch, steps)
+    ddp = DistributedDataParallel(model)
+    together = step_seconds(ddp, batch, steps)
+    computing = step_seconds(ddp, batch, steps, communicate=False)
     if rank == 0:
         parameters = sum(p.numel() for p in model.parameters())
         print(f"DDP, MLP of {parameters / 1e6:.1f}M parameters, batch {batch} per rank: "
               f"1 process {alone * 1e3:.1f} ms/step, {size} ranks {together * 1e3:.1f} ms/step "
               f"-> scaling efficiency {alone / together:.2f} "
-              f"({size * batch / together:.0f} vs {batch / alone:.0f} samples/s)", flush=True)
+              f"({size * batch / together:.0f} vs {batch / alone:.0f} samples/s); "
+              f"{size} ranks without all_reduce (no_sync) {computing * 1e3:.1f} ms/step",
+              flush=True)
 
 
 def main():
