@@ -635,3 +635,34 @@ TEST(test_safetensors_names_and_metadata_with_escapes_round_trip) {
     porta_tensor_release(t);
     end_dir(dir);
 }
+
+/* A view of the file read by recorded (fused) ops after the caller has let
+ * go of both the view and the file: the trace's references keep the
+ * mapping, and the memory plan must not try to give its memory back. */
+TEST(test_safetensors_views_in_a_fused_trace) {
+    const char *header = "{" T("w", "\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]") "}";
+    size_t size;
+    unsigned char *bytes = craft(header, strlen(header), 16, &size);
+    if (!bytes) return;
+    const float w[4] = {1, 2, 3, 4};
+    memcpy(bytes + size - 16, w, sizeof w);
+    porta_safetensors *file = NULL;
+    porta_status *status = porta_safetensors_parse(bytes, size, &file);
+    free(bytes);
+    CHECK_OK(status);
+    porta_tensor *view = NULL, *twice = NULL, *sum = NULL;
+    CHECK_OK(porta_safetensors_get(file, "w", test_cpu(), &view));
+    porta_safetensors_close(file);
+    CHECK_OK(porta_set_fusion(true));
+    status = porta_binary(PORTA_ADD, view, view, &twice);
+    if (!status) status = porta_binary(PORTA_MUL, twice, twice, &sum);
+    porta_tensor_release(view);
+    porta_tensor_release(twice);
+    porta_status *off = porta_set_fusion(false); /* flushes */
+    CHECK_OK(status);
+    CHECK_OK(off);
+    float got[4] = {0};
+    CHECK_OK(porta_tensor_to_host(sum, got, sizeof got));
+    CHECK(got[0] == 4 && got[1] == 16 && got[2] == 36 && got[3] == 64);
+    porta_tensor_release(sum);
+}
