@@ -32,7 +32,9 @@ typedef struct porta_safetensors porta_safetensors;
 
 /* Opens and validates a file. The file is mapped, not read: tensors taken
  * from it on a CPU device are views of the mapping (copy-on-write, so
- * writing to them never changes the file). */
+ * writing to them never changes the file). Replacing the file (as
+ * porta_safetensors_save does, by rename) is safe while it is open;
+ * truncating it in place is not, as with any mapped file. */
 PORTA_API porta_status *porta_safetensors_open(const char *path, porta_safetensors **out);
 /* Validates `size` bytes of a safetensors file held in memory; the bytes are
  * copied, so `data` may be freed once this returns. */
