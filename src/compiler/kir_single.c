@@ -60,9 +60,13 @@ static bool elementwise(const porta_prim *prim, const porta_tensor *const *input
 /* x's dims reordered: kept axes in order, then the reduced ones. */
 static bool reduction(const porta_prim *prim, const porta_tensor *x, const porta_tensor *out,
                       kir_kernel *k, kir_args *args) {
-    switch (prim->op) {
-    case PORTA_REDUCE_SUM: case PORTA_REDUCE_PROD: case PORTA_REDUCE_MAX:
-    case PORTA_REDUCE_MIN: case PORTA_REDUCE_ANY: case PORTA_REDUCE_ALL: break;
+    int op = prim->op;
+    switch (op) {
+    case PORTA_REDUCE_SUM: case PORTA_REDUCE_PROD: case PORTA_REDUCE_ANY:
+    case PORTA_REDUCE_ALL: break;
+    /* of bools, the largest is "any true", the smallest "all true" */
+    case PORTA_REDUCE_MAX: if (x->dtype == PORTA_BOOL) op = PORTA_REDUCE_ANY; break;
+    case PORTA_REDUCE_MIN: if (x->dtype == PORTA_BOOL) op = PORTA_REDUCE_ALL; break;
     default: return false; /* arg reductions return indices */
     }
     bool reduced[PORTA_MAX_RANK] = {false};
@@ -90,7 +94,7 @@ static bool reduction(const porta_prim *prim, const porta_tensor *x, const porta
     int a = add_access(k, strides, x->dtype, KIR_FULL, x_strides, n);
     int load = add_value(k, (kir_value){.kind = KIR_LOAD, .dtype = x->dtype, .space = KIR_FULL,
                                         .access = a});
-    kir_value value = {.kind = KIR_REDUCE, .op = prim->op, .dtype = out->dtype,
+    kir_value value = {.kind = KIR_REDUCE, .op = op, .dtype = out->dtype,
                        .space = KIR_OUTER, .args = {load}};
     if (!kir_c_supports(&value, x->dtype)) return false;
     int id = add_value(k, value);

@@ -12,6 +12,7 @@
 #include "backends/opencl/cl_runtime.h"
 #include "compiler/codegen_cl.h"
 #include "compiler/kir_layout.h"
+#include "compiler/stats.h"
 #include "core/alloc.h"
 #include "core/status.h"
 
@@ -168,8 +169,12 @@ static porta_status *cl_prepare_kernel(porta_device *device, const kir_kernel *k
                                        void **program) {
     cl_state *s = cl_of(device);
     pthread_mutex_lock(&s->lock);
-    cl_kir_program *p = NULL;
-    porta_status *status = prepare_locked(device, kernel, &p);
+    cl_kir_program *p = find_built(s, kernel, kir_hash(kernel));
+    porta_status *status = NULL;
+    if (p)
+        compiler_count(COUNTER_KERNEL_MEMORY_HITS, 1);
+    else
+        status = prepare_locked(device, kernel, &p);
     pthread_mutex_unlock(&s->lock);
     if (!status) *program = p;
     return status;
