@@ -19,7 +19,11 @@
  * PORTA_DIST_TIMEOUT, in seconds, or porta_dist_set_timeout says otherwise)
  * with PORTA_ERR_IO naming the operation and the ranks that did not arrive.
  * A timed-out collective cannot be taken back, so after one every later
- * call fails at once: end the process.
+ * call fails at once: end the process. porta_dist_init waits with the same
+ * timeout for the other ranks to join, once MPI has started; MPI_Init
+ * itself (Open MPI's startup, when porta_dist_init starts MPI) waits for
+ * every process of the job to start MPI, and mpirun ends the job when one
+ * exits first.
  *
  * Calls may come from any thread; they are serialized.
  */

@@ -127,6 +127,17 @@ def test_a_hung_rank_makes_the_others_fail_naming_it():
     assert seconds < 30, f"took {seconds:.1f} s"
 
 
+def test_a_rank_that_never_joins_makes_init_fail_naming_the_wait():
+    done, seconds = _mpirun("late", {"PORTA_DIST_TIMEOUT": "2"})
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    errors = _lines(done.stdout, "init error")
+    assert len(errors) == 1, output
+    assert "init timed out after" in errors[0] and "has not called porta_dist_init" in \
+        errors[0], errors[0]
+    assert seconds < 30, f"took {seconds:.1f} s"
+
+
 def test_an_exited_rank_ends_the_job_fast():
     done, seconds = _mpirun("exit", {"PORTA_DIST_TIMEOUT": "20"})
     output = done.stdout + done.stderr
@@ -472,6 +483,23 @@ def _hang():
     os._exit(4)
 
 
+def _late():
+    """Rank 1 starts MPI but never joins porta's world."""
+    if os.environ["OMPI_COMM_WORLD_RANK"] == "1":
+        import ctypes
+        library = ctypes.CDLL("libmpi.so.40", mode=ctypes.RTLD_GLOBAL)
+        library.MPI_Init(None, None)
+        time.sleep(SCENARIO_TIMEOUT)  # mpirun ends it
+        os._exit(0)
+    try:
+        import torch_porta.distributed  # noqa: F401  (joins the world at import)
+    except RuntimeError as error:
+        print(f"init error: {error}", flush=True)
+        os._exit(3)
+    print("init returned without rank 1", flush=True)
+    os._exit(4)
+
+
 def _exit():
     import torch
     import torch.distributed as dist
@@ -504,4 +532,4 @@ def _torchrun_scenario():
 
 if __name__ == "__main__":
     {"collectives": _collectives, "ddp": _ddp, "hang": _hang, "exit": _exit,
-     "torchrun": _torchrun_scenario, "checkpoint": _checkpoint}[sys.argv[1]]()
+     "torchrun": _torchrun_scenario, "checkpoint": _checkpoint, "late": _late}[sys.argv[1]]()

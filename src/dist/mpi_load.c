@@ -27,7 +27,7 @@ typedef struct symbol_slot {
 static porta_status *resolve(void *library, const char *library_name, mpi_api *table) {
     const symbol_slot slots[] = {
         FN(Initialized), FN(Finalized), FN(Init_thread), FN(Finalize), FN(Comm_rank),
-        FN(Comm_size), FN(Comm_dup), FN(Comm_free), FN(Comm_set_errhandler),
+        FN(Comm_size), FN(Comm_idup), FN(Comm_free), FN(Comm_set_errhandler),
         FN(Error_string), FN(Iallreduce), FN(Iallgather), FN(Ireduce_scatter_block),
         FN(Ibcast), FN(Ibarrier), FN(Isend), FN(Irecv), FN(Test), FN(Iprobe), FN(Recv), FN(Send),
         FN(Get_count),

@@ -39,7 +39,7 @@ typedef struct mpi_api {
     int (*Finalize)(void);
     int (*Comm_rank)(mpi_comm comm, int *rank);
     int (*Comm_size)(mpi_comm comm, int *size);
-    int (*Comm_dup)(mpi_comm comm, mpi_comm *out);
+    int (*Comm_idup)(mpi_comm comm, mpi_comm *out, mpi_request *request);
     int (*Comm_free)(mpi_comm *comm);
     int (*Comm_set_errhandler)(mpi_comm comm, mpi_errhandler handler);
     int (*Error_string)(int code, char *text, int *length);

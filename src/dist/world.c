@@ -134,6 +134,41 @@ static porta_status *check_launcher_environment(int rank, int size) {
     return NULL;
 }
 
+/* A communicator of our own, made by every rank together: a nonblocking
+ * duplicate waited for with the timeout, so that a rank that never joins
+ * makes the others fail instead of hang. */
+static porta_status *duplicate_world(const mpi_api *mpi, double timeout, mpi_comm *out) {
+    mpi_request request = NULL;
+    mpi_comm comm = NULL;
+    int code = mpi->Comm_idup(mpi->comm_world, &comm, &request);
+    if (code != MPI_OK)
+        return mpi_failure(mpi, code, "init", "MPI_Comm_idup");
+    double start = now_seconds();
+    for (unsigned spins = 0;; spins++) {
+        int done = 0;
+        code = mpi->Test(&request, &done, MPI_STATUS_IGNORE_VALUE);
+        if (code != MPI_OK)
+            return mpi_failure(mpi, code, "init", "MPI_Test");
+        if (done)
+            break;
+        if (spins >= 256) {
+            if (now_seconds() - start > timeout) {
+                /* The duplicate cannot be taken back: no later init. */
+                broken = true;
+                snprintf(broken_reason, sizeof broken_reason, "porta_dist_init timed out");
+                return porta_error(PORTA_ERR_IO,
+                                   "porta_dist: init timed out after %.3g s waiting for every "
+                                   "rank to join (some rank has not called porta_dist_init); "
+                                   "the timeout is PORTA_DIST_TIMEOUT",
+                                   now_seconds() - start);
+            }
+            sched_yield();
+        }
+    }
+    *out = comm;
+    return NULL;
+}
+
 static porta_status *join(void) {
     double timeout = 0;
     PORTA_TRY(timeout_from_environment(&timeout));
@@ -173,13 +208,12 @@ static porta_status *join(void) {
     if (code != MPI_OK)
         return mpi_failure(mpi, code, "init", "MPI_Comm_rank/size");
     PORTA_TRY(check_launcher_environment(joined.rank, joined.size));
-    code = mpi->Comm_dup(mpi->comm_world, &joined.comm);
-    if (code != MPI_OK)
-        return mpi_failure(mpi, code, "init", "MPI_Comm_dup");
-    code = mpi->Comm_dup(mpi->comm_world, &joined.control);
-    if (code != MPI_OK) {
+    mpi->Comm_set_errhandler(mpi->comm_world, mpi->errors_return);
+    PORTA_TRY(duplicate_world(mpi, timeout, &joined.comm));
+    porta_status *status = duplicate_world(mpi, timeout, &joined.control);
+    if (status) {
         mpi->Comm_free(&joined.comm);
-        return mpi_failure(mpi, code, "init", "MPI_Comm_dup");
+        return status;
     }
     /* Errors come back as codes that become statuses, not aborts. */
     mpi->Comm_set_errhandler(joined.comm, mpi->errors_return);
@@ -192,7 +226,11 @@ static porta_status *join(void) {
 
 porta_status *porta_dist_init(void) {
     pthread_mutex_lock(&call_lock);
-    porta_status *status = initialized ? NULL : join();
+    porta_status *status = NULL;
+    if (broken)
+        status = porta_error(PORTA_ERR_IO, "porta_dist_init refused: %s", broken_reason);
+    else if (!initialized)
+        status = join();
     if (!status)
         initialized = true;
     pthread_mutex_unlock(&call_lock);
