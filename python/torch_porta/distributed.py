@@ -10,13 +10,17 @@ importing this module fills in what init_process_group's default env://
 rendezvous reads, unless already set (RANK, WORLD_SIZE, LOCAL_RANK, and
 MASTER_ADDR/MASTER_PORT: rank 0 sends a free port and its addresses to the
 others over MPI, and each takes the one on a network it shares), so scripts
-written for torchrun run unchanged, on one host or several. The collectives themselves run over MPI; the
-rendezvous store only serves PyTorch's own bookkeeping. torchrun alone
-starts processes that each see an MPI world of one: a WORLD_SIZE of 1 works,
-a larger one fails at init_process_group saying to launch with mpirun.
+written for torchrun run unchanged, on one host or several. The collectives
+themselves run over MPI; the rendezvous store only serves PyTorch's own
+bookkeeping. torchrun alone starts processes that each see an MPI world of
+one: a WORLD_SIZE of 1 works, a larger one fails at init_process_group
+saying to launch with mpirun.
 
 Tensors on "porta" devices and CPU tensors work, of every dtype porta has.
-Every call is synchronous: the returned work is already complete. Each
+The process group is the whole MPI world (no subgroups of fewer ranks).
+Every call is synchronous: the returned work is already complete (DDP
+all-reduces each bucket from its backward hook, as soon as the bucket is
+ready, while the rest of backward waits). Each
 call waits at most the timeout: PORTA_DIST_TIMEOUT (seconds), else the
 `timeout` given to init_process_group when it is not PyTorch's default,
 else 60 s. A rank that dies or hangs makes the others raise an error naming
