@@ -165,6 +165,10 @@ PORTA_API porta_status *porta_device_get(int index, porta_device **out);
 PORTA_API porta_status *porta_device_info_get(const porta_device *device,
                                               porta_device_info *info);
 PORTA_API porta_status *porta_device_synchronize(porta_device *device);
+/* Why a backend built into Porta has no devices here ("no OpenCL ICD loader
+ * ..."), or NULL when it is available or not a backend's name. Backends:
+ * "cpu", "opencl". */
+PORTA_API const char *porta_backend_unavailable_reason(const char *backend);
 
 /* ------------------------------------------------------------------ */
 /* Buffers: reference-counted device memory                             */

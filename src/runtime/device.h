@@ -57,5 +57,8 @@ struct porta_device {
 typedef void (*porta_backend_probe)(void);
 /* Takes ownership of nothing: `device` must live for the process. */
 void porta_registry_add(porta_device *device);
+/* A probe that finds its backend unusable says why (both strings must live
+ * for the process). */
+void porta_registry_unavailable(const char *backend, const char *why);
 
 #endif

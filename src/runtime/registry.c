@@ -29,6 +29,26 @@ void porta_registry_add(porta_device *device) {
     if (found_count < MAX_DEVICES) found[found_count++] = device;
 }
 
+#define MAX_UNAVAILABLE 8
+
+typedef struct unavailable_backend {
+    const char *backend, *why;
+} unavailable_backend;
+static unavailable_backend unavailable[MAX_UNAVAILABLE];
+static int unavailable_count;
+
+void porta_registry_unavailable(const char *backend, const char *why) {
+    if (unavailable_count < MAX_UNAVAILABLE)
+        unavailable[unavailable_count++] = (unavailable_backend){backend, why};
+}
+
+const char *porta_backend_unavailable_reason(const char *backend) {
+    porta_device_count(); /* probes have run */
+    for (int i = 0; backend && i < unavailable_count; i++)
+        if (strcmp(unavailable[i].backend, backend) == 0) return unavailable[i].why;
+    return NULL;
+}
+
 static void make_visible(porta_device *device) {
     for (int i = 0; i < device_count; i++)
         if (devices[i] == device) return; /* listed twice: the first place counts */

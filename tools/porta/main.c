@@ -51,6 +51,11 @@ static int cmd_devices(int argc, char **argv) {
         printf("%-8s %-8s %-8d %-10s %-28s %s\n", id, info.backend, info.compute_units, memory,
                capability_names(info.capabilities, caps, sizeof caps), info.name);
     }
+    static const char *const backends[] = {"cpu", "opencl"};
+    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
+        const char *why = porta_backend_unavailable_reason(backends[i]);
+        if (why) printf("%s: unavailable (%s)\n", backends[i], why);
+    }
     return 0;
 }
 
@@ -58,7 +63,9 @@ static const command commands[] = {
     {"devices", "list every device Porta can run on",
      "usage: porta devices\n\n"
      "Prints one line per device: its index (porta:N), backend, threads or\n"
-     "compute units, memory, capabilities and name.\n",
+     "compute units, memory, capabilities and name; then each backend that\n"
+     "is unavailable here, and why. PORTA_VISIBLE_DEVICES picks and orders\n"
+     "the devices (indices of this list, or backend names: \"opencl,cpu\").\n",
      cmd_devices},
 };
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])

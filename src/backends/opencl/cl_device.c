@@ -362,10 +362,17 @@ static void add_device(const cl_api *cl, cl_platform_id platform, cl_device_id i
 void porta_opencl_backend_probe(void) {
     const char *why = NULL;
     const cl_api *cl = cl_api_load(&why);
-    if (!cl) return; /* unavailable: porta_backend_status says why */
+    if (!cl) {
+        porta_registry_unavailable("opencl", why);
+        return;
+    }
     cl_platform_id platforms[8];
     cl_uint platform_count = 0;
-    if (cl->clGetPlatformIDs(8, platforms, &platform_count) != CL_SUCCESS) return;
+    if (cl->clGetPlatformIDs(8, platforms, &platform_count) != CL_SUCCESS || !platform_count) {
+        porta_registry_unavailable("opencl", "the OpenCL loader found no platform (no driver "
+                                             "installed, e.g. pocl-opencl-icd)");
+        return;
+    }
     if (platform_count > 8) platform_count = 8;
     int count = 0;
     /* GPUs and accelerators first, then CPUs and the rest */
@@ -385,4 +392,5 @@ void porta_opencl_backend_probe(void) {
             }
         }
     for (int i = 0; i < count; i++) porta_registry_add(&devices[i]);
+    if (!count) porta_registry_unavailable("opencl", "no OpenCL device could be opened");
 }

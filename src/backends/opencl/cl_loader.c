@@ -13,13 +13,25 @@ static char failure[256];
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
 static void load(void) {
-    /* PORTA_OPENCL_LIBRARY names another loader (a vendor's, or none). */
-    const char *names[] = {getenv("PORTA_OPENCL_LIBRARY"), "libOpenCL.so.1", "libOpenCL.so"};
+    /* PORTA_OPENCL_LIBRARY names the loader to use instead (a vendor's own
+     * library; a name that does not load turns the backend off). */
+    const char *chosen = getenv("PORTA_OPENCL_LIBRARY");
+    const char *names[] = {"libOpenCL.so.1", "libOpenCL.so"};
     void *library = NULL;
+    if (chosen && *chosen) {
+        library = dlopen(chosen, RTLD_NOW | RTLD_LOCAL);
+        if (!library) {
+            snprintf(failure, sizeof failure, "PORTA_OPENCL_LIBRARY=%s could not be loaded",
+                     chosen);
+            return;
+        }
+    }
     for (size_t i = 0; i < sizeof names / sizeof names[0] && !library; i++)
-        if (names[i] && names[i][0]) library = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        library = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
     if (!library) {
-        snprintf(failure, sizeof failure, "no OpenCL ICD loader (libOpenCL.so.1) could be loaded");
+        snprintf(failure, sizeof failure,
+                 "no OpenCL ICD loader (libOpenCL.so.1) could be loaded: install one "
+                 "(e.g. ocl-icd-libopencl1) and a driver");
         return;
     }
 #define CL_RESOLVE(ret, name, params)                                                       \
