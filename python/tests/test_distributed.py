@@ -6,6 +6,7 @@ Run a scenario by hand: mpirun -np 2 python python/tests/test_distributed.py col
 """
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -35,9 +36,22 @@ def _mpirun(scenario, extra_env=None, ranks=2, arguments=(), launcher=(),
     command = [*launcher, mpirun, "-np", str(ranks), *options,
                sys.executable, os.path.abspath(__file__), scenario, *arguments]
     start = time.monotonic()
-    done = subprocess.run(command, env=env, capture_output=True, text=True,
-                          timeout=SCENARIO_TIMEOUT)
+    done = _run(command, env)
     return done, time.monotonic() - start
+
+
+def _run(command, env):
+    """Runs a launcher in a session of its own, so that on a timeout every
+    process it started is killed with it, not left behind."""
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=SCENARIO_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, stderr = process.communicate()
+        raise AssertionError(f"{command} ran over {SCENARIO_TIMEOUT} s:\n{stdout}{stderr}")
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 def _lines(output, prefix):
@@ -168,8 +182,7 @@ def _torchrun(processes):
     command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node",
                str(processes), "--master_addr", "127.0.0.1", "--master_port", str(port),
                os.path.abspath(__file__), "torchrun"]
-    return subprocess.run(command, env=env, capture_output=True, text=True,
-                          timeout=SCENARIO_TIMEOUT)
+    return _run(command, env)
 
 
 def test_torchrun_with_one_process_works():
