@@ -8,7 +8,8 @@ JOBS       ?= $(shell nproc)
 VENV       ?= .venv
 PYTHON     ?= python3
 
-.PHONY: all build asan setup demo demo-c test test-release test-asan test-python test-python-modes valgrind \
+.PHONY: all build asan setup demo demo-c test test-release test-asan test-python test-python-modes \
+        test-opencl valgrind \
         bench clean
 
 all: build
@@ -36,9 +37,10 @@ demo-c: setup
 # C tests in a release build, the same tests under AddressSanitizer + UBSan
 # (with LeakSanitizer's exit-time leak check), then the Python package's
 # tests against PyTorch's CPU; the C demo runs before them as a smoke test.
-# Last, the OpInfo conformance test again in fused eager mode and through
-# torch.compile(backend="porta").
-test: test-release test-asan demo-c test-python test-python-modes
+# Then the OpInfo conformance test again in fused eager mode and through
+# torch.compile(backend="porta"). Last, all of the Python tests on the first
+# OpenCL device (the C tests already run every primitive on every device).
+test: test-release test-asan demo-c test-python test-python-modes test-opencl
 
 test-release: build
 	$(BUILD)/porta_tests
@@ -54,6 +56,17 @@ test-python-modes: setup
 	PORTA_TEST_MODE=fused $(VENV)/bin/python -m pytest python/tests/test_opinfo.py -q
 	PORTA_TEST_MODE=compile $(VENV)/bin/python -m pytest python/tests/test_opinfo.py -q
 
+# PORTA_VISIBLE_DEVICES=opencl makes the first OpenCL device (PoCL in CI)
+# porta:0, the device "porta" means: the unchanged suite runs there.
+OPENCL_FIRST = PORTA_VISIBLE_DEVICES=opencl
+test-opencl: setup
+	@$(OPENCL_FIRST) $(VENV)/bin/porta devices | grep -q '^porta:0  opencl' || \
+	  { echo "test-opencl: no OpenCL device (install pocl-opencl-icd):"; \
+	    $(VENV)/bin/porta devices; exit 1; }
+	$(OPENCL_FIRST) $(VENV)/bin/python -m pytest python/tests -q
+	$(OPENCL_FIRST) PORTA_TEST_MODE=fused $(VENV)/bin/python -m pytest python/tests/test_opinfo.py -q
+	$(OPENCL_FIRST) PORTA_TEST_MODE=compile $(VENV)/bin/python -m pytest python/tests/test_opinfo.py -q
+
 valgrind: build
 	valgrind --leak-check=full --error-exitcode=1 --errors-for-leak-kinds=definite,indirect \
 	  $(BUILD)/porta_tests test_core
@@ -66,8 +79,12 @@ bench: build
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BUILD)/bench_sgemm
 	$(BUILD)/bench_elementwise
 	$(BUILD)/bench_fusion
+	$(BUILD)/bench_opencl
 	.venv/bin/python bench/bench_torch.py
 	.venv/bin/python bench/bench_compile.py
+	.venv/bin/python bench/bench_devices.py
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+	  mpirun -np 2 --oversubscribe .venv/bin/python bench/bench_allreduce.py
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -29,6 +29,7 @@ PyMODINIT_FUNC PyInit__C(void) {
         add_methods(module, porta_py_kernel_methods) < 0 ||
         add_methods(module, porta_py_generator_methods) < 0 ||
         add_methods(module, porta_py_compiler_methods) < 0 ||
+        add_methods(module, porta_py_dist_methods) < 0 ||
         PyModule_AddStringConstant(module, "porta_version", porta_version_string()) < 0) {
         Py_DECREF(module);
         return NULL;

@@ -46,6 +46,7 @@ extern PyMethodDef porta_py_aten_methods[];
 extern PyMethodDef porta_py_kernel_methods[];
 extern PyMethodDef porta_py_generator_methods[];
 extern PyMethodDef porta_py_compiler_methods[];
+extern PyMethodDef porta_py_dist_methods[];
 
 /* In fused mode: names the Python line issuing aten op `op_name` as the
  * site of the primitives it records (compiler.c). */

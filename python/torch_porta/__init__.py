@@ -36,3 +36,5 @@ __all__ = ["current_device", "device_count", "get_device_name", "is_available",
            "synchronize", "metrics", "reset_metrics", "get_eager_mode", "set_eager_mode", "explain",
            "get_rng_state", "get_rng_state_all", "initial_seed", "manual_seed", "manual_seed_all",
            "seed", "seed_all", "set_rng_state", "set_rng_state_all"]
+
+from . import distributed  # noqa: E402,F401  (registers the torch.distributed backend "porta")

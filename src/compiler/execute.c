@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "compiler/codegen_c.h"
+#include "compiler/codegen_cl.h"
 #include "compiler/explain.h"
 #include "compiler/kir_layout.h"
 #include "compiler/plan_cache.h"
@@ -106,8 +107,17 @@ static void explain_plan(const plan *p, const trace_record *records, uint64_t ha
             continue;
         }
         explain_printf("  kernel %d: %s\n", i, step->summary);
+        /* the source the device compiles: C on host-memory devices, else OpenCL C */
+        const porta_device *device = records[step->first].out.buffer->device;
+        bool host = device->info.capabilities & PORTA_CAP_HOST_MEMORY;
         char *source = NULL;
-        if (with_source && !kir_render_c(step->kernel, &source)) {
+        porta_status *rendered = NULL;
+        if (with_source)
+            rendered = host ? kir_render_c(step->kernel, &source)
+                            : kir_render_cl(step->kernel, &source);
+        bool ok = with_source && !rendered;
+        porta_status_free(rendered);
+        if (ok) {
             explain_printf("%s\n", source);
             free(source);
         }
