@@ -23,7 +23,8 @@ eager's (below 1.0 is faster) and, per device, eager / fused (above 1.0:
 fused is faster). Milliseconds are shown for scale only. Kernel builds that
 still happen in a timed turn are subtracted from it and counted. The
 losses of the warm-up steps must agree with PyTorch CPU's. A variant that
-fails is reported with its error; the others go on.
+fails is reported with its error; the others go on. Training on porta:N,
+N > 0, runs in a process of its own (see train_on_other_devices).
 
     .venv/bin/python bench/bench_devices.py [--rounds N] [--threads N] [--cold]
                                             [--only train|forward]
@@ -35,6 +36,7 @@ import argparse
 import copy
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -170,6 +172,8 @@ def attempt(variant, action):
 
 def variants_for(workload, model, batch):
     devices = [f"porta:{i}" for i in range(torch_porta.device_count())]
+    if workload == "train":  # backward only on porta:0: the others train in their own process
+        devices = devices[:1]
     variants = [Variant(d, mode, workload, model, batch)
                 for d in devices for mode in ("debug", "fused")]
     return variants + [Variant("cpu", "eager", workload, model, batch)]
@@ -189,10 +193,11 @@ def benchmark(workload, rounds, model, batch):
     for _ in range(rounds):
         for variant in variants:
             attempt(variant, variant.timed_turn)
-    report(variants, rounds)
+    return report(variants, rounds)
 
 
 def report(variants, rounds):
+    """Prints the table; returns the median step times by variant name."""
     medians = {label(v): statistics.median(v.samples) for v in variants if v.error is None}
     reference = medians.get(REFERENCE)
     cpu = next((v for v in variants if v.name == "cpu" and v.error is None), None)
@@ -225,6 +230,33 @@ def report(variants, rounds):
               f"{v.timed_kernels:11d} {v.losses[0]:9.5f} {check:>12}")
     if reference is None:
         print(f"no ratios: {REFERENCE} did not run")
+    return medians
+
+
+def train_on_other_devices(args, medians):
+    """PyTorch's autograd engine runs backward on porta:0 only (its Python
+    device guard counts one device), so porta:N trains in a process of its
+    own where PORTA_VISIBLE_DEVICES makes it porta:0. PyTorch's CPU, timed
+    in both processes, bridges them: porta:N / porta:0 = (porta:N / cpu) /
+    (porta:0 / cpu)."""
+    if "porta:0 eager" not in medians or "cpu" not in medians:
+        return
+    bridge = medians["porta:0 eager"] / medians["cpu"]
+    for index in range(1, torch_porta.device_count()):
+        print(f"\n== training step on porta:{index} ({torch_porta.get_device_name(index)}), "
+              f"in its own process ==", flush=True)
+        env = dict(os.environ, PORTA_VISIBLE_DEVICES=str(index))
+        subprocess.run([sys.executable, os.path.abspath(__file__), "--only", "train",
+                        "--rounds", str(args.rounds), "--threads", str(args.threads),
+                        "--bridge", repr(bridge), "--as-device", str(index)], env=env, check=False)
+
+
+def print_bridged(medians, bridge, index):
+    for mode in ("eager", "fused"):
+        mine = medians.get(f"porta:0 {mode}")
+        if mine and "cpu" in medians:
+            print(f"porta:{index} {mode} / porta:0 eager of the main process, through PyTorch "
+                  f"CPU: {mine / medians['cpu'] / bridge:.2f}")
 
 
 def warn_if_busy(own_load):
@@ -248,6 +280,8 @@ def main():
     parser.add_argument("--only", choices=("train", "forward"), help="run one workload only")
     parser.add_argument("--cold", action="store_true",
                         help="start porta's on-disk kernel cache empty")
+    parser.add_argument("--bridge", type=float, help=argparse.SUPPRESS)  # train_on_other_devices
+    parser.add_argument("--as-device", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.cold:
         cold = tempfile.TemporaryDirectory(prefix="bench_devices_")
@@ -272,7 +306,11 @@ def main():
     model, batch = DigitsCNN(), digits_batch()
     for workload in ("train", "forward"):
         if args.only in (None, workload):
-            benchmark(workload, args.rounds, model, batch)
+            medians = benchmark(workload, args.rounds, model, batch)
+            if workload == "train" and args.bridge is not None:
+                print_bridged(medians, args.bridge, args.as_device)
+            elif workload == "train":
+                train_on_other_devices(args, medians)
     warn_if_busy(args.threads)  # the last minute's average includes this run
 
 
