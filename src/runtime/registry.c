@@ -11,10 +11,12 @@
 
 void porta_cpu_backend_probe(void);
 void porta_opencl_backend_probe(void);
+void porta_cuda_backend_probe(void);
 
 static const porta_backend_probe probes[] = {
     porta_cpu_backend_probe, /* porta:0 unless PORTA_VISIBLE_DEVICES says otherwise */
     porta_opencl_backend_probe,
+    porta_cuda_backend_probe,
 };
 
 #define MAX_DEVICES 64

@@ -1,0 +1,342 @@
+/* The CUDA backend's devices: every GPU the driver reports, each a porta
+ * device on its primary context with one stream that every copy and
+ * kernel goes to, in order. Buffers are cuMemAlloc'd and counted against
+ * Porta's memory limit. Elementwise ops, casts, fills and reductions run
+ * as kernel-IR kernels rendered by the OpenCL renderer and compiled by
+ * NVRTC (cu_prelude.c); the compiler's fused kernels take the same road.
+ * The hand-written kernels (GEMM, convolution, indexing, padding, random,
+ * sort) are not written for CUDA yet: supports() says so, so they can be
+ * placed elsewhere, and execute() refuses them with a clear error. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cuda/cu_runtime.h"
+#include "compiler/codegen_cl.h"
+#include "compiler/kir_layout.h"
+#include "compiler/stats.h"
+#include "core/alloc.h"
+#include "core/status.h"
+#include "core/tensor.h"
+
+#define MAX_CU_DEVICES 16
+
+static porta_device devices[MAX_CU_DEVICES];
+static cu_state states[MAX_CU_DEVICES];
+
+static porta_status *make_current(const cu_state *s) {
+    CUresult r = s->cu->cuCtxSetCurrent(s->context);
+    return r ? cu_error(s, r, "cuCtxSetCurrent") : NULL;
+}
+
+/* ---- memory ---- */
+
+static porta_status *cu_buffer_alloc(porta_device *device, size_t bytes, void **handle) {
+    cu_state *s = cu_of(device);
+    size_t size = bytes ? bytes : 1; /* cuMemAlloc refuses 0 bytes */
+    PORTA_TRY(make_current(s));
+    cu_buffer *buffer = malloc(sizeof *buffer);
+    if (!buffer) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "CUDA: no host memory for a buffer");
+    porta_status *status = porta_memory_reserve(size, "a CUDA buffer");
+    if (status) {
+        free(buffer);
+        return status;
+    }
+    CUresult r = s->cu->cuMemAlloc(&buffer->pointer, size);
+    if (r != CUDA_SUCCESS) {
+        porta_memory_unreserve(size);
+        free(buffer);
+        return porta_error(PORTA_ERR_OUT_OF_MEMORY,
+                           "CUDA: allocating %zu bytes on %s failed (error %d)", bytes, s->name,
+                           (int)r);
+    }
+    buffer->size = size;
+    *handle = buffer;
+    return NULL;
+}
+
+static void cu_buffer_free(porta_device *device, void *handle) {
+    cu_state *s = cu_of(device);
+    cu_buffer *buffer = handle;
+    /* freeing device memory synchronizes the device: no kernel still
+     * queued on the stream can see the memory reused */
+    porta_status_free(make_current(s));
+    s->cu->cuMemFree(buffer->pointer);
+    porta_memory_unreserve(buffer->size);
+    free(buffer);
+}
+
+static porta_status *cu_buffer_write(porta_device *device, void *handle, size_t offset,
+                                     const void *src, size_t bytes) {
+    cu_state *s = cu_of(device);
+    cu_buffer *buffer = handle;
+    if (!bytes) return NULL;
+    PORTA_TRY(make_current(s));
+    CUresult r = s->cu->cuMemcpyHtoDAsync(buffer->pointer + offset, src, bytes, s->stream);
+    if (r == CUDA_SUCCESS) r = s->cu->cuStreamSynchronize(s->stream);
+    return r ? cu_error(s, r, "cuMemcpyHtoDAsync") : NULL;
+}
+
+static porta_status *cu_buffer_read(porta_device *device, void *handle, size_t offset,
+                                    void *dst, size_t bytes) {
+    cu_state *s = cu_of(device);
+    cu_buffer *buffer = handle;
+    if (!bytes) return NULL;
+    PORTA_TRY(make_current(s));
+    CUresult r = s->cu->cuMemcpyDtoHAsync(dst, buffer->pointer + offset, bytes, s->stream);
+    if (r == CUDA_SUCCESS) r = s->cu->cuStreamSynchronize(s->stream);
+    return r ? cu_error(s, r, "cuMemcpyDtoHAsync") : NULL;
+}
+
+static porta_status *cu_synchronize(porta_device *device) {
+    cu_state *s = cu_of(device);
+    PORTA_TRY(make_current(s));
+    CUresult r = s->cu->cuStreamSynchronize(s->stream);
+    return r ? cu_error(s, r, "cuStreamSynchronize") : NULL;
+}
+
+/* ---- compiled kernels (the compiler's entries and eager ops) ---- */
+
+/* A kir kernel built for a device: a copy of its structure (to find it
+ * again without rendering) and what binding its arguments needs. */
+typedef struct cu_kir_program {
+    struct cu_kir_program *next; /* kept reachable for the process's life */
+    const cu_state *state;
+    uint64_t hash;
+    kir_kernel *copy; /* values and accesses in use only */
+    CUfunction function;
+    int param_count;
+} cu_kir_program;
+
+static pthread_mutex_t programs_lock = PTHREAD_MUTEX_INITIALIZER;
+static cu_kir_program *kir_programs;
+
+static bool same_value(const kir_value *a, const kir_value *b) {
+    return a->kind == b->kind && a->op == b->op && a->dtype == b->dtype &&
+           a->space == b->space && !memcmp(a->args, b->args, sizeof a->args) &&
+           a->access == b->access && a->param == b->param &&
+           (a->kind != KIR_CONST || !memcmp(&a->constant, &b->constant, sizeof a->constant));
+}
+
+static bool same_kernel(const kir_kernel *a, const kir_kernel *b) {
+    if (a->rank != b->rank || a->outer_rank != b->outer_rank ||
+        a->value_count != b->value_count || a->access_count != b->access_count)
+        return false;
+    for (int i = 0; i < a->value_count; i++)
+        if (!same_value(&a->values[i], &b->values[i])) return false;
+    for (int i = 0; i < a->access_count; i++) {
+        const kir_access *x = &a->accesses[i], *y = &b->accesses[i];
+        if (x->dtype != y->dtype || x->space != y->space || x->last != y->last ||
+            x->store != y->store || (x->store && x->value != y->value))
+            return false;
+    }
+    return true;
+}
+
+static cu_kir_program *find_built(const cu_state *s, const kir_kernel *kernel, uint64_t hash) {
+    pthread_mutex_lock(&programs_lock);
+    cu_kir_program *p = kir_programs;
+    while (p && !(p->state == s && p->hash == hash && same_kernel(p->copy, kernel))) p = p->next;
+    pthread_mutex_unlock(&programs_lock);
+    return p;
+}
+
+/* The program of `kernel`, built when new. Memory hits count for the
+ * compiler's lookups only (count_hit), not for eager ops. */
+static porta_status *prepare(porta_device *device, const kir_kernel *kernel,
+                             cu_kir_program **out, bool count_hit) {
+    cu_state *s = cu_of(device);
+    uint64_t hash = kir_hash(kernel);
+    if ((*out = find_built(s, kernel, hash))) {
+        if (count_hit) compiler_count(COUNTER_KERNEL_MEMORY_HITS, 1);
+        return NULL;
+    }
+    char *source = NULL;
+    PORTA_TRY(kir_render_cl(kernel, &source));
+    CUfunction function;
+    porta_status *status = cu_function_get(device, source, "kir_main", &function);
+    free(source);
+    if (status) return status;
+    cu_kir_program *p = calloc(1, sizeof *p);
+    size_t used =
+        offsetof(kir_kernel, accesses) + (size_t)kernel->access_count * sizeof(kir_access);
+    kir_kernel *copy = malloc(used);
+    if (!p || !copy) {
+        free(p);
+        free(copy);
+        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "CUDA: no memory for a kernel");
+    }
+    memcpy(copy, kernel, used);
+    *p = (cu_kir_program){.state = s, .hash = hash, .copy = copy, .function = function};
+    for (int i = 0; i < kernel->value_count; i++)
+        if (kernel->values[i].kind == KIR_PARAM && kernel->values[i].param >= p->param_count)
+            p->param_count = kernel->values[i].param + 1;
+    pthread_mutex_lock(&programs_lock);
+    p->next = kir_programs;
+    kir_programs = p;
+    pthread_mutex_unlock(&programs_lock);
+    *out = p;
+    return NULL;
+}
+
+static porta_status *cu_prepare_kernel(porta_device *device, const kir_kernel *kernel,
+                                       void **program) {
+    cu_kir_program *p;
+    PORTA_TRY(prepare(device, kernel, &p, true));
+    *program = p;
+    return NULL;
+}
+
+/* kir_main's arguments in the order codegen_cl.c declares them: the work
+ * count, the sizes, per access its buffer, offset and strides, then the
+ * parameters as doubles. Every one is 8 bytes. */
+#define MAX_KERNEL_ARGS \
+    (1 + PORTA_MAX_RANK + KIR_MAX_ACCESSES * (2 + PORTA_MAX_RANK) + KIR_MAX_PARAMS)
+
+static porta_status *run(cu_state *s, const cu_kir_program *p, const kir_args *args,
+                         int64_t work) {
+    const kir_kernel *k = p->copy;
+    uint64_t values[MAX_KERNEL_ARGS];
+    void *params[MAX_KERNEL_ARGS];
+    int n = 0;
+#define PUSH(bits) (memcpy(&values[n], &(bits), 8), params[n] = &values[n], n++)
+    PUSH(work);
+    for (int d = 0; d < k->rank; d++) PUSH(args->sizes[d]);
+    for (int i = 0; i < k->access_count; i++) {
+        const cu_buffer *buffer = args->data[i];
+        PUSH(buffer->pointer);
+        PUSH(args->offsets[i]);
+        int rank = k->accesses[i].space == KIR_OUTER ? k->outer_rank : k->rank;
+        for (int d = 0; d < rank; d++) PUSH(args->strides[i][d]);
+    }
+    for (int i = 0; i < p->param_count; i++) PUSH(args->params[i]);
+#undef PUSH
+    PORTA_TRY(make_current(s));
+    return cu_launch(s, p->function, params, work);
+}
+
+static porta_status *cu_run_kernel(porta_device *device, void *program, const kir_args *args,
+                                   int64_t work) {
+    if (!program || !args || work < 0)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "CUDA run_kernel: bad arguments");
+    return run(cu_of(device), program, args, work);
+}
+
+/* ---- primitives ---- */
+
+static bool is_integer(porta_dtype d) { return d >= PORTA_U8 && d <= PORTA_I64; }
+
+/* What kir_single cannot express: integer division, remainder and power
+ * (their eager kernels report division by zero and negative powers),
+ * erfinv, argmax/argmin. Their kernels are not written for CUDA yet. */
+static bool needs_special_kernel(const porta_prim *prim, const porta_tensor *const *inputs,
+                                 int input_count) {
+    switch (prim->kind) {
+    case PRIM_UNARY: return prim->op == PORTA_ERFINV;
+    case PRIM_REDUCE: return prim->op == PORTA_REDUCE_ARGMAX || prim->op == PORTA_REDUCE_ARGMIN;
+    case PRIM_BINARY:
+        return input_count > 0 && is_integer(inputs[0]->dtype) &&
+               (prim->op == PORTA_DIV || prim->op == PORTA_FLOOR_DIVIDE ||
+                prim->op == PORTA_REMAINDER || prim->op == PORTA_POW);
+    default: return false;
+    }
+}
+
+static bool cu_supports(porta_device *device, const porta_prim *prim,
+                        const porta_tensor *const *inputs, int input_count) {
+    return prim->kind >= PRIM_UNARY && prim->kind <= PRIM_REDUCE &&
+           !needs_special_kernel(prim, inputs, input_count);
+}
+
+static porta_status *not_written(const porta_prim *prim) {
+    return porta_error(PORTA_ERR_UNSUPPORTED,
+                       "CUDA: %s: that kernel is not written yet for CUDA (expected an "
+                       "elementwise op, cast, fill or sum/prod/max/min/any/all reduction)",
+                       porta_prim_name(prim));
+}
+
+static porta_status *cu_execute(porta_device *device, const porta_prim *prim,
+                                const porta_tensor *const *inputs, int input_count,
+                                porta_tensor *out) {
+    if (!cu_supports(device, prim, inputs, input_count)) return not_written(prim);
+    static _Thread_local kir_kernel kernel; /* 20 KB: off the stack */
+    kir_args args;
+    int64_t work;
+    if (!kir_single(prim, inputs, input_count, out, &kernel, &args, &work))
+        return not_written(prim);
+    for (int i = 0; i < input_count; i++) kir_bind_tensor(&args, i, inputs[i]);
+    kir_bind_tensor(&args, input_count, out);
+    if (work == 0 || porta_tensor_numel(out) == 0) return NULL;
+    cu_kir_program *p;
+    PORTA_TRY(prepare(device, &kernel, &p, false));
+    return run(cu_of(device), p, &args, work);
+}
+
+static const porta_backend_ops cu_ops = {
+    .buffer_alloc = cu_buffer_alloc,
+    .buffer_free = cu_buffer_free,
+    .buffer_write = cu_buffer_write,
+    .buffer_read = cu_buffer_read,
+    .supports = cu_supports,
+    .execute = cu_execute,
+    .synchronize = cu_synchronize,
+    .prepare_kernel = cu_prepare_kernel,
+    .run_kernel = cu_run_kernel,
+};
+
+/* ---- discovery ---- */
+
+static bool open_device(const cu_driver_api *cu, int ordinal, cu_state *s, porta_device *device) {
+    int units = 0;
+    size_t memory = 0;
+    s->cu = cu;
+    if (cu->cuDeviceGet(&s->id, ordinal) || cu->cuDevicePrimaryCtxRetain(&s->context, s->id) ||
+        cu->cuCtxSetCurrent(s->context) ||
+        cu->cuStreamCreate(&s->stream, CU_STREAM_NON_BLOCKING))
+        return false;
+    if (cu->cuDeviceGetName(s->name, sizeof s->name, s->id))
+        snprintf(s->name, sizeof s->name, "CUDA device %d", ordinal);
+    s->name[sizeof s->name - 1] = '\0';
+    cu->cuDeviceGetAttribute(&s->major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, s->id);
+    cu->cuDeviceGetAttribute(&s->minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, s->id);
+    cu->cuDeviceGetAttribute(&s->max_threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, s->id);
+    cu->cuDeviceGetAttribute(&units, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, s->id);
+    cu->cuDeviceTotalMem(&memory, s->id);
+    cu->cuDriverGetVersion(&s->driver_version);
+    if (s->max_threads < 1) s->max_threads = 1;
+    pthread_mutex_init(&s->lock, NULL);
+    device->ops = &cu_ops;
+    device->impl = s;
+    /* halves are stored as ushort and computed in float, as on the CPU */
+    device->info = (porta_device_info){
+        .backend = "cuda",
+        .name = s->name,
+        .memory_bytes = memory,
+        .compute_units = units,
+        .capabilities = PORTA_CAP_F16 | PORTA_CAP_BF16 | PORTA_CAP_F64,
+    };
+    return true;
+}
+
+void porta_cuda_backend_probe(void) {
+    const char *why = NULL;
+    const cu_driver_api *cu = cu_driver_load(&why);
+    if (!cu) {
+        porta_registry_unavailable("cuda", why);
+        return;
+    }
+    int total = 0;
+    if (cu->cuInit(0) != CUDA_SUCCESS || cu->cuDeviceGetCount(&total) != CUDA_SUCCESS ||
+        total <= 0) {
+        porta_registry_unavailable("cuda", "the CUDA driver found no usable GPU (cuInit or "
+                                           "cuDeviceGetCount failed, or it reports none)");
+        return;
+    }
+    int count = 0;
+    for (int i = 0; i < total && count < MAX_CU_DEVICES; i++)
+        if (open_device(cu, i, &states[count], &devices[count])) count++;
+    for (int i = 0; i < count; i++) porta_registry_add(&devices[i]);
+    if (!count) porta_registry_unavailable("cuda", "no CUDA device could be opened");
+}

@@ -1,0 +1,70 @@
+/* The CUDA backend's internal interface: one porta device per CUDA device,
+ * each with its primary context and a stream every operation goes to;
+ * programs compiled by NVRTC for the device's architecture and cached
+ * (memory and disk); kernels launched on the stream. */
+#ifndef PORTA_BACKENDS_CUDA_CU_RUNTIME_H
+#define PORTA_BACKENDS_CUDA_CU_RUNTIME_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backends/cuda/cu_api.h"
+#include "porta.h"
+#include "runtime/device.h"
+
+typedef struct cu_program_entry cu_program_entry;
+
+typedef struct cu_state {
+    const cu_driver_api *cu;
+    CUdevice id;
+    CUcontext context; /* the device's primary context, shared with other CUDA users */
+    CUstream stream;
+    char name[128];
+    int major, minor; /* compute capability: NVRTC's sm_<major><minor> */
+    int driver_version;
+    int max_threads;
+    pthread_mutex_t lock;       /* the program list */
+    cu_program_entry *programs; /* loaded modules, most recent first */
+} cu_state;
+
+static inline cu_state *cu_of(porta_device *device) { return device->impl; }
+
+/* A device buffer: its address and the size reserved for it. */
+typedef struct cu_buffer {
+    CUdeviceptr pointer;
+    size_t size;
+} cu_buffer;
+
+/* A status for a failed driver call: names the call and the error. */
+porta_status *cu_error(const cu_state *s, CUresult code, const char *call);
+
+/* The text every program begins with (cu_prelude.c): the OpenCL dialect of
+ * the rendered kernels spelled in CUDA C++, then the OpenCL prelude. NULL
+ * when out of memory. */
+const char *cu_prelude(void);
+
+/* NVRTC's options for compute capability major.minor (no fast math, no
+ * contraction into FMA, as the CPU's kernels), NULL-terminated, in
+ * options[] (at least CU_OPTION_SLOTS); `arch` holds the architecture
+ * option's text. */
+#define CU_OPTION_SLOTS 8
+void cu_compile_options(int major, int minor, char arch[32], const char *options[]);
+
+/* Compiles `source` (the prelude prepended) with NVRTC for compute
+ * capability major.minor into a cubin (malloc'd, in *cubin and *size).
+ * A failed compile's error holds NVRTC's log. Needs no GPU. */
+porta_status *cu_compile(const char *source, int major, int minor, char **cubin,
+                         size_t *size);
+
+/* The function `name` of `source`, from the device's modules (memory,
+ * then the disk cache, then a compile). Valid for the process. */
+porta_status *cu_function_get(porta_device *device, const char *source, const char *name,
+                              CUfunction *out);
+
+/* Launches `function` over `work` items in one dimension on the device's
+ * stream (blocks of up to 256 threads; kernels check their index against
+ * the count); params as cuLaunchKernel takes them. */
+porta_status *cu_launch(cu_state *s, CUfunction function, void **params, int64_t work);
+
+#endif

@@ -1,0 +1,145 @@
+/* The CUDA backend on a GPU: data round trips, elementwise ops, casts and
+ * reductions (eager and fused) equal the CPU's, and primitives without a
+ * CUDA kernel are refused by name. Without a GPU (no libcuda) the backend
+ * must say why it is unavailable and add no device; PORTA_REQUIRE_CUDA
+ * makes a missing GPU a failure. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+
+/* The first CUDA device, or NULL once the test has checked (or failed on)
+ * the unavailable path. */
+static porta_device *cuda_device(const char *test) {
+    for (int i = 0; i < porta_device_count(); i++) {
+        porta_device *device;
+        porta_device_info info;
+        if (porta_device_get(i, &device) || porta_device_info_get(device, &info)) continue;
+        if (strcmp(info.backend, "cuda") == 0) return device;
+    }
+    const char *why = porta_backend_unavailable_reason("cuda");
+    CHECK_MSG(why != NULL, "%s: no CUDA device and no reason given", test);
+    if (getenv("PORTA_REQUIRE_CUDA"))
+        test_fail(__FILE__, __LINE__, "%s: PORTA_REQUIRE_CUDA is set but %s", test,
+                  why ? why : "(no reason)");
+    else
+        fprintf(stderr, "%s: not run on CUDA: %s\n", test, why ? why : "(no reason)");
+    return NULL;
+}
+
+/* t copied onto device (NULL, with the failure recorded, on error). */
+static porta_tensor *to_device(porta_device *device, const porta_tensor *t) {
+    porta_tensor *out = NULL;
+    porta_status *s = porta_tensor_empty(device, porta_tensor_dtype(t), porta_tensor_rank(t),
+                                         porta_tensor_sizes(t), &out);
+    if (!s) s = porta_copy(t, out);
+    if (s) {
+        test_fail(__FILE__, __LINE__, "to_device: %s", porta_status_message(s));
+        porta_status_free(s);
+        porta_tensor_release(out);
+        return NULL;
+    }
+    return out;
+}
+
+static void expect_close(const char *what, const porta_tensor *got, const porta_tensor *want,
+                         double rtol) {
+    CHECK_MSG(porta_tensor_numel(got) == porta_tensor_numel(want), "%s: sizes differ", what);
+    double *g = test_to_doubles(got), *w = test_to_doubles(want);
+    test_close(what, g, w, porta_tensor_numel(want), rtol, rtol);
+    free(g);
+    free(w);
+}
+
+/* exp(a * b + 1) in float32, its float16 cast, a row sum and an int64 max,
+ * on the CPU and on CUDA. */
+static void compare_chain(porta_device *gpu, const char *mode) {
+    test_rng rng = test_rng_make(7);
+    int64_t sizes[2] = {37, 129};
+    porta_tensor *a = test_random_tensor(&rng, PORTA_F32, 2, sizes, -2, 2);
+    porta_tensor *b = test_random_tensor(&rng, PORTA_F32, 2, sizes, -1, 1);
+    porta_tensor *n = test_random_tensor(&rng, PORTA_I64, 2, sizes, 0, 0);
+    porta_tensor *one = NULL, *ga = to_device(gpu, a), *gb = to_device(gpu, b);
+    porta_tensor *gn = to_device(gpu, n), *gone = NULL;
+    porta_tensor *results[2][4] = {{0}};
+    CHECK_OK(porta_tensor_full(test_cpu(), PORTA_F32, 0, NULL, 1.0, &one));
+    CHECK_OK(porta_tensor_full(gpu, PORTA_F32, 0, NULL, 1.0, &gone));
+    const porta_tensor *inputs[2][4] = {{a, b, n, one}, {ga, gb, gn, gone}};
+    int axis = 1;
+    for (int side = 0; side < 2 && ga && gb && gn; side++) {
+        const porta_tensor *const *x = inputs[side];
+        porta_tensor *product = NULL, *sum = NULL;
+        CHECK_OK(porta_binary(PORTA_MUL, x[0], x[1], &product));
+        CHECK_OK(porta_binary(PORTA_ADD, product, x[3], &sum));
+        CHECK_OK(porta_unary(PORTA_EXP, sum, &results[side][0]));
+        CHECK_OK(porta_cast(results[side][0], PORTA_F16, &results[side][1]));
+        CHECK_OK(porta_reduce(PORTA_REDUCE_SUM, results[side][0], &axis, 1, false,
+                              &results[side][2]));
+        CHECK_OK(porta_reduce(PORTA_REDUCE_MAX, x[2], &axis, 1, true, &results[side][3]));
+        porta_tensor_release(product);
+        porta_tensor_release(sum);
+    }
+    CHECK_OK(porta_flush());
+    static const char *names[4] = {"exp(a * b + 1)", "as float16", "row sums", "int64 max"};
+    /* CUDA's expf and the CPU's vector exp may differ in the last bit, which
+     * can move a float16 rounding by one step; sums add in another order */
+    static const double rtol[4] = {1e-6, 1e-3, 1e-5, 0};
+    for (int i = 0; i < 4; i++) {
+        char what[96];
+        snprintf(what, sizeof what, "%s, %s", names[i], mode);
+        if (results[0][i] && results[1][i])
+            expect_close(what, results[1][i], results[0][i], rtol[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        porta_tensor_release(results[0][i]);
+        porta_tensor_release(results[1][i]);
+    }
+    porta_tensor *all[] = {a, b, n, one, ga, gb, gn, gone};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) porta_tensor_release(all[i]);
+}
+
+TEST(cuda_device_or_the_reason_it_is_unavailable) {
+    porta_device *gpu = cuda_device("cuda_device_or_the_reason_it_is_unavailable");
+    if (!gpu) return;
+    porta_device_info info;
+    CHECK_OK(porta_device_info_get(gpu, &info));
+    CHECK(info.capabilities & PORTA_CAP_F64);
+    CHECK(info.memory_bytes > 0 && info.compute_units > 0);
+    CHECK(porta_backend_unavailable_reason("cuda") == NULL);
+}
+
+TEST(cuda_round_trips_and_runs_eager_ops_as_the_cpu) {
+    porta_device *gpu = cuda_device("cuda_round_trips_and_runs_eager_ops_as_the_cpu");
+    if (!gpu) return;
+    test_cache_begin();
+    float data[5] = {1.5f, -0.0f, 3e38f, -7.25f, 1e-40f}, back[5] = {0};
+    int64_t five = 5;
+    porta_tensor *t = NULL;
+    CHECK_OK(porta_tensor_from_host(gpu, PORTA_F32, 1, &five, data, &t));
+    CHECK_OK(porta_tensor_to_host(t, back, sizeof back));
+    CHECK(memcmp(data, back, sizeof data) == 0);
+    porta_tensor_release(t);
+    compare_chain(gpu, "eager");
+    test_cache_end();
+}
+
+TEST(cuda_runs_fused_kernels_as_the_cpu) {
+    porta_device *gpu = cuda_device("cuda_runs_fused_kernels_as_the_cpu");
+    if (!gpu) return;
+    test_cache_begin();
+    CHECK_OK(porta_set_fusion(true));
+    compare_chain(gpu, "fused");
+    CHECK_OK(porta_set_fusion(false));
+    test_cache_end();
+}
+
+TEST(cuda_refuses_what_has_no_kernel_yet) {
+    porta_device *gpu = cuda_device("cuda_refuses_what_has_no_kernel_yet");
+    if (!gpu) return;
+    int64_t sizes[2] = {4, 4};
+    porta_tensor *a = NULL, *product = NULL;
+    CHECK_OK(porta_tensor_full(gpu, PORTA_F32, 2, sizes, 1.0, &a));
+    CHECK_ERR(porta_matmul(a, a, &product), PORTA_ERR_UNSUPPORTED, "not written yet for CUDA");
+    porta_tensor_release(product);
+    porta_tensor_release(a);
+}
