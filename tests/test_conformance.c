@@ -405,6 +405,8 @@ static void conformance(porta_prim_kind kind) {
     bool *compiled = through_compiler(cases, count);
     conf_mode mode = run_mode();
     bool check_reference = device_count == 1 || mode == CONF_FULL;
+    porta_compiler_stats before, after;
+    porta_compiler_stats_get(&before);
     test_cache_begin(); /* every run compiles its kernels afresh */
     for (int i = 0; i < count; i++) {
         const conf_case *c = &cases[i];
@@ -437,6 +439,10 @@ static void conformance(porta_prim_kind kind) {
     }
     test_cache_end();
     free(compiled);
+    porta_compiler_stats_get(&after);
+    fprintf(stderr, "conformance %s: %llu primitives ran inside fused kernels\n",
+            porta_prim_kind_name(kind),
+            (unsigned long long)(after.prims_fused - before.prims_fused));
     for (int d = 0; d < device_count; d++)
         for (int fused = d == reference; fused < 2 && (d != reference || check_reference); fused++)
             fprintf(stderr, "conformance %s: porta:%d %s %s: %d cases, %d failed, %.2f s\n",
