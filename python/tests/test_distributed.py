@@ -55,7 +55,10 @@ def _run(command, env):
 
 
 def _lines(output, prefix):
-    return sorted(line for line in output.splitlines() if line.startswith(prefix))
+    """The reports starting with prefix, sorted. mpirun forwards the ranks'
+    output as it comes, so two ranks' lines can run together: each report
+    is cut at the next one or at the end of its line."""
+    return sorted(prefix + part.split("\n")[0] for part in output.split(prefix)[1:])
 
 
 def test_collectives_on_porta_and_cpu_tensors():
