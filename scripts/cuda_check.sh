@@ -31,17 +31,15 @@ nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv
     >"$LOGS/gpu.txt" 2>&1 || true
 cat "$LOGS/gpu.txt"
 
-# NVRTC: the variable, the loader's path, a toolkit, a pip wheel
-if [ -z "${PORTA_NVRTC_LIBRARY:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnvrtc.so.12 '; then
-    for candidate in /usr/local/cuda/lib64/libnvrtc.so.12 /usr/local/cuda-*/lib64/libnvrtc.so.12 \
-        .venv/lib/python3*/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 \
-        /usr/lib/python3*/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 \
-        /usr/local/lib/python3*/dist-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12; do
-        if [ -e "$candidate" ]; then export PORTA_NVRTC_LIBRARY=$PWD/${candidate#$PWD/}; break; fi
+# NVRTC: the variable, the loader's path, a toolkit, a pip wheel (CUDA 12
+# or 13; .12 first, as the loader does)
+if [ -z "${PORTA_NVRTC_LIBRARY:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnvrtc.so.1[23] '; then
+    for version in 12 13; do
+        found=$(find /usr/local /opt /usr/lib "$PWD/.venv" -name "libnvrtc.so.$version" \
+            2>/dev/null | head -n 1)
+        if [ -n "$found" ]; then export PORTA_NVRTC_LIBRARY=$found; break; fi
     done
 fi
-[ "${PORTA_NVRTC_LIBRARY:-}" ] && [ "${PORTA_NVRTC_LIBRARY#/}" = "$PORTA_NVRTC_LIBRARY" ] &&
-    PORTA_NVRTC_LIBRARY=$PWD/$PORTA_NVRTC_LIBRARY
 echo "NVRTC: ${PORTA_NVRTC_LIBRARY:-libnvrtc.so.12 from the library path}"
 export PORTA_CACHE_DIR=${PORTA_CACHE_DIR:-$PWD/$BUILD/kernel-cache}
 

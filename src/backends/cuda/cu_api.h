@@ -79,7 +79,7 @@ typedef struct cu_nvrtc_api {
 #undef CU_DECLARE_POINTER
 
 /* The loaded driver API (libcuda.so.1) or NVRTC (PORTA_NVRTC_LIBRARY, else
- * libnvrtc.so.12, else libnvrtc.so), or NULL with *why set (a string that
+ * libnvrtc.so.12, .13, or libnvrtc.so), or NULL with *why set (a string that
  * lives for the process) when the library cannot be loaded or lacks a
  * function. Each is loaded once per process, independently: kernels can be
  * compiled on a machine without a GPU. */

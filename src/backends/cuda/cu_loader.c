@@ -79,7 +79,8 @@ static void load_nvrtc(void) {
     /* PORTA_NVRTC_LIBRARY names the library to use instead (a toolkit's or
      * a wheel's path); one that does not load turns compiling off. */
     const char *chosen = getenv("PORTA_NVRTC_LIBRARY");
-    const char *names[] = {"libnvrtc.so.12", "libnvrtc.so"};
+    /* CUDA 12's first: its cubins load on CUDA 12 and 13 drivers alike */
+    const char *names[] = {"libnvrtc.so.12", "libnvrtc.so.13", "libnvrtc.so"};
     void *library = NULL;
     const char *name = chosen;
     if (chosen && *chosen) {
@@ -96,8 +97,9 @@ static void load_nvrtc(void) {
     }
     if (!library) {
         snprintf(nvrtc_failure, sizeof nvrtc_failure,
-                 "NVRTC (libnvrtc.so.12) could not be loaded: install the CUDA toolkit or "
-                 "pip's nvidia-cuda-nvrtc-cu12 and set PORTA_NVRTC_LIBRARY to its libnvrtc.so.12");
+                 "NVRTC (libnvrtc.so.12 or .13) could not be loaded: install the CUDA toolkit, "
+                 "or pip's nvidia-cuda-nvrtc-cu12 and set PORTA_NVRTC_LIBRARY to its "
+                 "libnvrtc.so.12");
         return;
     }
     preload_builtins(library);
