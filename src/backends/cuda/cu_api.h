@@ -78,7 +78,7 @@ typedef struct cu_nvrtc_api {
 } cu_nvrtc_api;
 #undef CU_DECLARE_POINTER
 
-/* The loaded driver API (libcuda.so.1) or NVRTC (PORTA_NVRTC_LIBRARY, else
+/* The loaded driver API (PORTA_CUDA_LIBRARY, else libcuda.so.1) or NVRTC (PORTA_NVRTC_LIBRARY, else
  * libnvrtc.so.12, .13, or libnvrtc.so), or NULL with *why set (a string that
  * lives for the process) when the library cannot be loaded or lacks a
  * function. Each is loaded once per process, independently: kernels can be

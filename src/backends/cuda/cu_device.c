@@ -327,6 +327,11 @@ void porta_cuda_backend_probe(void) {
         porta_registry_unavailable("cuda", why);
         return;
     }
+    /* without NVRTC no kernel can be built: not even a fill would run */
+    if (!cu_nvrtc_load(&why)) {
+        porta_registry_unavailable("cuda", why);
+        return;
+    }
     int total = 0;
     if (cu->cuInit(0) != CUDA_SUCCESS || cu->cuDeviceGetCount(&total) != CUDA_SUCCESS ||
         total <= 0) {

@@ -44,14 +44,22 @@ static bool resolve_nvrtc(void *library, cu_nvrtc_api *table, const char *what, 
 #undef CU_RESOLVE
 
 static void load_driver(void) {
-    void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    /* PORTA_CUDA_LIBRARY names the driver library to use instead (the tests'
+     * stand-in for the host side; one that does not load turns CUDA off) */
+    const char *chosen = getenv("PORTA_CUDA_LIBRARY");
+    const char *name = chosen && *chosen ? chosen : "libcuda.so.1";
+    void *library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (!library) {
-        snprintf(driver_failure, sizeof driver_failure,
-                 "no CUDA driver (libcuda.so.1) could be loaded: no NVIDIA driver is "
-                 "installed or visible here");
+        if (name == chosen)
+            snprintf(driver_failure, sizeof driver_failure,
+                     "PORTA_CUDA_LIBRARY=%.200s could not be loaded", chosen);
+        else
+            snprintf(driver_failure, sizeof driver_failure,
+                     "no CUDA driver (libcuda.so.1) could be loaded: no NVIDIA driver is "
+                     "installed or visible here");
         return;
     }
-    if (resolve_driver(library, &driver, "the CUDA driver (libcuda.so.1)", driver_failure,
+    if (resolve_driver(library, &driver, "the CUDA driver library", driver_failure,
                        sizeof driver_failure))
         driver_loaded = &driver;
 }

@@ -1,0 +1,129 @@
+/* The CUDA backend's host side without a GPU: a stand-in driver library
+ * (built here from the source below, loaded through PORTA_CUDA_LIBRARY)
+ * keeps buffers in host memory, accepts only ELF cubins, and checks each
+ * launch's geometry against its work count, without running kernels. A
+ * child process (the backend probes once per process) then runs the CUDA
+ * device tests that need no kernel results: the probe and device info,
+ * data round trips, a fill compiled by NVRTC and launched, the refusal of
+ * a primitive without a CUDA kernel. `porta devices` lists the device.
+ * Without NVRTC the backend must call itself unavailable, naming NVRTC. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backends/cuda/cu_api.h"
+#include "test.h"
+
+static const char stand_in_source[] =
+    "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n"
+    "typedef unsigned long long ptr_t;\n"
+    "static int context, stream, module, function;\n"
+    "int cuInit(unsigned f) { return f ? 1 : 0; }\n"
+    "int cuDriverGetVersion(int *v) { *v = 12090; return 0; }\n"
+    "int cuGetErrorName(int e, const char **s) { (void)e; *s = \"STAND_IN_ERROR\"; return 0; }\n"
+    "int cuDeviceGetCount(int *n) { *n = 1; return 0; }\n"
+    "int cuDeviceGet(int *d, int i) { *d = i; return i == 0 ? 0 : 101; }\n"
+    "int cuDeviceGetName(char *n, int len, int d) {\n"
+    "    (void)d; strncpy(n, \"Stand-in GPU\", (size_t)len); return 0; }\n"
+    "int cuDeviceGetAttribute(int *v, int a, int d) {\n"
+    "    (void)d; *v = a == 75 ? 9 : a == 76 ? 0 : a == 1 ? 1024 : a == 16 ? 132 : 0;\n"
+    "    return 0; }\n"
+    "int cuDeviceTotalMem_v2(size_t *b, int d) { (void)d; *b = (size_t)1 << 30; return 0; }\n"
+    "int cuDevicePrimaryCtxRetain(void **c, int d) { (void)d; *c = &context; return 0; }\n"
+    "int cuCtxSetCurrent(void *c) { return c == &context ? 0 : 201; }\n"
+    "int cuStreamCreate(void **s, unsigned f) { (void)f; *s = &stream; return 0; }\n"
+    "int cuStreamSynchronize(void *s) { return s == &stream ? 0 : 400; }\n"
+    "int cuMemAlloc_v2(ptr_t *p, size_t n) {\n"
+    "    void *m = n ? malloc(n) : NULL; *p = (ptr_t)(uintptr_t)m; return m ? 0 : 2; }\n"
+    "int cuMemFree_v2(ptr_t p) { free((void *)(uintptr_t)p); return 0; }\n"
+    "int cuMemcpyHtoDAsync_v2(ptr_t d, const void *s, size_t n, void *st) {\n"
+    "    if (st != &stream) return 400; memcpy((void *)(uintptr_t)d, s, n); return 0; }\n"
+    "int cuMemcpyDtoHAsync_v2(void *d, ptr_t s, size_t n, void *st) {\n"
+    "    if (st != &stream) return 400; memcpy(d, (void *)(uintptr_t)s, n); return 0; }\n"
+    "int cuModuleLoadData(void **m, const void *image) {\n"
+    "    if (memcmp(image, \"\\177ELF\", 4) != 0) return 200; *m = &module; return 0; }\n"
+    "int cuModuleGetFunction(void **f, void *m, const char *name) {\n"
+    "    if (m != &module || strcmp(name, \"kir_main\") != 0) return 500;\n"
+    "    *f = &function; return 0; }\n"
+    /* the first parameter of every kernel is its work count */
+    "int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,\n"
+    "                   unsigned by, unsigned bz, unsigned shared, void *st, void **params,\n"
+    "                   void **extra) {\n"
+    "    if (f != &function || st != &stream || !params || extra || shared) return 1;\n"
+    "    int64_t work = *(int64_t *)params[0];\n"
+    "    if (gy != 1 || gz != 1 || by != 1 || bz != 1 || bx == 0 || bx > 1024) return 1;\n"
+    "    return work > 0 && (int64_t)gx * bx >= work && (int64_t)(gx - 1) * bx < work ? 0 : 1;\n"
+    "}\n";
+
+/* Builds the stand-in into dir; its path in `library`. */
+static bool build_stand_in(const char *dir, char *library, size_t cap) {
+    char source[1024], command[4096];
+    snprintf(source, sizeof source, "%s/stand_in_cuda.c", dir);
+    snprintf(library, cap, "%s/libstand_in_cuda.so", dir);
+    FILE *f = fopen(source, "w");
+    if (!f) return false;
+    fputs(stand_in_source, f);
+    fclose(f);
+    const char *cc = getenv("CC");
+    snprintf(command, sizeof command, "%s -shared -fPIC -o '%s' '%s' 2>&1",
+             cc && *cc ? cc : "cc", library, source);
+    int status = system(command);
+    CHECK_MSG(status == 0, "building the stand-in driver failed: %s", command);
+    return status == 0;
+}
+
+/* Runs `command` with the stand-in as the driver; its output in `out`. */
+static int run_with(const char *library, const char *command, char *out, size_t cap) {
+    char line[4096];
+    snprintf(line, sizeof line, "PORTA_CUDA_LIBRARY='%s' PORTA_REQUIRE_CUDA=1 %s 2>&1", library,
+             command);
+    FILE *pipe = popen(line, "r");
+    if (!pipe) return -1;
+    size_t used = fread(out, 1, cap - 1, pipe);
+    out[used] = '\0';
+    int status = pclose(pipe);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(cuda_host_side_on_a_stand_in_driver) {
+    const char *dir = test_cache_begin();
+    char library[1100], out[16384], command[2048], self[1024];
+    if (!build_stand_in(dir, library, sizeof library)) {
+        test_cache_end();
+        return;
+    }
+    const char *why = NULL;
+    bool nvrtc = cu_nvrtc_load(&why) != NULL;
+    int rc = run_with(library, "'" PORTA_CLI_PATH "' devices", out, sizeof out);
+    CHECK_MSG(rc == 0, "porta devices exited %d: %s", rc, out);
+    if (nvrtc) {
+        CHECK_MSG(strstr(out, "cuda") && strstr(out, "Stand-in GPU") &&
+                      strstr(out, "f64,f16,bf16"),
+                  "porta devices does not list the stand-in GPU: %s", out);
+    } else {
+        CHECK_MSG(strstr(out, "cuda: unavailable (") && strstr(out, "NVRTC"),
+                  "without NVRTC, porta devices should say cuda is unavailable: %s", out);
+        fprintf(stderr, "    stand-in driver: probe only, %s\n", why);
+        test_cache_end();
+        return;
+    }
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    CHECK(n > 0);
+    if (n <= 0) {
+        test_cache_end();
+        return;
+    }
+    self[n] = '\0';
+    static const char *const children[] = {"cuda_device_or_the_reason_it_is_unavailable",
+                                           "cuda_round_trips_data",
+                                           "cuda_refuses_what_has_no_kernel_yet"};
+    for (size_t i = 0; i < sizeof children / sizeof children[0]; i++) {
+        snprintf(command, sizeof command, "'%s' %s", self, children[i]);
+        rc = run_with(library, command, out, sizeof out);
+        CHECK_MSG(rc == 0 && strstr(out, "1 passed, 0 failed"),
+                  "%s on the stand-in driver exited %d:\n%s", children[i], rc, out);
+    }
+    test_cache_end();
+}
