@@ -46,6 +46,10 @@ static const char dialect[] =
     "static inline int as_int(float f) { return __float_as_int(f); }\n"
     "static inline ulong as_ulong(double d) { return (ulong)__double_as_longlong(d); }\n"
     "static inline double as_double(ulong u) { return __longlong_as_double((long long)u); }\n"
+    "static inline uint mul_hi(uint a, uint b) { return __umulhi(a, b); }\n"
+    "static inline ulong mul_hi(ulong a, ulong b) { return __umul64hi(a, b); }\n"
+    "static inline int atomic_or(int *p, int v) { return atomicOr(p, v); }\n"
+    "static inline uint atomic_or(uint *p, uint v) { return atomicOr(p, v); }\n"
     /* float16 bits -> float, exactly (subnormals are man * 2^-24) */
     "static inline float vload_half(size_t i, const half *p) {\n"
     "    uint h = p[i], sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;\n"
