@@ -241,12 +241,16 @@ static void fold_step(cl_render *r, const kir_value *v, int id) {
     }
 }
 
+/* Constants and parameters: the same for every element and row. */
+static bool is_uniform(const kir_value *v) { return v->kind == KIR_CONST || v->kind == KIR_PARAM; }
+
 /* OUTER values of `level` (reductions finish here, the rest computed). */
 static bool outer_values(cl_render *r, int level) {
     const kir_kernel *k = r->k;
     for (int id = 0; id < k->value_count; id++) {
         const kir_value *v = &k->values[id];
-        if (v->space != KIR_OUTER || !r->live[id] || r->level[id] != level) continue;
+        if (v->space != KIR_OUTER || !r->live[id] || r->level[id] != level || is_uniform(v))
+            continue;
         if (v->kind == KIR_REDUCE) {
             W("    %s v%d = (%s)t%d;\n", kir_c_compute_type(v->dtype), id,
               kir_c_compute_type(v->dtype), id);
@@ -282,6 +286,9 @@ static bool render_reduction(cl_render *r) {
     }
     W("    }\n");
     for (int a = 0; a < k->access_count; a++) W("    long ob%d = ob[%d];\n", a, a);
+    /* constants and parameters once, visible to every pass and OUTER value */
+    for (int id = 0; id < k->value_count; id++)
+        if (r->live[id] && is_uniform(&k->values[id]) && !emit_value(r, id, "    ")) return false;
     for (int pass = 0; pass <= passes; pass++) {
         if (!outer_values(r, pass)) return false;
         if (pass == passes) break;
@@ -309,7 +316,8 @@ static bool render_reduction(cl_render *r) {
             offset(r, a, base, outer, k->rank - 1);
         }
         for (int id = 0; id < k->value_count; id++)
-            if (need[id] && !emit_value(r, id, "            ")) return false;
+            if (need[id] && !is_uniform(&k->values[id]) && !emit_value(r, id, "            "))
+                return false;
         for (int id = 0; id < k->value_count; id++) {
             const kir_value *v = &k->values[id];
             if (v->kind == KIR_REDUCE && r->live[id] && r->level[v->args[0]] == pass)

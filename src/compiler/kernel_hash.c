@@ -1,6 +1,7 @@
 /* kir_hash: FNV-1a over the fields of a kernel that its source depends on,
  * fed field by field (never whole structs, whose padding and unused slots
- * hold anything), so equal kernels hash alike in every process. */
+ * hold anything), so equal kernels hash alike in every process; and
+ * kir_same_kernel, the exact comparison of the same fields. */
 #include <string.h>
 
 #include "compiler/kernel_ir.h"
@@ -64,4 +65,26 @@ uint64_t kir_hash(const kir_kernel *kernel) {
         if (a->store) feed(&s, (uint64_t)(int64_t)a->value);
     }
     return s.h;
+}
+
+static bool same_value(const kir_value *a, const kir_value *b) {
+    return a->kind == b->kind && a->op == b->op && a->dtype == b->dtype &&
+           a->space == b->space && !memcmp(a->args, b->args, sizeof a->args) &&
+           a->access == b->access && a->param == b->param &&
+           (a->kind != KIR_CONST || !memcmp(&a->constant, &b->constant, sizeof a->constant));
+}
+
+bool kir_same_kernel(const kir_kernel *a, const kir_kernel *b) {
+    if (a->rank != b->rank || a->outer_rank != b->outer_rank ||
+        a->value_count != b->value_count || a->access_count != b->access_count)
+        return false;
+    for (int i = 0; i < a->value_count; i++)
+        if (!same_value(&a->values[i], &b->values[i])) return false;
+    for (int i = 0; i < a->access_count; i++) {
+        const kir_access *x = &a->accesses[i], *y = &b->accesses[i];
+        if (x->dtype != y->dtype || x->space != y->space || x->last != y->last ||
+            x->store != y->store || (x->store && x->value != y->value))
+            return false;
+    }
+    return true;
 }

@@ -99,5 +99,8 @@ KIR_ARGS_DECL
 /* A stable 64-bit hash of everything in the kernel that the generated
  * source depends on (unused array slots excluded). */
 uint64_t kir_hash(const kir_kernel *kernel);
+/* Whether two kernels agree in everything kir_hash covers (a hash match is
+ * confirmed with it before a compiled kernel is reused). */
+bool kir_same_kernel(const kir_kernel *a, const kir_kernel *b);
 
 #endif

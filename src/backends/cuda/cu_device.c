@@ -113,32 +113,10 @@ typedef struct cu_kir_program {
 static pthread_mutex_t programs_lock = PTHREAD_MUTEX_INITIALIZER;
 static cu_kir_program *kir_programs;
 
-static bool same_value(const kir_value *a, const kir_value *b) {
-    return a->kind == b->kind && a->op == b->op && a->dtype == b->dtype &&
-           a->space == b->space && !memcmp(a->args, b->args, sizeof a->args) &&
-           a->access == b->access && a->param == b->param &&
-           (a->kind != KIR_CONST || !memcmp(&a->constant, &b->constant, sizeof a->constant));
-}
-
-static bool same_kernel(const kir_kernel *a, const kir_kernel *b) {
-    if (a->rank != b->rank || a->outer_rank != b->outer_rank ||
-        a->value_count != b->value_count || a->access_count != b->access_count)
-        return false;
-    for (int i = 0; i < a->value_count; i++)
-        if (!same_value(&a->values[i], &b->values[i])) return false;
-    for (int i = 0; i < a->access_count; i++) {
-        const kir_access *x = &a->accesses[i], *y = &b->accesses[i];
-        if (x->dtype != y->dtype || x->space != y->space || x->last != y->last ||
-            x->store != y->store || (x->store && x->value != y->value))
-            return false;
-    }
-    return true;
-}
-
 static cu_kir_program *find_built(const cu_state *s, const kir_kernel *kernel, uint64_t hash) {
     pthread_mutex_lock(&programs_lock);
     cu_kir_program *p = kir_programs;
-    while (p && !(p->state == s && p->hash == hash && same_kernel(p->copy, kernel))) p = p->next;
+    while (p && !(p->state == s && p->hash == hash && kir_same_kernel(p->copy, kernel))) p = p->next;
     pthread_mutex_unlock(&programs_lock);
     return p;
 }

@@ -58,36 +58,11 @@ const char *clk_dtype_suffix(porta_dtype dtype);
 /* The OpenCL C shared by the kernels' programs. Loads widen each dtype to
  * its arithmetic type (float for float32 and the 16-bit floats, double for
  * float64, long for integers and bool); stores round once, to nearest
- * even, as the CPU's conversions do. */
+ * even, with the prelude's conversions (cl_prelude.c). */
 #define CLK_COMMON_SOURCE                                                                    \
-    "#pragma OPENCL FP_CONTRACT OFF\n" CLK_SOURCE(                                            \
-        inline float clk_half_bits_to_float(ushort h) {                                      \
-            uint sign = (uint)(h & 0x8000) << 16;                                            \
-            uint e = (h >> 10) & 0x1f;                                                       \
-            uint mant = h & 0x3ff;                                                           \
-            if (e == 0x1f) return as_float(sign | 0x7f800000u | (mant << 13));              \
-            if (e == 0) return as_float(sign | as_uint((float)mant * 5.9604644775390625e-8f)); \
-            return as_float(sign | ((e + 112) << 23) | (mant << 13));                        \
-        }                                                                                    \
-        inline ushort clk_float_to_half_bits(float f) {                                      \
-            uint bits = as_uint(f);                                                          \
-            ushort sign = (ushort)((bits >> 16) & 0x8000);                                   \
-            uint a = bits & 0x7fffffffu;                                                     \
-            if (a >= 0x7f800000u) return sign | 0x7c00 | (a > 0x7f800000u ? 0x200 : 0);      \
-            if (a >= 0x477ff000u) return sign | 0x7c00;                                      \
-            if (a < 0x38800000u) return sign | (ushort)(as_uint(as_float(a) + 0.5f) - 0x3f000000u); \
-            a += 0xc8000fffu + ((a >> 13) & 1);                                              \
-            return sign | (ushort)(a >> 13);                                                 \
-        }                                                                                    \
-        inline float clk_bf16_bits_to_float(ushort b) { return as_float((uint)b << 16); }    \
-        inline ushort clk_float_to_bf16_bits(float f) {                                      \
-            uint bits = as_uint(f);                                                          \
-            if ((bits & 0x7fffffffu) > 0x7f800000u) return (ushort)((bits >> 16) | 0x40);   \
-            bits += 0x7fffu + ((bits >> 16) & 1);                                            \
-            return (ushort)(bits >> 16);                                                     \
-        }                                                                                    \
-        inline float clk_ld_f16(__global const ushort *p, long i) { return clk_half_bits_to_float(p[i]); } \
-        inline float clk_ld_bf16(__global const ushort *p, long i) { return clk_bf16_bits_to_float(p[i]); } \
+    CLK_SOURCE(                                                                              \
+        inline float clk_ld_f16(__global const ushort *p, long i) { return kir_f16_to_f32(p[i]); } \
+        inline float clk_ld_bf16(__global const ushort *p, long i) { return kir_bf16_to_f32(p[i]); } \
         inline float clk_ld_f32(__global const float *p, long i) { return p[i]; }            \
         inline double clk_ld_f64(__global const double *p, long i) { return p[i]; }          \
         inline long clk_ld_b8(__global const uchar *p, long i) { return p[i]; }              \
@@ -96,8 +71,8 @@ const char *clk_dtype_suffix(porta_dtype dtype);
         inline long clk_ld_i16(__global const short *p, long i) { return p[i]; }             \
         inline long clk_ld_i32(__global const int *p, long i) { return p[i]; }               \
         inline long clk_ld_i64(__global const long *p, long i) { return p[i]; }              \
-        inline void clk_st_f16(__global ushort *p, long i, float v) { p[i] = clk_float_to_half_bits(v); } \
-        inline void clk_st_bf16(__global ushort *p, long i, float v) { p[i] = clk_float_to_bf16_bits(v); } \
+        inline void clk_st_f16(__global ushort *p, long i, float v) { p[i] = kir_f32_to_f16(v); } \
+        inline void clk_st_bf16(__global ushort *p, long i, float v) { p[i] = kir_f32_to_bf16(v); } \
         inline void clk_st_f32(__global float *p, long i, float v) { p[i] = v; }             \
         inline void clk_st_f64(__global double *p, long i, double v) { p[i] = v; }           \
         inline void clk_st_b8(__global uchar *p, long i, long v) { p[i] = v != 0; }          \

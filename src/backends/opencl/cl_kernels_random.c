@@ -70,8 +70,8 @@
     })
 
 #define RANDOM_SAME(v) (v)
-#define RANDOM_TO_F16(v) clk_half_bits_to_float(clk_float_to_half_bits(v))
-#define RANDOM_TO_BF16(v) clk_bf16_bits_to_float(clk_float_to_bf16_bits(v))
+#define RANDOM_TO_F16(v) kir_f16_to_f32(kir_f32_to_f16(v))
+#define RANDOM_TO_BF16(v) kir_bf16_to_f32(kir_f32_to_bf16(v))
 
 /* float64: everything in double. */
 #define RANDOM_DOUBLE_KERNELS                                                                \

@@ -94,8 +94,8 @@
 
 #define SORT_UNSIGNED_KEY(v) ((ulong)(v))
 #define SORT_SIGNED_KEY(v) ((ulong)(long)(v) ^ ((ulong)1 << 63))
-#define SORT_F16_KEY(v) sort_float_key(clk_half_bits_to_float(v))
-#define SORT_BF16_KEY(v) sort_float_key(clk_bf16_bits_to_float(v))
+#define SORT_F16_KEY(v) sort_float_key(kir_f16_to_f32(v))
+#define SORT_BF16_KEY(v) sort_float_key(kir_bf16_to_f32(v))
 
 static const char sort_source[] =
     CLK_COMMON_SOURCE SORT_OFFSETS_SOURCE SORT_KEY_KERNEL(b8, uchar, SORT_UNSIGNED_KEY)

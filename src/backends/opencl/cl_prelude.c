@@ -3,7 +3,8 @@
  * OpenCL C: fixed-width integer names, libm's float names mapped onto
  * OpenCL's overloads, and float16/bfloat16 conversions with the CPU's
  * rounding (round to nearest even; the bit manipulation of core/dtype.h),
- * which need no cl_khr_fp16: halves are stored as ushort and computed in
+ * decoded and encoded bit by bit, which needs no cl_khr_fp16 (nor CUDA's
+ * half headers): halves are stored as ushort and computed in
  * float, as on the CPU. Without cl_khr_fp64, `double` is float; the
  * backend refuses float64 tensors on such devices before any kernel runs. */
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "compiler/codegen_c_internal.h"
 
 #define CL_PRELUDE_HEAD                                                                  \
+    "#pragma OPENCL FP_CONTRACT OFF\n" /* a * b + c rounds twice, as on the CPU */          \
     "#ifdef cl_khr_fp64\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#else\n"         \
     "#define double float\n#endif\n"                                                     \
     "typedef uchar uint8_t;\ntypedef char int8_t;\ntypedef short int16_t;\n"             \
@@ -31,7 +33,10 @@
 
 #define CL_PRELUDE_HALF                                                                   \
     "static inline float kir_f16_to_f32(ushort h) {\n"                                    \
-    "    return vload_half(0, (const __private half *)&h);\n}\n"                          \
+    "    uint sign = (uint)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, mant = h & 0x3ff;\n"  \
+    "    if (e == 0x1f) return as_float(sign | 0x7f800000u | (mant << 13));\n"            \
+    "    if (e == 0) return as_float(sign | as_uint((float)mant * 5.9604644775390625e-8f));\n" \
+    "    return as_float(sign | ((e + 112) << 23) | (mant << 13));\n}\n"                  \
     "static inline ushort kir_f32_to_f16(float f) {\n"                                    \
     "    uint bits = as_uint(f), abs = bits & 0x7fffffffu;\n"                             \
     "    ushort sign = (ushort)((bits >> 16) & 0x8000);\n"                                \
