@@ -7,7 +7,6 @@
  * The hand-written kernels (GEMM, convolution, indexing, padding, random,
  * sort) are not written for CUDA yet: supports() says so, so they can be
  * placed elsewhere, and execute() refuses them with a clear error. */
-#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 
 #include "backends/cuda/cu_runtime.h"
 #include "compiler/codegen_cl.h"
+#include "compiler/kir_built.h"
 #include "compiler/kir_layout.h"
 #include "compiler/stats.h"
 #include "core/alloc.h"
@@ -99,35 +99,13 @@ static porta_status *cu_synchronize(porta_device *device) {
 
 /* ---- compiled kernels (the compiler's entries and eager ops) ---- */
 
-/* A kir kernel built for a device: a copy of its structure (to find it
- * again without rendering) and what binding its arguments needs. */
-typedef struct cu_kir_program {
-    struct cu_kir_program *next; /* kept reachable for the process's life */
-    const cu_state *state;
-    uint64_t hash;
-    kir_kernel *copy; /* values and accesses in use only */
-    CUfunction function;
-    int param_count;
-} cu_kir_program;
-
-static pthread_mutex_t programs_lock = PTHREAD_MUTEX_INITIALIZER;
-static cu_kir_program *kir_programs;
-
-static cu_kir_program *find_built(const cu_state *s, const kir_kernel *kernel, uint64_t hash) {
-    pthread_mutex_lock(&programs_lock);
-    cu_kir_program *p = kir_programs;
-    while (p && !(p->state == s && p->hash == hash && kir_same_kernel(p->copy, kernel))) p = p->next;
-    pthread_mutex_unlock(&programs_lock);
-    return p;
-}
-
 /* The program of `kernel`, built when new. Memory hits count for the
  * compiler's lookups only (count_hit), not for eager ops. */
-static porta_status *prepare(porta_device *device, const kir_kernel *kernel,
-                             cu_kir_program **out, bool count_hit) {
+static porta_status *prepare(porta_device *device, const kir_kernel *kernel, kir_built **out,
+                             bool count_hit) {
     cu_state *s = cu_of(device);
     uint64_t hash = kir_hash(kernel);
-    if ((*out = find_built(s, kernel, hash))) {
+    if ((*out = kir_built_find(s, kernel, hash))) {
         if (count_hit) compiler_count(COUNTER_KERNEL_MEMORY_HITS, 1);
         return NULL;
     }
@@ -136,32 +114,12 @@ static porta_status *prepare(porta_device *device, const kir_kernel *kernel,
     CUfunction function;
     porta_status *status = cu_function_get(device, source, "kir_main", &function);
     free(source);
-    if (status) return status;
-    cu_kir_program *p = calloc(1, sizeof *p);
-    size_t used =
-        offsetof(kir_kernel, accesses) + (size_t)kernel->access_count * sizeof(kir_access);
-    kir_kernel *copy = malloc(used);
-    if (!p || !copy) {
-        free(p);
-        free(copy);
-        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "CUDA: no memory for a kernel");
-    }
-    memcpy(copy, kernel, used);
-    *p = (cu_kir_program){.state = s, .hash = hash, .copy = copy, .function = function};
-    for (int i = 0; i < kernel->value_count; i++)
-        if (kernel->values[i].kind == KIR_PARAM && kernel->values[i].param >= p->param_count)
-            p->param_count = kernel->values[i].param + 1;
-    pthread_mutex_lock(&programs_lock);
-    p->next = kir_programs;
-    kir_programs = p;
-    pthread_mutex_unlock(&programs_lock);
-    *out = p;
-    return NULL;
+    return status ? status : kir_built_add(s, kernel, hash, function, out);
 }
 
 static porta_status *cu_prepare_kernel(porta_device *device, const kir_kernel *kernel,
                                        void **program) {
-    cu_kir_program *p;
+    kir_built *p;
     PORTA_TRY(prepare(device, kernel, &p, true));
     *program = p;
     return NULL;
@@ -173,7 +131,7 @@ static porta_status *cu_prepare_kernel(porta_device *device, const kir_kernel *k
 #define MAX_KERNEL_ARGS \
     (1 + PORTA_MAX_RANK + KIR_MAX_ACCESSES * (2 + PORTA_MAX_RANK) + KIR_MAX_PARAMS)
 
-static porta_status *run(cu_state *s, const cu_kir_program *p, const kir_args *args,
+static porta_status *run(cu_state *s, const kir_built *p, const kir_args *args,
                          int64_t work) {
     const kir_kernel *k = p->copy;
     uint64_t values[MAX_KERNEL_ARGS];
@@ -192,7 +150,7 @@ static porta_status *run(cu_state *s, const cu_kir_program *p, const kir_args *a
     for (int i = 0; i < p->param_count; i++) PUSH(args->params[i]);
 #undef PUSH
     PORTA_TRY(make_current(s));
-    return cu_launch(s, p->function, params, work);
+    return cu_launch(s, p->handle, params, work);
 }
 
 static porta_status *cu_run_kernel(porta_device *device, void *program, const kir_args *args,
@@ -247,7 +205,7 @@ static porta_status *cu_execute(porta_device *device, const porta_prim *prim,
     for (int i = 0; i < input_count; i++) kir_bind_tensor(&args, i, inputs[i]);
     kir_bind_tensor(&args, input_count, out);
     if (work == 0 || porta_tensor_numel(out) == 0) return NULL;
-    cu_kir_program *p;
+    kir_built *p;
     PORTA_TRY(prepare(device, &kernel, &p, false));
     return run(cu_of(device), p, &args, work);
 }

@@ -4,13 +4,13 @@
  * against Porta's memory limit. Elementwise ops, casts, fills and
  * reductions run as kernel-IR kernels (the same renderer as fused ones);
  * the other primitives have kernels of their own (cl_kernels_*.c). */
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/opencl/cl_runtime.h"
 #include "compiler/codegen_cl.h"
+#include "compiler/kir_built.h"
 #include "compiler/kir_layout.h"
 #include "compiler/stats.h"
 #include "core/alloc.h"
@@ -74,20 +74,6 @@ static porta_status *cl_synchronize(porta_device *device) {
 
 /* ---- compiled kernels (the compiler's entries and eager ops) ---- */
 
-/* A kir kernel built for a device: a copy of its structure (to find it
- * again without rendering) and what binding its arguments needs. */
-typedef struct cl_kir_program {
-    struct cl_kir_program *next; /* kept reachable for the process's life */
-    const cl_state *state;
-    uint64_t hash;
-    kir_kernel *copy; /* values and accesses in use only */
-    cl_kernel kernel;
-    int param_count;
-} cl_kir_program;
-
-static pthread_mutex_t programs_lock = PTHREAD_MUTEX_INITIALIZER;
-static cl_kir_program *kir_programs;
-
 static bool dtype_usable(const cl_state *s, porta_dtype dtype) {
     return dtype != PORTA_F64 || s->fp64;
 }
@@ -99,20 +85,12 @@ static porta_status *no_fp64(const cl_state *s) {
                        s->name);
 }
 
-static cl_kir_program *find_built(const cl_state *s, const kir_kernel *kernel, uint64_t hash) {
-    pthread_mutex_lock(&programs_lock);
-    cl_kir_program *p = kir_programs;
-    while (p && !(p->state == s && p->hash == hash && kir_same_kernel(p->copy, kernel))) p = p->next;
-    pthread_mutex_unlock(&programs_lock);
-    return p;
-}
-
 /* Call with the device's lock held. */
 static porta_status *prepare_locked(porta_device *device, const kir_kernel *kernel,
-                                    cl_kir_program **out) {
+                                    kir_built **out) {
     cl_state *s = cl_of(device);
     uint64_t hash = kir_hash(kernel);
-    if ((*out = find_built(s, kernel, hash))) return NULL;
+    if ((*out = kir_built_find(s, kernel, hash))) return NULL;
     for (int i = 0; i < kernel->value_count; i++)
         if (!dtype_usable(s, kernel->values[i].dtype)) return no_fp64(s);
     char *source = NULL;
@@ -120,34 +98,14 @@ static porta_status *prepare_locked(porta_device *device, const kir_kernel *kern
     cl_kernel built;
     porta_status *status = cl_kernel_get(device, source, "kir_main", &built);
     free(source);
-    if (status) return status;
-    cl_kir_program *p = calloc(1, sizeof *p);
-    /* the copy ends after the accesses in use */
-    size_t used = offsetof(kir_kernel, accesses) + (size_t)kernel->access_count * sizeof(kir_access);
-    kir_kernel *copy = malloc(used);
-    if (!p || !copy) {
-        free(p);
-        free(copy);
-        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "OpenCL: no memory for a kernel");
-    }
-    memcpy(copy, kernel, used);
-    *p = (cl_kir_program){.state = s, .hash = hash, .copy = copy, .kernel = built};
-    for (int i = 0; i < kernel->value_count; i++)
-        if (kernel->values[i].kind == KIR_PARAM && kernel->values[i].param >= p->param_count)
-            p->param_count = kernel->values[i].param + 1;
-    pthread_mutex_lock(&programs_lock);
-    p->next = kir_programs;
-    kir_programs = p;
-    pthread_mutex_unlock(&programs_lock);
-    *out = p;
-    return NULL;
+    return status ? status : kir_built_add(s, kernel, hash, built, out);
 }
 
 static porta_status *cl_prepare_kernel(porta_device *device, const kir_kernel *kernel,
                                        void **program) {
     cl_state *s = cl_of(device);
     pthread_mutex_lock(&s->lock);
-    cl_kir_program *p = find_built(s, kernel, kir_hash(kernel));
+    kir_built *p = kir_built_find(s, kernel, kir_hash(kernel));
     porta_status *status = NULL;
     if (p)
         compiler_count(COUNTER_KERNEL_MEMORY_HITS, 1);
@@ -159,10 +117,10 @@ static porta_status *cl_prepare_kernel(porta_device *device, const kir_kernel *k
 }
 
 /* Call with the device's lock held. */
-static porta_status *run_locked(cl_state *s, const cl_kir_program *p, const kir_args *args,
+static porta_status *run_locked(cl_state *s, const kir_built *p, const kir_args *args,
                                 int64_t work) {
     const kir_kernel *k = p->copy;
-    cl_args a = {.state = s, .kernel = p->kernel};
+    cl_args a = {.state = s, .kernel = p->handle};
     cl_arg_long(&a, work);
     for (int d = 0; d < k->rank; d++) cl_arg_long(&a, args->sizes[d]);
     for (int i = 0; i < k->access_count; i++) {
@@ -209,7 +167,7 @@ static porta_status *run_single(porta_device *device, const porta_prim *prim,
     if (work == 0 || porta_tensor_numel(out) == 0) return NULL;
     cl_state *s = cl_of(device);
     pthread_mutex_lock(&s->lock);
-    cl_kir_program *p;
+    kir_built *p;
     porta_status *status = prepare_locked(device, &kernel, &p);
     if (!status) status = run_locked(s, p, &args, work);
     pthread_mutex_unlock(&s->lock);
