@@ -66,7 +66,8 @@ def test_factories():
 
 def test_device_module():
     assert torch_porta.is_available() and torch.porta.is_available()
-    assert torch_porta.device_count() == 1
+    # the CPU backend, plus any OpenCL device (PoCL in CI)
+    assert torch_porta.device_count() == torch.porta.device_count() >= 1
     assert torch_porta.current_device() == 0
     assert isinstance(torch_porta.get_device_name(0), str)
     torch_porta.synchronize()

@@ -31,7 +31,8 @@ def test_rng_state_is_16_bytes_seed_then_offset():
     state = torch.porta.get_rng_state()
     assert state.dtype == torch.uint8 and state.device.type == "cpu"
     assert state.tolist() == [8, 7, 6, 5, 4, 3, 2, 1] + [0] * 8
-    assert [s.tolist() for s in torch.porta.get_rng_state_all()] == [state.tolist()]
+    states = torch.porta.get_rng_state_all()  # one per device; manual_seed sets the current one
+    assert len(states) == torch.porta.device_count() and states[0].tolist() == state.tolist()
 
 
 def test_set_rng_state_restores():
@@ -40,7 +41,7 @@ def test_set_rng_state_restores():
     torch.porta.manual_seed(8)
     torch.porta.set_rng_state(saved)
     assert torch.porta.initial_seed() == 7
-    torch.porta.set_rng_state_all([saved])
+    torch.porta.set_rng_state_all([saved] * torch.porta.device_count())
     assert torch.porta.get_rng_state().tolist() == saved.tolist()
 
 
