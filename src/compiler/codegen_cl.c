@@ -103,7 +103,7 @@ static void load_expression(cl_render *r, int a, char *buf, size_t cap) {
 }
 
 /* Declares and computes value id (not a reduction). */
-static bool emit_value(cl_render *r, int id, const char *indent) {
+static void emit_value(cl_render *r, int id, const char *indent) {
     const kir_value *v = &r->k->values[id];
     const char *T = kir_c_compute_type(v->dtype);
     W("%s%s v%d = ", indent, T, id);
@@ -121,8 +121,7 @@ static bool emit_value(cl_render *r, int id, const char *indent) {
     case KIR_CONST: kir_c_constant(r->t, v); break;
     case KIR_PARAM: kir_c_param(r->t, v); break;
     default: {
-        porta_dtype arg = r->k->values[v->args[0]].dtype;
-        if (!kir_cl_supports(v, arg)) return false;
+        porta_dtype arg = r->k->values[v->args[0]].dtype; /* kir_check vetted the op */
         if (v->kind == KIR_UNARY && kir_c_array_function(v))
             W("kir_%s(v%d)", kir_c_array_function(v), v->args[0]);
         else
@@ -132,7 +131,6 @@ static bool emit_value(cl_render *r, int id, const char *indent) {
     W(";\n");
     if (is_half(v->dtype) && v->kind != KIR_LOAD)
         W("%sv%d = kir_round_%s(v%d);\n", indent, id, half_name(v->dtype), id);
-    return true;
 }
 
 static void store(cl_render *r, int a, const char *indent) {
@@ -145,7 +143,7 @@ static void store(cl_render *r, int a, const char *indent) {
 
 /* ---- kernels without reductions ---- */
 
-static bool render_elementwise(cl_render *r) {
+static void render_elementwise(cl_render *r) {
     const kir_kernel *k = r->k;
     W("    long gid = get_global_id(0);\n    if (gid >= work) return;\n    {\n");
     decompose(r, "gid", 0, k->rank - 1);
@@ -155,11 +153,10 @@ static bool render_elementwise(cl_render *r) {
         offset(r, a, base, 0, k->rank - 1);
     }
     for (int id = 0; id < k->value_count; id++)
-        if (r->live[id] && !emit_value(r, id, "        ")) return false;
+        if (r->live[id]) emit_value(r, id, "        ");
     for (int a = 0; a < k->access_count; a++)
         if (k->accesses[a].store) store(r, a, "        ");
     W("    }\n}\n");
-    return true;
 }
 
 /* ---- kernels with reductions ---- */
@@ -245,7 +242,7 @@ static void fold_step(cl_render *r, const kir_value *v, int id) {
 static bool is_uniform(const kir_value *v) { return v->kind == KIR_CONST || v->kind == KIR_PARAM; }
 
 /* OUTER values of `level` (reductions finish here, the rest computed). */
-static bool outer_values(cl_render *r, int level) {
+static void outer_values(cl_render *r, int level) {
     const kir_kernel *k = r->k;
     for (int id = 0; id < k->value_count; id++) {
         const kir_value *v = &k->values[id];
@@ -257,13 +254,12 @@ static bool outer_values(cl_render *r, int level) {
             if (is_half(v->dtype)) W("    v%d = kir_round_%s(v%d);\n", id, half_name(v->dtype), id);
         } else {
             if (v->kind == KIR_LOAD) W("    long e%d = ob%d;\n", v->access, v->access);
-            if (!emit_value(r, id, "    ")) return false;
+            emit_value(r, id, "    ");
         }
     }
-    return true;
 }
 
-static bool render_reduction(cl_render *r) {
+static void render_reduction(cl_render *r) {
     const kir_kernel *k = r->k;
     int outer = k->outer_rank, passes = 0;
     for (int id = 0; id < k->value_count; id++)
@@ -288,9 +284,9 @@ static bool render_reduction(cl_render *r) {
     for (int a = 0; a < k->access_count; a++) W("    long ob%d = ob[%d];\n", a, a);
     /* constants and parameters once, visible to every pass and OUTER value */
     for (int id = 0; id < k->value_count; id++)
-        if (r->live[id] && is_uniform(&k->values[id]) && !emit_value(r, id, "    ")) return false;
+        if (r->live[id] && is_uniform(&k->values[id])) emit_value(r, id, "    ");
     for (int pass = 0; pass <= passes; pass++) {
-        if (!outer_values(r, pass)) return false;
+        outer_values(r, pass);
         if (pass == passes) break;
         bool need[KIR_MAX_VALUES];
         pass_needs(r, pass, pass == passes - 1, need);
@@ -316,8 +312,7 @@ static bool render_reduction(cl_render *r) {
             offset(r, a, base, outer, k->rank - 1);
         }
         for (int id = 0; id < k->value_count; id++)
-            if (need[id] && !is_uniform(&k->values[id]) && !emit_value(r, id, "            "))
-                return false;
+            if (need[id] && !is_uniform(&k->values[id])) emit_value(r, id, "            ");
         for (int id = 0; id < k->value_count; id++) {
             const kir_value *v = &k->values[id];
             if (v->kind == KIR_REDUCE && r->live[id] && r->level[v->args[0]] == pass)
@@ -336,11 +331,6 @@ static bool render_reduction(cl_render *r) {
             W("    }\n");
         }
     W("}\n");
-    return true;
-}
-
-bool kir_cl_supports(const kir_value *value, porta_dtype arg_dtype) {
-    return kir_c_supports(value, arg_dtype);
 }
 
 porta_status *kir_render_cl(const kir_kernel *kernel, char **source) {
@@ -355,12 +345,13 @@ porta_status *kir_render_cl(const kir_kernel *kernel, char **source) {
         if (kernel->values[id].kind == KIR_PARAM && kernel->values[id].param + 1 > params)
             params = kernel->values[id].param + 1;
     signature(&r, params);
-    bool ok = kernel->outer_rank == kernel->rank ? render_elementwise(&r) : render_reduction(&r);
-    if (!ok || text.failed) {
+    if (kernel->outer_rank == kernel->rank)
+        render_elementwise(&r);
+    else
+        render_reduction(&r);
+    if (text.failed) {
         free(text.data);
-        return ok ? porta_error(PORTA_ERR_OUT_OF_MEMORY, "render_cl: no memory for the source")
-                  : porta_error(PORTA_ERR_UNSUPPORTED,
-                                "render_cl: an op of the kernel has no OpenCL spelling");
+        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "render_cl: no memory for the source");
     }
     *source = text.data;
     return NULL;

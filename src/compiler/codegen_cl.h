@@ -13,10 +13,8 @@
 
 #include "compiler/kernel_ir.h"
 
-/* Whether the renderer can express `value` (as kir_c_supports). */
-bool kir_cl_supports(const kir_value *value, porta_dtype arg_dtype);
-
-/* The OpenCL C source of `kernel` (checked first) in *source, malloc'd. */
+/* The OpenCL C source of `kernel` (checked first with kir_check, which
+ * also rejects ops kir_c_supports does not spell) in *source, malloc'd. */
 porta_status *kir_render_cl(const kir_kernel *kernel, char **source);
 
 #endif

@@ -197,6 +197,7 @@ static porta_status *cu_execute(porta_device *device, const porta_prim *prim,
                                 const porta_tensor *const *inputs, int input_count,
                                 porta_tensor *out) {
     if (!cu_supports(device, prim, inputs, input_count)) return not_written(prim);
+    if (porta_tensor_numel(out) == 0) return NULL; /* no rows: nothing to build or run */
     static _Thread_local kir_kernel kernel; /* 20 KB: off the stack */
     kir_args args;
     int64_t work;
@@ -204,7 +205,6 @@ static porta_status *cu_execute(porta_device *device, const porta_prim *prim,
         return not_written(prim);
     for (int i = 0; i < input_count; i++) kir_bind_tensor(&args, i, inputs[i]);
     kir_bind_tensor(&args, input_count, out);
-    if (work == 0 || porta_tensor_numel(out) == 0) return NULL;
     kir_built *p;
     PORTA_TRY(prepare(device, &kernel, &p, false));
     return run(cu_of(device), p, &args, work);

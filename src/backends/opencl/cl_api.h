@@ -33,8 +33,6 @@ typedef struct _cl_event *cl_event;
 
 #define CL_SUCCESS 0
 #define CL_TRUE 1
-#define CL_FALSE 0
-#define CL_DEVICE_TYPE_CPU (1 << 1)
 #define CL_DEVICE_TYPE_GPU (1 << 2)
 #define CL_DEVICE_TYPE_ACCELERATOR (1 << 3)
 #define CL_DEVICE_TYPE_ALL 0xFFFFFFFF
@@ -42,14 +40,11 @@ typedef struct _cl_event *cl_event;
 #define CL_DEVICE_TYPE 0x1000
 #define CL_DEVICE_MAX_COMPUTE_UNITS 0x1002
 #define CL_DEVICE_MAX_WORK_GROUP_SIZE 0x1004
-#define CL_DEVICE_MAX_MEM_ALLOC_SIZE 0x1010
 #define CL_DEVICE_GLOBAL_MEM_SIZE 0x101F
 #define CL_DEVICE_LOCAL_MEM_SIZE 0x1023
 #define CL_DEVICE_NAME 0x102B
-#define CL_DEVICE_VERSION 0x102F
 #define CL_DEVICE_EXTENSIONS 0x1030
 #define CL_DRIVER_VERSION 0x102D
-#define CL_DEVICE_MAX_PARAMETER_SIZE 0x1017
 #define CL_MEM_READ_WRITE (1 << 0)
 #define CL_MEM_SIZE 0x1102
 #define CL_PROGRAM_BINARY_SIZES 0x1165
@@ -74,8 +69,6 @@ typedef struct _cl_event *cl_event;
                                     void *, cl_uint, const cl_event *, cl_event *))          \
     X(cl_int, clEnqueueWriteBuffer, (cl_command_queue, cl_mem, cl_bool, size_t, size_t,     \
                                      const void *, cl_uint, const cl_event *, cl_event *))   \
-    X(cl_int, clEnqueueCopyBuffer, (cl_command_queue, cl_mem, cl_mem, size_t, size_t,       \
-                                    size_t, cl_uint, const cl_event *, cl_event *))          \
     X(cl_program, clCreateProgramWithSource, (cl_context, cl_uint, const char **,           \
                                               const size_t *, cl_int *))                     \
     X(cl_program, clCreateProgramWithBinary, (cl_context, cl_uint, const cl_device_id *,    \

@@ -157,6 +157,8 @@ static porta_status *cl_run_kernel(porta_device *device, void *program, const ki
 static porta_status *run_single(porta_device *device, const porta_prim *prim,
                                 const porta_tensor *const *inputs, int input_count,
                                 porta_tensor *out, bool *done) {
+    *done = true;
+    if (porta_tensor_numel(out) == 0) return NULL; /* no rows: nothing to build or run */
     static _Thread_local kir_kernel kernel; /* 20 KB: off the stack */
     kir_args args;
     int64_t work;
@@ -164,7 +166,6 @@ static porta_status *run_single(porta_device *device, const porta_prim *prim,
     if (!*done) return NULL;
     for (int i = 0; i < input_count; i++) kir_bind_tensor(&args, i, inputs[i]);
     kir_bind_tensor(&args, input_count, out);
-    if (work == 0 || porta_tensor_numel(out) == 0) return NULL;
     cl_state *s = cl_of(device);
     pthread_mutex_lock(&s->lock);
     kir_built *p;

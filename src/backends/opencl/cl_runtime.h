@@ -27,7 +27,6 @@ typedef struct cl_state {
     bool fp64;
     size_t max_work_group;
     uint64_t local_memory;
-    uint64_t max_parameter_bytes;
     pthread_mutex_t lock;       /* programs and kernels (clSetKernelArg is not thread-safe) */
     cl_program_entry *programs; /* built programs, most recent first */
 } cl_state;
