@@ -42,16 +42,22 @@ demo-c: setup
 # OpenCL device (the C tests already run every primitive on every device).
 test: test-release test-asan fuzz demo-c test-python test-python-modes test-opencl
 
-test-release: build
-	$(BUILD)/porta_tests
+# NVRTC from the nvidia-cuda-nvrtc-cu12 wheel scripts/setup.sh puts in the
+# venv: the CUDA tests compile every kernel with it (no GPU needed). Looked
+# up when a recipe runs, after `setup`.
+NVRTC_LIBRARY = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12))
+WITH_NVRTC = $(if $(NVRTC_LIBRARY),PORTA_NVRTC_LIBRARY=$(abspath $(NVRTC_LIBRARY)) PORTA_REQUIRE_NVRTC=1)
+
+test-release: build setup
+	$(WITH_NVRTC) $(BUILD)/porta_tests
 
 # PoCL (the OpenCL driver) keeps a few bytes of its own for good when it
 # first builds its kernel cache: tests/lsan.supp names that one leak. The
 # conformance suite runs its compiler cases only here (all of them in the
 # release run).
-test-asan: asan
+test-asan: asan setup
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  LSAN_OPTIONS=suppressions=tests/lsan.supp PORTA_CONFORMANCE=quick \
+	  LSAN_OPTIONS=suppressions=tests/lsan.supp PORTA_CONFORMANCE=quick $(WITH_NVRTC) \
 	  $(ASAN_BUILD)/porta_tests
 
 # Each file parser's fuzz target (libFuzzer, ASan + UBSan) for 30 seconds;

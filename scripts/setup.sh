@@ -14,6 +14,8 @@ fi
 pip=("$venv/bin/pip" install --quiet --disable-pip-version-check)
 # torch pinned to the CPU build; an unpinned torch would pull a CUDA build.
 "${pip[@]}" torch==2.13.0 numpy pytest expecttest scikit-learn safetensors
+# NVRTC alone (no GPU, no toolkit): the tests compile every CUDA kernel with it
+"${pip[@]}" nvidia-cuda-nvrtc-cu12
 "${pip[@]}" -e python/
 install -m 755 "$build/porta" "$venv/bin/porta"
 install -m 755 "$build/train_digits" "$venv/bin/train_digits"
