@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "porta.h"
 
 typedef struct command {
@@ -67,6 +68,34 @@ static const command commands[] = {
      "is unavailable here, and why. PORTA_VISIBLE_DEVICES picks and orders\n"
      "the devices (indices of this list, or backend names: \"opencl,cpu\").\n",
      cmd_devices},
+    {"run", "run a model (.porta or .pt2) on tensors from a safetensors file",
+     "usage: porta run MODEL --input IN.safetensors --output OUT.safetensors [--device D]\n\n"
+     "Loads MODEL (a .porta file written by torch_porta.export, or a .pt2 archive\n"
+     "of torch.export.save), runs it once on device D (porta:N as 'porta devices'\n"
+     "lists them, or a backend name such as cpu or opencl; default porta:0) and\n"
+     "writes its outputs to OUT, each under the output's name in the graph.\n"
+     "Each model input is the tensor of IN named as the input ('porta inspect\n"
+     "MODEL' lists the names), else the tensor named by its position (\"0\",\n"
+     "\"1\", ...); a model of one input also takes a file of one tensor.\n"
+     "Exit status: 0 done, 1 the model or its inputs were refused or failed,\n"
+     "2 bad usage.\n",
+     cmd_run},
+    {"bench", "time a model on one or more devices",
+     "usage: porta bench MODEL [--devices all|D,D...] [--iterations N] [--warmup N]\n"
+     "                   [--input IN.safetensors] [--size SYMBOL=N] [--json FILE]\n\n"
+     "Runs MODEL --warmup times (default 3; loads weights, builds kernels), then\n"
+     "--iterations times (default 20) per device, and prints per device the\n"
+     "latency p50 and p99, the mean, runs and samples (dim 0 of the first input)\n"
+     "per second and the peak memory the runs added. Inputs come from IN (as\n"
+     "for 'porta run') or are random, symbolic dims taking --size SYMBOL=N\n"
+     "(default 1). --json FILE also writes the numbers as JSON.\n",
+     cmd_bench},
+    {"inspect", "show the tensors and graph of a .porta, .pt2 or .safetensors file",
+     "usage: porta inspect FILE\n\n"
+     "Lists the tensors of FILE (name, dtype, shape) and their total; for a model\n"
+     "also its format version, inputs (symbolic dims by name), outputs, weight\n"
+     "and parameter counts, and how many nodes call each op.\n",
+     cmd_inspect},
 };
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 

@@ -1,0 +1,317 @@
+"""Saving a PyTorch model as a .porta file, which a C program runs without Python.
+
+    torch_porta.export(model, (x,), "model.porta", dynamic_shapes=({0: Dim("batch")},))
+
+The model goes through torch.export and the Core ATen decompositions; each node
+of the resulting graph becomes a call of an op of libporta's aten layer with
+every argument in schema order (defaults filled in from the op's schema).
+Parameters, buffers and constants become the weights. The file format is
+described in docs/porta-format.md: a safetensors file whose metadata holds the
+graph as JSON — nothing executable, no pickle.
+"""
+import json
+import math
+import operator
+import os
+import struct
+import tempfile
+
+import torch
+
+from . import _C
+
+FORMAT_VERSION = (1, 0)
+
+# Size arithmetic torch.export emits with dynamic shapes; the C interpreter
+# runs these itself.
+_SYM_OPS = {
+    operator.add: "sym.add", operator.sub: "sym.sub", operator.mul: "sym.mul",
+    operator.floordiv: "sym.floordiv", operator.mod: "sym.mod", operator.neg: "sym.neg",
+    torch.sym_max: "sym.max", torch.sym_min: "sym.min",
+}
+# Checks torch.export leaves in the graph; the interpreter checks input
+# shapes against the declared symbols instead.
+_SKIPPED = {"aten::_assert_scalar", "aten::sym_constrain_range_for_size",
+            "aten::sym_constrain_range", "aten::_assert_tensor_metadata"}
+_MEMORY_FORMATS = {torch.contiguous_format: 0, torch.preserve_format: 1,
+                   torch.channels_last: 2, torch.channels_last_3d: 3}
+_ST_DTYPES = {torch.bool: "BOOL", torch.uint8: "U8", torch.int8: "I8", torch.int16: "I16",
+              torch.int32: "I32", torch.int64: "I64", torch.float16: "F16",
+              torch.bfloat16: "BF16", torch.float32: "F32", torch.float64: "F64"}
+
+
+class ExportError(RuntimeError):
+    """The model cannot be saved as a .porta file (the message says why)."""
+
+
+def _dtype_name(dtype):
+    if dtype not in _ST_DTYPES:
+        raise ExportError(f"dtype {dtype} has no porta equivalent")
+    return str(dtype).replace("torch.", "")
+
+
+def _op_name(op):
+    """libporta's name of an aten overload: "add.Tensor", "addmm"."""
+    name = op._schema.name.split("::", 1)[1]
+    overload = op._schema.overload_name
+    return f"{name}.{overload}" if overload else name
+
+
+def _float(value):
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
+class _GraphWriter:
+    def __init__(self, ep):
+        self.ep = ep
+        self.values = {}  # fx node name -> graph value name
+        self.ints = set()  # names of integer values
+        self.multi = {}  # fx node of a multi-result op -> {index: getitem node}
+        self.nodes = []
+        self.symbols = {}
+
+    # ---- declarations ----
+    def _dim(self, size):
+        if isinstance(size, int):
+            return size
+        expr = size.node.expr
+        if not expr.is_Symbol:
+            raise ExportError(f"input dim {expr} is an expression of symbols; export with "
+                              "one symbol per dynamic dim")
+        name = str(expr)
+        if name not in self.symbols:
+            lower, upper = 0, None
+            vr = self.ep.range_constraints.get(expr)
+            if vr is not None:
+                lower = int(vr.lower) if vr.lower.is_finite else 0
+                upper = int(vr.upper) if vr.upper.is_finite else None
+            self.symbols[name] = {"name": name, "min": lower, "max": upper}
+        return name
+
+    def declare(self, node):
+        val = node.meta["val"]
+        return {"name": node.name, "dtype": _dtype_name(val.dtype),
+                "shape": [self._dim(s) for s in val.shape]}
+
+    # ---- arguments ----
+    def _ref(self, node):
+        if node.name not in self.values:
+            raise ExportError(f"node {node.name} is used but not defined in the exported graph")
+        return self.values[node.name]
+
+    def _scalar(self, value, where):
+        if isinstance(value, torch.fx.Node):
+            name = self._ref(value)
+            return {"sym": name} if name in self.ints else {"tensor": name}
+        if isinstance(value, bool):
+            return {"bool": value}
+        if isinstance(value, int):
+            return {"int": value}
+        if isinstance(value, float):
+            return {"float": _float(value)}
+        if isinstance(value, torch.dtype):
+            return {"dtype": _dtype_name(value)}
+        if isinstance(value, torch.memory_format):
+            return {"int": _MEMORY_FORMATS[value]}
+        if isinstance(value, (torch.device, torch.layout)):
+            return None  # the run's device; porta has one layout
+        if isinstance(value, str):
+            return {"string": value}
+        raise ExportError(f"{where}: cannot store an argument of type {type(value).__name__}")
+
+    def _arg(self, value, arg_type, where):
+        if value is None:
+            return None
+        if isinstance(value, (list, tuple)):
+            text = str(arg_type)
+            if "Tensor" in text:
+                return {"tensors": [None if v is None else {"tensor": self._ref(v)}["tensor"]
+                                    for v in value]}
+            if "float" in text:
+                raise ExportError(f"{where}: float lists are not supported")
+            items = []
+            for v in value:
+                if isinstance(v, torch.fx.Node):
+                    items.append(self._ref(v))
+                elif isinstance(v, bool) or not isinstance(v, int):
+                    raise ExportError(f"{where}: expected integers in the list, got {v!r}")
+                else:
+                    items.append(v)
+            return {"ints": items}
+        return self._scalar(value, where)
+
+    def _schema_args(self, node, op):
+        args = []
+        for i, schema_arg in enumerate(op._schema.arguments):
+            if i < len(node.args) and not schema_arg.kwarg_only:
+                value = node.args[i]
+            elif schema_arg.name in node.kwargs:
+                value = node.kwargs[schema_arg.name]
+            elif schema_arg.has_default_value():
+                value = schema_arg.default_value
+            elif str(schema_arg.type).startswith("Optional"):
+                value = None
+            else:
+                raise ExportError(f"{node.name}: {op} is missing argument {schema_arg.name}")
+            args.append(self._arg(value, schema_arg.type, f"{node.name} ({op})"))
+        return args
+
+    # ---- nodes ----
+    def _outputs(self, node, op):
+        returns = op._schema.returns
+        multi = len(returns) > 1 or (len(returns) == 1 and str(returns[0].type).endswith("[]"))
+        if not multi:
+            self.values[node.name] = node.name
+            return [node.name] if returns else []
+        getitems = {u.args[1]: u for u in node.users if u.target is operator.getitem}
+        outputs = [None] * (max(getitems) + 1 if getitems else 0)
+        for index, user in getitems.items():
+            outputs[index] = user.name
+            self.values[user.name] = user.name
+        return outputs
+
+    def call(self, node):
+        target = node.target
+        if target is operator.getitem:
+            if isinstance(node.args[0], torch.fx.Node) and node.args[0].name in self.values:
+                raise ExportError(f"{node.name}: indexing a single result is not supported")
+            return  # its producer named it
+        if target in _SYM_OPS:
+            args = [self._scalar(a, node.name) for a in node.args]
+            self.nodes.append({"op": _SYM_OPS[target], "args": args, "outputs": [node.name]})
+            self.values[node.name] = node.name
+            self.ints.add(node.name)
+            return
+        if not isinstance(target, torch._ops.OpOverload):
+            raise ExportError(f"{node.name}: cannot export a call of {target}")
+        if target._schema.name in _SKIPPED:
+            return
+        if target in (torch.ops.aten.sym_size.int, torch.ops.aten.sym_numel.default):
+            name = "sym_size.int" if target is torch.ops.aten.sym_size.int else "sym_numel"
+            args = [self._scalar(a, node.name) for a in node.args]
+            self.nodes.append({"op": name, "args": args, "outputs": [node.name]})
+            self.values[node.name] = node.name
+            self.ints.add(node.name)
+            return
+        args = self._schema_args(node, target)
+        outputs = self._outputs(node, target)
+        self.nodes.append({"op": _op_name(target), "args": args, "outputs": outputs})
+
+
+def _weight_tensor(ep, spec):
+    if spec.target in ep.state_dict:
+        return ep.state_dict[spec.target]
+    return ep.constants[spec.target]
+
+
+def graph_of(ep):
+    """The .porta graph (a dict) and weights ({name: CPU tensor}) of an
+    ExportedProgram that has been through run_decompositions()."""
+    from torch.export.graph_signature import InputKind, OutputKind
+
+    writer = _GraphWriter(ep)
+    inputs, weights, weight_decls = [], {}, []
+    specs = {s.arg.name: s for s in ep.graph_signature.input_specs}
+    for node in ep.graph.nodes:
+        if node.op != "placeholder":
+            continue
+        spec = specs[node.name]
+        if spec.kind == InputKind.USER_INPUT:
+            if not isinstance(node.meta.get("val"), torch.Tensor):
+                raise ExportError(f"input {node.name} is not a tensor; only tensor inputs can "
+                                  "be exported")
+            inputs.append(writer.declare(node))
+            writer.values[node.name] = node.name
+        elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
+            tensor = _weight_tensor(ep, spec).detach()
+            name = spec.target
+            weights[name] = tensor
+            weight_decls.append({"name": name, "dtype": _dtype_name(tensor.dtype),
+                                 "shape": list(tensor.shape)})
+            writer.values[node.name] = name
+        else:
+            raise ExportError(f"input {node.name} is a {spec.kind.name}, which a .porta file "
+                              "cannot hold")
+
+    missing = sorted({_op_name(n.target) for n in ep.graph.nodes
+                      if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
+                      and n.target._schema.name not in _SKIPPED
+                      and n.target not in (torch.ops.aten.sym_size.int,
+                                           torch.ops.aten.sym_numel.default)
+                      and _op_name(n.target) not in _C.aten_ops()})
+    if missing:
+        raise ExportError("the exported graph calls ops that libporta's aten layer does not "
+                          "have: " + ", ".join(missing))
+    for node in ep.graph.nodes:
+        if node.op == "call_function":
+            writer.call(node)
+        elif node.op == "output":
+            results = node.args[0]
+    user = [i for i, s in enumerate(ep.graph_signature.output_specs)
+            if s.kind == OutputKind.USER_OUTPUT]
+    outputs = []
+    for i in user:
+        value = results[i]
+        if not isinstance(value, torch.fx.Node) or value.name in writer.ints:
+            raise ExportError(f"output {i} is {value!r}, not a tensor; only tensor outputs can "
+                              "be exported")
+        outputs.append(writer._ref(value))
+    graph = {"version": list(FORMAT_VERSION), "symbols": list(writer.symbols.values()),
+             "inputs": inputs, "weights": weight_decls, "nodes": writer.nodes,
+             "outputs": outputs}
+    return graph, weights
+
+
+def _write_safetensors(path, tensors, metadata):
+    """A safetensors file, largest elements first so every tensor is aligned
+    for zero-copy loading; written to a temporary file renamed into place."""
+    order = sorted(tensors, key=lambda n: -tensors[n].element_size())
+    header, offset, blobs = {"__metadata__": metadata}, 0, []
+    for name in order:
+        t = tensors[name].detach().to("cpu").contiguous()
+        data = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        header[name] = {"dtype": _ST_DTYPES[t.dtype], "shape": list(t.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+        blobs.append(data)
+    text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
+    text += b" " * (-len(text) % 8)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".porta-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(struct.pack("<Q", len(text)))
+            f.write(text)
+            for data in blobs:
+                f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def save(ep, path):
+    """Writes an ExportedProgram (already decomposed to Core ATen) to `path`."""
+    graph, weights = graph_of(ep)
+    metadata = {"porta.format": "%d.%d" % FORMAT_VERSION,
+                "porta.graph": json.dumps(graph, separators=(",", ":"), allow_nan=False)}
+    _write_safetensors(path, weights, metadata)
+
+
+def export(model, example_inputs, path, dynamic_shapes=None, strict=False):
+    """Exports `model` called on `example_inputs` (a tuple of tensors) with
+    torch.export, decomposes it to Core ATen and saves it as a .porta file.
+    dynamic_shapes is torch.export's (e.g. ({0: torch.export.Dim("batch")},)).
+    Returns the ExportedProgram."""
+    if isinstance(example_inputs, torch.Tensor):
+        example_inputs = (example_inputs,)
+    ep = torch.export.export(model, tuple(example_inputs), dynamic_shapes=dynamic_shapes,
+                             strict=strict)
+    ep = ep.run_decompositions()
+    save(ep, path)
+    return ep
