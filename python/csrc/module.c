@@ -11,6 +11,9 @@ static struct PyModuleDef porta_module = {
     .m_size = -1,
 };
 
+/* compare.c: energy readings and the comparison report. */
+extern PyMethodDef porta_py_compare_methods[];
+
 static int add_methods(PyObject *module, PyMethodDef *methods) {
     return PyModule_AddFunctions(module, methods);
 }
@@ -30,6 +33,7 @@ PyMODINIT_FUNC PyInit__C(void) {
         add_methods(module, porta_py_generator_methods) < 0 ||
         add_methods(module, porta_py_compiler_methods) < 0 ||
         add_methods(module, porta_py_dist_methods) < 0 ||
+        add_methods(module, porta_py_compare_methods) < 0 ||
         PyModule_AddStringConstant(module, "porta_version", porta_version_string()) < 0) {
         Py_DECREF(module);
         return NULL;

@@ -78,8 +78,7 @@ static porta_status *member(const json_value *object, const char *key, json_type
     const json_value *v = json_object_get(object, key);
     if (!v || v->type != type) {
         char what[96];
-        snprintf(what, sizeof what, "\"%s\" to be %s %s", key,
-                 type == JSON_ARRAY || type == JSON_OBJECT ? "an" : "a", json_type_name(type));
+        snprintf(what, sizeof what, "\"%s\" to be %s", key, json_type_name(type));
         return bad(where, what, v);
     }
     *out = v;
