@@ -41,3 +41,5 @@ from ._select import select_device, device  # noqa: E402,F401  ("porta:auto")
 __all__ += ["select_device", "device"]
 
 from . import distributed  # noqa: E402,F401  (registers the torch.distributed backend "porta")
+
+from .export import export  # noqa: E402  (torch_porta.export(model, inputs, "m.porta"))

@@ -66,8 +66,9 @@ def _float(value):
 
 
 class _GraphWriter:
-    def __init__(self, ep):
+    def __init__(self, ep, dim_names=None):
         self.ep = ep
+        self.dim_names = dim_names or {}  # torch's symbol ("s31") -> the Dim's name
         self.values = {}  # fx node name -> graph value name
         self.ints = set()  # names of integer values
         self.multi = {}  # fx node of a multi-result op -> {index: getitem node}
@@ -82,7 +83,7 @@ class _GraphWriter:
         if not expr.is_Symbol:
             raise ExportError(f"input dim {expr} is an expression of symbols; export with "
                               "one symbol per dynamic dim")
-        name = str(expr)
+        name = self.dim_names.get(str(expr), str(expr))
         if name not in self.symbols:
             lower, upper = 0, None
             vr = self.ep.range_constraints.get(expr)
@@ -163,7 +164,8 @@ class _GraphWriter:
     # ---- nodes ----
     def _outputs(self, node, op):
         returns = op._schema.returns
-        multi = len(returns) > 1 or (len(returns) == 1 and str(returns[0].type).endswith("[]"))
+        multi = len(returns) > 1 or (len(returns) == 1 and
+                                     isinstance(returns[0].type, torch._C.ListType))
         if not multi:
             self.values[node.name] = node.name
             return [node.name] if returns else []
@@ -208,12 +210,34 @@ def _weight_tensor(ep, spec):
     return ep.constants[spec.target]
 
 
-def graph_of(ep):
+def _dim_names(ep, dynamic_shapes):
+    """{torch's symbol: name of the torch.export.Dim the user gave}, so the
+    file names dynamic dims as the user did ("batch", not "s31")."""
+    from torch.export.graph_signature import InputKind
+    if not dynamic_shapes:
+        return {}
+    user = [n for n in ep.graph.nodes if n.op == "placeholder"
+            and any(s.arg.name == n.name and s.kind == InputKind.USER_INPUT
+                    for s in ep.graph_signature.input_specs)]
+    specs = (list(dynamic_shapes) if isinstance(dynamic_shapes, (list, tuple))
+             else [dynamic_shapes.get(n.name) for n in user])
+    names = {}
+    for node, spec in zip(user, specs):
+        items = spec.items() if isinstance(spec, dict) else enumerate(spec or ())
+        shape = node.meta["val"].shape
+        for dim, d in items:
+            name = getattr(d, "__name__", None)
+            if name and dim < len(shape) and not isinstance(shape[dim], int):
+                names[str(shape[dim].node.expr)] = name
+    return names
+
+
+def graph_of(ep, dynamic_shapes=None):
     """The .porta graph (a dict) and weights ({name: CPU tensor}) of an
     ExportedProgram that has been through run_decompositions()."""
     from torch.export.graph_signature import InputKind, OutputKind
 
-    writer = _GraphWriter(ep)
+    writer = _GraphWriter(ep, _dim_names(ep, dynamic_shapes))
     inputs, weights, weight_decls = [], {}, []
     specs = {s.arg.name: s for s in ep.graph_signature.input_specs}
     for node in ep.graph.nodes:
@@ -295,9 +319,10 @@ def _write_safetensors(path, tensors, metadata):
         raise
 
 
-def save(ep, path):
-    """Writes an ExportedProgram (already decomposed to Core ATen) to `path`."""
-    graph, weights = graph_of(ep)
+def save(ep, path, dynamic_shapes=None):
+    """Writes an ExportedProgram (already decomposed to Core ATen) to `path`;
+    dynamic_shapes, when given, names its dynamic dims."""
+    graph, weights = graph_of(ep, dynamic_shapes)
     metadata = {"porta.format": "%d.%d" % FORMAT_VERSION,
                 "porta.graph": json.dumps(graph, separators=(",", ":"), allow_nan=False)}
     _write_safetensors(path, weights, metadata)
@@ -313,5 +338,5 @@ def export(model, example_inputs, path, dynamic_shapes=None, strict=False):
     ep = torch.export.export(model, tuple(example_inputs), dynamic_shapes=dynamic_shapes,
                              strict=strict)
     ep = ep.run_decompositions()
-    save(ep, path)
+    save(ep, path, dynamic_shapes)
     return ep

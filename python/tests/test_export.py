@@ -1,0 +1,200 @@
+"""Models exported with torch_porta.export run in the `porta` command, in a
+process without Python, and give PyTorch's outputs on every device Porta
+finds (the CPU; PoCL's OpenCL device where it is installed).
+
+The command is $PORTA_CLI, else build/porta of the source tree."""
+import os
+import pathlib
+import re
+import sys
+import subprocess
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from safetensors.torch import load_file, save_file
+
+import torch_porta
+from torch_porta.export import ExportError
+
+import hf_models
+import models
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CLI = os.environ.get("PORTA_CLI", str(ROOT / "build" / "porta"))
+
+
+def porta(*args, check=True):
+    """Runs the command with Python nowhere in its environment's way."""
+    if not os.access(CLI, os.X_OK):
+        pytest.fail(f"the porta command is not built: {CLI} (set PORTA_CLI)")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    done = subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, env=env,
+                          timeout=300)
+    if check and done.returncode:
+        pytest.fail(f"porta {' '.join(map(str, args))} exited {done.returncode}:\n"
+                    f"{done.stdout}{done.stderr}")
+    return done
+
+
+def devices():
+    """porta:N of every device `porta devices` lists."""
+    return re.findall(r"^(porta:\d+)\s", porta("devices").stdout, re.M)
+
+
+def run_exported(path, inputs, device, tmp_path):
+    """The outputs of `porta run` (a list, in the model's output order)."""
+    names = [f"{i}" for i in range(len(inputs))]
+    save_file({n: t.contiguous() for n, t in zip(names, inputs)}, tmp_path / "in.safetensors")
+    out = tmp_path / f"out-{device.replace(':', '')}.safetensors"
+    porta("run", path, "--input", tmp_path / "in.safetensors", "--output", out,
+          "--device", device)
+    return load_file(out)
+
+
+def check_model(model, inputs, tmp_path, dynamic_shapes=None, more_inputs=(), atol=1e-5,
+                rtol=1e-4):
+    model = model.eval()
+    path = tmp_path / "model.porta"
+    ep = torch_porta.export(model, inputs, path, dynamic_shapes=dynamic_shapes)
+    names = [s.arg.name for s in ep.graph_signature.output_specs
+             if s.kind.name == "USER_OUTPUT"]
+    for case in (inputs, *more_inputs):
+        with torch.no_grad():
+            expected = model(*case)
+        expected = [expected] if isinstance(expected, torch.Tensor) else \
+            [t for t in torch.utils._pytree.tree_leaves(expected) if isinstance(t, torch.Tensor)]
+        for device in devices():
+            got = run_exported(path, case, device, tmp_path)
+            assert len(got) == len(expected), (device, list(got))
+            for name, want in zip(names, expected):
+                torch.testing.assert_close(got[name], want, atol=atol, rtol=rtol,
+                                           msg=lambda m: f"{device}, output {name}: {m}")
+    return path
+
+
+class Recurrent(nn.Module):
+    def __init__(self, cell):
+        super().__init__()
+        torch.manual_seed(0)
+        self.inner = cell()
+
+    def forward(self, x):
+        out, _ = self.inner.rnn(x)
+        return F.log_softmax(self.inner.head(out), -1)
+
+
+class TransformerLM(nn.Module):
+    """The parity test's Transformer up to its logits."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.m = models.Transformer()
+
+    def forward(self, tokens):
+        m = self.m
+        n, length = tokens.shape
+        x = m.embed(tokens) + m.position(torch.arange(length, device=tokens.device))
+        mask = nn.Transformer.generate_square_subsequent_mask(length, device=tokens.device)
+        x = m.encoder(x, mask=mask, is_causal=True)
+        q, k, v = m.qkv(m.norm(x)).view(n, length, 3, m.heads, -1).permute(2, 0, 3, 1, 4)
+        attended = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + attended.transpose(1, 2).reshape(n, length, m.width)
+        return m.out(x)
+
+
+def test_mlp(tmp_path):
+    torch.manual_seed(0)
+    check_model(models.MLP().net, (torch.randn(16, 12),), tmp_path)
+
+
+def test_resnet_block_with_batch_norm_in_eval(tmp_path):
+    torch.manual_seed(0)
+    model = models.CNN()
+    with torch.no_grad():  # running statistics that are not the defaults
+        for bn in (model.stem[1], model.block.bn1, model.block.bn2):
+            bn.running_mean.uniform_(-0.5, 0.5)
+            bn.running_var.uniform_(0.5, 2.0)
+    check_model(model, (torch.randn(8, 3, 16, 16),), tmp_path)
+
+
+@pytest.mark.parametrize("cell", [models.LSTM, models.GRU], ids=["lstm", "gru"])
+def test_recurrent(cell, tmp_path):
+    check_model(Recurrent(cell), (torch.randn(4, 7, 6),), tmp_path)
+
+
+def test_transformer_encoder(tmp_path):
+    tokens = torch.randint(0, models.Transformer.vocab, (4, models.Transformer.length),
+                           generator=torch.Generator().manual_seed(1))
+    check_model(TransformerLM(), (tokens,), tmp_path, atol=1e-4)
+
+
+def test_dynamic_batch_size(tmp_path):
+    torch.manual_seed(0)
+    batch = torch.export.Dim("batch", min=1, max=64)
+    path = check_model(models.MLP().net, (torch.randn(16, 12),), tmp_path,
+                       dynamic_shapes=({0: batch},),
+                       more_inputs=[(torch.randn(3, 12),), (torch.randn(40, 12),)])
+    info = porta("inspect", path).stdout
+    assert re.search(r"^  input\s+float32\s+\[batch, 12\]$", info, re.M), info
+    # Outside the exported range: refused by the interpreter, naming the symbol.
+    save_file({"x": torch.randn(65, 12)}, tmp_path / "big.safetensors")
+    done = porta("run", path, "--input", tmp_path / "big.safetensors", "--output",
+                 tmp_path / "o.safetensors", check=False)
+    assert done.returncode == 1
+    assert "symbol batch" in done.stderr and "[1, 64]" in done.stderr, done.stderr
+
+
+def test_export_names_ops_porta_lacks(tmp_path, monkeypatch):
+    export_module = sys.modules["torch_porta.export"]
+    ops = dict(torch_porta._C.aten_ops())
+    del ops["addmm"]
+    monkeypatch.setattr(export_module._C, "aten_ops", lambda: ops)
+    with pytest.raises(ExportError, match="does not have: addmm"):
+        torch_porta.export(nn.Linear(3, 2), (torch.randn(2, 3),), tmp_path / "m.porta")
+
+
+def test_inspect_and_bench(tmp_path):
+    torch.manual_seed(0)
+    path = check_model(models.MLP().net, (torch.randn(16, 12),), tmp_path)
+    info = porta("inspect", path).stdout
+    params = sum(p.numel() for p in models.MLP().net.parameters())
+    assert f"parameters: {params}" in info, info
+    assert re.search(r"^\s+3\s+addmm$", info, re.M), info
+    report = tmp_path / "bench.json"
+    out = porta("bench", path, "--devices", "all", "--iterations", "5", "--json", report).stdout
+    assert "p50 ms" in out and "porta:0" in out, out
+    import json
+    numbers = json.loads(report.read_text())
+    assert len(numbers["devices"]) == len(devices())
+    assert all(d["p50_ms"] > 0 and d["p99_ms"] >= d["p50_ms"] for d in numbers["devices"])
+
+
+class _Logits(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids):
+        return self.model(input_ids=ids).logits
+
+
+class _Encoder(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids, mask):
+        out = self.model(input_ids=ids, attention_mask=mask)
+        return out.last_hidden_state, out.pooler_output
+
+
+def test_gpt2_from_transformers_config(tmp_path):
+    check_model(_Logits(hf_models.gpt2()), (hf_models.token_ids(),), tmp_path, atol=1e-4)
+
+
+def test_bert_from_transformers_config(tmp_path):
+    check_model(_Encoder(hf_models.bert()), (hf_models.token_ids(), hf_models.padding_mask()),
+                tmp_path, atol=1e-4)
