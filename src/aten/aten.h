@@ -92,6 +92,7 @@ extern const aten_op aten_index_more_ops[];
 extern const aten_op aten_reduce_scan_more_ops[];
 extern const aten_op aten_nn_upsample_linear_ops[];
 extern const aten_op aten_index_unique_ops[];
+extern const aten_op aten_export_ops[];
 
 /* Appending results; a TENSOR result's reference passes to the results. */
 porta_status *aten_push_tensor(aten_results *results, porta_tensor *tensor);

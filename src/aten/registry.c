@@ -28,6 +28,7 @@ static const aten_op *const family_tables[] = {
     aten_elementwise_more_ops, aten_nn_more_ops,
     aten_index_more_ops, aten_reduce_scan_more_ops,
     aten_nn_upsample_linear_ops, aten_index_unique_ops,
+    aten_export_ops,
 };
 
 static const aten_op **ops; /* sorted by name */
