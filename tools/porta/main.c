@@ -6,6 +6,8 @@
 #include "cli.h"
 #include "porta.h"
 
+int porta_cmd_compare(int argc, char **argv); /* cmd_compare.c */
+
 typedef struct command {
     const char *name;
     const char *summary;
@@ -96,6 +98,19 @@ static const command commands[] = {
      "also its format version, inputs (symbolic dims by name), outputs, weight\n"
      "and parameter counts, and how many nodes call each op.\n",
      cmd_inspect},
+    {"compare", "compare a model's speed, memory, energy and cost across devices",
+     "usage: porta compare MODEL [--devices all|D,D...] [--iterations N] [--warmup N]\n"
+     "                     [--input IN.safetensors] [--prices FILE] [--json FILE]\n"
+     "                     [--html FILE]\n\n"
+     "Runs MODEL --warmup times (default 3), then --iterations times (default 20)\n"
+     "on each device (default all) and prints per device samples per second (dim 0\n"
+     "of the first input), latency p50 and p99, peak memory, energy per run where\n"
+     "the platform has a counter (RAPL through powercap for the processor, NVML\n"
+     "for NVIDIA GPUs; otherwise 'not measurable' and why) and, with a price file,\n"
+     "the cost per million samples. --json writes the comparison as JSON and\n"
+     "--html an offline HTML report with plots (docs/compare.md describes both and\n"
+     "the price file; examples/prices.json is one).\n",
+     porta_cmd_compare},
 };
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 

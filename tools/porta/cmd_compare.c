@@ -1,0 +1,278 @@
+/* porta compare MODEL: the same model on every chosen device, reported side
+ * by side with libporta's comparison report (src/report/): throughput,
+ * latency p50/p99, peak memory, energy per run where the platform has a
+ * counter (RAPL, NVML), cost per million samples from a price file; as a
+ * table, JSON (docs/compare.md) and an offline HTML page. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../src/core/status.h"
+#include "../../src/report/report.h"
+#include "../../src/runtime/energy.h"
+#include "cli.h"
+
+#define COMPARE_MAX_DEVICES 64
+
+int porta_cmd_compare(int argc, char **argv);
+
+typedef struct compare_options {
+    const char *model_path, *devices, *prices, *json, *html, *input;
+    int iterations, warmup;
+} compare_options;
+
+static double now_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int parse_options(int argc, char **argv, compare_options *o) {
+    *o = (compare_options){.devices = "all", .iterations = 20, .warmup = 3};
+    for (int a = 1; a < argc; a++) {
+        const char *arg = argv[a];
+        bool takes_value = !strcmp(arg, "--devices") || !strcmp(arg, "--prices") ||
+                           !strcmp(arg, "--json") || !strcmp(arg, "--html") ||
+                           !strcmp(arg, "--iterations") || !strcmp(arg, "--warmup") ||
+                           !strcmp(arg, "--input");
+        if (takes_value && a + 1 >= argc) return cli_usage("compare", "%s needs a value", arg);
+        const char *value = takes_value ? argv[++a] : NULL;
+        if (!strcmp(arg, "--devices")) o->devices = value;
+        else if (!strcmp(arg, "--prices")) o->prices = value;
+        else if (!strcmp(arg, "--json")) o->json = value;
+        else if (!strcmp(arg, "--html")) o->html = value;
+        else if (!strcmp(arg, "--input")) o->input = value;
+        else if (!strcmp(arg, "--iterations") || !strcmp(arg, "--warmup")) {
+            char *end;
+            long n = strtol(value, &end, 10);
+            bool iterations = !strcmp(arg, "--iterations");
+            if (*end || n < (iterations ? 1 : 0) || n > 1000000)
+                return cli_usage("compare", "%s expects a count of %d..1000000, got '%s'", arg,
+                                 iterations ? 1 : 0, value);
+            *(iterations ? &o->iterations : &o->warmup) = (int)n;
+        } else if (arg[0] == '-' || o->model_path) {
+            return cli_usage("compare", "unexpected argument '%s'", arg);
+        } else {
+            o->model_path = arg;
+        }
+    }
+    return o->model_path ? 0 : cli_usage("compare", "missing MODEL");
+}
+
+static int pick_devices(const char *list, porta_device **devices, int *count) {
+    *count = 0;
+    if (!strcmp(list, "all")) {
+        int n = porta_device_count();
+        for (int i = 0; i < n && *count < COMPARE_MAX_DEVICES; i++)
+            if (!porta_device_get(i, &devices[*count])) (*count)++;
+        return 0;
+    }
+    char buffer[256];
+    snprintf(buffer, sizeof buffer, "%s", list);
+    for (char *save = NULL, *item = strtok_r(buffer, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+        if (*count == COMPARE_MAX_DEVICES)
+            return cli_usage("compare", "at most %d devices", COMPARE_MAX_DEVICES);
+        int code = cli_device("compare", item, &devices[*count]);
+        if (code) return code;
+        (*count)++;
+    }
+    return *count ? 0 : cli_usage("compare", "--devices names no device");
+}
+
+/* Random inputs of the declared shapes, symbolic dims at 1 (floats in
+ * [-1, 1), other dtypes 0); *batch is dim 0 of the first input. */
+static porta_status *make_inputs(const porta_model *model, porta_tensor **inputs,
+                                 int64_t *batch) {
+    porta_device *cpu;
+    porta_status *status = porta_device_get(0, &cpu);
+    int n = porta_model_input_count(model);
+    for (int i = 0; !status && i < n; i++) {
+        porta_model_input_info info;
+        status = porta_model_input_info_get(model, i, &info);
+        if (status) break;
+        int64_t sizes[PORTA_MAX_RANK];
+        for (int d = 0; d < info.rank; d++) sizes[d] = info.sizes[d] >= 0 ? info.sizes[d] : 1;
+        if (i == 0) *batch = info.rank ? sizes[0] : 1;
+        status = porta_tensor_full(cpu, info.dtype, info.rank, sizes, 0.0, &inputs[i]);
+        if (!status && porta_dtype_is_float(info.dtype))
+            status = porta_random_uniform(inputs[i], 1234, 0, -1.0, 1.0);
+    }
+    return status;
+}
+
+static porta_status *run_once(porta_model *model, porta_device *device, porta_tensor **inputs,
+                              porta_tensor **outputs) {
+    int n_in = porta_model_input_count(model), n_out = porta_model_output_count(model);
+    porta_status *status = porta_model_run(model, device, inputs, n_in, outputs, n_out);
+    if (!status) status = porta_device_synchronize(device);
+    cli_release(outputs, n_out);
+    return status;
+}
+
+/* The CUDA devices before `index`: NVML's number for a CUDA device. */
+static int cuda_index_of(int index) {
+    int n = 0;
+    for (int i = 0; i < index; i++) {
+        porta_device *device;
+        porta_device_info info;
+        if (!porta_device_get(i, &device) && !porta_device_info_get(device, &info) &&
+            !strcmp(info.backend, "cuda"))
+            n++;
+    }
+    return n;
+}
+
+/* Measures one device into a new report entry; a failure at run time is
+ * the entry's error, not the command's. */
+static porta_status *measure(const compare_options *o, porta_model *model, porta_device *device,
+                             porta_tensor **inputs, porta_tensor **outputs, double *seconds,
+                             int64_t batch, porta_report *report) {
+    porta_device_info info;
+    PORTA_TRY(porta_device_info_get(device, &info));
+    char id[32];
+    snprintf(id, sizeof id, "porta:%d", info.index);
+    report_device *entry;
+    PORTA_TRY(porta_report_add_device(report, id, info.backend, info.name, &entry));
+    porta_status *failed = NULL;
+    for (int i = 0; !failed && i < o->warmup; i++) failed = run_once(model, device, inputs, outputs);
+    porta_energy_sample start, end;
+    char why[PORTA_ENERGY_REASON_CAP];
+    bool metered = false;
+    if (!failed) {
+        porta_memory_reset_peak();
+        metered = porta_energy_read_device(&info, cuda_index_of(info.index), &start, why,
+                                           sizeof why);
+    }
+    uint64_t base = porta_memory_allocated();
+    for (int i = 0; !failed && i < o->iterations; i++) {
+        double begin = now_seconds();
+        failed = run_once(model, device, inputs, outputs);
+        seconds[i] = now_seconds() - begin;
+    }
+    if (failed) {
+        snprintf(entry->error, sizeof entry->error, "%s", porta_status_message(failed));
+        porta_status_free(failed);
+        return NULL;
+    }
+    entry->peak_memory_bytes = (int64_t)(porta_memory_peak() - base);
+    if (metered &&
+        porta_energy_read_device(&info, cuda_index_of(info.index), &end, why, sizeof why)) {
+        double joules = porta_energy_joules(&start, &end);
+        entry->energy_measured = joules >= 0;
+        entry->energy_joules = joules;
+        snprintf(entry->energy_source, sizeof entry->energy_source, "%s",
+                 porta_energy_source_name(end.source));
+        snprintf(entry->energy_note, sizeof entry->energy_note, "%s",
+                 joules >= 0 ? porta_energy_source_note(end.source)
+                             : "the counters changed during the run");
+    } else {
+        snprintf(entry->energy_note, sizeof entry->energy_note, "%s", why);
+    }
+    return porta_report_set_steps(entry, seconds, o->iterations, (double)batch);
+}
+
+static porta_status *read_file(const char *path, char **text, size_t *length) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return porta_error(PORTA_ERR_IO, "cannot open %s", path);
+    char *data = NULL;
+    size_t used = 0, cap = 0;
+    for (;;) {
+        if (used == cap) {
+            cap = cap ? 2 * cap : 4096;
+            if (cap > ((size_t)1 << 24)) {
+                free(data);
+                fclose(f);
+                return porta_error(PORTA_ERR_IO, "%s is larger than 16 MiB", path);
+            }
+            char *grown = realloc(data, cap);
+            if (!grown) {
+                free(data);
+                fclose(f);
+                return porta_error(PORTA_ERR_OUT_OF_MEMORY, "out of memory reading %s", path);
+            }
+            data = grown;
+        }
+        size_t got = fread(data + used, 1, cap - used, f);
+        used += got;
+        if (got == 0) break;
+    }
+    fclose(f);
+    *text = data;
+    *length = used;
+    return NULL;
+}
+
+static porta_status *write_rendering(const char *path, porta_status *(*render)(
+                                         const porta_report *, char **),
+                                     const porta_report *report) {
+    char *text = NULL;
+    PORTA_TRY(render(report, &text));
+    FILE *f = path ? fopen(path, "w") : stdout;
+    bool ok = f && fputs(text, f) >= 0;
+    if (f && f != stdout) ok = !fclose(f) && ok;
+    free(text);
+    return ok ? NULL : porta_error(PORTA_ERR_IO, "cannot write %s", path ? path : "stdout");
+}
+
+static porta_status *compare(const compare_options *o, porta_model *model,
+                             porta_device **devices, int device_count, porta_report *report,
+                             int *code) {
+    int n_in = porta_model_input_count(model), n_out = porta_model_output_count(model);
+    porta_tensor **inputs = calloc((size_t)n_in + 1, sizeof *inputs);
+    porta_tensor **outputs = calloc((size_t)n_out + 1, sizeof *outputs);
+    double *seconds = malloc((size_t)o->iterations * sizeof *seconds);
+    porta_status *status = NULL;
+    int64_t batch = 1;
+    if (!inputs || !outputs || !seconds) {
+        status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "out of memory");
+    } else if (o->input) {
+        *code = cli_read_inputs("compare", model, o->input, inputs);
+        if (!*code && n_in && porta_tensor_rank(inputs[0])) batch = porta_tensor_sizes(inputs[0])[0];
+    } else {
+        status = make_inputs(model, inputs, &batch);
+    }
+    for (int d = 0; !status && !*code && d < device_count; d++) {
+        status = measure(o, model, devices[d], inputs, outputs, seconds, batch, report);
+    }
+    if (inputs) cli_release(inputs, n_in);
+    free(inputs);
+    free(outputs);
+    free(seconds);
+    return status;
+}
+
+int porta_cmd_compare(int argc, char **argv) {
+    compare_options o;
+    int code = parse_options(argc, argv, &o);
+    if (code) return code;
+    porta_device *devices[COMPARE_MAX_DEVICES];
+    int device_count;
+    if ((code = pick_devices(o.devices, devices, &device_count))) return code;
+    char *prices = NULL;
+    size_t prices_length = 0;
+    porta_model *model = NULL;
+    porta_report *report = NULL;
+    porta_status *status = NULL;
+    if (o.prices) status = read_file(o.prices, &prices, &prices_length);
+    if (!status) status = porta_model_load(o.model_path, &model);
+    if (!status) status = porta_report_new(o.model_path, &report);
+    if (!status) status = compare(&o, model, devices, device_count, report, &code);
+    if (!status && !code) {
+        porta_report_derive(report);
+        if (prices) status = porta_report_apply_prices(report, prices, prices_length);
+        if (status) status = porta_error_context(status, "in %s", o.prices);
+    }
+    if (!status && !code) status = write_rendering(NULL, porta_report_table, report);
+    if (!status && !code && o.json) status = write_rendering(o.json, porta_report_to_json, report);
+    if (!status && !code && o.html) status = write_rendering(o.html, porta_report_html, report);
+    if (status) code = cli_fail("compare", status);
+    for (int d = 0; !code && report && d < report->count; d++)
+        if (report->devices[d].error[0]) code = 1;
+    porta_report_free(report);
+    porta_model_free(model);
+    free(prices);
+    return code;
+}
