@@ -66,9 +66,9 @@ def test_each_objective_picks_from_records(store, tmp_path):
     prices.write_text(json.dumps({"currency": "EUR", "prices": [
         {"match": {"backend": backend0}, "per_hour": 1.0}]}))
     assert torch_porta.select_device("cost", prices=str(prices)) == torch.device("porta", 0)
-    assert torch_porta.device("porta:auto") == torch.device("porta", 0)
-    assert torch_porta.device("porta:auto:latency") == torch.device("porta", 1)
-    assert torch_porta.device("porta:1") == torch.device("porta", 1)
+    assert torch_porta.resolve_device("porta:auto") == torch.device("porta", 0)
+    assert torch_porta.resolve_device("porta:auto:latency") == torch.device("porta", 1)
+    assert torch_porta.resolve_device("porta:1") == torch.device("porta", 1)
 
 
 def test_errors_name_what_is_missing(store):
@@ -79,7 +79,7 @@ def test_errors_name_what_is_missing(store):
     with pytest.raises(RuntimeError, match="no measurements for workload 'never run'"):
         torch_porta.select_device(workload="never run")
     with pytest.raises(ValueError, match="porta:auto or porta:auto:OBJECTIVE"):
-        torch_porta.device("porta:autox")
+        torch_porta.resolve_device("porta:autox")
     _fake_records(store, [{"samples_per_second": 1.0, "latency_p50_ms": 1.0,
                            "joules_per_sample": None}] * torch_porta.device_count())
     with pytest.raises(RuntimeError, match="no device has an energy reading here .*no counter"):
@@ -88,14 +88,14 @@ def test_errors_name_what_is_missing(store):
 
 def test_pytorch_itself_rejects_porta_auto():
     """PyTorch's device-string parser (C++) takes only an index after the
-    colon, so "porta:auto" works through torch_porta.device, not in
+    colon, so "porta:auto" works through torch_porta.resolve_device, not in
     torch.device or Module.to. This test fails if PyTorch starts to accept
     it, so the documentation can change."""
     with pytest.raises(RuntimeError, match="Invalid device string"):
         torch.device("porta:auto")
     with pytest.raises(RuntimeError, match="Invalid device string"):
         torch.nn.Linear(2, 2).to("porta:auto")
-    model = torch.nn.Linear(2, 2).to(torch_porta.device("porta:auto"))
+    model = torch.nn.Linear(2, 2).to(torch_porta.resolve_device("porta:auto"))
     assert model.weight.device.type == "porta"
 
 

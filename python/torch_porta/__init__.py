@@ -37,8 +37,8 @@ __all__ = ["current_device", "device_count", "get_device_name", "is_available",
            "get_rng_state", "get_rng_state_all", "initial_seed", "manual_seed", "manual_seed_all",
            "seed", "seed_all", "set_rng_state", "set_rng_state_all"]
 
-from ._select import select_device, device  # noqa: E402,F401  ("porta:auto")
-__all__ += ["select_device", "device"]
+from ._select import select_device, resolve_device  # noqa: E402,F401  ("porta:auto")
+__all__ += ["select_device", "resolve_device"]
 
 from . import distributed  # noqa: E402,F401  (registers the torch.distributed backend "porta")
 

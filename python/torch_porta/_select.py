@@ -177,13 +177,14 @@ def select_device(objective="throughput", *, workload=None, prices=None, measure
     return torch.device("porta", best)
 
 
-def device(spec, objective=None):
+def resolve_device(spec, objective=None):
     """torch.device(spec), where "porta:auto" (PyTorch's own parser rejects
     it) is the device select_device(objective) picks; "porta:auto:OBJECTIVE"
     names the objective in the string."""
     if isinstance(spec, str) and spec.startswith("porta:auto"):
         rest = spec[len("porta:auto"):]
         if rest and not rest.startswith(":"):
-            raise ValueError(f"device: expected porta:auto or porta:auto:OBJECTIVE, got {spec!r}")
+            raise ValueError("resolve_device: expected porta:auto or porta:auto:OBJECTIVE, "
+                             f"got {spec!r}")
         return select_device(rest[1:] or objective or "throughput")
     return torch.device(spec)

@@ -196,7 +196,8 @@ def _parser():
     parser.add_argument("--json", help="write the comparison as JSON here")
     parser.add_argument("--html", help="write the HTML report here")
     parser.add_argument("--steps", type=int, default=20, help="measured optimizer steps")
-    parser.add_argument("--warmup", type=int, default=3, help="optimizer steps not measured")
+    parser.add_argument("--warmup", type=int, default=3,
+                        help="optimizer steps not measured (at least 1)")
     parser.add_argument("--samples-per-step", type=float,
                         help="samples per step (default: the batch the model sees)")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per device")
@@ -208,8 +209,10 @@ def _parser():
 
 def main(argv=None):
     options = _parser().parse_args(argv)
-    if options.steps < 1 or options.warmup < 0:
-        raise SystemExit("compare: --steps must be >= 1 and --warmup >= 0")
+    # A step's time is the interval since the previous step: the first
+    # step has none, so at least one step is warm-up.
+    if options.steps < 1 or options.warmup < 1:
+        raise SystemExit("compare: --steps and --warmup must be at least 1")
     if options.child:
         return _child(options, options.script, options.script_args)
     results = run_comparison(options.script, options.script_args, options.devices,
