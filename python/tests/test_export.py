@@ -198,3 +198,56 @@ def test_gpt2_from_transformers_config(tmp_path):
 def test_bert_from_transformers_config(tmp_path):
     check_model(_Encoder(hf_models.bert()), (hf_models.token_ids(), hf_models.padding_mask()),
                 tmp_path, atol=1e-4)
+
+
+def check_pt2(model, inputs, tmp_path, dynamic_shapes=None, more_inputs=(), atol=1e-5):
+    """A .pt2 of torch.export.save (decomposed to Core ATen) runs in `porta run`."""
+    model = model.eval()
+    ep = torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes).run_decompositions()
+    path = tmp_path / "model.pt2"
+    torch.export.save(ep, path)
+    names = [s.arg.name for s in ep.graph_signature.output_specs]
+    for case in (inputs, *more_inputs):
+        with torch.no_grad():
+            expected = model(*case)
+        expected = [expected] if isinstance(expected, torch.Tensor) else list(expected)
+        for device in devices():
+            got = run_exported(path, case, device, tmp_path)
+            for name, want in zip(names, expected):
+                torch.testing.assert_close(got[name], want, atol=atol, rtol=1e-4,
+                                           msg=lambda m: f"{device}, output {name}: {m}")
+    return path
+
+
+def test_pt2_mlp_with_dynamic_batch(tmp_path):
+    torch.manual_seed(0)
+    batch = torch.export.Dim("batch", min=2, max=64)
+    path = check_pt2(models.MLP().net, (torch.randn(16, 12),), tmp_path,
+                     dynamic_shapes=({0: batch},), more_inputs=[(torch.randn(5, 12),)])
+    info = porta("inspect", path).stdout
+    assert "format: pt2 (schema 8." in info and "addmm" in info, info
+
+
+def test_pt2_resnet_block_and_transformer(tmp_path):
+    torch.manual_seed(0)
+    check_pt2(models.CNN(), (torch.randn(2, 3, 16, 16),), tmp_path)
+    tokens = torch.randint(0, models.Transformer.vocab, (2, models.Transformer.length),
+                           generator=torch.Generator().manual_seed(1))
+    check_pt2(TransformerLM(), (tokens,), tmp_path, atol=1e-4)
+
+
+def test_pt2_not_decomposed_names_the_missing_op(tmp_path):
+    """A program saved without run_decompositions() may call ops outside the
+    aten layer: the command names the op and fails without running."""
+    ep = torch.export.export(nn.Sequential(nn.Linear(3, 2), nn.Hardswish()),
+                             (torch.randn(2, 3),))
+    torch.export.save(ep, tmp_path / "raw.pt2")
+    save_file({"0": torch.randn(2, 3)}, tmp_path / "in.safetensors")
+    done = porta("run", tmp_path / "raw.pt2", "--input", tmp_path / "in.safetensors",
+                 "--output", tmp_path / "o.safetensors", check=False)
+    ops = torch_porta._C.aten_ops()
+    if "linear" in ops and "hardswish" in ops:
+        assert done.returncode == 0, done.stderr
+    else:
+        assert done.returncode == 1
+        assert "which Porta's aten layer does not have" in done.stderr, done.stderr
