@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs each fuzz target for SECONDS (default 60) from the seed corpus in
+# Runs each fuzz target (every fuzz/fuzz_*.c) for SECONDS (default 60) from the seed corpus in
 # fuzz/corpus/<target>/ (new inputs go to a scratch copy, not the repository).
 # Fails on the first crash, leak, timeout or sanitizer report; the failing
 # input is left in the build directory as <target>-crash-* (or leak-, ...).
@@ -9,7 +9,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-60}"
 out="${2:-$root/build-fuzz}"
 "$root/fuzz/build.sh" "$out" >/dev/null
-for target in fuzz_safetensors fuzz_json; do
+for src in "$root"/fuzz/fuzz_*.c; do
+  target="$(basename "$src" .c)"
   work="$out/corpus-$target"
   mkdir -p "$work"
   cp -n "$root/fuzz/corpus/$target/"* "$work/" 2>/dev/null || true

@@ -50,6 +50,26 @@ const zip_entry *zip_entry_at(const zip_archive *archive, size_t index);
 /* The entry called `name`, or NULL. */
 const zip_entry *zip_find(const zip_archive *archive, const char *name);
 
+/* Writing: stored entries laid out as PyTorch's writer does, for tests and
+ * fuzz targets that build archives (valid ones, then damaged on purpose). */
+typedef struct zip_write_entry {
+    const char *name; /* written as given, unchecked */
+    const void *data;
+    size_t size;
+} zip_write_entry;
+
+typedef struct zip_write_options {
+    bool descriptor;   /* CRC and sizes in a data descriptor (PyTorch), else in the local header */
+    bool zip64_end;    /* ZIP64 end records before the end record (PyTorch) */
+    bool zip64_entries; /* every entry's sizes and offset in ZIP64 fields */
+    unsigned alignment; /* data aligned to this many bytes by padding extra fields (PyTorch: 64); 0 or 1: none */
+} zip_write_options;
+
+/* The archive in a new allocation of *size bytes (free it with free()). */
+porta_status *zip_write_memory(const zip_write_entry *entries, size_t count,
+                               const zip_write_options *options, unsigned char **out,
+                               size_t *size);
+
 /* The CRC-32 of ZIP (reflected polynomial 0xEDB88320), continuing from
  * `crc` (0 to start). */
 uint32_t zip_crc32(uint32_t crc, const void *data, size_t size);
