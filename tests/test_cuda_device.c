@@ -1,11 +1,12 @@
 /* The CUDA backend on a GPU: data round trips, elementwise ops, casts and
  * reductions (eager and fused) equal the CPU's, and primitives without a
- * CUDA kernel are refused by name. Without a GPU (no libcuda) the backend
+ * CUDA kernel run on the CPU device instead (placement). Without a GPU (no libcuda) the backend
  * must say why it is unavailable and add no device; PORTA_REQUIRE_CUDA
  * makes a missing GPU a failure. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "porta_place.h"
 #include "test.h"
 
 /* The first CUDA device, or NULL once the test has checked (or failed on)
@@ -138,18 +139,45 @@ TEST(cuda_runs_fused_kernels_as_the_cpu) {
     test_cache_end();
 }
 
-TEST(cuda_refuses_what_has_no_kernel_yet) {
-    porta_device *gpu = cuda_device("cuda_refuses_what_has_no_kernel_yet");
+/* A primitive without a CUDA kernel runs on the CPU device, its operands
+ * copied there and the product copied back (runtime/placement.h): no
+ * kernel runs on the GPU, so this also holds on the stand-in driver. */
+TEST(cuda_places_what_has_no_kernel_yet) {
+    porta_device *gpu = cuda_device("cuda_places_what_has_no_kernel_yet");
     if (!gpu) return;
     test_cache_begin();
     int64_t sizes[2] = {4, 4};
-    porta_tensor *a = NULL, *product = NULL;
-    porta_status *made = porta_tensor_full(gpu, PORTA_F32, 2, sizes, 1.0, &a);
-    CHECK_MSG(!made, "a fill on CUDA: %s", porta_status_message(made));
-    porta_status_free(made);
-    /* the op layer asks supports() first and names the primitive */
-    if (a) CHECK_ERR(porta_matmul(a, a, &product), PORTA_ERR_UNSUPPORTED, "matmul");
+    float values[16], want[16], got[16];
+    for (int i = 0; i < 16; i++) values[i] = (float)(i % 5) - 1.5f;
+    porta_tensor *a = NULL, *product = NULL, *cpu_a = NULL, *cpu_product = NULL;
+    porta_placement_counts_reset();
+    CHECK_OK(porta_tensor_from_host(gpu, PORTA_F32, 2, sizes, values, &a));
+    CHECK_OK(porta_tensor_from_host(test_cpu(), PORTA_F32, 2, sizes, values, &cpu_a));
+    porta_status *status = porta_matmul(a, a, &product);
+    CHECK_MSG(!status, "matmul on CUDA, placed on the CPU: %s", porta_status_message(status));
+    porta_status_free(status);
+    CHECK_OK(porta_matmul(cpu_a, cpu_a, &cpu_product));
+    if (product) {
+        CHECK(porta_tensor_device(product) == gpu);
+        CHECK_OK(porta_tensor_to_host(product, got, sizeof got));
+        CHECK_OK(porta_tensor_to_host(cpu_product, want, sizeof want));
+        CHECK_MSG(!memcmp(got, want, sizeof got), "the placed matmul differs from the CPU's");
+    }
+    porta_placement_count count;
+    porta_device_info gpu_info, cpu_info;
+    CHECK_OK(porta_device_info_get(gpu, &gpu_info));
+    CHECK_OK(porta_device_info_get(test_cpu(), &cpu_info));
+    CHECK(porta_placement_counts(&count, 1) == 1);
+    CHECK_MSG(!strcmp(count.op, "matmul") && count.from == gpu_info.index &&
+                  count.to == cpu_info.index && count.count == 1 && count.bytes_in == 2 * 64 &&
+                  count.bytes_out == 64,
+              "placed: %s from porta:%d to porta:%d, %llu times, %llu bytes in, %llu out",
+              count.op, count.from, count.to, (unsigned long long)count.count,
+              (unsigned long long)count.bytes_in, (unsigned long long)count.bytes_out);
+    porta_placement_counts_reset();
     porta_tensor_release(product);
+    porta_tensor_release(cpu_product);
     porta_tensor_release(a);
+    porta_tensor_release(cpu_a);
     test_cache_end();
 }

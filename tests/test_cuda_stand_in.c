@@ -4,8 +4,9 @@
  * launch's geometry against its work count, without running kernels. A
  * child process (the backend probes once per process) then runs the CUDA
  * device tests that need no kernel results: the probe and device info,
- * data round trips, a fill compiled by NVRTC and launched, the refusal of
- * a primitive without a CUDA kernel. `porta devices` lists the device.
+ * data round trips, a fill compiled by NVRTC and launched, a primitive
+ * without a CUDA kernel placed on the CPU (its copies are the driver's
+ * memcpys, its result the CPU's). `porta devices` lists the device.
  * Without NVRTC the backend must call itself unavailable, naming NVRTC. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,7 +119,7 @@ TEST(cuda_host_side_on_a_stand_in_driver) {
     self[n] = '\0';
     static const char *const children[] = {"cuda_device_or_the_reason_it_is_unavailable",
                                            "cuda_round_trips_data",
-                                           "cuda_refuses_what_has_no_kernel_yet"};
+                                           "cuda_places_what_has_no_kernel_yet"};
     for (size_t i = 0; i < sizeof children / sizeof children[0]; i++) {
         snprintf(command, sizeof command, "'%s' %s", self, children[i]);
         rc = run_with(library, command, out, sizeof out);

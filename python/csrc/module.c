@@ -4,6 +4,8 @@
  */
 #include "porta_py.h"
 
+extern PyMethodDef porta_py_placement_methods[]; /* placement.c */
+
 static struct PyModuleDef porta_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "torch_porta._C",
@@ -33,6 +35,7 @@ PyMODINIT_FUNC PyInit__C(void) {
         add_methods(module, porta_py_generator_methods) < 0 ||
         add_methods(module, porta_py_compiler_methods) < 0 ||
         add_methods(module, porta_py_dist_methods) < 0 ||
+        add_methods(module, porta_py_placement_methods) < 0 ||
         add_methods(module, porta_py_compare_methods) < 0 ||
         PyModule_AddStringConstant(module, "porta_version", porta_version_string()) < 0) {
         Py_DECREF(module);

@@ -16,6 +16,7 @@
 #include "compiler/stats.h"
 #include "core/status.h"
 #include "runtime/device.h"
+#include "runtime/placement.h"
 
 /* Names the record and the site that issued it in a failure at flush time,
  * which is far from the line that caused it. */
@@ -30,8 +31,13 @@ static porta_status *run_alone(trace_record *record) {
     const porta_tensor *inputs[TRACE_MAX_INPUTS];
     for (int i = 0; i < record->input_count; i++) inputs[i] = &record->inputs[i];
     porta_device *device = record->out.buffer->device;
+    /* a primitive the device cannot run runs on the fallback device, with
+     * copies there and back (runtime/placement.h) */
     porta_status *status =
-        device->ops->execute(device, &record->prim, inputs, record->input_count, &record->out);
+        porta_device_runs(device, &record->prim, inputs, record->input_count)
+            ? device->ops->execute(device, &record->prim, inputs, record->input_count,
+                                   &record->out)
+            : porta_placement_run(&record->prim, inputs, record->input_count, &record->out);
     return status ? blame(status, record) : NULL;
 }
 
@@ -103,7 +109,20 @@ static void explain_plan(const plan *p, const trace_record *records, uint64_t ha
     for (int i = 0; i < p->step_count; i++) {
         const plan_step *step = &p->steps[i];
         if (step->kind == STEP_ALONE) {
-            explain_printf("  kernel %d: %s\n", i, porta_prim_name(&records[step->first].prim));
+            const trace_record *record = &records[step->first];
+            const porta_tensor *inputs[TRACE_MAX_INPUTS];
+            for (int k = 0; k < record->input_count; k++) inputs[k] = &record->inputs[k];
+            porta_device *own = record->out.buffer->device;
+            porta_device *placed =
+                porta_device_runs(own, &record->prim, inputs, record->input_count)
+                    ? NULL
+                    : porta_placement_find(own, &record->prim, inputs, record->input_count);
+            if (placed)
+                explain_printf("  kernel %d: %s, placed on porta:%d (%s)\n", i,
+                               porta_prim_name(&record->prim), placed->info.index,
+                               placed->info.backend);
+            else
+                explain_printf("  kernel %d: %s\n", i, porta_prim_name(&record->prim));
             continue;
         }
         explain_printf("  kernel %d: %s\n", i, step->summary);

@@ -8,6 +8,7 @@
 #include "compiler/codegen_c.h"
 #include "core/status.h"
 #include "runtime/device.h"
+#include "runtime/placement.h"
 
 /* A reduction that leaves fewer rows than this keeps most threads idle in
  * a fused kernel (rows are its unit of parallel work); unless its rows are
@@ -233,13 +234,23 @@ static bool supported_reduce(const trace_record *record, int *reduced) {
     return true;
 }
 
+/* Whether the record's device runs it itself: one it cannot run stays out
+ * of the device's kernels and runs alone, placed on another device
+ * (runtime/placement.h), with copies at the boundary. */
+static bool runs_on_device(const trace_record *record) {
+    const porta_tensor *inputs[TRACE_MAX_INPUTS];
+    for (int i = 0; i < record->input_count; i++) inputs[i] = &record->inputs[i];
+    return porta_device_runs(record->out.buffer->device, &record->prim, inputs,
+                             record->input_count);
+}
+
 /* Adds record r's values; false on anything that does not fit (the caller
  * restores the group). */
 static bool add_record(group *g, const trace_record *records, int r, const trace_facts *facts,
                        const trace_constant *constants) {
     const trace_record *record = &records[r];
     const porta_prim *prim = &record->prim;
-    if (record->out.buffer->device != g->device) return false;
+    if (record->out.buffer->device != g->device || !runs_on_device(record)) return false;
     kir_value value = {.op = prim->op, .dtype = record->out.dtype};
     porta_dtype arg_dtype = record->input_count ? record->inputs[0].dtype : record->out.dtype;
     if (prim->kind == PRIM_REDUCE) {
@@ -311,7 +322,8 @@ bool group_start(group *g, const trace_record *records, int index, const trace_f
                  const trace_constant *constants) {
     const trace_record *record = &records[index];
     porta_device *device = record->out.buffer->device;
-    if (!device->ops->prepare_kernel || !device->ops->run_kernel) return false;
+    if (!device->ops->prepare_kernel || !device->ops->run_kernel || !runs_on_device(record))
+        return false;
     memset(g, 0, sizeof *g);
     g->device = device;
     g->first = index;

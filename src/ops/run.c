@@ -8,6 +8,7 @@
 #include "core/status.h"
 #include "core/tensor.h"
 #include "runtime/device.h"
+#include "runtime/placement.h"
 
 porta_status *porta_prim_run(const porta_prim *prim, const porta_tensor *const *inputs,
                              int input_count, porta_tensor **out) {
@@ -161,13 +162,17 @@ porta_status *porta_finish_out(porta_tensor *dst, bool needs_copy, porta_tensor 
 porta_status *porta_device_execute(const porta_prim *prim, const porta_tensor *const *inputs,
                                    int input_count, porta_tensor *out) {
     porta_device *device = out->buffer->device;
-    if (device->ops->supports && !device->ops->supports(device, prim, inputs, input_count))
+    /* What the device cannot run runs on another device (runtime/placement.h);
+     * only a primitive no device runs fails, here, where it was issued. */
+    bool native = porta_device_runs(device, prim, inputs, input_count);
+    if (!native && !porta_placement_find(device, prim, inputs, input_count))
         return porta_error(PORTA_ERR_UNSUPPORTED, "%s is not supported on porta:%d (%s)",
                            porta_prim_name(prim), device->info.index, device->info.backend);
     if (trace_recording()) return trace_record_prim(prim, inputs, input_count, out);
     /* Buffers made while fusion was on may have no memory yet. */
     for (int i = 0; i < input_count; i++) PORTA_TRY(porta_buffer_materialize(inputs[i]->buffer));
     PORTA_TRY(porta_buffer_materialize(out->buffer));
+    if (!native) return porta_placement_run(prim, inputs, input_count, out);
     return device->ops->execute(device, prim, inputs, input_count, out);
 }
 

@@ -74,8 +74,17 @@ static porta_status *cl_synchronize(porta_device *device) {
 
 /* ---- compiled kernels (the compiler's entries and eager ops) ---- */
 
+/* PORTA_OPENCL_FP64=0 makes every OpenCL device behave as one without
+ * cl_khr_fp64 (as many GPUs are): float64 primitives are refused by
+ * supports() and placed on another device, as on such hardware. It lets a
+ * machine whose OpenCL has float64 (PoCL) test that path. The compiler
+ * still sees the extension, so kernels keep their double parameters and
+ * accumulators; only Porta's float64 tensors are refused. Read once, at
+ * the probe. */
+static bool fp64_hidden;
+
 static bool dtype_usable(const cl_state *s, porta_dtype dtype) {
-    return dtype != PORTA_F64 || s->fp64;
+    return dtype != PORTA_F64 || (s->fp64 && !fp64_hidden);
 }
 
 static porta_status *no_fp64(const cl_state *s) {
@@ -177,9 +186,18 @@ static porta_status *run_single(porta_device *device, const porta_prim *prim,
 
 /* ---- primitives ---- */
 
+/* Every primitive has a kernel; float64 needs the device's cl_khr_fp64.
+ * What is refused here runs on another device (runtime/placement.h). */
 static bool cl_supports(porta_device *device, const porta_prim *prim,
                         const porta_tensor *const *inputs, int input_count) {
-    return prim->kind > PRIM_CONSTANT && prim->kind < PRIM_RESHAPE;
+    if (prim->kind <= PRIM_CONSTANT || prim->kind >= PRIM_RESHAPE) return false;
+    const cl_state *s = cl_of(device);
+    for (int i = 0; i < input_count; i++)
+        if (!dtype_usable(s, inputs[i]->dtype)) return false;
+    /* the result's dtype: a cast's, a fill's or random's target, else the
+     * inputs' (the contract of graph/prim.h) */
+    bool typed = prim->kind == PRIM_CAST || prim->kind == PRIM_FILL || prim->kind == PRIM_RANDOM;
+    return !typed || dtype_usable(s, prim->dtype);
 }
 
 static porta_status *cl_execute(porta_device *device, const porta_prim *prim,
@@ -291,12 +309,15 @@ static void add_device(const cl_api *cl, cl_platform_id platform, cl_device_id i
         .name = s->name,
         .memory_bytes = global_memory,
         .compute_units = (int)units,
-        .capabilities = PORTA_CAP_F16 | PORTA_CAP_BF16 | (s->fp64 ? PORTA_CAP_F64 : 0),
+        .capabilities = PORTA_CAP_F16 | PORTA_CAP_BF16 |
+                        (dtype_usable(s, PORTA_F64) ? PORTA_CAP_F64 : 0),
     };
     (*count)++;
 }
 
 void porta_opencl_backend_probe(void) {
+    const char *fp64 = getenv("PORTA_OPENCL_FP64");
+    fp64_hidden = fp64 && !strcmp(fp64, "0");
     const char *why = NULL;
     const cl_api *cl = cl_api_load(&why);
     if (!cl) {
