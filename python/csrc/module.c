@@ -16,6 +16,8 @@ static struct PyModuleDef porta_module = {
 /* compare.c: energy readings and the comparison report. */
 extern PyMethodDef porta_py_compare_methods[];
 
+extern PyMethodDef porta_py_model_methods[]; /* model.c: torch_porta.load */
+
 static int add_methods(PyObject *module, PyMethodDef *methods) {
     return PyModule_AddFunctions(module, methods);
 }
@@ -37,6 +39,7 @@ PyMODINIT_FUNC PyInit__C(void) {
         add_methods(module, porta_py_dist_methods) < 0 ||
         add_methods(module, porta_py_placement_methods) < 0 ||
         add_methods(module, porta_py_compare_methods) < 0 ||
+        add_methods(module, porta_py_model_methods) < 0 ||
         PyModule_AddStringConstant(module, "porta_version", porta_version_string()) < 0) {
         Py_DECREF(module);
         return NULL;

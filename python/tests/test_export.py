@@ -251,3 +251,29 @@ def test_pt2_not_decomposed_names_the_missing_op(tmp_path):
     else:
         assert done.returncode == 1
         assert "which Porta's aten layer does not have" in done.stderr, done.stderr
+
+
+def test_load_returns_a_callable_on_cpu_and_porta_tensors(tmp_path):
+    torch.manual_seed(0)
+    model = models.CNN().eval()
+    x = torch.randn(2, 3, 16, 16)
+    batch = torch.export.Dim("batch", min=1, max=8)
+    torch_porta.export(model, (x,), tmp_path / "cnn.porta", dynamic_shapes=({0: batch},))
+    loaded = torch_porta.load(tmp_path / "cnn.porta")
+    assert loaded.input_names == ["x"] and loaded.input_shapes == [(None, 3, 16, 16)]
+    assert loaded.parameter_count == sum(t.numel() for t in model.state_dict().values())
+    with torch.no_grad():
+        want = model(x)
+        want_one = model(x[:1])
+    got = loaded(x)
+    assert got.device.type == "cpu"
+    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(loaded(x[:1]), want_one, atol=1e-5, rtol=1e-4)
+    for index in range(torch_porta.device_count()):
+        on_device = loaded(x.to(f"porta:{index}"))
+        assert on_device.device == torch.device("porta", index)
+        torch.testing.assert_close(on_device.cpu(), want, atol=1e-5, rtol=1e-4)
+    with pytest.raises(RuntimeError, match=r"expected size 3 in dim 1"):
+        loaded(torch.randn(2, 4, 16, 16))
+    with pytest.raises(TypeError, match="takes 1 inputs"):
+        loaded(x, x)

@@ -43,3 +43,4 @@ __all__ += ["select_device", "resolve_device"]
 from . import distributed  # noqa: E402,F401  (registers the torch.distributed backend "porta")
 
 from .export import export  # noqa: E402  (torch_porta.export(model, inputs, "m.porta"))
+from ._model import load  # noqa: E402  (torch_porta.load("m.porta") -> a callable model)
