@@ -359,7 +359,7 @@ static porta_status *put_outputs(mtext *t, const json_value *outputs, const char
 }
 
 static porta_status *put_node(mtext *t, const json_value *node, size_t index, bool *first) {
-    char where[64];
+    char where[320];
     snprintf(where, sizeof where, "node %zu", index);
     const json_value *target = NULL, *inputs = NULL, *outputs = NULL;
     PORTA_TRY(get(node, "target", JSON_STRING, where, &target));
