@@ -277,3 +277,28 @@ def test_load_returns_a_callable_on_cpu_and_porta_tensors(tmp_path):
         loaded(torch.randn(2, 4, 16, 16))
     with pytest.raises(TypeError, match="takes 1 inputs"):
         loaded(x, x)
+
+
+def test_gpt2_with_dynamic_batch_and_sequence_length(tmp_path):
+    batch = torch.export.Dim("batch", min=1, max=8)
+    length = torch.export.Dim("length", min=2, max=64)
+    more = [(hf_models.token_ids(batch=3, length=9, seed=2),),
+            (hf_models.token_ids(batch=1, length=40, seed=3),)]
+    path = check_model(_Logits(hf_models.gpt2()), (hf_models.token_ids(),), tmp_path,
+                       dynamic_shapes=({0: batch, 1: length},), more_inputs=more, atol=1e-4)
+    assert "[batch, length]" in porta("inspect", path).stdout
+
+
+class _Twice(nn.Module):
+    def forward(self, x):
+        y = torch.relu(x)
+        return y, y
+
+
+def test_run_names_outputs_by_position_when_a_value_repeats(tmp_path):
+    torch_porta.export(_Twice(), (torch.randn(3),), tmp_path / "twice.porta")
+    x = torch.randn(3)
+    got = run_exported(tmp_path / "twice.porta", (x,), "porta:0", tmp_path)
+    assert sorted(got) == ["0", "1"]
+    torch.testing.assert_close(got["0"], torch.relu(x))
+    torch.testing.assert_close(got["1"], torch.relu(x))

@@ -14,10 +14,26 @@ static int write_outputs(porta_model *model, porta_tensor **outputs, const char 
         fprintf(stderr, "porta run: out of memory\n");
         return 1;
     }
+    /* Outputs are named as in the graph; a model returning one value twice
+     * gets positional names ("0", "1", ...) instead, as names must be unique. */
+    bool unique = true;
     for (int i = 0; i < n; i++)
-        entries[i] = (porta_safetensors_entry){porta_model_output_name(model, i), outputs[i]};
-    porta_status *status = porta_safetensors_save(path, entries, n, NULL, 0);
+        for (int k = 0; k < i; k++)
+            if (!strcmp(porta_model_output_name(model, i), porta_model_output_name(model, k)))
+                unique = false;
+    char (*positions)[16] = calloc((size_t)n + 1, sizeof *positions);
+    for (int i = 0; positions && i < n; i++) {
+        snprintf(positions[i], sizeof positions[i], "%d", i);
+        entries[i] = (porta_safetensors_entry){
+            unique ? porta_model_output_name(model, i) : positions[i], outputs[i]};
+    }
+    porta_status *status = positions ? porta_safetensors_save(path, entries, n, NULL, 0) : NULL;
     free(entries);
+    if (!positions) {
+        fprintf(stderr, "porta run: out of memory\n");
+        return 1;
+    }
+    free(positions);
     return status ? cli_fail("run", status) : 0;
 }
 
