@@ -25,7 +25,29 @@
  * every process of the job to start MPI, and mpirun ends the job when one
  * exits first.
  *
- * Calls may come from any thread; they are serialized.
+ * One communication thread per process makes every MPI call after
+ * porta_dist_init (it starts MPI itself when the program has not, so
+ * MPI_THREAD_FUNNELED suffices; it asks for SERIALIZED so that the program
+ * may call MPI itself while no porta_dist call is in flight). Calls may come
+ * from any thread: each queues a work item that the thread runs in issue
+ * order. The *_start functions return at once with a porta_dist_work;
+ * porta_dist_work_wait blocks until it is done and returns its error. The
+ * functions without _start are the same followed by the wait.
+ *
+ * Asynchronous calls and memory: the issuing thread reads what it sends
+ * before the call returns (a tensor's pending work is run first: it is
+ * flushed, or copied to host staging memory when its device has no host
+ * memory or its layout is strided). Tensors are kept alive by the work.
+ * Results land in place in contiguous host-memory tensors (the CPU) as the
+ * communication thread receives them; staged results are written back into
+ * the tensor by porta_dist_work_wait, on the waiting thread (libporta's ops
+ * are not for several threads at once). Until the wait returns, neither
+ * write a tensor being sent nor touch one being received; host buffers
+ * given to *_host_start must stay valid until the work is done.
+ *
+ * Groups: porta_dist_group_new makes a communicator of some of the world's
+ * ranks; a NULL group means the whole world. Ranks given to a call on a
+ * group (roots, peers) are ranks within the group.
  */
 #ifndef PORTA_DIST_H
 #define PORTA_DIST_H
@@ -42,6 +64,9 @@ typedef enum porta_dist_op {
     PORTA_DIST_MAX,
     PORTA_DIST_MIN
 } porta_dist_op;
+
+typedef struct porta_dist_group porta_dist_group;
+typedef struct porta_dist_work porta_dist_work;
 
 /* Whether an MPI library can be loaded here (loads it; cheap after). */
 PORTA_API bool porta_dist_available(void);
@@ -74,6 +99,13 @@ PORTA_API porta_status *porta_dist_barrier(void);
 PORTA_API porta_status *porta_dist_send(const porta_tensor *tensor, int dst, int tag);
 PORTA_API porta_status *porta_dist_recv(porta_tensor *tensor, int src, int tag);
 
+/* All to all: `in` holds one block per rank, in rank order, and rank r's
+ * block of every rank lands in rank r's `out`, in the senders' rank order.
+ * send_counts[r] / recv_counts[r] are the blocks' element counts (one per
+ * rank of the group); NULL means equal blocks (numel / size). */
+PORTA_API porta_status *porta_dist_all_to_all(const porta_tensor *in, const int64_t *send_counts,
+                                              porta_tensor *out, const int64_t *recv_counts);
+
 /* The same on contiguous host memory of `count` elements (callers that hold
  * plain arrays, e.g. another framework's CPU tensors). */
 PORTA_API porta_status *porta_dist_all_reduce_host(void *data, int64_t count,
@@ -89,6 +121,97 @@ PORTA_API porta_status *porta_dist_send_host(const void *data, int64_t count,
                                              porta_dtype dtype, int dst, int tag);
 PORTA_API porta_status *porta_dist_recv_host(void *data, int64_t count, porta_dtype dtype,
                                              int src, int tag);
+
+PORTA_API porta_status *porta_dist_all_to_all_host(const void *in, const int64_t *send_counts,
+                                                   void *out, const int64_t *recv_counts,
+                                                   porta_dtype dtype);
+
+/* ---- asynchronous calls, on a group (NULL: the world) ---- */
+
+PORTA_API porta_status *porta_dist_all_reduce_start(porta_dist_group *group,
+                                                    porta_tensor *tensor, porta_dist_op op,
+                                                    porta_dist_work **work);
+PORTA_API porta_status *porta_dist_all_gather_start(porta_dist_group *group,
+                                                    const porta_tensor *in, porta_tensor *out,
+                                                    porta_dist_work **work);
+PORTA_API porta_status *porta_dist_reduce_scatter_start(porta_dist_group *group,
+                                                        const porta_tensor *in,
+                                                        porta_tensor *out, porta_dist_op op,
+                                                        porta_dist_work **work);
+PORTA_API porta_status *porta_dist_all_to_all_start(porta_dist_group *group,
+                                                    const porta_tensor *in,
+                                                    const int64_t *send_counts,
+                                                    porta_tensor *out,
+                                                    const int64_t *recv_counts,
+                                                    porta_dist_work **work);
+PORTA_API porta_status *porta_dist_broadcast_start(porta_dist_group *group,
+                                                   porta_tensor *tensor, int root,
+                                                   porta_dist_work **work);
+PORTA_API porta_status *porta_dist_barrier_start(porta_dist_group *group,
+                                                 porta_dist_work **work);
+PORTA_API porta_status *porta_dist_send_start(porta_dist_group *group,
+                                              const porta_tensor *tensor, int dst, int tag,
+                                              porta_dist_work **work);
+PORTA_API porta_status *porta_dist_recv_start(porta_dist_group *group, porta_tensor *tensor,
+                                              int src, int tag, porta_dist_work **work);
+
+PORTA_API porta_status *porta_dist_all_reduce_host_start(porta_dist_group *group, void *data,
+                                                         int64_t count, porta_dtype dtype,
+                                                         porta_dist_op op,
+                                                         porta_dist_work **work);
+PORTA_API porta_status *porta_dist_all_gather_host_start(porta_dist_group *group,
+                                                         const void *in, void *out,
+                                                         int64_t count, porta_dtype dtype,
+                                                         porta_dist_work **work);
+PORTA_API porta_status *porta_dist_reduce_scatter_host_start(porta_dist_group *group,
+                                                             const void *in, void *out,
+                                                             int64_t count, porta_dtype dtype,
+                                                             porta_dist_op op,
+                                                             porta_dist_work **work);
+PORTA_API porta_status *porta_dist_all_to_all_host_start(porta_dist_group *group,
+                                                         const void *in,
+                                                         const int64_t *send_counts, void *out,
+                                                         const int64_t *recv_counts,
+                                                         porta_dtype dtype,
+                                                         porta_dist_work **work);
+PORTA_API porta_status *porta_dist_broadcast_host_start(porta_dist_group *group, void *data,
+                                                        int64_t count, porta_dtype dtype,
+                                                        int root, porta_dist_work **work);
+PORTA_API porta_status *porta_dist_send_host_start(porta_dist_group *group, const void *data,
+                                                   int64_t count, porta_dtype dtype, int dst,
+                                                   int tag, porta_dist_work **work);
+PORTA_API porta_status *porta_dist_recv_host_start(porta_dist_group *group, void *data,
+                                                   int64_t count, porta_dtype dtype, int src,
+                                                   int tag, porta_dist_work **work);
+
+/* Blocks until work is done, writes staged results back, and returns its
+ * error (a new status each call; NULL when it succeeded). */
+PORTA_API porta_status *porta_dist_work_wait(porta_dist_work *work);
+PORTA_API bool porta_dist_work_is_completed(porta_dist_work *work);
+/* Whether porta_dist_work_wait has results to write back (staged tensors):
+ * until it runs, the received tensor does not hold the result. */
+PORTA_API bool porta_dist_work_needs_wait(const porta_dist_work *work);
+/* fn(user, status) runs once when the work is done: on the communication
+ * thread (status borrowed, NULL on success), or at once on the calling
+ * thread when it is done already. It must not wait for other work nor call
+ * libporta's ops (other threads may be running them). */
+typedef void (*porta_dist_work_callback)(void *user, const porta_status *status);
+PORTA_API void porta_dist_work_on_done(porta_dist_work *work, porta_dist_work_callback fn,
+                                       void *user);
+/* Lets go of work; an unfinished one still completes (its staged results
+ * are then dropped). NULL is ignored. */
+PORTA_API void porta_dist_work_free(porta_dist_work *work);
+
+/* A communicator of the world ranks listed (count >= 1, no repeats). Every
+ * listed rank calls it with the same list in the same order, and no other
+ * rank does; it waits for them with the timeout. This process's rank in the
+ * group is its index in the list. */
+PORTA_API porta_status *porta_dist_group_new(const int *ranks, int count,
+                                             porta_dist_group **out);
+PORTA_API int porta_dist_group_rank(const porta_dist_group *group);
+PORTA_API int porta_dist_group_size(const porta_dist_group *group);
+/* Frees the group's communicator (without waiting) and the group. */
+PORTA_API void porta_dist_group_free(porta_dist_group *group);
 
 #ifdef __cplusplus
 }

@@ -124,3 +124,75 @@ TEST(test_dist_staging_under_memory_limit) {
     }
     porta_tensor_release(t);
 }
+
+TEST(test_dist_asynchronous_calls_before_init_say_so) {
+    int64_t sizes[1] = {6};
+    porta_tensor *t = test_empty(PORTA_F32, 1, sizes);
+    porta_tensor *big = test_empty(PORTA_F32, 1, (int64_t[]){12});
+    if (!t || !big) {
+        porta_tensor_release(t);
+        porta_tensor_release(big);
+        return;
+    }
+    porta_dist_work *work = NULL;
+    CHECK_ERR(porta_dist_all_reduce_start(NULL, t, PORTA_DIST_SUM, &work), PORTA_ERR_UNAVAILABLE,
+              "all_reduce before porta_dist_init");
+    CHECK(work == NULL);
+    CHECK_ERR(porta_dist_all_reduce_start(NULL, t, PORTA_DIST_SUM, NULL),
+              PORTA_ERR_INVALID_ARGUMENT, "work is NULL");
+    CHECK_ERR(porta_dist_all_gather_start(NULL, t, big, &work), PORTA_ERR_UNAVAILABLE,
+              "all_gather before");
+    CHECK_ERR(porta_dist_reduce_scatter_start(NULL, big, t, PORTA_DIST_SUM, &work),
+              PORTA_ERR_UNAVAILABLE, "reduce_scatter before");
+    CHECK_ERR(porta_dist_all_to_all_start(NULL, t, NULL, t, NULL, &work), PORTA_ERR_UNAVAILABLE,
+              "all_to_all before");
+    CHECK_ERR(porta_dist_all_to_all(t, NULL, t, NULL), PORTA_ERR_UNAVAILABLE, "all_to_all before");
+    CHECK_ERR(porta_dist_broadcast_start(NULL, t, 0, &work), PORTA_ERR_UNAVAILABLE,
+              "broadcast before");
+    CHECK_ERR(porta_dist_barrier_start(NULL, &work), PORTA_ERR_UNAVAILABLE, "barrier before");
+    CHECK_ERR(porta_dist_send_start(NULL, t, 1, 0, &work), PORTA_ERR_UNAVAILABLE, "send before");
+    CHECK_ERR(porta_dist_recv_start(NULL, t, 1, 0, &work), PORTA_ERR_UNAVAILABLE, "recv before");
+    float host[6] = {0};
+    CHECK_ERR(porta_dist_all_reduce_host_start(NULL, host, 6, PORTA_F32, PORTA_DIST_SUM, &work),
+              PORTA_ERR_UNAVAILABLE, "before porta_dist_init");
+    int64_t counts[2] = {3, 3};
+    CHECK_ERR(porta_dist_all_to_all_host(host, counts, host, counts, PORTA_F32),
+              PORTA_ERR_UNAVAILABLE, "all_to_all before");
+    CHECK(work == NULL);
+    /* Staged tensors (strided) release their staging memory and the tensor
+     * on the refusal; the runner's leak check sees it. */
+    porta_tensor *strided = test_view_on(big, 1, sizes, (int64_t[]){2}, 0);
+    if (strided) {
+        CHECK_ERR(porta_dist_all_reduce_start(NULL, strided, PORTA_DIST_SUM, &work),
+                  PORTA_ERR_UNAVAILABLE, NULL);
+        porta_tensor_release(strided);
+    }
+    porta_tensor_release(t);
+    porta_tensor_release(big);
+}
+
+TEST(test_dist_work_and_group_handles_without_a_world) {
+    CHECK_ERR(porta_dist_work_wait(NULL), PORTA_ERR_INVALID_ARGUMENT, "work is NULL");
+    CHECK(!porta_dist_work_is_completed(NULL));
+    CHECK(!porta_dist_work_needs_wait(NULL));
+    porta_dist_work_on_done(NULL, NULL, NULL);
+    porta_dist_work_free(NULL);
+    porta_dist_group *group = NULL;
+    int ranks[2] = {0, 1};
+    CHECK_ERR(porta_dist_group_new(NULL, 2, &group), PORTA_ERR_INVALID_ARGUMENT, "ranks is NULL");
+    CHECK_ERR(porta_dist_group_new(ranks, 2, NULL), PORTA_ERR_INVALID_ARGUMENT, "out is NULL");
+    CHECK_ERR(porta_dist_group_new(ranks, 2, &group), PORTA_ERR_UNAVAILABLE,
+              "new_group before porta_dist_init");
+    CHECK(group == NULL);
+    CHECK(porta_dist_group_rank(NULL) == -1 && porta_dist_group_size(NULL) == -1);
+    porta_dist_group_free(NULL);
+}
+
+TEST(test_dist_all_to_all_host_needs_counts) {
+    float host[4] = {0};
+    int64_t counts[2] = {2, 2};
+    CHECK_ERR(porta_dist_all_to_all_host(host, NULL, host, counts, PORTA_F32),
+              PORTA_ERR_INVALID_ARGUMENT, "send_counts and recv_counts are needed");
+    CHECK_ERR(porta_dist_all_to_all_host(host, counts, host, counts, (porta_dtype)77),
+              PORTA_ERR_INVALID_ARGUMENT, "invalid dtype 77");
+}

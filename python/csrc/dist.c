@@ -2,7 +2,8 @@
  * dist.c - porta_dist (include/porta_dist.h) for torch_porta.distributed:
  * collectives on _C.Tensor views of porta tensors, and on host addresses of
  * contiguous CPU tensors. The GIL is released while a call waits for the
- * other processes.
+ * other processes. The *_start functions return a work capsule at once
+ * (porta_dist_work); groups are capsules too (None: the world).
  */
 #include "porta_py.h"
 #include "porta_dist.h"
@@ -180,6 +181,387 @@ static PyObject *py_recv_host(PyObject *self, PyObject *args) {
                                    tag));
 }
 
+/* ---- asynchronous calls: work and group capsules ---- */
+
+#define WORK_CAPSULE "porta_dist_work"
+#define GROUP_CAPSULE "porta_dist_group"
+
+static void work_capsule_free(PyObject *capsule) {
+    porta_dist_work_free(PyCapsule_GetPointer(capsule, WORK_CAPSULE));
+}
+
+static void group_capsule_free(PyObject *capsule) {
+    porta_dist_group_free(PyCapsule_GetPointer(capsule, GROUP_CAPSULE));
+}
+
+/* The group a capsule holds; None is the world (NULL). */
+static int parse_group(PyObject *obj, porta_dist_group **out) {
+    *out = NULL;
+    if (obj == Py_None)
+        return 0;
+    *out = PyCapsule_GetPointer(obj, GROUP_CAPSULE);
+    return *out ? 0 : -1;
+}
+
+static porta_dist_work *parse_work(PyObject *obj) {
+    return PyCapsule_GetPointer(obj, WORK_CAPSULE);
+}
+
+/* Wraps a started work, or raises the start's error. */
+static PyObject *started(porta_status *status, porta_dist_work *work) {
+    if (status)
+        return porta_py_raise(status);
+    PyObject *capsule = PyCapsule_New(work, WORK_CAPSULE, work_capsule_free);
+    if (!capsule)
+        porta_dist_work_free(work);
+    return capsule;
+}
+
+/* Counts per rank from a sequence of ints (None: NULL). */
+static int parse_counts(PyObject *obj, int64_t **out) {
+    *out = NULL;
+    if (obj == Py_None)
+        return 0;
+    PyObject *seq = PySequence_Fast(obj, "all_to_all counts must be a sequence of ints");
+    if (!seq)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int64_t *counts = PyMem_Malloc((size_t)(n ? n : 1) * sizeof *counts);
+    if (!counts) {
+        Py_DECREF(seq);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        counts[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (counts[i] == -1 && PyErr_Occurred()) {
+            PyMem_Free(counts);
+            Py_DECREF(seq);
+            return -1;
+        }
+    }
+    Py_DECREF(seq);
+    *out = counts;
+    return 0;
+}
+
+/* Checks that a count list has one entry per rank of the group. */
+static int check_count_length(PyObject *obj, porta_dist_group *group) {
+    if (obj == Py_None)
+        return 0;
+    Py_ssize_t n = PySequence_Size(obj);
+    int size = group ? porta_dist_group_size(group) : porta_dist_size();
+    if (n < 0)
+        return -1;
+    if (size >= 0 && n != size) {
+        PyErr_Format(PyExc_ValueError,
+                     "all_to_all: expected %d split sizes (one per rank), given %zd", size, n);
+        return -1;
+    }
+    return 0;
+}
+
+#define START(call)                                                   \
+    do {                                                              \
+        porta_dist_work *work_ = NULL;                                \
+        porta_status *start_status_ = (call);                         \
+        return started(start_status_, work_);                         \
+    } while (0)
+
+static PyObject *py_all_reduce_start(PyObject *self, PyObject *args) {
+    PyObject *obj, *group_obj;
+    int op;
+    porta_dist_group *group;
+    if (!PyArg_ParseTuple(args, "OiO", &obj, &op, &group_obj) || parse_group(group_obj, &group))
+        return NULL;
+    porta_tensor *t = porta_py_unwrap(obj);
+    if (!t)
+        return NULL;
+    START(porta_dist_all_reduce_start(group, t, (porta_dist_op)op, &work_));
+}
+
+static PyObject *py_broadcast_start(PyObject *self, PyObject *args) {
+    PyObject *obj, *group_obj;
+    int root;
+    porta_dist_group *group;
+    if (!PyArg_ParseTuple(args, "OiO", &obj, &root, &group_obj) ||
+        parse_group(group_obj, &group))
+        return NULL;
+    porta_tensor *t = porta_py_unwrap(obj);
+    if (!t)
+        return NULL;
+    START(porta_dist_broadcast_start(group, t, root, &work_));
+}
+
+static PyObject *py_all_gather_start(PyObject *self, PyObject *args) {
+    PyObject *in_obj, *out_obj, *group_obj;
+    porta_dist_group *group;
+    if (!PyArg_ParseTuple(args, "OOO", &in_obj, &out_obj, &group_obj) ||
+        parse_group(group_obj, &group))
+        return NULL;
+    porta_tensor *in = porta_py_unwrap(in_obj);
+    porta_tensor *out = in ? porta_py_unwrap(out_obj) : NULL;
+    if (!out)
+        return NULL;
+    START(porta_dist_all_gather_start(group, in, out, &work_));
+}
+
+static PyObject *py_reduce_scatter_start(PyObject *self, PyObject *args) {
+    PyObject *in_obj, *out_obj, *group_obj;
+    int op;
+    porta_dist_group *group;
+    if (!PyArg_ParseTuple(args, "OOiO", &in_obj, &out_obj, &op, &group_obj) ||
+        parse_group(group_obj, &group))
+        return NULL;
+    porta_tensor *in = porta_py_unwrap(in_obj);
+    porta_tensor *out = in ? porta_py_unwrap(out_obj) : NULL;
+    if (!out)
+        return NULL;
+    START(porta_dist_reduce_scatter_start(group, in, out, (porta_dist_op)op, &work_));
+}
+
+static PyObject *py_all_to_all_start(PyObject *self, PyObject *args) {
+    PyObject *in_obj, *out_obj, *send_obj, *recv_obj, *group_obj;
+    porta_dist_group *group;
+    if (!PyArg_ParseTuple(args, "OOOOO", &in_obj, &send_obj, &out_obj, &recv_obj, &group_obj) ||
+        parse_group(group_obj, &group) || check_count_length(send_obj, group) ||
+        check_count_length(recv_obj, group))
+        return NULL;
+    porta_tensor *in = porta_py_unwrap(in_obj);
+    porta_tensor *out = in ? porta_py_unwrap(out_obj) : NULL;
+    if (!out)
+        return NULL;
+    int64_t *send = NULL, *recv = NULL;
+    if (parse_counts(send_obj, &send) || parse_counts(recv_obj, &recv)) {
+        PyMem_Free(send);
+        return NULL;
+    }
+    porta_dist_work *work = NULL;
+    porta_status *status = porta_dist_all_to_all_start(group, in, send, out, recv, &work);
+    PyMem_Free(send);
+    PyMem_Free(recv);
+    return started(status, work);
+}
+
+static PyObject *py_all_to_all_host_start(PyObject *self, PyObject *args) {
+    unsigned long long in, out;
+    PyObject *send_obj, *recv_obj, *group_obj;
+    int dtype;
+    porta_dist_group *group;
+    if (!PyArg_ParseTuple(args, "KOKOiO", &in, &send_obj, &out, &recv_obj, &dtype,
+                          &group_obj) ||
+        parse_group(group_obj, &group) || check_count_length(send_obj, group) ||
+        check_count_length(recv_obj, group))
+        return NULL;
+    int64_t *send = NULL, *recv = NULL;
+    if (parse_counts(send_obj, &send) || parse_counts(recv_obj, &recv)) {
+        PyMem_Free(send);
+        return NULL;
+    }
+    porta_dist_work *work = NULL;
+    porta_status *status = porta_dist_all_to_all_host_start(
+        group, (const void *)(uintptr_t)in, send, (void *)(uintptr_t)out, recv,
+        (porta_dtype)dtype, &work);
+    PyMem_Free(send);
+    PyMem_Free(recv);
+    return started(status, work);
+}
+
+static PyObject *py_barrier_start(PyObject *self, PyObject *args) {
+    PyObject *group_obj;
+    porta_dist_group *group;
+    if (!PyArg_ParseTuple(args, "O", &group_obj) || parse_group(group_obj, &group))
+        return NULL;
+    START(porta_dist_barrier_start(group, &work_));
+}
+
+static PyObject *py_send_start(PyObject *self, PyObject *args) {
+    PyObject *obj, *group_obj;
+    int peer, tag;
+    porta_dist_group *group;
+    if (!PyArg_ParseTuple(args, "OiiO", &obj, &peer, &tag, &group_obj) ||
+        parse_group(group_obj, &group))
+        return NULL;
+    porta_tensor *t = porta_py_unwrap(obj);
+    if (!t)
+        return NULL;
+    START(porta_dist_send_start(group, t, peer, tag, &work_));
+}
+
+static PyObject *py_recv_start(PyObject *self, PyObject *args) {
+    PyObject *obj, *group_obj;
+    int peer, tag;
+    porta_dist_group *group;
+    if (!PyArg_ParseTuple(args, "OiiO", &obj, &peer, &tag, &group_obj) ||
+        parse_group(group_obj, &group))
+        return NULL;
+    porta_tensor *t = porta_py_unwrap(obj);
+    if (!t)
+        return NULL;
+    START(porta_dist_recv_start(group, t, peer, tag, &work_));
+}
+
+static PyObject *py_all_reduce_host_start(PyObject *self, PyObject *args) {
+    unsigned long long data;
+    long long count;
+    int dtype, op;
+    PyObject *group_obj;
+    porta_dist_group *group;
+    if (!PyArg_ParseTuple(args, "KLiiO", &data, &count, &dtype, &op, &group_obj) ||
+        parse_group(group_obj, &group))
+        return NULL;
+    START(porta_dist_all_reduce_host_start(group, (void *)(uintptr_t)data, count,
+                                           (porta_dtype)dtype, (porta_dist_op)op, &work_));
+}
+
+static PyObject *py_all_gather_host_start(PyObject *self, PyObject *args) {
+    unsigned long long in, out;
+    long long count;
+    int dtype;
+    PyObject *group_obj;
+    porta_dist_group *group;
+    if (!PyArg_ParseTuple(args, "KKLiO", &in, &out, &count, &dtype, &group_obj) ||
+        parse_group(group_obj, &group))
+        return NULL;
+    START(porta_dist_all_gather_host_start(group, (const void *)(uintptr_t)in,
+                                           (void *)(uintptr_t)out, count, (porta_dtype)dtype,
+                                           &work_));
+}
+
+static PyObject *py_reduce_scatter_host_start(PyObject *self, PyObject *args) {
+    unsigned long long in, out;
+    long long count;
+    int dtype, op;
+    PyObject *group_obj;
+    porta_dist_group *group;
+    if (!PyArg_ParseTuple(args, "KKLiiO", &in, &out, &count, &dtype, &op, &group_obj) ||
+        parse_group(group_obj, &group))
+        return NULL;
+    START(porta_dist_reduce_scatter_host_start(group, (const void *)(uintptr_t)in,
+                                               (void *)(uintptr_t)out, count,
+                                               (porta_dtype)dtype, (porta_dist_op)op, &work_));
+}
+
+static PyObject *py_broadcast_host_start(PyObject *self, PyObject *args) {
+    unsigned long long data;
+    long long count;
+    int dtype, root;
+    PyObject *group_obj;
+    porta_dist_group *group;
+    if (!PyArg_ParseTuple(args, "KLiiO", &data, &count, &dtype, &root, &group_obj) ||
+        parse_group(group_obj, &group))
+        return NULL;
+    START(porta_dist_broadcast_host_start(group, (void *)(uintptr_t)data, count,
+                                          (porta_dtype)dtype, root, &work_));
+}
+
+static PyObject *py_send_host_start(PyObject *self, PyObject *args) {
+    unsigned long long data;
+    long long count;
+    int dtype, peer, tag;
+    PyObject *group_obj;
+    porta_dist_group *group;
+    if (!PyArg_ParseTuple(args, "KLiiiO", &data, &count, &dtype, &peer, &tag, &group_obj) ||
+        parse_group(group_obj, &group))
+        return NULL;
+    START(porta_dist_send_host_start(group, (const void *)(uintptr_t)data, count,
+                                     (porta_dtype)dtype, peer, tag, &work_));
+}
+
+static PyObject *py_recv_host_start(PyObject *self, PyObject *args) {
+    unsigned long long data;
+    long long count;
+    int dtype, peer, tag;
+    PyObject *group_obj;
+    porta_dist_group *group;
+    if (!PyArg_ParseTuple(args, "KLiiiO", &data, &count, &dtype, &peer, &tag, &group_obj) ||
+        parse_group(group_obj, &group))
+        return NULL;
+    START(porta_dist_recv_host_start(group, (void *)(uintptr_t)data, count, (porta_dtype)dtype,
+                                     peer, tag, &work_));
+}
+
+static PyObject *py_work_wait(PyObject *self, PyObject *capsule) {
+    porta_dist_work *work = parse_work(capsule);
+    if (!work)
+        return NULL;
+    DIST_CALL(porta_dist_work_wait(work));
+}
+
+static PyObject *py_work_is_completed(PyObject *self, PyObject *capsule) {
+    porta_dist_work *work = parse_work(capsule);
+    if (!work)
+        return NULL;
+    return PyBool_FromLong(porta_dist_work_is_completed(work));
+}
+
+static PyObject *py_work_needs_wait(PyObject *self, PyObject *capsule) {
+    porta_dist_work *work = parse_work(capsule);
+    if (!work)
+        return NULL;
+    return PyBool_FromLong(porta_dist_work_needs_wait(work));
+}
+
+/* Runs on the communication thread when a work is done: calls the Python
+ * callable with None or the error's message, under the GIL. */
+static void call_when_done(void *user, const porta_status *status) {
+    if (!Py_IsInitialized())
+        return; /* the interpreter is gone: nobody to tell */
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *callable = user;
+    PyObject *argument = status ? PyUnicode_FromString(porta_status_message(status)) : Py_None;
+    if (argument == Py_None)
+        Py_INCREF(argument);
+    PyObject *result = argument ? PyObject_CallOneArg(callable, argument) : NULL;
+    if (!result)
+        PyErr_WriteUnraisable(callable);
+    Py_XDECREF(result);
+    Py_XDECREF(argument);
+    Py_DECREF(callable);
+    PyGILState_Release(gil);
+}
+
+static PyObject *py_work_on_done(PyObject *self, PyObject *args) {
+    PyObject *capsule, *callable;
+    if (!PyArg_ParseTuple(args, "OO", &capsule, &callable))
+        return NULL;
+    porta_dist_work *work = parse_work(capsule);
+    if (!work)
+        return NULL;
+    if (!PyCallable_Check(callable)) {
+        PyErr_SetString(PyExc_TypeError, "dist_work_on_done: expected a callable");
+        return NULL;
+    }
+    Py_INCREF(callable); /* released by call_when_done */
+    porta_dist_work_on_done(work, call_when_done, callable);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_group_new(PyObject *self, PyObject *ranks_obj) {
+    int64_t *ranks64 = NULL;
+    if (parse_counts(ranks_obj, &ranks64))
+        return NULL;
+    Py_ssize_t n = PySequence_Size(ranks_obj);
+    int *ranks = PyMem_Malloc((size_t)(n ? n : 1) * sizeof *ranks);
+    if (!ranks) {
+        PyMem_Free(ranks64);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        ranks[i] = ranks64[i] < INT32_MIN || ranks64[i] > INT32_MAX ? -1 : (int)ranks64[i];
+    PyMem_Free(ranks64);
+    porta_dist_group *group = NULL;
+    porta_status *status;
+    Py_BEGIN_ALLOW_THREADS status = porta_dist_group_new(ranks, (int)n, &group);
+    Py_END_ALLOW_THREADS PyMem_Free(ranks);
+    if (status)
+        return porta_py_raise(status);
+    PyObject *capsule = PyCapsule_New(group, GROUP_CAPSULE, group_capsule_free);
+    if (!capsule)
+        porta_dist_group_free(group);
+    return capsule;
+}
+
 PyMethodDef porta_py_dist_methods[] = {
     {"dist_available", py_available, METH_NOARGS, "Whether MPI can be loaded."},
     {"dist_init", py_init, METH_NOARGS, "Joins the MPI world."},
@@ -203,5 +585,36 @@ PyMethodDef porta_py_dist_methods[] = {
     {"dist_broadcast_host", py_broadcast_host, METH_VARARGS, "(address, count, dtype, root)."},
     {"dist_send_host", py_send_host, METH_VARARGS, "(address, count, dtype, dst, tag)."},
     {"dist_recv_host", py_recv_host, METH_VARARGS, "(address, count, dtype, src, tag)."},
+    {"dist_all_reduce_start", py_all_reduce_start, METH_VARARGS, "(tensor, op, group) -> work."},
+    {"dist_broadcast_start", py_broadcast_start, METH_VARARGS, "(tensor, root, group)."},
+    {"dist_all_gather_start", py_all_gather_start, METH_VARARGS, "(in, out, group)."},
+    {"dist_reduce_scatter_start", py_reduce_scatter_start, METH_VARARGS,
+     "(in, out, op, group)."},
+    {"dist_all_to_all_start", py_all_to_all_start, METH_VARARGS,
+     "(in, send_counts|None, out, recv_counts|None, group)."},
+    {"dist_barrier_start", py_barrier_start, METH_VARARGS, "(group)."},
+    {"dist_send_start", py_send_start, METH_VARARGS, "(tensor, dst, tag, group)."},
+    {"dist_recv_start", py_recv_start, METH_VARARGS, "(tensor, src, tag, group)."},
+    {"dist_all_reduce_host_start", py_all_reduce_host_start, METH_VARARGS,
+     "(address, count, dtype, op, group)."},
+    {"dist_all_gather_host_start", py_all_gather_host_start, METH_VARARGS,
+     "(in, out, count, dtype, group)."},
+    {"dist_reduce_scatter_host_start", py_reduce_scatter_host_start, METH_VARARGS,
+     "(in, out, count, dtype, op, group)."},
+    {"dist_all_to_all_host_start", py_all_to_all_host_start, METH_VARARGS,
+     "(in, send_counts, out, recv_counts, dtype, group)."},
+    {"dist_broadcast_host_start", py_broadcast_host_start, METH_VARARGS,
+     "(address, count, dtype, root, group)."},
+    {"dist_send_host_start", py_send_host_start, METH_VARARGS,
+     "(address, count, dtype, dst, tag, group)."},
+    {"dist_recv_host_start", py_recv_host_start, METH_VARARGS,
+     "(address, count, dtype, src, tag, group)."},
+    {"dist_work_wait", py_work_wait, METH_O, "Blocks until done; raises its error."},
+    {"dist_work_is_completed", py_work_is_completed, METH_O, NULL},
+    {"dist_work_needs_wait", py_work_needs_wait, METH_O,
+     "Whether wait must write staged results back."},
+    {"dist_work_on_done", py_work_on_done, METH_VARARGS,
+     "(work, fn): fn(None or message) on the communication thread when done."},
+    {"dist_group_new", py_group_new, METH_O, "(world ranks) -> group; members only."},
     {NULL, NULL, 0, NULL},
 };

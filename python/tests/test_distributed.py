@@ -85,6 +85,37 @@ def test_training_resumed_from_a_checkpoint_equals_an_uninterrupted_run(tmp_path
         "step3.safetensors.rank1-of-2"]
 
 
+def test_asynchronous_collectives_return_before_they_complete():
+    done, _ = _mpirun("async")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _lines(done.stdout, "async ok") == [
+        "async ok rank 0 of 2", "async ok rank 1 of 2"], done.stdout + done.stderr
+
+
+def test_all_to_all_even_uneven_and_list_forms():
+    done, _ = _mpirun("all_to_all")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _lines(done.stdout, "all_to_all ok") == [
+        "all_to_all ok rank 0 of 2", "all_to_all ok rank 1 of 2"], done.stdout + done.stderr
+
+
+def test_subgroups_run_collectives_among_their_members_only():
+    done, _ = _mpirun("subgroups", ranks=3)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _lines(done.stdout, "subgroups ok") == [
+        f"subgroups ok rank {r} of 3" for r in range(3)], done.stdout + done.stderr
+
+
+def test_a_subgroup_member_that_hangs_is_named_with_its_world_rank():
+    done, seconds = _mpirun("subgroup_hang", {"PORTA_DIST_TIMEOUT": "2"}, ranks=3)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    errors = _lines(done.stdout, "timeout error")
+    assert len(errors) == 1, output
+    assert "in a subgroup" in errors[0] and "rank 2 did not arrive" in errors[0], errors[0]
+    assert seconds < 30, f"took {seconds:.1f} s"
+
+
 def _run_quiet(*command):
     return subprocess.run(command, capture_output=True, text=True).returncode == 0
 
@@ -143,6 +174,10 @@ def test_a_hung_rank_makes_the_others_fail_naming_it():
     waited = float(errors[0].split("after ")[1].split(" s")[0])
     assert 1.9 <= waited < 6, errors[0]
     assert seconds < 30, f"took {seconds:.1f} s"
+    # The asynchronous call returned at once; its work was then done (failed).
+    issued = _lines(done.stdout, "issued in")
+    assert len(issued) == 1 and issued[0].endswith("completed True"), output
+    assert float(issued[0].split()[2]) < 0.5, issued[0]
 
 
 def test_a_rank_that_never_joins_makes_init_fail_naming_the_wait():
@@ -487,6 +522,215 @@ def _checkpoint():
     print(f"checkpoint ok rank {rank} of {size}", flush=True)
 
 
+def _async():
+    """Asynchronous works: a call returns before the other rank has joined
+    it, wait() and the future give the result; the tensor is read as
+    computed before the call (also when its producer was recorded in fused
+    mode) and results are in place when wait() returns."""
+    import torch
+    import torch.distributed as dist
+    import torch_porta
+    import torch_porta.distributed  # noqa: F401
+
+    dist.init_process_group("porta")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    devices = ["porta:0", "cpu"] + [f"porta:{i}" for i in range(1, torch_porta.device_count())]
+    for device in devices:
+        dist.barrier()
+        if rank == 1:
+            time.sleep(0.5)  # rank 0's call cannot complete before this one joins
+        tensor = torch.full((1000,), float(rank + 1), device=device)
+        start = time.monotonic()
+        work = dist.all_reduce(tensor, async_op=True)
+        issued = time.monotonic() - start
+        staged = device not in ("cpu", "porta:0")  # finished on the issuing thread
+        if rank == 0 and not staged:
+            _check(issued < 0.3, f"all_reduce on {device} took {issued:.3f} s to return")
+            _check(not work.is_completed(), f"all_reduce on {device} completed without rank 1")
+        future = work.get_future()
+        work.wait()
+        _check(work.is_completed() and future.done(), f"{device}: done after wait")
+        _check(torch.equal(tensor.cpu(), torch.full((1000,), 3.0)), f"{device}: {tensor}")
+        _check(future.wait()[0] is tensor, f"{device}: the future's value")
+
+        # Several works in flight at once, waited for in reverse order.
+        tensors = [torch.full((64,), float(rank + i), device=device) for i in range(4)]
+        works = [dist.all_reduce(t, op=dist.ReduceOp.MAX, async_op=True) for t in tensors]
+        for work in reversed(works):
+            work.wait()
+        for i, t in enumerate(tensors):
+            _check(torch.equal(t.cpu(), torch.full((64,), float(size - 1 + i))),
+                   f"{device}: work {i} of 4: {t}")
+
+        # A strided CPU tensor: its result is copied back as the work completes.
+        base = torch.zeros(4, 6, device=device) + rank
+        view = base.t()
+        work = dist.all_reduce(view, async_op=True)
+        work.get_future().wait()
+        _check(torch.equal(base.cpu(), torch.full((4, 6), 1.0)), f"{device} strided: {base}")
+
+    # Fused mode: the producer of the tensor is recorded, not run, when the
+    # call is issued; the call runs it first.
+    previous = torch_porta.get_eager_mode()
+    torch_porta.set_eager_mode("fused")
+    source = torch.arange(8, dtype=torch.float32, device="porta")
+    produced = source * (rank + 1) + 1
+    work = dist.all_reduce(produced, async_op=True)
+    work.wait()
+    torch_porta.set_eager_mode(previous)
+    want = torch.arange(8, dtype=torch.float32) * 3 + 2
+    _check(torch.equal(produced.cpu(), want), f"fused producer: {produced.cpu()} vs {want}")
+
+    # PyTorch's batched point-to-point calls ride on the same works.
+    message = torch.full((3,), float(rank), device="porta")
+    got = torch.empty(3, device="porta")
+    peer = 1 - rank
+    ops = [dist.P2POp(dist.isend, message, peer), dist.P2POp(dist.irecv, got, peer)]
+    for work in dist.batch_isend_irecv(ops if rank == 0 else ops[::-1]):
+        work.wait()
+    _check(got.cpu().tolist() == [float(peer)] * 3, f"batch_isend_irecv: {got}")
+    dist.destroy_process_group()
+    print(f"async ok rank {rank} of {size}", flush=True)
+
+
+def _all_to_all():
+    import torch
+    import torch.distributed as dist
+    import torch_porta
+    import torch_porta.distributed  # noqa: F401
+
+    dist.init_process_group("porta")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    devices = ["porta:0", "cpu"] + [f"porta:{i}" for i in range(1, torch_porta.device_count())]
+
+    def block(sender, receiver, rows, dtype=torch.float32):
+        """What sender sends receiver: `rows` rows of 3 values naming both."""
+        return (torch.arange(rows * 3, dtype=torch.float64).reshape(rows, 3) +
+                100 * sender + 10 * receiver).to(dtype)
+
+    for device in devices:
+        for dtype in (torch.float32, torch.int64, torch.float16):
+            # Even split: two rows for each rank.
+            input = torch.cat([block(rank, r, 2, dtype) for r in range(size)]).to(device)
+            output = torch.empty(2 * size, 3, dtype=dtype, device=device)
+            dist.all_to_all_single(output, input)
+            want = torch.cat([block(r, rank, 2, dtype) for r in range(size)])
+            _check(torch.equal(output.cpu(), want), f"even all_to_all {dtype} on {device}")
+
+        # Uneven: rank s sends rank r (s + r + 1) rows.
+        sends = [rank + r + 1 for r in range(size)]
+        receives = [s + rank + 1 for s in range(size)]
+        input = torch.cat([block(rank, r, sends[r]) for r in range(size)]).to(device)
+        output = torch.empty(sum(receives), 3, device=device)
+        work = dist.all_to_all_single(output, input, output_split_sizes=receives,
+                                      input_split_sizes=sends, async_op=True)
+        work.wait()
+        want = torch.cat([block(s, rank, receives[s]) for s in range(size)])
+        _check(torch.equal(output.cpu(), want), f"uneven all_to_all on {device}")
+
+        # The list form, blocks of different shapes per rank.
+        inputs = [block(rank, r, r + 1).to(device) for r in range(size)]
+        outputs = [torch.empty(rank + 1, 3, device=device) for _ in range(size)]
+        dist.all_to_all(outputs, inputs)
+        for s in range(size):
+            _check(torch.equal(outputs[s].cpu(), block(s, rank, rank + 1)),
+                   f"all_to_all list block from {s} on {device}")
+
+    # Split sizes that do not add up fail on the calling rank.
+    try:
+        dist.all_to_all_single(torch.empty(4, 3), torch.empty(4, 3),
+                               input_split_sizes=[1, 2])
+        raise AssertionError("bad split sizes were accepted")
+    except (ValueError, RuntimeError) as error:
+        _check("add up to 3 rows" in str(error), str(error))
+    dist.barrier()
+    dist.destroy_process_group()
+    print(f"all_to_all ok rank {rank} of {size}", flush=True)
+
+
+def _subgroups():
+    """Three ranks: groups {0, 2} and {1, 2} and {1} beside the world."""
+    import torch
+    import torch.distributed as dist
+    import torch_porta  # noqa: F401
+    import torch_porta.distributed  # noqa: F401
+
+    dist.init_process_group("porta")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    _check(size == 3, f"run with 3 ranks, given {size}")
+    # Every rank creates every group, in the same order (PyTorch's rule).
+    even = dist.new_group([0, 2])
+    upper = dist.new_group([1, 2])
+    alone = dist.new_group([1])
+    for device in ("porta:0", "cpu"):
+        tensor = torch.full((5,), float(rank + 1), device=device)
+        if rank in (0, 2):
+            dist.all_reduce(tensor, group=even)
+            _check(tensor.cpu().tolist() == [4.0] * 5, f"even group sum on {device}: {tensor}")
+            _check(dist.get_rank(even) == [0, 2].index(rank), "rank in the group")
+        if rank in (1, 2):
+            value = torch.full((2,), float(rank * 10), device=device)
+            dist.broadcast(value, src=2, group=upper)  # src is a world rank
+            _check(value.cpu().tolist() == [20.0, 20.0], f"upper broadcast on {device}")
+            gathered = torch.empty(4, device=device)
+            dist.all_gather_into_tensor(gathered, torch.full((2,), float(rank), device=device),
+                                        group=upper)
+            _check(gathered.cpu().tolist() == [1.0, 1.0, 2.0, 2.0], f"upper gather {gathered}")
+            out = torch.empty(2, 3, device=device)
+            dist.all_to_all_single(out, torch.full((2, 3), float(rank), device=device),
+                                   group=upper)
+            _check(out.cpu()[:, 0].tolist() == [1.0, 2.0], f"upper all_to_all {out}")
+            if rank == 1:
+                dist.send(torch.full((3,), 7.0, device=device), dst=2, group=upper)
+            else:
+                got = torch.empty(3, device=device)
+                dist.recv(got, src=1, group=upper)
+                _check(got.cpu().tolist() == [7.0] * 3, f"upper send/recv {got}")
+        if rank == 1:
+            one = torch.full((3,), 5.0, device=device)
+            dist.all_reduce(one, group=alone)
+            _check(one.cpu().tolist() == [5.0] * 3, f"group of one: {one}")
+        # The world still works between the groups' calls.
+        world = torch.full((1,), float(rank), device=device)
+        dist.all_reduce(world)
+        _check(world.cpu().tolist() == [3.0], f"world after the groups: {world}")
+    # A group whose members issue asynchronously while a non-member waits
+    # in a world barrier: non-members never take part.
+    if rank in (0, 2):
+        works = [dist.all_reduce(torch.ones(3), group=even, async_op=True) for _ in range(3)]
+        for work in works:
+            work.wait()
+    dist.barrier()
+    for group in (even, upper, alone):
+        if group != dist.GroupMember.NON_GROUP_MEMBER:
+            dist.destroy_process_group(group)
+    dist.destroy_process_group()
+    print(f"subgroups ok rank {rank} of {size}", flush=True)
+
+
+def _subgroup_hang():
+    """Group {0, 2}: rank 2 never arrives; rank 0's error names world rank 2."""
+    import torch
+    import torch.distributed as dist
+    import torch_porta  # noqa: F401
+    import torch_porta.distributed  # noqa: F401
+
+    dist.init_process_group("porta")
+    group = dist.new_group([0, 2])
+    dist.barrier()
+    rank = dist.get_rank()
+    if rank != 0:
+        time.sleep(SCENARIO_TIMEOUT)  # never arrives; mpirun ends it
+        os._exit(0)
+    try:
+        dist.all_reduce(torch.ones(4, device="porta"), group=group)
+    except RuntimeError as error:
+        print(f"timeout error: {error}", flush=True)
+        os._exit(3)
+    print("all_reduce returned without rank 2", flush=True)
+    os._exit(4)
+
+
 def _hang():
     import torch
     import torch.distributed as dist
@@ -499,9 +743,12 @@ def _hang():
         time.sleep(SCENARIO_TIMEOUT)  # never arrives; mpirun ends it
         os._exit(0)
     start = time.monotonic()
+    work = dist.all_reduce(torch.ones(4, device="porta"), async_op=True)
+    issued = time.monotonic() - start
     try:
-        dist.all_reduce(torch.ones(4, device="porta"))
+        work.wait()  # the error of the communication thread, raised here
     except RuntimeError as error:
+        print(f"issued in {issued:.3f} s, completed {work.is_completed()}", flush=True)
         print(f"timeout error after {time.monotonic() - start:.2f} s: {error}", flush=True)
         os._exit(3)  # the world is unusable: no finalize
     print("all_reduce returned without rank 1", flush=True)
@@ -557,4 +804,6 @@ def _torchrun_scenario():
 
 if __name__ == "__main__":
     {"collectives": _collectives, "ddp": _ddp, "hang": _hang, "exit": _exit,
-     "torchrun": _torchrun_scenario, "checkpoint": _checkpoint, "late": _late}[sys.argv[1]]()
+     "torchrun": _torchrun_scenario, "checkpoint": _checkpoint, "late": _late,
+     "async": _async, "all_to_all": _all_to_all, "subgroups": _subgroups,
+     "subgroup_hang": _subgroup_hang}[sys.argv[1]]()

@@ -26,11 +26,12 @@ typedef struct symbol_slot {
 
 static porta_status *resolve(void *library, const char *library_name, mpi_api *table) {
     const symbol_slot slots[] = {
-        FN(Initialized), FN(Finalized), FN(Init_thread), FN(Finalize), FN(Comm_rank),
-        FN(Comm_size), FN(Comm_idup), FN(Comm_free), FN(Comm_set_errhandler),
+        FN(Initialized), FN(Finalized), FN(Init_thread), FN(Query_thread), FN(Finalize),
+        FN(Comm_rank), FN(Comm_size), FN(Comm_idup), FN(Comm_free), FN(Comm_group),
+        FN(Group_incl), FN(Group_free), FN(Comm_create_group), FN(Comm_set_errhandler),
         FN(Error_string), FN(Iallreduce), FN(Iallgather), FN(Ireduce_scatter_block),
-        FN(Ibcast), FN(Ibarrier), FN(Isend), FN(Irecv), FN(Test), FN(Iprobe), FN(Recv), FN(Send),
-        FN(Get_count),
+        FN(Ialltoallv), FN(Ibcast), FN(Ibarrier), FN(Isend), FN(Irecv), FN(Test),
+        FN(Iprobe), FN(Recv), FN(Send), FN(Get_count),
         OBJ("ompi_mpi_comm_world", comm_world), OBJ("ompi_mpi_errors_return", errors_return),
         OBJ("ompi_mpi_byte", byte), OBJ("ompi_mpi_c_bool", c_bool),
         OBJ("ompi_mpi_uint8_t", u8), OBJ("ompi_mpi_int8_t", i8),

@@ -16,6 +16,7 @@ typedef void *mpi_datatype;
 typedef void *mpi_op;
 typedef void *mpi_request;
 typedef void *mpi_errhandler;
+typedef void *mpi_group;
 /* MPI_Status: Open MPI's starts with source, tag and error; the rest is
  * private and covered by the padding. */
 typedef struct mpi_status {
@@ -28,6 +29,7 @@ typedef struct mpi_status {
 #define MPI_OK 0
 #define MPI_IN_PLACE_VALUE ((void *)1)
 #define MPI_STATUS_IGNORE_VALUE ((mpi_status *)0)
+#define MPI_THREAD_FUNNELED_VALUE 1
 #define MPI_THREAD_SERIALIZED_VALUE 2
 #define MPI_THREAD_MULTIPLE_VALUE 3
 #define MPI_MAX_ERROR_STRING_VALUE 256
@@ -36,11 +38,16 @@ typedef struct mpi_api {
     int (*Initialized)(int *flag);
     int (*Finalized)(int *flag);
     int (*Init_thread)(int *argc, char ***argv, int required, int *provided);
+    int (*Query_thread)(int *provided);
     int (*Finalize)(void);
     int (*Comm_rank)(mpi_comm comm, int *rank);
     int (*Comm_size)(mpi_comm comm, int *size);
     int (*Comm_idup)(mpi_comm comm, mpi_comm *out, mpi_request *request);
     int (*Comm_free)(mpi_comm *comm);
+    int (*Comm_group)(mpi_comm comm, mpi_group *group);
+    int (*Group_incl)(mpi_group group, int count, const int *ranks, mpi_group *out);
+    int (*Group_free)(mpi_group *group);
+    int (*Comm_create_group)(mpi_comm comm, mpi_group group, int tag, mpi_comm *out);
     int (*Comm_set_errhandler)(mpi_comm comm, mpi_errhandler handler);
     int (*Error_string)(int code, char *text, int *length);
     int (*Iallreduce)(const void *send, void *recv, int count, mpi_datatype type, mpi_op op,
@@ -50,6 +57,10 @@ typedef struct mpi_api {
                       mpi_request *request);
     int (*Ireduce_scatter_block)(const void *send, void *recv, int count, mpi_datatype type,
                                  mpi_op op, mpi_comm comm, mpi_request *request);
+    int (*Ialltoallv)(const void *send, const int *send_counts, const int *send_displs,
+                      mpi_datatype send_type, void *recv, const int *recv_counts,
+                      const int *recv_displs, mpi_datatype recv_type, mpi_comm comm,
+                      mpi_request *request);
     int (*Ibcast)(void *data, int count, mpi_datatype type, int root, mpi_comm comm,
                   mpi_request *request);
     int (*Ibarrier)(mpi_comm comm, mpi_request *request);
