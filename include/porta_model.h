@@ -52,8 +52,11 @@ PORTA_API porta_status *porta_model_input_info_get(const porta_model *model, int
 /* The name of output `index` (NULL when out of range). */
 PORTA_API const char *porta_model_output_name(const porta_model *model, int index);
 
-/* Weights (parameters, buffers and constants) and their total elements. */
+/* Weights (parameters, buffers and constants) and their total elements;
+ * weight_info_get describes weight `index` (every dim fixed). */
 PORTA_API int porta_model_weight_count(const porta_model *model);
+PORTA_API porta_status *porta_model_weight_info_get(const porta_model *model, int index,
+                                                    porta_model_input_info *out);
 PORTA_API int64_t porta_model_parameter_count(const porta_model *model);
 /* The graph's nodes and, for each distinct op, how many nodes call it:
  * op_count_at fills the name and count of distinct op `index` (ops in

@@ -132,6 +132,11 @@ TEST(test_model_runs_a_hand_written_graph_on_every_device) {
     CHECK_OK(porta_model_input_info_get(model, 0, &info));
     CHECK(info.rank == 2 && info.sizes[0] == -1 && !strcmp(info.symbols[0], "batch") &&
           info.sizes[1] == 3 && !strcmp(info.symbols[1], ""));
+    CHECK_OK(porta_model_weight_info_get(model, 1, &info));
+    CHECK(!strcmp(info.name, "b") && info.dtype == PORTA_F32 && info.rank == 1 &&
+          info.sizes[0] == 2);
+    CHECK_ERR(porta_model_weight_info_get(model, 2, &info), PORTA_ERR_OUT_OF_RANGE,
+              "model weight 2: the model has 2 weights");
     /* Two batch sizes on each device: weights load once per device. */
     for (int d = 0; d < porta_device_count(); d++) {
         porta_device *device;

@@ -114,13 +114,8 @@ int porta_model_output_count(const porta_model *model) {
     return model ? model->graph->output_count : 0;
 }
 
-porta_status *porta_model_input_info_get(const porta_model *model, int index,
-                                         porta_model_input_info *out) {
-    if (!model || !out || index < 0 || index >= model->graph->input_count)
-        return porta_error(PORTA_ERR_OUT_OF_RANGE, "model input %d: the model has %d inputs",
-                           index, model ? model->graph->input_count : 0);
-    const model_graph *g = model->graph;
-    const model_tensor_decl *decl = &g->inputs[index];
+static void describe(const model_graph *g, const model_tensor_decl *decl,
+                     porta_model_input_info *out) {
     out->name = decl->name;
     out->dtype = decl->dtype;
     out->rank = decl->rank;
@@ -128,6 +123,23 @@ porta_status *porta_model_input_info_get(const porta_model *model, int index,
         out->sizes[d] = decl->dims[d].size;
         out->symbols[d] = decl->dims[d].size < 0 ? g->symbols[decl->dims[d].symbol].name : "";
     }
+}
+
+porta_status *porta_model_input_info_get(const porta_model *model, int index,
+                                         porta_model_input_info *out) {
+    if (!model || !out || index < 0 || index >= model->graph->input_count)
+        return porta_error(PORTA_ERR_OUT_OF_RANGE, "model input %d: the model has %d inputs",
+                           index, model ? model->graph->input_count : 0);
+    describe(model->graph, &model->graph->inputs[index], out);
+    return NULL;
+}
+
+porta_status *porta_model_weight_info_get(const porta_model *model, int index,
+                                          porta_model_input_info *out) {
+    if (!model || !out || index < 0 || index >= model->graph->weight_count)
+        return porta_error(PORTA_ERR_OUT_OF_RANGE, "model weight %d: the model has %d weights",
+                           index, model ? model->graph->weight_count : 0);
+    describe(model->graph, &model->graph->weights[index], out);
     return NULL;
 }
 

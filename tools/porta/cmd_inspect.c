@@ -84,6 +84,18 @@ int cmd_inspect(int argc, char **argv) {
     if (is_zip(path)) { /* a .pt2: the model reader lists what it holds */
         status = porta_model_load(path, &model);
         if (status) return cli_fail("inspect", status);
+        int count = porta_model_weight_count(model);
+        printf("file: %s\ntensors: %d\n", path, count);
+        for (int i = 0; i < count; i++) {
+            porta_model_input_info info;
+            if ((status = porta_model_weight_info_get(model, i, &info))) {
+                porta_model_free(model);
+                return cli_fail("inspect", status);
+            }
+            printf("  %-40s %-8s ", info.name, porta_dtype_name(info.dtype));
+            print_shape(info.rank, info.sizes, NULL);
+            printf("\n");
+        }
         int code = print_model(model);
         porta_model_free(model);
         return code;
