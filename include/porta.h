@@ -281,6 +281,31 @@ PORTA_API void porta_explain_start(bool with_source);
 PORTA_API char *porta_explain_stop(void);
 
 /* ------------------------------------------------------------------ */
+/* Profiler: a Chrome trace of what each device does                    */
+/* ------------------------------------------------------------------ */
+
+/* Between start and stop, libporta records kernels (eager primitives and
+ * fused kernels), kernel builds, copies (between devices, and between the
+ * host and a device) and syncs (flushes, synchronize), each on the track of
+ * the device it ran on and the row of the thread that issued it.
+ * porta_profiler_stop stops and writes them to `path` in the Chrome trace
+ * event format (chrome://tracing, ui.perfetto.dev); path NULL discards
+ * them. While stopped, a recording site costs one atomic load. Starting a
+ * running profiler or stopping a stopped one is PORTA_ERR_INVALID_ARGUMENT.
+ * On OpenCL and CUDA devices a kernel's event spans its launch: the
+ * device's time shows in the read or synchronize that waits for it. */
+PORTA_API porta_status *porta_profiler_start(void);
+PORTA_API porta_status *porta_profiler_stop(const char *path);
+/* For layers above libporta (the Python package's ops that PyTorch's CPU
+ * runs): a start time from the profiler's clock, 0 while it is stopped;
+ * then the event from that start to now. category: "kernel", "compile",
+ * "copy", "sync" or "fallback"; device_index -1 puts it on the host's
+ * track. A begin of 0 records nothing. */
+PORTA_API uint64_t porta_profiler_begin(void);
+PORTA_API porta_status *porta_profiler_record(const char *category, int device_index,
+                                              const char *name, uint64_t begin);
+
+/* ------------------------------------------------------------------ */
 /* Primitive ops, run eagerly on tensors                                */
 /* ------------------------------------------------------------------ */
 

@@ -18,6 +18,8 @@ extern PyMethodDef porta_py_compare_methods[];
 
 extern PyMethodDef porta_py_model_methods[]; /* model.c: torch_porta.load */
 
+extern PyMethodDef porta_py_trace_methods[]; /* trace.c: the profiler */
+
 static int add_methods(PyObject *module, PyMethodDef *methods) {
     return PyModule_AddFunctions(module, methods);
 }
@@ -37,6 +39,7 @@ PyMODINIT_FUNC PyInit__C(void) {
         add_methods(module, porta_py_generator_methods) < 0 ||
         add_methods(module, porta_py_compiler_methods) < 0 ||
         add_methods(module, porta_py_dist_methods) < 0 ||
+        add_methods(module, porta_py_trace_methods) < 0 ||
         add_methods(module, porta_py_placement_methods) < 0 ||
         add_methods(module, porta_py_compare_methods) < 0 ||
         add_methods(module, porta_py_model_methods) < 0 ||

@@ -24,6 +24,7 @@ from ._device_module import (  # noqa: E402
 from ._metrics import metrics, reset_metrics  # noqa: E402
 from ._modes import get_eager_mode, set_eager_mode  # noqa: E402
 from ._explain import explain  # noqa: E402
+from .profiler import profile  # noqa: E402
 from . import _compile  # noqa: E402
 
 _compile.install()  # torch.compile(..., backend="porta")

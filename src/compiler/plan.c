@@ -8,6 +8,8 @@
 #include "compiler/group.h"
 #include "core/status.h"
 #include "runtime/device.h"
+#include "runtime/progress.h"
+#include "runtime/trace_events.h"
 
 /* An entry of the plan under construction, in execution order. */
 typedef enum item_kind { ITEM_ALONE = 0, ITEM_CONSTANT, ITEM_GROUP } item_kind;
@@ -136,17 +138,45 @@ static int stores(const kir_kernel *kernel) {
     return n;
 }
 
+/* The device's program for a step. A kernel built or loaded from disk (not
+ * one found in memory) is a compile event in the profile. */
+static porta_status *prepare_one(porta_device *device, plan_step *step) {
+    uint64_t begin = trace_begin();
+    porta_compiler_stats before, after;
+    if (begin) porta_compiler_stats_get(&before);
+    porta_status *status = device->ops->prepare_kernel(device, step->kernel, &step->program);
+    if (begin) {
+        porta_compiler_stats_get(&after);
+        const char *how = status ? "failed"
+                          : after.kernels_compiled > before.kernels_compiled ? "compiled"
+                          : after.kernel_disk_hits > before.kernel_disk_hits
+                              ? "loaded from the disk cache"
+                              : NULL;
+        if (how) trace_end(TRACE_COMPILE, device, step->summary, how, -1, begin);
+    }
+    return status;
+}
+
+static int64_t kernels_to_prepare(const builder *b) {
+    int64_t n = 0;
+    for (int i = 0; i < b->item_count; i++)
+        n += b->items[i].kind == ITEM_GROUP && stores(b->items[i].step.kernel);
+    return n;
+}
+
 /* Prepares every group's kernel; a kernel the device cannot build (no
  * compiler, an op its renderer lacks) makes the group's records run alone,
- * and so does a matrix multiply whose epilogue stores nothing. */
-static porta_status *prepare_kernels(builder *b) {
+ * and so does a matrix multiply whose epilogue stores nothing. A large
+ * graph's first build takes a while: a progress line shows it
+ * (runtime/progress.h). */
+static porta_status *prepare_each(builder *b, porta_progress *progress) {
     for (int i = 0; i < b->item_count; i++) {
         item *it = &b->items[i];
         if (it->kind != ITEM_GROUP) continue;
         if (stores(it->step.kernel)) {
             porta_device *device = b->records[it->step.first].out.buffer->device;
-            porta_status *status =
-                device->ops->prepare_kernel(device, it->step.kernel, &it->step.program);
+            porta_status *status = prepare_one(device, &it->step);
+            porta_progress_advance(progress, 1);
             if (!status) continue;
             porta_code code = porta_status_code(status);
             if (code != PORTA_ERR_UNAVAILABLE && code != PORTA_ERR_UNSUPPORTED)
@@ -171,6 +201,14 @@ static porta_status *prepare_kernels(builder *b) {
         i += extra - 1;
     }
     return NULL;
+}
+
+static porta_status *prepare_kernels(builder *b) {
+    porta_progress progress;
+    porta_progress_begin(&progress, "building kernels", kernels_to_prepare(b));
+    porta_status *status = prepare_each(b, &progress);
+    porta_progress_end(&progress);
+    return status;
 }
 
 /* Whether a one-element fill must really run: its buffer outlives the

@@ -5,9 +5,13 @@
  * other. */
 #include "ops/run.h"
 
+#include <stdio.h>
+
 #include "core/alloc.h"
 #include "core/status.h"
 #include "core/tensor.h"
+#include "runtime/device.h"
+#include "runtime/trace_events.h"
 
 porta_status *porta_copy_between_devices(const porta_tensor *src, porta_tensor *dst) {
     int64_t numel = porta_tensor_numel(src);
@@ -15,6 +19,7 @@ porta_status *porta_copy_between_devices(const porta_tensor *src, porta_tensor *
     void *host;
     PORTA_TRY(porta_host_alloc(bytes, "a copy between devices", &host));
     porta_tensor *staged = NULL;
+    uint64_t begin = trace_begin();
     porta_status *status = porta_tensor_to_host(src, host, bytes);
     if (!status)
         status = porta_tensor_from_host(dst->buffer->device, src->dtype, src->rank, src->sizes,
@@ -22,5 +27,12 @@ porta_status *porta_copy_between_devices(const porta_tensor *src, porta_tensor *
     porta_host_free(host);
     if (!status) status = porta_copy(staged, dst);
     porta_tensor_release(staged);
+    if (begin) { /* on the destination's track */
+        char route[48];
+        snprintf(route, sizeof route, "porta:%d -> porta:%d", src->buffer->device->info.index,
+                 dst->buffer->device->info.index);
+        trace_end(TRACE_COPY, dst->buffer->device, "copy between devices", route,
+                  (int64_t)bytes, begin);
+    }
     return status;
 }

@@ -15,6 +15,7 @@
 #include "compiler/stats.h"
 #include "core/status.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/trace_events.h"
 
 struct cu_program_entry {
     cu_program_entry *next;
@@ -186,7 +187,8 @@ static void save_to_disk(const char *dir, const char *name, const char *full, co
 
 /* A module for `full`: its cubin from the disk cache (an entry the driver
  * rejects is recompiled and rewritten), else compiled. */
-static porta_status *load_module(cu_state *s, const char *full, CUmodule *module) {
+static porta_status *load_module(porta_device *device, const char *full, CUmodule *module) {
+    cu_state *s = cu_of(device);
     char dir[768], name[64];
     entry_name(s, full, name, sizeof name);
     porta_status *dir_status = porta_kernel_cache_dir("cuda", dir, sizeof dir);
@@ -205,7 +207,9 @@ static porta_status *load_module(cu_state *s, const char *full, CUmodule *module
     if (!nv) status = porta_error(PORTA_ERR_UNSUPPORTED, "CUDA: %s", why);
     size_t size = 0;
     double start = seconds_now();
+    uint64_t begin = trace_begin();
     if (!status) status = compile_full(nv, full, s->major, s->minor, &cubin, &size);
+    trace_end(TRACE_COMPILE, device, "NVRTC compile", name, -1, begin);
     compiler_count_compile_seconds(seconds_now() - start);
     compiler_count(COUNTER_KERNELS_COMPILED, 1);
     if (!status) {
@@ -221,7 +225,9 @@ static porta_status *load_module(cu_state *s, const char *full, CUmodule *module
 }
 
 /* The module of `source`: memory, then load_module. Lock held. */
-static porta_status *find_program(cu_state *s, const char *source, cu_program_entry **out) {
+static porta_status *find_program(porta_device *device, const char *source,
+                                  cu_program_entry **out) {
+    cu_state *s = cu_of(device);
     uint64_t hash = porta_hash_text(PORTA_HASH_SEED, source);
     for (cu_program_entry *e = s->programs; e; e = e->next)
         if (e->hash == hash && strcmp(e->source, source) == 0) {
@@ -234,7 +240,7 @@ static porta_status *find_program(cu_state *s, const char *source, cu_program_en
     porta_status *status = NULL;
     if (!full || !entry || !copy)
         status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "CUDA: no memory for a program");
-    if (!status) status = load_module(s, full, &entry->module);
+    if (!status) status = load_module(device, full, &entry->module);
     free(full);
     if (status) {
         free(entry);
@@ -255,7 +261,8 @@ porta_status *cu_function_get(porta_device *device, const char *source, const ch
     pthread_mutex_lock(&s->lock);
     CUresult r = s->cu->cuCtxSetCurrent(s->context);
     cu_program_entry *e = NULL;
-    porta_status *status = r ? cu_error(s, r, "cuCtxSetCurrent") : find_program(s, source, &e);
+    porta_status *status =
+        r ? cu_error(s, r, "cuCtxSetCurrent") : find_program(device, source, &e);
     if (!status && (r = s->cu->cuModuleGetFunction(out, e->module, name)) != CUDA_SUCCESS)
         status = cu_error(s, r, "cuModuleGetFunction");
     pthread_mutex_unlock(&s->lock);

@@ -15,6 +15,7 @@
 #include "compiler/stats.h"
 #include "core/status.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/trace_events.h"
 
 /* No fast-math: kernels keep IEEE semantics, as the CPU's do; no FMA
  * contraction, so a * b + c rounds twice there too. */
@@ -133,7 +134,9 @@ static void save_to_disk(cl_state *s, cl_program program, const char *dir, const
 }
 
 /* The program of `source` (prelude prepended): memory, disk, then a build. */
-static porta_status *find_program(cl_state *s, const char *source, cl_program_entry **out) {
+static porta_status *find_program(porta_device *device, const char *source,
+                                  cl_program_entry **out) {
+    cl_state *s = cl_of(device);
     uint64_t hash = porta_hash_text(PORTA_HASH_SEED, source);
     for (cl_program_entry *e = s->programs; e; e = e->next)
         if (e->hash == hash && strcmp(e->source, source) == 0) {
@@ -167,7 +170,9 @@ static porta_status *find_program(cl_state *s, const char *source, cl_program_en
         program = s->cl->clCreateProgramWithSource(s->context, 1, &text, NULL, &err);
         if (!program) status = cl_error(err, "clCreateProgramWithSource");
         double start = seconds_now();
+        uint64_t begin = trace_begin();
         if (!status) status = build(s, program, "a kernel");
+        trace_end(TRACE_COMPILE, device, "OpenCL program build", name, -1, begin);
         compiler_count_compile_seconds(seconds_now() - start);
         compiler_count(COUNTER_KERNELS_COMPILED, 1);
         if (!status && !dir_status) save_to_disk(s, program, dir, name, full);
@@ -193,7 +198,7 @@ porta_status *cl_kernel_get(porta_device *device, const char *source, const char
                             cl_kernel *out) {
     cl_state *s = cl_of(device);
     cl_program_entry *e;
-    PORTA_TRY(find_program(s, source, &e));
+    PORTA_TRY(find_program(device, source, &e));
     for (int i = 0; i < e->kernel_count; i++)
         if (strcmp(e->kernel_names[i], name) == 0) {
             *out = e->kernels[i];
