@@ -5,13 +5,15 @@
  * JSON configs and the program past the archive's CRC-32s. An archive is
  * either rejected with a status or every tensor it lists can be taken,
  * with exactly the elements its view addresses in its storage, or is
- * refused with a status. */
+ * refused with a status; and its program goes the way porta_model_load
+ * takes it: written as a .porta graph, which is parsed and checked. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "io/pt2_archive.h"
 #include "io/zip.h"
+#include "model/pt2_graph.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -121,6 +123,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         porta_tensor_release(tensor);
     }
     zip_close(zip);
+    mtext text = {0};
+    pt2_weight_names names = {0};
+    status = pt2_graph_to_porta(archive, &text, &names);
+    if (!status) status = mtext_finish(&text);
+    model_graph *graph = NULL;
+    if (!status) status = model_graph_parse(text.chars, text.length, &graph);
+    check(status);
+    model_graph_free(graph);
+    pt2_weight_names_free(&names);
+    mtext_free(&text);
     pt2_close(archive);
     free(built);
     return 0;

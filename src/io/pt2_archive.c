@@ -201,38 +201,58 @@ static porta_status *read_schema_version(pt2_archive *a) {
     return NULL;
 }
 
+/* "<a><b><c>" as a new string: record names built from the model's name,
+ * which may be long. */
+static porta_status *join(const char *a, const char *b, const char *c, char **out) {
+    size_t length = strlen(a) + strlen(b) + strlen(c) + 1;
+    *out = malloc(length);
+    if (!*out) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "no memory for a record name");
+    snprintf(*out, length, "%s%s%s", a, b, c);
+    return NULL;
+}
+
 static porta_status *read_program(pt2_archive *a) {
-    char relative[160];
-    snprintf(relative, sizeof relative, "models/%.120s.json", a->model);
+    char *relative;
+    PORTA_TRY(join("models/", a->model, ".json", &relative));
     const zip_entry *e = find_in(a, relative);
-    if (!e) return porta_error(PORTA_ERR_INTERNAL, "%s vanished", relative);
     porta_status *status =
-        json_parse((const char *)e->data, (size_t)e->size, PROGRAM_MAX_DEPTH, &a->program);
-    if (status) return porta_error_context(status, "%s", relative);
-    return read_schema_version(a);
+        e ? json_parse((const char *)e->data, (size_t)e->size, PROGRAM_MAX_DEPTH, &a->program)
+          : porta_error(PORTA_ERR_INTERNAL, "%s vanished", relative);
+    if (status) status = porta_error_context(status, "%s", relative);
+    free(relative);
+    return status ? status : read_schema_version(a);
 }
 
 static porta_status *read_config(pt2_archive *a, pt2_tensor_kind kind) {
     const char *directory = kind == PT2_WEIGHT ? "data/weights/" : "data/constants/";
     const char *what = kind == PT2_WEIGHT ? "weights" : "constants";
-    char relative[200], legacy[200];
-    snprintf(relative, sizeof relative, "%s%.120s_%s_config.json", directory, a->model, what);
-    snprintf(legacy, sizeof legacy, "%s%.120s.pt", directory, a->model);
-    if (find_in(a, legacy))
-        return porta_error(PORTA_ERR_UNSUPPORTED,
-                           "the archive holds its %s only pickled (%s, the format before payload "
-                           "configs); Porta never unpickles: save the program again with "
-                           "torch.export.save",
-                           what, legacy);
-    const zip_entry *e = find_in(a, relative);
-    if (!e)
-        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "expected the record %s, found none",
-                           relative);
-    pt2_config_source source = {
-        .zip = a->zip, .root = a->root, .config_path = relative, .directory = directory,
-        .kind = kind};
-    return pt2_config_read(&source, (const char *)e->data, (size_t)e->size,
-                           &a->configs[kind == PT2_WEIGHT ? 0 : 1], &a->tensors, &a->count);
+    char *legacy = NULL, *relative = NULL, *name = NULL;
+    porta_status *status = join(directory, a->model, ".pt", &legacy);
+    if (!status) status = join(a->model, "_", what, &name);
+    if (!status) status = join(directory, name, "_config.json", &relative);
+    const zip_entry *e = status ? NULL : find_in(a, relative);
+    if (status) {
+        /* no memory: status says so */
+    } else if (find_in(a, legacy)) {
+        status = porta_error(PORTA_ERR_UNSUPPORTED,
+                             "the archive holds its %s only pickled (%s, the format before "
+                             "payload configs); Porta never unpickles: save the program again "
+                             "with torch.export.save",
+                             what, legacy);
+    } else if (!e) {
+        status = porta_error(PORTA_ERR_INVALID_ARGUMENT, "expected the record %s, found none",
+                             relative);
+    } else {
+        pt2_config_source source = {
+            .zip = a->zip, .root = a->root, .config_path = relative, .directory = directory,
+            .kind = kind};
+        status = pt2_config_read(&source, (const char *)e->data, (size_t)e->size,
+                                 &a->configs[kind == PT2_WEIGHT ? 0 : 1], &a->tensors, &a->count);
+    }
+    free(legacy);
+    free(name);
+    free(relative);
+    return status;
 }
 
 static int by_name(const void *x, const void *y) {
