@@ -1,7 +1,8 @@
 """GPT-2-style and BERT-style models from Hugging Face transformers configs
-run eagerly on porta with the outputs of PyTorch's CPU: every op of their
-forward passes (both attention implementations transformers offers, with a
-padding mask for BERT) goes through porta's kernels."""
+run on porta with the outputs of PyTorch's CPU: every op of their forward
+passes (both attention implementations transformers offers, with a padding
+mask for BERT) goes through porta's kernels, op by op, in fused eager mode
+and through torch.compile(backend="porta"); one backward pass of GPT-2."""
 import pytest
 import torch
 
@@ -43,6 +44,40 @@ def test_bert_hidden_states_with_padding(attention):
         got = model.to("porta")(ids.to("porta"), attention_mask=mask.to("porta"))
     _same(got.last_hidden_state, expected.last_hidden_state)
     _same(got.pooler_output, expected.pooler_output)
+
+
+def _fused(model):
+    """The model run in fused eager mode (ops recorded, fused, run at the
+    first read)."""
+    def run(*args):
+        previous = torch_porta.get_eager_mode()
+        torch_porta.set_eager_mode("fused")
+        try:
+            out = model(*args)[0]
+            return out.cpu().to("porta")  # the read that runs the recorded trace
+        finally:
+            torch_porta.set_eager_mode(previous)
+    return run
+
+
+def _compiled(model):
+    compiled = torch.compile(model, backend="porta")
+    return lambda *args: compiled(*args)[0]
+
+
+# torch.compile takes seconds per model: transformers' default attention only.
+@pytest.mark.parametrize("how,attention", [(_fused, "eager"), (_fused, "sdpa"),
+                                           (_compiled, "sdpa")],
+                         ids=["fused-eager", "fused-sdpa", "compile-sdpa"])
+@pytest.mark.parametrize("name", ["gpt2", "bert"])
+def test_fused_and_compiled(how, name, attention):
+    model = getattr(hf_models, name)(attention)
+    args = (hf_models.token_ids(),) if name == "gpt2" else \
+        (hf_models.token_ids(), hf_models.padding_mask())
+    with torch.no_grad():
+        expected = model(*args)[0]
+        got = how(model.to("porta"))(*[a.to("porta") for a in args])
+    _same(got, expected)
 
 
 def _to_porta_keeping_ties(model):
