@@ -125,6 +125,21 @@ TEST(test_report_cli_compares_a_model_on_every_device) {
         }
     }
     porta_report_free(report);
+    /* porta:auto: the one device chosen by measurement (stored in the
+     * kernel cache's directory, here the test's). */
+    test_cache_begin();
+    snprintf(args, sizeof args, "compare '%s' --devices porta:auto:latency --iterations 2 "
+             "--json '%s'", model, json);
+    code = run_cli(args, out, sizeof out);
+    CHECK_MSG(code == 0, "exit %d: %s", code, out);
+    test_cache_end();
+    text = read_all(json, &length);
+    report = NULL;
+    status = text ? porta_report_from_json(text, length, &report) : NULL;
+    free(text);
+    CHECK(!status && report && report->count == 1 && report->devices[0].steps == 2);
+    porta_status_free(status);
+    porta_report_free(report);
     text = read_all(html, &length);
     CHECK(text && strstr(text, "<svg class=\"plot\" id=\"throughput-cost\"") &&
           strstr(text, "<circle class=\"point\" data-device=\"porta:0\""));
@@ -139,6 +154,9 @@ TEST(test_report_cli_usage_errors) {
     CHECK(run_cli("compare m.porta --iterations 0", out, sizeof out) == 2 &&
           strstr(out, "--iterations expects a count of 1..1000000, got '0'"));
     CHECK(run_cli("compare m.porta --devices porta:99", out, sizeof out) == 2);
+    CHECK_MSG(run_cli("compare m.porta --devices porta:auto:speed", out, sizeof out) == 2 &&
+                  strstr(out, "objective must be one of throughput, latency, cost, energy"),
+              "%s", out);
     CHECK_MSG(run_cli("compare /nonexistent/m.porta --prices /nonexistent/p.json", out,
                       sizeof out) == 1 && strstr(out, "cannot open /nonexistent/p.json"),
               "%s", out);

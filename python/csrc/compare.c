@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../../src/report/report.h"
+#include "../../src/report/select.h"
 #include "../../src/runtime/energy.h"
 
 /* energy_sample(index) -> {"source", "values", "ranges", "note"} or
@@ -139,7 +140,50 @@ static PyObject *compare_render(PyObject *module, PyObject *args) {
     return result;
 }
 
+/* select_device(objective, workload or None, prices or None, measure)
+ * -> the index of the device chosen from stored measurements. */
+static PyObject *select_device(PyObject *module, PyObject *args) {
+    const char *objective, *workload, *prices;
+    int measure;
+    if (!PyArg_ParseTuple(args, "szzp", &objective, &workload, &prices, &measure))
+        return NULL;
+    int index = -1;
+    porta_status *status;
+    Py_BEGIN_ALLOW_THREADS
+    status = porta_select_device(objective, workload, prices, measure, &index);
+    Py_END_ALLOW_THREADS
+    if (status)
+        return porta_py_raise(status);
+    return PyLong_FromLong(index);
+}
+
+/* select_record(results_json): stores a comparison's figures. */
+static PyObject *select_record(PyObject *module, PyObject *args) {
+    const char *json;
+    Py_ssize_t length;
+    if (!PyArg_ParseTuple(args, "s#", &json, &length))
+        return NULL;
+    porta_report *report = NULL;
+    porta_status *status = porta_report_from_json(json, (size_t)length, &report);
+    if (!status)
+        status = porta_select_record(report);
+    porta_report_free(report);
+    if (status)
+        return porta_py_raise(status);
+    Py_RETURN_NONE;
+}
+
+static PyObject *select_standard_workload(PyObject *module, PyObject *unused) {
+    return PyUnicode_FromString(PORTA_SELECT_STANDARD);
+}
+
 PyMethodDef porta_py_compare_methods[] = {
+    {"select_device", select_device, METH_VARARGS,
+     "select_device(objective, workload, prices, measure): index of the device chosen"},
+    {"select_record", select_record, METH_VARARGS,
+     "select_record(results_json): stores a comparison's figures for select_device"},
+    {"select_standard_workload", select_standard_workload, METH_NOARGS,
+     "the standard workload's name in the measurement store"},
     {"energy_sample", energy_sample, METH_VARARGS,
      "energy_sample(index): the energy counter covering device N, or why there is none"},
     {"energy_joules", energy_joules, METH_VARARGS,

@@ -11,6 +11,7 @@
 
 #include "../../src/core/status.h"
 #include "../../src/report/report.h"
+#include "../../src/report/select.h"
 #include "../../src/runtime/energy.h"
 #include "cli.h"
 
@@ -61,6 +62,16 @@ static int parse_options(int argc, char **argv, compare_options *o) {
     return o->model_path ? 0 : cli_usage("compare", "missing MODEL");
 }
 
+/* porta:auto[:OBJECTIVE]: the device select_device picks (report/select.h),
+ * prices from $PORTA_PRICES for the "cost" objective. */
+static int auto_device(const char *objective, porta_device **out) {
+    int index;
+    porta_status *status = porta_select_device(objective, NULL, getenv("PORTA_PRICES"), true,
+                                               &index);
+    if (!status) status = porta_device_get(index, out);
+    return status ? (cli_fail("compare", status), 2) : 0;
+}
+
 static int pick_devices(const char *list, porta_device **devices, int *count) {
     *count = 0;
     if (!strcmp(list, "all")) {
@@ -75,7 +86,11 @@ static int pick_devices(const char *list, porta_device **devices, int *count) {
          item = strtok_r(NULL, ",", &save)) {
         if (*count == COMPARE_MAX_DEVICES)
             return cli_usage("compare", "at most %d devices", COMPARE_MAX_DEVICES);
-        int code = cli_device("compare", item, &devices[*count]);
+        int code;
+        if (!strncmp(item, "porta:auto", 10) && (!item[10] || item[10] == ':'))
+            code = auto_device(item[10] ? item + 11 : "throughput", &devices[*count]);
+        else
+            code = cli_device("compare", item, &devices[*count]);
         if (code) return code;
         (*count)++;
     }

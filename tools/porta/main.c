@@ -108,7 +108,9 @@ static const command commands[] = {
      "of the first input), latency p50 and p99, peak memory, energy per run where\n"
      "the platform has a counter (RAPL through powercap for the processor, NVML\n"
      "for NVIDIA GPUs; otherwise 'not measurable' and why) and, with a price file,\n"
-     "the cost per million samples. --json writes the comparison as JSON and\n"
+     "the cost per million samples. --devices takes porta:auto[:OBJECTIVE] too:\n"
+     "the device chosen by measurement (throughput, latency, cost with\n"
+     "$PORTA_PRICES, energy). --json writes the comparison as JSON and\n"
      "--html an offline HTML report with plots (docs/compare.md describes both and\n"
      "the price file; examples/prices.json is one).\n",
      porta_cmd_compare},
