@@ -9,6 +9,7 @@
 
 #include "porta_io.h"
 #include "report/report.h"
+#include "report/select.h"
 #include "test.h"
 
 /* relu(x @ w), x [4, 3], w [3, 2]. */
@@ -84,6 +85,7 @@ TEST(test_report_cli_compares_a_model_on_every_device) {
     snprintf(file, sizeof file, "%s/max_energy_range_uj", rapl);
     write_text(file, "262143328850\n");
     setenv("PORTA_POWERCAP_ROOT", dir, 1);
+    test_cache_begin(); /* porta compare records its figures there */
 
     static char out[65536];
     snprintf(args, sizeof args, "compare '%s' --devices all --iterations 3 --warmup 1 "
@@ -98,12 +100,16 @@ TEST(test_report_cli_compares_a_model_on_every_device) {
     porta_report *report = NULL;
     if (!text) {
         test_fail(__FILE__, __LINE__, "no JSON written at %s", json);
+        test_cache_end();
         test_remove_tree(dir);
         return;
     }
     status = porta_report_from_json(text, length, &report);
     free(text);
-    if (status) test_remove_tree(dir);
+    if (status) {
+        test_cache_end();
+        test_remove_tree(dir);
+    }
     CHECK_OK(status);
     CHECK(report->count == porta_device_count());
     for (int i = 0; i < report->count; i++) {
@@ -127,11 +133,15 @@ TEST(test_report_cli_compares_a_model_on_every_device) {
     porta_report_free(report);
     /* porta:auto: the one device chosen by measurement (stored in the
      * kernel cache's directory, here the test's). */
-    test_cache_begin();
     snprintf(args, sizeof args, "compare '%s' --devices porta:auto:latency --iterations 2 "
              "--json '%s'", model, json);
     code = run_cli(args, out, sizeof out);
     CHECK_MSG(code == 0, "exit %d: %s", code, out);
+    /* The comparison above was recorded under the model's path. */
+    int chosen = -1;
+    status = porta_select_device("throughput", model, NULL, false, &chosen);
+    CHECK_MSG(!status && chosen >= 0, "%s", status ? porta_status_message(status) : "");
+    porta_status_free(status);
     test_cache_end();
     text = read_all(json, &length);
     report = NULL;

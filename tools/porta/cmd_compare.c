@@ -283,6 +283,15 @@ int porta_cmd_compare(int argc, char **argv) {
     if (!status && !code) status = write_rendering(NULL, porta_report_table, report);
     if (!status && !code && o.json) status = write_rendering(o.json, porta_report_to_json, report);
     if (!status && !code && o.html) status = write_rendering(o.html, porta_report_html, report);
+    /* Kept for porta:auto and select_device(workload=MODEL); a cache that
+     * cannot be written costs only the record. */
+    if (!status && !code) {
+        porta_status *unrecorded = porta_select_record(report);
+        if (unrecorded)
+            fprintf(stderr, "porta compare: not recorded for porta:auto: %s\n",
+                    porta_status_message(unrecorded));
+        porta_status_free(unrecorded);
+    }
     if (status) code = cli_fail("compare", status);
     for (int d = 0; !code && report && d < report->count; d++)
         if (report->devices[d].error[0]) code = 1;
