@@ -77,6 +77,8 @@ def workloads():
                       (hf_models.token_ids(1, 128),)),
         "bert": (lambda: _Encoder(hf_models.bert("eager")),
                  (hf_models.token_ids(2, 64), hf_models.padding_mask(2, 64))),
+        "bert-wide": (lambda: _Encoder(hf_models.bert("eager", layers=4, hidden=256, heads=8)),
+                      (hf_models.token_ids(2, 128), hf_models.padding_mask(2, 128))),
         "mlp": (lambda: models.MLP().net, (torch.randn(16, 12, generator=gen),)),
         "cnn": (lambda: models.CNN(), (torch.randn(8, 3, 16, 16, generator=gen),)),
     }
@@ -200,6 +202,9 @@ def main():
     import onnxruntime
     chosen = workloads()
     if args.only:
+        unknown = set(args.only.split(",")) - set(chosen)
+        if unknown:
+            sys.exit(f"--only: no model {', '.join(sorted(unknown))}; there are {', '.join(chosen)}")
         chosen = {n: chosen[n] for n in args.only.split(",")}
     print(f"porta bench (porta:0, CPU backend) vs ONNX Runtime {onnxruntime.__version__} "
           f"(CPUExecutionProvider), {args.threads} thread(s) each, median of {args.rounds} "
