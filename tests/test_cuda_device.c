@@ -1,8 +1,10 @@
 /* The CUDA backend on a GPU: data round trips, elementwise ops, casts and
- * reductions (eager and fused) equal the CPU's, and primitives without a
- * CUDA kernel run on the CPU device instead (placement). Without a GPU (no libcuda) the backend
+ * reductions (eager and fused) equal the CPU's, the hand-written kernels
+ * (matmul, pad) run on CUDA, and a sort (no CUDA kernel) runs on the CPU
+ * device instead (placement). Without a GPU (no libcuda) the backend
  * must say why it is unavailable and add no device; PORTA_REQUIRE_CUDA
  * makes a missing GPU a failure. */
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,45 +141,110 @@ TEST(cuda_runs_fused_kernels_as_the_cpu) {
     test_cache_end();
 }
 
-/* A primitive without a CUDA kernel runs on the CPU device, its operands
- * copied there and the product copied back (runtime/placement.h): no
- * kernel runs on the GPU, so this also holds on the stand-in driver. */
+/* A primitive without a CUDA kernel (sort: its program does not compile as
+ * CUDA) runs on the CPU device, its operand copied there and the
+ * permutation copied back (runtime/placement.h): no kernel runs on the
+ * GPU, so this also holds on the stand-in driver. */
 TEST(cuda_places_what_has_no_kernel_yet) {
     porta_device *gpu = cuda_device("cuda_places_what_has_no_kernel_yet");
     if (!gpu) return;
     test_cache_begin();
     int64_t sizes[2] = {4, 4};
-    float values[16], want[16], got[16];
-    for (int i = 0; i < 16; i++) values[i] = (float)(i % 5) - 1.5f;
-    porta_tensor *a = NULL, *product = NULL, *cpu_a = NULL, *cpu_product = NULL;
+    float values[16];
+    int64_t want[16], got[16];
+    for (int i = 0; i < 16; i++) values[i] = (float)((i * 7) % 5) - 1.5f;
+    porta_tensor *x = NULL, *order = NULL, *cpu_x = NULL, *cpu_order = NULL;
     porta_placement_counts_reset();
-    CHECK_OK(porta_tensor_from_host(gpu, PORTA_F32, 2, sizes, values, &a));
-    CHECK_OK(porta_tensor_from_host(test_cpu(), PORTA_F32, 2, sizes, values, &cpu_a));
-    porta_status *status = porta_matmul(a, a, &product);
-    CHECK_MSG(!status, "matmul on CUDA, placed on the CPU: %s", porta_status_message(status));
+    CHECK_OK(porta_tensor_from_host(gpu, PORTA_F32, 2, sizes, values, &x));
+    CHECK_OK(porta_tensor_from_host(test_cpu(), PORTA_F32, 2, sizes, values, &cpu_x));
+    porta_status *status = porta_sort(x, 1, PORTA_SORT_ASCENDING, NULL, &order);
+    CHECK_MSG(!status, "sort on CUDA, placed on the CPU: %s", porta_status_message(status));
     porta_status_free(status);
-    CHECK_OK(porta_matmul(cpu_a, cpu_a, &cpu_product));
-    if (product) {
-        CHECK(porta_tensor_device(product) == gpu);
-        CHECK_OK(porta_tensor_to_host(product, got, sizeof got));
-        CHECK_OK(porta_tensor_to_host(cpu_product, want, sizeof want));
-        CHECK_MSG(!memcmp(got, want, sizeof got), "the placed matmul differs from the CPU's");
+    CHECK_OK(porta_sort(cpu_x, 1, PORTA_SORT_ASCENDING, NULL, &cpu_order));
+    if (order) {
+        CHECK(porta_tensor_device(order) == gpu);
+        CHECK_OK(porta_tensor_to_host(order, got, sizeof got));
+        CHECK_OK(porta_tensor_to_host(cpu_order, want, sizeof want));
+        CHECK_MSG(!memcmp(got, want, sizeof got), "the placed sort differs from the CPU's");
     }
     porta_placement_count count;
     porta_device_info gpu_info, cpu_info;
     CHECK_OK(porta_device_info_get(gpu, &gpu_info));
     CHECK_OK(porta_device_info_get(test_cpu(), &cpu_info));
     CHECK(porta_placement_counts(&count, 1) == 1);
-    CHECK_MSG(!strcmp(count.op, "matmul") && count.from == gpu_info.index &&
-                  count.to == cpu_info.index && count.count == 1 && count.bytes_in == 2 * 64 &&
-                  count.bytes_out == 64,
+    CHECK_MSG(!strcmp(count.op, "sort.ascending") && count.from == gpu_info.index &&
+                  count.to == cpu_info.index && count.count == 1 && count.bytes_in == 16 * 4 &&
+                  count.bytes_out == 16 * 8,
               "placed: %s from porta:%d to porta:%d, %llu times, %llu bytes in, %llu out",
               count.op, count.from, count.to, (unsigned long long)count.count,
               (unsigned long long)count.bytes_in, (unsigned long long)count.bytes_out);
     porta_placement_counts_reset();
-    porta_tensor_release(product);
-    porta_tensor_release(cpu_product);
-    porta_tensor_release(a);
-    porta_tensor_release(cpu_a);
+    porta_tensor_release(order);
+    porta_tensor_release(cpu_order);
+    porta_tensor_release(x);
+    porta_tensor_release(cpu_x);
+    test_cache_end();
+}
+
+/* The stand-in driver's record of its last hand-written kernel launch;
+ * NULL on a real driver. */
+typedef void (*last_launch_fn)(char *name, unsigned *grid, unsigned *block);
+static last_launch_fn stand_in_last_launch(void) {
+    const char *library = getenv("PORTA_CUDA_LIBRARY");
+    void *handle = library ? dlopen(library, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    last_launch_fn fn = handle ? (last_launch_fn)dlsym(handle, "stand_in_last_launch") : NULL;
+    if (handle) dlclose(handle); /* the backend holds its own reference */
+    return fn;
+}
+
+/* The hand-written kernels (cl_kernels_*.c) on CUDA: a matmul (the tiled
+ * GEMM, 16 x 16 threads per block) and a pad run on the GPU, not placed.
+ * On a GPU their results equal the CPU's; on the stand-in driver, which
+ * runs no kernel, their programs must have compiled with NVRTC, loaded and
+ * launched in the expected shapes. */
+TEST(cuda_runs_the_hand_written_kernels) {
+    porta_device *gpu = cuda_device("cuda_runs_the_hand_written_kernels");
+    if (!gpu) return;
+    test_cache_begin();
+    test_rng rng = test_rng_make(11);
+    int64_t a_sizes[2] = {37, 29}, b_sizes[2] = {29, 21};
+    porta_tensor *a = test_random_tensor(&rng, PORTA_F32, 2, a_sizes, -1, 1);
+    porta_tensor *b = test_random_tensor(&rng, PORTA_F32, 2, b_sizes, -1, 1);
+    porta_tensor *ga = a ? to_device(gpu, a) : NULL, *gb = b ? to_device(gpu, b) : NULL;
+    porta_tensor *product = NULL, *gpu_product = NULL, *padded = NULL, *gpu_padded = NULL;
+    porta_placement_counts_reset();
+    int64_t pads[4] = {1, 2, 0, 3};
+    last_launch_fn last = stand_in_last_launch();
+    char name[64] = "";
+    unsigned grid[3] = {0}, block[3] = {0};
+    if (ga && gb) {
+        CHECK_OK(porta_matmul(a, b, &product));
+        CHECK_OK(porta_matmul(ga, gb, &gpu_product));
+        if (last) {
+            last(name, grid, block);
+            /* 37 x 21 in 64 x 64 blocks: one block of 16 x 16 threads */
+            CHECK_MSG(!strcmp(name, "mm_tiled_f32") && grid[0] == 1 && grid[1] == 1 &&
+                          block[0] == 16 && block[1] == 16 && block[2] == 1,
+                      "matmul launched %s over %u x %u blocks of %u x %u threads", name,
+                      grid[0], grid[1], block[0], block[1]);
+        } else if (product && gpu_product) {
+            expect_close("matmul", gpu_product, product, 1e-5);
+        }
+        CHECK_OK(porta_pad(a, pads, 0.5, &padded));
+        CHECK_OK(porta_pad(ga, pads, 0.5, &gpu_padded));
+        if (last) {
+            last(name, grid, block);
+            /* 40 x 32 = 1280 elements, one item each */
+            CHECK_MSG(!strcmp(name, "pad_4") && block[1] == 1 &&
+                          (uint64_t)grid[0] * block[0] >= 1280 &&
+                          (uint64_t)(grid[0] - 1) * block[0] < 1280,
+                      "pad launched %s over %u blocks of %u threads", name, grid[0], block[0]);
+        } else if (padded && gpu_padded) {
+            expect_close("pad", gpu_padded, padded, 0);
+        }
+    }
+    CHECK_MSG(porta_placement_counts(NULL, 0) == 0, "a hand-written kernel was placed elsewhere");
+    porta_tensor *all[] = {a, b, ga, gb, product, gpu_product, padded, gpu_padded};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) porta_tensor_release(all[i]);
     test_cache_end();
 }

@@ -1,12 +1,14 @@
 /* The CUDA backend's host side without a GPU: a stand-in driver library
  * (built here from the source below, loaded through PORTA_CUDA_LIBRARY)
  * keeps buffers in host memory, accepts only ELF cubins, and checks each
- * launch's geometry against its work count, without running kernels. A
- * child process (the backend probes once per process) then runs the CUDA
- * device tests that need no kernel results: the probe and device info,
- * data round trips, a fill compiled by NVRTC and launched, a primitive
- * without a CUDA kernel placed on the CPU (its copies are the driver's
- * memcpys, its result the CPU's). `porta devices` lists the device.
+ * launch's geometry against its work count (hand-written kernels: their
+ * block shape, recorded for the test), without running kernels. A child
+ * process (the backend probes once per process) then runs the CUDA device
+ * tests that need no kernel results: the probe and device info, data round
+ * trips, a fill compiled by NVRTC and launched, the hand-written kernels'
+ * programs compiled by NVRTC, loaded and launched in their work-group
+ * shapes, and a sort (no CUDA kernel) placed on the CPU (its copies are the
+ * driver's memcpys, its result the CPU's). `porta devices` lists the device.
  * Without NVRTC the backend must call itself unavailable, naming NVRTC. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,14 +47,30 @@ static const char stand_in_source[] =
     "    if (st != &stream) return 400; memcpy(d, (void *)(uintptr_t)s, n); return 0; }\n"
     "int cuModuleLoadData(void **m, const void *image) {\n"
     "    if (memcmp(image, \"\\177ELF\", 4) != 0) return 200; *m = &module; return 0; }\n"
+    /* kir_main, or a hand-written kernel known by its name */
+    "static char names[32][64]; static int name_count;\n"
     "int cuModuleGetFunction(void **f, void *m, const char *name) {\n"
-    "    if (m != &module || strcmp(name, \"kir_main\") != 0) return 500;\n"
-    "    *f = &function; return 0; }\n"
-    /* the first parameter of every kernel is its work count */
+    "    if (m != &module) return 500;\n"
+    "    if (strcmp(name, \"kir_main\") == 0) { *f = &function; return 0; }\n"
+    "    for (int i = 0; i < name_count; i++)\n"
+    "        if (strcmp(names[i], name) == 0) { *f = names[i]; return 0; }\n"
+    "    if (name_count == 32 || strlen(name) >= 64) return 500;\n"
+    "    strcpy(names[name_count], name); *f = names[name_count++]; return 0; }\n"
+    /* the last hand-written kernel's launch, for the tests to check */
+    "static char last[64]; static unsigned grid[3], block[3];\n"
+    "void stand_in_last_launch(char *name, unsigned *g, unsigned *b) {\n"
+    "    strcpy(name, last); memcpy(g, grid, sizeof grid); memcpy(b, block, sizeof block); }\n"
+    /* the first parameter of every kir_main kernel is its work count */
     "int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,\n"
     "                   unsigned by, unsigned bz, unsigned shared, void *st, void **params,\n"
     "                   void **extra) {\n"
-    "    if (f != &function || st != &stream || !params || extra || shared) return 1;\n"
+    "    if (st != &stream || !params || extra || shared) return 1;\n"
+    "    if (f != &function) {\n"
+    "        unsigned long threads = (unsigned long)bx * by * bz;\n"
+    "        if (!threads || threads > 1024 || !gx || !gy || !gz) return 1;\n"
+    "        strcpy(last, (const char *)f);\n"
+    "        grid[0] = gx; grid[1] = gy; grid[2] = gz; block[0] = bx; block[1] = by;\n"
+    "        block[2] = bz; return 0; }\n"
     "    int64_t work = *(int64_t *)params[0];\n"
     "    if (gy != 1 || gz != 1 || by != 1 || bz != 1 || bx == 0 || bx > 1024) return 1;\n"
     "    return work > 0 && (int64_t)gx * bx >= work && (int64_t)(gx - 1) * bx < work ? 0 : 1;\n"
@@ -119,7 +137,8 @@ TEST(cuda_host_side_on_a_stand_in_driver) {
     self[n] = '\0';
     static const char *const children[] = {"cuda_device_or_the_reason_it_is_unavailable",
                                            "cuda_round_trips_data",
-                                           "cuda_places_what_has_no_kernel_yet"};
+                                           "cuda_places_what_has_no_kernel_yet",
+                                           "cuda_runs_the_hand_written_kernels"};
     for (size_t i = 0; i < sizeof children / sizeof children[0]; i++) {
         snprintf(command, sizeof command, "'%s' %s", self, children[i]);
         rc = run_with(library, command, out, sizeof out);

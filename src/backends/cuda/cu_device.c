@@ -5,14 +5,17 @@
  * as kernel-IR kernels rendered by the OpenCL renderer and compiled by
  * NVRTC (cu_prelude.c); the compiler's fused kernels take the same road.
  * The hand-written kernels (GEMM, convolution, indexing, padding, random,
- * sort) are not written for CUDA yet: supports() says so, so they can be
- * placed elsewhere, and execute() refuses them with a clear error. */
+ * integer division, erfinv, arg reductions) are the OpenCL backend's, the
+ * same source and launch description (cl_kernels_common.h) launched through
+ * cu_hand.c. Sort's program does not compile as CUDA: supports() says so,
+ * and sorts are placed on another device. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/cuda/cu_runtime.h"
+#include "backends/opencl/cl_kernels_common.h"
 #include "compiler/codegen_cl.h"
 #include "compiler/kir_built.h"
 #include "compiler/kir_layout.h"
@@ -166,7 +169,7 @@ static bool is_integer(porta_dtype d) { return d >= PORTA_U8 && d <= PORTA_I64; 
 
 /* What kir_single cannot express: integer division, remainder and power
  * (their eager kernels report division by zero and negative powers),
- * erfinv, argmax/argmin. Their kernels are not written for CUDA yet. */
+ * erfinv, argmax/argmin: the hand-written kernels' (cl_exec_special). */
 static bool needs_special_kernel(const porta_prim *prim, const porta_tensor *const *inputs,
                                  int input_count) {
     switch (prim->kind) {
@@ -180,34 +183,60 @@ static bool needs_special_kernel(const porta_prim *prim, const porta_tensor *con
     }
 }
 
+/* Every primitive but SORT: the merge sort's program uses an OpenCL vector
+ * literal that does not compile as CUDA, so a sort is placed on another
+ * device (runtime/placement.h). */
 static bool cu_supports(porta_device *device, const porta_prim *prim,
                         const porta_tensor *const *inputs, int input_count) {
-    return prim->kind >= PRIM_UNARY && prim->kind <= PRIM_REDUCE &&
-           !needs_special_kernel(prim, inputs, input_count);
+    return prim->kind > PRIM_CONSTANT && prim->kind < PRIM_RESHAPE && prim->kind != PRIM_SORT;
 }
 
 static porta_status *not_written(const porta_prim *prim) {
     return porta_error(PORTA_ERR_UNSUPPORTED,
-                       "CUDA: %s: that kernel is not written yet for CUDA (expected an "
-                       "elementwise op, cast, fill or sum/prod/max/min/any/all reduction)",
+                       "CUDA: %s: that kernel is not written yet for CUDA (expected any "
+                       "primitive but sort)",
                        porta_prim_name(prim));
 }
 
-static porta_status *cu_execute(porta_device *device, const porta_prim *prim,
-                                const porta_tensor *const *inputs, int input_count,
-                                porta_tensor *out) {
-    if (!cu_supports(device, prim, inputs, input_count)) return not_written(prim);
+/* An elementwise op, cast, fill or reduction as a one-op kernel of the
+ * kernel IR (rendered, compiled by NVRTC), or a hand-written kernel. */
+static porta_status *run_elementwise(porta_device *device, const porta_prim *prim,
+                                     const porta_tensor *const *inputs, int input_count,
+                                     porta_tensor *out) {
+    if (needs_special_kernel(prim, inputs, input_count))
+        return cl_exec_special(device, prim, inputs, input_count, out);
     if (porta_tensor_numel(out) == 0) return NULL; /* no rows: nothing to build or run */
     static _Thread_local kir_kernel kernel; /* 20 KB: off the stack */
     kir_args args;
     int64_t work;
     if (!kir_single(prim, inputs, input_count, out, &kernel, &args, &work))
-        return not_written(prim);
+        return cl_exec_special(device, prim, inputs, input_count, out);
     for (int i = 0; i < input_count; i++) kir_bind_tensor(&args, i, inputs[i]);
     kir_bind_tensor(&args, input_count, out);
     kir_built *p;
     PORTA_TRY(prepare(device, &kernel, &p, false));
     return run(cu_of(device), p, &args, work);
+}
+
+static porta_status *cu_execute(porta_device *device, const porta_prim *prim,
+                                const porta_tensor *const *inputs, int input_count,
+                                porta_tensor *out) {
+    switch (prim->kind) {
+    case PRIM_UNARY:
+    case PRIM_BINARY:
+    case PRIM_TERNARY:
+    case PRIM_CAST:
+    case PRIM_FILL:
+    case PRIM_REDUCE: return run_elementwise(device, prim, inputs, input_count, out);
+    case PRIM_PAD: return cl_exec_pad(device, prim, inputs, input_count, out);
+    case PRIM_GATHER:
+    case PRIM_SCATTER:
+    case PRIM_INDEX_SELECT: return cl_exec_index(device, prim, inputs, input_count, out);
+    case PRIM_MATMUL: return cl_exec_matmul(device, prim, inputs, input_count, out);
+    case PRIM_CONV: return cl_exec_conv(device, prim, inputs, input_count, out);
+    case PRIM_RANDOM: return cl_exec_random(device, prim, inputs, input_count, out);
+    default: return not_written(prim);
+    }
 }
 
 static const porta_backend_ops cu_ops = {

@@ -1,8 +1,9 @@
-/* What the hand-written OpenCL kernels (cl_kernels_*.c) share: host-side
- * helpers for dtype checks, small device buffers (layouts, error flags,
- * scratch) and blocking reads; and the OpenCL C every one of their programs
- * begins with (after cl_prelude): element loads and stores of every dtype
- * through float, double or 64-bit integers, and a strided offset walk.
+/* What the hand-written kernels (cl_kernels_*.c) share: the launch side,
+ * the same for the OpenCL and CUDA backends; host-side helpers for dtype
+ * checks, small device buffers (layouts, error flags, scratch) and blocking
+ * reads; and the OpenCL C every one of their programs begins with (after
+ * the backend's prelude): element loads and stores of every dtype through
+ * float, double or 64-bit integers, and a strided offset walk.
  *
  * The kernels' OpenCL C is written as C tokens and turned into text by
  * CLK_SOURCE, so host macros expand inside it: kernel text avoids the
@@ -10,7 +11,12 @@
 #ifndef PORTA_BACKENDS_OPENCL_CL_KERNELS_COMMON_H
 #define PORTA_BACKENDS_OPENCL_CL_KERNELS_COMMON_H
 
-#include "backends/opencl/cl_runtime.h"
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/tensor.h"
+#include "graph/prim.h"
+#include "runtime/device.h"
 
 #define CLK_STRINGIZE(...) #__VA_ARGS__
 /* OpenCL C text from tokens, after expanding the macros in them (so one
@@ -32,25 +38,130 @@ void clk_push(clk_layout *layout, int64_t value);
  * reads them. */
 void clk_push_dims(clk_layout *layout, int rank, const int64_t *sizes, const int64_t *strides);
 
+/* ---- the launch side: one for every backend that runs these kernels ----
+ *
+ * The kernels are OpenCL C; the CUDA backend compiles the same text behind
+ * its prelude (cu_prelude.c). Each kernel's host code describes a launch
+ * once, through what follows: the program source and entry, the arguments
+ * in order (device buffers, tensors as buffer plus element offset, values),
+ * and the work sizes. A backend supplies a clk_backend that gets kernels
+ * from its program cache and launches them (OpenCL: cl_kernels_launch.c;
+ * CUDA: backends/cuda/cu_hand.c). Buffers go through the device's own
+ * porta_backend_ops, so they are counted against the memory limit. */
+
+/* A device buffer: the backend's handle, as in porta_buffer.handle. */
+typedef void *clk_mem;
+
+typedef struct clk_arg {
+    bool buffer; /* a device buffer (handle), else `size` bytes of value */
+    size_t size;
+    clk_mem handle;
+    unsigned char value[8];
+} clk_arg;
+
+typedef struct clk_backend {
+    /* Held around getting a kernel and launching it (OpenCL's kernel
+     * objects keep their arguments, so two threads must not interleave). */
+    void (*lock)(porta_device *device);
+    void (*unlock)(porta_device *device);
+    /* Entry `name` of `source` (the backend's prelude first), from the
+     * device's program cache; valid for the process. */
+    porta_status *(*kernel_get)(porta_device *device, const char *source, const char *name,
+                                void **kernel);
+    /* Runs the kernel. local NULL: over global[0] items in one dimension,
+     * in groups of the backend's choosing (kernels check their index
+     * against a count); else over global[0] x global[1] items in groups of
+     * local[0] x local[1] (global a multiple of local). */
+    porta_status *(*launch)(porta_device *device, void *kernel, const clk_arg *args, int count,
+                            const size_t global[2], const size_t local[2]);
+    bool (*has_fp64)(porta_device *device);
+    size_t (*max_group)(porta_device *device); /* work items per group, at most */
+    const char *(*device_name)(porta_device *device);
+} clk_backend;
+
+extern const clk_backend clk_opencl_backend; /* cl_kernels_launch.c */
+extern const clk_backend clk_cuda_backend;   /* backends/cuda/cu_hand.c */
+/* The backend of a device that runs these kernels (OpenCL or CUDA). */
+const clk_backend *clk_backend_of(porta_device *device);
+
+/* One launch's arguments, in the kernel's order. */
+#define CLK_MAX_ARGS 16
+typedef struct clk_args {
+    porta_device *device;
+    void *kernel;
+    int count; /* past CLK_MAX_ARGS: reported by the launch */
+    clk_arg args[CLK_MAX_ARGS];
+} clk_args;
+
+static inline clk_args clk_args_begin(porta_device *device, void *kernel) {
+    clk_args args;
+    args.device = device;
+    args.kernel = kernel;
+    args.count = 0;
+    return args;
+}
+/* A value of `size` bytes (at most 8: long, int, ulong, float, double). */
+void clk_arg_value(clk_args *args, size_t size, const void *value);
+void clk_arg_long(clk_args *args, int64_t value);
+void clk_arg_buffer(clk_args *args, clk_mem buffer);
+/* A tensor's buffer, then its element offset (long). */
+void clk_arg_tensor(clk_args *args, const porta_tensor *tensor);
+/* Over `work` items in one dimension (nothing for none). */
+porta_status *clk_launch(clk_args *args, int64_t work);
+/* Over global[0] x global[1] items in groups of local[0] x local[1]. */
+porta_status *clk_launch_2d(clk_args *args, const size_t global[2], const size_t local[2]);
+
 /* A device buffer of `bytes` (at least 1), filled from `init` when given. */
-porta_status *clk_buffer(porta_device *device, size_t bytes, const void *init, cl_mem *out);
+porta_status *clk_buffer(porta_device *device, size_t bytes, const void *init, clk_mem *out);
 /* A buffer holding the layout's values. */
-porta_status *clk_layout_buffer(porta_device *device, const clk_layout *layout, cl_mem *out);
-/* Releases a buffer made by clk_buffer (NULL: nothing); the runtime keeps
- * it until kernels already enqueued on it have run. */
-void clk_release(porta_device *device, cl_mem buffer);
-/* Reads bytes [offset, offset + bytes) of a buffer once the queue has run
- * the kernels before it. */
-porta_status *clk_read(porta_device *device, cl_mem buffer, size_t offset, size_t bytes,
+porta_status *clk_layout_buffer(porta_device *device, const clk_layout *layout, clk_mem *out);
+/* Releases a buffer made by clk_buffer (NULL: nothing), once kernels
+ * already launched on it have run. */
+void clk_release(porta_device *device, clk_mem buffer);
+/* Reads bytes [offset, offset + bytes) of a buffer once the kernels before
+ * it have run. */
+porta_status *clk_read(porta_device *device, clk_mem buffer, size_t offset, size_t bytes,
                        void *dst);
 
 /* float64 needs a device with fp64; otherwise a PORTA_ERR_DTYPE naming the
  * device and the op. */
 porta_status *clk_check_dtype(porta_device *device, const char *op, porta_dtype dtype);
 
-/* Launches with the argument error checked first (cl_launch reports it
- * too; this also skips empty ranges). */
-porta_status *clk_launch(cl_args *args, int64_t work);
+/* The primitives these kernels run, on either backend (same contract as
+ * porta_backend_ops.execute). Special: elementwise ops and reductions the
+ * kernel IR leaves out (integer division, remainder and power with their
+ * errors, erfinv, argmax/argmin). */
+porta_status *cl_exec_matmul(porta_device *device, const porta_prim *prim,
+                             const porta_tensor *const *inputs, int input_count,
+                             porta_tensor *out);
+porta_status *cl_exec_conv(porta_device *device, const porta_prim *prim,
+                           const porta_tensor *const *inputs, int input_count, porta_tensor *out);
+porta_status *cl_exec_index(porta_device *device, const porta_prim *prim,
+                            const porta_tensor *const *inputs, int input_count, porta_tensor *out);
+porta_status *cl_exec_pad(porta_device *device, const porta_prim *prim,
+                          const porta_tensor *const *inputs, int input_count, porta_tensor *out);
+porta_status *cl_exec_random(porta_device *device, const porta_prim *prim,
+                             const porta_tensor *const *inputs, int input_count,
+                             porta_tensor *out);
+porta_status *cl_exec_sort(porta_device *device, const porta_prim *prim,
+                           const porta_tensor *const *inputs, int input_count, porta_tensor *out);
+porta_status *cl_exec_special(porta_device *device, const porta_prim *prim,
+                              const porta_tensor *const *inputs, int input_count,
+                              porta_tensor *out);
+
+/* Every program of these kernels, for the tests that build them all
+ * (tests/test_cuda_compile.c): visit(ctx, what, source, cuda), where
+ * `cuda` says whether the program compiles as CUDA (all but sort's). Each
+ * kernel file lists its own; clk_each_program visits them all. */
+typedef void (*clk_program_visit)(void *ctx, const char *what, const char *source, bool cuda);
+void clk_each_program(clk_program_visit visit, void *ctx);
+void clk_conv_programs(clk_program_visit visit, void *ctx);
+void clk_index_programs(clk_program_visit visit, void *ctx);
+void clk_matmul_programs(clk_program_visit visit, void *ctx);
+void clk_pad_programs(clk_program_visit visit, void *ctx);
+void clk_random_programs(clk_program_visit visit, void *ctx);
+void clk_sort_programs(clk_program_visit visit, void *ctx);
+void clk_special_programs(clk_program_visit visit, void *ctx);
 
 /* The element type of a dtype in kernel names: "u8", "f32", ... */
 const char *clk_dtype_suffix(porta_dtype dtype);

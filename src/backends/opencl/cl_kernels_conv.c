@@ -182,23 +182,27 @@
 
 static const char conv_source[] = CLK_COMMON_SOURCE CLK_FOR_EACH_FLOAT(CV_KERNELS);
 
+void clk_conv_programs(clk_program_visit visit, void *ctx) {
+    visit(ctx, "conv", conv_source, true);
+}
+
 porta_status *cl_exec_conv(porta_device *device, const porta_prim *prim,
                            const porta_tensor *const *inputs, int input_count, porta_tensor *out) {
     if (input_count != 2 && input_count != 3)
-        return porta_error(PORTA_ERR_INTERNAL, "opencl conv: expected 2 or 3 inputs, got %d",
+        return porta_error(PORTA_ERR_INTERNAL, "conv kernel: expected 2 or 3 inputs, got %d",
                            input_count);
     const porta_tensor *x = inputs[0], *w = inputs[1];
     const porta_tensor *bias = input_count == 3 ? inputs[2] : NULL;
     if (!porta_dtype_is_float(out->dtype) || x->dtype != out->dtype || w->dtype != out->dtype ||
         (bias && bias->dtype != out->dtype))
-        return porta_error(PORTA_ERR_DTYPE, "opencl conv: no kernel for %s input, %s weight to %s",
+        return porta_error(PORTA_ERR_DTYPE, "conv kernel: no kernel for %s input, %s weight to %s",
                            porta_dtype_name(x->dtype), porta_dtype_name(w->dtype),
                            porta_dtype_name(out->dtype));
     PORTA_TRY(clk_check_dtype(device, "conv", out->dtype));
     int spatial = out->rank - 2;
     if (spatial < 0 || x->rank != out->rank || w->rank != out->rank)
         return porta_error(PORTA_ERR_INTERNAL,
-                           "opencl conv: x, w and out must share a rank >= 2, got %d, %d, %d",
+                           "conv kernel: x, w and out must share a rank >= 2, got %d, %d, %d",
                            x->rank, w->rank, out->rank);
     int64_t count = porta_tensor_numel(out);
     if (count == 0) return NULL;
@@ -235,35 +239,34 @@ porta_status *cl_exec_conv(porta_device *device, const porta_prim *prim,
         clk_push(&layout, prim->conv.padding[s]);
         clk_push(&layout, prim->conv.dilation[s]);
     }
-    cl_mem layout_buffer;
+    clk_mem layout_buffer;
     PORTA_TRY(clk_layout_buffer(device, &layout, &layout_buffer));
-    cl_state *state = cl_of(device);
+    const clk_backend *backend = clk_backend_of(device);
     int64_t out_per_group = out->sizes[1] / groups;
-    bool gemm = out_per_group >= CV_GEMM_MIN_CHANNELS && state->max_work_group >= 256;
+    bool gemm = out_per_group >= CV_GEMM_MIN_CHANNELS && backend->max_group(device) >= 256;
     char name[32];
     snprintf(name, sizeof name, "conv_%s%s", gemm ? "gemm_" : "", clk_dtype_suffix(out->dtype));
-    pthread_mutex_lock(&state->lock);
-    cl_kernel kernel;
-    porta_status *status = cl_kernel_get(device, conv_source, name, &kernel);
+    backend->lock(device);
+    void *kernel;
+    porta_status *status = backend->kernel_get(device, conv_source, name, &kernel);
     if (!status) {
-        cl_args args = {state, kernel, 0, CL_SUCCESS};
-        cl_arg_mem(&args, out);
-        cl_arg_mem(&args, x);
-        cl_arg_mem(&args, w);
-        cl_arg_mem(&args, bias ? bias : w); /* read only when a bias is given */
-        cl_arg(&args, sizeof layout_buffer, &layout_buffer);
+        clk_args args = clk_args_begin(device, kernel);
+        clk_arg_tensor(&args, out);
+        clk_arg_tensor(&args, x);
+        clk_arg_tensor(&args, w);
+        clk_arg_tensor(&args, bias ? bias : w); /* read only when a bias is given */
+        clk_arg_buffer(&args, layout_buffer);
         if (gemm) {
             size_t global[2] = {(size_t)((out->sizes[0] * positions + 63) / 64) * 16,
                                 (size_t)(groups * ((out_per_group + 63) / 64)) * 16};
             size_t local[2] = {16, 16};
-            status = args.error != CL_SUCCESS ? cl_error(args.error, "clSetKernelArg")
-                                              : cl_launch_2d(&args, global, local);
+            status = clk_launch_2d(&args, global, local);
         } else {
-            cl_arg_long(&args, count);
+            clk_arg_long(&args, count);
             status = clk_launch(&args, count);
         }
     }
-    pthread_mutex_unlock(&state->lock);
+    backend->unlock(device);
     clk_release(device, layout_buffer);
     return status;
 }

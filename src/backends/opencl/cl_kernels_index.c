@@ -121,6 +121,12 @@ static const char move_source[] =
 static const char *const scatter_sources[PORTA_DTYPE_COUNT] = {
     CLK_FOR_EACH_DTYPE(IX_SCATTER_PROGRAM)};
 
+void clk_index_programs(clk_program_visit visit, void *ctx) {
+    visit(ctx, "index moves", move_source, true);
+    for (int d = 0; d < PORTA_DTYPE_COUNT; d++)
+        if (scatter_sources[d]) visit(ctx, "scatter", scatter_sources[d], true);
+}
+
 /* The dims of an iteration over `sizes` with up to three operands' strides
  * (NULL: zeros), into the layout. */
 static void push_loop(clk_layout *layout, int rank, const int64_t *sizes, const int64_t *s0,
@@ -138,10 +144,10 @@ typedef struct launch {
     const char *source;
     const char *name;
     const porta_tensor *tensors[3]; /* passed first, in order, when not NULL */
-    cl_mem layout;
+    clk_mem layout;
     bool has_axis_stride;
     int64_t axis_stride;
-    cl_mem flag; /* check only */
+    clk_mem flag; /* check only */
     int64_t limit;
     bool has_op;
     int op;
@@ -149,25 +155,25 @@ typedef struct launch {
 } launch;
 
 static porta_status *run(porta_device *device, const launch *l) {
-    cl_state *state = cl_of(device);
-    pthread_mutex_lock(&state->lock);
-    cl_kernel kernel;
-    porta_status *status = cl_kernel_get(device, l->source, l->name, &kernel);
+    const clk_backend *backend = clk_backend_of(device);
+    backend->lock(device);
+    void *kernel;
+    porta_status *status = backend->kernel_get(device, l->source, l->name, &kernel);
     if (!status) {
-        cl_args args = {state, kernel, 0, CL_SUCCESS};
+        clk_args args = clk_args_begin(device, kernel);
         for (int t = 0; t < 3; t++)
-            if (l->tensors[t]) cl_arg_mem(&args, l->tensors[t]);
-        cl_arg(&args, sizeof l->layout, &l->layout);
+            if (l->tensors[t]) clk_arg_tensor(&args, l->tensors[t]);
+        clk_arg_buffer(&args, l->layout);
         if (l->flag) {
-            cl_arg_long(&args, l->limit);
-            cl_arg(&args, sizeof l->flag, &l->flag);
+            clk_arg_long(&args, l->limit);
+            clk_arg_buffer(&args, l->flag);
         }
-        if (l->has_axis_stride) cl_arg_long(&args, l->axis_stride);
-        if (l->has_op) cl_arg(&args, sizeof(cl_int), &(cl_int){l->op});
-        cl_arg_long(&args, l->count);
+        if (l->has_axis_stride) clk_arg_long(&args, l->axis_stride);
+        if (l->has_op) clk_arg_value(&args, sizeof(int32_t), &(int32_t){l->op});
+        clk_arg_long(&args, l->count);
         status = clk_launch(&args, l->count);
     }
-    pthread_mutex_unlock(&state->lock);
+    backend->unlock(device);
     return status;
 }
 
@@ -185,7 +191,7 @@ static porta_status *report_bad_index(porta_device *device, const char *op,
     int64_t *values;
     PORTA_TRY(porta_host_alloc(count * sizeof *values, "the index read back", (void **)&values));
     porta_status *status =
-        clk_read(device, cl_mem_of(index), (size_t)lo * sizeof *values, count * sizeof *values,
+        clk_read(device, index->buffer->handle, (size_t)lo * sizeof *values, count * sizeof *values,
                  values);
     int64_t idx[PORTA_MAX_RANK] = {0};
     int64_t bad = 0;
@@ -218,7 +224,7 @@ static porta_status *check_index(porta_device *device, const char *op, const por
     clk_layout layout = {.count = 0};
     clk_push(&layout, index->rank);
     push_loop(&layout, index->rank, index->sizes, index->strides, NULL, NULL);
-    cl_mem layout_buffer = NULL, flag = NULL;
+    clk_mem layout_buffer = NULL, flag = NULL;
     int32_t raised = 0;
     porta_status *status = clk_layout_buffer(device, &layout, &layout_buffer);
     if (!status) status = clk_buffer(device, sizeof raised, &raised, &flag);
@@ -251,7 +257,7 @@ static porta_status *gather(porta_device *device, const porta_tensor *x,
     clk_layout layout = {.count = 0};
     clk_push(&layout, out->rank);
     push_loop(&layout, out->rank, out->sizes, out->strides, x_strides, index_strides);
-    cl_mem layout_buffer;
+    clk_mem layout_buffer;
     PORTA_TRY(clk_layout_buffer(device, &layout, &layout_buffer));
     char name[32];
     launch l = {.source = move_source, .name = move_kernel("gather", out->dtype, name, sizeof name),
@@ -269,7 +275,7 @@ static porta_status *copy(porta_device *device, const porta_tensor *x, porta_ten
     clk_layout layout = {.count = 0};
     clk_push(&layout, out->rank);
     push_loop(&layout, out->rank, out->sizes, out->strides, x->strides, NULL);
-    cl_mem layout_buffer;
+    clk_mem layout_buffer;
     PORTA_TRY(clk_layout_buffer(device, &layout, &layout_buffer));
     char name[32];
     launch l = {.source = move_source, .name = move_kernel("copy", out->dtype, name, sizeof name),
@@ -299,7 +305,7 @@ static porta_status *scatter(porta_device *device, const porta_prim *prim,
         clk_push(&layout, index->strides[d]);
         clk_push(&layout, src->strides[d]);
     }
-    cl_mem layout_buffer;
+    clk_mem layout_buffer;
     PORTA_TRY(clk_layout_buffer(device, &layout, &layout_buffer));
     char name[32];
     snprintf(name, sizeof name, "ix_scatter_%s", clk_dtype_suffix(out->dtype));

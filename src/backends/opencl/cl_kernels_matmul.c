@@ -135,19 +135,24 @@
     [CLK_DTYPE_##SFX] = CLK_COMMON_SOURCE MM_BATCH_OFFSETS_SOURCE MM_KERNELS(SFX, T, ACC, LOAD, MAC),
 static const char *const matmul_sources[PORTA_DTYPE_COUNT] = {MM_FOR_EACH_DTYPE(MM_PROGRAM)};
 
+void clk_matmul_programs(clk_program_visit visit, void *ctx) {
+    for (int d = 0; d < PORTA_DTYPE_COUNT; d++)
+        if (matmul_sources[d]) visit(ctx, "matmul", matmul_sources[d], true);
+}
+
 porta_status *cl_exec_matmul(porta_device *device, const porta_prim *prim,
                              const porta_tensor *const *inputs, int input_count,
                              porta_tensor *out) {
     (void)prim;
     if (input_count != 2 || out->rank < 2)
         return porta_error(PORTA_ERR_INTERNAL,
-                           "opencl matmul: expected 2 inputs and an out of rank >= 2, got %d "
+                           "matmul kernel: expected 2 inputs and an out of rank >= 2, got %d "
                            "inputs and rank %d",
                            input_count, out->rank);
     const porta_tensor *a = inputs[0], *b = inputs[1];
     porta_dtype dtype = out->dtype;
     if (dtype == PORTA_BOOL || a->dtype != dtype || b->dtype != dtype)
-        return porta_error(PORTA_ERR_DTYPE, "opencl matmul: no kernel for %s @ %s -> %s",
+        return porta_error(PORTA_ERR_DTYPE, "matmul kernel: no kernel for %s @ %s -> %s",
                            porta_dtype_name(a->dtype), porta_dtype_name(b->dtype),
                            porta_dtype_name(dtype));
     PORTA_TRY(clk_check_dtype(device, "matmul", dtype));
@@ -172,35 +177,34 @@ porta_status *cl_exec_matmul(porta_device *device, const porta_prim *prim,
         clk_push(&layout, out->sizes[d]);
         for (int t = 0; t < 3; t++) clk_push(&layout, operands[t]->strides[d]);
     }
-    cl_mem layout_buffer;
+    clk_mem layout_buffer;
     PORTA_TRY(clk_layout_buffer(device, &layout, &layout_buffer));
 
-    cl_state *state = cl_of(device);
-    bool tiled = state->max_work_group >= MM_GROUP * MM_GROUP;
+    const clk_backend *backend = clk_backend_of(device);
+    bool tiled = backend->max_group(device) >= MM_GROUP * MM_GROUP;
     char name[32];
     snprintf(name, sizeof name, "mm_%s_%s", tiled ? "tiled" : "simple",
              clk_dtype_suffix(dtype));
-    pthread_mutex_lock(&state->lock);
-    cl_kernel kernel;
-    porta_status *status = cl_kernel_get(device, matmul_sources[dtype], name, &kernel);
+    backend->lock(device);
+    void *kernel;
+    porta_status *status = backend->kernel_get(device, matmul_sources[dtype], name, &kernel);
     if (!status) {
-        cl_args args = {state, kernel, 0, CL_SUCCESS};
-        cl_arg_mem(&args, out);
-        cl_arg_mem(&args, a);
-        cl_arg_mem(&args, b);
-        cl_arg(&args, sizeof layout_buffer, &layout_buffer);
+        clk_args args = clk_args_begin(device, kernel);
+        clk_arg_tensor(&args, out);
+        clk_arg_tensor(&args, a);
+        clk_arg_tensor(&args, b);
+        clk_arg_buffer(&args, layout_buffer);
         if (tiled) {
             size_t global[2] = {(size_t)n_blocks * MM_GROUP,
                                 (size_t)(batches * m_blocks) * MM_GROUP};
             size_t local[2] = {MM_GROUP, MM_GROUP};
-            status = args.error != CL_SUCCESS ? cl_error(args.error, "clSetKernelArg")
-                                              : cl_launch_2d(&args, global, local);
+            status = clk_launch_2d(&args, global, local);
         } else {
-            cl_arg_long(&args, batches * m * n);
+            clk_arg_long(&args, batches * m * n);
             status = clk_launch(&args, batches * m * n);
         }
     }
-    pthread_mutex_unlock(&state->lock);
+    backend->unlock(device);
     clk_release(device, layout_buffer);
-    return status ? porta_error_context(status, "opencl matmul") : NULL;
+    return status ? porta_error_context(status, "matmul kernel") : NULL;
 }

@@ -34,15 +34,17 @@
 static const char pad_source[] = CLK_COMMON_SOURCE PAD_KERNEL(1, uchar) PAD_KERNEL(2, ushort)
     PAD_KERNEL(4, uint) PAD_KERNEL(8, ulong);
 
+void clk_pad_programs(clk_program_visit visit, void *ctx) { visit(ctx, "pad", pad_source, true); }
+
 porta_status *cl_exec_pad(porta_device *device, const porta_prim *prim,
                           const porta_tensor *const *inputs, int input_count, porta_tensor *out) {
     if (input_count != 1)
-        return porta_error(PORTA_ERR_INTERNAL, "opencl pad: expected 1 input, got %d",
+        return porta_error(PORTA_ERR_INTERNAL, "pad kernel: expected 1 input, got %d",
                            input_count);
     const porta_tensor *x = inputs[0];
     if (x->dtype != out->dtype || x->rank != out->rank)
         return porta_error(PORTA_ERR_INTERNAL,
-                           "opencl pad: x (%s, rank %d) and out (%s, rank %d) differ",
+                           "pad kernel: x (%s, rank %d) and out (%s, rank %d) differ",
                            porta_dtype_name(x->dtype), x->rank, porta_dtype_name(out->dtype),
                            out->rank);
     PORTA_TRY(clk_check_dtype(device, "pad", out->dtype));
@@ -61,24 +63,24 @@ porta_status *cl_exec_pad(porta_device *device, const porta_prim *prim,
     porta_store_from_double(out->dtype, bytes, prim->value);
     uint64_t value;
     memcpy(&value, bytes, sizeof value); /* little-endian host and device: the low bytes */
-    cl_mem layout_buffer;
+    clk_mem layout_buffer;
     PORTA_TRY(clk_layout_buffer(device, &layout, &layout_buffer));
     char name[16];
     snprintf(name, sizeof name, "pad_%zu", porta_dtype_size(out->dtype));
-    cl_state *state = cl_of(device);
-    pthread_mutex_lock(&state->lock);
-    cl_kernel kernel;
-    porta_status *status = cl_kernel_get(device, pad_source, name, &kernel);
+    const clk_backend *backend = clk_backend_of(device);
+    backend->lock(device);
+    void *kernel;
+    porta_status *status = backend->kernel_get(device, pad_source, name, &kernel);
     if (!status) {
-        cl_args args = {state, kernel, 0, CL_SUCCESS};
-        cl_arg_mem(&args, out);
-        cl_arg_mem(&args, x);
-        cl_arg(&args, sizeof layout_buffer, &layout_buffer);
-        cl_arg(&args, sizeof value, &value);
-        cl_arg_long(&args, count);
+        clk_args args = clk_args_begin(device, kernel);
+        clk_arg_tensor(&args, out);
+        clk_arg_tensor(&args, x);
+        clk_arg_buffer(&args, layout_buffer);
+        clk_arg_value(&args, sizeof value, &value);
+        clk_arg_long(&args, count);
         status = clk_launch(&args, count);
     }
-    pthread_mutex_unlock(&state->lock);
+    backend->unlock(device);
     clk_release(device, layout_buffer);
     return status;
 }

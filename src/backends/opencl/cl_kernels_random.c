@@ -97,6 +97,10 @@ static const char random_source[] =
     RANDOM_FLOAT_KERNELS(f16, ushort, RANDOM_TO_F16)
     RANDOM_FLOAT_KERNELS(bf16, ushort, RANDOM_TO_BF16) RANDOM_DOUBLE_KERNELS;
 
+void clk_random_programs(clk_program_visit visit, void *ctx) {
+    visit(ctx, "random", random_source, true);
+}
+
 /* The smallest float v with (double)v >= high: v >= limit exactly when the
  * CPU's (double)v >= high holds. */
 static float float_limit(double high) {
@@ -111,7 +115,7 @@ porta_status *cl_exec_random(porta_device *device, const porta_prim *prim,
     (void)inputs;
     if (input_count != 0 || !porta_dtype_is_float(out->dtype))
         return porta_error(PORTA_ERR_INTERNAL,
-                           "opencl random: expected no inputs and a float out, got %d inputs "
+                           "random kernel: expected no inputs and a float out, got %d inputs "
                            "and %s",
                            input_count, porta_dtype_name(out->dtype));
     PORTA_TRY(clk_check_dtype(device, "random", out->dtype));
@@ -120,37 +124,37 @@ porta_status *cl_exec_random(porta_device *device, const porta_prim *prim,
     clk_layout layout = {.count = 0};
     clk_push(&layout, out->rank);
     clk_push_dims(&layout, out->rank, out->sizes, out->strides);
-    cl_mem layout_buffer;
+    clk_mem layout_buffer;
     PORTA_TRY(clk_layout_buffer(device, &layout, &layout_buffer));
     char name[32];
     snprintf(name, sizeof name, "rnd_%s_%s", prim->normal ? "normal" : "uniform",
              clk_dtype_suffix(out->dtype));
-    cl_state *state = cl_of(device);
-    pthread_mutex_lock(&state->lock);
-    cl_kernel kernel;
-    porta_status *status = cl_kernel_get(device, random_source, name, &kernel);
+    const clk_backend *backend = clk_backend_of(device);
+    backend->lock(device);
+    void *kernel;
+    porta_status *status = backend->kernel_get(device, random_source, name, &kernel);
     if (!status) {
-        cl_args args = {state, kernel, 0, CL_SUCCESS};
-        cl_arg_mem(&args, out);
-        cl_arg(&args, sizeof layout_buffer, &layout_buffer);
-        cl_arg(&args, sizeof prim->seed, &prim->seed);
-        cl_arg(&args, sizeof prim->offset, &prim->offset);
+        clk_args args = clk_args_begin(device, kernel);
+        clk_arg_tensor(&args, out);
+        clk_arg_buffer(&args, layout_buffer);
+        clk_arg_value(&args, sizeof prim->seed, &prim->seed);
+        clk_arg_value(&args, sizeof prim->offset, &prim->offset);
         if (out->dtype == PORTA_F64) {
-            cl_arg(&args, sizeof prim->value, &prim->value);
-            cl_arg(&args, sizeof prim->value2, &prim->value2);
+            clk_arg_value(&args, sizeof prim->value, &prim->value);
+            clk_arg_value(&args, sizeof prim->value2, &prim->value2);
         } else {
             float lo = (float)prim->value, hi = (float)prim->value2;
             /* uniform: low and high - low; normal: mean and std */
             float second = prim->normal ? hi : hi - lo;
             float limit = float_limit(prim->value2);
-            cl_arg(&args, sizeof lo, &lo);
-            cl_arg(&args, sizeof second, &second);
-            cl_arg(&args, sizeof limit, &limit);
+            clk_arg_value(&args, sizeof lo, &lo);
+            clk_arg_value(&args, sizeof second, &second);
+            clk_arg_value(&args, sizeof limit, &limit);
         }
-        cl_arg_long(&args, count);
+        clk_arg_long(&args, count);
         status = clk_launch(&args, count);
     }
-    pthread_mutex_unlock(&state->lock);
+    backend->unlock(device);
     clk_release(device, layout_buffer);
     return status;
 }

@@ -105,48 +105,55 @@ static const char sort_source[] =
     SORT_KEY_KERNEL(bf16, ushort, SORT_BF16_KEY) SORT_KEY_KERNEL(f32, float, sort_float_key)
     SORT_KEY_KERNEL(f64, double, sort_double_key);
 
+/* Its merge step builds an OpenCL vector literal, which CUDA C++ does not
+ * parse: the one program that does not compile as CUDA (sorts on CUDA
+ * devices are placed elsewhere). */
+void clk_sort_programs(clk_program_visit visit, void *ctx) {
+    visit(ctx, "sort", sort_source, false);
+}
+
 /* What one launch of the sort program takes. */
 typedef struct sort_launch {
     enum { SORT_KEYS, SORT_MERGE, SORT_STORE } kind;
     const char *name;
     const porta_tensor *tensor; /* keys: x; store: out (the buffer and offset first) */
-    cl_mem buffers[2];          /* keys: pairs; merge: dst, src; store: pairs */
-    cl_mem layout;              /* keys and store */
+    clk_mem buffers[2];          /* keys: pairs; merge: dst, src; store: pairs */
+    clk_mem layout;              /* keys and store */
     int64_t n, width;           /* merge */
     int descending;             /* keys */
     int64_t count;
 } sort_launch;
 
 static porta_status *run(porta_device *device, const sort_launch *l) {
-    cl_state *state = cl_of(device);
-    pthread_mutex_lock(&state->lock);
-    cl_kernel kernel;
-    porta_status *status = cl_kernel_get(device, sort_source, l->name, &kernel);
+    const clk_backend *backend = clk_backend_of(device);
+    backend->lock(device);
+    void *kernel;
+    porta_status *status = backend->kernel_get(device, sort_source, l->name, &kernel);
     if (!status) {
-        cl_args args = {state, kernel, 0, CL_SUCCESS};
+        clk_args args = clk_args_begin(device, kernel);
         switch (l->kind) {
         case SORT_MERGE:
-            cl_arg(&args, sizeof(cl_mem), &l->buffers[0]);
-            cl_arg(&args, sizeof(cl_mem), &l->buffers[1]);
-            cl_arg_long(&args, l->n);
-            cl_arg_long(&args, l->width);
+            clk_arg_buffer(&args, l->buffers[0]);
+            clk_arg_buffer(&args, l->buffers[1]);
+            clk_arg_long(&args, l->n);
+            clk_arg_long(&args, l->width);
             break;
         case SORT_KEYS:
-            cl_arg(&args, sizeof(cl_mem), &l->buffers[0]);
-            cl_arg_mem(&args, l->tensor);
-            cl_arg(&args, sizeof(cl_mem), &l->layout);
-            cl_arg(&args, sizeof(cl_int), &(cl_int){l->descending});
+            clk_arg_buffer(&args, l->buffers[0]);
+            clk_arg_tensor(&args, l->tensor);
+            clk_arg_buffer(&args, l->layout);
+            clk_arg_value(&args, sizeof(int32_t), &(int32_t){l->descending});
             break;
         case SORT_STORE:
-            cl_arg_mem(&args, l->tensor);
-            cl_arg(&args, sizeof(cl_mem), &l->buffers[0]);
-            cl_arg(&args, sizeof(cl_mem), &l->layout);
+            clk_arg_tensor(&args, l->tensor);
+            clk_arg_buffer(&args, l->buffers[0]);
+            clk_arg_buffer(&args, l->layout);
             break;
         }
-        cl_arg_long(&args, l->count);
+        clk_arg_long(&args, l->count);
         status = clk_launch(&args, l->count);
     }
-    pthread_mutex_unlock(&state->lock);
+    backend->unlock(device);
     return status;
 }
 
@@ -154,7 +161,7 @@ porta_status *cl_exec_sort(porta_device *device, const porta_prim *prim,
                            const porta_tensor *const *inputs, int input_count, porta_tensor *out) {
     if (input_count != 1 || out->dtype != PORTA_I64)
         return porta_error(PORTA_ERR_INTERNAL,
-                           "opencl sort: expected one input and an int64 out, got %d inputs "
+                           "sort kernel: expected one input and an int64 out, got %d inputs "
                            "and %s",
                            input_count, porta_dtype_name(out->dtype));
     const porta_tensor *x = inputs[0];
@@ -174,7 +181,7 @@ porta_status *cl_exec_sort(porta_device *device, const porta_prim *prim,
         clk_push(&layout, x->strides[d]);
         clk_push(&layout, out->strides[d]);
     }
-    cl_mem layout_buffer = NULL, pairs[2] = {NULL, NULL};
+    clk_mem layout_buffer = NULL, pairs[2] = {NULL, NULL};
     size_t pair_bytes = (size_t)count * 2 * sizeof(uint64_t);
     porta_status *status = clk_layout_buffer(device, &layout, &layout_buffer);
     for (int b = 0; b < 2 && !status; b++) status = clk_buffer(device, pair_bytes, NULL, &pairs[b]);

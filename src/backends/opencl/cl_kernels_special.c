@@ -161,6 +161,12 @@ static const char erfinv_source[] =
 
 static const char arg_source[] = CLK_COMMON_SOURCE CLK_FOR_EACH_DTYPE(SP_ARG_KERNEL);
 
+void clk_special_programs(clk_program_visit visit, void *ctx) {
+    visit(ctx, "integer division and power", integer_source, true);
+    visit(ctx, "erfinv", erfinv_source, true);
+    visit(ctx, "argmax/argmin", arg_source, true);
+}
+
 /* What one launch takes: tensors (buffer and offset each, in order), the
  * layout, then the kernel's own integer argument and flag when it has them. */
 typedef struct sp_launch {
@@ -168,28 +174,28 @@ typedef struct sp_launch {
     char name[32];
     const porta_tensor *tensors[3];
     int tensor_count;
-    cl_mem layout;
+    clk_mem layout;
     bool has_op;
     int op;
-    cl_mem flag;
+    clk_mem flag;
     int64_t count;
 } sp_launch;
 
 static porta_status *run(porta_device *device, const sp_launch *l) {
-    cl_state *state = cl_of(device);
-    pthread_mutex_lock(&state->lock);
-    cl_kernel kernel;
-    porta_status *status = cl_kernel_get(device, l->source, l->name, &kernel);
+    const clk_backend *backend = clk_backend_of(device);
+    backend->lock(device);
+    void *kernel;
+    porta_status *status = backend->kernel_get(device, l->source, l->name, &kernel);
     if (!status) {
-        cl_args args = {state, kernel, 0, CL_SUCCESS};
-        for (int t = 0; t < l->tensor_count; t++) cl_arg_mem(&args, l->tensors[t]);
-        cl_arg(&args, sizeof l->layout, &l->layout);
-        if (l->has_op) cl_arg(&args, sizeof(cl_int), &(cl_int){l->op});
-        if (l->flag) cl_arg(&args, sizeof l->flag, &l->flag);
-        cl_arg_long(&args, l->count);
+        clk_args args = clk_args_begin(device, kernel);
+        for (int t = 0; t < l->tensor_count; t++) clk_arg_tensor(&args, l->tensors[t]);
+        clk_arg_buffer(&args, l->layout);
+        if (l->has_op) clk_arg_value(&args, sizeof(int32_t), &(int32_t){l->op});
+        if (l->flag) clk_arg_buffer(&args, l->flag);
+        clk_arg_long(&args, l->count);
         status = clk_launch(&args, l->count);
     }
-    pthread_mutex_unlock(&state->lock);
+    backend->unlock(device);
     return status;
 }
 
@@ -218,7 +224,7 @@ static porta_status *integer_binary(porta_device *device, const porta_prim *prim
     if (count == 0) return NULL;
     clk_layout layout = {.count = 0};
     push_elementwise(&layout, out, inputs[0], inputs[1]);
-    cl_mem layout_buffer = NULL, flag = NULL;
+    clk_mem layout_buffer = NULL, flag = NULL;
     int32_t faults = 0;
     porta_status *status = clk_layout_buffer(device, &layout, &layout_buffer);
     if (!status) status = clk_buffer(device, sizeof faults, &faults, &flag);
@@ -247,7 +253,7 @@ static porta_status *erfinv(porta_device *device, const porta_tensor *x, porta_t
     if (count == 0) return NULL;
     clk_layout layout = {.count = 0};
     push_elementwise(&layout, out, x, NULL);
-    cl_mem layout_buffer;
+    clk_mem layout_buffer;
     PORTA_TRY(clk_layout_buffer(device, &layout, &layout_buffer));
     sp_launch l = {.source = erfinv_source, .tensors = {out, x}, .tensor_count = 2,
                    .layout = layout_buffer, .count = count};
@@ -291,7 +297,7 @@ static porta_status *arg_reduce(porta_device *device, const porta_prim *prim,
     clk_push(&layout, total);
     for (int i = 0; i < 3 * kept; i++) clk_push(&layout, kept_dims[i]);
     for (int i = 0; i < 2 * red; i++) clk_push(&layout, red_dims[i]);
-    cl_mem layout_buffer;
+    clk_mem layout_buffer;
     PORTA_TRY(clk_layout_buffer(device, &layout, &layout_buffer));
     sp_launch l = {.source = arg_source, .tensors = {out, x}, .tensor_count = 2,
                    .layout = layout_buffer, .has_op = true,
