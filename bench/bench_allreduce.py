@@ -11,11 +11,16 @@ loaded), each as bus bandwidth (bytes x 2(n-1)/n per second, as NCCL's
 tests count it) with porta's as a fraction of MPI's. Medians over rounds;
 rank 0 prints.
 
-DDP scaling (weak: the same batch per rank): a training step of an MLP on
-one process alone (rank 0, while the others wait) against the same step
-under DistributedDataParallel on every rank; efficiency = alone / DDP step
-time, 1.0 being perfect. The same DDP step under no_sync (no all_reduce)
-tells what sharing the machine costs apart from communication.
+DDP (weak scaling: the same batch per rank), rounds alternating between: a
+training step of an MLP on one process alone (rank 0, while the others
+wait), the same step under DistributedDataParallel with asynchronous
+collectives (a bucket's all_reduce runs on libporta's communication thread
+while backward goes on), the same forced synchronous (PORTA_DIST_SYNC=1),
+and under no_sync (no all_reduce: what sharing the machine costs apart from
+communication). Scaling efficiency = alone / DDP step time (1.0 perfect);
+overlap gain = synchronous / asynchronous step time.
+
+    mpirun -np 2 python bench/bench_allreduce.py --ddp-only [--ddp-rounds 5]
 """
 import argparse
 import contextlib
@@ -80,52 +85,89 @@ def seconds_per_call(runs, repeats, rounds):
     return [statistics.median(kept) for kept in times]
 
 
-def step_seconds(model, batch, steps, communicate=True):
-    """Median seconds of a training step (SGD, MSE), after two warm-up steps;
-    `communicate` False runs DDP's steps under no_sync (no all_reduce)."""
-    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
-    inputs = torch.randn(batch, 1024).to("porta")
-    targets = torch.randn(batch, 10).to("porta")
-    times = []
-    for step in range(steps + 2):
-        start = time.perf_counter()
+def step_seconds(model, inputs, targets, steps, communicate=True, together=True):
+    """Mean seconds of a training step (SGD, MSE) over `steps` steps, after
+    a barrier when every rank runs it (`together`); `communicate` False runs
+    DDP's steps under no_sync (no all_reduce)."""
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
+    if together:
+        _C.dist_barrier()
+    start = time.perf_counter()
+    for _ in range(steps):
         optimizer.zero_grad()
         with contextlib.nullcontext() if communicate else model.no_sync():
             torch.nn.functional.mse_loss(model(inputs), targets).backward()
         optimizer.step()
-        next(model.parameters()).sum().item()  # wait for the step to finish
-        if step >= 2:
-            times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    next(model.parameters()).sum().item()  # wait for the last step to finish
+    return (time.perf_counter() - start) / steps
 
 
-def ddp_scaling(rank, size, batch=64, steps=15):
+def ddp_scaling(rank, size, batch, layers, bucket_mb, steps, rounds):
+    """Weak scaling and overlap, in one run. Each round measures, in turn:
+    one process alone (rank 0, the others wait in a barrier), DDP with its
+    collectives asynchronous (backward goes on while a bucket is reduced),
+    the same DDP forced synchronous (PORTA_DIST_SYNC=1: each bucket's
+    all_reduce blocks backward), and DDP under no_sync (no communication).
+    Medians over rounds; the ratios are of medians of the same run."""
+    width = 1024
+
     def make_model():
         torch.manual_seed(0)
-        return torch.nn.Sequential(torch.nn.Linear(1024, 1024), torch.nn.ReLU(),
-                                   torch.nn.Linear(1024, 1024), torch.nn.ReLU(),
-                                   torch.nn.Linear(1024, 10)).to("porta")
+        blocks = []
+        for _ in range(layers):
+            blocks += [torch.nn.Linear(width, width), torch.nn.ReLU()]
+        return torch.nn.Sequential(*blocks, torch.nn.Linear(width, 10)).to("porta")
 
-    alone = step_seconds(make_model(), batch, steps) if rank == 0 else 0.0
-    _C.dist_barrier()
-    model = make_model()
-    ddp = DistributedDataParallel(model)
-    together = step_seconds(ddp, batch, steps)
-    computing = step_seconds(ddp, batch, steps, communicate=False)
+    inputs = torch.randn(batch, width).to("porta")
+    targets = torch.randn(batch, 10).to("porta")
+    alone_model = make_model() if rank == 0 else None
+    ddp = DistributedDataParallel(make_model(), bucket_cap_mb=bucket_mb)
+    kinds = ("alone", "overlapped", "synchronous", "no_sync")
+    times = {kind: [] for kind in kinds}
+    for round_ in range(rounds + 1):  # the first round warms up
+        for kind in kinds:
+            if kind == "alone":
+                seconds = step_seconds(alone_model, inputs, targets, steps,
+                                       together=False) if rank == 0 else 0.0
+                _C.dist_barrier()
+            else:
+                os.environ["PORTA_DIST_SYNC"] = "1" if kind == "synchronous" else "0"
+                seconds = step_seconds(ddp, inputs, targets, steps,
+                                       communicate=kind != "no_sync")
+                os.environ["PORTA_DIST_SYNC"] = "0"
+            if round_:
+                times[kind].append(seconds)
+    median = {kind: statistics.median(kept) for kind, kept in times.items()}
     if rank == 0:
-        parameters = sum(p.numel() for p in model.parameters())
-        print(f"DDP, MLP of {parameters / 1e6:.1f}M parameters, batch {batch} per rank: "
-              f"1 process {alone * 1e3:.1f} ms/step, {size} ranks {together * 1e3:.1f} ms/step "
-              f"-> scaling efficiency {alone / together:.2f} "
-              f"({size * batch / together:.0f} vs {batch / alone:.0f} samples/s); "
-              f"{size} ranks without all_reduce (no_sync) {computing * 1e3:.1f} ms/step",
-              flush=True)
+        parameters = sum(p.numel() for p in ddp.module.parameters())
+        buckets = len(ddp.reducer._get_zeros_like_grad_buckets())
+        print(f"\nDDP, MLP of {layers} x {width} ({parameters / 1e6:.1f}M parameters, "
+              f"{parameters * 4 / 2**20:.0f} MB of gradients in {buckets} buckets of <= "
+              f"{bucket_mb} MB), batch {batch} per rank, {steps} steps x {rounds} rounds, "
+              f"medians in ms/step:")
+        for kind in kinds:
+            print(f"  {kind:>12}: {median[kind] * 1e3:7.1f}   (rounds: "
+                  f"{', '.join(f'{t * 1e3:.1f}' for t in times[kind])})")
+        print(f"  scaling efficiency at {size} ranks (alone / overlapped): "
+              f"{median['alone'] / median['overlapped']:.2f}; synchronous: "
+              f"{median['alone'] / median['synchronous']:.2f}")
+        print(f"  overlap gain (synchronous / overlapped step time): "
+              f"{median['synchronous'] / median['overlapped']:.2f}")
+        print(f"  communication left exposed (overlapped - no_sync): "
+              f"{(median['overlapped'] - median['no_sync']) * 1e3:.1f} ms; synchronous: "
+              f"{(median['synchronous'] - median['no_sync']) * 1e3:.1f} ms", flush=True)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--max-mb", type=int, default=256)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--ddp-only", action="store_true", help="skip the bandwidth table")
+    parser.add_argument("--ddp-batch", type=int, default=32)
+    parser.add_argument("--ddp-layers", type=int, default=6)
+    parser.add_argument("--ddp-bucket-mb", type=float, default=4.0)
+    parser.add_argument("--ddp-steps", type=int, default=8)
+    parser.add_argument("--ddp-rounds", type=int, default=5)
     args = parser.parse_args()
 
     dist.init_process_group("porta")
@@ -138,7 +180,7 @@ def main():
         print(f"{'size':>8} {'torch.dist':>11} {'porta_dist':>11} {'MPI':>8} "
               f"{'torch/MPI':>10} {'porta/MPI':>10}")
     megabytes = 1
-    while megabytes <= args.max_mb:
+    while megabytes <= args.max_mb and not args.ddp_only:
         count = megabytes * 2**20 // 4
         porta = torch.zeros(count, device="porta")
         view = _tensors.unwrap(porta)
@@ -153,7 +195,8 @@ def main():
                   f"{rates[0] / rates[2]:>10.2f} {rates[1] / rates[2]:>10.2f}", flush=True)
         del porta, view, host
         megabytes *= 2
-    ddp_scaling(rank, size)
+    ddp_scaling(rank, size, args.ddp_batch, args.ddp_layers, args.ddp_bucket_mb,
+                args.ddp_steps, args.ddp_rounds)
     dist.destroy_process_group()
 
 

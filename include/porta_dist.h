@@ -191,10 +191,11 @@ PORTA_API bool porta_dist_work_is_completed(porta_dist_work *work);
 /* Whether porta_dist_work_wait has results to write back (staged tensors):
  * until it runs, the received tensor does not hold the result. */
 PORTA_API bool porta_dist_work_needs_wait(const porta_dist_work *work);
-/* fn(user, status) runs once when the work is done: on the communication
- * thread (status borrowed, NULL on success), or at once on the calling
- * thread when it is done already. It must not wait for other work nor call
- * libporta's ops (other threads may be running them). */
+/* fn(user, status) runs once when the work is done: on a notifying thread
+ * of porta_dist's (callbacks one at a time, in completion order, while the
+ * communication thread goes on; status borrowed, NULL on success), or at
+ * once on the calling thread when it is done already. It must not wait for
+ * other work nor call libporta's ops (other threads may be running them). */
 typedef void (*porta_dist_work_callback)(void *user, const porta_status *status);
 PORTA_API void porta_dist_work_on_done(porta_dist_work *work, porta_dist_work_callback fn,
                                        void *user);

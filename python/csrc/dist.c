@@ -502,7 +502,7 @@ static PyObject *py_work_needs_wait(PyObject *self, PyObject *capsule) {
     return PyBool_FromLong(porta_dist_work_needs_wait(work));
 }
 
-/* Runs on the communication thread when a work is done: calls the Python
+/* Runs on porta_dist's notifying thread when a work is done: calls the Python
  * callable with None or the error's message, under the GIL. */
 static void call_when_done(void *user, const porta_status *status) {
     if (!Py_IsInitialized())
@@ -614,7 +614,7 @@ PyMethodDef porta_py_dist_methods[] = {
     {"dist_work_needs_wait", py_work_needs_wait, METH_O,
      "Whether wait must write staged results back."},
     {"dist_work_on_done", py_work_on_done, METH_VARARGS,
-     "(work, fn): fn(None or message) on the communication thread when done."},
+     "(work, fn): fn(None or message) on the notifying thread when done."},
     {"dist_group_new", py_group_new, METH_O, "(world ranks) -> group; members only."},
     {NULL, NULL, 0, NULL},
 };

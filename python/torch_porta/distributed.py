@@ -23,9 +23,10 @@ on the world and on subgroups.
 
 Calls are asynchronous: each is queued on libporta's communication thread
 (the one thread that calls MPI) and returns a work at once; wait() blocks
-until it is done and raises its error, and its future completes on that
-thread. DDP all-reduces each bucket from its backward hook as soon as the
-bucket is ready, and backward goes on computing meanwhile. Results land in
+until it is done and raises its error, and its future completes on a
+notifying thread as the call finishes. DDP all-reduces each bucket from
+its backward hook as soon as the bucket is ready, and backward goes on
+computing meanwhile. Results land in
 place in CPU tensors and in porta tensors on the CPU backend; porta tensors
 that must be staged (devices without host memory, strided layouts) and list
 forms that copy results into several tensors are finished on the issuing
@@ -233,8 +234,9 @@ def _synchronous():
 class _PortaWork(dist.Work):
     """Calls queued on libporta's communication thread. wait() blocks until
     they are done and raises their error; get_future()'s future completes
-    on the communication thread as the last one finishes (DDP chains its
-    bucket's work on it), with `result`, or with the error.
+    as the last one finishes (on libporta's notifying thread, while the
+    communication thread goes on to the next call; DDP chains its bucket's
+    work on it), with `result`, or with the error.
 
     Results land in place in CPU tensors and in porta tensors on host
     memory. A porta tensor that is staged (a device without host memory, a
@@ -266,7 +268,7 @@ class _PortaWork(dist.Work):
             _C.dist_work_wait(s.handle)
 
     def _one_done(self, error):
-        """On the communication thread (or here, when already done), with the GIL."""
+        """On libporta's notifying thread (or here, when already done), with the GIL."""
         with self._lock:
             if error is not None and self._error is None:
                 self._error = error
@@ -290,7 +292,7 @@ class _PortaWork(dist.Work):
         try:
             self._wait_all()  # raises the call's error, timeouts naming the rank
         except RuntimeError:
-            try:  # the future fails too, on the communication thread
+            try:  # the future fails too, on the notifying thread
                 self._future.wait()
             except RuntimeError:
                 pass

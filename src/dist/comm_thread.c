@@ -21,6 +21,13 @@ static pthread_t thread;
 static bool running;  /* the thread takes work */
 static bool joinable; /* a thread ended that nobody joined yet */
 static porta_dist_work *head, *tail;
+/* Callbacks run on a thread of their own (the notifier), so that the
+ * communication thread goes on to the next call at once: a callback may
+ * wait (for Python's GIL, held by the thread that computes meanwhile). */
+static pthread_cond_t notify_queued = PTHREAD_COND_INITIALIZER;
+static pthread_t notifier;
+static bool notifier_stop;
+static porta_dist_work *notify_head, *notify_tail;
 
 static void work_drop(porta_dist_work *work);
 static porta_status *dist_submit(porta_dist_work *work, bool start_thread);
@@ -67,14 +74,40 @@ static void complete(porta_dist_work *work, porta_status *status) {
     pthread_mutex_lock(&lock);
     work->status = status;
     work->done = true;
-    porta_dist_work_callback fn = work->on_done;
-    void *user = work->on_done_user;
-    work->on_done = NULL;
+    bool notify = work->on_done != NULL;
+    if (notify) { /* the notifier calls it and drops the thread's reference */
+        work->next = NULL;
+        if (notify_tail)
+            notify_tail->next = work;
+        else
+            notify_head = work;
+        notify_tail = work;
+        pthread_cond_signal(&notify_queued);
+    }
     pthread_cond_broadcast(&completed);
     pthread_mutex_unlock(&lock);
-    if (fn)
-        fn(user, status);
-    work_drop(work); /* the thread's reference */
+    if (!notify)
+        work_drop(work); /* the thread's reference */
+}
+
+static void *notifier_main(void *unused) {
+    (void)unused;
+    for (;;) {
+        pthread_mutex_lock(&lock);
+        while (!notify_head && !notifier_stop)
+            pthread_cond_wait(&notify_queued, &lock);
+        porta_dist_work *work = notify_head;
+        if (work) {
+            notify_head = work->next;
+            if (!notify_head)
+                notify_tail = NULL;
+        }
+        pthread_mutex_unlock(&lock);
+        if (!work)
+            return NULL; /* stopped, every callback run */
+        work->on_done(work->on_done_user, work->status);
+        work_drop(work);
+    }
 }
 
 static void *thread_main(void *unused) {
@@ -109,6 +142,10 @@ static void *thread_main(void *unused) {
                                            rest->call.name));
                 rest = next;
             }
+            pthread_mutex_lock(&lock);
+            notifier_stop = true;
+            pthread_cond_signal(&notify_queued);
+            pthread_mutex_unlock(&lock);
             return NULL;
         }
         complete(work, status);
@@ -120,8 +157,10 @@ void dist_thread_join(void) {
     bool join = joinable && !running;
     joinable = false;
     pthread_mutex_unlock(&lock);
-    if (join)
+    if (join) {
         pthread_join(thread, NULL);
+        pthread_join(notifier, NULL);
+    }
 }
 
 static porta_status *dist_submit(porta_dist_work *work, bool start_thread) {
@@ -133,11 +172,23 @@ static porta_status *dist_submit(porta_dist_work *work, bool start_thread) {
                                "porta_dist: %s before porta_dist_init (no MPI world joined)",
                                work->call.name);
         }
-        if (joinable) { /* the last thread ended: reap it before starting anew */
+        if (joinable) { /* the last threads ended: reap them before starting anew */
             pthread_join(thread, NULL);
+            pthread_join(notifier, NULL);
             joinable = false;
         }
-        int error = pthread_create(&thread, NULL, thread_main, NULL);
+        notifier_stop = false;
+        int error = pthread_create(&notifier, NULL, notifier_main, NULL);
+        if (!error) {
+            error = pthread_create(&thread, NULL, thread_main, NULL);
+            if (error) {
+                notifier_stop = true;
+                pthread_cond_signal(&notify_queued);
+                pthread_mutex_unlock(&lock);
+                pthread_join(notifier, NULL);
+                pthread_mutex_lock(&lock);
+            }
+        }
         if (error) {
             pthread_mutex_unlock(&lock);
             return porta_error(PORTA_ERR_UNAVAILABLE,
