@@ -302,3 +302,17 @@ def test_run_names_outputs_by_position_when_a_value_repeats(tmp_path):
     assert sorted(got) == ["0", "1"]
     torch.testing.assert_close(got["0"], torch.relu(x))
     torch.testing.assert_close(got["1"], torch.relu(x))
+
+
+def test_pt2_schema_table_is_current(tmp_path):
+    """src/model/pt2_schemas.c (argument names and defaults for filling in
+    what .pt2 archives leave out) matches the aten layer's ops and the
+    installed PyTorch; regenerate it with python -m torch_porta._model_schema
+    when an op is added."""
+    from torch_porta import _model_schema
+    fresh = tmp_path / "pt2_schemas.c"
+    _model_schema.main(fresh)
+    committed = ROOT / "src" / "model" / "pt2_schemas.c"
+    assert fresh.read_text() == committed.read_text(), \
+        "src/model/pt2_schemas.c is stale: run python -m torch_porta._model_schema " \
+        "src/model/pt2_schemas.c"
