@@ -68,6 +68,7 @@ def test_reset():
     torch.ones(3, device="porta").cpu()
     torch_porta.reset_metrics()
     metrics = torch_porta.metrics()
-    assert {key: metrics.pop(key) for key in ("ops", "fallbacks", "syncs", "compiles")} == \
-        {"ops": {}, "fallbacks": {}, "syncs": {}, "compiles": {}}
+    assert {key: metrics.pop(key)
+            for key in ("ops", "fallbacks", "syncs", "compiles", "placements")} == \
+        {"ops": {}, "fallbacks": {}, "syncs": {}, "compiles": {}, "placements": {}}
     assert all(value == 0 for value in metrics.values()), metrics  # byte and compiler counters
