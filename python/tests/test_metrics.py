@@ -70,5 +70,5 @@ def test_reset():
     metrics = torch_porta.metrics()
     assert {key: metrics.pop(key)
             for key in ("ops", "fallbacks", "syncs", "compiles", "placements")} == \
-        {"ops": {}, "fallbacks": {}, "syncs": {}, "compiles": {}, "placements": {}}
+        {"ops": {}, "fallbacks": {}, "syncs": {}, "compiles": {}, "placements": []}
     assert all(value == 0 for value in metrics.values()), metrics  # byte and compiler counters

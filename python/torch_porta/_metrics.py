@@ -13,10 +13,11 @@ found loaded ("kernel_memory_hits") or loaded from the disk cache
 ("kernels_run"), primitives run inside fused kernels ("prims_fused") or by
 their own kernel ("prims_alone"), the kernels of the last trace
 ("last_trace_kernels") and their mean per trace ("kernels_per_trace").
-"placements" maps (op, from, to) to {"count", "bytes_in", "bytes_out"}:
-primitives a porta device could not run (float64 on an OpenCL device
-without cl_khr_fp64, a kernel a backend lacks) that ran on device `to`
-instead of `from` (porta:N indices), and the bytes copied there and back.
+"placements" lists, per (op, from, to), a dict {"op", "from", "to",
+"count", "bytes_in", "bytes_out"}: primitives a porta device could not run
+(float64 on an OpenCL device without cl_khr_fp64, a kernel a backend
+lacks) that ran on device "to" instead of "from" (porta:N indices), and
+the bytes copied there and back (a list, so the snapshot stays JSON).
 "compiles" counts the graphs torch.compile gave the porta backend
 ("dynamo") and the aten graphs it compiled ("forward", "backward",
 "inference").
@@ -95,8 +96,9 @@ def metrics():
         "bytes_to_host": _bytes["to_host"],
         "syncs": dict(_syncs),
         "compiles": dict(_compiles),
-        "placements": {(op, src, dst): {"count": n, "bytes_in": b_in, "bytes_out": b_out}
-                       for op, src, dst, n, b_in, b_out in _C.placement_counts()},
+        "placements": [{"op": op, "from": src, "to": dst, "count": n, "bytes_in": b_in,
+                        "bytes_out": b_out}
+                       for op, src, dst, n, b_in, b_out in _C.placement_counts()],
         **compiler,
         "kernels_per_trace": kernels / compiler["flushes"] if compiler["flushes"] else 0.0,
     }
