@@ -50,12 +50,16 @@ void trace_record_event(trace_category category, const porta_device *device, con
 /* Ends the event begun at `begin` (trace_begin's value: 0 records nothing).
  * `device` NULL puts it on the host's track; `detail` (optional) and
  * `bytes` (ignored when negative) become the event's args. Strings are
- * copied (truncated to a fixed length). */
-static inline void trace_end(trace_category category, const porta_device *device,
-                             const char *name, const char *detail, int64_t bytes,
-                             uint64_t begin) {
-    if (begin) trace_record_event(category, device, name, detail, bytes, begin);
-}
+ * copied (truncated to a fixed length). A macro, so that the other
+ * arguments (porta_prim_name(...), ...) are evaluated only while recording:
+ * the compiler cannot drop calls it cannot see into. */
+#define trace_end(category, device, name, detail, bytes, begin)                          \
+    do {                                                                                  \
+        uint64_t trace_end_begin_ = (begin);                                              \
+        if (trace_end_begin_)                                                             \
+            trace_record_event((category), (device), (name), (detail), (bytes),           \
+                               trace_end_begin_);                                         \
+    } while (0)
 
 /* One recorded event; times in nanoseconds from the session's start. */
 #define TRACE_TEXT_CAP 96
