@@ -165,14 +165,42 @@ BINARY_KERNELS(remainder, ew_promoted_binary, PORTA_REMAINDER)
 INPLACE_KERNEL(remainder, ew_promoted_binary, PORTA_REMAINDER)
 BINARY_KERNELS(fmod, ew_promoted_binary, PORTA_FMOD)
 INPLACE_KERNEL(fmod, ew_promoted_binary, PORTA_FMOD)
+/* x ** c for the exponents PyTorch's CPU kernel computes without pow():
+ * products, reciprocals and rsqrt are faster than pow() and give PyTorch's
+ * bits (pow(x, 3) differs from x*x*x in the last places; 0.5 does go
+ * through pow there). Only float32/float64: PyTorch's half-precision kernels
+ * round differently. */
+static porta_status *power_by_products(const porta_value *a, const porta_value *b,
+                                       porta_dtype dtype, porta_tensor *into,
+                                       aten_results *results) {
+    double exponent = aten_number(b);
+    ew_scope s;
+    ew_begin(&s, ew_device(a, b, NULL));
+    porta_tensor *x = ew_operand(&s, a, dtype), *result;
+    if (exponent == 2.0) result = ew_binary(&s, PORTA_MUL, x, x);
+    else if (exponent == 3.0) result = ew_binary(&s, PORTA_MUL, ew_binary(&s, PORTA_MUL, x, x), x);
+    else if (exponent == -2.0) result = ew_unary(&s, PORTA_RECIPROCAL, ew_binary(&s, PORTA_MUL, x, x));
+    else if (exponent == -0.5) result = ew_unary(&s, PORTA_RSQRT, x);
+    else result = ew_unary(&s, PORTA_RECIPROCAL, x); /* -1 */
+    return ew_finish(&s, result, into, results);
+}
+
+static bool has_product_form(double exponent) {
+    return exponent == 2.0 || exponent == 3.0 || exponent == -2.0 || exponent == -0.5 ||
+           exponent == -1.0;
+}
+
 /* A negative number exponent of an integer base is refused before it is
  * cast to the base's dtype (where -3 would become 253 for uint8). */
 static porta_status *power(porta_binary_op op, const porta_value *a, const porta_value *b,
                            porta_tensor *into, aten_results *results) {
-    if (b->kind != PORTA_VALUE_TENSOR && aten_number(b) < 0 &&
-        porta_dtype_is_integral(ew_result_type(a, b, NULL)))
+    porta_dtype dtype = ew_result_type(a, b, NULL);
+    if (b->kind != PORTA_VALUE_TENSOR && aten_number(b) < 0 && porta_dtype_is_integral(dtype))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "Integers to negative integer powers are not allowed.");
+    if (a->kind == PORTA_VALUE_TENSOR && b->kind != PORTA_VALUE_TENSOR &&
+        (dtype == PORTA_F32 || dtype == PORTA_F64) && has_product_form(aten_number(b)))
+        return power_by_products(a, b, dtype, into, results);
     return ew_promoted_binary(op, a, b, into, results);
 }
 
