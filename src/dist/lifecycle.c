@@ -112,6 +112,8 @@ void porta_dist_group_free(porta_dist_group *group) {
 porta_status *dist_execute(dist_call *call) {
     switch (call->kind) {
     case DIST_INIT: {
+        if (porta_dist_is_initialized())
+            return NULL; /* two threads' inits: the first joined */
         PORTA_TRY(dist_world_join(call->timeout));
         dist_world_set_joined(true);
         return NULL;

@@ -4,10 +4,11 @@
  *
  * MPI's own blocking calls can wait forever for a rank that died or hangs.
  * Every wait here polls a nonblocking request instead, and a rank that runs
- * out of time asks every other rank, on a communicator of its own, which
- * call it is in: ranks waiting in any porta_dist call answer while they
- * poll, so silence means a rank exited, hangs, or is busy elsewhere. The
- * answers go into the error, which names the ranks that did not arrive. */
+ * out of time asks the other members of the call's group, on a
+ * communicator of its own, which call they are in: ranks waiting in any
+ * porta_dist call answer while they poll, so silence means a rank exited,
+ * hangs, or has not issued the call. The answers go into the error, which
+ * names the ranks that did not arrive. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
