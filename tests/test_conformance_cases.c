@@ -507,9 +507,3 @@ double *conf_input_values(const conf_case *c, int i, int64_t *numel) {
     return values;
 }
 
-bool conf_case_uses_f64(const conf_case *c) {
-    if (c->dtype == PORTA_F64) return true;
-    for (int i = 0; i < c->input_count; i++)
-        if (c->inputs[i].dtype == PORTA_F64) return true;
-    return false;
-}

@@ -65,7 +65,4 @@ double *conf_input_values(const conf_case *c, int i, int64_t *numel);
 /* The tolerance of one rounding in a float dtype (0 for the others). */
 double conf_tolerance(porta_dtype dtype);
 
-/* Whether a case reads or writes float64 anywhere. */
-bool conf_case_uses_f64(const conf_case *c);
-
 #endif

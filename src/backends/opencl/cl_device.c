@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/opencl/cl_kernels_common.h"
 #include "backends/opencl/cl_runtime.h"
 #include "compiler/codegen_cl.h"
 #include "compiler/kir_built.h"

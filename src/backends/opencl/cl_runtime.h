@@ -1,8 +1,9 @@
 /* The OpenCL backend's internal interface: one porta device per OpenCL
  * device, each with its context and in-order queue; programs built from
  * source once and cached (memory and disk); kernels launched on the queue.
- * Shared by the device file, the kernel-IR runner and the hand-written
- * kernels (GEMM, convolution, indexing, random, sort). */
+ * Shared by the device file and the kernel-IR runner; the hand-written
+ * kernels (cl_kernels_common.h) reach the device through their launch
+ * description, which the CUDA device launches too. */
 #ifndef PORTA_BACKENDS_OPENCL_CL_RUNTIME_H
 #define PORTA_BACKENDS_OPENCL_CL_RUNTIME_H
 
@@ -70,27 +71,5 @@ porta_status *cl_launch_2d(cl_args *args, const size_t global[2], const size_t l
  * kir_f32_to_bf16 (ushort storage, the CPU's rounding), and the C
  * renderer's helpers. NULL when out of memory. */
 const char *cl_prelude(void);
-
-/* Hand-written kernels for the primitives the kernel IR does not express
- * (cl_kernels_*.c). Same contract as porta_backend_ops.execute. */
-porta_status *cl_exec_matmul(porta_device *device, const porta_prim *prim,
-                             const porta_tensor *const *inputs, int input_count,
-                             porta_tensor *out);
-porta_status *cl_exec_conv(porta_device *device, const porta_prim *prim,
-                           const porta_tensor *const *inputs, int input_count, porta_tensor *out);
-porta_status *cl_exec_index(porta_device *device, const porta_prim *prim,
-                            const porta_tensor *const *inputs, int input_count, porta_tensor *out);
-porta_status *cl_exec_pad(porta_device *device, const porta_prim *prim,
-                          const porta_tensor *const *inputs, int input_count, porta_tensor *out);
-porta_status *cl_exec_random(porta_device *device, const porta_prim *prim,
-                             const porta_tensor *const *inputs, int input_count,
-                             porta_tensor *out);
-porta_status *cl_exec_sort(porta_device *device, const porta_prim *prim,
-                           const porta_tensor *const *inputs, int input_count, porta_tensor *out);
-/* Elementwise ops and reductions the kernel IR leaves out (integer
- * division, remainder and power with their errors, erfinv, argmax/argmin). */
-porta_status *cl_exec_special(porta_device *device, const porta_prim *prim,
-                              const porta_tensor *const *inputs, int input_count,
-                              porta_tensor *out);
 
 #endif
