@@ -17,7 +17,9 @@ int cli_fail(const char *command, porta_status *status);
 /* Prints "porta COMMAND: message (try 'porta COMMAND --help')", returns 2. */
 int cli_usage(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* "porta:N", "N", or a backend name ("cpu", "opencl": its first device).
+/* "porta:N", "N", a backend name ("cpu", "opencl": its first device), or
+ * "porta:auto[:OBJECTIVE]" (the device select_device picks from stored
+ * measurements, src/report/select.h; prices from $PORTA_PRICES for "cost").
  * Returns 0, or prints the error and returns 2. */
 int cli_device(const char *command, const char *text, porta_device **out);
 

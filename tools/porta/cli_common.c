@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/report/select.h"
 #include "cli.h"
 #include "porta_io.h"
 
@@ -24,6 +25,13 @@ int cli_usage(const char *command, const char *fmt, ...) {
 }
 
 int cli_device(const char *command, const char *text, porta_device **out) {
+    if (!strncmp(text, "porta:auto", 10) && (!text[10] || text[10] == ':')) {
+        int index;
+        porta_status *status = porta_select_device(text[10] ? text + 11 : "throughput", NULL,
+                                                   getenv("PORTA_PRICES"), true, &index);
+        if (!status) status = porta_device_get(index, out);
+        return status ? (cli_fail(command, status), 2) : 0;
+    }
     const char *number = !strncmp(text, "porta:", 6) ? text + 6 : text;
     char *end;
     long index = strtol(number, &end, 10);

@@ -62,16 +62,6 @@ static int parse_options(int argc, char **argv, compare_options *o) {
     return o->model_path ? 0 : cli_usage("compare", "missing MODEL");
 }
 
-/* porta:auto[:OBJECTIVE]: the device select_device picks (report/select.h),
- * prices from $PORTA_PRICES for the "cost" objective. */
-static int auto_device(const char *objective, porta_device **out) {
-    int index;
-    porta_status *status = porta_select_device(objective, NULL, getenv("PORTA_PRICES"), true,
-                                               &index);
-    if (!status) status = porta_device_get(index, out);
-    return status ? (cli_fail("compare", status), 2) : 0;
-}
-
 static int pick_devices(const char *list, porta_device **devices, int *count) {
     *count = 0;
     if (!strcmp(list, "all")) {
@@ -86,11 +76,7 @@ static int pick_devices(const char *list, porta_device **devices, int *count) {
          item = strtok_r(NULL, ",", &save)) {
         if (*count == COMPARE_MAX_DEVICES)
             return cli_usage("compare", "at most %d devices", COMPARE_MAX_DEVICES);
-        int code;
-        if (!strncmp(item, "porta:auto", 10) && (!item[10] || item[10] == ':'))
-            code = auto_device(item[10] ? item + 11 : "throughput", &devices[*count]);
-        else
-            code = cli_device("compare", item, &devices[*count]);
+        int code = cli_device("compare", item, &devices[*count]);
         if (code) return code;
         (*count)++;
     }
