@@ -8,6 +8,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-60}"
 out="${2:-$root/build-fuzz}"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)" # the targets run from inside it
 "$root/fuzz/build.sh" "$out" >/dev/null
 for src in "$root"/fuzz/fuzz_*.c; do
   target="$(basename "$src" .c)"
