@@ -94,8 +94,9 @@ const pt2_tensor_info *pt2_tensor_find(const pt2_archive *archive, const char *n
 /* The tensor `name` on `device`, with its sizes, strides and offset: on a
  * device whose memory is host memory a view of the archive without a copy
  * when the storage is aligned to the element size, else a copy of the
- * storage. An empty storage gives zeros, as PyTorch's loader does. BOOL
- * elements are checked to be 0 or 1. */
+ * storage. BOOL elements are checked to be 0 or 1. (An empty storage under
+ * a tensor with elements, which PyTorch's loader would fill with zeros, is
+ * an archive exported without its data: rejected when opened.) */
 porta_status *pt2_tensor_get(pt2_archive *archive, const char *name, porta_device *device,
                              porta_tensor **out);
 
