@@ -13,13 +13,10 @@ from torch.export import Dim
 
 import hf_models
 import torch_porta
-from torch_porta.export import save
 from test_export import devices, run_exported
 
-pytest.importorskip("transformers", reason="transformers is installed by scripts/setup.sh")
 
 TOLERANCE = dict(atol=1e-4, rtol=1e-4)
-aten = torch.ops.aten
 
 
 class Logits(torch.nn.Module):
@@ -97,44 +94,14 @@ def test_gpt2_dynamic_batch_and_sequence(tmp_path):
     check_runs(model, path, ep, gpt2_cases(), tmp_path)
 
 
-def sdpa_as_math(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                 enable_gqa=False):
-    """scaled_dot_product_attention decomposed to PyTorch's math attention,
-    its result laid out as the CPU's fused kernel lays it out (heads inside
-    sequence positions). The default decomposition gives another layout than
-    the one the graph was traced with, so a later view of it fails in
-    run_decompositions (GPT-2's c_proj: "Cannot view a tensor with shape
-    [2, 16, 64] and strides (64, 128, 1)")."""
-    if attn_mask is not None and attn_mask.dtype == torch.bool:
-        attn_mask = torch.zeros_like(attn_mask, dtype=query.dtype).masked_fill(
-            attn_mask.logical_not(), float("-inf"))
-    out = aten._scaled_dot_product_attention_math.default(
-        query, key, value, attn_mask, dropout_p, is_causal, None, scale=scale,
-        enable_gqa=enable_gqa)[0]
-    return out.transpose(1, 2).contiguous().transpose(1, 2)
-
-
 def test_gpt2_sdpa_attention_dynamic_sequence(tmp_path):
-    """transformers' default attention: torch.export, the Core ATen
-    decompositions with sdpa_as_math for attention, saved by
-    torch_porta.export.save."""
+    """transformers' default attention (scaled_dot_product_attention)
+    through torch_porta.export, with dynamic batch and sequence length."""
     model = Logits(hf_models.gpt2("sdpa")).eval()
     dims = ({0: Dim("batch", min=1, max=8), 1: Dim("seq", min=2, max=128)},)
-    table = torch.export.default_decompositions()
-    table[aten.scaled_dot_product_attention.default] = sdpa_as_math
-    ep = torch.export.export(model, gpt2_cases()[0], dynamic_shapes=dims).run_decompositions(table)
     path = tmp_path / "gpt2-sdpa.porta"
-    save(ep, path, dims)
+    ep = torch_porta.export(model, gpt2_cases()[0], path, dynamic_shapes=dims)
     check_runs(model, path, ep, gpt2_cases(), tmp_path)
-
-
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="torch_porta.export uses the default decompositions, whose "
-                          "scaled_dot_product_attention result has another layout than the "
-                          "traced one (see sdpa_as_math)")
-def test_gpt2_sdpa_attention_through_export(tmp_path):
-    torch_porta.export(Logits(hf_models.gpt2("sdpa")).eval(), gpt2_cases()[0],
-                       tmp_path / "gpt2.porta")
 
 
 def test_wider_deeper_gpt2(tmp_path):

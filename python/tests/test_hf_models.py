@@ -9,7 +9,6 @@ import torch
 import hf_models
 import torch_porta
 
-pytest.importorskip("transformers", reason="transformers is installed by scripts/setup.sh")
 
 ATTENTIONS = ["eager", "sdpa"]
 

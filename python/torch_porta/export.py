@@ -328,6 +328,31 @@ def save(ep, path, dynamic_shapes=None):
     _write_safetensors(path, weights, metadata)
 
 
+def _attention_as_math(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
+                       scale=None, enable_gqa=False):
+    """scaled_dot_product_attention as PyTorch's math attention, its result
+    laid out as the CPU's fused kernel lays it out (heads inside sequence
+    positions). PyTorch's default decomposition gives another layout than
+    the one the graph was traced with, so a later view of it fails in
+    run_decompositions (GPT-2's attention output projection). A boolean
+    mask becomes an additive one, which the math kernel expects."""
+    aten = torch.ops.aten
+    if attn_mask is not None and attn_mask.dtype == torch.bool:
+        attn_mask = torch.zeros_like(attn_mask, dtype=query.dtype).masked_fill(
+            attn_mask.logical_not(), float("-inf"))
+    out = aten._scaled_dot_product_attention_math.default(
+        query, key, value, attn_mask, dropout_p, is_causal, None, scale=scale,
+        enable_gqa=enable_gqa)[0]
+    return out.transpose(1, 2).contiguous().transpose(1, 2)
+
+
+def decompositions():
+    """The decomposition table export uses: Core ATen's, attention as math."""
+    table = torch.export.default_decompositions()
+    table[torch.ops.aten.scaled_dot_product_attention.default] = _attention_as_math
+    return table
+
+
 def export(model, example_inputs, path, dynamic_shapes=None, strict=False):
     """Exports `model` called on `example_inputs` (a tuple of tensors) with
     torch.export, decomposes it to Core ATen and saves it as a .porta file.
@@ -337,6 +362,6 @@ def export(model, example_inputs, path, dynamic_shapes=None, strict=False):
         example_inputs = (example_inputs,)
     ep = torch.export.export(model, tuple(example_inputs), dynamic_shapes=dynamic_shapes,
                              strict=strict)
-    ep = ep.run_decompositions()
+    ep = ep.run_decompositions(decompositions())
     save(ep, path, dynamic_shapes)
     return ep
