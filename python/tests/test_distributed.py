@@ -746,7 +746,9 @@ def _hang():
         time.sleep(SCENARIO_TIMEOUT)  # never arrives; mpirun ends it
         os._exit(0)
     start = time.monotonic()
-    work = dist.all_reduce(torch.ones(4, device="porta"), async_op=True)
+    # A CPU tensor is reduced in place, so the call returns at once on
+    # every device setup (a staged porta tensor would be waited for here).
+    work = dist.all_reduce(torch.ones(4), async_op=True)
     issued = time.monotonic() - start
     try:
         work.wait()  # the error of the communication thread, raised here
