@@ -300,14 +300,6 @@ def test_ops_run_by_pytorchs_cpu_are_host_events(tmp_path):
     assert events_of(doc, "kernel", pid_of(0)) or events_of(doc, "copy", pid_of(0))
 
 
-def test_fallback_hook_removed_after_stop(tmp_path):
-    from torch_porta import _fallback
-    before = _fallback._run_on_cpu
-    with torch_porta.profile(tmp_path / "t.json"):
-        assert _fallback._run_on_cpu is not before
-    assert _fallback._run_on_cpu is before
-
-
 @pytest.mark.skipif(torch.porta.device_count() < 2,
                     reason="needs two porta devices (e.g. PoCL: pocl-opencl-icd)")
 def test_two_devices_each_have_a_named_track(tmp_path):

@@ -16,7 +16,7 @@ import warnings
 
 import torch
 
-from . import _metrics, _modes, _tensors
+from . import _C, _metrics, _modes, _tensors
 from .ops._aten import _return_plan
 
 # Arguments written although the schema does not mark them (a!): batch norm
@@ -183,8 +183,14 @@ def fallback(op, *args, **kwargs):
                       UserWarning, stacklevel=2)
     _metrics.count_fallback(name)
     _modes.sync_point("fallback")  # the CPU reads porta's results
-    with _metrics.inside_fallback():
-        return _run_on_cpu(op, args, kwargs)
+    # While profiling, a "fallback" event on the host's track (0 when off).
+    begin = _C.profiler_begin()
+    try:
+        with _metrics.inside_fallback():
+            return _run_on_cpu(op, args, kwargs)
+    finally:
+        if begin:
+            _C.profiler_record("fallback", -1, f"aten::{name}", begin)
 
 
 def install():

@@ -22,7 +22,7 @@ land in the trace. One profiler runs at a time in a process.
 import os
 import tempfile
 
-from . import _C, _fallback
+from . import _C
 
 __all__ = ["profile"]
 
@@ -37,21 +37,18 @@ class profile:
         self.path = None if path is None else os.fspath(path)
         self._running = False
         self._trace = None  # the file's text, when no path was given
-        self._fallback_run = None
 
     def start(self):
         if self._running:
             raise RuntimeError("torch_porta.profile: already started")
         _C.profiler_start()
         self._running = True
-        self._record_fallback_ops()
         return self
 
     def stop(self):
         if not self._running:
             raise RuntimeError("torch_porta.profile: stop() without start()")
         self._running = False
-        self._restore_fallback_ops()
         try:
             _C.flush()  # fused mode's pending ops run inside the trace
         finally:
@@ -77,28 +74,6 @@ class profile:
     def __exit__(self, *exc):
         self.stop()
         return False
-
-    # Ops without a porta kernel run through PyTorch's CPU (_fallback.py);
-    # while profiling, each becomes a "fallback" event on the host's track,
-    # around the copies to and from the device that it makes.
-    def _record_fallback_ops(self):
-        run = _fallback._run_on_cpu
-
-        def run_recorded(op, args, kwargs):
-            begin = _C.profiler_begin()
-            try:
-                return run(op, args, kwargs)
-            finally:
-                if begin:
-                    _C.profiler_record("fallback", -1, f"aten::{_fallback.op_name(op)}", begin)
-
-        self._fallback_run = run
-        _fallback._run_on_cpu = run_recorded
-
-    def _restore_fallback_ops(self):
-        if self._fallback_run is not None:
-            _fallback._run_on_cpu = self._fallback_run
-            self._fallback_run = None
 
 
 def _stop_into_text():

@@ -13,6 +13,7 @@
 #include "../../src/report/report.h"
 #include "../../src/report/select.h"
 #include "../../src/runtime/energy.h"
+#include "../../src/runtime/progress.h"
 #include "cli.h"
 
 #define COMPARE_MAX_DEVICES 64
@@ -130,7 +131,7 @@ static int cuda_index_of(int index) {
  * the entry's error, not the command's. */
 static porta_status *measure(const compare_options *o, porta_model *model, porta_device *device,
                              porta_tensor **inputs, porta_tensor **outputs, double *seconds,
-                             int64_t batch, porta_report *report) {
+                             int64_t batch, porta_report *report, porta_progress *progress) {
     porta_device_info info;
     PORTA_TRY(porta_device_info_get(device, &info));
     char id[32];
@@ -138,7 +139,10 @@ static porta_status *measure(const compare_options *o, porta_model *model, porta
     report_device *entry;
     PORTA_TRY(porta_report_add_device(report, id, info.backend, info.name, &entry));
     porta_status *failed = NULL;
-    for (int i = 0; !failed && i < o->warmup; i++) failed = run_once(model, device, inputs, outputs);
+    for (int i = 0; !failed && i < o->warmup; i++) {
+        failed = run_once(model, device, inputs, outputs);
+        porta_progress_advance(progress, 1);
+    }
     porta_energy_sample start, end;
     char why[PORTA_ENERGY_REASON_CAP];
     bool metered = false;
@@ -152,6 +156,7 @@ static porta_status *measure(const compare_options *o, porta_model *model, porta
         double begin = now_seconds();
         failed = run_once(model, device, inputs, outputs);
         seconds[i] = now_seconds() - begin;
+        porta_progress_advance(progress, 1);
     }
     if (failed) {
         snprintf(entry->error, sizeof entry->error, "%s", porta_status_message(failed));
@@ -235,9 +240,13 @@ static porta_status *compare(const compare_options *o, porta_model *model,
     } else {
         status = make_inputs(model, inputs, &batch);
     }
-    for (int d = 0; !status && !*code && d < device_count; d++) {
-        status = measure(o, model, devices[d], inputs, outputs, seconds, batch, report);
-    }
+    /* A line on a terminal while the runs go on (quiet when redirected). */
+    porta_progress progress;
+    porta_progress_begin(&progress, "comparing devices",
+                         (int64_t)device_count * (o->warmup + o->iterations));
+    for (int d = 0; !status && !*code && d < device_count; d++)
+        status = measure(o, model, devices[d], inputs, outputs, seconds, batch, report, &progress);
+    porta_progress_end(&progress);
     if (inputs) cli_release(inputs, n_in);
     free(inputs);
     free(outputs);

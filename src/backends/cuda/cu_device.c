@@ -23,6 +23,7 @@
 #include "core/alloc.h"
 #include "core/status.h"
 #include "core/tensor.h"
+#include "runtime/trace_events.h"
 
 #define MAX_CU_DEVICES 16
 
@@ -77,8 +78,10 @@ static porta_status *cu_buffer_write(porta_device *device, void *handle, size_t 
     cu_buffer *buffer = handle;
     if (!bytes) return NULL;
     PORTA_TRY(make_current(s));
+    uint64_t begin = trace_begin();
     CUresult r = s->cu->cuMemcpyHtoDAsync(buffer->pointer + offset, src, bytes, s->stream);
     if (r == CUDA_SUCCESS) r = s->cu->cuStreamSynchronize(s->stream);
+    trace_end(TRACE_COPY, device, "write from host", NULL, (int64_t)bytes, begin);
     return r ? cu_error(s, r, "cuMemcpyHtoDAsync") : NULL;
 }
 
@@ -88,8 +91,11 @@ static porta_status *cu_buffer_read(porta_device *device, void *handle, size_t o
     cu_buffer *buffer = handle;
     if (!bytes) return NULL;
     PORTA_TRY(make_current(s));
+    uint64_t begin = trace_begin();
     CUresult r = s->cu->cuMemcpyDtoHAsync(dst, buffer->pointer + offset, bytes, s->stream);
+    /* the stream is in order: this also waits for the kernels before it */
     if (r == CUDA_SUCCESS) r = s->cu->cuStreamSynchronize(s->stream);
+    trace_end(TRACE_COPY, device, "read to host", NULL, (int64_t)bytes, begin);
     return r ? cu_error(s, r, "cuMemcpyDtoHAsync") : NULL;
 }
 
