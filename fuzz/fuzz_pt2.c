@@ -123,16 +123,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         porta_tensor_release(tensor);
     }
     zip_close(zip);
-    mtext text = {0};
+    porta_text text = {0};
     pt2_weight_names names = {0};
     status = pt2_graph_to_porta(archive, &text, &names);
-    if (!status) status = mtext_finish(&text);
+    if (!status) status = text_failure(&text, "graph");
     model_graph *graph = NULL;
     if (!status) status = model_graph_parse(text.chars, text.length, &graph);
     check(status);
     model_graph_free(graph);
     pt2_weight_names_free(&names);
-    mtext_free(&text);
+    text_free(&text);
     pt2_close(archive);
     free(built);
     return 0;

@@ -12,56 +12,9 @@
 
 #include "core/alloc.h"
 #include "core/status.h"
+#include "core/text.h"
 #include "io/safetensors.h"
 #include "io/utf8.h"
-
-/* ---- the header's text ---- */
-
-typedef struct text {
-    char *chars;
-    size_t length, capacity;
-    bool failed; /* out of memory: later appends do nothing */
-} text;
-
-static void put(text *t, const char *s, size_t n) {
-    if (t->failed) return;
-    if (t->length + n + 1 > t->capacity) {
-        size_t capacity = t->capacity ? t->capacity : 256;
-        while (capacity < t->length + n + 1) capacity *= 2;
-        char *grown = realloc(t->chars, capacity);
-        if (!grown) {
-            t->failed = true;
-            return;
-        }
-        t->chars = grown;
-        t->capacity = capacity;
-    }
-    memcpy(t->chars + t->length, s, n);
-    t->length += n;
-    t->chars[t->length] = '\0';
-}
-
-static void put_str(text *t, const char *s) { put(t, s, strlen(s)); }
-
-/* A JSON string: quotes, backslashes and control characters escaped,
- * everything else (valid UTF-8, checked before) as is. */
-static void put_json_string(text *t, const char *s) {
-    put(t, "\"", 1);
-    for (const char *run = s;; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c && c >= 0x20 && c != '"' && c != '\\') continue;
-        put(t, run, (size_t)(s - run));
-        if (!c) break;
-        char escaped[8];
-        if (c == '"' || c == '\\')
-            snprintf(escaped, sizeof escaped, "\\%c", c);
-        else
-            snprintf(escaped, sizeof escaped, "\\u%04x", c);
-        put_str(t, escaped);
-        run = s + 1;
-    }
-    put(t, "\"", 1);
-}
 
 /* ---- checking the arguments ---- */
 
@@ -145,17 +98,17 @@ static porta_status *check_arguments(const porta_safetensors_entry *tensors, int
  * *largest receives the largest tensor's byte size. */
 static porta_status *build_header(const porta_safetensors_entry *tensors, const int *order,
                                   int count, const porta_safetensors_pair *metadata,
-                                  int metadata_count, text *header, size_t *largest) {
-    put(header, "{", 1);
+                                  int metadata_count, porta_text *header, size_t *largest) {
+    text_append(header, "{", 1);
     if (metadata_count) {
-        put_str(header, "\"__metadata__\":{");
+        text_puts(header, "\"__metadata__\":{");
         for (int i = 0; i < metadata_count; i++) {
-            if (i) put(header, ",", 1);
-            put_json_string(header, metadata[i].key);
-            put(header, ":", 1);
-            put_json_string(header, metadata[i].value);
+            if (i) text_append(header, ",", 1);
+            text_json_cstring(header, metadata[i].key);
+            text_append(header, ":", 1);
+            text_json_cstring(header, metadata[i].value);
         }
-        put(header, "}", 1);
+        text_append(header, "}", 1);
     }
     uint64_t offset = 0;
     *largest = 0;
@@ -170,23 +123,17 @@ static porta_status *build_header(const porta_safetensors_entry *tensors, const 
                                "bytes, got more by tensor %d",
                                i);
         if (bytes > *largest) *largest = (size_t)bytes;
-        if (metadata_count || k) put(header, ",", 1);
-        put_json_string(header, tensors[i].name);
-        char field[64];
-        snprintf(field, sizeof field, ":{\"dtype\":\"%s\",\"shape\":[", st_dtype_name(dtype));
-        put_str(header, field);
-        for (int d = 0; d < porta_tensor_rank(t); d++) {
-            snprintf(field, sizeof field, "%s%lld", d ? "," : "",
-                     (long long)porta_tensor_sizes(t)[d]);
-            put_str(header, field);
-        }
-        snprintf(field, sizeof field, "],\"data_offsets\":[%llu,%llu]}",
-                 (unsigned long long)offset, (unsigned long long)(offset + bytes));
-        put_str(header, field);
+        if (metadata_count || k) text_append(header, ",", 1);
+        text_json_cstring(header, tensors[i].name);
+        text_printf(header, ":{\"dtype\":\"%s\",\"shape\":[", st_dtype_name(dtype));
+        for (int d = 0; d < porta_tensor_rank(t); d++)
+            text_printf(header, "%s%lld", d ? "," : "", (long long)porta_tensor_sizes(t)[d]);
+        text_printf(header, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)offset,
+                    (unsigned long long)(offset + bytes));
         offset += bytes;
     }
-    put(header, "}", 1);
-    while (!header->failed && (8 + header->length) % 8) put(header, " ", 1);
+    text_append(header, "}", 1);
+    while (!header->failed && (8 + header->length) % 8) text_append(header, " ", 1);
     if (header->failed)
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "safetensors_save: no memory for the header");
     if (header->length > PORTA_SAFETENSORS_MAX_HEADER)
@@ -212,7 +159,7 @@ static porta_status *write_all(int fd, const char *path, const void *data, size_
     return NULL;
 }
 
-static porta_status *write_contents(int fd, const char *path, const text *header,
+static porta_status *write_contents(int fd, const char *path, const porta_text *header,
                                     const porta_safetensors_entry *tensors, const int *order,
                                     int count, size_t largest) {
     unsigned char length[8];
@@ -281,7 +228,7 @@ porta_status *porta_safetensors_save(const char *path, const porta_safetensors_e
     PORTA_TRY(check_arguments(tensors, count, metadata, metadata_count));
     int *order = data_order(tensors, count);
     if (!order) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "safetensors_save: no memory");
-    text header = {0};
+    porta_text header = {0};
     size_t largest;
     porta_status *status =
         build_header(tensors, order, count, metadata, metadata_count, &header, &largest);
@@ -299,7 +246,7 @@ porta_status *porta_safetensors_save(const char *path, const porta_safetensors_e
         if (status) unlink(temp);
     }
     free(temp);
-    free(header.chars);
+    text_free(&header);
     free(order);
     return status;
 }

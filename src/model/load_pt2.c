@@ -35,11 +35,11 @@ porta_status *model_load_pt2(const char *path, porta_model **out) {
     pt2_state *s = calloc(1, sizeof *s);
     if (!s) return porta_error(PORTA_ERR_OUT_OF_MEMORY, ".pt2: out of memory");
     porta_status *status = pt2_open(path, NULL, &s->archive);
-    mtext graph_text = {0};
+    porta_text graph_text = {0};
     model_graph *graph = NULL;
     if (!status) status = pt2_graph_to_porta(s->archive, &graph_text, &s->names);
     if (!status) status = model_graph_parse(graph_text.chars, graph_text.length, &graph);
-    mtext_free(&graph_text);
+    text_free(&graph_text);
     if (status) {
         close_state(s);
         return porta_error_context(status, "%s", path);

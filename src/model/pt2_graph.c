@@ -48,36 +48,36 @@ static porta_status *name_of(const json_value *v, const char *where, const char 
     return NULL;
 }
 
-static void put_string(mtext *t, const char *s) { mtext_json_string(t, s, strlen(s)); }
+static void put_string(porta_text *t, const char *s) { text_json_string(t, s, strlen(s)); }
 
 /* A JSON value as text (the schema table's defaults). */
-static void put_json(mtext *t, const json_value *v) {
+static void put_json(porta_text *t, const json_value *v) {
     switch (v->type) {
-    case JSON_NULL: mtext_puts(t, "null"); break;
-    case JSON_TRUE: mtext_puts(t, "true"); break;
-    case JSON_FALSE: mtext_puts(t, "false"); break;
+    case JSON_NULL: text_puts(t, "null"); break;
+    case JSON_TRUE: text_puts(t, "true"); break;
+    case JSON_FALSE: text_puts(t, "false"); break;
     case JSON_NUMBER:
-        if (v->as.number.is_integer) mtext_printf(t, "%lld", (long long)v->as.number.integer);
-        else mtext_printf(t, "%.17g", v->as.number.value);
+        if (v->as.number.is_integer) text_printf(t, "%lld", (long long)v->as.number.integer);
+        else text_printf(t, "%.17g", v->as.number.value);
         break;
-    case JSON_STRING: mtext_json_string(t, v->as.string.chars, v->as.string.length); break;
+    case JSON_STRING: text_json_string(t, v->as.string.chars, v->as.string.length); break;
     case JSON_ARRAY:
-        mtext_puts(t, "[");
+        text_puts(t, "[");
         for (size_t i = 0; i < v->as.array.count; i++) {
-            if (i) mtext_puts(t, ",");
+            if (i) text_puts(t, ",");
             put_json(t, v->as.array.items[i]);
         }
-        mtext_puts(t, "]");
+        text_puts(t, "]");
         break;
     case JSON_OBJECT:
-        mtext_puts(t, "{");
+        text_puts(t, "{");
         for (size_t i = 0; i < v->as.object.count; i++) {
-            if (i) mtext_puts(t, ",");
-            mtext_json_string(t, v->as.object.members[i].key, v->as.object.members[i].key_length);
-            mtext_puts(t, ":");
+            if (i) text_puts(t, ",");
+            text_json_string(t, v->as.object.members[i].key, v->as.object.members[i].key_length);
+            text_puts(t, ":");
             put_json(t, v->as.object.members[i].value);
         }
-        mtext_puts(t, "}");
+        text_puts(t, "}");
         break;
     }
 }
@@ -100,38 +100,38 @@ static const char *dtype_name(const json_value *v) {
     }
 }
 
-static porta_status *put_int(mtext *t, const json_value *v, const char *where) {
+static porta_status *put_int(porta_text *t, const json_value *v, const char *where) {
     if (v->type != JSON_NUMBER || !v->as.number.is_integer)
         return bad(where, "an integer within int64", v);
-    mtext_printf(t, "%lld", (long long)v->as.number.integer);
+    text_printf(t, "%lld", (long long)v->as.number.integer);
     return NULL;
 }
 
 /* SymInt: {"as_name": n} or {"as_int": i}, as a .porta "ints" item or arg. */
-static porta_status *put_sym_int(mtext *t, const json_value *v, const char *where, bool wrapped) {
+static porta_status *put_sym_int(porta_text *t, const json_value *v, const char *where, bool wrapped) {
     const char *key = NULL;
     const json_value *value = NULL;
     PORTA_TRY(union_member(v, where, &key, &value));
     if (!strcmp(key, "as_int")) {
-        if (wrapped) mtext_puts(t, "{\"int\":");
+        if (wrapped) text_puts(t, "{\"int\":");
         PORTA_TRY(put_int(t, value, where));
     } else if (!strcmp(key, "as_name") && value->type == JSON_STRING) {
-        if (wrapped) mtext_puts(t, "{\"sym\":");
-        mtext_json_string(t, value->as.string.chars, value->as.string.length);
+        if (wrapped) text_puts(t, "{\"sym\":");
+        text_json_string(t, value->as.string.chars, value->as.string.length);
     } else {
         return bad(where, "a symbolic int (as_int or as_name)", value);
     }
-    if (wrapped) mtext_puts(t, "}");
+    if (wrapped) text_puts(t, "}");
     return NULL;
 }
 
-static porta_status *put_list(mtext *t, const json_value *list, const char *kind,
+static porta_status *put_list(porta_text *t, const json_value *list, const char *kind,
                               const char *where) {
     if (list->type != JSON_ARRAY) return bad(where, "an array", list);
-    mtext_printf(t, "{\"%s\":[", kind);
+    text_printf(t, "{\"%s\":[", kind);
     for (size_t i = 0; i < list->as.array.count; i++) {
         const json_value *item = list->as.array.items[i];
-        if (i) mtext_puts(t, ",");
+        if (i) text_puts(t, ",");
         if (!strcmp(kind, "ints")) {
             PORTA_TRY(put_int(t, item, where));
             continue;
@@ -140,35 +140,35 @@ static porta_status *put_list(mtext *t, const json_value *list, const char *kind
         PORTA_TRY(name_of(item, where, &name));
         put_string(t, name);
     }
-    mtext_puts(t, "]}");
+    text_puts(t, "]}");
     return NULL;
 }
 
 /* One Argument of schema.py as a .porta argument. */
-static porta_status *put_argument(mtext *t, const json_value *arg, const char *where) {
+static porta_status *put_argument(porta_text *t, const json_value *arg, const char *where) {
     const char *key = NULL;
     const json_value *v = NULL;
     PORTA_TRY(union_member(arg, where, &key, &v));
     if (!strcmp(key, "as_none") || !strcmp(key, "as_layout") || !strcmp(key, "as_device")) {
-        mtext_puts(t, "null");
+        text_puts(t, "null");
     } else if (!strcmp(key, "as_tensor")) {
         const char *name = NULL;
         PORTA_TRY(name_of(v, where, &name));
-        mtext_puts(t, "{\"tensor\":");
+        text_puts(t, "{\"tensor\":");
         put_string(t, name);
-        mtext_puts(t, "}");
+        text_puts(t, "}");
     } else if (!strcmp(key, "as_tensors")) {
         PORTA_TRY(put_list(t, v, "tensors", where));
     } else if (!strcmp(key, "as_optional_tensors")) {
         if (v->type != JSON_ARRAY) return bad(where, "an array", v);
-        mtext_puts(t, "{\"tensors\":[");
+        text_puts(t, "{\"tensors\":[");
         for (size_t i = 0; i < v->as.array.count; i++) {
             const char *item_key = NULL;
             const json_value *item = NULL;
             PORTA_TRY(union_member(v->as.array.items[i], where, &item_key, &item));
-            if (i) mtext_puts(t, ",");
+            if (i) text_puts(t, ",");
             if (!strcmp(item_key, "as_none")) {
-                mtext_puts(t, "null");
+                text_puts(t, "null");
                 continue;
             }
             const char *name = NULL;
@@ -176,53 +176,53 @@ static porta_status *put_argument(mtext *t, const json_value *arg, const char *w
             PORTA_TRY(name_of(item, where, &name));
             put_string(t, name);
         }
-        mtext_puts(t, "]}");
+        text_puts(t, "]}");
     } else if (!strcmp(key, "as_int")) {
-        mtext_puts(t, "{\"int\":");
+        text_puts(t, "{\"int\":");
         PORTA_TRY(put_int(t, v, where));
-        mtext_puts(t, "}");
+        text_puts(t, "}");
     } else if (!strcmp(key, "as_ints")) {
         PORTA_TRY(put_list(t, v, "ints", where));
     } else if (!strcmp(key, "as_sym_int")) {
         PORTA_TRY(put_sym_int(t, v, where, true));
     } else if (!strcmp(key, "as_sym_ints")) {
         if (v->type != JSON_ARRAY) return bad(where, "an array", v);
-        mtext_puts(t, "{\"ints\":[");
+        text_puts(t, "{\"ints\":[");
         for (size_t i = 0; i < v->as.array.count; i++) {
-            if (i) mtext_puts(t, ",");
+            if (i) text_puts(t, ",");
             PORTA_TRY(put_sym_int(t, v->as.array.items[i], where, false));
         }
-        mtext_puts(t, "]}");
+        text_puts(t, "]}");
     } else if (!strcmp(key, "as_float")) {
-        mtext_puts(t, "{\"float\":");
-        if (v->type == JSON_NUMBER) mtext_printf(t, "%.17g", v->as.number.value);
+        text_puts(t, "{\"float\":");
+        if (v->type == JSON_NUMBER) text_printf(t, "%.17g", v->as.number.value);
         else if (v->type == JSON_STRING && !strcmp(v->as.string.chars, "Infinity"))
-            mtext_puts(t, "\"inf\"");
+            text_puts(t, "\"inf\"");
         else if (v->type == JSON_STRING && !strcmp(v->as.string.chars, "-Infinity"))
-            mtext_puts(t, "\"-inf\"");
+            text_puts(t, "\"-inf\"");
         else if (v->type == JSON_STRING && !strcmp(v->as.string.chars, "NaN"))
-            mtext_puts(t, "\"nan\"");
+            text_puts(t, "\"nan\"");
         else return bad(where, "a number, \"Infinity\", \"-Infinity\" or \"NaN\"", v);
-        mtext_puts(t, "}");
+        text_puts(t, "}");
     } else if (!strcmp(key, "as_bool")) {
         if (v->type != JSON_TRUE && v->type != JSON_FALSE) return bad(where, "a boolean", v);
-        mtext_puts(t, v->type == JSON_TRUE ? "{\"bool\":true}" : "{\"bool\":false}");
+        text_puts(t, v->type == JSON_TRUE ? "{\"bool\":true}" : "{\"bool\":false}");
     } else if (!strcmp(key, "as_string")) {
         if (v->type != JSON_STRING) return bad(where, "a string", v);
-        mtext_puts(t, "{\"string\":");
-        mtext_json_string(t, v->as.string.chars, v->as.string.length);
-        mtext_puts(t, "}");
+        text_puts(t, "{\"string\":");
+        text_json_string(t, v->as.string.chars, v->as.string.length);
+        text_puts(t, "}");
     } else if (!strcmp(key, "as_scalar_type")) {
         const char *name = dtype_name(v);
         if (!name) return bad(where, "a scalar type porta has", v);
-        mtext_printf(t, "{\"dtype\":\"%s\"}", name);
+        text_printf(t, "{\"dtype\":\"%s\"}", name);
     } else if (!strcmp(key, "as_memory_format")) {
         /* schema.py: 1 contiguous, 2 channels_last, 3 channels_last_3d, 4 preserve. */
         static const int codes[5] = {-1, 0, 2, 3, 1};
         if (v->type != JSON_NUMBER || !v->as.number.is_integer || v->as.number.integer < 1 ||
             v->as.number.integer > 4)
             return bad(where, "a memory format 1..4", v);
-        mtext_printf(t, "{\"int\":%d}", codes[v->as.number.integer]);
+        text_printf(t, "{\"int\":%d}", codes[v->as.number.integer]);
     } else {
         char quoted[UTF8_EXCERPT_CAP];
         return porta_error(PORTA_ERR_UNSUPPORTED,
@@ -253,7 +253,7 @@ static const json_value *named_input(const json_value *inputs, const char *name)
 }
 
 /* Every argument of op in schema order: the node's, else the default. */
-static porta_status *put_aten_args(mtext *t, const char *op, const json_value *inputs,
+static porta_status *put_aten_args(porta_text *t, const char *op, const json_value *inputs,
                                    const char *where) {
     const pt2_schema *schema = find_schema(op);
     if (!schema)
@@ -265,12 +265,12 @@ static porta_status *put_aten_args(mtext *t, const char *op, const json_value *i
     const json_value *args = json_document_root(doc);
     porta_status *status = NULL;
     size_t used = 0;
-    mtext_puts(t, "[");
+    text_puts(t, "[");
     for (size_t i = 0; !status && i < args->as.array.count; i++) {
         const json_value *entry = args->as.array.items[i];
         const char *name = entry->as.array.items[0]->as.string.chars;
         const json_value *given = named_input(inputs, name);
-        if (i) mtext_puts(t, ",");
+        if (i) text_puts(t, ",");
         if (given) {
             used++;
             status = put_argument(t, given, where);
@@ -288,7 +288,7 @@ static porta_status *put_aten_args(mtext *t, const char *op, const json_value *i
                              ".pt2 program: %s: %zu arguments, of which %zu are in the schema of "
                              "%s",
                              where, inputs->as.array.count, used, op);
-    mtext_puts(t, "]");
+    text_puts(t, "]");
     json_document_free(doc);
     return status;
 }
@@ -322,8 +322,8 @@ static bool skipped(const char *target) {
     return false;
 }
 
-static porta_status *put_outputs(mtext *t, const json_value *outputs, const char *where) {
-    mtext_puts(t, "[");
+static porta_status *put_outputs(porta_text *t, const json_value *outputs, const char *where) {
+    text_puts(t, "[");
     bool first = true;
     for (size_t i = 0; i < outputs->as.array.count; i++) {
         const char *key = NULL;
@@ -334,13 +334,13 @@ static porta_status *put_outputs(mtext *t, const json_value *outputs, const char
             for (size_t k = 0; k < v->as.array.count; k++) {
                 const char *name = NULL;
                 PORTA_TRY(name_of(v->as.array.items[k], where, &name));
-                mtext_puts(t, first ? "" : ",");
+                text_puts(t, first ? "" : ",");
                 first = false;
                 put_string(t, name);
             }
             continue;
         }
-        mtext_puts(t, first ? "" : ",");
+        text_puts(t, first ? "" : ",");
         first = false;
         if (!strcmp(key, "as_tensor")) {
             const char *name = NULL;
@@ -351,14 +351,14 @@ static porta_status *put_outputs(mtext *t, const json_value *outputs, const char
             PORTA_TRY(get(v, "as_name", JSON_STRING, where, &name));
             put_string(t, name->as.string.chars);
         } else {
-            mtext_puts(t, "null");
+            text_puts(t, "null");
         }
     }
-    mtext_puts(t, "]");
+    text_puts(t, "]");
     return NULL;
 }
 
-static porta_status *put_node(mtext *t, const json_value *node, size_t index, bool *first) {
+static porta_status *put_node(porta_text *t, const json_value *node, size_t index, bool *first) {
     char where[320];
     snprintf(where, sizeof where, "node %zu", index);
     const json_value *target = NULL, *inputs = NULL, *outputs = NULL;
@@ -367,21 +367,21 @@ static porta_status *put_node(mtext *t, const json_value *node, size_t index, bo
     PORTA_TRY(get(node, "outputs", JSON_ARRAY, where, &outputs));
     const char *name = target->as.string.chars;
     if (skipped(name)) return NULL;
-    mtext_puts(t, *first ? "\n{\"op\":" : ",\n{\"op\":");
+    text_puts(t, *first ? "\n{\"op\":" : ",\n{\"op\":");
     *first = false;
     const char *builtin = NULL;
     for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
         if (!strcmp(name, builtins[i].target)) builtin = builtins[i].builtin;
     if (builtin) {
         put_string(t, builtin);
-        mtext_puts(t, ",\"args\":[");
+        text_puts(t, ",\"args\":[");
         for (size_t i = 0; i < inputs->as.array.count; i++) {
             const json_value *arg = NULL;
             PORTA_TRY(get(inputs->as.array.items[i], "arg", JSON_OBJECT, where, &arg));
-            if (i) mtext_puts(t, ",");
+            if (i) text_puts(t, ",");
             PORTA_TRY(put_argument(t, arg, where));
         }
-        mtext_puts(t, "]");
+        text_puts(t, "]");
     } else {
         static const char prefix[] = "torch.ops.aten.";
         if (strncmp(name, prefix, sizeof prefix - 1)) {
@@ -395,13 +395,13 @@ static porta_status *put_node(mtext *t, const json_value *node, size_t index, bo
         size_t length = strlen(op);
         if (length > 8 && !strcmp(op + length - 8, ".default")) op[length - 8] = '\0';
         put_string(t, op);
-        mtext_puts(t, ",\"args\":");
+        text_puts(t, ",\"args\":");
         snprintf(where, sizeof where, "node %zu (%s)", index, op);
         PORTA_TRY(put_aten_args(t, op, inputs, where));
     }
-    mtext_puts(t, ",\"outputs\":");
+    text_puts(t, ",\"outputs\":");
     PORTA_TRY(put_outputs(t, outputs, where));
-    mtext_puts(t, "}");
+    text_puts(t, "}");
     return NULL;
 }
 
@@ -425,9 +425,9 @@ static bool symbol_name(const char *expr, char *out, size_t cap) {
     return true;
 }
 
-static porta_status *put_symbols(mtext *t, const json_value *program) {
+static porta_status *put_symbols(porta_text *t, const json_value *program) {
     const json_value *ranges = json_object_get(program, "range_constraints");
-    mtext_puts(t, "\"symbols\":[");
+    text_puts(t, "\"symbols\":[");
     if (ranges && ranges->type == JSON_OBJECT) {
         bool first = true;
         for (size_t i = 0; i < ranges->as.object.count; i++) {
@@ -436,38 +436,38 @@ static porta_status *put_symbols(mtext *t, const json_value *program) {
             if (!symbol_name(ranges->as.object.members[i].key, name, sizeof name)) continue;
             const json_value *min = json_object_get(range, "min_val");
             const json_value *max = json_object_get(range, "max_val");
-            mtext_printf(t, "%s{\"name\":\"%s\"", first ? "" : ",", name);
+            text_printf(t, "%s{\"name\":\"%s\"", first ? "" : ",", name);
             first = false;
             /* Unbounded ends are absent, null, or numbers past int64. */
             if (min && min->type == JSON_NUMBER && min->as.number.is_integer)
-                mtext_printf(t, ",\"min\":%lld",
+                text_printf(t, ",\"min\":%lld",
                             (long long)(min->as.number.integer < 0 ? 0 : min->as.number.integer));
             if (max && max->type == JSON_NUMBER && max->as.number.is_integer &&
                 max->as.number.integer <= ((int64_t)1 << 48))
-                mtext_printf(t, ",\"max\":%lld", (long long)max->as.number.integer);
-            mtext_puts(t, "}");
+                text_printf(t, ",\"max\":%lld", (long long)max->as.number.integer);
+            text_puts(t, "}");
         }
     }
-    mtext_puts(t, "],\n");
+    text_puts(t, "],\n");
     return NULL;
 }
 
 /* A user input's declaration from graph.tensor_values. */
-static porta_status *put_input(mtext *t, const json_value *graph, const char *name) {
+static porta_status *put_input(porta_text *t, const json_value *graph, const char *name) {
     const json_value *values = NULL, *meta = NULL, *sizes = NULL;
     PORTA_TRY(get(graph, "tensor_values", JSON_OBJECT, "the graph", &values));
     PORTA_TRY(get(values, name, JSON_OBJECT, "tensor_values", &meta));
     PORTA_TRY(get(meta, "sizes", JSON_ARRAY, name, &sizes));
     const char *dtype = dtype_name(json_object_get(meta, "dtype"));
     if (!dtype) return bad(name, "a dtype porta has", json_object_get(meta, "dtype"));
-    mtext_puts(t, "{\"name\":");
+    text_puts(t, "{\"name\":");
     put_string(t, name);
-    mtext_printf(t, ",\"dtype\":\"%s\",\"shape\":[", dtype);
+    text_printf(t, ",\"dtype\":\"%s\",\"shape\":[", dtype);
     for (size_t d = 0; d < sizes->as.array.count; d++) {
         const char *key = NULL;
         const json_value *v = NULL;
         PORTA_TRY(union_member(sizes->as.array.items[d], name, &key, &v));
-        if (d) mtext_puts(t, ",");
+        if (d) text_puts(t, ",");
         if (!strcmp(key, "as_int")) {
             PORTA_TRY(put_int(t, v, name));
             continue;
@@ -485,9 +485,9 @@ static porta_status *put_input(mtext *t, const json_value *graph, const char *na
                                utf8_excerpt(expr->as.string.chars, expr->as.string.length,
                                             quoted, sizeof quoted));
         }
-        mtext_printf(t, "\"%s\"", symbol);
+        text_printf(t, "\"%s\"", symbol);
     }
-    mtext_puts(t, "]}");
+    text_puts(t, "]}");
     return NULL;
 }
 
@@ -510,14 +510,14 @@ static porta_status *add_weight(pt2_weight_names *w, const char *placeholder, co
 }
 
 /* Inputs and weights from the signature's input specs, in graph order. */
-static porta_status *put_inputs(mtext *t, const pt2_archive *archive, const json_value *graph,
+static porta_status *put_inputs(porta_text *t, const pt2_archive *archive, const json_value *graph,
                                 const json_value *signature, pt2_weight_names *w) {
     const json_value *specs = NULL;
     PORTA_TRY(get(signature, "input_specs", JSON_ARRAY, "the signature", &specs));
-    mtext *weights = &(mtext){0};
+    porta_text *weights = &(porta_text){0};
     porta_status *status = NULL;
-    mtext_puts(t, "\"inputs\":[");
-    mtext_puts(weights, "\"weights\":[");
+    text_puts(t, "\"inputs\":[");
+    text_puts(weights, "\"weights\":[");
     int inputs = 0;
     for (size_t i = 0; !status && i < specs->as.array.count; i++) {
         const char *kind = NULL, *placeholder = NULL;
@@ -529,7 +529,7 @@ static porta_status *put_inputs(mtext *t, const pt2_archive *archive, const json
             status = get(spec, "arg", JSON_OBJECT, "user input", &arg);
             if (!status) status = get(arg, "as_tensor", JSON_OBJECT, "user input", &tensor);
             if (!status) status = name_of(tensor, "user input", &placeholder);
-            if (!status) mtext_puts(t, inputs++ ? "," : "");
+            if (!status) text_puts(t, inputs++ ? "," : "");
             if (!status) status = put_input(t, graph, placeholder);
             continue;
         }
@@ -555,26 +555,26 @@ static porta_status *put_inputs(mtext *t, const pt2_archive *archive, const json
                                  fqn->as.string.chars, info ? "only pickled" : "not");
             break;
         }
-        mtext_puts(weights, w->count ? ",{\"name\":" : "{\"name\":");
+        text_puts(weights, w->count ? ",{\"name\":" : "{\"name\":");
         put_string(weights, placeholder);
-        mtext_printf(weights, ",\"dtype\":\"%s\",\"shape\":[", porta_dtype_name(info->dtype));
+        text_printf(weights, ",\"dtype\":\"%s\",\"shape\":[", porta_dtype_name(info->dtype));
         for (int d = 0; d < info->rank; d++)
-            mtext_printf(weights, "%s%lld", d ? "," : "", (long long)info->sizes[d]);
-        mtext_puts(weights, "]}");
+            text_printf(weights, "%s%lld", d ? "," : "", (long long)info->sizes[d]);
+        text_puts(weights, "]}");
         status = add_weight(w, placeholder, fqn->as.string.chars);
     }
-    mtext_puts(t, "],\n");
-    mtext_puts(weights, "],\n");
-    if (!status) status = mtext_finish(weights);
-    if (!status) mtext_append(t, weights->chars, weights->length);
-    mtext_free(weights);
+    text_puts(t, "],\n");
+    text_puts(weights, "],\n");
+    if (!status) status = text_failure(weights, "graph");
+    if (!status) text_append(t, weights->chars, weights->length);
+    text_free(weights);
     return status;
 }
 
-static porta_status *put_graph_outputs(mtext *t, const json_value *signature) {
+static porta_status *put_graph_outputs(porta_text *t, const json_value *signature) {
     const json_value *specs = NULL;
     PORTA_TRY(get(signature, "output_specs", JSON_ARRAY, "the signature", &specs));
-    mtext_puts(t, "\"outputs\":[");
+    text_puts(t, "\"outputs\":[");
     for (size_t i = 0; i < specs->as.array.count; i++) {
         const char *kind = NULL, *name = NULL;
         const json_value *spec = NULL, *arg = NULL, *tensor = NULL;
@@ -589,29 +589,29 @@ static porta_status *put_graph_outputs(mtext *t, const json_value *signature) {
         PORTA_TRY(get(spec, "arg", JSON_OBJECT, "user output", &arg));
         PORTA_TRY(get(arg, "as_tensor", JSON_OBJECT, "user output (only tensors)", &tensor));
         PORTA_TRY(name_of(tensor, "user output", &name));
-        mtext_puts(t, i ? "," : "");
+        text_puts(t, i ? "," : "");
         put_string(t, name);
     }
-    mtext_puts(t, "]}\n");
+    text_puts(t, "]}\n");
     return NULL;
 }
 
-porta_status *pt2_graph_to_porta(const pt2_archive *archive, mtext *out, pt2_weight_names *weights) {
+porta_status *pt2_graph_to_porta(const pt2_archive *archive, porta_text *out, pt2_weight_names *weights) {
     const json_value *program = pt2_program(archive), *module, *graph, *signature, *nodes;
     PORTA_TRY(get(program, "graph_module", JSON_OBJECT, "the program", &module));
     PORTA_TRY(get(module, "graph", JSON_OBJECT, "graph_module", &graph));
     PORTA_TRY(get(module, "signature", JSON_OBJECT, "graph_module", &signature));
     PORTA_TRY(get(graph, "nodes", JSON_ARRAY, "the graph", &nodes));
-    mtext_printf(out, "{\"version\":[%d,%d],\n", MODEL_FORMAT_MAJOR, MODEL_FORMAT_MINOR);
+    text_printf(out, "{\"version\":[%d,%d],\n", MODEL_FORMAT_MAJOR, MODEL_FORMAT_MINOR);
     PORTA_TRY(put_symbols(out, program));
     PORTA_TRY(put_inputs(out, archive, graph, signature, weights));
-    mtext_puts(out, "\"nodes\":[");
+    text_puts(out, "\"nodes\":[");
     bool first = true;
     for (size_t i = 0; i < nodes->as.array.count; i++)
         PORTA_TRY(put_node(out, nodes->as.array.items[i], i, &first));
-    mtext_puts(out, "],\n");
+    text_puts(out, "],\n");
     PORTA_TRY(put_graph_outputs(out, signature));
-    return mtext_finish(out);
+    return text_failure(out, "graph");
 }
 
 void pt2_weight_names_free(pt2_weight_names *w) {

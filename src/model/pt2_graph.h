@@ -5,7 +5,7 @@
 
 #include "io/pt2_archive.h"
 #include "model/graph.h"
-#include "model/mtext.h"
+#include "core/text.h"
 
 /* The graph names each weight by its placeholder ("p_fc_weight"); the
  * archive by its fully qualified name ("fc.weight"). */
@@ -17,7 +17,7 @@ typedef struct pt2_weight_names {
 
 /* Appends the .porta graph to `out` and fills `weights` (free it with
  * pt2_weight_names_free, on error too). */
-porta_status *pt2_graph_to_porta(const pt2_archive *archive, mtext *out,
+porta_status *pt2_graph_to_porta(const pt2_archive *archive, porta_text *out,
                                  pt2_weight_names *weights);
 void pt2_weight_names_free(pt2_weight_names *weights);
 

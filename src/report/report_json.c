@@ -9,20 +9,20 @@
 #include "core/status.h"
 #include "io/json.h"
 #include "report/report.h"
-#include "report/text.h"
+#include "core/text.h"
 
 #define FORMAT_NAME "porta-compare"
 #define FORMAT_VERSION 1
 
-static void write_device(report_text *t, const report_device *d) {
+static void write_device(porta_text *t, const report_device *d) {
     text_printf(t, "    {\"device\": ");
-    text_json_string(t, d->id);
+    text_json_cstring(t, d->id);
     text_printf(t, ", \"backend\": ");
-    text_json_string(t, d->backend);
+    text_json_cstring(t, d->backend);
     text_printf(t, ", \"name\": ");
-    text_json_string(t, d->name);
+    text_json_cstring(t, d->name);
     text_printf(t, ",\n     \"error\": ");
-    if (d->error[0]) text_json_string(t, d->error);
+    if (d->error[0]) text_json_cstring(t, d->error);
     else text_printf(t, "null");
     text_printf(t, ", \"steps\": %d, \"samples_per_step\": ", d->steps);
     text_json_number(t, d->samples_per_step);
@@ -47,12 +47,12 @@ static void write_device(report_text *t, const report_device *d) {
         text_printf(t, ", \"joules_per_step\": ");
         text_json_number(t, d->joules_per_step);
         text_printf(t, ", \"source\": ");
-        text_json_string(t, d->energy_source);
+        text_json_cstring(t, d->energy_source);
         text_printf(t, ", \"note\": ");
     } else {
         text_printf(t, "\"joules\": null, \"joules_per_step\": null, \"unavailable\": ");
     }
-    text_json_string(t, d->energy_note);
+    text_json_cstring(t, d->energy_note);
     text_printf(t, "},\n     \"cost\": {");
     if (d->cost_known) {
         text_printf(t, "\"price_per_hour\": ");
@@ -63,17 +63,17 @@ static void write_device(report_text *t, const report_device *d) {
     } else {
         text_printf(t, "\"price_per_hour\": null, \"per_million_samples\": null, \"unavailable\": ");
     }
-    text_json_string(t, d->cost_note[0] ? d->cost_note : "no price file given");
+    text_json_cstring(t, d->cost_note[0] ? d->cost_note : "no price file given");
     text_printf(t, "}}");
 }
 
 porta_status *porta_report_to_json(const porta_report *report, char **out) {
-    report_text t = {0};
+    porta_text t = {0};
     text_printf(&t, "{\"format\": \"%s\", \"version\": %d,\n \"workload\": ", FORMAT_NAME,
                 FORMAT_VERSION);
-    text_json_string(&t, report->workload);
+    text_json_cstring(&t, report->workload);
     text_printf(&t, ", \"currency\": ");
-    if (report->currency[0]) text_json_string(&t, report->currency);
+    if (report->currency[0]) text_json_cstring(&t, report->currency);
     else text_printf(&t, "null");
     text_printf(&t, ",\n \"devices\": [\n");
     for (int i = 0; i < report->count; i++) {

@@ -9,7 +9,7 @@
 
 #include "core/status.h"
 #include "io/json.h"
-#include "report/text.h"
+#include "core/text.h"
 #include "runtime/energy.h"
 #include "runtime/kernel_cache.h"
 
@@ -115,7 +115,7 @@ static porta_status *store_save(const store *s) {
     char path[1100], dir[1024];
     PORTA_TRY(porta_kernel_cache_dir("select", dir, sizeof dir));
     PORTA_TRY(store_path(path, sizeof path));
-    report_text t = {0};
+    porta_text t = {0};
     text_printf(&t, "{");
     bool first_key = true;
     for (int i = 0; i < s->count; i++) {
@@ -124,7 +124,7 @@ static porta_status *store_save(const store *s) {
         if (seen) continue; /* written with its first record */
         text_printf(&t, "%s\n ", first_key ? "" : ",");
         first_key = false;
-        text_json_string(&t, s->records[i].key);
+        text_json_cstring(&t, s->records[i].key);
         text_printf(&t, ": {");
         bool first = true;
         for (int j = i; j < s->count; j++) {
@@ -132,7 +132,7 @@ static porta_status *store_save(const store *s) {
             if (strcmp(r->key, s->records[i].key)) continue;
             text_printf(&t, "%s\n  ", first ? "" : ",");
             first = false;
-            text_json_string(&t, r->workload);
+            text_json_cstring(&t, r->workload);
             text_printf(&t, ": {\"samples_per_second\": ");
             text_json_number(&t, r->samples_per_second);
             text_printf(&t, ", \"latency_p50_ms\": ");
@@ -140,7 +140,7 @@ static porta_status *store_save(const store *s) {
             text_printf(&t, ", \"joules_per_sample\": ");
             text_json_number(&t, r->joules_per_sample);
             text_printf(&t, ", \"energy_unavailable\": ");
-            if (r->energy_unavailable[0]) text_json_string(&t, r->energy_unavailable);
+            if (r->energy_unavailable[0]) text_json_cstring(&t, r->energy_unavailable);
             else text_printf(&t, "null");
             text_printf(&t, ", \"measured_at\": ");
             text_json_number(&t, r->measured_at);
@@ -356,7 +356,7 @@ porta_status *porta_select_device(const char *objective, const char *workload,
         status = porta_error(PORTA_ERR_UNAVAILABLE, "select_device: no measurements for workload "
                              "'%s'; compare on it first", workload);
     if (!status && which == 2) status = costs(prices_path, found, count, score);
-    report_text reasons = {0};
+    porta_text reasons = {0};
     int best = -1;
     for (int i = 0; !status && i < count; i++) {
         if (!found[i]) continue;
