@@ -23,12 +23,30 @@ int cli_usage(const char *command, const char *fmt, ...) __attribute__((format(p
  * Returns 0, or prints the error and returns 2. */
 int cli_device(const char *command, const char *text, porta_device **out);
 
+/* The devices a --devices option names: "all", or a comma-separated list
+ * of what cli_device takes; at most CLI_MAX_DEVICES. Returns 0, or prints
+ * the error and returns 2. */
+#define CLI_MAX_DEVICES 64
+int cli_devices(const char *command, const char *list, porta_device **devices, int *count);
+
 /* The model's inputs from a safetensors file: tensors named as the
  * model's inputs, else named "0", "1", ... by position, else (one input,
  * one tensor) the only tensor. inputs[] receives one new tensor per input
  * on the CPU. Returns 0, or prints the error and returns 1. */
 int cli_read_inputs(const char *command, const porta_model *model, const char *path,
                     porta_tensor **inputs);
+/* Inputs of the model's declared shapes on porta:0 (floats uniform in
+ * [-1, 1), other dtypes 0) for timing runs; a symbolic dim takes the size
+ * given as "SYMBOL=N" in sizes[], else 1. *batch is dim 0 of the first
+ * input. On failure the inputs made so far are left for cli_release. */
+porta_status *cli_random_inputs(const porta_model *model, const char *const *sizes,
+                                int size_count, porta_tensor **inputs, int64_t *batch);
+/* One run of the model on `device`, waited for; its outputs released. */
+porta_status *cli_run_once(porta_model *model, porta_device *device, porta_tensor **inputs,
+                           porta_tensor **outputs);
+/* A monotonic clock in seconds. */
+double cli_now_seconds(void);
+
 /* Releases the first count tensors (NULL entries skipped). */
 void cli_release(porta_tensor **tensors, int count);
 

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../../src/report/select.h"
 #include "cli.h"
@@ -51,6 +52,75 @@ int cli_device(const char *command, const char *text, porta_device **out) {
     }
     return cli_usage(command, "no device '%s': expected porta:N (see 'porta devices') or a "
                               "backend name with a device here", text);
+}
+
+int cli_devices(const char *command, const char *list, porta_device **devices, int *count) {
+    *count = 0;
+    if (!strcmp(list, "all")) {
+        int n = porta_device_count();
+        for (int i = 0; i < n && *count < CLI_MAX_DEVICES; i++)
+            if (!porta_device_get(i, &devices[*count])) (*count)++;
+        return 0;
+    }
+    char buffer[256];
+    if (strlen(list) >= sizeof buffer)
+        return cli_usage(command, "--devices expects a list of at most %zu characters",
+                         sizeof buffer - 1);
+    snprintf(buffer, sizeof buffer, "%s", list);
+    for (char *save = NULL, *item = strtok_r(buffer, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+        if (*count == CLI_MAX_DEVICES)
+            return cli_usage(command, "at most %d devices", CLI_MAX_DEVICES);
+        int code = cli_device(command, item, &devices[*count]);
+        if (code) return code;
+        (*count)++;
+    }
+    return *count ? 0 : cli_usage(command, "--devices names no device");
+}
+
+static int64_t symbol_size(const char *const *sizes, int size_count, const char *symbol) {
+    size_t length = strlen(symbol);
+    for (int i = 0; i < size_count; i++)
+        if (!strncmp(sizes[i], symbol, length) && sizes[i][length] == '=')
+            return strtoll(sizes[i] + length + 1, NULL, 10);
+    return 1;
+}
+
+porta_status *cli_random_inputs(const porta_model *model, const char *const *sizes,
+                                int size_count, porta_tensor **inputs, int64_t *batch) {
+    porta_device *first;
+    porta_status *status = porta_device_get(0, &first);
+    int n = porta_model_input_count(model);
+    for (int i = 0; i < n; i++) inputs[i] = NULL;
+    for (int i = 0; !status && i < n; i++) {
+        porta_model_input_info info;
+        status = porta_model_input_info_get(model, i, &info);
+        if (status) break;
+        int64_t dims[PORTA_MAX_RANK];
+        for (int d = 0; d < info.rank; d++)
+            dims[d] = info.sizes[d] >= 0 ? info.sizes[d]
+                                         : symbol_size(sizes, size_count, info.symbols[d]);
+        if (i == 0) *batch = info.rank ? dims[0] : 1;
+        status = porta_tensor_full(first, info.dtype, info.rank, dims, 0.0, &inputs[i]);
+        if (!status && porta_dtype_is_float(info.dtype))
+            status = porta_random_uniform(inputs[i], 1234, 0, -1.0, 1.0);
+    }
+    return status;
+}
+
+porta_status *cli_run_once(porta_model *model, porta_device *device, porta_tensor **inputs,
+                           porta_tensor **outputs) {
+    int n_in = porta_model_input_count(model), n_out = porta_model_output_count(model);
+    porta_status *status = porta_model_run(model, device, inputs, n_in, outputs, n_out);
+    if (!status) status = porta_device_synchronize(device);
+    cli_release(outputs, n_out);
+    return status;
+}
+
+double cli_now_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 void cli_release(porta_tensor **tensors, int count) {

@@ -8,7 +8,6 @@
 
 #include "cli.h"
 
-#define PORTA_BENCH_MAX_DEVICES 64
 /* Returns the status of a failed call. */
 #define PORTA_CLI_TRY(expr)                    \
     do {                                       \
@@ -30,56 +29,9 @@ typedef struct bench_result {
     double peak_mib;
 } bench_result;
 
-static double now_seconds(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static int compare_doubles(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
-}
-
-/* The size a symbolic dim takes: --size SYMBOL=N, else the symbol's least
- * size that is at least 1. */
-static int64_t symbol_size(const bench_options *o, const char *symbol) {
-    size_t length = strlen(symbol);
-    for (int i = 0; i < o->size_count; i++)
-        if (!strncmp(o->sizes[i], symbol, length) && o->sizes[i][length] == '=')
-            return strtoll(o->sizes[i] + length + 1, NULL, 10);
-    return 1;
-}
-
-/* Random inputs of the declared shapes (floats in [-1, 1), integers 0). */
-static porta_status *make_inputs(const bench_options *o, const porta_model *model,
-                                 porta_tensor **inputs, int64_t *batch) {
-    porta_device *cpu;
-    porta_status *status = porta_device_get(0, &cpu);
-    int n = porta_model_input_count(model);
-    for (int i = 0; i < n; i++) inputs[i] = NULL;
-    for (int i = 0; !status && i < n; i++) {
-        porta_model_input_info info;
-        status = porta_model_input_info_get(model, i, &info);
-        if (status) break;
-        int64_t sizes[PORTA_MAX_RANK];
-        for (int d = 0; d < info.rank; d++)
-            sizes[d] = info.sizes[d] >= 0 ? info.sizes[d] : symbol_size(o, info.symbols[d]);
-        if (i == 0) *batch = info.rank ? sizes[0] : 1;
-        status = porta_tensor_full(cpu, info.dtype, info.rank, sizes, 0.0, &inputs[i]);
-        if (!status && porta_dtype_is_float(info.dtype))
-            status = porta_random_uniform(inputs[i], 1234, 0, -1.0, 1.0);
-    }
-    return status;
-}
-
-static porta_status *run_once(porta_model *model, porta_device *device, porta_tensor **inputs,
-                              porta_tensor **outputs) {
-    int n_in = porta_model_input_count(model), n_out = porta_model_output_count(model);
-    PORTA_CLI_TRY(porta_model_run(model, device, inputs, n_in, outputs, n_out));
-    porta_status *status = porta_device_synchronize(device);
-    cli_release(outputs, n_out);
-    return status;
 }
 
 /* Times o->iterations runs after o->warmup untimed ones (which also load
@@ -93,13 +45,13 @@ static porta_status *bench_device(const bench_options *o, porta_model *model,
     r->index = info.index;
     snprintf(r->backend, sizeof r->backend, "%s", info.backend);
     snprintf(r->name, sizeof r->name, "%s", info.name);
-    for (int i = 0; i < o->warmup; i++) PORTA_CLI_TRY(run_once(model, device, inputs, outputs));
+    for (int i = 0; i < o->warmup; i++) PORTA_CLI_TRY(cli_run_once(model, device, inputs, outputs));
     porta_memory_reset_peak();
     uint64_t base = porta_memory_allocated();
     for (int i = 0; i < o->iterations; i++) {
-        double start = now_seconds();
-        PORTA_CLI_TRY(run_once(model, device, inputs, outputs));
-        times[i] = now_seconds() - start;
+        double start = cli_now_seconds();
+        PORTA_CLI_TRY(cli_run_once(model, device, inputs, outputs));
+        times[i] = cli_now_seconds() - start;
     }
     r->peak_mib = (double)(porta_memory_peak() - base) / (1 << 20);
     double sum = 0;
@@ -170,35 +122,13 @@ static int parse_options(int argc, char **argv, bench_options *o) {
     return o->model_path ? 0 : cli_usage("bench", "missing MODEL");
 }
 
-/* The devices --devices names: "all", or a comma-separated list. */
-static int pick_devices(const char *list, porta_device **devices, int *count) {
-    *count = 0;
-    if (!strcmp(list, "all")) {
-        int n = porta_device_count();
-        for (int i = 0; i < n && *count < PORTA_BENCH_MAX_DEVICES; i++)
-            if (!porta_device_get(i, &devices[*count])) (*count)++;
-        return 0;
-    }
-    char buffer[256];
-    snprintf(buffer, sizeof buffer, "%s", list);
-    for (char *save = NULL, *item = strtok_r(buffer, ",", &save); item;
-         item = strtok_r(NULL, ",", &save)) {
-        if (*count == PORTA_BENCH_MAX_DEVICES)
-            return cli_usage("bench", "at most %d devices", PORTA_BENCH_MAX_DEVICES);
-        int code = cli_device("bench", item, &devices[*count]);
-        if (code) return code;
-        (*count)++;
-    }
-    return *count ? 0 : cli_usage("bench", "--devices names no device");
-}
-
 int cmd_bench(int argc, char **argv) {
     bench_options o;
     int code = parse_options(argc, argv, &o);
     if (code) return code;
-    porta_device *devices[PORTA_BENCH_MAX_DEVICES];
+    porta_device *devices[CLI_MAX_DEVICES];
     int device_count;
-    if ((code = pick_devices(o.devices, devices, &device_count))) return code;
+    if ((code = cli_devices("bench", o.devices, devices, &device_count))) return code;
     porta_model *model = NULL;
     porta_status *status = porta_model_load(o.model_path, &model);
     if (status) return cli_fail("bench", status);
@@ -206,7 +136,7 @@ int cmd_bench(int argc, char **argv) {
     porta_tensor **inputs = calloc((size_t)n_in + 1, sizeof *inputs);
     porta_tensor **outputs = calloc((size_t)n_out + 1, sizeof *outputs);
     double *times = malloc((size_t)o.iterations * sizeof *times);
-    bench_result results[PORTA_BENCH_MAX_DEVICES];
+    bench_result results[CLI_MAX_DEVICES];
     int64_t batch = 1;
     if (!inputs || !outputs || !times) {
         fprintf(stderr, "porta bench: out of memory\n");
@@ -217,7 +147,7 @@ int cmd_bench(int argc, char **argv) {
         if (!code && n_in && !porta_model_input_info_get(model, 0, &info) &&
             porta_tensor_rank(inputs[0]))
             batch = porta_tensor_sizes(inputs[0])[0];
-    } else if ((status = make_inputs(&o, model, inputs, &batch))) {
+    } else if ((status = cli_random_inputs(model, o.sizes, o.size_count, inputs, &batch))) {
         code = cli_fail("bench", status);
     }
     int done = 0;

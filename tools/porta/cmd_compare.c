@@ -16,7 +16,6 @@
 #include "../../src/runtime/progress.h"
 #include "cli.h"
 
-#define COMPARE_MAX_DEVICES 64
 
 int porta_cmd_compare(int argc, char **argv);
 
@@ -24,12 +23,6 @@ typedef struct compare_options {
     const char *model_path, *devices, *prices, *json, *html, *input;
     int iterations, warmup;
 } compare_options;
-
-static double now_seconds(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int parse_options(int argc, char **argv, compare_options *o) {
     *o = (compare_options){.devices = "all", .iterations = 20, .warmup = 3};
@@ -63,57 +56,6 @@ static int parse_options(int argc, char **argv, compare_options *o) {
     return o->model_path ? 0 : cli_usage("compare", "missing MODEL");
 }
 
-static int pick_devices(const char *list, porta_device **devices, int *count) {
-    *count = 0;
-    if (!strcmp(list, "all")) {
-        int n = porta_device_count();
-        for (int i = 0; i < n && *count < COMPARE_MAX_DEVICES; i++)
-            if (!porta_device_get(i, &devices[*count])) (*count)++;
-        return 0;
-    }
-    char buffer[256];
-    snprintf(buffer, sizeof buffer, "%s", list);
-    for (char *save = NULL, *item = strtok_r(buffer, ",", &save); item;
-         item = strtok_r(NULL, ",", &save)) {
-        if (*count == COMPARE_MAX_DEVICES)
-            return cli_usage("compare", "at most %d devices", COMPARE_MAX_DEVICES);
-        int code = cli_device("compare", item, &devices[*count]);
-        if (code) return code;
-        (*count)++;
-    }
-    return *count ? 0 : cli_usage("compare", "--devices names no device");
-}
-
-/* Random inputs of the declared shapes, symbolic dims at 1 (floats in
- * [-1, 1), other dtypes 0); *batch is dim 0 of the first input. */
-static porta_status *make_inputs(const porta_model *model, porta_tensor **inputs,
-                                 int64_t *batch) {
-    porta_device *cpu;
-    porta_status *status = porta_device_get(0, &cpu);
-    int n = porta_model_input_count(model);
-    for (int i = 0; !status && i < n; i++) {
-        porta_model_input_info info;
-        status = porta_model_input_info_get(model, i, &info);
-        if (status) break;
-        int64_t sizes[PORTA_MAX_RANK];
-        for (int d = 0; d < info.rank; d++) sizes[d] = info.sizes[d] >= 0 ? info.sizes[d] : 1;
-        if (i == 0) *batch = info.rank ? sizes[0] : 1;
-        status = porta_tensor_full(cpu, info.dtype, info.rank, sizes, 0.0, &inputs[i]);
-        if (!status && porta_dtype_is_float(info.dtype))
-            status = porta_random_uniform(inputs[i], 1234, 0, -1.0, 1.0);
-    }
-    return status;
-}
-
-static porta_status *run_once(porta_model *model, porta_device *device, porta_tensor **inputs,
-                              porta_tensor **outputs) {
-    int n_in = porta_model_input_count(model), n_out = porta_model_output_count(model);
-    porta_status *status = porta_model_run(model, device, inputs, n_in, outputs, n_out);
-    if (!status) status = porta_device_synchronize(device);
-    cli_release(outputs, n_out);
-    return status;
-}
-
 /* The CUDA devices before `index`: NVML's number for a CUDA device. */
 static int cuda_index_of(int index) {
     int n = 0;
@@ -140,7 +82,7 @@ static porta_status *measure(const compare_options *o, porta_model *model, porta
     PORTA_TRY(porta_report_add_device(report, id, info.backend, info.name, &entry));
     porta_status *failed = NULL;
     for (int i = 0; !failed && i < o->warmup; i++) {
-        failed = run_once(model, device, inputs, outputs);
+        failed = cli_run_once(model, device, inputs, outputs);
         porta_progress_advance(progress, 1);
     }
     porta_energy_sample start, end;
@@ -153,9 +95,9 @@ static porta_status *measure(const compare_options *o, porta_model *model, porta
     }
     uint64_t base = porta_memory_allocated();
     for (int i = 0; !failed && i < o->iterations; i++) {
-        double begin = now_seconds();
-        failed = run_once(model, device, inputs, outputs);
-        seconds[i] = now_seconds() - begin;
+        double begin = cli_now_seconds();
+        failed = cli_run_once(model, device, inputs, outputs);
+        seconds[i] = cli_now_seconds() - begin;
         porta_progress_advance(progress, 1);
     }
     if (failed) {
@@ -238,7 +180,7 @@ static porta_status *compare(const compare_options *o, porta_model *model,
         *code = cli_read_inputs("compare", model, o->input, inputs);
         if (!*code && n_in && porta_tensor_rank(inputs[0])) batch = porta_tensor_sizes(inputs[0])[0];
     } else {
-        status = make_inputs(model, inputs, &batch);
+        status = cli_random_inputs(model, NULL, 0, inputs, &batch);
     }
     /* A line on a terminal while the runs go on (quiet when redirected). */
     porta_progress progress;
@@ -258,9 +200,9 @@ int porta_cmd_compare(int argc, char **argv) {
     compare_options o;
     int code = parse_options(argc, argv, &o);
     if (code) return code;
-    porta_device *devices[COMPARE_MAX_DEVICES];
+    porta_device *devices[CLI_MAX_DEVICES];
     int device_count;
-    if ((code = pick_devices(o.devices, devices, &device_count))) return code;
+    if ((code = cli_devices("compare", o.devices, devices, &device_count))) return code;
     char *prices = NULL;
     size_t prices_length = 0;
     porta_model *model = NULL;
