@@ -248,3 +248,61 @@ TEST(cuda_runs_the_hand_written_kernels) {
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) porta_tensor_release(all[i]);
     test_cache_end();
 }
+
+/* float16 and bfloat16 matmuls on a device of compute capability >= 8.0
+ * (the stand-in says 9.0) run on tensor cores (cu_gemm.c): blocks of 128
+ * threads, one per 64 x 64 output block of each batch. On a GPU the
+ * results equal the CPU's within the dtype's precision (float32
+ * accumulation in both, in other orders). */
+TEST(cuda_gemm_runs_on_tensor_cores) {
+    porta_device *gpu = cuda_device("cuda_gemm_runs_on_tensor_cores");
+    if (!gpu) return;
+    test_cache_begin();
+    static const struct {
+        porta_dtype dtype;
+        int a_rank, b_rank;
+        int64_t a[3], b[3];
+        unsigned grid_x, grid_y;
+    } cases[] = {
+        {PORTA_F16, 2, 2, {37, 29}, {29, 21}, 1, 1},
+        /* 3 batches of 130 x 70 (3 x 2 blocks each), K = 40 (a partial depth step) */
+        {PORTA_BF16, 3, 3, {3, 130, 40}, {3, 40, 70}, 2, 9},
+        /* b broadcast over a's 4 batches; 65 x 129: 2 x 3 blocks */
+        {PORTA_F16, 3, 2, {4, 65, 8}, {8, 129}, 3, 8},
+    };
+    last_launch_fn last = stand_in_last_launch();
+    test_rng rng = test_rng_make(13);
+    porta_placement_counts_reset();
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        porta_tensor *a = test_random_tensor(&rng, cases[c].dtype, cases[c].a_rank, cases[c].a,
+                                             -1, 1);
+        porta_tensor *b = test_random_tensor(&rng, cases[c].dtype, cases[c].b_rank, cases[c].b,
+                                             -1, 1);
+        porta_tensor *ga = a ? to_device(gpu, a) : NULL, *gb = b ? to_device(gpu, b) : NULL;
+        porta_tensor *product = NULL, *gpu_product = NULL;
+        const char *want = cases[c].dtype == PORTA_BF16 ? "gemm_tc_bf16" : "gemm_tc_f16";
+        if (ga && gb) {
+            CHECK_OK(porta_matmul(a, b, &product));
+            CHECK_OK(porta_matmul(ga, gb, &gpu_product));
+        }
+        if (gpu_product && last) {
+            char name[64] = "";
+            unsigned grid[3] = {0}, block[3] = {0};
+            last(name, grid, block);
+            CHECK_MSG(!strcmp(name, want) && grid[0] == cases[c].grid_x &&
+                          grid[1] == cases[c].grid_y && grid[2] == 1 && block[0] == 128 &&
+                          block[1] == 1 && block[2] == 1,
+                      "case %zu: launched %s over %u x %u x %u blocks of %u x %u x %u threads; "
+                      "expected %s over %u x %u x 1 blocks of 128 x 1 x 1",
+                      c, name, grid[0], grid[1], grid[2], block[0], block[1], block[2], want,
+                      cases[c].grid_x, cases[c].grid_y);
+        } else if (gpu_product && product) {
+            expect_close(want, gpu_product, product,
+                         cases[c].dtype == PORTA_BF16 ? 1.6e-2 : 2e-3);
+        }
+        porta_tensor *all[] = {a, b, ga, gb, product, gpu_product};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) porta_tensor_release(all[i]);
+    }
+    CHECK_MSG(porta_placement_counts(NULL, 0) == 0, "a half matmul was placed elsewhere");
+    test_cache_end();
+}

@@ -138,7 +138,8 @@ TEST(cuda_host_side_on_a_stand_in_driver) {
     static const char *const children[] = {"cuda_device_or_the_reason_it_is_unavailable",
                                            "cuda_round_trips_data",
                                            "cuda_places_what_has_no_kernel_yet",
-                                           "cuda_runs_the_hand_written_kernels"};
+                                           "cuda_runs_the_hand_written_kernels",
+                                           "cuda_gemm_runs_on_tensor_cores"};
     for (size_t i = 0; i < sizeof children / sizeof children[0]; i++) {
         snprintf(command, sizeof command, "'%s' %s", self, children[i]);
         rc = run_with(library, command, out, sizeof out);

@@ -4,8 +4,10 @@
  * Porta's memory limit. Elementwise ops, casts, fills and reductions run
  * as kernel-IR kernels rendered by the OpenCL renderer and compiled by
  * NVRTC (cu_prelude.c); the compiler's fused kernels take the same road.
- * The hand-written kernels (GEMM, convolution, indexing, padding, random,
- * integer division, erfinv, arg reductions) are the OpenCL backend's, the
+ * float16 and bfloat16 matmuls run on tensor cores on compute capability
+ * 8.0 and later (cu_gemm.c). The hand-written kernels (GEMM, convolution,
+ * indexing, padding, random, integer division, erfinv, arg reductions)
+ * are the OpenCL backend's, the
  * same source and launch description (cl_kernels_common.h) launched through
  * cu_hand.c. Sort's program does not compile as CUDA: supports() says so,
  * and sorts are placed on another device. */
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/cuda/cu_gemm.h"
 #include "backends/cuda/cu_runtime.h"
 #include "backends/opencl/cl_kernels_common.h"
 #include "compiler/codegen_cl.h"
@@ -238,7 +241,11 @@ static porta_status *cu_execute(porta_device *device, const porta_prim *prim,
     case PRIM_GATHER:
     case PRIM_SCATTER:
     case PRIM_INDEX_SELECT: return cl_exec_index(device, prim, inputs, input_count, out);
-    case PRIM_MATMUL: return cl_exec_matmul(device, prim, inputs, input_count, out);
+    case PRIM_MATMUL:
+        /* float16/bfloat16 on tensor cores where the device has them */
+        if (cu_gemm_applies(cu_of(device)->major, inputs, input_count, out))
+            return cu_gemm_run(device, inputs, out);
+        return cl_exec_matmul(device, prim, inputs, input_count, out);
     case PRIM_CONV: return cl_exec_conv(device, prim, inputs, input_count, out);
     case PRIM_RANDOM: return cl_exec_random(device, prim, inputs, input_count, out);
     default: return not_written(prim);
