@@ -116,10 +116,10 @@ TEST(test_energy_device_mapping) {
     porta_energy_sample sample;
     setenv("PORTA_POWERCAP_ROOT", "/nonexistent-powercap", 1);
     porta_device_info cpu = {.index = 0, .backend = "cpu", .name = "test"};
-    CHECK(!porta_energy_read_device(&cpu, 0, &sample, why, sizeof why));
+    CHECK(!porta_energy_read_device(&cpu, &sample, why, sizeof why));
     CHECK_MSG(strstr(why, "/nonexistent-powercap"), "why: %s", why);
     porta_device_info gpu = {.index = 1, .backend = "opencl", .name = "Some OpenCL GPU"};
-    CHECK(!porta_energy_read_device(&gpu, 0, &sample, why, sizeof why));
+    CHECK(!porta_energy_read_device(&gpu, &sample, why, sizeof why));
     CHECK_MSG(strstr(why, "no energy counter for the OpenCL device 'Some OpenCL GPU'"),
               "why: %s", why);
     unsetenv("PORTA_POWERCAP_ROOT");
@@ -127,7 +127,7 @@ TEST(test_energy_device_mapping) {
     const char *saved = getenv("PORTA_NVML_LIBRARY");
     setenv("PORTA_NVML_LIBRARY", "libno-such-nvml.so", 1);
     porta_device_info cuda = {.index = 2, .backend = "cuda", .name = "GPU"};
-    bool read = porta_energy_read_device(&cuda, 0, &sample, why, sizeof why);
+    bool read = porta_energy_read_device(&cuda, &sample, why, sizeof why);
     CHECK(!read);
     CHECK_MSG(strstr(why, "NVML is not loadable (libno-such-nvml.so"), "why: %s", why);
     if (saved) setenv("PORTA_NVML_LIBRARY", saved, 1);

@@ -26,18 +26,9 @@ static PyObject *energy_sample(PyObject *module, PyObject *args) {
     porta_status *status = porta_device_info_get(device, &info);
     if (status)
         return porta_py_raise(status);
-    /* NVML numbers GPUs in the driver's order, which is the CUDA backend's. */
-    int cuda_index = 0;
-    for (int i = 0; i < index; i++) {
-        porta_device *other;
-        porta_device_info other_info;
-        if (!porta_device_get(i, &other) && !porta_device_info_get(other, &other_info) &&
-            !strcmp(other_info.backend, "cuda"))
-            cuda_index++;
-    }
     porta_energy_sample sample;
     char why[PORTA_ENERGY_REASON_CAP];
-    if (!porta_energy_read_device(&info, cuda_index, &sample, why, sizeof why))
+    if (!porta_energy_read_device(&info, &sample, why, sizeof why))
         return Py_BuildValue("{s:O,s:s}", "source", Py_None, "reason", why);
     PyObject *values = PyList_New(sample.count), *ranges = PyList_New(sample.count);
     if (!values || !ranges) {

@@ -216,7 +216,7 @@ static porta_status *forward(porta_tensor *const *t, porta_device *device) {
 enum { STANDARD_WARMUP = 3, STANDARD_STEPS = 10 };
 
 /* Runs the standard workload on device `index` into `report`. */
-static porta_status *measure_standard(int index, int cuda_index, porta_report *report) {
+static porta_status *measure_standard(int index, porta_report *report) {
     porta_device *device;
     porta_device_info info;
     PORTA_TRY(porta_device_get(index, &device));
@@ -235,13 +235,13 @@ static porta_status *measure_standard(int index, int cuda_index, porta_report *r
     bool metered = false;
     for (int step = 0; !status && step < STANDARD_WARMUP + STANDARD_STEPS; step++) {
         if (step == STANDARD_WARMUP)
-            metered = porta_energy_read_device(&info, cuda_index, &start, why, sizeof why);
+            metered = porta_energy_read_device(&info, &start, why, sizeof why);
         double begin = now_seconds();
         status = forward(t, device);
         if (step >= STANDARD_WARMUP) seconds[step - STANDARD_WARMUP] = now_seconds() - begin;
     }
     if (!status && metered &&
-        porta_energy_read_device(&info, cuda_index, &end, why, sizeof why)) {
+        porta_energy_read_device(&info, &end, why, sizeof why)) {
         double joules = porta_energy_joules(&start, &end);
         d->energy_measured = joules >= 0;
         d->energy_joules = joules;
@@ -326,7 +326,7 @@ porta_status *porta_select_device(const char *objective, const char *workload,
         status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "out of memory");
     /* Measure what is missing first: records are pointers into the store. */
     bool changed = false;
-    for (int i = 0, cuda = 0; !status && i < count; i++) {
+    for (int i = 0; !status && i < count; i++) {
         porta_device *device;
         status = porta_device_get(i, &device);
         if (!status) status = porta_device_info_get(device, &infos[i]);
@@ -334,7 +334,7 @@ porta_status *porta_select_device(const char *objective, const char *workload,
         char key[sizeof s.records[0].key];
         device_key(&infos[i], key, sizeof key);
         if (!store_find(&s, key, workload) && standard && measure) {
-            status = measure_standard(i, cuda, measured);
+            status = measure_standard(i, measured);
             if (!status) {
                 porta_report_derive(measured);
                 record r = record_of(&infos[i], &measured->devices[measured->count - 1], workload);
@@ -342,7 +342,6 @@ porta_status *porta_select_device(const char *objective, const char *workload,
                 changed = true;
             }
         }
-        if (!strcmp(infos[i].backend, "cuda")) cuda++;
     }
     if (!status && changed) status = store_save(&s);
     int candidates = 0;

@@ -165,11 +165,26 @@ static void host_model_name(char *name, size_t cap) {
     fclose(file);
 }
 
-bool porta_energy_read_device(const porta_device_info *device, int cuda_index,
-                              porta_energy_sample *out, char *why, size_t cap) {
+/* NVML numbers GPUs in the driver's order, which is the CUDA backend's:
+ * a CUDA device's NVML index is the count of CUDA devices before it. */
+static int cuda_ordinal(int index) {
+    int n = 0;
+    for (int i = 0; i < index; i++) {
+        porta_device *other;
+        porta_device_info info;
+        if (!porta_device_get(i, &other) && !porta_device_info_get(other, &info) &&
+            !strcmp(info.backend, "cuda"))
+            n++;
+    }
+    return n;
+}
+
+bool porta_energy_read_device(const porta_device_info *device, porta_energy_sample *out,
+                              char *why, size_t cap) {
     memset(out, 0, sizeof *out);
     if (!strcmp(device->backend, "cpu")) return porta_energy_read_rapl(out, why, cap);
-    if (!strcmp(device->backend, "cuda")) return porta_energy_read_nvml(cuda_index, out, why, cap);
+    if (!strcmp(device->backend, "cuda"))
+        return porta_energy_read_nvml(cuda_ordinal(device->index), out, why, cap);
     if (!strcmp(device->backend, "opencl")) {
         char model[256];
         host_model_name(model, sizeof model);

@@ -44,9 +44,10 @@ bool porta_energy_read_nvml(int index, porta_energy_sample *out, char *why, size
 /* The counter that covers `device`: RAPL for the CPU backend and for OpenCL
  * devices that run on the host's processor (PoCL's CPU device: their names
  * carry the processor's model name), NVML for CUDA devices (by their order
- * among CUDA devices). False with the reason for every other device. */
-bool porta_energy_read_device(const porta_device_info *device, int cuda_index,
-                              porta_energy_sample *out, char *why, size_t cap);
+ * among porta's CUDA devices). False with the reason for every other
+ * device. */
+bool porta_energy_read_device(const porta_device_info *device, porta_energy_sample *out,
+                              char *why, size_t cap);
 
 /* What a reading of this source covers, for reports: RAPL counts the whole
  * processor package, shared by every device running on it and by every

@@ -56,19 +56,6 @@ static int parse_options(int argc, char **argv, compare_options *o) {
     return o->model_path ? 0 : cli_usage("compare", "missing MODEL");
 }
 
-/* The CUDA devices before `index`: NVML's number for a CUDA device. */
-static int cuda_index_of(int index) {
-    int n = 0;
-    for (int i = 0; i < index; i++) {
-        porta_device *device;
-        porta_device_info info;
-        if (!porta_device_get(i, &device) && !porta_device_info_get(device, &info) &&
-            !strcmp(info.backend, "cuda"))
-            n++;
-    }
-    return n;
-}
-
 /* Measures one device into a new report entry; a failure at run time is
  * the entry's error, not the command's. */
 static porta_status *measure(const compare_options *o, porta_model *model, porta_device *device,
@@ -90,8 +77,7 @@ static porta_status *measure(const compare_options *o, porta_model *model, porta
     bool metered = false;
     if (!failed) {
         porta_memory_reset_peak();
-        metered = porta_energy_read_device(&info, cuda_index_of(info.index), &start, why,
-                                           sizeof why);
+        metered = porta_energy_read_device(&info, &start, why, sizeof why);
     }
     uint64_t base = porta_memory_allocated();
     for (int i = 0; !failed && i < o->iterations; i++) {
@@ -107,7 +93,7 @@ static porta_status *measure(const compare_options *o, porta_model *model, porta
     }
     entry->peak_memory_bytes = (int64_t)(porta_memory_peak() - base);
     if (metered &&
-        porta_energy_read_device(&info, cuda_index_of(info.index), &end, why, sizeof why)) {
+        porta_energy_read_device(&info, &end, why, sizeof why)) {
         double joules = porta_energy_joules(&start, &end);
         entry->energy_measured = joules >= 0;
         entry->energy_joules = joules;
