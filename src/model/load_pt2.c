@@ -35,9 +35,13 @@ porta_status *model_load_pt2(const char *path, porta_model **out) {
     pt2_state *s = calloc(1, sizeof *s);
     if (!s) return porta_error(PORTA_ERR_OUT_OF_MEMORY, ".pt2: out of memory");
     porta_status *status = pt2_open(path, NULL, &s->archive);
+    if (status) { /* pt2_open's messages name the path already */
+        close_state(s);
+        return status;
+    }
     porta_text graph_text = {0};
     model_graph *graph = NULL;
-    if (!status) status = pt2_graph_to_porta(s->archive, &graph_text, &s->names);
+    status = pt2_graph_to_porta(s->archive, &graph_text, &s->names);
     if (!status) status = model_graph_parse(graph_text.chars, graph_text.length, &graph);
     text_free(&graph_text);
     if (status) {
