@@ -73,7 +73,9 @@ test-python-modes: setup
 	PORTA_TEST_MODE=compile $(VENV)/bin/python -m pytest python/tests/test_opinfo.py -q
 
 # PORTA_VISIBLE_DEVICES=opencl makes the first OpenCL device (PoCL in CI)
-# porta:0, the device "porta" means: the unchanged suite runs there.
+# porta:0, the device "porta" means: the unchanged suite runs there. Last,
+# the conformance suite with PoCL acting as a device without float64, whose
+# float64 primitives are placed on the CPU.
 OPENCL_FIRST = PORTA_VISIBLE_DEVICES=opencl
 test-opencl: setup
 	@$(OPENCL_FIRST) $(VENV)/bin/porta devices | grep -q '^porta:0  opencl' || \
@@ -82,6 +84,7 @@ test-opencl: setup
 	$(OPENCL_FIRST) $(VENV)/bin/python -m pytest python/tests -q
 	$(OPENCL_FIRST) PORTA_TEST_MODE=fused $(VENV)/bin/python -m pytest python/tests/test_opinfo.py -q
 	$(OPENCL_FIRST) PORTA_TEST_MODE=compile $(VENV)/bin/python -m pytest python/tests/test_opinfo.py -q
+	PORTA_OPENCL_FP64=0 PORTA_CONFORMANCE=quick $(BUILD)/porta_tests conformance
 
 valgrind: build
 	valgrind --leak-check=full --error-exitcode=1 --errors-for-leak-kinds=definite,indirect \
@@ -99,6 +102,7 @@ bench: build
 	.venv/bin/python bench/bench_torch.py
 	.venv/bin/python bench/bench_compile.py
 	.venv/bin/python bench/bench_devices.py
+	.venv/bin/python bench/bench_onnxruntime.py --porta $(BUILD)/porta --threads 1 --rounds 5
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
 	  mpirun -np 2 --oversubscribe .venv/bin/python bench/bench_allreduce.py
 
