@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/cuda/cu_runtime.h"
 #include "porta_place.h"
 #include "test.h"
 
@@ -186,15 +187,20 @@ TEST(cuda_places_what_has_no_kernel_yet) {
     test_cache_end();
 }
 
+/* A function of the stand-in driver (NULL on a real driver). */
+static void *stand_in_symbol(const char *name) {
+    const char *library = getenv("PORTA_CUDA_LIBRARY");
+    void *handle = library ? dlopen(library, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    void *fn = handle ? dlsym(handle, name) : NULL;
+    if (handle) dlclose(handle); /* the backend holds its own reference */
+    return fn;
+}
+
 /* The stand-in driver's record of its last hand-written kernel launch;
  * NULL on a real driver. */
 typedef void (*last_launch_fn)(char *name, unsigned *grid, unsigned *block);
 static last_launch_fn stand_in_last_launch(void) {
-    const char *library = getenv("PORTA_CUDA_LIBRARY");
-    void *handle = library ? dlopen(library, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    last_launch_fn fn = handle ? (last_launch_fn)dlsym(handle, "stand_in_last_launch") : NULL;
-    if (handle) dlclose(handle); /* the backend holds its own reference */
-    return fn;
+    return (last_launch_fn)stand_in_symbol("stand_in_last_launch");
 }
 
 /* The hand-written kernels (cl_kernels_*.c) on CUDA: a matmul (the tiled
@@ -305,4 +311,97 @@ TEST(cuda_gemm_runs_on_tensor_cores) {
     }
     CHECK_MSG(porta_placement_counts(NULL, 0) == 0, "a half matmul was placed elsewhere");
     test_cache_end();
+}
+
+/* The caching allocator (cu_alloc.c): a freed buffer's block is kept and
+ * the next request of its size class (512-byte steps here) takes it
+ * without the driver; porta_memory_allocated() counts live buffers' bytes
+ * exactly, kept ones are cu_cache_bytes(). On the stand-in driver, which
+ * counts its allocations and can be given a capacity, also: the driver
+ * is asked once per class, and out of memory the kept blocks go back to
+ * it and the allocation succeeds, or fails cleanly when even that is not
+ * enough. */
+typedef void (*memory_fn)(size_t *live, long *allocs, long *frees);
+typedef void (*capacity_fn)(size_t bytes);
+
+static porta_tensor *device_bytes(porta_device *gpu, int64_t bytes) {
+    porta_tensor *t = NULL;
+    porta_status *status = porta_tensor_empty(gpu, PORTA_U8, 1, &bytes, &t);
+    CHECK_MSG(!status, "%lld bytes on CUDA: %s", (long long)bytes, porta_status_message(status));
+    porta_status_free(status);
+    return t;
+}
+
+TEST(cuda_caches_device_memory) {
+    porta_device *gpu = cuda_device("cuda_caches_device_memory");
+    if (!gpu) return;
+    cu_state *s = cu_of(gpu);
+    memory_fn memory = (memory_fn)stand_in_symbol("stand_in_memory");
+    capacity_fn capacity = (capacity_fn)stand_in_symbol("stand_in_set_capacity");
+    cu_cache_release(s);
+    uint64_t base = porta_memory_allocated();
+    size_t live0 = 0, live = 0;
+    long allocs0 = 0, frees0 = 0, allocs = 0, frees = 0;
+    if (memory) memory(&live0, &allocs0, &frees0);
+
+    porta_tensor *t1 = device_bytes(gpu, 4000);
+    CHECK_MSG(porta_memory_allocated() == base + 4000 && cu_cache_bytes(s) == 0,
+              "a live 4000-byte buffer: %llu allocated (expected %llu), %zu cached (expected 0)",
+              (unsigned long long)porta_memory_allocated(), (unsigned long long)(base + 4000),
+              cu_cache_bytes(s));
+    porta_tensor_release(t1);
+    CHECK_MSG(porta_memory_allocated() == base && cu_cache_bytes(s) == 4096,
+              "after freeing it: %llu allocated (expected %llu), %zu cached (expected 4096)",
+              (unsigned long long)porta_memory_allocated(), (unsigned long long)base,
+              cu_cache_bytes(s));
+    t1 = device_bytes(gpu, 3900); /* the same class: the kept block */
+    porta_tensor *t2 = device_bytes(gpu, 10000);
+    CHECK_MSG(porta_memory_allocated() == base + 13900 && cu_cache_bytes(s) == 0,
+              "3900 + 10000 bytes live: %llu allocated (expected %llu), %zu cached (expected 0)",
+              (unsigned long long)porta_memory_allocated(), (unsigned long long)(base + 13900),
+              cu_cache_bytes(s));
+    if (memory) {
+        memory(&live, &allocs, &frees);
+        CHECK_MSG(allocs == allocs0 + 2 && frees == frees0 && live == live0 + 4096 + 10240,
+                  "driver: %ld allocations, %ld frees, %zu bytes live; expected %ld, %ld, %zu",
+                  allocs, frees, live, allocs0 + 2, frees0, live0 + 4096 + 10240);
+    }
+    porta_tensor_release(t1);
+    porta_tensor_release(t2);
+    CHECK(cu_cache_bytes(s) == 4096 + 10240 && porta_memory_allocated() == base);
+
+    if (memory && capacity) {
+        /* room for 20000 bytes only once the 14336 kept bytes are back */
+        memory(&live, &allocs, &frees);
+        capacity(live + 20480 - 1);
+        porta_tensor *t3 = device_bytes(gpu, 20000);
+        memory(&live, &allocs, &frees);
+        CHECK_MSG(t3 && cu_cache_bytes(s) == 0 && allocs == allocs0 + 3 &&
+                      frees == frees0 + 2 && live == live0 + 20480,
+                  "out of memory with 14336 bytes kept: %zu kept after, driver %ld "
+                  "allocations, %ld frees, %zu live; expected 0, %ld, %ld, %zu",
+                  cu_cache_bytes(s), allocs, frees, live, allocs0 + 3, frees0 + 2,
+                  live0 + 20480);
+        porta_tensor_release(t3); /* kept: 20480 */
+        capacity(live + 1000);
+        int64_t big = 1 << 20;
+        porta_tensor *t4 = NULL;
+        CHECK_ERR(porta_tensor_empty(gpu, PORTA_U8, 1, &big, &t4), PORTA_ERR_OUT_OF_MEMORY,
+                  "after returning every cached block");
+        CHECK_MSG(!t4 && porta_memory_allocated() == base && cu_cache_bytes(s) == 0,
+                  "a failed allocation: %llu allocated (expected %llu), %zu kept (expected 0)",
+                  (unsigned long long)porta_memory_allocated(), (unsigned long long)base,
+                  cu_cache_bytes(s));
+        capacity((size_t)-1);
+    } else {
+        fprintf(stderr, "    not on the stand-in driver: driver counts and out of memory "
+                        "not checked\n");
+    }
+    cu_cache_release(s);
+    if (memory) {
+        memory(&live, &allocs, &frees);
+        CHECK_MSG(live == live0, "after releasing the cache the driver holds %zu bytes, %zu "
+                                 "before the test", live, live0);
+    }
+    CHECK(cu_cache_bytes(s) == 0);
 }

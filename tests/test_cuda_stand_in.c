@@ -8,8 +8,9 @@
  * trips, a fill compiled by NVRTC and launched, the hand-written kernels'
  * programs compiled by NVRTC, loaded and launched in their work-group
  * shapes, and a sort (no CUDA kernel) placed on the CPU (its copies are the
- * driver's memcpys, its result the CPU's). `porta devices` lists the device.
- * Without NVRTC the backend must call itself unavailable, naming NVRTC. */
+ * driver's memcpys, its result the CPU's); the tensor-core GEMM's launches;
+ * the caching allocator against the stand-in's counted, bounded memory.
+ * `porta devices` lists the device. Without NVRTC the backend must call itself unavailable, naming NVRTC. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,9 +39,19 @@ static const char stand_in_source[] =
     "int cuCtxSetCurrent(void *c) { return c == &context ? 0 : 201; }\n"
     "int cuStreamCreate(void **s, unsigned f) { (void)f; *s = &stream; return 0; }\n"
     "int cuStreamSynchronize(void *s) { return s == &stream ? 0 : 400; }\n"
+    /* device memory: a 16-byte header holds each block's size; counted, and
+     * refused (CUDA_ERROR_OUT_OF_MEMORY) past a capacity the tests set */
+    "static size_t live, capacity = (size_t)-1; static long allocs, frees;\n"
     "int cuMemAlloc_v2(ptr_t *p, size_t n) {\n"
-    "    void *m = n ? malloc(n) : NULL; *p = (ptr_t)(uintptr_t)m; return m ? 0 : 2; }\n"
-    "int cuMemFree_v2(ptr_t p) { free((void *)(uintptr_t)p); return 0; }\n"
+    "    if (!n) return 1; if (n > capacity - live) return 2;\n"
+    "    char *m = malloc(n + 16); if (!m) return 2;\n"
+    "    memcpy(m, &n, sizeof n); live += n; allocs++;\n"
+    "    *p = (ptr_t)(uintptr_t)(m + 16); return 0; }\n"
+    "int cuMemFree_v2(ptr_t p) {\n"
+    "    char *m = (char *)(uintptr_t)p - 16; size_t n; memcpy(&n, m, sizeof n);\n"
+    "    live -= n; frees++; free(m); return 0; }\n"
+    "void stand_in_memory(size_t *l, long *a, long *f) { *l = live; *a = allocs; *f = frees; }\n"
+    "void stand_in_set_capacity(size_t c) { capacity = c; }\n"
     "int cuMemcpyHtoDAsync_v2(ptr_t d, const void *s, size_t n, void *st) {\n"
     "    if (st != &stream) return 400; memcpy((void *)(uintptr_t)d, s, n); return 0; }\n"
     "int cuMemcpyDtoHAsync_v2(void *d, ptr_t s, size_t n, void *st) {\n"
@@ -139,7 +150,8 @@ TEST(cuda_host_side_on_a_stand_in_driver) {
                                            "cuda_round_trips_data",
                                            "cuda_places_what_has_no_kernel_yet",
                                            "cuda_runs_the_hand_written_kernels",
-                                           "cuda_gemm_runs_on_tensor_cores"};
+                                           "cuda_gemm_runs_on_tensor_cores",
+                                           "cuda_caches_device_memory"};
     for (size_t i = 0; i < sizeof children / sizeof children[0]; i++) {
         snprintf(command, sizeof command, "'%s' %s", self, children[i]);
         rc = run_with(library, command, out, sizeof out);

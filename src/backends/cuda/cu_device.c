@@ -1,7 +1,8 @@
 /* The CUDA backend's devices: every GPU the driver reports, each a porta
  * device on its primary context with one stream that every copy and
- * kernel goes to, in order. Buffers are cuMemAlloc'd and counted against
- * Porta's memory limit. Elementwise ops, casts, fills and reductions run
+ * kernel goes to, in order. Buffers come from the device's caching
+ * allocator (cu_alloc.c); the bytes of live buffers count against Porta's
+ * memory limit, kept blocks do not. Elementwise ops, casts, fills and reductions run
  * as kernel-IR kernels rendered by the OpenCL renderer and compiled by
  * NVRTC (cu_prelude.c); the compiler's fused kernels take the same road.
  * float16 and bfloat16 matmuls run on tensor cores on compute capability
@@ -32,6 +33,13 @@
 
 static porta_device devices[MAX_CU_DEVICES];
 static cu_state states[MAX_CU_DEVICES];
+static int opened;
+
+/* At exit the kept blocks go back to the driver (live tensors' memory is
+ * their owners' to free). */
+static void release_caches(void) {
+    for (int i = 0; i < opened; i++) cu_cache_release(&states[i]);
+}
 
 static porta_status *make_current(const cu_state *s) {
     CUresult r = s->cu->cuCtxSetCurrent(s->context);
@@ -51,26 +59,24 @@ static porta_status *cu_buffer_alloc(porta_device *device, size_t bytes, void **
         free(buffer);
         return status;
     }
-    CUresult r = s->cu->cuMemAlloc(&buffer->pointer, size);
-    if (r != CUDA_SUCCESS) {
+    status = cu_cache_alloc(s, size, &buffer->pointer, &buffer->block);
+    if (status) {
         porta_memory_unreserve(size);
         free(buffer);
-        return porta_error(PORTA_ERR_OUT_OF_MEMORY,
-                           "CUDA: allocating %zu bytes on %s failed (error %d)", bytes, s->name,
-                           (int)r);
+        return status;
     }
     buffer->size = size;
     *handle = buffer;
     return NULL;
 }
 
+/* The block goes to the device's cache (or back to the driver when the
+ * cache is full); its bytes stop counting as allocated either way. */
 static void cu_buffer_free(porta_device *device, void *handle) {
     cu_state *s = cu_of(device);
     cu_buffer *buffer = handle;
-    /* freeing device memory synchronizes the device: no kernel still
-     * queued on the stream can see the memory reused */
     porta_status_free(make_current(s));
-    s->cu->cuMemFree(buffer->pointer);
+    cu_cache_free(s, buffer->pointer, buffer->block);
     porta_memory_unreserve(buffer->size);
     free(buffer);
 }
@@ -285,6 +291,7 @@ static bool open_device(const cu_driver_api *cu, int ordinal, cu_state *s, porta
     cu->cuDriverGetVersion(&s->driver_version);
     if (s->max_threads < 1) s->max_threads = 1;
     pthread_mutex_init(&s->lock, NULL);
+    cu_cache_init(&s->cache, memory);
     device->ops = &cu_ops;
     device->impl = s;
     /* halves are stored as ushort and computed in float, as on the CPU */
@@ -320,6 +327,8 @@ void porta_cuda_backend_probe(void) {
     int count = 0;
     for (int i = 0; i < total && count < MAX_CU_DEVICES; i++)
         if (open_device(cu, i, &states[count], &devices[count])) count++;
+    opened = count;
+    if (count) atexit(release_caches);
     for (int i = 0; i < count; i++) porta_registry_add(&devices[i]);
     if (!count) porta_registry_unavailable("cuda", "no CUDA device could be opened");
 }

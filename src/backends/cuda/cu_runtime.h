@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backends/cuda/cu_alloc.h"
 #include "backends/cuda/cu_api.h"
 #include "porta.h"
 #include "runtime/device.h"
@@ -26,14 +27,18 @@ typedef struct cu_state {
     int max_threads;
     pthread_mutex_t lock;       /* the program list */
     cu_program_entry *programs; /* loaded modules, most recent first */
+    cu_cache cache;             /* freed device memory kept for reuse (cu_alloc.c) */
 } cu_state;
 
 static inline cu_state *cu_of(porta_device *device) { return device->impl; }
 
-/* A device buffer: its address and the size reserved for it. */
+/* A device buffer: its address, the bytes it counts in
+ * porta_memory_allocated() (those asked for, at least 1) and the size of
+ * the allocator's block under it (its size class). */
 typedef struct cu_buffer {
     CUdeviceptr pointer;
     size_t size;
+    size_t block;
 } cu_buffer;
 
 /* A status for a failed driver call: names the call and the error. */
