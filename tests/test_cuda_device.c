@@ -405,3 +405,84 @@ TEST(cuda_caches_device_memory) {
     }
     CHECK(cu_cache_bytes(s) == 0);
 }
+
+/* Writes from the host go through the device's pinned staging ring
+ * (cu_stream.c) and return without waiting for the stream; a write larger
+ * than the ring refills slots only after their events have passed; a read
+ * waits for the stream, and gives back what was written (on a GPU too).
+ * Events time the stream. On the stand-in driver, which counts its
+ * synchronizations and tells copies from pinned memory apart, also: no
+ * stream wait on a write, every write chunk from pinned memory. */
+typedef void (*copies_fn)(long *stream_syncs, long *event_syncs, long *pinned, long *pageable);
+
+TEST(cuda_copies_from_the_host_asynchronously) {
+    porta_device *gpu = cuda_device("cuda_copies_from_the_host_asynchronously");
+    if (!gpu) return;
+    cu_state *s = cu_of(gpu);
+    copies_fn copies = (copies_fn)stand_in_symbol("stand_in_copies");
+    long syncs0 = 0, events0 = 0, pinned0 = 0, pageable0 = 0;
+    long syncs = 0, events = 0, pinned = 0, pageable = 0;
+    /* 2.5 rings of slots: 10 chunks, the last 6 into slots used before */
+    int64_t count = (int64_t)(CU_STAGE_SLOTS * CU_STAGE_BYTES * 5 / 2 / sizeof(float));
+    float *values = malloc((size_t)count * sizeof *values);
+    float *back = malloc((size_t)count * sizeof *back);
+    CHECK(values && back);
+    if (!values || !back) {
+        free(values);
+        free(back);
+        return;
+    }
+    for (int64_t i = 0; i < count; i++) values[i] = (float)(i % 1000003) - 7.25f;
+    porta_tensor *small = NULL, *large = NULL;
+    int64_t small_count = 1000;
+    if (copies) copies(&syncs0, &events0, &pinned0, &pageable0);
+    CHECK_OK(porta_tensor_from_host(gpu, PORTA_F32, 1, &small_count, values, &small));
+    if (copies) {
+        copies(&syncs, &events, &pinned, &pageable);
+        CHECK_MSG(syncs == syncs0 && pinned == pinned0 + 1 && pageable == pageable0,
+                  "a 4000-byte write: %ld stream waits, %ld pinned and %ld pageable copies; "
+                  "expected 0, 1, 0",
+                  syncs - syncs0, pinned - pinned0, pageable - pageable0);
+    }
+    CHECK_OK(porta_tensor_from_host(gpu, PORTA_F32, 1, &count, values, &large));
+    memset(back, 0, (size_t)count * sizeof *back);
+    if (copies) {
+        long before_read = syncs;
+        copies(&syncs, &events, &pinned, &pageable);
+        long chunks = (long)(count * (int64_t)sizeof(float) / (int64_t)CU_STAGE_BYTES);
+        CHECK_MSG(syncs == before_read && pinned == pinned0 + 1 + chunks &&
+                      pageable == pageable0 && events - events0 >= chunks + 1 - CU_STAGE_SLOTS,
+                  "a %lld-byte write: %ld stream waits, %ld pinned and %ld pageable copies, "
+                  "%ld slot waits; expected 0, %ld, 0, at least %ld",
+                  (long long)(count * 4), syncs - before_read, pinned - pinned0 - 1,
+                  pageable - pageable0, events - events0, chunks,
+                  chunks + 1 - CU_STAGE_SLOTS);
+    }
+    if (large) {
+        CHECK_OK(porta_tensor_to_host(large, back, (size_t)count * sizeof *back));
+        CHECK_MSG(!memcmp(back, values, (size_t)count * sizeof *back),
+                  "the staged write did not arrive as written");
+        if (copies) {
+            long before = syncs;
+            copies(&syncs, &events, &pinned, &pageable);
+            CHECK_MSG(syncs > before, "a read did not wait for the stream");
+        }
+    }
+    CUevent start = NULL, end = NULL;
+    float ms = -1;
+    CHECK_OK(cu_event_new(s, &start));
+    CHECK_OK(cu_event_new(s, &end));
+    if (start && end) {
+        CHECK_OK(cu_event_record(s, start));
+        CHECK_OK(porta_tensor_to_host(small, back, 4000));
+        CHECK_OK(cu_event_record(s, end));
+        CHECK_OK(cu_event_elapsed_ms(s, start, end, &ms));
+        CHECK_MSG(ms >= 0 && ms < 60e3, "the events measured %g ms", ms);
+    }
+    cu_event_free(s, start);
+    cu_event_free(s, end);
+    porta_tensor_release(small);
+    porta_tensor_release(large);
+    free(values);
+    free(back);
+}

@@ -9,7 +9,9 @@
  * programs compiled by NVRTC, loaded and launched in their work-group
  * shapes, and a sort (no CUDA kernel) placed on the CPU (its copies are the
  * driver's memcpys, its result the CPU's); the tensor-core GEMM's launches;
- * the caching allocator against the stand-in's counted, bounded memory.
+ * the caching allocator against the stand-in's counted, bounded memory;
+ * copies from the host through pinned staging, waiting only where the host
+ * reads; events timing the stream.
  * `porta devices` lists the device. Without NVRTC the backend must call itself unavailable, naming NVRTC. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +40,33 @@ static const char stand_in_source[] =
     "int cuDevicePrimaryCtxRetain(void **c, int d) { (void)d; *c = &context; return 0; }\n"
     "int cuCtxSetCurrent(void *c) { return c == &context ? 0 : 201; }\n"
     "int cuStreamCreate(void **s, unsigned f) { (void)f; *s = &stream; return 0; }\n"
-    "int cuStreamSynchronize(void *s) { return s == &stream ? 0 : 400; }\n"
+    "static long stream_syncs, event_syncs, pinned_copies, pageable_copies;\n"
+    "int cuStreamSynchronize(void *s) { stream_syncs++; return s == &stream ? 0 : 400; }\n"
+    /* events hold the time of their record; pinned blocks are listed so
+     * copies from them can be told from copies from pageable memory */
+    "#include <time.h>\n"
+    "int cuEventCreate(void **e, unsigned f) { (void)f; *e = calloc(1, sizeof(double));\n"
+    "    return *e ? 0 : 2; }\n"
+    "int cuEventRecord(void *e, void *st) { struct timespec t;\n"
+    "    if (st != &stream) return 400; clock_gettime(CLOCK_MONOTONIC, &t);\n"
+    "    *(double *)e = t.tv_sec * 1e3 + t.tv_nsec / 1e6; return 0; }\n"
+    "int cuEventSynchronize(void *e) { (void)e; event_syncs++; return 0; }\n"
+    "int cuEventElapsedTime(float *ms, void *a, void *b) {\n"
+    "    *ms = (float)(*(double *)b - *(double *)a); return 0; }\n"
+    "int cuEventDestroy_v2(void *e) { free(e); return 0; }\n"
+    "static char *pinned[64]; static size_t pinned_size[64];\n"
+    "int cuMemHostAlloc(void **p, size_t n, unsigned f) { (void)f;\n"
+    "    for (int i = 0; i < 64; i++) if (!pinned[i]) {\n"
+    "        if (!(pinned[i] = malloc(n))) return 2;\n"
+    "        pinned_size[i] = n; *p = pinned[i]; return 0; }\n"
+    "    return 2; }\n"
+    "int cuMemFreeHost(void *p) { for (int i = 0; i < 64; i++) if (pinned[i] == p) {\n"
+    "    free(p); pinned[i] = NULL; return 0; } return 1; }\n"
+    "static int is_pinned(const char *p, size_t n) { for (int i = 0; i < 64; i++)\n"
+    "    if (pinned[i] && p >= pinned[i] && p + n <= pinned[i] + pinned_size[i]) return 1;\n"
+    "    return 0; }\n"
+    "void stand_in_copies(long *s, long *e, long *p, long *q) {\n"
+    "    *s = stream_syncs; *e = event_syncs; *p = pinned_copies; *q = pageable_copies; }\n"
     /* device memory: a 16-byte header holds each block's size; counted, and
      * refused (CUDA_ERROR_OUT_OF_MEMORY) past a capacity the tests set */
     "static size_t live, capacity = (size_t)-1; static long allocs, frees;\n"
@@ -53,7 +81,8 @@ static const char stand_in_source[] =
     "void stand_in_memory(size_t *l, long *a, long *f) { *l = live; *a = allocs; *f = frees; }\n"
     "void stand_in_set_capacity(size_t c) { capacity = c; }\n"
     "int cuMemcpyHtoDAsync_v2(ptr_t d, const void *s, size_t n, void *st) {\n"
-    "    if (st != &stream) return 400; memcpy((void *)(uintptr_t)d, s, n); return 0; }\n"
+    "    if (st != &stream) return 400; if (is_pinned(s, n)) pinned_copies++;\n"
+    "    else pageable_copies++; memcpy((void *)(uintptr_t)d, s, n); return 0; }\n"
     "int cuMemcpyDtoHAsync_v2(void *d, ptr_t s, size_t n, void *st) {\n"
     "    if (st != &stream) return 400; memcpy(d, (void *)(uintptr_t)s, n); return 0; }\n"
     "int cuModuleLoadData(void **m, const void *image) {\n"
@@ -151,7 +180,8 @@ TEST(cuda_host_side_on_a_stand_in_driver) {
                                            "cuda_places_what_has_no_kernel_yet",
                                            "cuda_runs_the_hand_written_kernels",
                                            "cuda_gemm_runs_on_tensor_cores",
-                                           "cuda_caches_device_memory"};
+                                           "cuda_caches_device_memory",
+                                           "cuda_copies_from_the_host_asynchronously"};
     for (size_t i = 0; i < sizeof children / sizeof children[0]; i++) {
         snprintf(command, sizeof command, "'%s' %s", self, children[i]);
         rc = run_with(library, command, out, sizeof out);

@@ -16,6 +16,7 @@ typedef struct CUctx_st *CUcontext;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
 
 #define CUDA_SUCCESS 0
 #define CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK 1
@@ -23,6 +24,9 @@ typedef struct CUstream_st *CUstream;
 #define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75
 #define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76
 #define CU_STREAM_NON_BLOCKING 1
+#define CU_EVENT_DEFAULT 0
+#define CU_EVENT_DISABLE_TIMING 2
+#define CU_MEMHOSTALLOC_PORTABLE 1
 
 /* X(return type, field, exported symbol, parameters) */
 #define CU_DRIVER_FUNCTIONS(X)                                                               \
@@ -51,6 +55,18 @@ typedef struct CUstream_st *CUstream;
       (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,     \
        CUstream, void **, void **))
 
+/* Entry points the backend can do without (NULL when the library lacks
+ * them): events and pinned host memory. Without them, copies from the host
+ * wait for the stream instead of going through pinned staging buffers. */
+#define CU_DRIVER_OPTIONAL_FUNCTIONS(X)                                                      \
+    X(CUresult, cuEventCreate, "cuEventCreate", (CUevent *, unsigned))                       \
+    X(CUresult, cuEventRecord, "cuEventRecord", (CUevent, CUstream))                         \
+    X(CUresult, cuEventSynchronize, "cuEventSynchronize", (CUevent))                         \
+    X(CUresult, cuEventElapsedTime, "cuEventElapsedTime", (float *, CUevent, CUevent))       \
+    X(CUresult, cuEventDestroy, "cuEventDestroy_v2", (CUevent))                              \
+    X(CUresult, cuMemHostAlloc, "cuMemHostAlloc", (void **, size_t, unsigned))               \
+    X(CUresult, cuMemFreeHost, "cuMemFreeHost", (void *))
+
 typedef int nvrtcResult; /* NVRTC_SUCCESS is 0 */
 typedef struct _nvrtcProgram *nvrtcProgram;
 #define NVRTC_SUCCESS 0
@@ -72,6 +88,7 @@ typedef struct _nvrtcProgram *nvrtcProgram;
 #define CU_DECLARE_POINTER(ret, field, symbol, params) ret (*field) params;
 typedef struct cu_driver_api {
     CU_DRIVER_FUNCTIONS(CU_DECLARE_POINTER)
+    CU_DRIVER_OPTIONAL_FUNCTIONS(CU_DECLARE_POINTER)
 } cu_driver_api;
 typedef struct cu_nvrtc_api {
     CU_NVRTC_FUNCTIONS(CU_DECLARE_POINTER)

@@ -2,16 +2,18 @@
  * device on its primary context with one stream that every copy and
  * kernel goes to, in order. Buffers come from the device's caching
  * allocator (cu_alloc.c); the bytes of live buffers count against Porta's
- * memory limit, kept blocks do not. Elementwise ops, casts, fills and reductions run
- * as kernel-IR kernels rendered by the OpenCL renderer and compiled by
- * NVRTC (cu_prelude.c); the compiler's fused kernels take the same road.
+ * memory limit, kept blocks do not. Writes from the host return once the
+ * data is in a pinned staging buffer (cu_stream.c); reads wait for the
+ * stream. Elementwise ops, casts, fills and reductions run as kernel-IR
+ * kernels rendered by the OpenCL renderer and compiled by NVRTC
+ * (cu_prelude.c); the compiler's fused kernels take the same road.
  * float16 and bfloat16 matmuls run on tensor cores on compute capability
- * 8.0 and later (cu_gemm.c). The hand-written kernels (GEMM, convolution,
- * indexing, padding, random, integer division, erfinv, arg reductions)
- * are the OpenCL backend's, the
- * same source and launch description (cl_kernels_common.h) launched through
- * cu_hand.c. Sort's program does not compile as CUDA: supports() says so,
- * and sorts are placed on another device. */
+ * 8.0 and later (cu_gemm.c). The other hand-written kernels (GEMM,
+ * convolution, indexing, padding, random, integer division, erfinv, arg
+ * reductions) are the OpenCL backend's, the same source and launch
+ * description (cl_kernels_common.h) launched through cu_hand.c. Sort's
+ * program does not compile as CUDA: supports() says so, and sorts are
+ * placed on another device. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,10 +37,13 @@ static porta_device devices[MAX_CU_DEVICES];
 static cu_state states[MAX_CU_DEVICES];
 static int opened;
 
-/* At exit the kept blocks go back to the driver (live tensors' memory is
+/* At exit the staging buffers and the kept blocks go back to the driver (live tensors' memory is
  * their owners' to free). */
 static void release_caches(void) {
-    for (int i = 0; i < opened; i++) cu_cache_release(&states[i]);
+    for (int i = 0; i < opened; i++) {
+        cu_staging_release(&states[i]);
+        cu_cache_release(&states[i]);
+    }
 }
 
 static porta_status *make_current(const cu_state *s) {
@@ -81,6 +86,8 @@ static void cu_buffer_free(porta_device *device, void *handle) {
     free(buffer);
 }
 
+/* Returns once `src` is copied out (into a pinned staging buffer), not
+ * when the device has the data: work queued after it on the stream does. */
 static porta_status *cu_buffer_write(porta_device *device, void *handle, size_t offset,
                                      const void *src, size_t bytes) {
     cu_state *s = cu_of(device);
@@ -88,10 +95,9 @@ static porta_status *cu_buffer_write(porta_device *device, void *handle, size_t 
     if (!bytes) return NULL;
     PORTA_TRY(make_current(s));
     uint64_t begin = trace_begin();
-    CUresult r = s->cu->cuMemcpyHtoDAsync(buffer->pointer + offset, src, bytes, s->stream);
-    if (r == CUDA_SUCCESS) r = s->cu->cuStreamSynchronize(s->stream);
+    porta_status *status = cu_copy_from_host(s, buffer->pointer + offset, src, bytes);
     trace_end(TRACE_COPY, device, "write from host", NULL, (int64_t)bytes, begin);
-    return r ? cu_error(s, r, "cuMemcpyHtoDAsync") : NULL;
+    return status;
 }
 
 static porta_status *cu_buffer_read(porta_device *device, void *handle, size_t offset,
@@ -292,6 +298,7 @@ static bool open_device(const cu_driver_api *cu, int ordinal, cu_state *s, porta
     if (s->max_threads < 1) s->max_threads = 1;
     pthread_mutex_init(&s->lock, NULL);
     cu_cache_init(&s->cache, memory);
+    cu_staging_init(&s->staging);
     device->ops = &cu_ops;
     device->impl = s;
     /* halves are stored as ushort and computed in float, as on the CPU */

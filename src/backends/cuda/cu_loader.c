@@ -36,6 +36,14 @@ static bool resolve_driver(void *library, cu_driver_api *table, const char *what
     return true;
 }
 
+#define CU_RESOLVE_OPTIONAL(ret, field, symbol, params)                                     \
+    *(void **)&table->field = dlsym(library, symbol);
+
+static void resolve_optional(void *library, cu_driver_api *table) {
+    CU_DRIVER_OPTIONAL_FUNCTIONS(CU_RESOLVE_OPTIONAL)
+}
+#undef CU_RESOLVE_OPTIONAL
+
 static bool resolve_nvrtc(void *library, cu_nvrtc_api *table, const char *what, char *failure,
                           size_t cap) {
     CU_NVRTC_FUNCTIONS(CU_RESOLVE)
@@ -60,8 +68,10 @@ static void load_driver(void) {
         return;
     }
     if (resolve_driver(library, &driver, "the CUDA driver library", driver_failure,
-                       sizeof driver_failure))
+                       sizeof driver_failure)) {
+        resolve_optional(library, &driver);
         driver_loaded = &driver;
+    }
 }
 
 /* NVRTC opens its builtins library (libnvrtc-builtins.so.<version>) by

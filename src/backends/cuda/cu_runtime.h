@@ -11,6 +11,7 @@
 
 #include "backends/cuda/cu_alloc.h"
 #include "backends/cuda/cu_api.h"
+#include "backends/cuda/cu_stream.h"
 #include "porta.h"
 #include "runtime/device.h"
 
@@ -28,6 +29,7 @@ typedef struct cu_state {
     pthread_mutex_t lock;       /* the program list */
     cu_program_entry *programs; /* loaded modules, most recent first */
     cu_cache cache;             /* freed device memory kept for reuse (cu_alloc.c) */
+    cu_staging staging;         /* pinned buffers for copies from the host (cu_stream.c) */
 } cu_state;
 
 static inline cu_state *cu_of(porta_device *device) { return device->impl; }
