@@ -2,10 +2,11 @@
 # The CUDA backend's check on a machine with an NVIDIA GPU, in a few
 # minutes: build, `porta devices`, the CUDA C tests (which must find the
 # GPU and NVRTC), the whole C suite, then the Python suite with the GPU as
-# the device "porta". Needs no network: NVRTC comes from the toolkit, from
+# the device "porta", and GEMM TFLOP/s (bf16, fp16, fp32) against
+# torch.matmul on the same GPU. Needs no network: NVRTC comes from the toolkit, from
 # PORTA_NVRTC_LIBRARY, or from an installed nvidia-cuda-nvrtc-cu12 wheel;
 # Python runs only where .venv (or python3) already has torch.
-# Logs go to $OUT when set (else cuda-check-logs/), seven files at most;
+# Logs go to $OUT when set (else cuda-check-logs/), eight files at most;
 # the exit status is that of the first failed step, after every step has
 # run. The steps' time limits add up to under ten minutes.
 set -uo pipefail
@@ -67,6 +68,40 @@ if "$PY" -c 'import torch' 2>/dev/null; then
     # shellcheck disable=SC2086
     PORTA_VISIBLE_DEVICES=cuda step python-tests 240 "$PY" -m pytest -q -p no:cacheprovider \
         ${PYTEST_ARGS:-$parallel python/tests}
+    # GEMM TFLOP/s on the GPU as porta:0 against torch.matmul on the same GPU
+    # (where this torch has CUDA), same inputs; TF32 stays off on both sides
+    PORTA_VISIBLE_DEVICES=cuda step gemm-bench 90 "$PY" - <<'PYTHON'
+import time
+import torch
+import torch_porta
+
+def tflops(a, b, synchronize, shape, rounds=20):
+    torch.matmul(a, b)
+    synchronize()
+    start = time.perf_counter()
+    for _ in range(rounds):
+        torch.matmul(a, b)
+    synchronize()
+    m, n, k = shape
+    return 2 * m * n * k * rounds / (time.perf_counter() - start) / 1e12
+
+gpu = torch.cuda.is_available()
+print(f"torch {torch.__version__}, torch CUDA {'yes' if gpu else 'no'}")
+for dtype in (torch.bfloat16, torch.float16, torch.float32):
+    for m, n, k in ((4096, 4096, 4096), (2048, 2048, 2048), (1000, 3000, 517)):
+        a, b = torch.randn(m, k).to(dtype), torch.randn(k, n).to(dtype)
+        pa, pb = a.to("porta"), b.to("porta")
+        porta = tflops(pa, pb, torch_porta.synchronize, (m, n, k))
+        line = f"{str(dtype)[6:]:9} {m}x{n}x{k}: porta {porta:7.2f} TFLOP/s"
+        if gpu:
+            ca, cb = a.cuda(), b.cuda()
+            ref = tflops(ca, cb, torch.cuda.synchronize, (m, n, k))
+            want = (ca @ cb).float().cpu()
+            got = (pa @ pb).float().cpu()
+            error = ((got - want).abs().max() / want.abs().max()).item()
+            line += f", torch {ref:7.2f} TFLOP/s, ratio {porta / ref:.3f}, max rel error {error:.2e}"
+        print(line, flush=True)
+PYTHON
 else
     echo "== python: skipped, no torch in $PY"
 fi
