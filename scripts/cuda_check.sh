@@ -99,7 +99,8 @@ for dtype in (torch.bfloat16, torch.float16, torch.float32):
             want = (ca @ cb).float().cpu()
             got = (pa @ pb).float().cpu()
             error = ((got - want).abs().max() / want.abs().max()).item()
-            line += f", torch {ref:7.2f} TFLOP/s, ratio {porta / ref:.3f}, max rel error {error:.2e}"
+            line += (f", torch {ref:7.2f} TFLOP/s, ratio {porta / ref:.3f}, "
+                     f"max rel error {error:.2e}")
         print(line, flush=True)
 PYTHON
 else

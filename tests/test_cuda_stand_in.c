@@ -12,7 +12,8 @@
  * the caching allocator against the stand-in's counted, bounded memory;
  * copies from the host through pinned staging, waiting only where the host
  * reads; events timing the stream.
- * `porta devices` lists the device. Without NVRTC the backend must call itself unavailable, naming NVRTC. */
+ * `porta devices` lists the device. Without NVRTC the backend must call
+ * itself unavailable, naming NVRTC. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
