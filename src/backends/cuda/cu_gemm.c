@@ -147,23 +147,8 @@ porta_status *cu_gemm_run(porta_device *device, const porta_tensor *const *input
     int64_t batches = porta_tensor_numel(out) / (m * n);
     int64_t m_blocks = (m + GEMM_BLOCK - 1) / GEMM_BLOCK;
     int64_t n_blocks = (n + GEMM_BLOCK - 1) / GEMM_BLOCK;
-    clk_layout layout = {.count = 0};
-    clk_push(&layout, m);
-    clk_push(&layout, n);
-    clk_push(&layout, a->sizes[batch_rank + 1]);
-    clk_push(&layout, batch_rank);
-    clk_push(&layout, m_blocks);
-    const porta_tensor *operands[3] = {a, b, out};
-    for (int t = 0; t < 3; t++) {
-        clk_push(&layout, operands[t]->strides[batch_rank]);
-        clk_push(&layout, operands[t]->strides[batch_rank + 1]);
-    }
-    for (int d = 0; d < batch_rank; d++) {
-        clk_push(&layout, out->sizes[d]);
-        for (int t = 0; t < 3; t++) clk_push(&layout, operands[t]->strides[d]);
-    }
     clk_mem layout_buffer;
-    PORTA_TRY(clk_layout_buffer(device, &layout, &layout_buffer));
+    PORTA_TRY(clk_matmul_layout(device, a, b, out, m_blocks, &layout_buffer));
     const clk_backend *backend = clk_backend_of(device);
     const char *name = out->dtype == PORTA_BF16 ? "gemm_tc_bf16" : "gemm_tc_f16";
     void *kernel;

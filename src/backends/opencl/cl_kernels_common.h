@@ -115,6 +115,13 @@ porta_status *clk_launch_2d(clk_args *args, const size_t global[2], const size_t
 porta_status *clk_buffer(porta_device *device, size_t bytes, const void *init, clk_mem *out);
 /* A buffer holding the layout's values. */
 porta_status *clk_layout_buffer(porta_device *device, const clk_layout *layout, clk_mem *out);
+/* The layout buffer of a batched matmul out = a @ b, read by the tiled
+ * kernels here and CUDA's tensor-core kernel: m, n, k, the batch rank, the
+ * number of row blocks, each operand's matrix strides, then per batch dim
+ * its size and the operands' strides. */
+porta_status *clk_matmul_layout(porta_device *device, const porta_tensor *a,
+                               const porta_tensor *b, const porta_tensor *out, int64_t m_blocks,
+                               clk_mem *buffer);
 /* Releases a buffer made by clk_buffer (NULL: nothing), once kernels
  * already launched on it have run. */
 void clk_release(porta_device *device, clk_mem buffer);

@@ -140,6 +140,28 @@ void clk_matmul_programs(clk_program_visit visit, void *ctx) {
         if (matmul_sources[d]) visit(ctx, "matmul", matmul_sources[d], true);
 }
 
+porta_status *clk_matmul_layout(porta_device *device, const porta_tensor *a,
+                               const porta_tensor *b, const porta_tensor *out, int64_t m_blocks,
+                               clk_mem *buffer) {
+    int batch_rank = out->rank - 2;
+    clk_layout layout = {.count = 0};
+    clk_push(&layout, out->sizes[batch_rank]);
+    clk_push(&layout, out->sizes[batch_rank + 1]);
+    clk_push(&layout, a->sizes[batch_rank + 1]);
+    clk_push(&layout, batch_rank);
+    clk_push(&layout, m_blocks);
+    const porta_tensor *operands[3] = {a, b, out};
+    for (int t = 0; t < 3; t++) {
+        clk_push(&layout, operands[t]->strides[batch_rank]);
+        clk_push(&layout, operands[t]->strides[batch_rank + 1]);
+    }
+    for (int d = 0; d < batch_rank; d++) {
+        clk_push(&layout, out->sizes[d]);
+        for (int t = 0; t < 3; t++) clk_push(&layout, operands[t]->strides[d]);
+    }
+    return clk_layout_buffer(device, &layout, buffer);
+}
+
 porta_status *cl_exec_matmul(porta_device *device, const porta_prim *prim,
                              const porta_tensor *const *inputs, int input_count,
                              porta_tensor *out) {
@@ -162,23 +184,8 @@ porta_status *cl_exec_matmul(porta_device *device, const porta_prim *prim,
     int64_t m = out->sizes[batch_rank], n = out->sizes[batch_rank + 1];
     int64_t batches = porta_tensor_numel(out) / (m * n);
     int64_t m_blocks = (m + MM_BLOCK - 1) / MM_BLOCK, n_blocks = (n + MM_BLOCK - 1) / MM_BLOCK;
-    clk_layout layout = {.count = 0};
-    clk_push(&layout, m);
-    clk_push(&layout, n);
-    clk_push(&layout, a->sizes[batch_rank + 1]);
-    clk_push(&layout, batch_rank);
-    clk_push(&layout, m_blocks);
-    const porta_tensor *operands[3] = {a, b, out};
-    for (int t = 0; t < 3; t++) {
-        clk_push(&layout, operands[t]->strides[batch_rank]);
-        clk_push(&layout, operands[t]->strides[batch_rank + 1]);
-    }
-    for (int d = 0; d < batch_rank; d++) {
-        clk_push(&layout, out->sizes[d]);
-        for (int t = 0; t < 3; t++) clk_push(&layout, operands[t]->strides[d]);
-    }
     clk_mem layout_buffer;
-    PORTA_TRY(clk_layout_buffer(device, &layout, &layout_buffer));
+    PORTA_TRY(clk_matmul_layout(device, a, b, out, m_blocks, &layout_buffer));
 
     const clk_backend *backend = clk_backend_of(device);
     bool tiled = backend->max_group(device) >= MM_GROUP * MM_GROUP;
