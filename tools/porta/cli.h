@@ -23,6 +23,10 @@ int cli_usage(const char *command, const char *fmt, ...) __attribute__((format(p
  * Returns 0, or prints the error and returns 2. */
 int cli_device(const char *command, const char *text, porta_device **out);
 
+/* A count option's value: an integer from `least` to 1000000. Returns 0,
+ * or prints the error and returns 2. */
+int cli_count(const char *command, const char *option, const char *value, int least, int *out);
+
 /* The devices a --devices option names: "all", or a comma-separated list
  * of what cli_device takes; at most CLI_MAX_DEVICES. Returns 0, or prints
  * the error and returns 2. */

@@ -54,6 +54,16 @@ int cli_device(const char *command, const char *text, porta_device **out) {
                               "backend name with a device here", text);
 }
 
+int cli_count(const char *command, const char *option, const char *value, int least, int *out) {
+    char *end;
+    long n = strtol(value, &end, 10);
+    if (end == value || *end || n < least || n > 1000000)
+        return cli_usage(command, "%s expects a count of %d..1000000, got '%s'", option, least,
+                         value);
+    *out = (int)n;
+    return 0;
+}
+
 int cli_devices(const char *command, const char *list, porta_device **devices, int *count) {
     *count = 0;
     if (!strcmp(list, "all")) {

@@ -102,13 +102,10 @@ static int parse_options(int argc, char **argv, bench_options *o) {
         else if (!strcmp(arg, "--json")) o->json = value;
         else if (!strcmp(arg, "--input")) o->input = value;
         else if (!strcmp(arg, "--iterations") || !strcmp(arg, "--warmup")) {
-            char *end;
-            long n = strtol(value, &end, 10);
             bool iterations = !strcmp(arg, "--iterations");
-            if (*end || n < (iterations ? 1 : 0) || n > 1000000)
-                return cli_usage("bench", "%s expects a count of %d..1000000, got '%s'", arg,
-                                 iterations ? 1 : 0, value);
-            *(iterations ? &o->iterations : &o->warmup) = (int)n;
+            int code = cli_count("bench", arg, value, iterations ? 1 : 0,
+                                 iterations ? &o->iterations : &o->warmup);
+            if (code) return code;
         } else if (!strcmp(arg, "--size")) {
             if (!strchr(value, '=') || o->size_count == 16)
                 return cli_usage("bench", "--size expects SYMBOL=N (at most 16), got '%s'", value);

@@ -40,13 +40,10 @@ static int parse_options(int argc, char **argv, compare_options *o) {
         else if (!strcmp(arg, "--html")) o->html = value;
         else if (!strcmp(arg, "--input")) o->input = value;
         else if (!strcmp(arg, "--iterations") || !strcmp(arg, "--warmup")) {
-            char *end;
-            long n = strtol(value, &end, 10);
             bool iterations = !strcmp(arg, "--iterations");
-            if (*end || n < (iterations ? 1 : 0) || n > 1000000)
-                return cli_usage("compare", "%s expects a count of %d..1000000, got '%s'", arg,
-                                 iterations ? 1 : 0, value);
-            *(iterations ? &o->iterations : &o->warmup) = (int)n;
+            int code = cli_count("compare", arg, value, iterations ? 1 : 0,
+                                 iterations ? &o->iterations : &o->warmup);
+            if (code) return code;
         } else if (arg[0] == '-' || o->model_path) {
             return cli_usage("compare", "unexpected argument '%s'", arg);
         } else {
