@@ -42,9 +42,11 @@ def comparison(tmp_path_factory):
         [sys.executable, "-m", "torch_porta.compare", "--devices", "cpu,opencl",
          "--steps", str(STEPS), "--warmup", str(WARMUP), "--prices", PRICES,
          "--json", paths["json"], "--html", paths["html"], DEMO],
-        capture_output=True, text=True, timeout=900, cwd=str(out))
+        capture_output=True, text=True, timeout=900, cwd=str(out),
+        env={k: v for k, v in os.environ.items() if k != "PORTA_PROGRESS"})
     assert done.returncode == 0, done.stdout + done.stderr
     paths["table"] = done.stdout
+    paths["stderr"] = done.stderr
     with open(paths["json"]) as f:
         paths["report"] = json.load(f)
     return paths
@@ -78,6 +80,17 @@ def test_demo_compared_on_cpu_and_opencl(comparison):
     assert "USD/1M samples" in table and "pthread" in devices["opencl"]["name"]
     for d in devices.values():
         assert f"{d['samples_per_second']:.1f}" in table
+
+
+def test_progress_only_on_a_terminal_or_when_asked(comparison, tmp_path):
+    # stderr was a pipe in the fixture: no progress lines
+    assert "compare: cpu" not in comparison["stderr"]
+    done = subprocess.run(
+        [sys.executable, "-m", "torch_porta.compare", "--devices", "cpu", "--steps", "2",
+         "--warmup", "1", DEMO], capture_output=True, text=True, timeout=600, cwd=str(tmp_path),
+        env=dict(os.environ, PORTA_PROGRESS="1"))
+    assert done.returncode == 0, done.stderr
+    assert "compare: cpu (1/1) ..." in done.stderr
 
 
 def test_report_rendering_is_libportas():

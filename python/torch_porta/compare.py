@@ -136,13 +136,21 @@ def _device_entries(spec):
     return [(e, f"porta:{e}" if e.isdigit() else e) for e in entries]
 
 
+def _progress_wanted():
+    """A line per device on a terminal, none when stderr is redirected;
+    PORTA_PROGRESS=0/1 decides as it does for libporta's progress line."""
+    setting = os.environ.get("PORTA_PROGRESS")
+    return setting == "1" if setting in ("0", "1") else sys.stderr.isatty()
+
+
 def run_comparison(script, script_args=(), devices="all", steps=20, warmup=3,
                    samples_per_step=None, timeout=600, workdir=None):
     """Runs `script` once per device and returns the comparison's JSON text
     (docs/compare.md) without prices; compare_report renders it."""
     import tempfile
     records = []
-    for entry, label in _device_entries(devices):
+    entries = _device_entries(devices)
+    for number, (entry, label) in enumerate(entries, 1):
         with tempfile.TemporaryDirectory(prefix="porta-compare-") as tmp:
             result = os.path.join(tmp, "result.json")
             command = [sys.executable, "-m", "torch_porta.compare", "--child", result,
@@ -151,8 +159,9 @@ def run_comparison(script, script_args=(), devices="all", steps=20, warmup=3,
                 command += ["--samples-per-step", str(samples_per_step)]
             command += [script] + list(script_args)
             env = dict(os.environ, PORTA_VISIBLE_DEVICES=entry)
-            if sys.stderr.isatty():
-                print(f"compare: {label} ...", file=sys.stderr, flush=True)
+            if _progress_wanted():
+                print(f"compare: {label} ({number}/{len(entries)}) ...", file=sys.stderr,
+                      flush=True)
             try:
                 done = subprocess.run(command, env=env, cwd=workdir, capture_output=True,
                                       text=True, timeout=timeout)
