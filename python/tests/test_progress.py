@@ -30,7 +30,10 @@ LINE = b"porta: building kernels ["
 
 
 def run(tmp_path, stderr_is_terminal, progress_env=None):
-    env = dict(os.environ, PORTA_CACHE_DIR=str(tmp_path / "cache"))
+    # The CPU backend's kernels are compiled C (a fresh cache makes the work
+    # long); an OpenCL driver keeps a cache of its own, so its builds may be
+    # too quick for the half second the line waits.
+    env = dict(os.environ, PORTA_CACHE_DIR=str(tmp_path / "cache"), PORTA_VISIBLE_DEVICES="cpu")
     env.pop("PORTA_PROGRESS", None)
     if progress_env is not None:
         env["PORTA_PROGRESS"] = progress_env
