@@ -16,16 +16,9 @@
 /* energy_sample(index) -> {"source", "values", "ranges", "note"} or
  * {"source": None, "reason"}: a snapshot of the counter covering device N. */
 static PyObject *energy_sample(PyObject *module, PyObject *args) {
-    int index;
-    if (!PyArg_ParseTuple(args, "i", &index))
-        return NULL;
-    porta_device *device = porta_py_device(index);
-    if (!device)
-        return NULL;
     porta_device_info info;
-    porta_status *status = porta_device_info_get(device, &info);
-    if (status)
-        return porta_py_raise(status);
+    if (porta_py_device_info(args, &info) < 0)
+        return NULL;
     porta_energy_sample sample;
     char why[PORTA_ENERGY_REASON_CAP];
     if (!porta_energy_read_device(&info, &sample, why, sizeof why))
@@ -47,16 +40,9 @@ static PyObject *energy_sample(PyObject *module, PyObject *args) {
 
 /* compare_device_info(index) -> (backend, name), for the report. */
 static PyObject *compare_device_info(PyObject *module, PyObject *args) {
-    int index;
-    if (!PyArg_ParseTuple(args, "i", &index))
-        return NULL;
-    porta_device *device = porta_py_device(index);
-    if (!device)
-        return NULL;
     porta_device_info info;
-    porta_status *status = porta_device_info_get(device, &info);
-    if (status)
-        return porta_py_raise(status);
+    if (porta_py_device_info(args, &info) < 0)
+        return NULL;
     return Py_BuildValue("(ss)", info.backend, info.name);
 }
 

@@ -14,21 +14,29 @@ porta_device *porta_py_device(int index) {
     return device;
 }
 
+int porta_py_device_info(PyObject *args, porta_device_info *info) {
+    int index;
+    if (!PyArg_ParseTuple(args, "i", &index))
+        return -1;
+    porta_device *device = porta_py_device(index);
+    if (!device)
+        return -1;
+    porta_status *status = porta_device_info_get(device, info);
+    if (status) {
+        porta_py_raise(status);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *device_count(PyObject *module, PyObject *unused) {
     return PyLong_FromLong(porta_device_count());
 }
 
 static PyObject *device_name(PyObject *module, PyObject *args) {
-    int index;
-    if (!PyArg_ParseTuple(args, "i", &index))
-        return NULL;
-    porta_device *device = porta_py_device(index);
-    if (!device)
-        return NULL;
     porta_device_info info;
-    porta_status *status = porta_device_info_get(device, &info);
-    if (status)
-        return porta_py_raise(status);
+    if (porta_py_device_info(args, &info) < 0)
+        return NULL;
     return PyUnicode_FromFormat("%s (%s)", info.name, info.backend);
 }
 

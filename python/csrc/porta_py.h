@@ -33,6 +33,9 @@ int porta_py_int64s(PyObject *seq, int64_t *values, const char *what);
 PyObject *porta_py_tuple_of_int64s(const int64_t *values, int count);
 /* Device N, raising for an index with no device. */
 porta_device *porta_py_device(int index);
+/* The info of the device whose index is args' one int; -1 with a Python
+ * error set otherwise. */
+int porta_py_device_info(PyObject *args, porta_device_info *info);
 
 /* Each file adds its functions to the module. */
 int porta_py_add_tensor_type(PyObject *module);
