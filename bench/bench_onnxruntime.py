@@ -45,25 +45,6 @@ import models  # noqa: E402
 ATOL, RTOL = 1e-4, 1e-4
 
 
-class _Logits(torch.nn.Module):
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-
-    def forward(self, ids):
-        return self.model(input_ids=ids).logits
-
-
-class _Encoder(torch.nn.Module):
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-
-    def forward(self, ids, mask):
-        out = self.model(input_ids=ids, attention_mask=mask)
-        return out.last_hidden_state, out.pooler_output
-
-
 def workloads():
     """name -> (builder of the model, its inputs). Attention is transformers'
     "eager" implementation: Porta's exporter takes it as it is (see
@@ -72,12 +53,12 @@ def workloads():
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(0)
     return {
-        "gpt2": (lambda: _Logits(hf_models.gpt2("eager")), (hf_models.token_ids(1, 64),)),
-        "gpt2-wide": (lambda: _Logits(hf_models.gpt2("eager", layers=4, hidden=256, heads=8)),
+        "gpt2": (lambda: hf_models.Logits(hf_models.gpt2("eager")), (hf_models.token_ids(1, 64),)),
+        "gpt2-wide": (lambda: hf_models.Logits(hf_models.gpt2("eager", layers=4, hidden=256, heads=8)),
                       (hf_models.token_ids(1, 128),)),
-        "bert": (lambda: _Encoder(hf_models.bert("eager")),
+        "bert": (lambda: hf_models.Encoder(hf_models.bert("eager")),
                  (hf_models.token_ids(2, 64), hf_models.padding_mask(2, 64))),
-        "bert-wide": (lambda: _Encoder(hf_models.bert("eager", layers=4, hidden=256, heads=8)),
+        "bert-wide": (lambda: hf_models.Encoder(hf_models.bert("eager", layers=4, hidden=256, heads=8)),
                       (hf_models.token_ids(2, 128), hf_models.padding_mask(2, 128))),
         "mlp": (lambda: models.MLP().net, (torch.randn(16, 12, generator=gen),)),
         "cnn": (lambda: models.CNN(), (torch.randn(8, 3, 16, 16, generator=gen),)),

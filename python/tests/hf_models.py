@@ -39,3 +39,26 @@ def padding_mask(batch=2, length=16):
     if batch > 1:
         mask[1, length - 5:] = 0
     return mask
+
+
+class Logits(torch.nn.Module):
+    """GPT-2 as a function of token ids alone (what export and ONNX take)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids):
+        return self.model(input_ids=ids).logits
+
+
+class Encoder(torch.nn.Module):
+    """BERT as a function of token ids and the padding mask."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids, mask):
+        out = self.model(input_ids=ids, attention_mask=mask)
+        return out.last_hidden_state, out.pooler_output

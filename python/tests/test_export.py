@@ -172,31 +172,12 @@ def test_inspect_and_bench(tmp_path):
     assert all(d["p50_ms"] > 0 and d["p99_ms"] >= d["p50_ms"] for d in numbers["devices"])
 
 
-class _Logits(nn.Module):
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-
-    def forward(self, ids):
-        return self.model(input_ids=ids).logits
-
-
-class _Encoder(nn.Module):
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-
-    def forward(self, ids, mask):
-        out = self.model(input_ids=ids, attention_mask=mask)
-        return out.last_hidden_state, out.pooler_output
-
-
 def test_gpt2_from_transformers_config(tmp_path):
-    check_model(_Logits(hf_models.gpt2()), (hf_models.token_ids(),), tmp_path, atol=1e-4)
+    check_model(hf_models.Logits(hf_models.gpt2()), (hf_models.token_ids(),), tmp_path, atol=1e-4)
 
 
 def test_bert_from_transformers_config(tmp_path):
-    check_model(_Encoder(hf_models.bert()), (hf_models.token_ids(), hf_models.padding_mask()),
+    check_model(hf_models.Encoder(hf_models.bert()), (hf_models.token_ids(), hf_models.padding_mask()),
                 tmp_path, atol=1e-4)
 
 
@@ -284,7 +265,7 @@ def test_gpt2_with_dynamic_batch_and_sequence_length(tmp_path):
     length = torch.export.Dim("length", min=2, max=64)
     more = [(hf_models.token_ids(batch=3, length=9, seed=2),),
             (hf_models.token_ids(batch=1, length=40, seed=3),)]
-    path = check_model(_Logits(hf_models.gpt2()), (hf_models.token_ids(),), tmp_path,
+    path = check_model(hf_models.Logits(hf_models.gpt2()), (hf_models.token_ids(),), tmp_path,
                        dynamic_shapes=({0: batch, 1: length},), more_inputs=more, atol=1e-4)
     assert "[batch, length]" in porta("inspect", path).stdout
 

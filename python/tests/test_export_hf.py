@@ -19,29 +19,6 @@ from test_export import devices, run_exported
 TOLERANCE = dict(atol=1e-4, rtol=1e-4)
 
 
-class Logits(torch.nn.Module):
-    """GPT-2 as a function of token ids alone."""
-
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-
-    def forward(self, ids):
-        return self.model(input_ids=ids).logits
-
-
-class Encoder(torch.nn.Module):
-    """BERT as a function of token ids and the padding mask."""
-
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-
-    def forward(self, ids, mask):
-        out = self.model(input_ids=ids, attention_mask=mask)
-        return out.last_hidden_state, out.pooler_output
-
-
 def _flat(outputs):
     return [outputs] if isinstance(outputs, torch.Tensor) else list(outputs)
 
@@ -78,7 +55,7 @@ def bert_cases():
 
 @pytest.mark.parametrize("attention", ["eager", "sdpa"])
 def test_bert_dynamic_batch_and_sequence(attention, tmp_path):
-    model = Encoder(hf_models.bert(attention)).eval()
+    model = hf_models.Encoder(hf_models.bert(attention)).eval()
     batch, seq = Dim("batch", min=1, max=8), Dim("seq", min=2, max=128)
     dims = ({0: batch, 1: seq}, {0: batch, 1: seq})
     path = tmp_path / "bert.porta"
@@ -87,7 +64,7 @@ def test_bert_dynamic_batch_and_sequence(attention, tmp_path):
 
 
 def test_gpt2_dynamic_batch_and_sequence(tmp_path):
-    model = Logits(hf_models.gpt2("eager")).eval()
+    model = hf_models.Logits(hf_models.gpt2("eager")).eval()
     dims = ({0: Dim("batch", min=1, max=8), 1: Dim("seq", min=2, max=128)},)
     path = tmp_path / "gpt2.porta"
     ep = torch_porta.export(model, gpt2_cases()[0], path, dynamic_shapes=dims)
@@ -97,7 +74,7 @@ def test_gpt2_dynamic_batch_and_sequence(tmp_path):
 def test_gpt2_sdpa_attention_dynamic_sequence(tmp_path):
     """transformers' default attention (scaled_dot_product_attention)
     through torch_porta.export, with dynamic batch and sequence length."""
-    model = Logits(hf_models.gpt2("sdpa")).eval()
+    model = hf_models.Logits(hf_models.gpt2("sdpa")).eval()
     dims = ({0: Dim("batch", min=1, max=8), 1: Dim("seq", min=2, max=128)},)
     path = tmp_path / "gpt2-sdpa.porta"
     ep = torch_porta.export(model, gpt2_cases()[0], path, dynamic_shapes=dims)
@@ -106,7 +83,7 @@ def test_gpt2_sdpa_attention_dynamic_sequence(tmp_path):
 
 def test_wider_deeper_gpt2(tmp_path):
     """Four layers, width 128, eight heads of 16."""
-    model = Logits(hf_models.gpt2("eager", layers=4, hidden=128, heads=8)).eval()
+    model = hf_models.Logits(hf_models.gpt2("eager", layers=4, hidden=128, heads=8)).eval()
     path = tmp_path / "gpt2-wide.porta"
     ep = torch_porta.export(model, gpt2_cases()[0], path)
     check_runs(model, path, ep, gpt2_cases()[:1], tmp_path)
