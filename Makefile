@@ -8,7 +8,7 @@ JOBS       ?= $(shell nproc)
 VENV       ?= .venv
 PYTHON     ?= python3
 
-.PHONY: all build asan setup demo demo-c test test-release test-asan test-python test-python-modes \
+.PHONY: all build asan setup demo demo-c test test-layers test-release test-asan test-python test-python-modes \
         test-opencl fuzz valgrind \
         bench clean
 
@@ -34,13 +34,21 @@ demo: setup
 demo-c: setup
 	$(VENV)/bin/train_digits $(BUILD)/digits.csv
 
-# C tests in a release build, the same tests under AddressSanitizer + UBSan
-# (with LeakSanitizer's exit-time leak check), then the Python package's
-# tests against PyTorch's CPU; the C demo runs before them as a smoke test.
+# First the layer check (cheap), then the C tests in a release build, the
+# same tests under AddressSanitizer + UBSan (with LeakSanitizer's exit-time
+# leak check), then the Python package's tests against PyTorch's CPU; the C
+# demo runs before them as a smoke test.
 # Then the OpInfo conformance test again in fused eager mode and through
 # torch.compile(backend="porta"). Last, all of the Python tests on the first
 # OpenCL device (the C tests already run every primitive on every device).
-test: test-release test-asan fuzz demo-c test-python test-python-modes test-opencl
+test: test-layers test-release test-asan fuzz demo-c test-python test-python-modes test-opencl
+
+# The layer order of src/layers.txt, checked on the includes and on the
+# symbols each object of libporta uses from the others; then the checker's
+# own test.
+test-layers: build
+	$(PYTHON) scripts/check_layers.py --objects $(BUILD)/CMakeFiles/porta_objects.dir/src
+	$(PYTHON) scripts/check_layers.py --self-test
 
 # NVRTC from the nvidia-cuda-nvrtc-cu12 wheel scripts/setup.sh puts in the
 # venv: the CUDA tests compile every kernel with it (no GPU needed). Looked

@@ -10,7 +10,7 @@
 
 #include "backends/cpu/threadpool.h"
 #include "bench_util.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 #define N (1 << 24)
 #define REPS 15

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "backends/cpu/cpu_jit.h"
-#include "compiler/codegen_c.h"
-#include "core/tensor.h"
+#include "codegen/codegen_c.h"
+#include "runtime/tensor.h"
 #include "test.h"
 
 /* ---- a fresh disk cache per test ---- */

@@ -5,7 +5,7 @@
  * exactly, floats within the case's tolerance, NaN equal to NaN. Where the
  * CPU rejects a case the device must give the same error code. A device
  * without float64 runs float64 cases too: they are placed on another device
- * (runtime/placement.c), so their results must match as well. With only
+ * (devices/placement.c), so their results must match as well. With only
  * the CPU present the cases still run fused against the CPU's eager
  * results, so the suite is never empty. PORTA_CONFORMANCE=quick|full sets
  * how much runs (run_mode below). */

@@ -6,7 +6,7 @@
 #ifndef PORTA_TEST_CONFORMANCE_CASES_H
 #define PORTA_TEST_CONFORMANCE_CASES_H
 
-#include "graph/prim.h"
+#include "ir/prim.h"
 #include "porta.h"
 
 #define CONF_MAX_INPUTS 3

@@ -7,7 +7,7 @@
 #include "backends/cpu/threadpool.h"
 #include "core/dtype.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "test.h"
 
 TEST(test_core_version) {

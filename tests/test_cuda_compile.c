@@ -11,7 +11,7 @@
 
 #include "backends/cuda/cu_runtime.h"
 #include "backends/opencl/cl_kernels_common.h"
-#include "compiler/codegen_cl.h"
+#include "codegen/codegen_cl.h"
 #include "core/status.h"
 #include "test.h"
 

@@ -144,7 +144,7 @@ TEST(cuda_runs_fused_kernels_as_the_cpu) {
 
 /* A primitive without a CUDA kernel (sort: its program does not compile as
  * CUDA) runs on the CPU device, its operand copied there and the
- * permutation copied back (runtime/placement.h): no kernel runs on the
+ * permutation copied back (devices/placement.h): no kernel runs on the
  * GPU, so this also holds on the stand-in driver. */
 TEST(cuda_places_what_has_no_kernel_yet) {
     porta_device *gpu = cuda_device("cuda_places_what_has_no_kernel_yet");

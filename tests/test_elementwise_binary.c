@@ -6,7 +6,7 @@
 
 #include "core/dtype.h"
 #include "backends/cpu/kernels_elementwise.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "test_elementwise.h"
 
 typedef enum accepts {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "backends/cpu/kernels_elementwise.h"
 #include "ops/run.h"
 #include "test_elementwise.h"

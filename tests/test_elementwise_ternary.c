@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "test_elementwise.h"
 
 typedef struct shape_triple {

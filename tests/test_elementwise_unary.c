@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "test_elementwise.h"
 
 typedef enum accepts { ACCEPTS_ALL, ACCEPTS_NUMERIC, ACCEPTS_NOT_FLOAT } accepts;

@@ -4,7 +4,7 @@
 
 #include "core/dtype.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "test_elementwise.h"
 
 const porta_dtype ew_all_dtypes[PORTA_DTYPE_COUNT] = {

@@ -15,8 +15,8 @@
 #include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/gemm/gemm_kernel.h"
 #include "backends/cpu/threadpool.h"
-#include "core/tensor.h"
-#include "graph/prim.h"
+#include "runtime/tensor.h"
+#include "ir/prim.h"
 #include "runtime/device.h"
 #include "test.h"
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "test_movement.h"
 
 #define TRIALS 10

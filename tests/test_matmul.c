@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "test.h"
 
 static const porta_dtype all_dtypes[] = {PORTA_U8,  PORTA_I8,   PORTA_I16, PORTA_I32, PORTA_I64,

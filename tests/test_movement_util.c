@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "test_movement.h"
 
 const porta_dtype test_move_dtypes[PORTA_DTYPE_COUNT] = {

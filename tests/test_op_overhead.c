@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "test.h"
 
 TEST(test_overhead_cpu_buffers_aligned_and_counted) {

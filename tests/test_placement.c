@@ -1,4 +1,4 @@
-/* Placement (runtime/placement.h, porta_place.h): primitives a device cannot
+/* Placement (devices/placement.h, porta_place.h): primitives a device cannot
  * run go to another device with their operands copied there and the result
  * copied back. The device here is made by the test: its buffers are host
  * memory behind a table of its own (it does not claim PORTA_CAP_HOST_MEMORY,
@@ -11,7 +11,7 @@
 
 #include "core/alloc.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "porta_place.h"
 #include "runtime/device.h"
 #include "test.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "io/pt2_archive.h"
 #include "io/zip.h"
 #include "porta_io.h"

@@ -5,7 +5,7 @@
 
 #include "core/dtype.h"
 #include "core/philox.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "ops/run.h"
 #include "test.h"
 

@@ -24,7 +24,7 @@ porta_tensor *reduce_random_view(test_rng *rng, porta_dtype dtype, int rank,
                                  const int64_t *sizes, reduce_fill fill);
 
 /* The dtype PyTorch gives op on x's dtype. It repeats the rule in
- * graph/infer_reduce.c on purpose: the tests check the library against it. */
+ * ir/infer_reduce.c on purpose: the tests check the library against it. */
 porta_dtype reduce_expected_dtype(porta_reduce_op op, porta_dtype x);
 
 /* Runs porta_reduce and compares dtype, shape and every value with a

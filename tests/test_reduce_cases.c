@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "core/dtype.h"
-#include "core/tensor.h"
-#include "graph/infer.h"
+#include "runtime/tensor.h"
+#include "ir/infer.h"
 #include "test_reduce.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})

@@ -4,7 +4,7 @@
  * results that do not depend on the thread count. */
 #include <stdlib.h>
 
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "test_reduce.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})

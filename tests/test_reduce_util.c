@@ -6,7 +6,7 @@
 #include "backends/cpu/kernels_reduce.h"
 #include "core/dtype.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "test_reduce.h"
 
 static double random_value(test_rng *rng, porta_dtype dtype, reduce_fill fill) {

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "porta_io.h"
 #include "test.h"
 

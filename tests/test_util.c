@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "core/dtype.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "test.h"
 
 porta_device *test_cpu(void) {

@@ -7,7 +7,7 @@
 #include "aten/elementwise.h"
 #include "core/dtype.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 static bool is_bool(const porta_value *v) {
     return v->kind == PORTA_VALUE_BOOL || (v->kind == PORTA_VALUE_TENSOR && v->tensor->dtype == PORTA_BOOL);

@@ -6,7 +6,7 @@
 
 #include "aten/elementwise.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* The operands' float dtype, or an error (PyTorch's "not implemented for
  * 'Long'") when integers or bool would reach a float-only activation. */

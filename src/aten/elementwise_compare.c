@@ -3,7 +3,7 @@
  * variants (an in-place comparison writes its bools in self's dtype). */
 #include "aten/elementwise.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 #define COMPARE_KERNELS(name, OP)                      \
     BINARY_KERNELS(name, ew_promoted_binary, OP)      \

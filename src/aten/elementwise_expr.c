@@ -5,8 +5,8 @@
 
 #include "aten/elementwise.h"
 #include "core/status.h"
-#include "core/tensor.h"
-#include "graph/infer.h"
+#include "runtime/tensor.h"
+#include "ir/infer.h"
 
 porta_tensor *ew_fail(ew_scope *s, porta_status *status) { return nn_fail(&s->held, status); }
 

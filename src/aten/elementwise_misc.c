@@ -8,8 +8,8 @@
 #include "aten/op_reuse.h"
 #include "aten/reduce_helpers.h"
 #include "core/status.h"
-#include "core/tensor.h"
-#include "graph/infer.h"
+#include "runtime/tensor.h"
+#include "ir/infer.h"
 
 /* log(e^a + e^b) = max + log1p(e^-|a - b|) (base 2 likewise, the log1p
  * scaled by 1 / ln 2). Equal operands give a + log(2) exactly: that also

@@ -8,8 +8,8 @@
 #include "aten/op_reuse.h"
 #include "aten/reduce_helpers.h"
 #include "core/status.h"
-#include "core/tensor.h"
-#include "graph/infer.h"
+#include "runtime/tensor.h"
+#include "ir/infer.h"
 
 /* heaviside(self, values): values where self == 0, else self > 0 (so 0 for
  * NaN, as the CPU kernel's comparison gives). Both operands must share a

@@ -5,7 +5,7 @@
 
 #include "aten/elementwise.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* min(max(x, low), high) in the result type of all three; NaN in x stays
  * NaN, and low > high gives high, as in PyTorch. */

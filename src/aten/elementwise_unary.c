@@ -7,7 +7,7 @@
 
 #include "aten/elementwise.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* op(x) as one primitive; porta_unary applies PyTorch's dtype rules (and
  * out= rules with `into`). */

@@ -14,7 +14,7 @@
 #include "aten/aten.h"
 #include "aten/reduce_helpers.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 static bool same_ints(const porta_value *expected, int rank, const int64_t *got) {
     return expected->ints.count == rank &&

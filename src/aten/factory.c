@@ -8,7 +8,7 @@
 #include "aten/factory.h"
 #include "aten/shape_copy.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* Checks an 'I' sizes argument as PyTorch does, naming the whole shape. */
 static porta_status *check_sizes(const porta_value *sizes) {

@@ -10,7 +10,7 @@
 #include "core/alloc.h"
 #include "core/dtype.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* ---- arange ---- */
 

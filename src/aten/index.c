@@ -6,7 +6,7 @@
 
 #include "aten/index_common.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 static porta_status *gather_like_error(porta_status *status) {
     return index_recode(status, PORTA_ERR_OUT_OF_RANGE, PORTA_ERR_INVALID_ARGUMENT);

@@ -12,7 +12,7 @@
 
 #include "aten/index_common.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 typedef struct index_plan {
     int count;                           /* indexed dims of self */

@@ -4,7 +4,7 @@
 
 #include "aten/index_common.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 porta_status *index_recode(porta_status *status, porta_code from, porta_code to) {
     if (!status || porta_status_code(status) != from) return status;

@@ -9,7 +9,7 @@
 #include "aten/index_common.h"
 #include "aten/nn_scope.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 static porta_status *check_indices(const porta_tensor *indices) {
     porta_dtype dtype = porta_tensor_dtype(indices);

@@ -9,8 +9,8 @@
 #include "aten/op_reuse.h"
 #include "aten/reduce_helpers.h"
 #include "core/status.h"
-#include "core/tensor.h"
-#include "graph/infer.h"
+#include "runtime/tensor.h"
+#include "ir/infer.h"
 
 static porta_status *need_long_index(const char *message, const porta_tensor *index) {
     if (index->dtype == PORTA_I64) return NULL;

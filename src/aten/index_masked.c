@@ -5,8 +5,8 @@
 #include "aten/index_common.h"
 #include "aten/nn_scope.h"
 #include "core/status.h"
-#include "core/tensor.h"
-#include "graph/infer.h"
+#include "runtime/tensor.h"
+#include "ir/infer.h"
 
 /* The fill value as a 0-dim tensor of self's dtype: a number, or a 0-dim
  * tensor (cast as PyTorch does). */

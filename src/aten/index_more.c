@@ -8,7 +8,7 @@
 #include "aten/op_reuse.h"
 #include "aten/reduce_helpers.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* One int64 value of a rank-0 tensor, read to the host. */
 static int64_t host_int(nn_scope *s, const porta_tensor *x) {

@@ -8,7 +8,7 @@
 #include "aten/nn_scope.h"
 #include "aten/op_reuse.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* The runs of x along axis: the first slice of each, the run of every
  * slice (int64 [n]) and the length of each run. */

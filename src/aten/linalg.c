@@ -6,7 +6,7 @@
 #include "aten/reduce_helpers.h"
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 static porta_status *check_rank(const porta_tensor *t, int rank, const char *message) {
     if (t->rank != rank) return porta_error(PORTA_ERR_SHAPE, "%s", message);

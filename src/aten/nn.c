@@ -5,7 +5,7 @@
 #include "aten/random_state.h"
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* native_dropout(input, p, train?) -> (output, mask) */
 static porta_status *native_dropout(const porta_value *args, aten_results *results) {

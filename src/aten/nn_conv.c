@@ -13,7 +13,7 @@
 #include "aten/op_reuse.h"
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* A conv's geometry, one entry per spatial axis. */
 typedef struct conv_geometry {

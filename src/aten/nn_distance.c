@@ -11,8 +11,8 @@
 #include "aten/nn_scope.h"
 #include "aten/reduce_helpers.h"
 #include "core/status.h"
-#include "core/tensor.h"
-#include "graph/infer.h"
+#include "runtime/tensor.h"
+#include "ir/infer.h"
 
 /* The p-norm of diff over its last axis (dropped). */
 static porta_tensor *pair_norm(nn_scope *s, const porta_tensor *diff, double p) {

@@ -4,7 +4,7 @@
 #include "aten/nn_loss.h"
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 porta_status *nn_check_reduction(const char *op, int64_t reduction) {
     if (reduction < REDUCTION_NONE || reduction > REDUCTION_SUM)

@@ -6,7 +6,7 @@
 #include "aten/op_reuse.h"
 #include "aten/reduce_helpers.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 
 static porta_status *check_float(const char *op, const porta_tensor *x) {

@@ -5,7 +5,7 @@
 #include "aten/nn_scope.h"
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 static const porta_tensor *optional(const porta_value *v) {
     return v->kind == PORTA_VALUE_TENSOR ? v->tensor : NULL;

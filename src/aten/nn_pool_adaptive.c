@@ -7,7 +7,7 @@
 
 #include "aten/nn_scope.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 #define ADAPTIVE_MAX_DIMS 3
 

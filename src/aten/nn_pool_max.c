@@ -12,7 +12,7 @@
 #include "aten/nn_scope.h"
 #include "aten/op_reuse.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 #define POOL_MAX_DIMS 3
 

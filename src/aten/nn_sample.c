@@ -13,7 +13,7 @@
 #include "aten/nn_scope.h"
 #include "aten/reduce_helpers.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* The geometry of sliding blocks over an image. */
 typedef struct blocks {

@@ -15,7 +15,7 @@
 #include "aten/nn_sample_grid.h"
 #include "aten/nn_scope.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 enum { BILINEAR = 0, NEAREST, BICUBIC };
 enum { PAD_ZEROS = 0, PAD_BORDER, PAD_REFLECTION };

@@ -3,7 +3,7 @@
 #include "aten/nn_scope.h"
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 porta_tensor *nn_fail(nn_scope *s, porta_status *status) {
     if (!s->status) s->status = status;

@@ -10,7 +10,7 @@
 #include "aten/nn_scope.h"
 #include "aten/nn_upsample_linear.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* PyTorch's nearest_idx for every output position: int64 [out]. */
 static porta_tensor *source_indices(nn_scope *s, porta_device *device, int64_t in, int64_t out,

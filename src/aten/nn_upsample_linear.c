@@ -6,7 +6,7 @@
 #include "aten/nn_upsample_linear.h"
 #include "aten/op_reuse.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* The input rank an op takes (batch, channels, then `axes` spatial axes),
  * a float dtype, and output and input sizes above 0. */

@@ -6,7 +6,7 @@
 #include "aten/nn_scope.h"
 #include "aten/op_reuse.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 static const porta_value no_scale = {.kind = PORTA_VALUE_NONE};
 

@@ -2,7 +2,7 @@
 #include "aten/op_reuse.h"
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 porta_status *aten_call_op(const char *name, const porta_value *args, int arg_count,
                            porta_tensor **out) {

@@ -2,7 +2,7 @@
  * across tensors and numbers, devices. */
 #include "aten/aten.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 double aten_number(const porta_value *v) {
     switch (v->kind) {

@@ -12,7 +12,7 @@
 #include "core/philox.h"
 #include "aten/random_state.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* PyTorch's name of a dtype in kernel-dispatch errors ('Long'). */
 static const char *kernel_type_name(porta_dtype dtype) {

@@ -5,7 +5,7 @@
 #include "aten/reduce_helpers.h"
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* sum/prod: the input is cast to `dtype` first; integers and bool
  * accumulate in int64, which is also the result unless `dtype` says

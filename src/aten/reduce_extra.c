@@ -8,7 +8,7 @@
 #include "aten/reduce_helpers.h"
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* amax/amin (reduce.c) by name, for their out= forms: PyTorch wants the
  * out tensor in the input's dtype. */

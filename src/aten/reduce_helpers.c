@@ -2,7 +2,7 @@
 #include "aten/reduce_helpers.h"
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 porta_status *reduce_dims_of(const char *op, const porta_tensor *x, const porta_value *dim,
                              bool empty_is_all, reduce_dims *out) {

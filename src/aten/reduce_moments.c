@@ -5,7 +5,7 @@
 #include "aten/reduce_helpers.h"
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* Writes the variance (or standard deviation) and, when `mean_out` is not
  * NULL, the mean shaped like it. */

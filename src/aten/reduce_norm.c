@@ -7,7 +7,7 @@
 #include "aten/reduce_helpers.h"
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* The norm of magnitudes |x| (x already in the compute dtype). */
 static porta_status *norm_of(const porta_tensor *x, double ord, const reduce_dims *dims,

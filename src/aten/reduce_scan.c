@@ -6,7 +6,7 @@
 #include "aten/reduce_helpers.h"
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* y op (y shifted by `step` along axis, the identity filling the front). */
 static porta_status *combine_shifted(porta_binary_op op, double identity, porta_tensor *y,

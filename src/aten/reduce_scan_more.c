@@ -12,7 +12,7 @@
 #include "aten/op_reuse.h"
 #include "aten/reduce_helpers.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* log(e^a + e^b) = max + log1p(e^-|a - b|); equal operands give a +
  * log(2), which also keeps a == b == +-inf (where a - b is NaN) at a. */

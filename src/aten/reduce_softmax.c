@@ -4,7 +4,7 @@
 #include "aten/reduce_helpers.h"
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 static porta_status *check_float(const char *name, porta_dtype dtype) {
     if (!porta_dtype_is_float(dtype))

@@ -13,7 +13,7 @@
 #include "aten/op_reuse.h"
 #include "aten/reduce_helpers.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* The ascending stable order of x along its last axis. */
 static porta_tensor *sorted_order(nn_scope *s, const porta_tensor *x) {

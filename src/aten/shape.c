@@ -8,7 +8,7 @@
 
 #include "aten/shape.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 porta_status *aten_wrap_dim(int64_t dim, int rank, int *out) {
     int64_t bound = rank > 0 ? rank : 1;

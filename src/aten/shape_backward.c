@@ -3,7 +3,7 @@
 
 #include "aten/shape.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* unfold_backward(grad, input_sizes, dim, size, step): element j of every
  * window goes back to input position k * step + j. For a fixed j those

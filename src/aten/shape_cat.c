@@ -6,7 +6,7 @@
 
 #include "aten/shape.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 static bool skipped(const porta_tensor *t) { return t->rank == 1 && t->sizes[0] == 0; }
 

@@ -8,7 +8,7 @@
 #include "aten/shape.h"
 #include "aten/shape_copy.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* Dims ordered by stride, those of size < 2 last (they never break
  * density). */

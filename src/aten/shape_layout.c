@@ -9,7 +9,7 @@
 #include "aten/shape.h"
 #include "aten/shape_copy.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* A view's geometry on its base's buffer. */
 typedef struct view_layout {

@@ -5,7 +5,7 @@
 
 #include "aten/shape.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* Dims ordered by decreasing stride (size-1 dims last), for laying out a
  * result like x. */

@@ -3,7 +3,7 @@
  * mask comes from two aranges compared after broadcasting. */
 #include "aten/shape.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* keep[i][j] = (j - i <= diagonal) for tril, (j - i >= diagonal) for triu,
  * shaped [rows, cols]. */

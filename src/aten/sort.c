@@ -7,7 +7,7 @@
 
 #include "aten/nn_scope.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 /* The dim argument as a normalized axis of x, with PyTorch's IndexError. */
 static porta_status *sort_axis(const porta_tensor *x, int64_t dim, int *axis) {

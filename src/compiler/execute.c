@@ -8,16 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/codegen_c.h"
-#include "compiler/codegen_cl.h"
+#include "codegen/codegen_c.h"
+#include "codegen/codegen_cl.h"
 #include "compiler/explain.h"
-#include "compiler/kir_layout.h"
+#include "codegen/kir_layout.h"
 #include "compiler/plan_cache.h"
-#include "compiler/stats.h"
+#include "runtime/compile_stats.h"
 #include "core/status.h"
 #include "runtime/device.h"
 #include "runtime/trace_events.h"
-#include "runtime/placement.h"
+#include "devices/placement.h"
 
 /* Names the record and the site that issued it in a failure at flush time,
  * which is far from the line that caused it. */
@@ -33,7 +33,7 @@ static porta_status *run_alone(trace_record *record) {
     for (int i = 0; i < record->input_count; i++) inputs[i] = &record->inputs[i];
     porta_device *device = record->out.buffer->device;
     /* a primitive the device cannot run runs on the fallback device, with
-     * copies there and back (runtime/placement.h) */
+     * copies there and back (devices/placement.h) */
     uint64_t begin = trace_begin();
     porta_status *status =
         porta_device_runs(device, &record->prim, inputs, record->input_count)

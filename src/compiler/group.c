@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/codegen_c.h"
+#include "codegen/codegen_c.h"
 #include "core/status.h"
 #include "runtime/device.h"
-#include "runtime/placement.h"
+#include "devices/placement.h"
 
 /* A reduction that leaves fewer rows than this keeps most threads idle in
  * a fused kernel (rows are its unit of parallel work); unless its rows are
@@ -236,7 +236,7 @@ static bool supported_reduce(const trace_record *record, int *reduced) {
 
 /* Whether the record's device runs it itself: one it cannot run stays out
  * of the device's kernels and runs alone, placed on another device
- * (runtime/placement.h), with copies at the boundary. */
+ * (devices/placement.h), with copies at the boundary. */
 static bool runs_on_device(const trace_record *record) {
     const porta_tensor *inputs[TRACE_MAX_INPUTS];
     for (int i = 0; i < record->input_count; i++) inputs[i] = &record->inputs[i];

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "compiler/group.h"
-#include "compiler/kir_layout.h"
+#include "codegen/kir_layout.h"
 #include "core/status.h"
 
 static bool add_store(group *g, const group_buffer *gb, const trace_record *records) {

@@ -24,7 +24,7 @@
 #ifndef PORTA_COMPILER_SCHEDULE_H
 #define PORTA_COMPILER_SCHEDULE_H
 
-#include "compiler/kernel_ir.h"
+#include "ir/kernel_ir.h"
 #include "compiler/trace.h"
 
 /* Facts about the trace's buffers, by local id (order of first use). */

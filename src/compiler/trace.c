@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "runtime/deferred.h"
 #include "runtime/trace_events.h"
 
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -114,7 +115,17 @@ porta_status *trace_sync_buffer(const porta_buffer *buffer) {
     return porta_flush();
 }
 
+/* Buffers and device syncs reach the trace through the runtime's hooks.
+ * Nothing is recorded before fusion is first on, so registering then is
+ * early enough. */
+static const porta_deferred_hooks trace_hooks = {
+    .recording = trace_recording,
+    .sync_buffer = trace_sync_buffer,
+    .flush = porta_flush,
+};
+
 porta_status *porta_set_fusion(bool on) {
+    if (on) porta_deferred_register(&trace_hooks);
     porta_status *status = on ? NULL : porta_flush(); /* off even when the flush failed */
     atomic_store(&fusion_on, on);
     return status;

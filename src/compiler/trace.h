@@ -4,8 +4,8 @@
 #ifndef PORTA_COMPILER_TRACE_H
 #define PORTA_COMPILER_TRACE_H
 
-#include "core/tensor.h"
-#include "graph/prim.h"
+#include "runtime/tensor.h"
+#include "ir/prim.h"
 
 #define TRACE_MAX_INPUTS 3
 #define TRACE_SITE_CAP 96

@@ -10,7 +10,7 @@
 
 #include "core/alloc.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "dist/staging.h"
 #include "dist/world.h"
 #include "porta_dist.h"

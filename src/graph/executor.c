@@ -7,7 +7,7 @@
 
 #include "core/alloc.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "ops/run.h"
 #include "runtime/device.h"
 

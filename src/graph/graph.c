@@ -6,7 +6,7 @@
 #include "core/alloc.h"
 #include "core/dtype.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 #define INITIAL_NODE_CAPACITY 32
 #define EMPTY_SLOT (-1)

@@ -5,7 +5,7 @@
 #ifndef PORTA_GRAPH_GRAPH_H
 #define PORTA_GRAPH_GRAPH_H
 
-#include "graph/infer.h"
+#include "ir/infer.h"
 
 /* The most inputs any primitive takes (TERNARY, SCATTER, CONV with bias). */
 #define PORTA_GRAPH_MAX_INPUTS 3

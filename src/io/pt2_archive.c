@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "io/pt2_archive_config.h"
 #include "io/utf8.h"
 #include "runtime/device.h"

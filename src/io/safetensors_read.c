@@ -12,7 +12,7 @@
 
 #include "core/alloc.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "io/safetensors.h"
 #include "runtime/device.h"
 #include "io/utf8.h"

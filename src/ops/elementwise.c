@@ -6,8 +6,8 @@
 
 #include "core/dtype.h"
 #include "core/status.h"
-#include "core/tensor.h"
-#include "graph/infer_elementwise.h"
+#include "runtime/tensor.h"
+#include "ir/infer_elementwise.h"
 #include "ops/run.h"
 #include "runtime/device.h"
 

@@ -4,7 +4,7 @@
 #include "core/alloc.h"
 #include "core/dtype.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 porta_status *porta_tensor_full(porta_device *device, porta_dtype dtype, int rank,
                                 const int64_t *sizes, double value, porta_tensor **out) {

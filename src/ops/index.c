@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "ops/run.h"
 
 #define INDEX_MAX_INPUTS 3

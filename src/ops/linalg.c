@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "ops/run.h"
 
 #define LINALG_MAX_INPUTS 3

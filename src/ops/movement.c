@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "ops/run.h"
 
 /* PyTorch's computeStride: the new shape is a view of x when every run of

@@ -4,7 +4,7 @@
 
 #include "core/dtype.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "ops/run.h"
 
 const char *porta_reduce_op_name(porta_reduce_op op) {

@@ -6,10 +6,10 @@
 
 #include "compiler/trace.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "runtime/device.h"
 #include "runtime/trace_events.h"
-#include "runtime/placement.h"
+#include "devices/placement.h"
 
 porta_status *porta_prim_run(const porta_prim *prim, const porta_tensor *const *inputs,
                              int input_count, porta_tensor **out) {
@@ -163,7 +163,7 @@ porta_status *porta_finish_out(porta_tensor *dst, bool needs_copy, porta_tensor 
 porta_status *porta_device_execute(const porta_prim *prim, const porta_tensor *const *inputs,
                                    int input_count, porta_tensor *out) {
     porta_device *device = out->buffer->device;
-    /* What the device cannot run runs on another device (runtime/placement.h);
+    /* What the device cannot run runs on another device (devices/placement.h);
      * only a primitive no device runs fails, here, where it was issued. */
     bool native = porta_device_runs(device, prim, inputs, input_count);
     if (!native && !porta_placement_find(device, prim, inputs, input_count))

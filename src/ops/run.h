@@ -3,7 +3,7 @@
 #ifndef PORTA_OPS_RUN_H
 #define PORTA_OPS_RUN_H
 
-#include "graph/infer.h"
+#include "ir/infer.h"
 
 /* Runs `prim` on `inputs` (all on one device). `out` follows the public
  * convention: *out NULL -> a new tensor; otherwise the result is written into
@@ -15,7 +15,7 @@ porta_status *porta_prim_run(const porta_prim *prim, const porta_tensor *const *
 
 /* Per-family runners, dispatched by porta_prim_run (ops/run.c). Each one:
  * infers the output meta (porta_infer), converts inputs to the dtypes the
- * backend contract in graph/prim.h names, broadcasts elementwise inputs,
+ * backend contract in ir/prim.h names, broadcasts elementwise inputs,
  * allocates or adopts the output, and calls porta_device_execute. */
 porta_status *porta_run_elementwise(const porta_prim *prim,
                                     const porta_tensor *const *inputs, int input_count,

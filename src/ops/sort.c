@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "ops/run.h"
 
 porta_status *porta_run_sort(const porta_prim *prim, const porta_tensor *const *inputs,

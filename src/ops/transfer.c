@@ -9,7 +9,7 @@
 
 #include "core/alloc.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "runtime/device.h"
 #include "runtime/trace_events.h"
 

@@ -3,8 +3,8 @@
 #ifndef PORTA_RUNTIME_DEVICE_H
 #define PORTA_RUNTIME_DEVICE_H
 
-#include "compiler/kernel_ir.h"
-#include "graph/prim.h"
+#include "ir/kernel_ir.h"
+#include "ir/prim.h"
 #include "porta.h"
 
 typedef struct porta_backend_ops {
@@ -23,12 +23,12 @@ typedef struct porta_backend_ops {
     /* Runs one primitive. The op layer has validated everything: inputs and
      * `out` live on this device, elementwise inputs are already broadcast to
      * out's shape, and dtypes are those the primitive's contract names (see
-     * graph/prim.h). `out` may have any non-overlapping strides. */
+     * ir/prim.h). `out` may have any non-overlapping strides. */
     porta_status *(*execute)(porta_device *device, const porta_prim *prim,
                              const porta_tensor *const *inputs, int input_count,
                              porta_tensor *out);
     porta_status *(*synchronize)(porta_device *device);
-    /* The compiler's entry points (compiler/kernel_ir.h); NULL where the
+    /* The compiler's entry points (ir/kernel_ir.h); NULL where the
      * backend has no compiler, and then a recorded trace runs primitive by
      * primitive. prepare_kernel turns a kernel into a program (compiled, or
      * found in the backend's caches), valid for the life of the process.
@@ -53,12 +53,15 @@ struct porta_device {
     void *impl; /* backend state */
 };
 
-/* A backend's probe adds its devices through porta_registry_add. */
-typedef void (*porta_backend_probe)(void);
-/* Takes ownership of nothing: `device` must live for the process. */
-void porta_registry_add(porta_device *device);
-/* A probe that finds its backend unusable says why (both strings must live
- * for the process). */
-void porta_registry_unavailable(const char *backend, const char *why);
+/* Where a backend's probe reports what it found: the device registry
+ * (devices/registry.c) passes its own, so no backend calls up into it. */
+typedef struct porta_probe_sink {
+    /* Takes ownership of nothing: `device` must live for the process. */
+    void (*add)(porta_device *device);
+    /* The backend is unusable here, and why (both strings must live for
+     * the process). */
+    void (*unavailable)(const char *backend, const char *why);
+} porta_probe_sink;
+typedef void (*porta_backend_probe)(const porta_probe_sink *sink);
 
 #endif

@@ -94,7 +94,7 @@ static void read_cpu_name(void) {
     fclose(f);
 }
 
-void porta_cpu_backend_probe(void) {
+void porta_cpu_backend_probe(const porta_probe_sink *sink) {
     read_cpu_name();
     long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
     uint32_t caps = PORTA_CAP_F64 | PORTA_CAP_F16 | PORTA_CAP_BF16 | PORTA_CAP_HOST_MEMORY;
@@ -108,7 +108,7 @@ void porta_cpu_backend_probe(void) {
         .compute_units = cpu_thread_count(),
         .capabilities = caps,
     };
-    porta_registry_add(&cpu_device);
+    sink->add(&cpu_device);
 }
 
 porta_status *porta_set_num_threads(int threads) {

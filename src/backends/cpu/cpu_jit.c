@@ -24,8 +24,8 @@
 #include <unistd.h>
 
 #include "backends/cpu/cpu_jit.h"
-#include "compiler/codegen_c.h"
-#include "compiler/stats.h"
+#include "codegen/codegen_c.h"
+#include "runtime/compile_stats.h"
 #include "core/status.h"
 #include "runtime/kernel_cache.h"
 

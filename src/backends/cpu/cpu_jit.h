@@ -1,11 +1,11 @@
-/* The CPU backend's compiler: kernel IR -> C source (compiler/codegen_c.h)
+/* The CPU backend's compiler: kernel IR -> C source (codegen/codegen_c.h)
  * -> the system C compiler -> a shared object, loaded with dlopen. Programs
  * are cached in memory for the process and on disk across processes. */
 #ifndef PORTA_CPU_JIT_H
 #define PORTA_CPU_JIT_H
 
-#include "compiler/kernel_ir.h"
-#include "compiler/kernel_abi.h"
+#include "ir/kernel_ir.h"
+#include "ir/kernel_abi.h"
 #include "runtime/device.h"
 
 /* The entry points a rendered kernel exports (see kernel_abi.h):

@@ -1,13 +1,13 @@
 /* CPU kernels, one function per primitive family, called by the CPU
  * backend's execute (cpu_device.c) once the op layer has validated the call
- * (see the dtype contract in graph/prim.h). Each must handle any strides on
+ * (see the dtype contract in ir/prim.h). Each must handle any strides on
  * inputs and out (zero and negative included), every dtype the contract
  * admits, and zero-size tensors; they parallelize over the thread pool. */
 #ifndef PORTA_CPU_KERNELS_H
 #define PORTA_CPU_KERNELS_H
 
-#include "core/tensor.h"
-#include "graph/prim.h"
+#include "runtime/tensor.h"
+#include "ir/prim.h"
 
 porta_status *cpu_exec_elementwise(const porta_prim *prim, const porta_tensor *const *inputs,
                                    int input_count, porta_tensor *out); /* UNARY..FILL */

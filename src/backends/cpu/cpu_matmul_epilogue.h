@@ -4,9 +4,9 @@
 #ifndef PORTA_CPU_MATMUL_EPILOGUE_H
 #define PORTA_CPU_MATMUL_EPILOGUE_H
 
-#include "compiler/kernel_ir.h"
-#include "core/tensor.h"
-#include "graph/prim.h"
+#include "ir/kernel_ir.h"
+#include "runtime/tensor.h"
+#include "ir/prim.h"
 
 /* out [M, N] = a [M, K] @ b [K, N], as cpu_exec_matmul computes it, with
  * `program` (a cpu_program with a tile entry) run over each finished block

@@ -3,9 +3,9 @@
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/kernels_elementwise.h"
 #include "core/status.h"
-#include "graph/infer_elementwise.h"
+#include "ir/infer_elementwise.h"
 
-/* The loop and the dtypes the contract of graph/prim.h gives its operands.
+/* The loop and the dtypes the contract of ir/prim.h gives its operands.
  * Checked even though the op layer guarantees them, since a loop run on
  * other dtypes would read and write out of bounds. */
 typedef struct loop_choice {

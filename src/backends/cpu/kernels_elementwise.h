@@ -6,7 +6,7 @@
 
 #include "backends/cpu/cpu_isa.h"
 #include "core/dtype.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 
 #define EW_MAX_OPERANDS 4 /* out and up to three inputs */
 
@@ -42,7 +42,7 @@ void ew_iter_add_scalar(ew_iter *it, const void *value);
 int ew_iter_run(ew_iter *it, ew_loop_fn loop, int64_t grain);
 
 /* Inner loops by op and input dtype (NULL: the pair is not in the dtype
- * contract of graph/prim.h). */
+ * contract of ir/prim.h). */
 ew_loop_fn ew_unary_loop(porta_unary_op op, porta_dtype dtype);
 ew_loop_fn ew_binary_loop(porta_binary_op op, porta_dtype dtype);
 /* The binary loops built for each instruction set (the *_avx2.c and

@@ -49,7 +49,7 @@ typedef struct reduce_kernel {
 } reduce_kernel;
 
 /* The kernel for op on an input of `dtype`, for the instruction set in use,
- * or NULL when the pair is outside the backend contract (graph/prim.h). */
+ * or NULL when the pair is outside the backend contract (ir/prim.h). */
 const reduce_kernel *cpu_reduce_kernel(porta_reduce_op op, porta_dtype dtype);
 
 /* The same loops compiled for each instruction set (kernels_reduce_fold*.c). */

@@ -22,13 +22,13 @@
 #include "backends/cuda/cu_gemm.h"
 #include "backends/cuda/cu_runtime.h"
 #include "backends/opencl/cl_kernels_common.h"
-#include "compiler/codegen_cl.h"
-#include "compiler/kir_built.h"
-#include "compiler/kir_layout.h"
-#include "compiler/stats.h"
+#include "codegen/codegen_cl.h"
+#include "codegen/kir_built.h"
+#include "codegen/kir_layout.h"
+#include "runtime/compile_stats.h"
 #include "core/alloc.h"
 #include "core/status.h"
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "runtime/trace_events.h"
 
 #define MAX_CU_DEVICES 16
@@ -206,7 +206,7 @@ static bool needs_special_kernel(const porta_prim *prim, const porta_tensor *con
 
 /* Every primitive but SORT: the merge sort's program uses an OpenCL vector
  * literal that does not compile as CUDA, so a sort is placed on another
- * device (runtime/placement.h). */
+ * device (devices/placement.h). */
 static bool cu_supports(porta_device *device, const porta_prim *prim,
                         const porta_tensor *const *inputs, int input_count) {
     return prim->kind > PRIM_CONSTANT && prim->kind < PRIM_RESHAPE && prim->kind != PRIM_SORT;
@@ -312,22 +312,22 @@ static bool open_device(const cu_driver_api *cu, int ordinal, cu_state *s, porta
     return true;
 }
 
-void porta_cuda_backend_probe(void) {
+void porta_cuda_backend_probe(const porta_probe_sink *sink) {
     const char *why = NULL;
     const cu_driver_api *cu = cu_driver_load(&why);
     if (!cu) {
-        porta_registry_unavailable("cuda", why);
+        sink->unavailable("cuda", why);
         return;
     }
     /* without NVRTC no kernel can be built: not even a fill would run */
     if (!cu_nvrtc_load(&why)) {
-        porta_registry_unavailable("cuda", why);
+        sink->unavailable("cuda", why);
         return;
     }
     int total = 0;
     if (cu->cuInit(0) != CUDA_SUCCESS || cu->cuDeviceGetCount(&total) != CUDA_SUCCESS ||
         total <= 0) {
-        porta_registry_unavailable("cuda", "the CUDA driver found no usable GPU (cuInit or "
+        sink->unavailable("cuda", "the CUDA driver found no usable GPU (cuInit or "
                                            "cuDeviceGetCount failed, or it reports none)");
         return;
     }
@@ -336,6 +336,6 @@ void porta_cuda_backend_probe(void) {
         if (open_device(cu, i, &states[count], &devices[count])) count++;
     opened = count;
     if (count) atexit(release_caches);
-    for (int i = 0; i < count; i++) porta_registry_add(&devices[i]);
-    if (!count) porta_registry_unavailable("cuda", "no CUDA device could be opened");
+    for (int i = 0; i < count; i++) sink->add(&devices[i]);
+    if (!count) sink->unavailable("cuda", "no CUDA device could be opened");
 }

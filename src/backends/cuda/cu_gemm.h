@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "core/tensor.h"
+#include "runtime/tensor.h"
 #include "porta.h"
 #include "runtime/device.h"
 

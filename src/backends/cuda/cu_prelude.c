@@ -1,5 +1,5 @@
 /* The text every CUDA program of the backend begins with. Kernels are
- * rendered once, as OpenCL C (compiler/codegen_cl.c), and the same source
+ * rendered once, as OpenCL C (codegen/codegen_cl.c), and the same source
  * compiles as CUDA C++: this dialect spells the OpenCL words those sources
  * use in CUDA (address spaces, work-item indices, vector-free bit casts,
  * OpenCL's integer and float names), then the OpenCL backend's own prelude

@@ -10,10 +10,10 @@
 
 #include "backends/opencl/cl_kernels_common.h"
 #include "backends/opencl/cl_runtime.h"
-#include "compiler/codegen_cl.h"
-#include "compiler/kir_built.h"
-#include "compiler/kir_layout.h"
-#include "compiler/stats.h"
+#include "codegen/codegen_cl.h"
+#include "codegen/kir_built.h"
+#include "codegen/kir_layout.h"
+#include "runtime/compile_stats.h"
 #include "core/alloc.h"
 #include "core/status.h"
 #include "runtime/trace_events.h"
@@ -194,7 +194,7 @@ static porta_status *run_single(porta_device *device, const porta_prim *prim,
 /* ---- primitives ---- */
 
 /* Every primitive has a kernel; float64 needs the device's cl_khr_fp64.
- * What is refused here runs on another device (runtime/placement.h). */
+ * What is refused here runs on another device (devices/placement.h). */
 static bool cl_supports(porta_device *device, const porta_prim *prim,
                         const porta_tensor *const *inputs, int input_count) {
     if (prim->kind <= PRIM_CONSTANT || prim->kind >= PRIM_RESHAPE) return false;
@@ -202,7 +202,7 @@ static bool cl_supports(porta_device *device, const porta_prim *prim,
     for (int i = 0; i < input_count; i++)
         if (!dtype_usable(s, inputs[i]->dtype)) return false;
     /* the result's dtype: a cast's, a fill's or random's target, else the
-     * inputs' (the contract of graph/prim.h) */
+     * inputs' (the contract of ir/prim.h) */
     bool typed = prim->kind == PRIM_CAST || prim->kind == PRIM_FILL || prim->kind == PRIM_RANDOM;
     return !typed || dtype_usable(s, prim->dtype);
 }
@@ -322,19 +322,19 @@ static void add_device(const cl_api *cl, cl_platform_id platform, cl_device_id i
     (*count)++;
 }
 
-void porta_opencl_backend_probe(void) {
+void porta_opencl_backend_probe(const porta_probe_sink *sink) {
     const char *fp64 = getenv("PORTA_OPENCL_FP64");
     fp64_hidden = fp64 && !strcmp(fp64, "0");
     const char *why = NULL;
     const cl_api *cl = cl_api_load(&why);
     if (!cl) {
-        porta_registry_unavailable("opencl", why);
+        sink->unavailable("opencl", why);
         return;
     }
     cl_platform_id platforms[8];
     cl_uint platform_count = 0;
     if (cl->clGetPlatformIDs(8, platforms, &platform_count) != CL_SUCCESS || !platform_count) {
-        porta_registry_unavailable("opencl", "the OpenCL loader found no platform (no driver "
+        sink->unavailable("opencl", "the OpenCL loader found no platform (no driver "
                                              "installed, e.g. pocl-opencl-icd)");
         return;
     }
@@ -356,6 +356,6 @@ void porta_opencl_backend_probe(void) {
                 if (type & order[round]) add_device(cl, platforms[p], ids[i], &count);
             }
         }
-    for (int i = 0; i < count; i++) porta_registry_add(&devices[i]);
-    if (!count) porta_registry_unavailable("opencl", "no OpenCL device could be opened");
+    for (int i = 0; i < count; i++) sink->add(&devices[i]);
+    if (!count) sink->unavailable("opencl", "no OpenCL device could be opened");
 }

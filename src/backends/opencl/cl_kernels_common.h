@@ -14,8 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/tensor.h"
-#include "graph/prim.h"
+#include "runtime/tensor.h"
+#include "ir/prim.h"
 #include "runtime/device.h"
 
 #define CLK_STRINGIZE(...) #__VA_ARGS__

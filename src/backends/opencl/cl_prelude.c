@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "backends/opencl/cl_runtime.h"
-#include "compiler/codegen_c_internal.h"
+#include "codegen/codegen_c_internal.h"
 
 #define CL_PRELUDE_HEAD                                                                  \
     "#pragma OPENCL FP_CONTRACT OFF\n" /* a * b + c rounds twice, as on the CPU */          \

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "backends/opencl/cl_runtime.h"
-#include "compiler/stats.h"
+#include "runtime/compile_stats.h"
 #include "core/status.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/trace_events.h"

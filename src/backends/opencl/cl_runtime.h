@@ -11,8 +11,8 @@
 #include <stdbool.h>
 
 #include "backends/opencl/cl_api.h"
-#include "core/tensor.h"
-#include "graph/prim.h"
+#include "runtime/tensor.h"
+#include "ir/prim.h"
 #include "runtime/device.h"
 
 typedef struct cl_program_entry cl_program_entry;

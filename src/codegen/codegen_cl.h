@@ -1,0 +1,20 @@
+/* Kernel IR -> OpenCL C, for the OpenCL backend (and any device compiled
+ * from OpenCL C). The source defines `__kernel void kir_main(...)`; its
+ * arguments are listed in codegen_cl.c. It expects the backend's prelude
+ * before it (backends/opencl/cl_prelude.c): fixed-width integer names, the
+ * libm names the C renderer's op spellings use, float16/bfloat16
+ * conversions (kir_f16_to_f32, kir_f32_to_bf16, kir_round_f16, ...) and
+ * scalar kir_exp, kir_log, kir_sigmoid, ... for the ops the CPU runs as
+ * vector-math calls. */
+#ifndef PORTA_CODEGEN_CODEGEN_CL_H
+#define PORTA_CODEGEN_CODEGEN_CL_H
+
+#include <stdbool.h>
+
+#include "ir/kernel_ir.h"
+
+/* The OpenCL C source of `kernel` (checked first with kir_check, which
+ * also rejects ops kir_c_supports does not spell) in *source, malloc'd. */
+porta_status *kir_render_cl(const kir_kernel *kernel, char **source);
+
+#endif

@@ -1,0 +1,134 @@
+/* The device registry: every backend's probe runs once, on first use, and
+ * adds the devices it finds; PORTA_VISIBLE_DEVICES then picks and orders
+ * the ones Porta shows. A new backend adds its probe to the table. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+#include "runtime/deferred.h"
+#include "runtime/device.h"
+#include "runtime/trace_events.h"
+
+void porta_cpu_backend_probe(const porta_probe_sink *sink);
+void porta_opencl_backend_probe(const porta_probe_sink *sink);
+void porta_cuda_backend_probe(const porta_probe_sink *sink);
+
+static const porta_backend_probe probes[] = {
+    porta_cpu_backend_probe, /* porta:0 unless PORTA_VISIBLE_DEVICES says otherwise */
+    porta_opencl_backend_probe,
+    porta_cuda_backend_probe,
+};
+
+#define MAX_DEVICES 64
+
+static porta_device *found[MAX_DEVICES]; /* every device, in probe order */
+static int found_count;
+static porta_device *devices[MAX_DEVICES]; /* the visible ones: porta:0, porta:1, ... */
+static int device_count;
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+
+static void add_found(porta_device *device) {
+    if (found_count < MAX_DEVICES) found[found_count++] = device;
+}
+
+#define MAX_UNAVAILABLE 8
+
+typedef struct unavailable_backend {
+    const char *backend, *why;
+} unavailable_backend;
+static unavailable_backend unavailable[MAX_UNAVAILABLE];
+static int unavailable_count;
+
+static void add_unavailable(const char *backend, const char *why) {
+    if (unavailable_count < MAX_UNAVAILABLE)
+        unavailable[unavailable_count++] = (unavailable_backend){backend, why};
+}
+
+const char *porta_backend_unavailable_reason(const char *backend) {
+    porta_device_count(); /* probes have run */
+    for (int i = 0; backend && i < unavailable_count; i++)
+        if (strcmp(unavailable[i].backend, backend) == 0) return unavailable[i].why;
+    return NULL;
+}
+
+static void make_visible(porta_device *device) {
+    for (int i = 0; i < device_count; i++)
+        if (devices[i] == device) return; /* listed twice: the first place counts */
+    if (device_count == MAX_DEVICES) return;
+    device->info.index = device_count;
+    devices[device_count++] = device;
+}
+
+/* PORTA_VISIBLE_DEVICES, like CUDA_VISIBLE_DEVICES: a comma-separated list
+ * of devices in the order they become porta:0, porta:1, ...; each entry is
+ * an index into the full list (as `porta devices` shows it without the
+ * variable) or a backend name standing for all its devices ("opencl,cpu"). */
+static void apply_visible(const char *list) {
+    char *copy = strdup(list), *save = NULL;
+    if (!copy) return;
+    for (char *entry = strtok_r(copy, ", ", &save); entry; entry = strtok_r(NULL, ", ", &save)) {
+        char *end;
+        long index = strtol(entry, &end, 10);
+        bool matched = false;
+        if (*end == '\0' && index >= 0 && index < found_count) {
+            make_visible(found[index]);
+            matched = true;
+        }
+        for (int i = 0; i < found_count && *end != '\0'; i++)
+            if (strcmp(found[i]->info.backend, entry) == 0) {
+                make_visible(found[i]);
+                matched = true;
+            }
+        if (!matched)
+            fprintf(stderr,
+                    "porta: PORTA_VISIBLE_DEVICES: '%s' is neither a device index (0..%d) nor "
+                    "a backend with devices here; ignored\n",
+                    entry, found_count - 1);
+    }
+    free(copy);
+}
+
+static void probe_all(void) {
+    static const porta_probe_sink sink = {.add = add_found, .unavailable = add_unavailable};
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) probes[i](&sink);
+    const char *visible = getenv("PORTA_VISIBLE_DEVICES");
+    if (visible) {
+        apply_visible(visible);
+        return;
+    }
+    for (int i = 0; i < found_count; i++) make_visible(found[i]);
+}
+
+int porta_device_count(void) {
+    pthread_once(&probe_once, probe_all);
+    return device_count;
+}
+
+porta_status *porta_device_get(int index, porta_device **out) {
+    int count = porta_device_count();
+    if (!out) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "device_get: out is NULL");
+    if (index < 0 || index >= count)
+        return porta_error(PORTA_ERR_OUT_OF_RANGE,
+                           "device index %d is out of range: %d device%s found (porta:0..porta:%d)",
+                           index, count, count == 1 ? "" : "s", count - 1);
+    *out = devices[index];
+    return NULL;
+}
+
+porta_status *porta_device_info_get(const porta_device *device, porta_device_info *info) {
+    if (!device || !info)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "device_info_get: NULL argument");
+    *info = device->info;
+    return NULL;
+}
+
+porta_status *porta_device_synchronize(porta_device *device) {
+    if (!device) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "synchronize: device is NULL");
+    uint64_t begin = trace_begin();
+    porta_status *status = porta_deferred_flush();
+    if (!status) status = device->ops->synchronize(device);
+    trace_end(TRACE_SYNC, device, "synchronize", NULL, -1, begin);
+    return status;
+}

@@ -1,0 +1,17 @@
+/* Facts about the elementwise primitives that inference, the eager runner and
+ * backends must agree on. */
+#ifndef PORTA_IR_INFER_ELEMENTWISE_H
+#define PORTA_IR_INFER_ELEMENTWISE_H
+
+#include "ir/infer.h"
+
+/* Ops whose result is bool whatever their inputs' dtype. */
+bool porta_unary_gives_bool(porta_unary_op op);
+bool porta_binary_gives_bool(porta_binary_op op);
+
+/* The dtype input `index` must have when the primitive executes (the
+ * contract in ir/prim.h), given the inputs and the inferred `out`. */
+porta_dtype porta_elementwise_input_dtype(const porta_prim *prim, const porta_meta *inputs,
+                                          int index, const porta_meta *out);
+
+#endif

@@ -1,0 +1,157 @@
+/* Inference for PRIM_MATMUL and PRIM_CONV: shape rules of torch.matmul (on
+ * operands of rank >= 2) and torch.nn.functional.convNd. */
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/status.h"
+#include "ir/infer.h"
+
+static porta_status *infer_matmul(const porta_meta *inputs, int input_count, porta_meta *out) {
+    if (input_count != 2)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "matmul: expected 2 inputs, got %d",
+                           input_count);
+    const porta_meta *a = &inputs[0], *b = &inputs[1];
+    char ba[PORTA_SHAPE_STR_CAP], bb[PORTA_SHAPE_STR_CAP];
+    if (a->rank < 2 || b->rank < 2)
+        return porta_error(PORTA_ERR_SHAPE,
+                           "matmul: expected operands of rank >= 2, got shapes %s and %s",
+                           porta_format_shape(ba, sizeof ba, a->rank, a->sizes),
+                           porta_format_shape(bb, sizeof bb, b->rank, b->sizes));
+    int64_t k_a = a->sizes[a->rank - 1], k_b = b->sizes[b->rank - 2];
+    if (k_a != k_b)
+        return porta_error(PORTA_ERR_SHAPE, "matmul: shapes %s and %s cannot be multiplied "
+                           "(%lld != %lld)",
+                           porta_format_shape(ba, sizeof ba, a->rank, a->sizes),
+                           porta_format_shape(bb, sizeof bb, b->rank, b->sizes),
+                           (long long)k_a, (long long)k_b);
+    if (a->dtype == PORTA_BOOL || b->dtype == PORTA_BOOL)
+        return porta_error(PORTA_ERR_DTYPE,
+                           "matmul: expected numeric operands, got %s and %s",
+                           porta_dtype_name(a->dtype), porta_dtype_name(b->dtype));
+    memset(out, 0, sizeof *out);
+    int batch_rank;
+    PORTA_TRY(porta_broadcast_shapes("matmul (batch dimensions)", a->rank - 2, a->sizes,
+                                     b->rank - 2, b->sizes, &batch_rank, out->sizes));
+    out->rank = batch_rank + 2;
+    out->sizes[batch_rank] = a->sizes[a->rank - 2];
+    out->sizes[batch_rank + 1] = b->sizes[b->rank - 1];
+    out->dtype = porta_dtype_promote(a->dtype, b->dtype);
+    return NULL;
+}
+
+/* Checks one per-axis conv parameter over the spatial axes and zeroes the
+ * entries past them, so equal convolutions hash equal. */
+static porta_status *check_conv_param(int64_t *values, int spatial, int64_t min,
+                                      const char *name) {
+    for (int i = 0; i < spatial; i++)
+        if (values[i] < min)
+            return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                               "conv: %s[%d] must be >= %lld, got %lld", name, i,
+                               (long long)min, (long long)values[i]);
+    for (int i = spatial; i < PORTA_MAX_RANK; i++) values[i] = 0;
+    return NULL;
+}
+
+static porta_status *check_conv_shapes(const porta_meta *x, const porta_meta *w,
+                                       const porta_meta *bias, int64_t groups) {
+    char bx[PORTA_SHAPE_STR_CAP], bw[PORTA_SHAPE_STR_CAP];
+    porta_format_shape(bx, sizeof bx, x->rank, x->sizes);
+    porta_format_shape(bw, sizeof bw, w->rank, w->sizes);
+    if (x->rank < 3)
+        return porta_error(PORTA_ERR_SHAPE,
+                           "conv: expected input [batch, channels, *spatial] of rank >= 3, got "
+                           "shape %s",
+                           bx);
+    if (w->rank != x->rank)
+        return porta_error(PORTA_ERR_SHAPE,
+                           "conv: expected a weight of rank %d for input %s, got shape %s",
+                           x->rank, bx, bw);
+    int64_t in_channels = x->sizes[1], out_channels = w->sizes[0];
+    if (in_channels % groups != 0 || out_channels % groups != 0)
+        return porta_error(PORTA_ERR_SHAPE,
+                           "conv: groups %lld must divide both the input channels (%lld) and "
+                           "the output channels (%lld)",
+                           (long long)groups, (long long)in_channels, (long long)out_channels);
+    if (w->sizes[1] * groups != in_channels)
+        return porta_error(PORTA_ERR_SHAPE,
+                           "conv: weight %s expects %lld input channels (%lld per group x %lld "
+                           "groups), but input %s has %lld",
+                           bw, (long long)(w->sizes[1] * groups), (long long)w->sizes[1],
+                           (long long)groups, bx, (long long)in_channels);
+    for (int i = 2; i < w->rank; i++)
+        if (w->sizes[i] < 1)
+            return porta_error(PORTA_ERR_SHAPE, "conv: weight %s has an empty kernel axis %d",
+                               bw, i);
+    if (bias && (bias->rank != 1 || bias->sizes[0] != out_channels)) {
+        char bb[PORTA_SHAPE_STR_CAP];
+        return porta_error(PORTA_ERR_SHAPE,
+                           "conv: expected a bias of shape [%lld] (one per output channel), "
+                           "got %s",
+                           (long long)out_channels,
+                           porta_format_shape(bb, sizeof bb, bias->rank, bias->sizes));
+    }
+    return NULL;
+}
+
+static porta_status *infer_conv(porta_conv_params *params, const porta_meta *inputs,
+                                int input_count, porta_meta *out) {
+    if (input_count != 2 && input_count != 3)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "conv: expected 2 inputs (x, weight) or 3 (x, weight, bias), got %d",
+                           input_count);
+    const porta_meta *x = &inputs[0], *w = &inputs[1];
+    const porta_meta *bias = input_count == 3 ? &inputs[2] : NULL;
+    if (params->groups < 1)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "conv: groups must be >= 1, got %lld",
+                           (long long)params->groups);
+    PORTA_TRY(check_conv_shapes(x, w, bias, params->groups));
+    int spatial = x->rank - 2;
+    PORTA_TRY(check_conv_param(params->stride, spatial, 1, "stride"));
+    PORTA_TRY(check_conv_param(params->dilation, spatial, 1, "dilation"));
+    PORTA_TRY(check_conv_param(params->padding, spatial, 0, "padding"));
+
+    porta_dtype dtype = porta_dtype_promote(x->dtype, w->dtype);
+    if (bias) dtype = porta_dtype_promote(dtype, bias->dtype);
+    if (!porta_dtype_is_float(dtype))
+        return porta_error(PORTA_ERR_DTYPE,
+                           "conv: expected floating-point tensors, got input %s and weight %s%s%s",
+                           porta_dtype_name(x->dtype), porta_dtype_name(w->dtype),
+                           bias ? " and bias " : "", bias ? porta_dtype_name(bias->dtype) : "");
+
+    memset(out, 0, sizeof *out);
+    out->dtype = dtype;
+    out->rank = x->rank;
+    out->sizes[0] = x->sizes[0];
+    out->sizes[1] = w->sizes[0];
+    for (int i = 0; i < spatial; i++) {
+        int64_t size = x->sizes[2 + i], kernel = w->sizes[2 + i];
+        int64_t span, padded; /* span: the input extent one kernel application covers */
+        if (__builtin_mul_overflow(params->dilation[i], kernel - 1, &span) ||
+            __builtin_add_overflow(span, 1, &span) ||
+            __builtin_mul_overflow(params->padding[i], 2, &padded) ||
+            __builtin_add_overflow(padded, size, &padded))
+            return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                               "conv: padding %lld or dilation %lld along spatial axis %d is "
+                               "too large",
+                               (long long)params->padding[i], (long long)params->dilation[i], i);
+        if (padded < span) {
+            char bx[PORTA_SHAPE_STR_CAP], bw[PORTA_SHAPE_STR_CAP];
+            return porta_error(PORTA_ERR_SHAPE,
+                               "conv: computed output size along spatial axis %d is too small "
+                               "(input %s padded to %lld, but kernel %s with dilation %lld "
+                               "spans %lld)",
+                               i, porta_format_shape(bx, sizeof bx, x->rank, x->sizes),
+                               (long long)padded,
+                               porta_format_shape(bw, sizeof bw, w->rank, w->sizes),
+                               (long long)params->dilation[i], (long long)span);
+        }
+        out->sizes[2 + i] = (padded - span) / params->stride[i] + 1;
+    }
+    return NULL;
+}
+
+porta_status *porta_infer_linalg(porta_prim *prim, const porta_meta *inputs, int input_count,
+                                 porta_meta *out) {
+    if (prim->kind == PRIM_MATMUL) return infer_matmul(inputs, input_count, out);
+    return infer_conv(&prim->conv, inputs, input_count, out);
+}

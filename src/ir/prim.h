@@ -1,0 +1,86 @@
+/* The primitive op descriptor: one struct describes every primitive, whether
+ * it is run eagerly, stored as a graph node or handed to a backend. It holds
+ * no pointers, so it can be hashed and compared bytewise (zero it first). */
+#ifndef PORTA_IR_PRIM_H
+#define PORTA_IR_PRIM_H
+
+#include "porta.h"
+
+typedef enum porta_prim_kind {
+    PRIM_INPUT = 0,   /* graph input */
+    PRIM_CONSTANT,    /* scalar constant: value, dtype; broadcast by consumers */
+    /* compute: executed by backends */
+    PRIM_UNARY,       /* op = porta_unary_op */
+    PRIM_BINARY,      /* op = porta_binary_op */
+    PRIM_TERNARY,     /* op = porta_ternary_op */
+    PRIM_CAST,        /* copy with dtype conversion (also plain strided copy) */
+    PRIM_FILL,        /* value */
+    PRIM_REDUCE,      /* op = porta_reduce_op, axes, keepdim */
+    PRIM_PAD,         /* pads, value */
+    PRIM_GATHER,      /* axis */
+    PRIM_SCATTER,     /* axis, op = porta_scatter_reduce */
+    PRIM_INDEX_SELECT,/* axis */
+    PRIM_MATMUL,
+    PRIM_CONV,        /* conv */
+    PRIM_RANDOM,      /* normal, seed, offset, value (low/mean), value2 (high/std) */
+    PRIM_SORT,        /* axis, op = porta_sort_order: the stable sorting permutation */
+    /* movement: views, resolved on tensor metadata, never executed */
+    PRIM_RESHAPE,     /* rank, sizes */
+    PRIM_PERMUTE,     /* dims[rank] in axes */
+    PRIM_EXPAND,      /* rank, sizes */
+    PRIM_SLICE,       /* axis, start, stop, step */
+    PRIM_FLIP,        /* axes */
+    PRIM_KIND_COUNT
+} porta_prim_kind;
+
+typedef struct porta_prim {
+    porta_prim_kind kind;
+    int op;
+    porta_dtype dtype; /* PRIM_INPUT / CONSTANT / CAST / RANDOM: the dtype */
+    int axis;
+    int axes[PORTA_MAX_RANK];
+    int axis_count;
+    bool keepdim;
+    bool normal;
+    int rank;
+    int64_t sizes[PORTA_MAX_RANK];
+    int64_t start, stop, step;
+    int64_t pads[2 * PORTA_MAX_RANK];
+    double value, value2;
+    uint64_t seed, offset;
+    porta_conv_params conv;
+} porta_prim;
+
+/*
+ * Dtype contract of `execute` per primitive (the op layer inserts casts):
+ *  UNARY    x and out share a dtype, except ISNAN/ISINF/ISFINITE/LOGICAL_NOT:
+ *           x any dtype, out bool. Float-only ops (EXP, SIN, ...) get floats.
+ *  BINARY   a and b share a dtype; out has it too, except comparisons and
+ *           LOGICAL_*, whose out is bool.
+ *  TERNARY  WHERE: a = cond (bool), b, c and out share a dtype.
+ *           FMA: all share a dtype.
+ *  CAST     x any dtype, out any dtype, x broadcast to out's shape.
+ *  FILL     no inputs; out any dtype.
+ *  REDUCE   SUM/PROD/MAX/MIN: x and out share a dtype (SUM/PROD of integers
+ *           arrive as int64). ARGMAX/ARGMIN: out int64. ANY/ALL: x any, out
+ *           bool. Axes are normalized, sorted and unique; out has keepdim's
+ *           shape as given by prim->keepdim.
+ *  PAD      x and out share a dtype.
+ *  GATHER / INDEX_SELECT   index int64; x and out share a dtype.
+ *  SCATTER  inputs x, index (int64), src; x, src and out share a dtype.
+ *  MATMUL   a, b, out share a dtype; a [..., M, K], b [..., K, N] already
+ *           broadcast to out's batch shape; out [..., M, N].
+ *  CONV     x, w, (bias) and out share a dtype.
+ *  RANDOM   no inputs; out float.
+ *  SORT     x any dtype; out int64 of x's shape: along `axis`, the indices
+ *           that order x stably (ties keep their order; NaN sorts above
+ *           every number, -0.0 equals 0.0).
+ */
+
+/* Input counts per kind (-1: variable, CONV has 2 or 3). */
+int porta_prim_input_count(const porta_prim *prim);
+const char *porta_prim_kind_name(porta_prim_kind kind);
+/* A readable name such as "binary.add" or "reduce.sum". */
+const char *porta_prim_name(const porta_prim *prim);
+
+#endif
