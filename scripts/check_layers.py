@@ -162,14 +162,16 @@ def symbols(obj):
     return defined, undefined
 
 
-def check_objects(objects, ranks, root):
-    """Calls between objects: objects/<path under src>.o mirrors src/."""
+def check_objects(objects, src, ranks, root):
+    """Calls between objects: objects/<path under src>.o mirrors src/.
+    Objects left in the build by sources since moved or deleted are skipped."""
     objs = {}
     for dirpath, dirnames, filenames in os.walk(objects):
         for name in filenames:
-            if name.endswith(".o"):
-                path = os.path.join(dirpath, name)
-                objs[os.path.relpath(path, objects)[:-2]] = symbols(path)
+            path = os.path.join(dirpath, name)
+            source = os.path.relpath(path, objects)[:-2]
+            if name.endswith(".o") and os.path.isfile(os.path.join(src, source)):
+                objs[source] = symbols(path)
     definer = {}
     for source, (defined, _) in objs.items():
         for sym in defined:
@@ -198,7 +200,7 @@ def check(root, objects=None):
     errors += check_includes(src, ranks, root)
     errors += check_outside(root)
     if objects:
-        errors += check_objects(objects, ranks, root)
+        errors += check_objects(objects, src, ranks, root)
     return errors
 
 

@@ -6,8 +6,8 @@
 #define PORTA_CODEGEN_KIR_LAYOUT_H
 
 #include "ir/kernel_ir.h"
-#include "runtime/tensor.h"
 #include "ir/prim.h"
+#include "runtime/tensor.h"
 
 /* Merges the domain sizes[rank], whose last `reduced` dims are reduced (0:
  * no reduction), for the kernel's accesses walked with strides[access]

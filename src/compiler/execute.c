@@ -10,14 +10,14 @@
 
 #include "codegen/codegen_c.h"
 #include "codegen/codegen_cl.h"
-#include "compiler/explain.h"
 #include "codegen/kir_layout.h"
+#include "compiler/explain.h"
 #include "compiler/plan_cache.h"
-#include "runtime/compile_stats.h"
 #include "core/status.h"
+#include "devices/placement.h"
+#include "runtime/compile_stats.h"
 #include "runtime/device.h"
 #include "runtime/trace_events.h"
-#include "devices/placement.h"
 
 /* Names the record and the site that issued it in a failure at flush time,
  * which is far from the line that caused it. */

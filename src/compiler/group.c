@@ -7,8 +7,8 @@
 
 #include "codegen/codegen_c.h"
 #include "core/status.h"
-#include "runtime/device.h"
 #include "devices/placement.h"
+#include "runtime/device.h"
 
 /* A reduction that leaves fewer rows than this keeps most threads idle in
  * a fused kernel (rows are its unit of parallel work); unless its rows are

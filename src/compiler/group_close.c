@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/group.h"
 #include "codegen/kir_layout.h"
+#include "compiler/group.h"
 #include "core/status.h"
 
 static bool add_store(group *g, const group_buffer *gb, const trace_record *records) {

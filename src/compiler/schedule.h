@@ -24,8 +24,8 @@
 #ifndef PORTA_COMPILER_SCHEDULE_H
 #define PORTA_COMPILER_SCHEDULE_H
 
-#include "ir/kernel_ir.h"
 #include "compiler/trace.h"
+#include "ir/kernel_ir.h"
 
 /* Facts about the trace's buffers, by local id (order of first use). */
 typedef struct trace_facts {

@@ -4,8 +4,8 @@
 #ifndef PORTA_COMPILER_TRACE_H
 #define PORTA_COMPILER_TRACE_H
 
-#include "runtime/tensor.h"
 #include "ir/prim.h"
+#include "runtime/tensor.h"
 
 #define TRACE_MAX_INPUTS 3
 #define TRACE_SITE_CAP 96

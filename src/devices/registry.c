@@ -9,6 +9,7 @@
 #include "core/status.h"
 #include "runtime/deferred.h"
 #include "runtime/device.h"
+#include "runtime/device_lookup.h"
 #include "runtime/trace_events.h"
 
 void porta_cpu_backend_probe(const porta_probe_sink *sink);
@@ -115,6 +116,15 @@ porta_status *porta_device_get(int index, porta_device **out) {
                            index, count, count == 1 ? "" : "s", count - 1);
     *out = devices[index];
     return NULL;
+}
+
+/* The profiler and the energy readers (runtime/) name devices by this
+ * numbering too. Registered at load time, before any caller can ask: a
+ * probe on their first lookup must run as it does for porta_device_get. */
+__attribute__((constructor)) static void register_numbering(void) {
+    static const porta_device_numbering numbering = {.count = porta_device_count,
+                                                     .get = porta_device_get};
+    porta_device_lookup_register(&numbering);
 }
 
 porta_status *porta_device_info_get(const porta_device *device, porta_device_info *info) {

@@ -10,9 +10,9 @@
 
 #include "core/alloc.h"
 #include "core/status.h"
-#include "runtime/tensor.h"
 #include "dist/staging.h"
 #include "dist/world.h"
+#include "runtime/tensor.h"
 #include "porta_dist.h"
 
 static porta_status *check_tensor(const char *call, const char *arg, const porta_tensor *t) {

@@ -7,9 +7,9 @@
 
 #include "core/alloc.h"
 #include "core/status.h"
-#include "runtime/tensor.h"
 #include "ops/run.h"
 #include "runtime/device.h"
+#include "runtime/tensor.h"
 
 /* Per-run state: one value and one pending-use count per node. */
 typedef struct run_state {

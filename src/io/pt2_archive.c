@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "runtime/tensor.h"
 #include "io/pt2_archive_config.h"
 #include "io/utf8.h"
 #include "runtime/device.h"
+#include "runtime/tensor.h"
 
 /* A program's JSON nests about seven levels per nested graph (torch.cond
  * branches, ...): room for dozens of them. */

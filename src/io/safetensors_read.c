@@ -12,10 +12,10 @@
 
 #include "core/alloc.h"
 #include "core/status.h"
-#include "runtime/tensor.h"
 #include "io/safetensors.h"
-#include "runtime/device.h"
 #include "io/utf8.h"
+#include "runtime/device.h"
+#include "runtime/tensor.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "safetensors data is little-endian; a big-endian host needs byte swapping here"

@@ -6,72 +6,10 @@
 
 #include "core/dtype.h"
 #include "core/status.h"
-#include "runtime/tensor.h"
 #include "ir/infer_elementwise.h"
 #include "ops/run.h"
 #include "runtime/device.h"
-
-const char *porta_unary_op_name(porta_unary_op op) {
-    static const char *const names[PORTA_UNARY_OP_COUNT] = {
-        [PORTA_NEG] = "neg",           [PORTA_ABS] = "abs",
-        [PORTA_SIGN] = "sign",         [PORTA_EXP] = "exp",
-        [PORTA_EXP2] = "exp2",         [PORTA_EXPM1] = "expm1",
-        [PORTA_LOG] = "log",           [PORTA_LOG2] = "log2",
-        [PORTA_LOG1P] = "log1p",       [PORTA_SQRT] = "sqrt",
-        [PORTA_RSQRT] = "rsqrt",       [PORTA_RECIPROCAL] = "reciprocal",
-        [PORTA_SIN] = "sin",           [PORTA_COS] = "cos",
-        [PORTA_TAN] = "tan",           [PORTA_ASIN] = "asin",
-        [PORTA_ACOS] = "acos",         [PORTA_ATAN] = "atan",
-        [PORTA_SINH] = "sinh",         [PORTA_COSH] = "cosh",
-        [PORTA_TANH] = "tanh",         [PORTA_ASINH] = "asinh",
-        [PORTA_ACOSH] = "acosh",       [PORTA_ATANH] = "atanh",
-        [PORTA_SIGMOID] = "sigmoid",   [PORTA_ERF] = "erf",
-        [PORTA_ERFC] = "erfc",         [PORTA_ERFINV] = "erfinv",
-        [PORTA_LGAMMA] = "lgamma",     [PORTA_FLOOR] = "floor",
-        [PORTA_CEIL] = "ceil",         [PORTA_ROUND] = "round",
-        [PORTA_TRUNC] = "trunc",       [PORTA_ISNAN] = "isnan",
-        [PORTA_ISINF] = "isinf",       [PORTA_ISFINITE] = "isfinite",
-        [PORTA_LOGICAL_NOT] = "logical_not", [PORTA_BITWISE_NOT] = "bitwise_not",
-    };
-    return (unsigned)op < PORTA_UNARY_OP_COUNT ? names[op] : "invalid unary op";
-}
-
-const char *porta_binary_op_name(porta_binary_op op) {
-    static const char *const names[PORTA_BINARY_OP_COUNT] = {
-        [PORTA_ADD] = "add",
-        [PORTA_SUB] = "sub",
-        [PORTA_MUL] = "mul",
-        [PORTA_DIV] = "div",
-        [PORTA_FLOOR_DIVIDE] = "floor_divide",
-        [PORTA_REMAINDER] = "remainder",
-        [PORTA_FMOD] = "fmod",
-        [PORTA_POW] = "pow",
-        [PORTA_ATAN2] = "atan2",
-        [PORTA_MAXIMUM] = "maximum",
-        [PORTA_MINIMUM] = "minimum",
-        [PORTA_BITWISE_AND] = "bitwise_and",
-        [PORTA_BITWISE_OR] = "bitwise_or",
-        [PORTA_BITWISE_XOR] = "bitwise_xor",
-        [PORTA_SHIFT_LEFT] = "shift_left",
-        [PORTA_SHIFT_RIGHT] = "shift_right",
-        [PORTA_LOGICAL_AND] = "logical_and",
-        [PORTA_LOGICAL_OR] = "logical_or",
-        [PORTA_LOGICAL_XOR] = "logical_xor",
-        [PORTA_EQ] = "eq",
-        [PORTA_NE] = "ne",
-        [PORTA_LT] = "lt",
-        [PORTA_LE] = "le",
-        [PORTA_GT] = "gt",
-        [PORTA_GE] = "ge",
-    };
-    return (unsigned)op < PORTA_BINARY_OP_COUNT ? names[op] : "invalid binary op";
-}
-
-const char *porta_ternary_op_name(porta_ternary_op op) {
-    static const char *const names[PORTA_TERNARY_OP_COUNT] = {[PORTA_WHERE] = "where",
-                                                              [PORTA_FMA] = "fma"};
-    return (unsigned)op < PORTA_TERNARY_OP_COUNT ? names[op] : "invalid ternary op";
-}
+#include "runtime/tensor.h"
 
 /* ---- writing into tensors the caller gave ---- */
 

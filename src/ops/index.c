@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "runtime/tensor.h"
 #include "ops/run.h"
+#include "runtime/tensor.h"
 
 #define INDEX_MAX_INPUTS 3
 #define INDEX_INPUT 1 /* the index is the second input of every index op */

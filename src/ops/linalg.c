@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "runtime/tensor.h"
 #include "ops/run.h"
+#include "runtime/tensor.h"
 
 #define LINALG_MAX_INPUTS 3
 

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "runtime/tensor.h"
 #include "ops/run.h"
+#include "runtime/tensor.h"
 
 /* PyTorch's computeStride: the new shape is a view of x when every run of
  * x's dims that it merges or splits is contiguous within itself. Products

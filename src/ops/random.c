@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "runtime/tensor.h"
 #include "ops/run.h"
+#include "runtime/tensor.h"
 
 porta_status *porta_run_random(const porta_prim *prim, const porta_tensor *const *inputs,
                                int input_count, porta_tensor **out) {

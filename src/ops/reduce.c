@@ -4,23 +4,8 @@
 
 #include "core/dtype.h"
 #include "core/status.h"
-#include "runtime/tensor.h"
 #include "ops/run.h"
-
-const char *porta_reduce_op_name(porta_reduce_op op) {
-    switch (op) {
-    case PORTA_REDUCE_SUM: return "sum";
-    case PORTA_REDUCE_PROD: return "prod";
-    case PORTA_REDUCE_MAX: return "max";
-    case PORTA_REDUCE_MIN: return "min";
-    case PORTA_REDUCE_ARGMAX: return "argmax";
-    case PORTA_REDUCE_ARGMIN: return "argmin";
-    case PORTA_REDUCE_ANY: return "any";
-    case PORTA_REDUCE_ALL: return "all";
-    case PORTA_REDUCE_OP_COUNT: break;
-    }
-    return "invalid reduce op";
-}
+#include "runtime/tensor.h"
 
 /* The dtype the backend contract wants the input in: sums and products of
  * bool or integers run in int64, as in PyTorch; everything else as given. */

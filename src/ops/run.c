@@ -6,10 +6,10 @@
 
 #include "compiler/trace.h"
 #include "core/status.h"
-#include "runtime/tensor.h"
-#include "runtime/device.h"
-#include "runtime/trace_events.h"
 #include "devices/placement.h"
+#include "runtime/device.h"
+#include "runtime/tensor.h"
+#include "runtime/trace_events.h"
 
 porta_status *porta_prim_run(const porta_prim *prim, const porta_tensor *const *inputs,
                              int input_count, porta_tensor **out) {

@@ -9,8 +9,8 @@
 
 #include "core/alloc.h"
 #include "core/status.h"
-#include "runtime/tensor.h"
 #include "runtime/device.h"
+#include "runtime/tensor.h"
 #include "runtime/trace_events.h"
 
 porta_status *porta_copy_between_devices(const porta_tensor *src, porta_tensor *dst) {

@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/device.h"
+#include "runtime/device_lookup.h"
+
 static bool fail(char *why, size_t cap, const char *fmt, const char *a, const char *b) {
     snprintf(why, cap, fmt, a, b);
     return false;
@@ -171,10 +174,7 @@ static int cuda_ordinal(int index) {
     int n = 0;
     for (int i = 0; i < index; i++) {
         porta_device *other;
-        porta_device_info info;
-        if (!porta_device_get(i, &other) && !porta_device_info_get(other, &info) &&
-            !strcmp(info.backend, "cuda"))
-            n++;
+        if (!porta_lookup_device(i, &other) && !strcmp(other->info.backend, "cuda")) n++;
     }
     return n;
 }

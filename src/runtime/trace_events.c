@@ -10,6 +10,7 @@
 
 #include "core/status.h"
 #include "runtime/device.h"
+#include "runtime/device_lookup.h"
 
 /* A long training run under the profiler must not take the machine's
  * memory: past this many events the rest are counted, not kept. */
@@ -144,7 +145,7 @@ porta_status *porta_profiler_record(const char *category, int device_index, cons
                            "fallback, but got \"%s\"",
                            category);
     porta_device *device = NULL;
-    if (device_index != -1) PORTA_TRY(porta_device_get(device_index, &device));
+    if (device_index != -1) PORTA_TRY(porta_lookup_device(device_index, &device));
     trace_end((trace_category)found, device, name, NULL, -1, begin);
     return NULL;
 }

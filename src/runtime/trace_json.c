@@ -11,6 +11,7 @@
 
 #include "core/status.h"
 #include "runtime/device.h"
+#include "runtime/device_lookup.h"
 #include "runtime/trace_events.h"
 
 static int pid_of(int device) { return device + 1; }
@@ -55,7 +56,7 @@ static void put_event(FILE *f, const trace_event *e) {
 static void put_track_names(FILE *f, int device) {
     char label[320];
     porta_device *d = NULL;
-    porta_status *status = device >= 0 ? porta_device_get(device, &d) : NULL;
+    porta_status *status = device >= 0 ? porta_lookup_device(device, &d) : NULL;
     porta_status_free(status);
     if (d)
         snprintf(label, sizeof label, "porta:%d %s (%s)", device, d->info.backend,
@@ -80,7 +81,7 @@ porta_status *trace_write_json(const char *path, const trace_event *events, int 
                            strerror(errno));
     fputs("{\"traceEvents\":[\n", f);
     /* A track for each device that has events, and for the host. */
-    int devices = porta_device_count();
+    int devices = porta_lookup_device_count();
     bool *used = calloc((size_t)devices + 1, sizeof *used); /* [0]: the host */
     if (!used) {
         fclose(f);

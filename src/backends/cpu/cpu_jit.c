@@ -25,8 +25,8 @@
 
 #include "backends/cpu/cpu_jit.h"
 #include "codegen/codegen_c.h"
-#include "runtime/compile_stats.h"
 #include "core/status.h"
+#include "runtime/compile_stats.h"
 #include "runtime/kernel_cache.h"
 
 extern char **environ;

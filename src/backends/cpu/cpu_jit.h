@@ -4,8 +4,8 @@
 #ifndef PORTA_CPU_JIT_H
 #define PORTA_CPU_JIT_H
 
-#include "ir/kernel_ir.h"
 #include "ir/kernel_abi.h"
+#include "ir/kernel_ir.h"
 #include "runtime/device.h"
 
 /* The entry points a rendered kernel exports (see kernel_abi.h):

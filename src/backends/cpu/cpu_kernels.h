@@ -6,8 +6,8 @@
 #ifndef PORTA_CPU_KERNELS_H
 #define PORTA_CPU_KERNELS_H
 
-#include "runtime/tensor.h"
 #include "ir/prim.h"
+#include "runtime/tensor.h"
 
 porta_status *cpu_exec_elementwise(const porta_prim *prim, const porta_tensor *const *inputs,
                                    int input_count, porta_tensor *out); /* UNARY..FILL */

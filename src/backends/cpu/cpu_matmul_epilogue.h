@@ -5,8 +5,8 @@
 #define PORTA_CPU_MATMUL_EPILOGUE_H
 
 #include "ir/kernel_ir.h"
-#include "runtime/tensor.h"
 #include "ir/prim.h"
+#include "runtime/tensor.h"
 
 /* out [M, N] = a [M, K] @ b [K, N], as cpu_exec_matmul computes it, with
  * `program` (a cpu_program with a tile entry) run over each finished block
