@@ -204,9 +204,29 @@ def check(root, objects=None):
     return errors
 
 
+def compile_objects(root, files):
+    """Compiles {path under src: C source} into root/objects as CMake lays
+    objects out; None when there is no C compiler."""
+    compiler = os.environ.get("CC", "cc")
+    objects = os.path.join(root, "objects")
+    for rel, text in files.items():
+        source = os.path.join(root, "src", rel)
+        os.makedirs(os.path.dirname(source), exist_ok=True)
+        with open(source, "w", encoding="utf-8") as f:
+            f.write(text)
+        obj = os.path.join(objects, rel + ".o")
+        os.makedirs(os.path.dirname(obj), exist_ok=True)
+        try:
+            subprocess.run([compiler, "-c", source, "-o", obj], check=True)
+        except (OSError, subprocess.CalledProcessError):
+            print("self-test: no C compiler, object check not tested", file=sys.stderr)
+            return None
+    return objects
+
+
 def self_test():
-    """A scratch tree with one wrong and one right include: only the wrong
-    one is reported, with its file and line."""
+    """A scratch tree with wrong and right includes and calls: only the
+    wrong ones are reported, includes with their file and line."""
     with tempfile.TemporaryDirectory() as root:
         def write(rel, text):
             path = os.path.join(root, rel)
@@ -224,13 +244,20 @@ def self_test():
         write("src/high/fine.c", '#include "low/base.h"\n#include "left/left.h"\n')
         write("src/stray/x.c", "int x;\n")
         write("tools/cli.c", '#include "../src/low/base.h"\n#include "porta.h"\n')
-        errors = check(root)
+        objects = compile_objects(root, {
+            "low/up.c": "int top(void);\nint up(void) { return top(); }\n",
+            "high/top.c": "int base(void);\nint top(void) { return base(); }\n",
+            "low/base.c": "int base(void) { return 0; }\n",
+        })
+        errors = check(root, objects)
         expected = [
             "src/stray: folder not listed",
             "src/left/uses.c:4: includes high/top.h (layer high) from layer left",
             "src/left/uses.c:5: includes right/right.h (layer right) from layer left",
             "tools/cli.c:1: includes ../src/low/base.h",
         ]
+        if objects:  # low calls up into high; high's call down is fine
+            expected.append("objects/low/up.c.o: calls top defined in src/high/top.c")
         missing = [e for e in expected if not any(x.startswith(e) for x in errors)]
         extra = [x for x in errors if not any(x.startswith(e) for e in expected)]
         for line in missing:
