@@ -172,6 +172,8 @@ def check_objects(objects, src, ranks, root):
             source = os.path.relpath(path, objects)[:-2]
             if name.endswith(".o") and os.path.isfile(os.path.join(src, source)):
                 objs[source] = symbols(path)
+    if not objs:
+        return [f"{objects}: no object files of src/ here: build first (make build)"]
     definer = {}
     for source, (defined, _) in objs.items():
         for sym in defined:
