@@ -18,7 +18,7 @@ extern PyMethodDef porta_py_compare_methods[];
 
 extern PyMethodDef porta_py_model_methods[]; /* model.c: torch_porta.load */
 
-extern PyMethodDef porta_py_trace_methods[]; /* trace.c: the profiler */
+extern PyMethodDef porta_py_profiler_methods[]; /* profiler.c */
 
 static int add_methods(PyObject *module, PyMethodDef *methods) {
     return PyModule_AddFunctions(module, methods);
@@ -39,7 +39,7 @@ PyMODINIT_FUNC PyInit__C(void) {
         add_methods(module, porta_py_generator_methods) < 0 ||
         add_methods(module, porta_py_compiler_methods) < 0 ||
         add_methods(module, porta_py_dist_methods) < 0 ||
-        add_methods(module, porta_py_trace_methods) < 0 ||
+        add_methods(module, porta_py_profiler_methods) < 0 ||
         add_methods(module, porta_py_placement_methods) < 0 ||
         add_methods(module, porta_py_compare_methods) < 0 ||
         add_methods(module, porta_py_model_methods) < 0 ||
