@@ -532,8 +532,10 @@ PORTA_API porta_status *porta_graph_output(porta_graph *graph, porta_node node);
  * with the op, outputs present. Graphs built through the API always verify;
  * this guards graphs assembled or loaded by other means. */
 PORTA_API porta_status *porta_graph_verify(const porta_graph *graph);
-/* Runs the graph on `device`. inputs: one tensor per porta_graph_input, in
- * creation order. outputs: one new tensor per porta_graph_output. */
+/* Runs the graph on `device` as fused kernels: its nodes are issued with
+ * fusion on (porta_set_fusion) and flushed, so fusion is back as it was
+ * when it returns. inputs: one tensor per porta_graph_input, in creation
+ * order. outputs: one new tensor per porta_graph_output. */
 PORTA_API porta_status *porta_graph_run(const porta_graph *graph, porta_device *device,
                                         porta_tensor *const *inputs, int input_count,
                                         porta_tensor **outputs, int output_count);
