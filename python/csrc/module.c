@@ -32,7 +32,7 @@ PyMODINIT_FUNC PyInit__C(void) {
         add_methods(module, porta_py_device_methods) < 0 ||
         add_methods(module, porta_py_device_tensor_methods) < 0 ||
         add_methods(module, porta_py_factory_methods) < 0 ||
-        add_methods(module, porta_py_op_methods) < 0 ||
+        add_methods(module, porta_py_cast_copy_methods) < 0 ||
         add_methods(module, porta_py_movement_methods) < 0 ||
         add_methods(module, porta_py_aten_methods) < 0 ||
         add_methods(module, porta_py_kernel_methods) < 0 ||
