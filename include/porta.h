@@ -35,6 +35,13 @@ extern "C" {
 #define PORTA_API __attribute__((visibility("default")))
 #endif
 
+#if defined(__GNUC__)
+#define PORTA_PRINTF(format_index, first_arg) \
+    __attribute__((format(printf, format_index, first_arg)))
+#else
+#define PORTA_PRINTF(format_index, first_arg)
+#endif
+
 /* ------------------------------------------------------------------ */
 /* Version                                                              */
 /* ------------------------------------------------------------------ */
@@ -73,6 +80,23 @@ PORTA_API porta_code porta_status_code(const porta_status *status);
 PORTA_API const char *porta_status_message(const porta_status *status);
 PORTA_API void porta_status_free(porta_status *status);
 PORTA_API const char *porta_code_name(porta_code code);
+
+/* A new status with a printf-style message, so code built on libporta (the
+ * porta command, bindings) reports errors as libporta does. Never returns
+ * NULL: when memory for the message itself runs out, a static
+ * out-of-memory status is used. */
+PORTA_API porta_status *porta_error(porta_code code, const char *fmt, ...) PORTA_PRINTF(2, 3);
+/* Prefixes an existing status's message with context ("in matmul: ...")
+ * and returns the same status. */
+PORTA_API porta_status *porta_error_context(porta_status *status, const char *fmt, ...)
+    PORTA_PRINTF(2, 3);
+/* Returns the status of `expr` from the calling function when it is an
+ * error. */
+#define PORTA_TRY(expr)                                   \
+    do {                                                  \
+        porta_status *porta_try_status_ = (expr);         \
+        if (porta_try_status_) return porta_try_status_;  \
+    } while (0)
 
 /* ------------------------------------------------------------------ */
 /* dtypes                                                               */

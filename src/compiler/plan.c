@@ -8,7 +8,7 @@
 #include "compiler/group.h"
 #include "core/status.h"
 #include "runtime/device.h"
-#include "runtime/progress.h"
+#include "porta_progress.h"
 #include "runtime/profiler.h"
 
 /* An entry of the plan under construction, in execution order. */
@@ -168,7 +168,7 @@ static int64_t kernels_to_prepare(const builder *b) {
  * compiler, an op its renderer lacks) makes the group's records run alone,
  * and so does a matrix multiply whose epilogue stores nothing. A large
  * graph's first build takes a while: a progress line shows it
- * (runtime/progress.h). */
+ * (porta_progress.h). */
 static porta_status *prepare_each(builder *b, porta_progress *progress) {
     for (int i = 0; i < b->item_count; i++) {
         item *it = &b->items[i];
