@@ -89,7 +89,7 @@ static void count_uses(const porta_graph *graph, int *uses) {
 /* Nodes without inputs have no tensor to take a device from, so their
  * output is allocated here (without memory until the trace runs) and
  * filled in place. */
-static porta_status *run_leaf(const porta_graph_node *node, porta_device *device,
+static porta_status *issue_leaf(const porta_graph_node *node, porta_device *device,
                               porta_tensor **out) {
     porta_tensor *t;
     PORTA_TRY(porta_alloc_meta(device, &node->meta, &t));
@@ -135,7 +135,7 @@ static porta_status *issue_node(const porta_graph *graph, porta_node id, porta_d
         porta_tensor_retain(result);
         status = NULL;
     } else if (node->input_count == 0) {
-        status = run_leaf(node, device, &result);
+        status = issue_leaf(node, device, &result);
     } else {
         const porta_tensor *args[PORTA_GRAPH_MAX_INPUTS];
         for (int i = 0; i < node->input_count; i++) args[i] = state->values[node->inputs[i]];
@@ -171,7 +171,8 @@ static porta_status *issue_graph(const porta_graph *graph, porta_device *device,
 /* Fusion is process-wide: a graph run turns it on for its nodes and back
  * off after (a caller that had it on keeps it on), and like fused eager
  * work it is not meant to race with other threads' ops on the same
- * tensors. The flush at the end runs the caller's pending records too. */
+ * tensors. The flush at the end runs the caller's pending records too, and
+ * the thread's trace site (porta_trace_set_site) is cleared after. */
 porta_status *porta_graph_run(const porta_graph *graph, porta_device *device,
                               porta_tensor *const *inputs, int input_count,
                               porta_tensor **outputs, int output_count) {
