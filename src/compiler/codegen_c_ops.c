@@ -106,9 +106,9 @@ static bool unary_expression(porta_text *t, const kir_value *v, porta_dtype in, 
             text_printf(t, "(uint8_t)%d", v->op == PORTA_ISFINITE);
         else
             text_printf(t, "(uint8_t)(%s(%s) != 0)",
-                            v->op == PORTA_ISNAN ? "isnan" : v->op == PORTA_ISINF ? "isinf"
-                                                                                  : "isfinite",
-                            x);
+                        v->op == PORTA_ISNAN ? "isnan" : v->op == PORTA_ISINF ? "isinf"
+                                                                              : "isfinite",
+                        x);
         return true;
     default:
         break;
@@ -240,7 +240,7 @@ static bool binary_expression(porta_text *t, const kir_value *v, porta_dtype in,
         return true;
     case PORTA_SHIFT_RIGHT:
         text_printf(t, "(%s)(%s >> (%s || %s >= %d ? %d : (int)%s))", T, a, neg, b, widest,
-                        widest, b);
+                    widest, b);
         return true;
     default: return false;
     }
@@ -262,7 +262,7 @@ static bool ternary_expression(porta_text *t, const kir_value *v, porta_dtype in
     if (!is_int(d)) return false;
     const char *W = wide_unsigned(d);
     text_printf(t, "(%s)((%s)%s * (%s)%s + (%s)%s)", kir_c_compute_type(d), W, x[0], W,
-                    x[1], W, x[2]);
+                x[1], W, x[2]);
     return true;
 }
 

@@ -99,8 +99,8 @@ static porta_status *run_step(const plan_step *step, trace_record *records) {
         status = device->ops->run_kernel(device, step->program, &args, step->work);
     }
     prof_end(PROF_KERNEL, device, step->summary,
-              step->kind == STEP_MATMUL_EPILOGUE ? "matmul with its epilogue" : "fused kernel",
-              -1, begin);
+             step->kind == STEP_MATMUL_EPILOGUE ? "matmul with its epilogue" : "fused kernel",
+             -1, begin);
     if (status) return blame(status, first);
     compiler_count(COUNTER_KERNELS_RUN, 1);
     compiler_count(COUNTER_PRIMS_FUSED, (uint64_t)step->member_count);

@@ -32,8 +32,9 @@ bool model_dtype_from_name(const char *name, porta_dtype *out) {
     return false;
 }
 
-porta_status *model_program_add_slot(model_program *graph, const char *name, model_slot_kind kind,
-                                   model_slot_source source, int index, int *out) {
+porta_status *model_program_add_slot(model_program *graph, const char *name,
+                                     model_slot_kind kind, model_slot_source source, int index,
+                                     int *out) {
     if (graph->slot_count >= MODEL_MAX_SLOTS)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "model graph: expected at most %d values, the graph names more",

@@ -136,8 +136,9 @@ void model_program_free(model_program *graph);
 porta_status *model_program_validate(model_program *graph);
 
 /* Builder helpers shared by the .porta and .pt2 readers. */
-porta_status *model_program_add_slot(model_program *graph, const char *name, model_slot_kind kind,
-                                   model_slot_source source, int index, int *out);
+porta_status *model_program_add_slot(model_program *graph, const char *name,
+                                     model_slot_kind kind, model_slot_source source, int index,
+                                     int *out);
 /* The slot called `name`, or -1. Linear; the readers keep their own maps
  * where it matters. */
 int model_program_find_slot(const model_program *graph, const char *name);

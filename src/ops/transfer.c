@@ -32,7 +32,7 @@ porta_status *porta_copy_between_devices(const porta_tensor *src, porta_tensor *
         snprintf(route, sizeof route, "porta:%d -> porta:%d", src->buffer->device->info.index,
                  dst->buffer->device->info.index);
         prof_end(PROF_COPY, dst->buffer->device, "copy between devices", route,
-                  (int64_t)bytes, begin);
+                 (int64_t)bytes, begin);
     }
     return status;
 }

@@ -46,8 +46,8 @@ porta_status *porta_report_add_device(porta_report *report, const char *id, cons
     return NULL;
 }
 
-porta_status *porta_report_set_steps(porta_report_device *device, const double *seconds, int steps,
-                                     double samples_per_step) {
+porta_status *porta_report_set_steps(porta_report_device *device, const double *seconds,
+                                     int steps, double samples_per_step) {
     if (steps < 0 || !(samples_per_step > 0))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "%s: expected steps >= 0 and samples per step > 0, got %d and %g",
@@ -119,7 +119,8 @@ static porta_status *price_error(const char *what, const json_value *at) {
 /* Whether a rule's "match" object fits the device: "backend" equal,
  * "name" a case-insensitive part of the device's name, "device" equal to
  * its id; a rule without "match" (or an empty one) matches every device. */
-static porta_status *rule_matches(const json_value *match, const porta_report_device *d, bool *out) {
+static porta_status *rule_matches(const json_value *match, const porta_report_device *d,
+                                  bool *out) {
     *out = true;
     if (!match) return NULL;
     if (match->type != JSON_OBJECT) return price_error("\"match\" must be an object", match);

@@ -61,7 +61,7 @@ static prof_event *new_event(void) {
 }
 
 void prof_record_event(prof_category category, const porta_device *device, const char *name,
-                        const char *detail, int64_t bytes, uint64_t begin) {
+                       const char *detail, int64_t bytes, uint64_t begin) {
     uint64_t end = prof_clock_ns();
     if (!thread_number) thread_number = atomic_fetch_add(&threads_seen, 1) + 1;
     pthread_mutex_lock(&session_lock);

@@ -45,7 +45,7 @@ static inline uint64_t prof_begin(void) {
 }
 
 void prof_record_event(prof_category category, const porta_device *device, const char *name,
-                        const char *detail, int64_t bytes, uint64_t begin);
+                       const char *detail, int64_t bytes, uint64_t begin);
 
 /* Ends the event begun at `begin` (prof_begin's value: 0 records nothing).
  * `device` NULL puts it on the host's track; `detail` (optional) and
@@ -53,12 +53,12 @@ void prof_record_event(prof_category category, const porta_device *device, const
  * copied (truncated to a fixed length). A macro, so that the other
  * arguments (porta_prim_name(...), ...) are evaluated only while recording:
  * the compiler cannot drop calls it cannot see into. */
-#define prof_end(category, device, name, detail, bytes, begin)                          \
-    do {                                                                                  \
-        uint64_t prof_end_begin_ = (begin);                                              \
-        if (prof_end_begin_)                                                             \
-            prof_record_event((category), (device), (name), (detail), (bytes),           \
-                               prof_end_begin_);                                         \
+#define prof_end(category, device, name, detail, bytes, begin)                 \
+    do {                                                                       \
+        uint64_t prof_end_begin_ = (begin);                                    \
+        if (prof_end_begin_)                                                   \
+            prof_record_event((category), (device), (name), (detail), (bytes), \
+                              prof_end_begin_);                                \
     } while (0)
 
 /* One recorded event; times in nanoseconds from the session's start. */
@@ -76,7 +76,7 @@ typedef struct prof_event {
 /* Writes events as a Chrome trace event file (profiler_json.c): complete
  * ("X") events, one process per device named by metadata events. */
 porta_status *prof_write_json(const char *path, const prof_event *events, int count,
-                               uint64_t dropped);
+                              uint64_t dropped);
 
 /* For tests: the events recorded so far in the running session. */
 int prof_event_count(void);

@@ -73,7 +73,7 @@ static void put_track_names(FILE *f, int device) {
 }
 
 porta_status *prof_write_json(const char *path, const prof_event *events, int count,
-                               uint64_t dropped) {
+                              uint64_t dropped) {
     FILE *f = fopen(path, "w");
     if (!f)
         return porta_error(PORTA_ERR_IO, "profiler: cannot write the trace to %s: %s", path,
