@@ -1,17 +1,17 @@
-/* libFuzzer target for the .porta graph parser (src/model/graph_parse.c):
+/* libFuzzer target for the .porta graph parser (src/model/program_parse.c):
  * any bytes given as a graph's JSON text are either rejected with a status
  * or give a graph that is freed without a leak (AddressSanitizer and
  * LeakSanitizer check each access and allocation). */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "model/graph.h"
+#include "model/program.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    model_graph *graph = NULL;
-    porta_status *status = model_graph_parse((const char *)data, size, &graph);
+    model_program *graph = NULL;
+    porta_status *status = model_program_parse((const char *)data, size, &graph);
     if (status) {
         /* Every error carries a message; a NULL one would be a bug. */
         if (!porta_status_message(status)) abort();
@@ -20,6 +20,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     if (!graph) abort();
-    model_graph_free(graph);
+    model_program_free(graph);
     return 0;
 }

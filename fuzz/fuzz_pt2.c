@@ -127,10 +127,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     pt2_weight_names names = {0};
     status = pt2_graph_to_porta(archive, &text, &names);
     if (!status) status = text_failure(&text, "graph");
-    model_graph *graph = NULL;
-    if (!status) status = model_graph_parse(text.chars, text.length, &graph);
+    model_program *graph = NULL;
+    if (!status) status = model_program_parse(text.chars, text.length, &graph);
     check(status);
-    model_graph_free(graph);
+    model_program_free(graph);
     pt2_weight_names_free(&names);
     text_free(&text);
     pt2_close(archive);

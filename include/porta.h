@@ -35,6 +35,13 @@ extern "C" {
 #define PORTA_API __attribute__((visibility("default")))
 #endif
 
+#if defined(__GNUC__)
+#define PORTA_PRINTF(format_index, first_arg) \
+    __attribute__((format(printf, format_index, first_arg)))
+#else
+#define PORTA_PRINTF(format_index, first_arg)
+#endif
+
 /* ------------------------------------------------------------------ */
 /* Version                                                              */
 /* ------------------------------------------------------------------ */
@@ -73,6 +80,23 @@ PORTA_API porta_code porta_status_code(const porta_status *status);
 PORTA_API const char *porta_status_message(const porta_status *status);
 PORTA_API void porta_status_free(porta_status *status);
 PORTA_API const char *porta_code_name(porta_code code);
+
+/* A new status with a printf-style message, so code built on libporta (the
+ * porta command, bindings) reports errors as libporta does. Never returns
+ * NULL: when memory for the message itself runs out, a static
+ * out-of-memory status is used. */
+PORTA_API porta_status *porta_error(porta_code code, const char *fmt, ...) PORTA_PRINTF(2, 3);
+/* Prefixes an existing status's message with context ("in matmul: ...")
+ * and returns the same status. */
+PORTA_API porta_status *porta_error_context(porta_status *status, const char *fmt, ...)
+    PORTA_PRINTF(2, 3);
+/* Returns the status of `expr` from the calling function when it is an
+ * error. */
+#define PORTA_TRY(expr)                                   \
+    do {                                                  \
+        porta_status *porta_try_status_ = (expr);         \
+        if (porta_try_status_) return porta_try_status_;  \
+    } while (0)
 
 /* ------------------------------------------------------------------ */
 /* dtypes                                                               */
@@ -532,8 +556,10 @@ PORTA_API porta_status *porta_graph_output(porta_graph *graph, porta_node node);
  * with the op, outputs present. Graphs built through the API always verify;
  * this guards graphs assembled or loaded by other means. */
 PORTA_API porta_status *porta_graph_verify(const porta_graph *graph);
-/* Runs the graph on `device`. inputs: one tensor per porta_graph_input, in
- * creation order. outputs: one new tensor per porta_graph_output. */
+/* Runs the graph on `device` as fused kernels: its nodes are issued with
+ * fusion on (porta_set_fusion) and flushed, so fusion is back as it was
+ * when it returns. inputs: one tensor per porta_graph_input, in creation
+ * order. outputs: one new tensor per porta_graph_output. */
 PORTA_API porta_status *porta_graph_run(const porta_graph *graph, porta_device *device,
                                         porta_tensor *const *inputs, int input_count,
                                         porta_tensor **outputs, int output_count);

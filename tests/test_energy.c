@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime/energy.h"
+#include "porta_energy.h"
 #include "test.h"
 
 static void write_file(const char *dir, const char *domain, const char *file, const char *text) {

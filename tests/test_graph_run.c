@@ -1,4 +1,4 @@
-/* Running graphs end to end on the CPU device: softmax and an MLP layer
+/* Running graphs end to end on the CPU device, as fused kernels: softmax and an MLP layer
  * against double references, every kind of node against its eager op,
  * intermediates released early, dead nodes skipped, and the errors run
  * reports. */
@@ -121,6 +121,37 @@ TEST(test_graph_run_softmax) {
             porta_graph_free(g);
         }
     }
+}
+
+/* A graph runs as the compiler's trace: softmax's five nodes become one
+ * fused kernel, and fusion is left as it was, off or on. */
+TEST(test_graph_run_is_fused_and_leaves_fusion_as_it_was) {
+    test_cache_begin();
+    porta_graph *g;
+    CHECK_OK(porta_graph_create(&g));
+    CHECK_OK(build_softmax(g, PORTA_F32, 8, 64));
+    test_rng rng = test_rng_make(12);
+    porta_tensor *x = random_matrix(&rng, PORTA_F32, 8, 64, CONTIGUOUS, -4, 4);
+    double *values = test_to_doubles(x);
+    double want[8 * 64];
+    softmax_reference(values, 8, 64, want);
+    for (int fusion_on = 0; fusion_on < 2; fusion_on++) {
+        CHECK_OK(porta_set_fusion(fusion_on));
+        porta_compiler_stats_reset();
+        run_and_compare("fused softmax", g, x, want, 1e-6, 1e-8);
+        porta_compiler_stats stats;
+        porta_compiler_stats_get(&stats);
+        CHECK_MSG(stats.flushes == 1 && stats.last_trace_kernels == 1 && stats.prims_fused == 5,
+                  "flushes %llu, kernels %llu, fused %llu", (unsigned long long)stats.flushes,
+                  (unsigned long long)stats.last_trace_kernels,
+                  (unsigned long long)stats.prims_fused);
+        CHECK(porta_get_fusion() == (bool)fusion_on);
+    }
+    CHECK_OK(porta_set_fusion(false));
+    free(values);
+    porta_tensor_release(x);
+    porta_graph_free(g);
+    test_cache_end();
 }
 
 /* relu(x @ w + b) with the zero as a constant node. */

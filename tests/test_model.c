@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model/graph.h"
+#include "model/program.h"
 #include "porta_io.h"
 #include "porta_model.h"
 #include "test.h"
@@ -309,12 +309,12 @@ static const bad_graph bad_graphs[] = {
 
 TEST(test_model_graph_parse_rejects_hostile_graphs) {
     for (size_t i = 0; i < sizeof bad_graphs / sizeof bad_graphs[0]; i++) {
-        model_graph *graph = NULL;
+        model_program *graph = NULL;
         porta_status *status =
-            model_graph_parse(bad_graphs[i].json, strlen(bad_graphs[i].json), &graph);
+            model_program_parse(bad_graphs[i].json, strlen(bad_graphs[i].json), &graph);
         CHECK_MSG(status != NULL, "graph %zu was accepted", i);
         if (!status) {
-            model_graph_free(graph);
+            model_program_free(graph);
             continue;
         }
         const char *message = porta_status_message(status);
@@ -331,16 +331,16 @@ TEST(test_model_graph_parse_rejects_hostile_graphs) {
  * crashes, and leaks nothing. */
 TEST(test_model_graph_parse_rejects_every_truncation) {
     size_t length = strlen(MLP_GRAPH);
-    model_graph *graph = NULL;
-    CHECK_OK(model_graph_parse(MLP_GRAPH, length, &graph));
+    model_program *graph = NULL;
+    CHECK_OK(model_program_parse(MLP_GRAPH, length, &graph));
     CHECK(graph->node_count == 7 && graph->slot_count == 10);
-    model_graph_free(graph);
+    model_program_free(graph);
     for (size_t n = 0; n < length; n++) {
         graph = NULL;
-        porta_status *status = model_graph_parse(MLP_GRAPH, n, &graph);
+        porta_status *status = model_program_parse(MLP_GRAPH, n, &graph);
         CHECK_MSG(status != NULL, "a prefix of %zu bytes was accepted", n);
         if (status) porta_status_free(status);
-        else model_graph_free(graph);
+        else model_program_free(graph);
     }
 }
 

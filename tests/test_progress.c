@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime/progress.h"
+#include "porta_progress.h"
 #include "test.h"
 
 /* Everything readable from fd within a short wait, NUL-terminated. */

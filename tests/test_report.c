@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/report.h"
+#include "porta_report.h"
 #include "test.h"
 
 static int count_of(const char *text, const char *needle) {
@@ -15,7 +15,7 @@ static int count_of(const char *text, const char *needle) {
 /* Two devices: one with a RAPL reading, one without. */
 static porta_report *sample_report(void) {
     porta_report *report = NULL;
-    report_device *d;
+    porta_report_device *d;
     porta_status *status = porta_report_new("demo <cnn> & \"friends\"", &report);
     if (!status) status = porta_report_add_device(report, "porta:0", "cpu", "Test CPU", &d);
     if (!status) {
@@ -51,13 +51,13 @@ TEST(test_report_derived_figures) {
     CHECK(isnan(porta_report_percentile(values, 0, 50)));
     porta_report *report = sample_report();
     if (!report) return;
-    const report_device *cpu = &report->devices[0], *cl = &report->devices[1];
+    const porta_report_device *cpu = &report->devices[0], *cl = &report->devices[1];
     CHECK_MSG(fabs(cpu->samples_per_second - 5 * 64 / 0.2) < 1e-9, "%g", cpu->samples_per_second);
     CHECK(fabs(cpu->latency_p50_ms - 30) < 1e-9);
     CHECK_MSG(fabs(cpu->latency_p99_ms - (40 + 0.96 * 60)) < 1e-9, "%g", cpu->latency_p99_ms);
     CHECK(fabs(cpu->joules_per_step - 2.0) < 1e-12);
     CHECK(isnan(cl->joules_per_step) && fabs(cl->samples_per_second - 128) < 1e-9);
-    report_device *d;
+    porta_report_device *d;
     CHECK_ERR(porta_report_add_device(report, "porta:2", "x", "y", &d) ? NULL
                   : porta_report_set_steps(d, (double[]){-1}, 1, 1),
               PORTA_ERR_INVALID_ARGUMENT, "step 0 took -1 s");
@@ -72,7 +72,7 @@ TEST(test_report_prices) {
                          "{\"match\": {\"name\": \"test cpu\"}, \"per_hour\": 3.6}]}";
     CHECK_OK(porta_report_apply_prices(report, prices, strlen(prices)));
     CHECK(!strcmp(report->currency, "EUR"));
-    const report_device *cpu = &report->devices[0], *cl = &report->devices[1];
+    const porta_report_device *cpu = &report->devices[0], *cl = &report->devices[1];
     CHECK(cpu->cost_known && cl->cost_known);
     /* 3.6/hour = 0.001/s at 1600 samples/s: 0.625 per million samples. */
     CHECK_MSG(fabs(cpu->cost_per_million_samples - 0.625) < 1e-9, "%g",

@@ -8,8 +8,7 @@
 #include <sys/wait.h>
 
 #include "porta_io.h"
-#include "report/report.h"
-#include "report/select.h"
+#include "porta_report.h"
 #include "test.h"
 
 /* relu(x @ w), x [4, 3], w [3, 2]. */
@@ -113,7 +112,7 @@ TEST(test_report_cli_compares_a_model_on_every_device) {
     CHECK_OK(status);
     CHECK(report->count == porta_device_count());
     for (int i = 0; i < report->count; i++) {
-        const report_device *d = &report->devices[i];
+        const porta_report_device *d = &report->devices[i];
         CHECK_MSG(!d->error[0], "%s: %s", d->id, d->error);
         CHECK(d->steps == 3 && d->samples_per_step == 4 && d->samples_per_second > 0);
         CHECK(d->latency_p50_ms > 0 && d->latency_p99_ms >= d->latency_p50_ms);

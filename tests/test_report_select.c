@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "report/select.h"
+#include "porta_report.h"
 #include "test.h"
 
 static char *store_file(char *path, size_t cap, const char *dir) {
@@ -44,7 +44,7 @@ TEST(test_report_select_chooses_from_a_comparison) {
         CHECK_OK(porta_device_info_get(device, &info));
         char id[32];
         snprintf(id, sizeof id, "porta:%d", i);
-        report_device *d;
+        porta_report_device *d;
         CHECK_OK(porta_report_add_device(report, id, info.backend, info.name, &d));
         double step = i == 0 ? 0.01 : 0.1;
         CHECK_OK(porta_report_set_steps(d, &step, 1, 10));

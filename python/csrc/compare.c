@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/report/report.h"
-#include "../../src/report/select.h"
-#include "../../src/runtime/energy.h"
+#include "porta_report.h"
+#include "porta_energy.h"
 
 /* energy_sample(index) -> {"source", "values", "ranges", "note"} or
  * {"source": None, "reason"}: a snapshot of the counter covering device N. */

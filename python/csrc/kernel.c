@@ -629,7 +629,7 @@ static PyTypeObject AtenKernel_Type = {
 };
 
 /* aten_kernel_setup(context): the Python objects kernels need, as
- * attributes of `context` (see torch_porta/ops/_aten.py). Called once. */
+ * attributes of `context` (see torch_porta/kernels/_aten.py). Called once. */
 static PyObject *aten_kernel_setup(PyObject *module, PyObject *context) {
     static const char *const names[] = {
         "no_default", "torch_dtypes", "dtype_codes", "memory_formats", "tensor_type",

@@ -18,7 +18,7 @@ extern PyMethodDef porta_py_compare_methods[];
 
 extern PyMethodDef porta_py_model_methods[]; /* model.c: torch_porta.load */
 
-extern PyMethodDef porta_py_trace_methods[]; /* trace.c: the profiler */
+extern PyMethodDef porta_py_profiler_methods[]; /* profiler.c */
 
 static int add_methods(PyObject *module, PyMethodDef *methods) {
     return PyModule_AddFunctions(module, methods);
@@ -32,14 +32,14 @@ PyMODINIT_FUNC PyInit__C(void) {
         add_methods(module, porta_py_device_methods) < 0 ||
         add_methods(module, porta_py_device_tensor_methods) < 0 ||
         add_methods(module, porta_py_factory_methods) < 0 ||
-        add_methods(module, porta_py_op_methods) < 0 ||
+        add_methods(module, porta_py_cast_copy_methods) < 0 ||
         add_methods(module, porta_py_movement_methods) < 0 ||
         add_methods(module, porta_py_aten_methods) < 0 ||
         add_methods(module, porta_py_kernel_methods) < 0 ||
         add_methods(module, porta_py_generator_methods) < 0 ||
         add_methods(module, porta_py_compiler_methods) < 0 ||
         add_methods(module, porta_py_dist_methods) < 0 ||
-        add_methods(module, porta_py_trace_methods) < 0 ||
+        add_methods(module, porta_py_profiler_methods) < 0 ||
         add_methods(module, porta_py_placement_methods) < 0 ||
         add_methods(module, porta_py_compare_methods) < 0 ||
         add_methods(module, porta_py_model_methods) < 0 ||

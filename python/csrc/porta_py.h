@@ -43,7 +43,7 @@ int porta_py_add_kernel_type(PyObject *module);
 extern PyMethodDef porta_py_device_methods[];
 extern PyMethodDef porta_py_device_tensor_methods[];
 extern PyMethodDef porta_py_factory_methods[];
-extern PyMethodDef porta_py_op_methods[];
+extern PyMethodDef porta_py_cast_copy_methods[];
 extern PyMethodDef porta_py_movement_methods[];
 extern PyMethodDef porta_py_aten_methods[];
 extern PyMethodDef porta_py_kernel_methods[];

@@ -10,7 +10,7 @@ import torch
 
 import torch_porta
 from torch_porta import _fallback
-from torch_porta.ops._registry import NATIVE
+from torch_porta.kernels._registry import NATIVE
 
 
 def _needs_fallback(*names):

@@ -11,7 +11,7 @@ _setup_privateuseone_for_python_backend(
     "porta", backend_module=_device_module, hook=_device_module.Hooks(),
     device_guard=_device_module.DeviceGuard())
 
-from . import ops  # noqa: E402  (kernels need the device registered)
+from . import kernels  # noqa: E402  (they need the device registered)
 from . import _fallback  # noqa: E402
 
 _fallback.install()

@@ -17,7 +17,7 @@ import warnings
 import torch
 
 from . import _C, _metrics, _modes, _tensors
-from .ops._aten import _return_plan
+from .kernels._aten import _return_plan
 
 # Arguments written although the schema does not mark them (a!): batch norm
 # updates running_mean and running_var in training.

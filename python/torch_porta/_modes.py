@@ -143,7 +143,7 @@ def _defer(name, op, args, kwargs, error):
         shapes = op(*_meta(args), **{k: _meta(v) for k, v in kwargs.items()})
     except Exception:
         raise error from None  # PyTorch's own checks reject the call too
-    from .ops._aten import _return_plan
+    from .kernels._aten import _return_plan
     values = list(args) + [kwargs.get(a.name) for a in op._schema.arguments[len(args):]]
     multiple = len(op._schema.returns) > 1
     results = list(shapes) if multiple else [shapes]

@@ -350,7 +350,7 @@ static void render_elementwise(render *r) {
 porta_status *kir_render_c(const kir_kernel *kernel, char **source) {
     if (!source) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "source is NULL");
     PORTA_TRY(kir_check(kernel));
-    kir_text text = {0};
+    porta_text text = {0};
     render *r = calloc(1, sizeof *r);
     if (!r) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "out of memory rendering a kernel");
     r->k = kernel;
@@ -367,9 +367,9 @@ porta_status *kir_render_c(const kir_kernel *kernel, char **source) {
         render_elementwise(r);
     free(r);
     if (text.failed) {
-        free(text.data);
+        text_free(&text);
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "out of memory rendering a kernel");
     }
-    *source = text.data;
+    *source = text.chars;
     return NULL;
 }

@@ -1,5 +1,5 @@
-/* Shared by the C renderer's files: a growing text buffer and the C
- * spelling of each dtype and op. */
+/* Shared by the C renderer's files: the C spelling of each dtype and op,
+ * appended to a porta_text (core/text.h). */
 #ifndef PORTA_CODEGEN_CODEGEN_C_INTERNAL_H
 #define PORTA_CODEGEN_CODEGEN_C_INTERNAL_H
 
@@ -7,17 +7,7 @@
 #include <stddef.h>
 
 #include "codegen/codegen_c.h"
-
-/* Text appended with printf formats; `failed` once memory ran out (then
- * further appends do nothing). A NULL text accepts and drops everything,
- * so the op spellers double as support predicates. */
-typedef struct kir_text {
-    char *data;
-    size_t len, cap;
-    bool failed;
-} kir_text;
-
-void kir_text_printf(kir_text *text, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#include "core/text.h"
 
 /* C type an element is stored as, and the type values compute in
  * (float16/bfloat16 compute in float; bool is 0/1 in uint8_t). */
@@ -33,16 +23,16 @@ const char *kir_c_array_function(const kir_value *value);
  * any float16/bfloat16 rounding. Returns false, appending nothing useful,
  * when the op or dtype is not supported. Loads, reductions and
  * array-function values are spelled elsewhere. */
-bool kir_c_expression(kir_text *text, const kir_value *value, porta_dtype arg_dtype,
+bool kir_c_expression(porta_text *text, const kir_value *value, porta_dtype arg_dtype,
                       const char *const x[3]);
 
 /* The constant of a KIR_CONST value as a C literal of its compute type,
  * converted as an eager fill converts it. */
-void kir_c_constant(kir_text *text, const kir_value *value);
+void kir_c_constant(porta_text *text, const kir_value *value);
 
 /* A KIR_PARAM value: args->params[param] converted to its compute type as
  * an eager fill converts (float16/bfloat16 are rounded after). */
-void kir_c_param(kir_text *text, const kir_value *value);
+void kir_c_param(porta_text *text, const kir_value *value);
 
 /* The helpers the expressions call (kir_max_f, kir_floor_divide_f, ...). */
 extern const char kir_c_helpers[];

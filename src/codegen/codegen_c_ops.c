@@ -5,43 +5,12 @@
  * the width give 0 or the sign fill. Integer division, remainder and power
  * are left out: the eager kernels report division by zero and negative
  * powers, which a fused kernel cannot. */
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/codegen_c_internal.h"
 #include "core/dtype.h"
 #include "ir/infer_elementwise.h"
-
-void kir_text_printf(kir_text *text, const char *fmt, ...) {
-    if (!text || text->failed) return;
-    for (;;) {
-        size_t room = text->cap - text->len;
-        va_list args;
-        va_start(args, fmt);
-        int n = vsnprintf(text->data ? text->data + text->len : NULL, text->data ? room : 0,
-                          fmt, args);
-        va_end(args);
-        if (n < 0) {
-            text->failed = true;
-            return;
-        }
-        if (text->data && (size_t)n < room) {
-            text->len += (size_t)n;
-            return;
-        }
-        size_t cap = text->cap ? text->cap : 4096;
-        while (cap - text->len <= (size_t)n) cap *= 2;
-        char *grown = realloc(text->data, cap);
-        if (!grown) {
-            text->failed = true;
-            return;
-        }
-        text->data = grown;
-        text->cap = cap;
-    }
-}
 
 const char *kir_c_storage_type(porta_dtype dtype) {
     switch (dtype) {
@@ -125,21 +94,21 @@ static const char *libm_unary(int op) {
     }
 }
 
-static bool unary_expression(kir_text *t, const kir_value *v, porta_dtype in, const char *x) {
+static bool unary_expression(porta_text *t, const kir_value *v, porta_dtype in, const char *x) {
     porta_dtype d = v->dtype;
     const char *T = kir_c_compute_type(d);
     switch (v->op) {
     case PORTA_ISNAN: case PORTA_ISINF: case PORTA_ISFINITE: case PORTA_LOGICAL_NOT:
         if (d != PORTA_BOOL || !is_valid(in)) return false;
         if (v->op == PORTA_LOGICAL_NOT)
-            kir_text_printf(t, "(uint8_t)(%s == 0)", x);
+            text_printf(t, "(uint8_t)(%s == 0)", x);
         else if (!is_float(in))
-            kir_text_printf(t, "(uint8_t)%d", v->op == PORTA_ISFINITE);
+            text_printf(t, "(uint8_t)%d", v->op == PORTA_ISFINITE);
         else
-            kir_text_printf(t, "(uint8_t)(%s(%s) != 0)",
-                            v->op == PORTA_ISNAN ? "isnan" : v->op == PORTA_ISINF ? "isinf"
-                                                                                  : "isfinite",
-                            x);
+            text_printf(t, "(uint8_t)(%s(%s) != 0)",
+                        v->op == PORTA_ISNAN ? "isnan" : v->op == PORTA_ISINF ? "isinf"
+                                                                              : "isfinite",
+                        x);
         return true;
     default:
         break;
@@ -149,48 +118,48 @@ static bool unary_expression(kir_text *t, const kir_value *v, porta_dtype in, co
         const char *F = libm_suffix(d);
         if (kir_c_array_function(v)) return false; /* an array call, not an expression */
         switch (v->op) {
-        case PORTA_NEG: kir_text_printf(t, "(-%s)", x); return true;
-        case PORTA_ABS: kir_text_printf(t, "fabs%s(%s)", F, x); return true;
-        case PORTA_SIGN: kir_text_printf(t, "(%s)((%s > 0) - (%s < 0))", T, x, x); return true;
-        case PORTA_RSQRT: kir_text_printf(t, "(1 / sqrt%s(%s))", F, x); return true;
-        case PORTA_RECIPROCAL: kir_text_printf(t, "(1 / %s)", x); return true;
-        case PORTA_SIGMOID: kir_text_printf(t, "(1 / (1 + exp(-%s)))", x); return true;
-        case PORTA_LGAMMA: kir_text_printf(t, "kir_lgamma_%s(%s)", T, x); return true;
+        case PORTA_NEG: text_printf(t, "(-%s)", x); return true;
+        case PORTA_ABS: text_printf(t, "fabs%s(%s)", F, x); return true;
+        case PORTA_SIGN: text_printf(t, "(%s)((%s > 0) - (%s < 0))", T, x, x); return true;
+        case PORTA_RSQRT: text_printf(t, "(1 / sqrt%s(%s))", F, x); return true;
+        case PORTA_RECIPROCAL: text_printf(t, "(1 / %s)", x); return true;
+        case PORTA_SIGMOID: text_printf(t, "(1 / (1 + exp(-%s)))", x); return true;
+        case PORTA_LGAMMA: text_printf(t, "kir_lgamma_%s(%s)", T, x); return true;
         default: break;
         }
         const char *fn = libm_unary(v->op);
         if (!fn) return false; /* erfinv, bitwise_not, ... */
-        kir_text_printf(t, "%s%s(%s)", fn, F, x);
+        text_printf(t, "%s%s(%s)", fn, F, x);
         return true;
     }
     const char *W = wide_unsigned(d);
     if (d == PORTA_BOOL) {
         switch (v->op) {
-        case PORTA_SIGN: kir_text_printf(t, "%s", x); return true;
-        case PORTA_BITWISE_NOT: kir_text_printf(t, "(uint8_t)!%s", x); return true;
+        case PORTA_SIGN: text_printf(t, "%s", x); return true;
+        case PORTA_BITWISE_NOT: text_printf(t, "(uint8_t)!%s", x); return true;
         default: return false;
         }
     }
     if (!is_int(d)) return false;
     bool sign = d != PORTA_U8;
     switch (v->op) {
-    case PORTA_NEG: kir_text_printf(t, "(%s)(0 - (%s)%s)", T, W, x); return true;
+    case PORTA_NEG: text_printf(t, "(%s)(0 - (%s)%s)", T, W, x); return true;
     case PORTA_ABS:
         if (sign)
-            kir_text_printf(t, "(%s)(%s < 0 ? 0 - (%s)%s : (%s)%s)", T, x, W, x, W, x);
+            text_printf(t, "(%s)(%s < 0 ? 0 - (%s)%s : (%s)%s)", T, x, W, x, W, x);
         else
-            kir_text_printf(t, "%s", x);
+            text_printf(t, "%s", x);
         return true;
     case PORTA_SIGN:
         if (sign)
-            kir_text_printf(t, "(%s)((%s > 0) - (%s < 0))", T, x, x);
+            text_printf(t, "(%s)((%s > 0) - (%s < 0))", T, x, x);
         else
-            kir_text_printf(t, "(%s)(%s != 0)", T, x);
+            text_printf(t, "(%s)(%s != 0)", T, x);
         return true;
     case PORTA_FLOOR: case PORTA_CEIL: case PORTA_ROUND: case PORTA_TRUNC:
-        kir_text_printf(t, "%s", x);
+        text_printf(t, "%s", x);
         return true;
-    case PORTA_BITWISE_NOT: kir_text_printf(t, "(%s)~(%s)%s", T, W, x); return true;
+    case PORTA_BITWISE_NOT: text_printf(t, "(%s)~(%s)%s", T, W, x); return true;
     default: return false;
     }
 }
@@ -206,16 +175,16 @@ static const char *comparison_operator(int op) {
     }
 }
 
-static bool binary_expression(kir_text *t, const kir_value *v, porta_dtype in, const char *a,
+static bool binary_expression(porta_text *t, const kir_value *v, porta_dtype in, const char *a,
                               const char *b) {
     if (!is_valid(in)) return false;
     if (porta_binary_gives_bool((porta_binary_op)v->op)) {
         if (v->dtype != PORTA_BOOL) return false;
         switch (v->op) {
-        case PORTA_LOGICAL_AND: kir_text_printf(t, "(uint8_t)(%s != 0 && %s != 0)", a, b); break;
-        case PORTA_LOGICAL_OR: kir_text_printf(t, "(uint8_t)(%s != 0 || %s != 0)", a, b); break;
-        case PORTA_LOGICAL_XOR: kir_text_printf(t, "(uint8_t)((%s != 0) != (%s != 0))", a, b); break;
-        default: kir_text_printf(t, "(uint8_t)(%s %s %s)", a, comparison_operator(v->op), b);
+        case PORTA_LOGICAL_AND: text_printf(t, "(uint8_t)(%s != 0 && %s != 0)", a, b); break;
+        case PORTA_LOGICAL_OR: text_printf(t, "(uint8_t)(%s != 0 || %s != 0)", a, b); break;
+        case PORTA_LOGICAL_XOR: text_printf(t, "(uint8_t)((%s != 0) != (%s != 0))", a, b); break;
+        default: text_printf(t, "(uint8_t)(%s %s %s)", a, comparison_operator(v->op), b);
         }
         return true;
     }
@@ -225,29 +194,29 @@ static bool binary_expression(kir_text *t, const kir_value *v, porta_dtype in, c
     if (is_float(d)) {
         const char *F = libm_suffix(d);
         switch (v->op) {
-        case PORTA_ADD: kir_text_printf(t, "(%s + %s)", a, b); return true;
-        case PORTA_SUB: kir_text_printf(t, "(%s - %s)", a, b); return true;
-        case PORTA_MUL: kir_text_printf(t, "(%s * %s)", a, b); return true;
-        case PORTA_DIV: kir_text_printf(t, "(%s / %s)", a, b); return true;
-        case PORTA_FLOOR_DIVIDE: kir_text_printf(t, "kir_floor_divide_%s(%s, %s)", T, a, b); return true;
-        case PORTA_REMAINDER: kir_text_printf(t, "kir_remainder_%s(%s, %s)", T, a, b); return true;
-        case PORTA_FMOD: kir_text_printf(t, "fmod%s(%s, %s)", F, a, b); return true;
-        case PORTA_POW: kir_text_printf(t, "pow%s(%s, %s)", F, a, b); return true;
-        case PORTA_ATAN2: kir_text_printf(t, "atan2%s(%s, %s)", F, a, b); return true;
-        case PORTA_MAXIMUM: kir_text_printf(t, "kir_maximum_%s(%s, %s)", T, a, b); return true;
-        case PORTA_MINIMUM: kir_text_printf(t, "kir_minimum_%s(%s, %s)", T, a, b); return true;
+        case PORTA_ADD: text_printf(t, "(%s + %s)", a, b); return true;
+        case PORTA_SUB: text_printf(t, "(%s - %s)", a, b); return true;
+        case PORTA_MUL: text_printf(t, "(%s * %s)", a, b); return true;
+        case PORTA_DIV: text_printf(t, "(%s / %s)", a, b); return true;
+        case PORTA_FLOOR_DIVIDE: text_printf(t, "kir_floor_divide_%s(%s, %s)", T, a, b); return true;
+        case PORTA_REMAINDER: text_printf(t, "kir_remainder_%s(%s, %s)", T, a, b); return true;
+        case PORTA_FMOD: text_printf(t, "fmod%s(%s, %s)", F, a, b); return true;
+        case PORTA_POW: text_printf(t, "pow%s(%s, %s)", F, a, b); return true;
+        case PORTA_ATAN2: text_printf(t, "atan2%s(%s, %s)", F, a, b); return true;
+        case PORTA_MAXIMUM: text_printf(t, "kir_maximum_%s(%s, %s)", T, a, b); return true;
+        case PORTA_MINIMUM: text_printf(t, "kir_minimum_%s(%s, %s)", T, a, b); return true;
         default: return false;
         }
     }
     if (d == PORTA_BOOL) {
         switch (v->op) {
         case PORTA_ADD: case PORTA_MAXIMUM: case PORTA_BITWISE_OR:
-            kir_text_printf(t, "(uint8_t)(%s | %s)", a, b);
+            text_printf(t, "(uint8_t)(%s | %s)", a, b);
             return true;
         case PORTA_MUL: case PORTA_MINIMUM: case PORTA_BITWISE_AND:
-            kir_text_printf(t, "(uint8_t)(%s & %s)", a, b);
+            text_printf(t, "(uint8_t)(%s & %s)", a, b);
             return true;
-        case PORTA_BITWISE_XOR: kir_text_printf(t, "(uint8_t)(%s ^ %s)", a, b); return true;
+        case PORTA_BITWISE_XOR: text_printf(t, "(uint8_t)(%s ^ %s)", a, b); return true;
         default: return false;
         }
     }
@@ -258,64 +227,64 @@ static bool binary_expression(kir_text *t, const kir_value *v, porta_dtype in, c
     char neg[64] = "0";
     if (d != PORTA_U8) snprintf(neg, sizeof neg, "(%s < 0)", b);
     switch (v->op) {
-    case PORTA_ADD: kir_text_printf(t, "(%s)((%s)%s + (%s)%s)", T, W, a, W, b); return true;
-    case PORTA_SUB: kir_text_printf(t, "(%s)((%s)%s - (%s)%s)", T, W, a, W, b); return true;
-    case PORTA_MUL: kir_text_printf(t, "(%s)((%s)%s * (%s)%s)", T, W, a, W, b); return true;
-    case PORTA_MAXIMUM: kir_text_printf(t, "(%s < %s ? %s : %s)", a, b, b, a); return true;
-    case PORTA_MINIMUM: kir_text_printf(t, "(%s < %s ? %s : %s)", b, a, b, a); return true;
-    case PORTA_BITWISE_AND: kir_text_printf(t, "(%s)(%s & %s)", T, a, b); return true;
-    case PORTA_BITWISE_OR: kir_text_printf(t, "(%s)(%s | %s)", T, a, b); return true;
-    case PORTA_BITWISE_XOR: kir_text_printf(t, "(%s)(%s ^ %s)", T, a, b); return true;
+    case PORTA_ADD: text_printf(t, "(%s)((%s)%s + (%s)%s)", T, W, a, W, b); return true;
+    case PORTA_SUB: text_printf(t, "(%s)((%s)%s - (%s)%s)", T, W, a, W, b); return true;
+    case PORTA_MUL: text_printf(t, "(%s)((%s)%s * (%s)%s)", T, W, a, W, b); return true;
+    case PORTA_MAXIMUM: text_printf(t, "(%s < %s ? %s : %s)", a, b, b, a); return true;
+    case PORTA_MINIMUM: text_printf(t, "(%s < %s ? %s : %s)", b, a, b, a); return true;
+    case PORTA_BITWISE_AND: text_printf(t, "(%s)(%s & %s)", T, a, b); return true;
+    case PORTA_BITWISE_OR: text_printf(t, "(%s)(%s | %s)", T, a, b); return true;
+    case PORTA_BITWISE_XOR: text_printf(t, "(%s)(%s ^ %s)", T, a, b); return true;
     case PORTA_SHIFT_LEFT:
-        kir_text_printf(t, "(%s)(%s || %s >= %d ? 0 : (%s)%s << %s)", T, neg, b, bits, W, a, b);
+        text_printf(t, "(%s)(%s || %s >= %d ? 0 : (%s)%s << %s)", T, neg, b, bits, W, a, b);
         return true;
     case PORTA_SHIFT_RIGHT:
-        kir_text_printf(t, "(%s)(%s >> (%s || %s >= %d ? %d : (int)%s))", T, a, neg, b, widest,
-                        widest, b);
+        text_printf(t, "(%s)(%s >> (%s || %s >= %d ? %d : (int)%s))", T, a, neg, b, widest,
+                    widest, b);
         return true;
     default: return false;
     }
 }
 
-static bool ternary_expression(kir_text *t, const kir_value *v, porta_dtype in,
+static bool ternary_expression(porta_text *t, const kir_value *v, porta_dtype in,
                                const char *const x[3]) {
     porta_dtype d = v->dtype;
     if (v->op == PORTA_WHERE) {
         if (in != PORTA_BOOL || !is_valid(d)) return false;
-        kir_text_printf(t, "(%s ? %s : %s)", x[0], x[1], x[2]);
+        text_printf(t, "(%s ? %s : %s)", x[0], x[1], x[2]);
         return true;
     }
     if (v->op != PORTA_FMA || in != d) return false;
     if (is_float(d)) {
-        kir_text_printf(t, "(%s * %s + %s)", x[0], x[1], x[2]);
+        text_printf(t, "(%s * %s + %s)", x[0], x[1], x[2]);
         return true;
     }
     if (!is_int(d)) return false;
     const char *W = wide_unsigned(d);
-    kir_text_printf(t, "(%s)((%s)%s * (%s)%s + (%s)%s)", kir_c_compute_type(d), W, x[0], W,
-                    x[1], W, x[2]);
+    text_printf(t, "(%s)((%s)%s * (%s)%s + (%s)%s)", kir_c_compute_type(d), W, x[0], W,
+                x[1], W, x[2]);
     return true;
 }
 
 /* The eager CAST kernel widens to int64 (bool, integers) or double (floats)
  * and narrows to the target; float16/bfloat16 targets go through float and
  * are rounded afterwards like every half value. */
-static bool cast_expression(kir_text *t, const kir_value *v, porta_dtype from, const char *x) {
+static bool cast_expression(porta_text *t, const kir_value *v, porta_dtype from, const char *x) {
     porta_dtype to = v->dtype;
     if (!is_valid(from) || !is_valid(to)) return false;
     const char *T = kir_c_compute_type(to);
     if (to == PORTA_BOOL)
-        kir_text_printf(t, "(uint8_t)(%s != 0)", x);
+        text_printf(t, "(uint8_t)(%s != 0)", x);
     else if (is_float(from) && is_int(to))
-        kir_text_printf(t, "(%s)kir_double_to_i64((double)%s)", T, x);
+        text_printf(t, "(%s)kir_double_to_i64((double)%s)", T, x);
     else if (is_float(from) && is_float(to))
-        kir_text_printf(t, "(%s)%s", T, x);
+        text_printf(t, "(%s)%s", T, x);
     else /* from bool or an integer */
-        kir_text_printf(t, "(%s)(int64_t)%s", T, x);
+        text_printf(t, "(%s)(int64_t)%s", T, x);
     return true;
 }
 
-bool kir_c_expression(kir_text *t, const kir_value *v, porta_dtype arg_dtype,
+bool kir_c_expression(porta_text *t, const kir_value *v, porta_dtype arg_dtype,
                       const char *const x[3]) {
     switch (v->kind) {
     case KIR_UNARY: return unary_expression(t, v, arg_dtype, x[0]);
@@ -326,19 +295,19 @@ bool kir_c_expression(kir_text *t, const kir_value *v, porta_dtype arg_dtype,
     }
 }
 
-static void float_literal(kir_text *t, double value, bool single) {
+static void float_literal(porta_text *t, double value, bool single) {
     if (value != value)
-        kir_text_printf(t, "%s", single ? "(float)NAN" : "(double)NAN");
+        text_printf(t, "%s", single ? "(float)NAN" : "(double)NAN");
     else if (isinf(value))
-        kir_text_printf(t, "%s(%s)INFINITY", value < 0 ? "-" : "", single ? "float" : "double");
+        text_printf(t, "%s(%s)INFINITY", value < 0 ? "-" : "", single ? "float" : "double");
     else
-        kir_text_printf(t, single ? "%af" : "%a", value);
+        text_printf(t, single ? "%af" : "%a", value);
 }
 
-void kir_c_constant(kir_text *t, const kir_value *v) {
+void kir_c_constant(porta_text *t, const kir_value *v) {
     double c = v->constant;
     switch (v->dtype) {
-    case PORTA_BOOL: kir_text_printf(t, "(uint8_t)%d", c != 0); return;
+    case PORTA_BOOL: text_printf(t, "(uint8_t)%d", c != 0); return;
     case PORTA_F16: float_literal(t, porta_f16_to_f32(porta_f32_to_f16((float)c)), true); return;
     case PORTA_BF16: float_literal(t, porta_bf16_to_f32(porta_f32_to_bf16((float)c)), true); return;
     case PORTA_F32: float_literal(t, (float)c, true); return;
@@ -354,19 +323,19 @@ void kir_c_constant(kir_text *t, const kir_value *v) {
     default: break;
     }
     if (i == INT64_MIN)
-        kir_text_printf(t, "(int64_t)(-9223372036854775807LL - 1)");
+        text_printf(t, "(int64_t)(-9223372036854775807LL - 1)");
     else
-        kir_text_printf(t, "(%s)%lldLL", kir_c_compute_type(v->dtype), (long long)i);
+        text_printf(t, "(%s)%lldLL", kir_c_compute_type(v->dtype), (long long)i);
 }
 
-void kir_c_param(kir_text *t, const kir_value *v) {
+void kir_c_param(porta_text *t, const kir_value *v) {
     const char *T = kir_c_compute_type(v->dtype);
     if (v->dtype == PORTA_BOOL)
-        kir_text_printf(t, "(uint8_t)(args->params[%d] != 0)", v->param);
+        text_printf(t, "(uint8_t)(args->params[%d] != 0)", v->param);
     else if (is_int(v->dtype))
-        kir_text_printf(t, "(%s)kir_double_to_i64(args->params[%d])", T, v->param);
+        text_printf(t, "(%s)kir_double_to_i64(args->params[%d])", T, v->param);
     else
-        kir_text_printf(t, "(%s)args->params[%d]", T, v->param);
+        text_printf(t, "(%s)args->params[%d]", T, v->param);
 }
 
 /* Helpers per float compute type (T, libm suffix F). Floor division and

@@ -8,7 +8,7 @@
 
 typedef struct render {
     const kir_kernel *k;
-    kir_text *t;
+    porta_text *t;
     int block; /* KIR_B */
     bool scalar[KIR_MAX_VALUES];  /* one value per span (no reductions) or row */
     int level[KIR_MAX_VALUES];    /* reductions needed before the value exists */
@@ -29,7 +29,7 @@ typedef struct render {
 #define ROW_CACHE_ELEMS 16384
 
 /* Appends to the kernel's text. */
-#define P(...) kir_text_printf(r->t, __VA_ARGS__)
+#define P(...) text_printf(r->t, __VA_ARGS__)
 
 static inline bool is_half(porta_dtype d) { return d == PORTA_F16 || d == PORTA_BF16; }
 static inline const char *half_name(porta_dtype d) { return d == PORTA_F16 ? "f16" : "bf16"; }

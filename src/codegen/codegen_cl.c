@@ -22,12 +22,12 @@
 
 typedef struct cl_render {
     const kir_kernel *k;
-    kir_text *t;
+    porta_text *t;
     int level[KIR_MAX_VALUES];
     bool live[KIR_MAX_VALUES];
 } cl_render;
 
-#define W(...) kir_text_printf(r->t, __VA_ARGS__)
+#define W(...) text_printf(r->t, __VA_ARGS__)
 
 static void analyse(cl_render *r) {
     const kir_kernel *k = r->k;
@@ -337,7 +337,7 @@ porta_status *kir_render_cl(const kir_kernel *kernel, char **source) {
     if (!kernel || !source) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "render_cl: NULL");
     PORTA_TRY(kir_check(kernel));
     cl_render r = {.k = kernel};
-    kir_text text = {0};
+    porta_text text = {0};
     r.t = &text;
     analyse(&r);
     int params = 0;
@@ -350,9 +350,9 @@ porta_status *kir_render_cl(const kir_kernel *kernel, char **source) {
     else
         render_reduction(&r);
     if (text.failed) {
-        free(text.data);
+        text_free(&text);
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "render_cl: no memory for the source");
     }
-    *source = text.data;
+    *source = text.chars;
     return NULL;
 }

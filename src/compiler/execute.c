@@ -17,7 +17,7 @@
 #include "devices/placement.h"
 #include "runtime/compile_stats.h"
 #include "runtime/device.h"
-#include "runtime/trace_events.h"
+#include "runtime/profiler.h"
 
 /* Names the record and the site that issued it in a failure at flush time,
  * which is far from the line that caused it. */
@@ -34,13 +34,13 @@ static porta_status *run_alone(trace_record *record) {
     porta_device *device = record->out.buffer->device;
     /* a primitive the device cannot run runs on the fallback device, with
      * copies there and back (devices/placement.h) */
-    uint64_t begin = trace_begin();
+    uint64_t begin = prof_begin();
     porta_status *status =
         porta_device_runs(device, &record->prim, inputs, record->input_count)
             ? device->ops->execute(device, &record->prim, inputs, record->input_count,
                                    &record->out)
             : porta_placement_run(&record->prim, inputs, record->input_count, &record->out);
-    trace_end(TRACE_KERNEL, device, porta_prim_name(&record->prim), NULL, -1, begin);
+    prof_end(PROF_KERNEL, device, porta_prim_name(&record->prim), NULL, -1, begin);
     return status ? blame(status, record) : NULL;
 }
 
@@ -88,7 +88,7 @@ static porta_status *run_step(const plan_step *step, trace_record *records) {
     bind_args(step, records, &args);
     trace_record *first = &records[step->first];
     porta_device *device = first->out.buffer->device;
-    uint64_t begin = trace_begin();
+    uint64_t begin = prof_begin();
     if (step->kind == STEP_MATMUL_EPILOGUE) {
         const porta_tensor *inputs[TRACE_MAX_INPUTS];
         for (int i = 0; i < first->input_count; i++) inputs[i] = &first->inputs[i];
@@ -98,9 +98,9 @@ static porta_status *run_step(const plan_step *step, trace_record *records) {
     } else {
         status = device->ops->run_kernel(device, step->program, &args, step->work);
     }
-    trace_end(TRACE_KERNEL, device, step->summary,
-              step->kind == STEP_MATMUL_EPILOGUE ? "matmul with its epilogue" : "fused kernel",
-              -1, begin);
+    prof_end(PROF_KERNEL, device, step->summary,
+             step->kind == STEP_MATMUL_EPILOGUE ? "matmul with its epilogue" : "fused kernel",
+             -1, begin);
     if (status) return blame(status, first);
     compiler_count(COUNTER_KERNELS_RUN, 1);
     compiler_count(COUNTER_PRIMS_FUSED, (uint64_t)step->member_count);

@@ -8,8 +8,8 @@
 #include "compiler/group.h"
 #include "core/status.h"
 #include "runtime/device.h"
-#include "runtime/progress.h"
-#include "runtime/trace_events.h"
+#include "porta_progress.h"
+#include "runtime/profiler.h"
 
 /* An entry of the plan under construction, in execution order. */
 typedef enum item_kind { ITEM_ALONE = 0, ITEM_CONSTANT, ITEM_GROUP } item_kind;
@@ -141,7 +141,7 @@ static int stores(const kir_kernel *kernel) {
 /* The device's program for a step. A kernel built or loaded from disk (not
  * one found in memory) is a compile event in the profile. */
 static porta_status *prepare_one(porta_device *device, plan_step *step) {
-    uint64_t begin = trace_begin();
+    uint64_t begin = prof_begin();
     porta_compiler_stats before, after;
     if (begin) porta_compiler_stats_get(&before);
     porta_status *status = device->ops->prepare_kernel(device, step->kernel, &step->program);
@@ -152,7 +152,7 @@ static porta_status *prepare_one(porta_device *device, plan_step *step) {
                           : after.kernel_disk_hits > before.kernel_disk_hits
                               ? "loaded from the disk cache"
                               : NULL;
-        if (how) trace_end(TRACE_COMPILE, device, step->summary, how, -1, begin);
+        if (how) prof_end(PROF_COMPILE, device, step->summary, how, -1, begin);
     }
     return status;
 }
@@ -168,7 +168,7 @@ static int64_t kernels_to_prepare(const builder *b) {
  * compiler, an op its renderer lacks) makes the group's records run alone,
  * and so does a matrix multiply whose epilogue stores nothing. A large
  * graph's first build takes a while: a progress line shows it
- * (runtime/progress.h). */
+ * (porta_progress.h). */
 static porta_status *prepare_each(builder *b, porta_progress *progress) {
     for (int i = 0; i < b->item_count; i++) {
         item *it = &b->items[i];

@@ -11,7 +11,7 @@
 
 #include "core/status.h"
 #include "runtime/deferred.h"
-#include "runtime/trace_events.h"
+#include "runtime/profiler.h"
 
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool fusion_on;
@@ -49,12 +49,12 @@ static porta_status *run_locked(void) {
     int count = atomic_load(&pending_count);
     if (!count) return NULL;
     running_trace = true;
-    uint64_t begin = trace_begin();
+    uint64_t begin = prof_begin();
     porta_status *status = trace_execute(records, count);
     if (begin) { /* on the first record's device: most traces have one */
         char detail[48];
         snprintf(detail, sizeof detail, "%d primitives", count);
-        trace_end(TRACE_SYNC, records[0].out.buffer->device, "flush", detail, -1, begin);
+        prof_end(PROF_SYNC, records[0].out.buffer->device, "flush", detail, -1, begin);
     }
     running_trace = false;
     for (int i = 0; i < count; i++) release_record(&records[i]);

@@ -10,7 +10,7 @@
 #include "core/status.h"
 
 static bool reserve(porta_text *t, size_t more) {
-    if (t->failed) return false;
+    if (!t || t->failed) return false;
     if (t->length + more + 1 <= t->capacity) return true;
     size_t capacity = t->capacity ? t->capacity : 256;
     while (capacity < t->length + more + 1) capacity *= 2;
@@ -34,6 +34,7 @@ void text_append(porta_text *t, const char *s, size_t length) {
 void text_puts(porta_text *t, const char *s) { text_append(t, s, strlen(s)); }
 
 void text_printf(porta_text *t, const char *fmt, ...) {
+    if (!t || t->failed) return;
     va_list args, copy;
     va_start(args, fmt);
     va_copy(copy, args);

@@ -1,8 +1,10 @@
-/* A growable string for the writers of JSON, HTML and tables (the
+/* The one growable string: the writers of JSON, HTML and tables (the
  * safetensors header, the .pt2 graph rewritten as a .porta graph, the
- * comparison report). Running out of memory is sticky: later appends do
- * nothing, and text_failure / text_take report it once, so writers append
- * without checking each call. */
+ * comparison report) and the kernel renderers (C and OpenCL C source).
+ * Running out of memory is sticky: later appends do nothing, and
+ * text_failure / text_take report it once, so writers append without
+ * checking each call. A NULL text accepts and drops every append, so the
+ * renderers' op spellers double as support predicates. */
 #ifndef PORTA_CORE_TEXT_H
 #define PORTA_CORE_TEXT_H
 

@@ -10,7 +10,7 @@
 #include "runtime/deferred.h"
 #include "runtime/device.h"
 #include "runtime/device_lookup.h"
-#include "runtime/trace_events.h"
+#include "runtime/profiler.h"
 
 void porta_cpu_backend_probe(const porta_probe_sink *sink);
 void porta_opencl_backend_probe(const porta_probe_sink *sink);
@@ -136,9 +136,9 @@ porta_status *porta_device_info_get(const porta_device *device, porta_device_inf
 
 porta_status *porta_device_synchronize(porta_device *device) {
     if (!device) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "synchronize: device is NULL");
-    uint64_t begin = trace_begin();
+    uint64_t begin = prof_begin();
     porta_status *status = porta_deferred_flush();
     if (!status) status = device->ops->synchronize(device);
-    trace_end(TRACE_SYNC, device, "synchronize", NULL, -1, begin);
+    prof_end(PROF_SYNC, device, "synchronize", NULL, -1, begin);
     return status;
 }

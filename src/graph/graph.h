@@ -1,7 +1,7 @@
 /* The internal layout of a graph of primitives: nodes in creation order (so a
  * node's inputs always precede it), a hash table that merges structurally
  * equal nodes, and the lists of graph inputs and outputs. The builder, the
- * verifier and the executor share it; tests reach into it to corrupt graphs. */
+ * verifier and porta_graph_run share it; tests reach into it to corrupt graphs. */
 #ifndef PORTA_GRAPH_GRAPH_H
 #define PORTA_GRAPH_GRAPH_H
 
@@ -46,7 +46,7 @@ porta_status *porta_graph_intern(porta_graph *graph, const porta_prim *prim,
                                  const porta_meta *meta, porta_node *out);
 
 /* The part of porta_graph_verify that running a graph needs to stay in
- * bounds: kinds, input ids and counts, input serials, outputs. The executor
+ * bounds: kinds, input ids and counts, input serials, outputs. porta_graph_run
  * checks this on every run; types it checks as each node produces its
  * result, so it skips re-inferring every node up front. */
 porta_status *porta_graph_check_structure(const porta_graph *graph);

@@ -39,7 +39,7 @@ static porta_status *check_input_ids(const porta_graph *graph, porta_node id) {
     return NULL;
 }
 
-/* A recorded type that is not even a type: the executor would index sizes
+/* A recorded type that is not even a type: porta_graph_run would index sizes
  * or name the dtype with it before any inference could object. */
 static porta_status *check_meta_bounds(const porta_graph *graph, porta_node id) {
     const porta_graph_node *node = &graph->nodes[id];
@@ -94,7 +94,7 @@ porta_status *porta_graph_check_structure(const porta_graph *graph) {
         PORTA_TRY(check_input_ids(graph, id));
         PORTA_TRY(check_meta_bounds(graph, id));
         if (prim->kind != PRIM_INPUT) continue;
-        /* The executor binds input tensors by serial, in creation order. */
+        /* porta_graph_run binds input tensors by serial, in creation order. */
         if (prim->offset != (uint64_t)inputs_seen)
             return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                "graph: input node %d has serial %llu, expected %d", (int)id,

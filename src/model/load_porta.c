@@ -39,7 +39,7 @@ static porta_status *check_version(const char *path, const char *version) {
 }
 
 /* Each weight the graph declares is in the file, with its dtype and shape. */
-static porta_status *check_weights(const char *path, const model_graph *graph,
+static porta_status *check_weights(const char *path, const model_program *graph,
                                    const porta_safetensors *file) {
     for (int w = 0; w < graph->weight_count; w++) {
         const model_tensor_decl *decl = &graph->weights[w];
@@ -80,14 +80,14 @@ porta_status *model_load_porta(const char *path, porta_model **out) {
                              "expected a .porta file or a .pt2 archive",
                              path, version ? "porta.graph" : "porta.format");
     if (!status) status = check_version(path, version);
-    model_graph *graph = NULL;
+    model_program *graph = NULL;
     if (!status) {
-        status = model_graph_parse(json, strlen(json), &graph);
+        status = model_program_parse(json, strlen(json), &graph);
         if (status) porta_error_context(status, "%s", path);
     }
     if (!status) status = check_weights(path, graph, file);
     if (status) {
-        model_graph_free(graph);
+        model_program_free(graph);
         porta_safetensors_close(file);
         return status;
     }

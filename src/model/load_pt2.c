@@ -40,9 +40,9 @@ porta_status *model_load_pt2(const char *path, porta_model **out) {
         return status;
     }
     porta_text graph_text = {0};
-    model_graph *graph = NULL;
+    model_program *graph = NULL;
     status = pt2_graph_to_porta(s->archive, &graph_text, &s->names);
-    if (!status) status = model_graph_parse(graph_text.chars, graph_text.length, &graph);
+    if (!status) status = model_program_parse(graph_text.chars, graph_text.length, &graph);
     text_free(&graph_text);
     if (status) {
         close_state(s);

@@ -10,7 +10,7 @@
 
 /* The distinct ops in order of first use, with how many nodes call each. */
 static porta_status *count_ops(porta_model *model) {
-    const model_graph *g = model->graph;
+    const model_program *g = model->graph;
     model->op_counts = calloc((size_t)g->node_count + 1, sizeof *model->op_counts);
     if (!model->op_counts) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "model: out of memory");
     /* Small graphs dominate; a linear search per node over the distinct
@@ -25,11 +25,11 @@ static porta_status *count_ops(porta_model *model) {
     return NULL;
 }
 
-porta_status *model_create(model_graph *graph, model_weight_source source, const char *format,
+porta_status *model_create(model_program *graph, model_weight_source source, const char *format,
                            porta_model **out) {
     porta_model *model = calloc(1, sizeof *model);
     if (!model) {
-        model_graph_free(graph);
+        model_program_free(graph);
         if (source.close) source.close(source.state);
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "model: out of memory");
     }
@@ -51,7 +51,7 @@ porta_status *model_weights_on(porta_model *model, porta_device *device, porta_t
             *out = model->loaded[i].tensors;
             return NULL;
         }
-    const model_graph *g = model->graph;
+    const model_program *g = model->graph;
     model_device_weights *grown =
         realloc(model->loaded, ((size_t)model->loaded_count + 1) * sizeof *grown);
     if (!grown) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "model: out of memory");
@@ -82,7 +82,7 @@ void porta_model_free(porta_model *model) {
     free(model->loaded);
     if (model->weights.close) model->weights.close(model->weights.state);
     free(model->op_counts);
-    model_graph_free(model->graph);
+    model_program_free(model->graph);
     free(model);
 }
 
@@ -114,7 +114,7 @@ int porta_model_output_count(const porta_model *model) {
     return model ? model->graph->output_count : 0;
 }
 
-static void describe(const model_graph *g, const model_tensor_decl *decl,
+static void describe(const model_program *g, const model_tensor_decl *decl,
                      porta_model_input_info *out) {
     out->name = decl->name;
     out->dtype = decl->dtype;

@@ -3,7 +3,7 @@
 #ifndef PORTA_MODEL_MODEL_H
 #define PORTA_MODEL_MODEL_H
 
-#include "model/graph.h"
+#include "model/program.h"
 #include "porta_model.h"
 
 /* Where weight tensors come from: a .porta file's safetensors, or a .pt2
@@ -27,7 +27,7 @@ typedef struct model_op_count {
 } model_op_count;
 
 struct porta_model {
-    model_graph *graph;
+    model_program *graph;
     model_weight_source weights;
     model_device_weights *loaded;
     int loaded_count;
@@ -37,7 +37,7 @@ struct porta_model {
 };
 
 /* Takes ownership of graph and source (both released on error too). */
-porta_status *model_create(model_graph *graph, model_weight_source source, const char *format,
+porta_status *model_create(model_program *graph, model_weight_source source, const char *format,
                            porta_model **out);
 /* The weights on `device`, loaded on first use. */
 porta_status *model_weights_on(porta_model *model, porta_device *device, porta_tensor ***out);

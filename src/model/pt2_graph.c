@@ -1,6 +1,6 @@
 /* torch.export's serialized program (the JSON of a .pt2 archive, schema in
  * torch/_export/serde/schema.py) written as a .porta graph (docs/
- * porta-format.md), which model_graph_parse then reads and checks like any
+ * porta-format.md), which model_program_parse then reads and checks like any
  * other. Arguments the archive leaves out take their schema defaults from
  * pt2_schemas.c. Every member read from the program is type-checked:
  * the archive may be hostile. */

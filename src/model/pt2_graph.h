@@ -4,7 +4,7 @@
 #define PORTA_MODEL_PT2_GRAPH_H
 
 #include "io/pt2_archive.h"
-#include "model/graph.h"
+#include "model/program.h"
 #include "core/text.h"
 
 /* The graph names each weight by its placeholder ("p_fc_weight"); the

@@ -11,7 +11,7 @@
 enum { RUN_MAX_ARGS = 64 };
 
 typedef struct run_state {
-    const model_graph *graph;
+    const model_program *graph;
     porta_value *values; /* one per slot; NONE once released */
     int device_index;
 } run_state;
@@ -22,7 +22,7 @@ static void release_value(porta_value *v) {
 }
 
 /* Input `i` against its declaration; binds the sizes of symbolic dims. */
-static porta_status *check_input(const model_graph *g, int i, const porta_tensor *t,
+static porta_status *check_input(const model_program *g, int i, const porta_tensor *t,
                                  int64_t *symbol_values) {
     const model_tensor_decl *decl = &g->inputs[i];
     if (!t)
@@ -255,7 +255,7 @@ static void release_after(run_state *s, const model_node *node, int n) {
 
 static porta_status *run_graph(run_state *s, porta_device *device, porta_tensor **weights,
                                porta_tensor *const *inputs, int64_t *symbol_values) {
-    const model_graph *g = s->graph;
+    const model_program *g = s->graph;
     for (int i = 0; i < g->input_count; i++)
         PORTA_TRY(check_input(g, i, inputs[i], symbol_values));
     for (int i = 0; i < g->input_count; i++) {
@@ -283,7 +283,7 @@ porta_status *porta_model_run(porta_model *model, porta_device *device,
     if (!model || !device || (input_count && !inputs) || !outputs)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "porta_model_run: expected a model, a device, inputs and outputs");
-    const model_graph *g = model->graph;
+    const model_program *g = model->graph;
     if (input_count != g->input_count || output_count != g->output_count)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "porta_model_run: the model takes %d inputs and gives %d outputs, got "

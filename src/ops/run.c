@@ -8,8 +8,8 @@
 #include "core/status.h"
 #include "devices/placement.h"
 #include "runtime/device.h"
+#include "runtime/profiler.h"
 #include "runtime/tensor.h"
-#include "runtime/trace_events.h"
 
 porta_status *porta_prim_run(const porta_prim *prim, const porta_tensor *const *inputs,
                              int input_count, porta_tensor **out) {
@@ -174,9 +174,9 @@ porta_status *porta_device_execute(const porta_prim *prim, const porta_tensor *c
     for (int i = 0; i < input_count; i++) PORTA_TRY(porta_buffer_materialize(inputs[i]->buffer));
     PORTA_TRY(porta_buffer_materialize(out->buffer));
     if (!native) return porta_placement_run(prim, inputs, input_count, out);
-    uint64_t begin = trace_begin();
+    uint64_t begin = prof_begin();
     porta_status *status = device->ops->execute(device, prim, inputs, input_count, out);
-    trace_end(TRACE_KERNEL, device, porta_prim_name(prim), NULL, -1, begin);
+    prof_end(PROF_KERNEL, device, porta_prim_name(prim), NULL, -1, begin);
     return status;
 }
 

@@ -10,8 +10,8 @@
 #include "core/alloc.h"
 #include "core/status.h"
 #include "runtime/device.h"
+#include "runtime/profiler.h"
 #include "runtime/tensor.h"
-#include "runtime/trace_events.h"
 
 porta_status *porta_copy_between_devices(const porta_tensor *src, porta_tensor *dst) {
     int64_t numel = porta_tensor_numel(src);
@@ -19,7 +19,7 @@ porta_status *porta_copy_between_devices(const porta_tensor *src, porta_tensor *
     void *host;
     PORTA_TRY(porta_host_alloc(bytes, "a copy between devices", &host));
     porta_tensor *staged = NULL;
-    uint64_t begin = trace_begin();
+    uint64_t begin = prof_begin();
     porta_status *status = porta_tensor_to_host(src, host, bytes);
     if (!status)
         status = porta_tensor_from_host(dst->buffer->device, src->dtype, src->rank, src->sizes,
@@ -31,8 +31,8 @@ porta_status *porta_copy_between_devices(const porta_tensor *src, porta_tensor *
         char route[48];
         snprintf(route, sizeof route, "porta:%d -> porta:%d", src->buffer->device->info.index,
                  dst->buffer->device->info.index);
-        trace_end(TRACE_COPY, dst->buffer->device, "copy between devices", route,
-                  (int64_t)bytes, begin);
+        prof_end(PROF_COPY, dst->buffer->device, "copy between devices", route,
+                 (int64_t)bytes, begin);
     }
     return status;
 }

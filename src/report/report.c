@@ -1,6 +1,6 @@
 /* The comparison's data: devices, raw measurements, derived figures and
  * prices (report.h). */
-#include "report/report.h"
+#include "porta_report.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,15 +27,15 @@ void porta_report_free(porta_report *report) {
 }
 
 porta_status *porta_report_add_device(porta_report *report, const char *id, const char *backend,
-                                      const char *name, report_device **out) {
+                                      const char *name, porta_report_device **out) {
     if (report->count == report->capacity) {
         int capacity = report->capacity ? 2 * report->capacity : 4;
-        report_device *grown = realloc(report->devices, (size_t)capacity * sizeof *grown);
+        porta_report_device *grown = realloc(report->devices, (size_t)capacity * sizeof *grown);
         if (!grown) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "out of memory for a device");
         report->devices = grown;
         report->capacity = capacity;
     }
-    report_device *device = &report->devices[report->count++];
+    porta_report_device *device = &report->devices[report->count++];
     memset(device, 0, sizeof *device);
     snprintf(device->id, sizeof device->id, "%s", id ? id : "");
     snprintf(device->backend, sizeof device->backend, "%s", backend ? backend : "");
@@ -46,8 +46,8 @@ porta_status *porta_report_add_device(porta_report *report, const char *id, cons
     return NULL;
 }
 
-porta_status *porta_report_set_steps(report_device *device, const double *seconds, int steps,
-                                     double samples_per_step) {
+porta_status *porta_report_set_steps(porta_report_device *device, const double *seconds,
+                                     int steps, double samples_per_step) {
     if (steps < 0 || !(samples_per_step > 0))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "%s: expected steps >= 0 and samples per step > 0, got %d and %g",
@@ -88,7 +88,7 @@ double porta_report_percentile(const double *values, int count, double p) {
     return result;
 }
 
-static void derive_cost(report_device *device) {
+static void derive_cost(porta_report_device *device) {
     if (!device->cost_known) return;
     device->cost_per_million_samples =
         device->samples_per_second > 0
@@ -98,7 +98,7 @@ static void derive_cost(report_device *device) {
 
 void porta_report_derive(porta_report *report) {
     for (int i = 0; i < report->count; i++) {
-        report_device *d = &report->devices[i];
+        porta_report_device *d = &report->devices[i];
         double total = 0;
         for (int s = 0; s < d->steps; s++) total += d->step_seconds[s];
         d->samples_per_second = d->steps && total > 0 ? d->steps * d->samples_per_step / total : NAN;
@@ -119,7 +119,8 @@ static porta_status *price_error(const char *what, const json_value *at) {
 /* Whether a rule's "match" object fits the device: "backend" equal,
  * "name" a case-insensitive part of the device's name, "device" equal to
  * its id; a rule without "match" (or an empty one) matches every device. */
-static porta_status *rule_matches(const json_value *match, const report_device *d, bool *out) {
+static porta_status *rule_matches(const json_value *match, const porta_report_device *d,
+                                  bool *out) {
     *out = true;
     if (!match) return NULL;
     if (match->type != JSON_OBJECT) return price_error("\"match\" must be an object", match);
@@ -186,7 +187,7 @@ porta_status *porta_report_apply_prices(porta_report *report, const char *text, 
     }
     snprintf(report->currency, sizeof report->currency, "%s", currency->as.string.chars);
     for (int i = 0; i < report->count; i++) {
-        report_device *d = &report->devices[i];
+        porta_report_device *d = &report->devices[i];
         d->cost_known = false;
         snprintf(d->cost_note, sizeof d->cost_note, "no price rule matches this device");
         for (size_t r = 0; r < rules->as.array.count; r++) {

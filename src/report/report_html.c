@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "report/report.h"
+#include "porta_report.h"
 #include "core/text.h"
 
 #define WIDTH 640
@@ -72,7 +72,7 @@ static void bar_plot(porta_text *t, const porta_report *r, const char *id, const
     double slot = (double)(WIDTH - LEFT - RIGHT) / (r->count ? r->count : 1);
     double plot_height = HEIGHT - TOP - BOTTOM;
     for (int i = 0; i < r->count; i++) {
-        const report_device *d = &r->devices[i];
+        const porta_report_device *d = &r->devices[i];
         double x = LEFT + i * slot + slot * 0.15, w = slot * 0.7;
         if (isfinite(values[i])) {
             double h = values[i] / max * plot_height;
@@ -102,7 +102,7 @@ static void cost_plot(porta_text *t, const porta_report *r) {
     double max_x = 0, max_y = 0;
     int plotted = 0;
     for (int i = 0; i < r->count; i++) {
-        const report_device *d = &r->devices[i];
+        const porta_report_device *d = &r->devices[i];
         if (!d->cost_known || !isfinite(d->cost_per_million_samples) ||
             !isfinite(d->samples_per_second))
             continue;
@@ -120,7 +120,7 @@ static void cost_plot(porta_text *t, const porta_report *r) {
                 "</text>\n", (LEFT + WIDTH - RIGHT) / 2, HEIGHT - BOTTOM + 40);
     if (!plotted) empty_message(t, "no device has a price: give a price file (--prices)");
     for (int i = 0; i < r->count; i++) {
-        const report_device *d = &r->devices[i];
+        const porta_report_device *d = &r->devices[i];
         if (!d->cost_known || !isfinite(d->cost_per_million_samples) ||
             !isfinite(d->samples_per_second))
             continue;
@@ -141,7 +141,7 @@ static void latency_plot(porta_text *t, const porta_report *r) {
     double max_y = 0;
     int max_steps = 1;
     for (int i = 0; i < r->count; i++) {
-        const report_device *d = &r->devices[i];
+        const porta_report_device *d = &r->devices[i];
         if (d->steps > max_steps) max_steps = d->steps;
         for (int s = 0; s < d->steps; s++)
             if (d->step_seconds[s] * 1e3 > max_y) max_y = d->step_seconds[s] * 1e3;
@@ -152,7 +152,7 @@ static void latency_plot(porta_text *t, const porta_report *r) {
                 (LEFT + WIDTH - RIGHT) / 2, HEIGHT - BOTTOM + 40);
     double span = (WIDTH - LEFT - RIGHT) / (double)(max_steps > 1 ? max_steps - 1 : 1);
     for (int i = 0; i < r->count; i++) {
-        const report_device *d = &r->devices[i];
+        const porta_report_device *d = &r->devices[i];
         if (!d->steps) continue;
         text_printf(t, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"",
                     color(i));
@@ -185,7 +185,7 @@ static void summary_table(porta_text *t, const porta_report *r) {
                 "</th><th>J/step</th><th>cost per 1M samples</th><th class=\"text\">name</th>"
                 "</tr>\n");
     for (int i = 0; i < r->count; i++) {
-        const report_device *d = &r->devices[i];
+        const porta_report_device *d = &r->devices[i];
         text_printf(t, "<tr><td class=\"text\">%s</td><td class=\"text\">", d->id);
         text_html(t, d->backend);
         text_printf(t, "</td>");
@@ -210,7 +210,7 @@ static void summary_table(porta_text *t, const porta_report *r) {
     }
     text_printf(t, "</table>\n<ul class=\"note\">\n");
     for (int i = 0; i < r->count; i++) {
-        const report_device *d = &r->devices[i];
+        const porta_report_device *d = &r->devices[i];
         text_printf(t, "<li>%s energy: %s", d->id, d->energy_measured ? "" : "not measurable: ");
         text_html(t, d->energy_note);
         text_printf(t, "; cost: ");

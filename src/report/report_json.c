@@ -8,13 +8,13 @@
 
 #include "core/status.h"
 #include "io/json.h"
-#include "report/report.h"
+#include "porta_report.h"
 #include "core/text.h"
 
 #define FORMAT_NAME "porta-compare"
 #define FORMAT_VERSION 1
 
-static void write_device(porta_text *t, const report_device *d) {
+static void write_device(porta_text *t, const porta_report_device *d) {
     text_printf(t, "    {\"device\": ");
     text_json_cstring(t, d->id);
     text_printf(t, ", \"backend\": ");
@@ -113,11 +113,11 @@ static porta_status *get_string(const json_value *object, const char *key, char 
 
 static porta_status *read_device(porta_report *report, const json_value *item) {
     if (item->type != JSON_OBJECT) return bad(item, "each device must be an object");
-    char id[32], backend[32], name[REPORT_TEXT_CAP];
+    char id[32], backend[32], name[PORTA_REPORT_TEXT_CAP];
     PORTA_TRY(get_string(item, "device", id, sizeof id, true));
     PORTA_TRY(get_string(item, "backend", backend, sizeof backend, true));
     PORTA_TRY(get_string(item, "name", name, sizeof name, false));
-    report_device *d;
+    porta_report_device *d;
     PORTA_TRY(porta_report_add_device(report, id, backend, name, &d));
     PORTA_TRY(get_string(item, "error", d->error, sizeof d->error, false));
 
@@ -208,7 +208,7 @@ porta_status *porta_report_from_json(const char *text, size_t length, porta_repo
         status = bad(root, "\"devices\" must be an array");
         goto done;
     }
-    char workload[REPORT_TEXT_CAP];
+    char workload[PORTA_REPORT_TEXT_CAP];
     PORTA_TRY_GOTO(status, get_string(root, "workload", workload, sizeof workload, false), done);
     PORTA_TRY_GOTO(status, porta_report_new(workload, &report), done);
     PORTA_TRY_GOTO(status, get_string(root, "currency", report->currency,

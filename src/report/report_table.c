@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "report/report.h"
+#include "porta_report.h"
 #include "core/text.h"
 
 static void cell(porta_text *t, int width, double value, const char *fmt) {
@@ -29,7 +29,7 @@ porta_status *porta_report_table(const porta_report *report, char **out) {
     text_printf(&t, "%-8s %-7s %11s %9s %9s %10s %11s %16s  %s\n", "device", "backend",
                 "samples/s", "p50 ms", "p99 ms", "peak mem", "J/step", cost_header, "name");
     for (int i = 0; i < report->count; i++) {
-        const report_device *d = &report->devices[i];
+        const porta_report_device *d = &report->devices[i];
         text_printf(&t, "%-8s %-7s", d->id, d->backend);
         if (d->error[0]) {
             text_printf(&t, " failed: %s\n", d->error);
@@ -46,7 +46,7 @@ porta_status *porta_report_table(const porta_report *report, char **out) {
         text_printf(&t, "  %s\n", d->name);
     }
     for (int i = 0; i < report->count; i++) {
-        const report_device *d = &report->devices[i];
+        const porta_report_device *d = &report->devices[i];
         if (d->error[0]) continue;
         text_printf(&t, "%s energy: %s%s\n", d->id,
                     d->energy_measured ? "" : "not measurable: ", d->energy_note);

@@ -1,5 +1,5 @@
 /* Device choice from stored measurements (select.h). */
-#include "report/select.h"
+#include "porta_report.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -10,15 +10,15 @@
 #include "core/status.h"
 #include "io/json.h"
 #include "core/text.h"
-#include "runtime/energy.h"
+#include "porta_energy.h"
 #include "runtime/kernel_cache.h"
 
 /* One stored record. */
 typedef struct record {
-    char key[REPORT_TEXT_CAP + 64];
-    char workload[REPORT_TEXT_CAP];
+    char key[PORTA_REPORT_TEXT_CAP + 64];
+    char workload[PORTA_REPORT_TEXT_CAP];
     double samples_per_second, latency_p50_ms, joules_per_sample; /* NaN: none */
-    char energy_unavailable[REPORT_TEXT_CAP];
+    char energy_unavailable[PORTA_REPORT_TEXT_CAP];
     double measured_at;
 } record;
 
@@ -157,7 +157,7 @@ static porta_status *store_save(const store *s) {
     return status;
 }
 
-static record record_of(const porta_device_info *info, const report_device *d,
+static record record_of(const porta_device_info *info, const porta_report_device *d,
                         const char *workload) {
     record r = {0};
     device_key(info, r.key, sizeof r.key);
@@ -176,7 +176,7 @@ porta_status *porta_select_record(const porta_report *report) {
     PORTA_TRY(store_load(&s));
     porta_status *status = NULL;
     for (int i = 0; !status && i < report->count; i++) {
-        const report_device *d = &report->devices[i];
+        const porta_report_device *d = &report->devices[i];
         if (d->error[0] || !(d->samples_per_second > 0)) continue;
         porta_device_info info = {.backend = d->backend, .name = d->name};
         record r = record_of(&info, d, report->workload);
@@ -223,7 +223,7 @@ static porta_status *measure_standard(int index, porta_report *report) {
     PORTA_TRY(porta_device_info_get(device, &info));
     char id[32];
     snprintf(id, sizeof id, "porta:%d", index);
-    report_device *d;
+    porta_report_device *d;
     PORTA_TRY(porta_report_add_device(report, id, info.backend, info.name, &d));
     porta_tensor *t[3] = {NULL, NULL, NULL};
     porta_status *status = random_on(device, 64, 256, 1, &t[0]);
@@ -285,7 +285,7 @@ static porta_status *costs(const char *prices_path, const record *const *found, 
         if (!status) status = porta_device_info_get(device, &info);
         char id[32];
         snprintf(id, sizeof id, "porta:%d", i);
-        report_device *d;
+        porta_report_device *d;
         if (!status) status = porta_report_add_device(priced, id, info.backend, info.name, &d);
         double step = 1.0 / found[i]->samples_per_second;
         if (!status) status = porta_report_set_steps(d, &step, 1, 1);
@@ -293,7 +293,7 @@ static porta_status *costs(const char *prices_path, const record *const *found, 
     if (!status) status = porta_report_apply_prices(priced, text, length);
     for (int i = 0, k = 0; !status && i < count; i++)
         if (found[i]) {
-            const report_device *d = &priced->devices[k++];
+            const porta_report_device *d = &priced->devices[k++];
             cost[i] = d->cost_known ? d->cost_per_million_samples : NAN;
         }
     porta_report_free(priced);

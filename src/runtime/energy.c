@@ -1,5 +1,5 @@
 /* RAPL through powercap and NVML energy counters (energy.h). */
-#include "runtime/energy.h"
+#include "porta_energy.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -1,6 +1,6 @@
 /* The progress line: "\r" redraws it in place; the end leaves it complete
  * on its own line, so the terminal keeps what took the time. */
-#include "runtime/progress.h"
+#include "porta_progress.h"
 
 #include <stdio.h>
 #include <stdlib.h>

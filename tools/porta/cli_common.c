@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../src/report/select.h"
+#include "porta_report.h"
 #include "cli.h"
 #include "porta_io.h"
 

@@ -9,11 +9,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../src/core/status.h"
-#include "../../src/report/report.h"
-#include "../../src/report/select.h"
-#include "../../src/runtime/energy.h"
-#include "../../src/runtime/progress.h"
+#include "porta_report.h"
+#include "porta_energy.h"
+#include "porta_progress.h"
 #include "cli.h"
 
 
@@ -62,7 +60,7 @@ static porta_status *measure(const compare_options *o, porta_model *model, porta
     PORTA_TRY(porta_device_info_get(device, &info));
     char id[32];
     snprintf(id, sizeof id, "porta:%d", info.index);
-    report_device *entry;
+    porta_report_device *entry;
     PORTA_TRY(porta_report_add_device(report, id, info.backend, info.name, &entry));
     porta_status *failed = NULL;
     for (int i = 0; !failed && i < o->warmup; i++) {

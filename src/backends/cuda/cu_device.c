@@ -28,8 +28,8 @@
 #include "runtime/compile_stats.h"
 #include "core/alloc.h"
 #include "core/status.h"
+#include "runtime/profiler.h"
 #include "runtime/tensor.h"
-#include "runtime/trace_events.h"
 
 #define MAX_CU_DEVICES 16
 
@@ -94,9 +94,9 @@ static porta_status *cu_buffer_write(porta_device *device, void *handle, size_t 
     cu_buffer *buffer = handle;
     if (!bytes) return NULL;
     PORTA_TRY(make_current(s));
-    uint64_t begin = trace_begin();
+    uint64_t begin = prof_begin();
     porta_status *status = cu_copy_from_host(s, buffer->pointer + offset, src, bytes);
-    trace_end(TRACE_COPY, device, "write from host", NULL, (int64_t)bytes, begin);
+    prof_end(PROF_COPY, device, "write from host", NULL, (int64_t)bytes, begin);
     return status;
 }
 
@@ -106,11 +106,11 @@ static porta_status *cu_buffer_read(porta_device *device, void *handle, size_t o
     cu_buffer *buffer = handle;
     if (!bytes) return NULL;
     PORTA_TRY(make_current(s));
-    uint64_t begin = trace_begin();
+    uint64_t begin = prof_begin();
     CUresult r = s->cu->cuMemcpyDtoHAsync(dst, buffer->pointer + offset, bytes, s->stream);
     /* the stream is in order: this also waits for the kernels before it */
     if (r == CUDA_SUCCESS) r = s->cu->cuStreamSynchronize(s->stream);
-    trace_end(TRACE_COPY, device, "read to host", NULL, (int64_t)bytes, begin);
+    prof_end(PROF_COPY, device, "read to host", NULL, (int64_t)bytes, begin);
     return r ? cu_error(s, r, "cuMemcpyDtoHAsync") : NULL;
 }
 

@@ -15,7 +15,7 @@
 #include "runtime/compile_stats.h"
 #include "core/status.h"
 #include "runtime/kernel_cache.h"
-#include "runtime/trace_events.h"
+#include "runtime/profiler.h"
 
 struct cu_program_entry {
     cu_program_entry *next;
@@ -207,9 +207,9 @@ static porta_status *load_module(porta_device *device, const char *full, CUmodul
     if (!nv) status = porta_error(PORTA_ERR_UNSUPPORTED, "CUDA: %s", why);
     size_t size = 0;
     double start = seconds_now();
-    uint64_t begin = trace_begin();
+    uint64_t begin = prof_begin();
     if (!status) status = compile_full(nv, full, s->major, s->minor, &cubin, &size);
-    trace_end(TRACE_COMPILE, device, "NVRTC compile", name, -1, begin);
+    prof_end(PROF_COMPILE, device, "NVRTC compile", name, -1, begin);
     compiler_count_compile_seconds(seconds_now() - start);
     compiler_count(COUNTER_KERNELS_COMPILED, 1);
     if (!status) {

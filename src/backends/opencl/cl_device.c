@@ -16,7 +16,7 @@
 #include "runtime/compile_stats.h"
 #include "core/alloc.h"
 #include "core/status.h"
-#include "runtime/trace_events.h"
+#include "runtime/profiler.h"
 
 #define MAX_CL_DEVICES 16
 
@@ -54,10 +54,10 @@ static porta_status *cl_buffer_write(porta_device *device, void *handle, size_t 
                                      const void *src, size_t bytes) {
     cl_state *s = cl_of(device);
     if (!bytes) return NULL;
-    uint64_t begin = trace_begin();
+    uint64_t begin = prof_begin();
     cl_int err = s->cl->clEnqueueWriteBuffer(s->queue, handle, CL_TRUE, offset, bytes, src, 0,
                                              NULL, NULL);
-    trace_end(TRACE_COPY, device, "write from host", NULL, (int64_t)bytes, begin);
+    prof_end(PROF_COPY, device, "write from host", NULL, (int64_t)bytes, begin);
     return err ? cl_error(err, "clEnqueueWriteBuffer") : NULL;
 }
 
@@ -65,11 +65,11 @@ static porta_status *cl_buffer_read(porta_device *device, void *handle, size_t o
                                     void *dst, size_t bytes) {
     cl_state *s = cl_of(device);
     if (!bytes) return NULL;
-    uint64_t begin = trace_begin();
+    uint64_t begin = prof_begin();
     cl_int err = s->cl->clEnqueueReadBuffer(s->queue, handle, CL_TRUE, offset, bytes, dst, 0,
                                             NULL, NULL);
     /* blocking: it also waits for the kernels queued before it */
-    trace_end(TRACE_COPY, device, "read to host", NULL, (int64_t)bytes, begin);
+    prof_end(PROF_COPY, device, "read to host", NULL, (int64_t)bytes, begin);
     return err ? cl_error(err, "clEnqueueReadBuffer") : NULL;
 }
 

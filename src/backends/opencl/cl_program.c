@@ -15,7 +15,7 @@
 #include "runtime/compile_stats.h"
 #include "core/status.h"
 #include "runtime/kernel_cache.h"
-#include "runtime/trace_events.h"
+#include "runtime/profiler.h"
 
 /* No fast-math: kernels keep IEEE semantics, as the CPU's do; no FMA
  * contraction, so a * b + c rounds twice there too. */
@@ -170,9 +170,9 @@ static porta_status *find_program(porta_device *device, const char *source,
         program = s->cl->clCreateProgramWithSource(s->context, 1, &text, NULL, &err);
         if (!program) status = cl_error(err, "clCreateProgramWithSource");
         double start = seconds_now();
-        uint64_t begin = trace_begin();
+        uint64_t begin = prof_begin();
         if (!status) status = build(s, program, "a kernel");
-        trace_end(TRACE_COMPILE, device, "OpenCL program build", name, -1, begin);
+        prof_end(PROF_COMPILE, device, "OpenCL program build", name, -1, begin);
         compiler_count_compile_seconds(seconds_now() - start);
         compiler_count(COUNTER_KERNELS_COMPILED, 1);
         if (!status && !dir_status) save_to_disk(s, program, dir, name, full);

@@ -12,7 +12,7 @@
 #include "core/status.h"
 #include "runtime/device.h"
 #include "runtime/device_lookup.h"
-#include "runtime/trace_events.h"
+#include "runtime/profiler.h"
 
 static int pid_of(int device) { return device + 1; }
 
@@ -33,10 +33,10 @@ static void put_micros(FILE *f, uint64_t ns) {
     fprintf(f, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
 }
 
-static void put_event(FILE *f, const trace_event *e) {
+static void put_event(FILE *f, const prof_event *e) {
     fputs("{\"name\":", f);
     put_string(f, e->name);
-    fprintf(f, ",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":", trace_category_name(e->category));
+    fprintf(f, ",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":", prof_category_name(e->category));
     put_micros(f, e->start);
     fputs(",\"dur\":", f);
     put_micros(f, e->duration);
@@ -73,8 +73,8 @@ static void put_track_names(FILE *f, int device) {
             pid_of(device), pid_of(device));
 }
 
-porta_status *trace_write_json(const char *path, const trace_event *events, int count,
-                               uint64_t dropped) {
+porta_status *prof_write_json(const char *path, const prof_event *events, int count,
+                              uint64_t dropped) {
     FILE *f = fopen(path, "w");
     if (!f)
         return porta_error(PORTA_ERR_IO, "profiler: cannot write the trace to %s: %s", path,

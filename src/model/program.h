@@ -1,10 +1,12 @@
-/* The in-memory model graph: what a .porta (or .pt2) file's graph becomes
- * once parsed and checked. Every value the graph names is a slot; a node
+/* The model program: what a .porta (or .pt2) file's graph of aten ops
+ * becomes once parsed and checked. "Program", not "graph", because
+ * porta_graph (src/graph/) is the graph of primitives; this one's nodes are
+ * aten ops run by the interpreter (run.c). Every value the graph names is a slot; a node
  * reads slots through its arguments and writes its results into slots.
- * Nothing here touches files: parsing (graph_parse.c) reads JSON text from
+ * Nothing here touches files: parsing (program_parse.c) reads JSON text from
  * memory, so a fuzzer can drive it directly. */
-#ifndef PORTA_MODEL_GRAPH_H
-#define PORTA_MODEL_GRAPH_H
+#ifndef PORTA_MODEL_PROGRAM_H
+#define PORTA_MODEL_PROGRAM_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -102,7 +104,7 @@ typedef struct model_symbol {
     int64_t min, max;
 } model_symbol;
 
-typedef struct model_graph {
+typedef struct model_program {
     int version_major, version_minor;
     model_slot *slots;
     int slot_count;
@@ -116,7 +118,7 @@ typedef struct model_graph {
     int node_count;
     int *outputs; /* slots */
     int output_count;
-} model_graph;
+} model_program;
 
 /* The format version this build reads: files of another major version are
  * rejected; a newer minor version of the same major is read. */
@@ -126,19 +128,20 @@ typedef struct model_graph {
 /* Parses and checks a graph's JSON text (`length` bytes): structure, names
  * defined before use, ops known to the aten layer with the argument kinds
  * they take, dtypes, shapes. On success *out owns everything. */
-porta_status *model_graph_parse(const char *json, size_t length, model_graph **out);
-void model_graph_free(model_graph *graph);
+porta_status *model_program_parse(const char *json, size_t length, model_program **out);
+void model_program_free(model_program *graph);
 
 /* The checks parse runs after building the graph: every node's op and
  * argument kinds, every reference defined before use; fills last_use. */
-porta_status *model_graph_validate(model_graph *graph);
+porta_status *model_program_validate(model_program *graph);
 
 /* Builder helpers shared by the .porta and .pt2 readers. */
-porta_status *model_graph_add_slot(model_graph *graph, const char *name, model_slot_kind kind,
-                                   model_slot_source source, int index, int *out);
+porta_status *model_program_add_slot(model_program *graph, const char *name,
+                                     model_slot_kind kind, model_slot_source source, int index,
+                                     int *out);
 /* The slot called `name`, or -1. Linear; the readers keep their own maps
  * where it matters. */
-int model_graph_find_slot(const model_graph *graph, const char *name);
+int model_program_find_slot(const model_program *graph, const char *name);
 /* A builtin's name ("sym_size.int", "sym.add") and back. */
 model_builtin model_builtin_from_name(const char *name);
 bool model_dtype_from_name(const char *name, porta_dtype *out);

@@ -1,10 +1,17 @@
-/* The graph executor: runs the nodes an output depends on, in creation order,
- * through the same eager path as the public ops, and releases each
- * intermediate as soon as its last consumer has run. */
+/* porta_graph_run, a front end of the compiler's trace: it issues the nodes
+ * an output depends on, in creation order, through the path the public ops
+ * take (porta_prim_run) with fusion on, then flushes. So a graph runs as
+ * fused kernels, scheduled, cached and profiled like every other trace, and
+ * Porta has one deferred-execution mechanism instead of a second executor
+ * that ran nodes one at a time. Each intermediate's handle is released as
+ * soon as its last consumer is issued; the trace holds its buffer until it
+ * has run, and a buffer fused away never gets memory. */
 #include "graph/graph.h"
 
+#include <stdio.h>
 #include <string.h>
 
+#include "compiler/trace.h"
 #include "core/alloc.h"
 #include "core/status.h"
 #include "ops/run.h"
@@ -13,8 +20,8 @@
 
 /* Per-run state: one value and one pending-use count per node. */
 typedef struct run_state {
-    porta_tensor **values; /* NULL until computed and after release */
-    int *uses;             /* consumers yet to run, plus one per output mark */
+    porta_tensor **values; /* NULL until issued and after release */
+    int *uses;             /* consumers yet to issue, plus one per output mark */
 } run_state;
 
 static porta_status *check_input(porta_device *device, porta_tensor *const *inputs,
@@ -80,8 +87,9 @@ static void count_uses(const porta_graph *graph, int *uses) {
 }
 
 /* Nodes without inputs have no tensor to take a device from, so their
- * output is allocated here and filled in place. */
-static porta_status *run_leaf(const porta_graph_node *node, porta_device *device,
+ * output is allocated here (without memory until the trace runs) and
+ * filled in place. */
+static porta_status *issue_leaf(const porta_graph_node *node, porta_device *device,
                               porta_tensor **out) {
     porta_tensor *t;
     PORTA_TRY(porta_alloc_meta(device, &node->meta, &t));
@@ -96,8 +104,8 @@ static porta_status *run_leaf(const porta_graph_node *node, porta_device *device
     return NULL;
 }
 
-/* The eager path re-infers each node; a disagreement with the type recorded
- * in the graph is a bug in one of the two, caught here rather than
+/* Issuing re-infers each node; a disagreement with the type recorded in
+ * the graph is a bug in one of the two, caught here rather than
  * downstream. */
 static porta_status *check_result(const porta_graph_node *node, const porta_tensor *t) {
     const porta_meta *meta = &node->meta;
@@ -112,17 +120,22 @@ static porta_status *check_result(const porta_graph_node *node, const porta_tens
                        porta_format_shape(want, sizeof want, meta->rank, meta->sizes));
 }
 
-static porta_status *run_node(const porta_graph *graph, porta_node id, porta_device *device,
-                              porta_tensor *const *inputs, run_state *state) {
+static porta_status *issue_node(const porta_graph *graph, porta_node id, porta_device *device,
+                                porta_tensor *const *inputs, run_state *state) {
     const porta_graph_node *node = &graph->nodes[id];
     porta_tensor *result = NULL;
     porta_status *status;
+    /* A failure at the flush names the node through its site, as a failure
+     * while issuing names it through the context below. */
+    char site[TRACE_SITE_CAP];
+    snprintf(site, sizeof site, "graph.run: node %d (%s)", (int)id, porta_prim_name(&node->prim));
+    porta_trace_set_site(site);
     if (node->prim.kind == PRIM_INPUT) {
         result = inputs[node->prim.offset];
         porta_tensor_retain(result);
         status = NULL;
     } else if (node->input_count == 0) {
-        status = run_leaf(node, device, &result);
+        status = issue_leaf(node, device, &result);
     } else {
         const porta_tensor *args[PORTA_GRAPH_MAX_INPUTS];
         for (int i = 0; i < node->input_count; i++) args[i] = state->values[node->inputs[i]];
@@ -145,6 +158,21 @@ static porta_status *run_node(const porta_graph *graph, porta_node id, porta_dev
     return NULL;
 }
 
+/* Issues every live node into the trace; the caller has turned fusion on. */
+static porta_status *issue_graph(const porta_graph *graph, porta_device *device,
+                                 porta_tensor *const *inputs, run_state *state) {
+    porta_status *status = NULL;
+    for (porta_node id = 0; id < graph->node_count && !status; id++)
+        if (state->uses[id]) status = issue_node(graph, id, device, inputs, state);
+    porta_trace_set_site(NULL);
+    return status;
+}
+
+/* Fusion is process-wide: a graph run turns it on for its nodes and back
+ * off after (a caller that had it on keeps it on), and like fused eager
+ * work it is not meant to race with other threads' ops on the same
+ * tensors. The flush at the end runs the caller's pending records too, and
+ * the thread's trace site (porta_trace_set_site) is cleared after. */
 porta_status *porta_graph_run(const porta_graph *graph, porta_device *device,
                               porta_tensor *const *inputs, int input_count,
                               porta_tensor **outputs, int output_count) {
@@ -158,9 +186,16 @@ porta_status *porta_graph_run(const porta_graph *graph, porta_device *device,
     state.uses = (int *)(state.values + n);
     count_uses(graph, state.uses);
 
-    porta_status *status = NULL;
-    for (porta_node id = 0; id < graph->node_count && !status; id++)
-        if (state.uses[id]) status = run_node(graph, id, device, inputs, &state);
+    bool fusion_was_on = porta_get_fusion();
+    porta_status *status = porta_set_fusion(true);
+    if (!status) status = issue_graph(graph, device, inputs, &state);
+    /* Runs what was issued even after an issuing error: the trace must not
+     * keep records of a failed run. */
+    porta_status *flushed = fusion_was_on ? porta_flush() : porta_set_fusion(false);
+    if (status)
+        porta_status_free(flushed);
+    else
+        status = flushed;
     if (!status) {
         /* Output marks keep their nodes' uses above zero, so every output is
          * still held here. */

@@ -1,5 +1,5 @@
 /*
- * ops.c - the two data movements the Python glue needs besides the aten
+ * cast_copy.c - the two data movements the Python glue needs besides the aten
  * ops: a dtype conversion into a new tensor and a copy into an existing one.
  */
 #include "porta_py.h"
@@ -37,7 +37,7 @@ static PyObject *copy(PyObject *module, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-PyMethodDef porta_py_op_methods[] = {
+PyMethodDef porta_py_cast_copy_methods[] = {
     {"cast", cast, METH_VARARGS, "cast(x, dtype): a new tensor"},
     {"copy", copy, METH_VARARGS, "copy(src, dst): src broadcast and cast into dst"},
     {NULL},

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "model/graph.h"
+#include "model/program.h"
 
 static const char *arg_kind_name(model_arg_kind kind) {
     static const char *const names[] = {"none", "tensor", "tensor list", "int",   "sym int",
@@ -96,7 +96,7 @@ static porta_status *check_builtin_node(const model_node *node, int index) {
 }
 
 /* Records that `node` reads `slot`, which must be defined by then. */
-static porta_status *mark_use(model_graph *graph, int slot, int node) {
+static porta_status *mark_use(model_program *graph, int slot, int node) {
     if (slot < 0) return NULL;
     model_slot *s = &graph->slots[slot];
     if (s->source == FROM_NODE && s->index >= node)
@@ -107,7 +107,7 @@ static porta_status *mark_use(model_graph *graph, int slot, int node) {
     return NULL;
 }
 
-porta_status *model_graph_validate(model_graph *graph) {
+porta_status *model_program_validate(model_program *graph) {
     for (int n = 0; n < graph->node_count; n++) {
         model_node *node = &graph->nodes[n];
         node->op_name = node->builtin == BUILTIN_NONE ? porta_aten_op_name(node->op) : NULL;

@@ -1,10 +1,10 @@
-/* The model graph's storage: slots, freeing, and the names of builtins
+/* The model program's storage: slots, freeing, and the names of builtins
  * and dtypes shared by the readers. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/status.h"
-#include "model/graph.h"
+#include "model/program.h"
 
 static const struct {
     const char *name;
@@ -32,8 +32,9 @@ bool model_dtype_from_name(const char *name, porta_dtype *out) {
     return false;
 }
 
-porta_status *model_graph_add_slot(model_graph *graph, const char *name, model_slot_kind kind,
-                                   model_slot_source source, int index, int *out) {
+porta_status *model_program_add_slot(model_program *graph, const char *name,
+                                     model_slot_kind kind, model_slot_source source, int index,
+                                     int *out) {
     if (graph->slot_count >= MODEL_MAX_SLOTS)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "model graph: expected at most %d values, the graph names more",
@@ -55,7 +56,7 @@ porta_status *model_graph_add_slot(model_graph *graph, const char *name, model_s
     return NULL;
 }
 
-int model_graph_find_slot(const model_graph *graph, const char *name) {
+int model_program_find_slot(const model_program *graph, const char *name) {
     for (int i = 0; i < graph->slot_count; i++)
         if (!strcmp(graph->slots[i].name, name)) return i;
     return -1;
@@ -73,7 +74,7 @@ static void free_arg(model_arg *arg) {
     }
 }
 
-void model_graph_free(model_graph *graph) {
+void model_program_free(model_program *graph) {
     if (!graph) return;
     for (int i = 0; i < graph->slot_count; i++) free(graph->slots[i].name);
     free(graph->slots);

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "io/json.h"
-#include "runtime/trace_events.h"
+#include "runtime/profiler.h"
 #include "test.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
@@ -40,7 +40,7 @@ static bool is_int(const json_value *v) {
 /* What a trace of the summary counts. */
 typedef struct trace_summary {
     int events;
-    int per_category[TRACE_CATEGORY_COUNT];
+    int per_category[PROF_CATEGORY_COUNT];
     int named_pids[16]; /* pids with a process_name, in order */
     int named_count;
     int used_pids[16];
@@ -108,8 +108,8 @@ static const char *check_trace(const char *text, trace_summary *sum, char *why, 
         else {
             const json_value *cat = json_object_get(e, "cat");
             int category = -1;
-            for (int c = 0; cat && cat->type == JSON_STRING && c < TRACE_CATEGORY_COUNT; c++)
-                if (!strcmp(cat->as.string.chars, trace_category_name(c))) category = c;
+            for (int c = 0; cat && cat->type == JSON_STRING && c < PROF_CATEGORY_COUNT; c++)
+                if (!strcmp(cat->as.string.chars, prof_category_name(c))) category = c;
             if (category < 0) {
                 snprintf(why + at, cap - at, "cat is not one of the profiler's categories");
             } else {
@@ -203,7 +203,7 @@ static char *stop_and_check(trace_summary *sum) {
 
 /* ---- the checker rejects what it must ---- */
 
-TEST(test_trace_checker_rejects_broken_traces) {
+TEST(test_profiler_checker_rejects_broken_traces) {
     static const char *const broken[] = {
         "{\"events\":[]}",
         "{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1,"
@@ -249,45 +249,45 @@ TEST(test_trace_checker_rejects_broken_traces) {
 
 /* ---- the switch ---- */
 
-TEST(test_trace_off_by_default_and_start_stop_errors) {
-    CHECK(trace_begin() == 0);
+TEST(test_profiler_off_by_default_and_start_stop_errors) {
+    CHECK(prof_begin() == 0);
     CHECK(porta_profiler_begin() == 0);
     CHECK_ERR(porta_profiler_stop(NULL), PORTA_ERR_INVALID_ARGUMENT, "stopped");
     CHECK_OK(porta_profiler_start());
-    CHECK(trace_begin() != 0);
+    CHECK(prof_begin() != 0);
     CHECK_ERR(porta_profiler_start(), PORTA_ERR_INVALID_ARGUMENT, "running");
     CHECK_ERR(porta_profiler_record("gpu", -1, "x", porta_profiler_begin()),
               PORTA_ERR_INVALID_ARGUMENT, "\"gpu\"");
     CHECK_ERR(porta_profiler_record("kernel", 999, "x", porta_profiler_begin()),
               PORTA_ERR_OUT_OF_RANGE, "999");
-    CHECK(trace_event_count() == 0);
+    CHECK(prof_event_count() == 0);
     CHECK_OK(porta_profiler_stop(NULL)); /* discards */
-    CHECK(trace_begin() == 0);
+    CHECK(prof_begin() == 0);
     /* nothing is recorded while stopped, nor an event begun before the
      * session that ends in it */
     porta_tensor *a = NULL, *b = NULL;
     CHECK_OK(porta_tensor_full(test_cpu(), PORTA_F32, 1, SHAPE(8), 1.0, &a));
     CHECK_OK(porta_binary(PORTA_ADD, a, a, &b));
     CHECK_OK(porta_profiler_start());
-    uint64_t old_begin = trace_begin();
+    uint64_t old_begin = prof_begin();
     CHECK_OK(porta_profiler_stop(NULL));
     CHECK_OK(porta_profiler_start());
-    CHECK(trace_event_count() == 0);
-    trace_end(TRACE_KERNEL, test_cpu(), "stale", NULL, -1, old_begin);
-    CHECK(trace_event_count() == 0);
-    trace_end(TRACE_KERNEL, test_cpu(), "fresh", NULL, -1, trace_begin());
-    CHECK(trace_event_count() == 1);
+    CHECK(prof_event_count() == 0);
+    prof_end(PROF_KERNEL, test_cpu(), "stale", NULL, -1, old_begin);
+    CHECK(prof_event_count() == 0);
+    prof_end(PROF_KERNEL, test_cpu(), "fresh", NULL, -1, prof_begin());
+    CHECK(prof_event_count() == 1);
     CHECK_OK(porta_profiler_stop(NULL));
     porta_tensor_release(a);
     porta_tensor_release(b);
 }
 
-TEST(test_trace_unwritable_path_stops_and_names_it) {
+TEST(test_profiler_unwritable_path_stops_and_names_it) {
     CHECK_OK(porta_profiler_start());
     CHECK_OK(porta_profiler_record("fallback", -1, "aten::thing", porta_profiler_begin()));
     CHECK_ERR(porta_profiler_stop("/nonexistent-dir/trace.json"), PORTA_ERR_IO,
               "/nonexistent-dir/trace.json");
-    CHECK(trace_begin() == 0);
+    CHECK(prof_begin() == 0);
     CHECK_ERR(porta_profiler_stop(NULL), PORTA_ERR_INVALID_ARGUMENT, "stopped");
 }
 
@@ -299,7 +299,7 @@ static bool has_event(const char *text, const char *name, const char *cat) {
     return strstr(text, needle) != NULL;
 }
 
-TEST(test_trace_eager_fused_compile_and_sync_events) {
+TEST(test_profiler_eager_fused_compile_and_sync_events) {
     test_cache_begin(); /* the fused kernel is built, not found */
     porta_tensor *a = NULL, *b = NULL, *c = NULL, *d = NULL, *e = NULL;
     CHECK_OK(porta_profiler_start());
@@ -326,7 +326,7 @@ TEST(test_trace_eager_fused_compile_and_sync_events) {
         CHECK(has_event(text, "flush", "sync"));
         CHECK(has_event(text, "synchronize", "sync"));
         CHECK(has_event(text, "aten::something", "fallback"));
-        CHECK(sum.per_category[TRACE_KERNEL] >= 2 && sum.per_category[TRACE_SYNC] >= 2);
+        CHECK(sum.per_category[PROF_KERNEL] >= 2 && sum.per_category[PROF_SYNC] >= 2);
         /* the CPU's track (pid porta:0 + 1) and the host's (pid 0) are named */
         porta_device_info info;
         CHECK_OK(porta_device_info_get(test_cpu(), &info));
@@ -364,7 +364,7 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-TEST(test_trace_rows_per_issuing_thread) {
+TEST(test_profiler_rows_per_issuing_thread) {
     CHECK_OK(porta_profiler_start());
     pthread_t threads[3];
     worker_arg args[3] = {{0}};
@@ -374,8 +374,8 @@ TEST(test_trace_rows_per_issuing_thread) {
     trace_summary sum;
     char *text = stop_and_check(&sum);
     if (text) {
-        CHECK_MSG(sum.per_category[TRACE_KERNEL] >= 60, "%d kernel events, expected 60",
-                  sum.per_category[TRACE_KERNEL]);
+        CHECK_MSG(sum.per_category[PROF_KERNEL] >= 60, "%d kernel events, expected 60",
+                  sum.per_category[PROF_KERNEL]);
         CHECK_MSG(sum.tid_count >= 3, "%d rows for 3 issuing threads", sum.tid_count);
     }
     free(text);
@@ -397,7 +397,7 @@ static bool opencl_expected(void) {
     return found;
 }
 
-TEST(test_trace_copies_and_kernels_on_each_device_track) {
+TEST(test_profiler_copies_and_kernels_on_each_device_track) {
     porta_device *other = NULL;
     for (int i = 0; i < porta_device_count() && !other; i++) {
         porta_device *d;
@@ -408,7 +408,7 @@ TEST(test_trace_copies_and_kernels_on_each_device_track) {
     }
     if (!other) {
         CHECK_MSG(!opencl_expected(), "an OpenCL driver is installed but no OpenCL device found");
-        fprintf(stderr, "test_trace_copies_and_kernels_on_each_device_track: no second device; "
+        fprintf(stderr, "test_profiler_copies_and_kernels_on_each_device_track: no second device; "
                         "the copy is checked on the CPU's track only\n");
     }
     test_cache_begin();
@@ -432,7 +432,7 @@ TEST(test_trace_copies_and_kernels_on_each_device_track) {
         for (int i = 0; i < sum.named_count; i++) named |= sum.named_pids[i] == other_pid;
         for (int i = 0; i < sum.used_count; i++) used |= sum.used_pids[i] == other_pid;
         CHECK(named && used);
-        CHECK(sum.per_category[TRACE_COPY] >= 2);
+        CHECK(sum.per_category[PROF_COPY] >= 2);
         CHECK(has_event(text, "copy between devices", "copy"));
         CHECK(has_event(text, "write from host", "copy"));
         CHECK(has_event(text, "read to host", "copy"));

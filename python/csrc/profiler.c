@@ -1,5 +1,5 @@
 /*
- * trace.c - libporta's profiler (porta.h, "Profiler") for
+ * profiler.c - libporta's profiler (porta.h, "Profiler") for
  * torch_porta.profile: start, stop into a Chrome trace file, and events
  * recorded from Python (ops PyTorch's CPU runs for porta).
  */
@@ -40,7 +40,7 @@ static PyObject *profiler_record(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-PyMethodDef porta_py_trace_methods[] = {
+PyMethodDef porta_py_profiler_methods[] = {
     {"profiler_start", profiler_start, METH_NOARGS,
      "Starts recording kernels, compiles, copies and syncs."},
     {"profiler_stop", profiler_stop, METH_O,

@@ -10,11 +10,17 @@
  *     porta_progress_end(&p);
  *
  * One reporter belongs to one thread; it allocates nothing. */
-#ifndef PORTA_RUNTIME_PROGRESS_H
-#define PORTA_RUNTIME_PROGRESS_H
+#ifndef PORTA_PROGRESS_H
+#define PORTA_PROGRESS_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "porta.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define PORTA_PROGRESS_DELAY_NS 500000000u  /* quiet for the first half second */
 #define PORTA_PROGRESS_REDRAW_NS 100000000u /* at most ten lines a second */
@@ -30,11 +36,15 @@ typedef struct porta_progress {
 } porta_progress;
 
 /* Reports on stderr. */
-void porta_progress_begin(porta_progress *p, const char *what, int64_t total);
+PORTA_API void porta_progress_begin(porta_progress *p, const char *what, int64_t total);
 /* Reports on `fd`, deciding by whether `fd` is a terminal. */
-void porta_progress_begin_on(porta_progress *p, int fd, const char *what, int64_t total);
-void porta_progress_advance(porta_progress *p, int64_t steps);
+PORTA_API void porta_progress_begin_on(porta_progress *p, int fd, const char *what, int64_t total);
+PORTA_API void porta_progress_advance(porta_progress *p, int64_t steps);
 /* Finishes the line (with a newline) if one was drawn. */
-void porta_progress_end(porta_progress *p);
+PORTA_API void porta_progress_end(porta_progress *p);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,7 +1,7 @@
-/* A .porta graph's JSON text (docs/porta-format.md) into a model_graph.
+/* A .porta graph's JSON text (docs/porta-format.md) into a model_program.
  * Every field is type-checked as it is read, names are resolved to slots
  * as they appear (so a value used before its definition is an error here),
- * and graph_validate.c then checks each node against its op. */
+ * and program_validate.c then checks each node against its op. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 #include "core/status.h"
 #include "io/json.h"
 #include "io/utf8.h"
-#include "model/graph.h"
+#include "model/program.h"
 
 /* Argument lists nest inside node objects inside the node array. */
 enum { GRAPH_MAX_DEPTH = 8 };
@@ -18,7 +18,7 @@ enum { GRAPH_MAX_DEPTH = 8 };
 typedef struct name_map {
     int *entries; /* slot + 1; 0 empty */
     size_t capacity;
-    const model_graph *graph;
+    const model_program *graph;
 } name_map;
 
 static uint64_t hash_name(const char *s) {
@@ -59,7 +59,7 @@ static porta_status *map_insert(name_map *map, int slot) {
 }
 
 typedef struct parser {
-    model_graph *graph;
+    model_program *graph;
     name_map names;
 } parser;
 
@@ -109,7 +109,7 @@ static porta_status *define(parser *p, const char *name, model_slot_kind kind,
                            "model graph: value %s is defined twice; expected each name once",
                            utf8_excerpt(name, strlen(name), quoted, sizeof quoted));
     }
-    PORTA_TRY(model_graph_add_slot(p->graph, name, kind, source, index, out));
+    PORTA_TRY(model_program_add_slot(p->graph, name, kind, source, index, out));
     return map_insert(&p->names, *out);
 }
 
@@ -160,7 +160,7 @@ static porta_status *read_decl(parser *p, const json_value *v, const char *where
         const json_value *dim = shape->as.array.items[d];
         decl->dims[d] = (model_dim){.size = 0, .symbol = -1};
         if (dim->type == JSON_STRING && symbols_allowed) {
-            const model_graph *g = p->graph;
+            const model_program *g = p->graph;
             int found = -1;
             for (int s = 0; s < g->symbol_count && found < 0; s++)
                 if (!strcmp(g->symbols[s].name, dim->as.string.chars)) found = s;
@@ -192,7 +192,7 @@ static porta_status *read_symbols(parser *p, const json_value *root) {
     if (list->type != JSON_ARRAY) return bad("\"symbols\"", "an array", list);
     if (list->as.array.count > MODEL_MAX_LIST)
         return bad("\"symbols\"", "at most 100000 symbols", list);
-    model_graph *g = p->graph;
+    model_program *g = p->graph;
     g->symbols = calloc(list->as.array.count + 1, sizeof *g->symbols);
     if (!g->symbols) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "model graph: out of memory");
     for (size_t i = 0; i < list->as.array.count; i++) {
@@ -228,7 +228,7 @@ static porta_status *read_decls(parser *p, const json_value *root, const char *k
     PORTA_TRY(member(root, key, JSON_ARRAY, "the graph", &list));
     if (list->as.array.count > MODEL_MAX_LIST)
         return bad(key, "at most 100000 entries", list);
-    model_graph *g = p->graph;
+    model_program *g = p->graph;
     model_tensor_decl *decls = calloc(list->as.array.count + 1, sizeof *decls);
     if (!decls) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "model graph: out of memory");
     int *count = source == FROM_INPUT ? &g->input_count : &g->weight_count;
@@ -389,7 +389,7 @@ static porta_status *read_node(parser *p, const json_value *v, int index) {
     return NULL;
 }
 
-static porta_status *read_version(model_graph *g, const json_value *root) {
+static porta_status *read_version(model_program *g, const json_value *root) {
     const json_value *version;
     PORTA_TRY(member(root, "version", JSON_ARRAY, "the graph", &version));
     int64_t major, minor;
@@ -409,7 +409,7 @@ static porta_status *read_version(model_graph *g, const json_value *root) {
 
 static porta_status *read_graph(parser *p, const json_value *root) {
     if (root->type != JSON_OBJECT) return bad("the graph", "an object", root);
-    model_graph *g = p->graph;
+    model_program *g = p->graph;
     PORTA_TRY(read_version(g, root));
     PORTA_TRY(read_symbols(p, root));
     PORTA_TRY(read_decls(p, root, "inputs", FROM_INPUT));
@@ -439,22 +439,22 @@ static porta_status *read_graph(parser *p, const json_value *root) {
     return NULL;
 }
 
-porta_status *model_graph_parse(const char *json, size_t length, model_graph **out) {
+porta_status *model_program_parse(const char *json, size_t length, model_program **out) {
     if (!json || !out)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
-                           "model_graph_parse: expected text and an output pointer");
+                           "model_program_parse: expected text and an output pointer");
     json_document *document = NULL;
     PORTA_TRY(json_parse(json, length, GRAPH_MAX_DEPTH, &document));
-    parser p = {.graph = calloc(1, sizeof(model_graph))};
+    parser p = {.graph = calloc(1, sizeof(model_program))};
     porta_status *status = NULL;
     if (!p.graph) status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "model graph: out of memory");
     p.names.graph = p.graph;
     if (!status) status = read_graph(&p, json_document_root(document));
-    if (!status) status = model_graph_validate(p.graph);
+    if (!status) status = model_program_validate(p.graph);
     free(p.names.entries);
     json_document_free(document);
     if (status) {
-        model_graph_free(p.graph);
+        model_program_free(p.graph);
         return status;
     }
     *out = p.graph;
