@@ -67,9 +67,9 @@ PYTEST_WORKERS    ?= $(if $(filter 1,$(shell nproc)),0,2)
 TEST_KERNEL_CACHE ?= $(abspath $(BUILD))/test-kernel-cache
 PYTEST            = PORTA_CACHE_DIR=$(TEST_KERNEL_CACHE) $(VENV)/bin/python -m pytest -q --durations=10
 PYTEST_PARALLEL   = $(PYTEST) -n $(PYTEST_WORKERS)
-# $(call pytest_suite,ENVIRONMENT): all of python/tests, with ENVIRONMENT set
-pytest_suite = $(1) $(PYTEST_PARALLEL) -m "not serial" python/tests && \
-               $(1) $(PYTEST) -m serial python/tests
+# $(call pytest_suite,ENVIRONMENT,PYTEST OPTIONS): python/tests with ENVIRONMENT set
+pytest_suite = $(1) $(PYTEST_PARALLEL) -m "not serial" $(2) python/tests && \
+               $(1) $(PYTEST) -m serial $(2) python/tests
 
 # NVRTC from the nvidia-cuda-nvrtc-cu12 wheel scripts/setup.sh puts in the
 # venv: the CUDA tests compile every kernel with it (no GPU needed). Looked
@@ -102,15 +102,19 @@ test-python-modes: $(NEEDS_SETUP)
 	PORTA_TEST_MODE=compile $(PYTEST_PARALLEL) python/tests/test_opinfo.py
 
 # PORTA_VISIBLE_DEVICES=opencl makes the first OpenCL device (PoCL in CI)
-# porta:0, the device "porta" means: the unchanged suite runs there. Last,
-# the conformance suite with PoCL acting as a device without float64, whose
-# float64 primitives are placed on the CPU.
+# porta:0, the device "porta" means: the unchanged suite runs there, but for
+# the files whose programs choose their devices themselves (the comparison
+# names cpu,opencl; placement opencl,cpu; the progress line cpu), which run
+# the same there as in test-python. Last, the conformance suite with PoCL
+# acting as a device without float64, whose float64 primitives are placed
+# on the CPU.
 OPENCL_FIRST = PORTA_VISIBLE_DEVICES=opencl
+OPENCL_SAME_AS_CPU = test_compare.py test_placement.py test_progress.py
 test-opencl: $(NEEDS_SETUP)
 	@$(OPENCL_FIRST) $(VENV)/bin/porta devices | grep -q '^porta:0  opencl' || \
 	  { echo "test-opencl: no OpenCL device (install pocl-opencl-icd):"; \
 	    $(VENV)/bin/porta devices; exit 1; }
-	$(call pytest_suite,$(OPENCL_FIRST))
+	$(call pytest_suite,$(OPENCL_FIRST),$(addprefix --ignore=python/tests/,$(OPENCL_SAME_AS_CPU)))
 	$(OPENCL_FIRST) PORTA_TEST_MODE=fused $(PYTEST_PARALLEL) python/tests/test_opinfo.py
 	$(OPENCL_FIRST) PORTA_TEST_MODE=compile $(PYTEST_PARALLEL) python/tests/test_opinfo.py
 	PORTA_OPENCL_FP64=0 PORTA_CONFORMANCE=quick $(BUILD)/porta_tests conformance
