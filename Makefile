@@ -8,8 +8,8 @@ JOBS       ?= $(shell nproc)
 VENV       ?= .venv
 PYTHON     ?= python3
 
-.PHONY: all build asan setup demo demo-c test test-layers test-release test-asan test-python test-python-modes \
-        test-opencl fuzz valgrind \
+.PHONY: all build asan setup demo demo-c test test-quick test-layers test-release test-asan \
+        test-python test-python-modes test-opencl fuzz valgrind \
         bench clean
 
 all: build
@@ -31,7 +31,7 @@ demo: setup
 	$(VENV)/bin/python examples/train_digits_cnn.py
 
 # The C API's own demo: an MLP trained with libporta's ops, no Python.
-demo-c: setup
+demo-c: $(NEEDS_SETUP)
 	$(VENV)/bin/train_digits $(BUILD)/digits.csv
 
 # First the layer check (cheap), then the C tests in a release build, the
@@ -41,14 +41,45 @@ demo-c: setup
 # Then the OpInfo conformance test again in fused eager mode and through
 # torch.compile(backend="porta"). Last, all of the Python tests on the first
 # OpenCL device (the C tests already run every primitive on every device).
-test: test-layers test-release test-asan fuzz demo-c test-python test-python-modes test-opencl
+# Each step runs in a make of its own, timed: a table of the steps' wall
+# times ends the output, also when a step fails (it names that step).
+# The kernel cache the Python steps share starts empty, as in a fresh clone.
+TEST_STEPS = test-layers test-release test-asan fuzz demo-c test-python test-python-modes test-opencl
+test:
+	rm -rf $(TEST_KERNEL_CACHE)
+	@MAKE="$(MAKE)" TEST_SETUP_DONE=1 scripts/timed_steps.sh setup $(TEST_STEPS)
+
+# The inner loop (a few minutes): the C tests in release and the Python
+# suite on the CPU, without the OpInfo modes, the sanitizers, the fuzzers
+# and OpenCL.
+test-quick:
+	@MAKE="$(MAKE)" TEST_SETUP_DONE=1 scripts/timed_steps.sh setup test-release test-python
+
+# The steps `make test` runs after its own set-up skip it.
+NEEDS_SETUP = $(if $(TEST_SETUP_DONE),,setup)
+
+# pytest in PYTEST_WORKERS processes (pytest-xdist; 0: in this process):
+# the tests marked serial run after the rest, alone. The processes share one
+# kernel cache, kept between the Python steps, so a kernel compiled by one
+# (the fused CPU OpInfo run, say) is loaded, not compiled again, by the next
+# (the fused run on PoCL places the same float64 work on the CPU). The tests
+# that need a cold cache make their own.
+PYTEST_WORKERS    ?= $(if $(filter 1,$(shell nproc)),0,2)
+TEST_KERNEL_CACHE ?= $(abspath $(BUILD))/test-kernel-cache
+PYTEST            = PORTA_CACHE_DIR=$(TEST_KERNEL_CACHE) $(VENV)/bin/python -m pytest -q --durations=10
+PYTEST_PARALLEL   = $(PYTEST) -n $(PYTEST_WORKERS)
+# $(call pytest_suite,ENVIRONMENT,PYTEST OPTIONS): python/tests with ENVIRONMENT set
+pytest_suite = $(1) $(PYTEST_PARALLEL) -m "not serial" $(2) python/tests && \
+               $(1) $(PYTEST) -m serial $(2) python/tests
 
 # The layer order of src/layers.txt, checked on the includes and on the
-# symbols each object of libporta uses from the others; then the checker's
-# own test.
+# symbols each object of libporta uses from the others, then the checker's
+# own test; and the public boundary: only what include/ declares carries
+# the porta_ prefix (checked on the built libraries).
 test-layers: build
 	$(PYTHON) scripts/check_layers.py --objects $(BUILD)/CMakeFiles/porta_objects.dir/src
 	$(PYTHON) scripts/check_layers.py --self-test
+	$(PYTHON) scripts/check_symbols.py $(BUILD)
 
 # NVRTC from the nvidia-cuda-nvrtc-cu12 wheel scripts/setup.sh puts in the
 # venv: the CUDA tests compile every kernel with it (no GPU needed). Looked
@@ -56,14 +87,14 @@ test-layers: build
 NVRTC_LIBRARY = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12))
 WITH_NVRTC = $(if $(NVRTC_LIBRARY),PORTA_NVRTC_LIBRARY=$(abspath $(NVRTC_LIBRARY)) PORTA_REQUIRE_NVRTC=1)
 
-test-release: build setup
+test-release: build $(NEEDS_SETUP)
 	$(WITH_NVRTC) $(BUILD)/porta_tests
 
 # PoCL (the OpenCL driver) keeps a few bytes of its own for good when it
 # first builds its kernel cache: tests/lsan.supp names that one leak. The
 # conformance suite runs its compiler cases only here (all of them in the
 # release run).
-test-asan: asan setup
+test-asan: asan $(NEEDS_SETUP)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  LSAN_OPTIONS=suppressions=tests/lsan.supp PORTA_CONFORMANCE=quick $(WITH_NVRTC) \
 	  $(ASAN_BUILD)/porta_tests
@@ -73,25 +104,29 @@ test-asan: asan setup
 fuzz:
 	fuzz/run.sh 30
 
-test-python: setup
-	$(VENV)/bin/python -m pytest python/tests -q
+test-python: $(NEEDS_SETUP)
+	$(call pytest_suite,)
 
-test-python-modes: setup
-	PORTA_TEST_MODE=fused $(VENV)/bin/python -m pytest python/tests/test_opinfo.py -q
-	PORTA_TEST_MODE=compile $(VENV)/bin/python -m pytest python/tests/test_opinfo.py -q
+test-python-modes: $(NEEDS_SETUP)
+	PORTA_TEST_MODE=fused $(PYTEST_PARALLEL) python/tests/test_opinfo.py
+	PORTA_TEST_MODE=compile $(PYTEST_PARALLEL) python/tests/test_opinfo.py
 
 # PORTA_VISIBLE_DEVICES=opencl makes the first OpenCL device (PoCL in CI)
-# porta:0, the device "porta" means: the unchanged suite runs there. Last,
-# the conformance suite with PoCL acting as a device without float64, whose
-# float64 primitives are placed on the CPU.
+# porta:0, the device "porta" means: the unchanged suite runs there, but for
+# the files whose programs choose their devices themselves (the comparison
+# names cpu,opencl; placement opencl,cpu; the progress line cpu), which run
+# the same there as in test-python. Last, the conformance suite with PoCL
+# acting as a device without float64, whose float64 primitives are placed
+# on the CPU.
 OPENCL_FIRST = PORTA_VISIBLE_DEVICES=opencl
-test-opencl: setup
+OPENCL_SAME_AS_CPU = test_compare.py test_placement.py test_progress.py
+test-opencl: $(NEEDS_SETUP)
 	@$(OPENCL_FIRST) $(VENV)/bin/porta devices | grep -q '^porta:0  opencl' || \
 	  { echo "test-opencl: no OpenCL device (install pocl-opencl-icd):"; \
 	    $(VENV)/bin/porta devices; exit 1; }
-	$(OPENCL_FIRST) $(VENV)/bin/python -m pytest python/tests -q
-	$(OPENCL_FIRST) PORTA_TEST_MODE=fused $(VENV)/bin/python -m pytest python/tests/test_opinfo.py -q
-	$(OPENCL_FIRST) PORTA_TEST_MODE=compile $(VENV)/bin/python -m pytest python/tests/test_opinfo.py -q
+	$(call pytest_suite,$(OPENCL_FIRST),$(addprefix --ignore=python/tests/,$(OPENCL_SAME_AS_CPU)))
+	$(OPENCL_FIRST) PORTA_TEST_MODE=fused $(PYTEST_PARALLEL) python/tests/test_opinfo.py
+	$(OPENCL_FIRST) PORTA_TEST_MODE=compile $(PYTEST_PARALLEL) python/tests/test_opinfo.py
 	PORTA_OPENCL_FP64=0 PORTA_CONFORMANCE=quick $(BUILD)/porta_tests conformance
 
 valgrind: build

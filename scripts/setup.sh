@@ -14,6 +14,8 @@ fi
 pip=("$venv/bin/pip" install --quiet --disable-pip-version-check)
 # torch pinned to the CPU build; an unpinned torch would pull a CUDA build.
 "${pip[@]}" torch==2.13.0 numpy pytest expecttest scikit-learn safetensors
+# pytest-xdist: `make test` runs the Python tests in two processes
+"${pip[@]}" pytest-xdist==3.8.0
 # GPT-2 and BERT built from transformers' configs (random weights, nothing
 # downloaded) for the export tests; ONNX Runtime for bench/bench_onnxruntime.py
 "${pip[@]}" transformers==5.24.0 onnxruntime==1.32.0 onnx==1.23.2 onnxscript==0.7.2

@@ -6,6 +6,7 @@ import tempfile
 import pytest
 import torch
 
+import opinfo_report
 import torch_porta
 
 # Kernels the tests compile go to a directory of their own, removed at the
@@ -14,6 +15,35 @@ import torch_porta
 _KERNEL_CACHE = tempfile.mkdtemp(prefix="porta-test-cache-")
 os.environ.setdefault("PORTA_CACHE_DIR", _KERNEL_CACHE)
 atexit.register(shutil.rmtree, _KERNEL_CACHE, ignore_errors=True)
+
+
+def _is_xdist_worker(config):
+    return hasattr(config, "workerinput")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "serial: run in a pytest process of its own, never beside another test "
+        "(MPI ranks, timing, progress lines, profiler traces, whole-demo subprocesses); "
+        "`make test` runs these with -m serial after the rest, which runs in parallel")
+
+
+def pytest_sessionstart(session):
+    if not _is_xdist_worker(session.config):
+        opinfo_report.remove_parts()
+
+
+def pytest_sessionfinish(session):
+    """With pytest-xdist, the OpInfo report merged from the workers' parts."""
+    if _is_xdist_worker(session.config):
+        return
+    outcomes = opinfo_report.take_parts()
+    if outcomes is None:
+        return
+    line = opinfo_report.write(outcomes)
+    terminal = session.config.pluginmanager.getplugin("terminalreporter")
+    if terminal is not None:
+        terminal.write_line("\n" + line)
 
 
 @pytest.fixture

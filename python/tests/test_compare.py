@@ -16,6 +16,10 @@ import pytest
 import torch_porta
 from torch_porta.compare import compare_report
 
+# Runs the whole demo on every device and measures its time and energy:
+# numbers a neighbouring test would disturb.
+pytestmark = pytest.mark.serial
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEMO = os.path.join(ROOT, "examples", "train_digits_cnn.py")
 PRICES = os.path.join(ROOT, "examples", "prices.json")

@@ -14,6 +14,10 @@ import time
 
 import pytest
 
+# Each scenario starts MPI ranks that need the cores to themselves: timed
+# collectives and timeouts must not wait on a neighbouring test.
+pytestmark = pytest.mark.serial
+
 SCENARIO_TIMEOUT = 90  # seconds; each scenario takes well under 30
 
 

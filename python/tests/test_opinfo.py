@@ -23,57 +23,35 @@ for every sample of every OpInfo would take far longer than the rest of
 the suite). There an OpInfo that passes eagerly must pass too; other
 outcomes are reported (to opinfo_report_<mode>.json), not compared.
 """
-import collections
 import contextlib
 import itertools
-import json
 import os
-import pathlib
 
 import pytest
 import torch
 import torch_porta
 
-import core_aten
+import opinfo_report
 import opinfo_support as support
+from opinfo_report import EXPECTED, MODE, UPDATE
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-MODE = os.environ.get("PORTA_TEST_MODE", "eager")
-if MODE not in ("eager", "fused", "compile"):
-    raise ValueError(f"PORTA_TEST_MODE must be eager, fused or compile, got {MODE!r}")
-EXPECTED_PATH = pathlib.Path(__file__).with_name("opinfo_expected.json")
-_REPORT_NAME = "opinfo_report.json" if MODE == "eager" else f"opinfo_report_{MODE}.json"
-REPORT_PATH = pathlib.Path(os.environ.get("PORTA_OPINFO_REPORT",
-                                          ROOT / "build" / _REPORT_NAME))
-UPDATE = os.environ.get("PORTA_OPINFO_UPDATE") == "1" and MODE == "eager"
-EXPECTED = json.loads(EXPECTED_PATH.read_text()) if EXPECTED_PATH.exists() else {}
 OPINFOS = support.opinfos()
-STATUSES = ("pass", "fail", "fallback", "unsupported", "random", "skip")
 _outcomes = {}
 
 
 @pytest.fixture(scope="module", autouse=True)
 def report(pytestconfig):
     yield
-    counts = collections.Counter(outcome["status"] for outcome in _outcomes.values())
-    summary = ", ".join(f"{counts[s]} {s}" for s in STATUSES)
-    REPORT_PATH.parent.mkdir(parents=True, exist_ok=True)
-    core = core_aten.coverage()
-    REPORT_PATH.write_text(json.dumps({"summary": dict(counts), "core_aten": core,
-                                       "opinfos": _outcomes}, indent=1, sort_keys=True))
-    if UPDATE:
-        expected = {k: v for k, v in EXPECTED.items() if k not in _outcomes}
-        expected.update({k: o["status"] for k, o in _outcomes.items()
-                         if o["status"] not in ("pass", "skip")})
-        EXPECTED_PATH.write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:  # the controller merges the workers' parts (conftest.py)
+        opinfo_report.write_part(_outcomes, worker)
+        return
+    line = opinfo_report.write(_outcomes)
     plugins = pytestconfig.pluginmanager
     terminal, capture = plugins.getplugin("terminalreporter"), plugins.getplugin("capturemanager")
     if terminal is not None and capture is not None:
         with capture.global_and_fixture_disabled():
-            terminal.write_line(f"\nopinfo ({MODE}): {summary}; Core ATen: {core['native']} of "
-                                f"{core['total']} with porta kernels, "
-                                f"{len(core['decomposed'])} decomposed by PyTorch on every "
-                                f"device, {len(core['missing'])} missing (report: {REPORT_PATH})")
+            terminal.write_line("\n" + line)
 
 
 class _CompiledOpInfo:

@@ -12,6 +12,10 @@ import torch
 
 import torch_porta
 
+# The traces are clock readings of every kernel and copy, checked for
+# nesting: taken where no neighbouring test competes for the cores.
+pytestmark = pytest.mark.serial
+
 PHASES = {"X", "B", "E", "i", "I", "M", "C"}
 CATEGORIES = {"kernel", "compile", "copy", "sync", "fallback"}
 

@@ -9,6 +9,12 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
+# The line shows only after half a second of building: the test relies on
+# that timing, so no neighbouring test shares its cores.
+pytestmark = pytest.mark.serial
+
 # Fifteen elementwise chains, each with a unary op of its own and a shape of
 # its own: fifteen kernels to compile in a fresh cache, well over the half
 # second before the line appears.

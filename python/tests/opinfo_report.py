@@ -1,0 +1,77 @@
+"""The OpInfo test's report: every outcome to a JSON file with a summary
+line, and with PORTA_OPINFO_UPDATE=1 the expected list rewritten from it
+(see test_opinfo.py for the settings).
+
+Under pytest-xdist each worker runs a share of the OpInfos in a process of
+its own: a worker writes its outcomes to a part file beside the report, and
+the controller, which runs no test, merges the parts into the one report
+when the session ends (conftest.py), so the report and the list always
+cover every OpInfo that ran."""
+import json
+import os
+import pathlib
+
+import core_aten
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+MODE = os.environ.get("PORTA_TEST_MODE", "eager")
+if MODE not in ("eager", "fused", "compile"):
+    raise ValueError(f"PORTA_TEST_MODE must be eager, fused or compile, got {MODE!r}")
+EXPECTED_PATH = pathlib.Path(__file__).with_name("opinfo_expected.json")
+_REPORT_NAME = "opinfo_report.json" if MODE == "eager" else f"opinfo_report_{MODE}.json"
+REPORT_PATH = pathlib.Path(os.environ.get("PORTA_OPINFO_REPORT",
+                                          ROOT / "build" / _REPORT_NAME))
+UPDATE = os.environ.get("PORTA_OPINFO_UPDATE") == "1" and MODE == "eager"
+EXPECTED = json.loads(EXPECTED_PATH.read_text()) if EXPECTED_PATH.exists() else {}
+STATUSES = ("pass", "fail", "fallback", "unsupported", "random", "skip")
+
+
+def _part_paths():
+    return sorted(REPORT_PATH.parent.glob(f"{REPORT_PATH.stem}.part-*.json"))
+
+
+def write_part(outcomes, worker):
+    """A worker's outcomes so far (all of them: it may write more than once)."""
+    REPORT_PATH.parent.mkdir(parents=True, exist_ok=True)
+    part = REPORT_PATH.with_name(f"{REPORT_PATH.stem}.part-{worker}.json")
+    part.write_text(json.dumps(outcomes))
+
+
+def remove_parts():
+    """Parts an earlier run left (with more workers, say) must not be merged."""
+    for part in _part_paths():
+        part.unlink()
+
+
+def take_parts():
+    """The workers' outcomes merged, the parts removed; None when there were none."""
+    parts = _part_paths()
+    if not parts:
+        return None
+    outcomes = {}
+    for part in parts:
+        outcomes.update(json.loads(part.read_text()))
+        part.unlink()
+    return outcomes
+
+
+def write(outcomes):
+    """Writes the report (and the list when updating); returns the summary line."""
+    counts = {s: 0 for s in STATUSES}
+    for outcome in outcomes.values():
+        counts[outcome["status"]] = counts.get(outcome["status"], 0) + 1
+    summary = ", ".join(f"{counts[s]} {s}" for s in STATUSES)
+    REPORT_PATH.parent.mkdir(parents=True, exist_ok=True)
+    core = core_aten.coverage()
+    REPORT_PATH.write_text(json.dumps({"summary": {s: n for s, n in counts.items() if n},
+                                       "core_aten": core, "opinfos": outcomes},
+                                      indent=1, sort_keys=True))
+    if UPDATE:
+        expected = {k: v for k, v in EXPECTED.items() if k not in outcomes}
+        expected.update({k: o["status"] for k, o in outcomes.items()
+                         if o["status"] not in ("pass", "skip")})
+        EXPECTED_PATH.write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
+    return (f"opinfo ({MODE}): {summary}; Core ATen: {core['native']} of "
+            f"{core['total']} with porta kernels, "
+            f"{len(core['decomposed'])} decomposed by PyTorch on every "
+            f"device, {len(core['missing'])} missing (report: {REPORT_PATH})")
