@@ -2,17 +2,18 @@
  * rendered once, as OpenCL C (compiler/codegen_cl.c), and the same source
  * compiles as CUDA C++: this dialect spells the OpenCL words those sources
  * use in CUDA (address spaces, work-item indices, vector-free bit casts,
- * OpenCL's integer and float names), then the OpenCL backend's own prelude
- * follows unchanged — fixed-width integers, libm names mapped onto
- * overloads (CUDA's math has them too), float16/bfloat16 conversions with
- * the CPU's rounding, the C renderer's helpers. NVRTC compiles with
+ * OpenCL's integer and float names), then the kernel library's OpenCL
+ * prelude (backends/clc/clk_prelude.c) follows unchanged — fixed-width
+ * integers, libm names mapped onto overloads (CUDA's math has them too),
+ * float16/bfloat16 conversions with the CPU's rounding, the C renderer's
+ * helpers. NVRTC compiles with
  * -default-device, so the helpers' plain `static inline` functions are
  * device functions. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/clc/clk_prelude.h"
 #include "backends/cuda/cu_runtime.h"
-#include "backends/opencl/cl_runtime.h"
 
 static const char dialect[] =
     /* CUDA always has doubles: the OpenCL prelude keeps `double` */
@@ -70,7 +71,7 @@ static char *text;
 static pthread_once_t text_once = PTHREAD_ONCE_INIT;
 
 static void join(void) {
-    const char *opencl = cl_prelude();
+    const char *opencl = clk_prelude();
     if (!opencl) return;
     size_t a = strlen(dialect), b = strlen(opencl);
     text = malloc(a + b + 1);
