@@ -11,9 +11,8 @@
 #include "backends/clc/clk_prelude.h"
 
 #include <pthread.h>
-#include <stdlib.h>
-#include <string.h>
 
+#include "backends/clc/clk_source.h"
 #include "compiler/codegen_c_internal.h"
 
 #define CLK_PRELUDE_HEAD                                                                  \
@@ -68,13 +67,7 @@ static pthread_once_t text_once = PTHREAD_ONCE_INIT;
 
 /* The head, then the C renderer's helpers (a run-time array, so joined
  * once here rather than by the preprocessor). */
-static void join(void) {
-    size_t a = strlen(head), b = strlen(kir_c_helpers);
-    text = malloc(a + b + 1);
-    if (!text) return;
-    memcpy(text, head, a);
-    memcpy(text + a, kir_c_helpers, b + 1);
-}
+static void join(void) { text = clk_join(head, kir_c_helpers); }
 
 const char *clk_prelude(void) {
     pthread_once(&text_once, join);

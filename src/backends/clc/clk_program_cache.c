@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "backends/clc/clk_disk_cache.h"
+#include "backends/clc/clk_source.h"
 #include "compiler/stats.h"
 #include "core/status.h"
 #include "runtime/kernel_cache.h"
@@ -37,16 +38,6 @@ void clk_program_cache_init(clk_program_cache *cache, const clk_compiler *compil
     snprintf(cache->identity, sizeof cache->identity, "%s", identity);
     pthread_mutex_init(&cache->lock, NULL);
     cache->programs = NULL;
-}
-
-char *clk_with_prelude(const char *prelude, const char *source) {
-    if (!prelude) return NULL;
-    size_t a = strlen(prelude), b = strlen(source);
-    char *full = malloc(a + b + 1);
-    if (!full) return NULL;
-    memcpy(full, prelude, a);
-    memcpy(full + a, source, b + 1);
-    return full;
 }
 
 static double seconds_now(void) {
@@ -95,7 +86,7 @@ static porta_status *find_program(clk_program_cache *cache, porta_device *device
             *out = e;
             return NULL;
         }
-    char *full = clk_with_prelude(c->prelude(), source);
+    char *full = clk_join(c->prelude(), source);
     clk_program_entry *entry = calloc(1, sizeof *entry);
     char *copy = strdup(source);
     porta_status *status = NULL;

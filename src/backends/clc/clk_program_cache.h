@@ -63,7 +63,4 @@ void clk_program_cache_init(clk_program_cache *cache, const clk_compiler *compil
 porta_status *clk_program_kernel(clk_program_cache *cache, porta_device *device,
                                  const char *source, const char *name, void **kernel);
 
-/* The prelude and `source` joined (malloc'd); NULL when out of memory. */
-char *clk_with_prelude(const char *prelude, const char *source);
-
 #endif

@@ -1,5 +1,18 @@
-/* Kernel names of the library's programs. */
+/* Program text and kernel names of the library. */
 #include "backends/clc/clk_source.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+char *clk_join(const char *head, const char *tail) {
+    if (!head || !tail) return NULL;
+    size_t a = strlen(head), b = strlen(tail);
+    char *text = malloc(a + b + 1);
+    if (!text) return NULL;
+    memcpy(text, head, a);
+    memcpy(text + a, tail, b + 1);
+    return text;
+}
 
 const char *clk_dtype_suffix(porta_dtype dtype) {
     static const char *const names[PORTA_DTYPE_COUNT] = {

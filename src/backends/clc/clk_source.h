@@ -15,6 +15,10 @@
 /* OpenCL C text from tokens, after expanding the macros in them. */
 #define CLK_SOURCE(...) CLK_STRINGIZE(__VA_ARGS__) "\n"
 
+/* `head` then `tail` in one malloc'd text; NULL when either is NULL (a
+ * prelude out of memory) or there is no memory. */
+char *clk_join(const char *head, const char *tail);
+
 /* The element type of a dtype in kernel names: "u8", "f32", ... */
 const char *clk_dtype_suffix(porta_dtype dtype);
 

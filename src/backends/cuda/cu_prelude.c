@@ -9,10 +9,10 @@
  * helpers. NVRTC compiles with
  * -default-device, so the helpers' plain `static inline` functions are
  * device functions. */
-#include <stdlib.h>
-#include <string.h>
+#include <pthread.h>
 
 #include "backends/clc/clk_prelude.h"
+#include "backends/clc/clk_source.h"
 #include "backends/cuda/cu_runtime.h"
 
 static const char dialect[] =
@@ -70,15 +70,7 @@ static const char dialect[] =
 static char *text;
 static pthread_once_t text_once = PTHREAD_ONCE_INIT;
 
-static void join(void) {
-    const char *opencl = clk_prelude();
-    if (!opencl) return;
-    size_t a = strlen(dialect), b = strlen(opencl);
-    text = malloc(a + b + 1);
-    if (!text) return;
-    memcpy(text, dialect, a);
-    memcpy(text + a, opencl, b + 1);
-}
+static void join(void) { text = clk_join(dialect, clk_prelude()); }
 
 const char *cu_prelude(void) {
     pthread_once(&text_once, join);

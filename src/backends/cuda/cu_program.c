@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "backends/clc/clk_source.h"
 #include "backends/cuda/cu_runtime.h"
 #include "core/status.h"
 
@@ -91,7 +92,7 @@ porta_status *cu_compile(const char *source, int major, int minor, char **cubin,
     const char *why = NULL;
     const cu_nvrtc_api *nv = cu_nvrtc_load(&why);
     if (!nv) return porta_error(PORTA_ERR_UNSUPPORTED, "CUDA: %s", why);
-    char *full = clk_with_prelude(cu_prelude(), source);
+    char *full = clk_join(cu_prelude(), source);
     if (!full) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "CUDA: no memory for a program");
     porta_status *status = compile_full(nv, full, major, minor, cubin, size);
     free(full);

@@ -7,7 +7,6 @@
 #ifndef PORTA_BACKENDS_CUDA_CU_RUNTIME_H
 #define PORTA_BACKENDS_CUDA_CU_RUNTIME_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
