@@ -1,4 +1,4 @@
-/* PRIM_CONV on OpenCL, for any number of spatial dims.
+/* PRIM_CONV in OpenCL C, for any number of spatial dims.
  *
  * For group g the output is the matrix product W_g [Cout / groups, depth]
  * @ col [depth, N * positions], where depth runs over (input channel,
@@ -187,8 +187,9 @@ void clk_conv_programs(clk_program_visit visit, void *ctx) {
     visit(ctx, "conv", conv_source, true);
 }
 
-porta_status *clk_exec_conv(const clk_launcher *launcher, porta_device *device, const porta_prim *prim,
-                           const porta_tensor *const *inputs, int input_count, porta_tensor *out) {
+porta_status *clk_exec_conv(const clk_launcher *launcher, porta_device *device,
+                            const porta_prim *prim, const porta_tensor *const *inputs,
+                            int input_count, porta_tensor *out) {
     if (input_count != 2 && input_count != 3)
         return porta_error(PORTA_ERR_INTERNAL, "conv kernel: expected 2 or 3 inputs, got %d",
                            input_count);

@@ -1,4 +1,4 @@
-/* PRIM_GATHER, PRIM_INDEX_SELECT and PRIM_SCATTER on OpenCL.
+/* PRIM_GATHER, PRIM_INDEX_SELECT and PRIM_SCATTER in OpenCL C.
  *
  * Index values are checked first, by a kernel that raises a flag; when it is
  * raised the host reads the index back and reports the first bad value in
@@ -214,8 +214,8 @@ static porta_status *report_bad_index(porta_device *device, const char *op,
 }
 
 /* Every index value must lie in [0, limit). */
-static porta_status *check_index(const clk_launcher *launcher, porta_device *device, const char *op, const porta_tensor *index,
-                                 int axis, int64_t limit) {
+static porta_status *check_index(const clk_launcher *launcher, porta_device *device, const char *op,
+                                 const porta_tensor *index, int axis, int64_t limit) {
     int64_t count = porta_tensor_numel(index);
     if (count == 0) return NULL;
     clk_layout layout = {.count = 0};
@@ -244,9 +244,9 @@ static const char *move_kernel(const char *what, porta_dtype dtype, char *name, 
 
 /* out[i] = x[i with axis replaced by index[i]], index laid over out's shape
  * with index_strides. */
-static porta_status *gather(const clk_launcher *launcher, porta_device *device, const porta_tensor *x,
-                            const porta_tensor *index, const int64_t *index_strides, int axis,
-                            porta_tensor *out) {
+static porta_status *gather(const clk_launcher *launcher, porta_device *device,
+                            const porta_tensor *x, const porta_tensor *index,
+                            const int64_t *index_strides, int axis, porta_tensor *out) {
     int64_t count = porta_tensor_numel(out);
     if (count == 0) return NULL;
     int64_t x_strides[PORTA_MAX_RANK];
@@ -266,7 +266,8 @@ static porta_status *gather(const clk_launcher *launcher, porta_device *device, 
 }
 
 /* out = x (same shape and dtype). */
-static porta_status *copy(const clk_launcher *launcher, porta_device *device, const porta_tensor *x, porta_tensor *out) {
+static porta_status *copy(const clk_launcher *launcher, porta_device *device, const porta_tensor *x,
+                          porta_tensor *out) {
     int64_t count = porta_tensor_numel(out);
     if (count == 0) return NULL;
     clk_layout layout = {.count = 0};
@@ -282,8 +283,9 @@ static porta_status *copy(const clk_launcher *launcher, porta_device *device, co
     return status;
 }
 
-static porta_status *scatter(const clk_launcher *launcher, porta_device *device, const porta_prim *prim,
-                             const porta_tensor *const *inputs, porta_tensor *out) {
+static porta_status *scatter(const clk_launcher *launcher, porta_device *device,
+                             const porta_prim *prim, const porta_tensor *const *inputs,
+                             porta_tensor *out) {
     const porta_tensor *x = inputs[0], *index = inputs[1], *src = inputs[2];
     PORTA_TRY(copy(launcher, device, x, out));
     int64_t numel = porta_tensor_numel(index);
@@ -315,9 +317,9 @@ static porta_status *scatter(const clk_launcher *launcher, porta_device *device,
     return status;
 }
 
-porta_status *clk_exec_index(const clk_launcher *launcher, porta_device *device, const porta_prim *prim,
-                            const porta_tensor *const *inputs, int input_count,
-                            porta_tensor *out) {
+porta_status *clk_exec_index(const clk_launcher *launcher, porta_device *device,
+                             const porta_prim *prim, const porta_tensor *const *inputs,
+                             int input_count, porta_tensor *out) {
     int expected = prim->kind == PRIM_SCATTER ? 3 : 2;
     if (input_count != expected)
         return porta_error(PORTA_ERR_INTERNAL, "opencl %s: expected %d inputs, got %d",

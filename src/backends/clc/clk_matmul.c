@@ -1,4 +1,4 @@
-/* PRIM_MATMUL on OpenCL: out[..., M, N] = a[..., M, K] @ b[..., K, N] over
+/* PRIM_MATMUL in OpenCL C: out[..., M, N] = a[..., M, K] @ b[..., K, N] over
  * batch axes already broadcast (stride 0 where repeated), any strides.
  *
  * A work group of 16 x 16 items computes a 64 x 64 block of one batch's
@@ -163,9 +163,9 @@ porta_status *clk_matmul_layout(porta_device *device, const porta_tensor *a,
     return clk_layout_buffer(device, &layout, buffer);
 }
 
-porta_status *clk_exec_matmul(const clk_launcher *launcher, porta_device *device, const porta_prim *prim,
-                             const porta_tensor *const *inputs, int input_count,
-                             porta_tensor *out) {
+porta_status *clk_exec_matmul(const clk_launcher *launcher, porta_device *device,
+                              const porta_prim *prim, const porta_tensor *const *inputs,
+                              int input_count, porta_tensor *out) {
     (void)prim;
     if (input_count != 2 || out->rank < 2)
         return porta_error(PORTA_ERR_INTERNAL,

@@ -1,4 +1,4 @@
-/* PRIM_PAD on OpenCL: one item per output element. Out coordinate o on dim
+/* PRIM_PAD in OpenCL C: one item per output element. Out coordinate o on dim
  * d reads x coordinate o - before[d] when that lies inside x, else takes
  * the pad value; negative pads crop. Elements move as unsigned integers of
  * the dtype's width, and the value arrives as its bit pattern in out's
@@ -37,8 +37,9 @@ static const char pad_source[] = CLK_COMMON_SOURCE PAD_KERNEL(1, uchar) PAD_KERN
 
 void clk_pad_programs(clk_program_visit visit, void *ctx) { visit(ctx, "pad", pad_source, true); }
 
-porta_status *clk_exec_pad(const clk_launcher *launcher, porta_device *device, const porta_prim *prim,
-                          const porta_tensor *const *inputs, int input_count, porta_tensor *out) {
+porta_status *clk_exec_pad(const clk_launcher *launcher, porta_device *device,
+                           const porta_prim *prim, const porta_tensor *const *inputs,
+                           int input_count, porta_tensor *out) {
     if (input_count != 1)
         return porta_error(PORTA_ERR_INTERNAL, "pad kernel: expected 1 input, got %d",
                            input_count);

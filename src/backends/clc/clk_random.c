@@ -1,4 +1,4 @@
-/* PRIM_RANDOM on OpenCL: one item per element; element i (row-major over
+/* PRIM_RANDOM in OpenCL C: one item per element; element i (row-major over
  * out's logical shape) takes stream position offset + i of the Philox
  * 4x32-10 stream core/philox.h defines, so uniform values are bit for bit
  * the CPU's and normal values agree to a few ulp (the device's log, sqrt,
@@ -110,9 +110,9 @@ static float float_limit(double high) {
     return limit;
 }
 
-porta_status *clk_exec_random(const clk_launcher *launcher, porta_device *device, const porta_prim *prim,
-                             const porta_tensor *const *inputs, int input_count,
-                             porta_tensor *out) {
+porta_status *clk_exec_random(const clk_launcher *launcher, porta_device *device,
+                              const porta_prim *prim, const porta_tensor *const *inputs,
+                              int input_count, porta_tensor *out) {
     (void)inputs;
     if (input_count != 0 || !porta_dtype_is_float(out->dtype))
         return porta_error(PORTA_ERR_INTERNAL,

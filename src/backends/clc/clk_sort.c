@@ -1,4 +1,4 @@
-/* PRIM_SORT on OpenCL: the stable sorting permutation of every row along
+/* PRIM_SORT in OpenCL C: the stable sorting permutation of every row along
  * `axis`, any row length, by a bottom-up merge sort whose passes run one
  * item per element.
  *
@@ -154,8 +154,9 @@ static porta_status *run(const clk_launcher *launcher, porta_device *device, con
     return status;
 }
 
-porta_status *clk_exec_sort(const clk_launcher *launcher, porta_device *device, const porta_prim *prim,
-                           const porta_tensor *const *inputs, int input_count, porta_tensor *out) {
+porta_status *clk_exec_sort(const clk_launcher *launcher, porta_device *device,
+                            const porta_prim *prim, const porta_tensor *const *inputs,
+                            int input_count, porta_tensor *out) {
     if (input_count != 1 || out->dtype != PORTA_I64)
         return porta_error(PORTA_ERR_INTERNAL,
                            "sort kernel: expected one input and an int64 out, got %d inputs "

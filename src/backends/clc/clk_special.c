@@ -213,9 +213,9 @@ static void push_elementwise(clk_layout *layout, const porta_tensor *out,
     }
 }
 
-static porta_status *integer_binary(const clk_launcher *launcher, porta_device *device, const porta_prim *prim,
-                                    const porta_tensor *const *inputs, porta_tensor *out,
-                                    int op) {
+static porta_status *integer_binary(const clk_launcher *launcher, porta_device *device,
+                                    const porta_prim *prim, const porta_tensor *const *inputs,
+                                    porta_tensor *out, int op) {
     const char *name = porta_prim_name(prim);
     int64_t count = porta_tensor_numel(out);
     if (count == 0) return NULL;
@@ -245,7 +245,8 @@ static porta_status *integer_binary(const clk_launcher *launcher, porta_device *
     return NULL;
 }
 
-static porta_status *erfinv(const clk_launcher *launcher, porta_device *device, const porta_tensor *x, porta_tensor *out) {
+static porta_status *erfinv(const clk_launcher *launcher, porta_device *device,
+                            const porta_tensor *x, porta_tensor *out) {
     int64_t count = porta_tensor_numel(out);
     if (count == 0) return NULL;
     clk_layout layout = {.count = 0};
@@ -260,8 +261,8 @@ static porta_status *erfinv(const clk_launcher *launcher, porta_device *device, 
     return status;
 }
 
-static porta_status *arg_reduce(const clk_launcher *launcher, porta_device *device, const porta_prim *prim,
-                                const porta_tensor *x, porta_tensor *out) {
+static porta_status *arg_reduce(const clk_launcher *launcher, porta_device *device,
+                                const porta_prim *prim, const porta_tensor *x, porta_tensor *out) {
     int64_t count = porta_tensor_numel(out);
     if (count == 0) return NULL;
     bool reduced[PORTA_MAX_RANK] = {false};
@@ -315,9 +316,9 @@ static int integer_op(int binary_op) {
     }
 }
 
-porta_status *clk_exec_special(const clk_launcher *launcher, porta_device *device, const porta_prim *prim,
-                              const porta_tensor *const *inputs, int input_count,
-                              porta_tensor *out) {
+porta_status *clk_exec_special(const clk_launcher *launcher, porta_device *device,
+                               const porta_prim *prim, const porta_tensor *const *inputs,
+                               int input_count, porta_tensor *out) {
     porta_dtype dtype = input_count ? inputs[0]->dtype : out->dtype;
     PORTA_TRY(clk_check_dtype(device, porta_prim_name(prim), dtype));
     bool integer = dtype >= PORTA_U8 && dtype <= PORTA_I64;
