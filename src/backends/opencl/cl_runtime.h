@@ -12,8 +12,6 @@
 #include "backends/clc/clk_launch.h"
 #include "backends/clc/clk_program_cache.h"
 #include "backends/opencl/cl_api.h"
-#include "core/tensor.h"
-#include "graph/prim.h"
 #include "runtime/device.h"
 
 typedef struct cl_state {
