@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/clc/clk_kernels.h"
 #include "backends/cuda/cu_runtime.h"
-#include "backends/opencl/cl_kernels_common.h"
 #include "codegen/codegen_cl.h"
 #include "core/status.h"
 #include "test.h"

@@ -203,7 +203,7 @@ static last_launch_fn stand_in_last_launch(void) {
     return (last_launch_fn)stand_in_symbol("stand_in_last_launch");
 }
 
-/* The hand-written kernels (cl_kernels_*.c) on CUDA: a matmul (the tiled
+/* The hand-written kernels (backends/clc/clk_*.c) on CUDA: a matmul (the tiled
  * GEMM, 16 x 16 threads per block) and a pad run on the GPU, not placed.
  * On a GPU their results equal the CPU's; on the stand-in driver, which
  * runs no kernel, their programs must have compiled with NVRTC, loaded and

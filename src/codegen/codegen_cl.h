@@ -1,7 +1,7 @@
 /* Kernel IR -> OpenCL C, for the OpenCL backend (and any device compiled
  * from OpenCL C). The source defines `__kernel void kir_main(...)`; its
  * arguments are listed in codegen_cl.c. It expects the backend's prelude
- * before it (backends/opencl/cl_prelude.c): fixed-width integer names, the
+ * before it (backends/clc/clk_prelude.c): fixed-width integer names, the
  * libm names the C renderer's op spellings use, float16/bfloat16
  * conversions (kir_f16_to_f32, kir_f32_to_bf16, kir_round_f16, ...) and
  * scalar kir_exp, kir_log, kir_sigmoid, ... for the ops the CPU runs as

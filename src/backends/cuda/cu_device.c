@@ -8,24 +8,20 @@
  * kernels rendered by the OpenCL renderer and compiled by NVRTC
  * (cu_prelude.c); the compiler's fused kernels take the same road.
  * float16 and bfloat16 matmuls run on tensor cores on compute capability
- * 8.0 and later (cu_gemm.c). The other hand-written kernels (GEMM,
- * convolution, indexing, padding, random, integer division, erfinv, arg
- * reductions) are the OpenCL backend's, the same source and launch
- * description (cl_kernels_common.h) launched through cu_hand.c. Sort's
- * program does not compile as CUDA: supports() says so, and sorts are
- * placed on another device. */
+ * 8.0 and later (cu_gemm.c). The other primitives (GEMM, convolution,
+ * indexing, padding, random, integer division, erfinv, arg reductions) run
+ * the kernel library's OpenCL C (backends/clc), launched through
+ * cu_launcher.c. Sort's program does not compile as CUDA: supports() says
+ * so, and sorts are placed on another device. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/clc/clk_kernels.h"
+#include "backends/clc/clk_kir.h"
 #include "backends/cuda/cu_gemm.h"
 #include "backends/cuda/cu_runtime.h"
-#include "backends/opencl/cl_kernels_common.h"
-#include "codegen/codegen_cl.h"
-#include "codegen/kir_built.h"
-#include "codegen/kir_layout.h"
-#include "runtime/compile_stats.h"
 #include "core/alloc.h"
 #include "core/status.h"
 #include "runtime/profiler.h"
@@ -123,29 +119,11 @@ static porta_status *cu_synchronize(porta_device *device) {
 
 /* ---- compiled kernels (the compiler's entries and eager ops) ---- */
 
-/* The program of `kernel`, built when new. Memory hits count for the
- * compiler's lookups only (count_hit), not for eager ops. */
-static porta_status *prepare(porta_device *device, const kir_kernel *kernel, kir_built **out,
-                             bool count_hit) {
-    cu_state *s = cu_of(device);
-    uint64_t hash = kir_hash(kernel);
-    if ((*out = kir_built_find(s, kernel, hash))) {
-        if (count_hit) compiler_count(COUNTER_KERNEL_MEMORY_HITS, 1);
-        return NULL;
-    }
-    char *source = NULL;
-    PORTA_TRY(kir_render_cl(kernel, &source));
-    CUfunction function;
-    porta_status *status = cu_function_get(device, source, "kir_main", &function);
-    free(source);
-    return status ? status : kir_built_add(s, kernel, hash, function, out);
-}
-
 static porta_status *cu_prepare_kernel(porta_device *device, const kir_kernel *kernel,
                                        void **program) {
-    kir_built *p;
-    PORTA_TRY(prepare(device, kernel, &p, true));
-    *program = p;
+    kir_built *built;
+    PORTA_TRY(clk_kir_prepare(&cu_launcher, device, kernel, true, &built));
+    *program = built;
     return NULL;
 }
 
@@ -190,7 +168,7 @@ static bool is_integer(porta_dtype d) { return d >= PORTA_U8 && d <= PORTA_I64; 
 
 /* What kir_single cannot express: integer division, remainder and power
  * (their eager kernels report division by zero and negative powers),
- * erfinv, argmax/argmin: the hand-written kernels' (cl_exec_special). */
+ * erfinv, argmax/argmin: the kernel library's (clk_exec_special). */
 static bool needs_special_kernel(const porta_prim *prim, const porta_tensor *const *inputs,
                                  int input_count) {
     switch (prim->kind) {
@@ -219,49 +197,17 @@ static porta_status *not_written(const porta_prim *prim) {
                        porta_prim_name(prim));
 }
 
-/* An elementwise op, cast, fill or reduction as a one-op kernel of the
- * kernel IR (rendered, compiled by NVRTC), or a hand-written kernel. */
-static porta_status *run_elementwise(porta_device *device, const porta_prim *prim,
-                                     const porta_tensor *const *inputs, int input_count,
-                                     porta_tensor *out) {
-    if (needs_special_kernel(prim, inputs, input_count))
-        return cl_exec_special(device, prim, inputs, input_count, out);
-    if (porta_tensor_numel(out) == 0) return NULL; /* no rows: nothing to build or run */
-    static _Thread_local kir_kernel kernel; /* 20 KB: off the stack */
-    kir_args args;
-    int64_t work;
-    if (!kir_single(prim, inputs, input_count, out, &kernel, &args, &work))
-        return cl_exec_special(device, prim, inputs, input_count, out);
-    for (int i = 0; i < input_count; i++) kir_bind_tensor(&args, i, inputs[i]);
-    kir_bind_tensor(&args, input_count, out);
-    kir_built *p;
-    PORTA_TRY(prepare(device, &kernel, &p, false));
-    return run(cu_of(device), p, &args, work);
-}
-
 static porta_status *cu_execute(porta_device *device, const porta_prim *prim,
                                 const porta_tensor *const *inputs, int input_count,
                                 porta_tensor *out) {
-    switch (prim->kind) {
-    case PRIM_UNARY:
-    case PRIM_BINARY:
-    case PRIM_TERNARY:
-    case PRIM_CAST:
-    case PRIM_FILL:
-    case PRIM_REDUCE: return run_elementwise(device, prim, inputs, input_count, out);
-    case PRIM_PAD: return cl_exec_pad(device, prim, inputs, input_count, out);
-    case PRIM_GATHER:
-    case PRIM_SCATTER:
-    case PRIM_INDEX_SELECT: return cl_exec_index(device, prim, inputs, input_count, out);
-    case PRIM_MATMUL:
-        /* float16/bfloat16 on tensor cores where the device has them */
-        if (cu_gemm_applies(cu_of(device)->major, inputs, input_count, out))
-            return cu_gemm_run(device, inputs, out);
-        return cl_exec_matmul(device, prim, inputs, input_count, out);
-    case PRIM_CONV: return cl_exec_conv(device, prim, inputs, input_count, out);
-    case PRIM_RANDOM: return cl_exec_random(device, prim, inputs, input_count, out);
-    default: return not_written(prim);
-    }
+    if (!cu_supports(device, prim, inputs, input_count)) return not_written(prim);
+    if (needs_special_kernel(prim, inputs, input_count))
+        return clk_exec_special(&cu_launcher, device, prim, inputs, input_count, out);
+    /* float16/bfloat16 matmuls on tensor cores where the device has them */
+    if (prim->kind == PRIM_MATMUL &&
+        cu_gemm_applies(cu_of(device)->major, inputs, input_count, out))
+        return cu_gemm_run(device, inputs, out);
+    return clk_execute(&cu_launcher, device, prim, inputs, input_count, out);
 }
 
 static const porta_backend_ops cu_ops = {
@@ -296,7 +242,7 @@ static bool open_device(const cu_driver_api *cu, int ordinal, cu_state *s, porta
     cu->cuDeviceTotalMem(&memory, s->id);
     cu->cuDriverGetVersion(&s->driver_version);
     if (s->max_threads < 1) s->max_threads = 1;
-    pthread_mutex_init(&s->lock, NULL);
+    cu_programs_init(s);
     cu_cache_init(&s->cache, memory);
     cu_staging_init(&s->staging);
     device->ops = &cu_ops;

@@ -2,7 +2,7 @@
  * on devices of compute capability 8.0 and later, accumulated in float32
  * by mma.sync.aligned.m16n8k16 (inline PTX: NVRTC has no mma.h without the
  * toolkit), the result rounded once to the output's dtype with the CPU's
- * rounding. Same contract as the tiled kernel (cl_kernels_matmul.c): batch
+ * rounding. Same contract as the tiled kernel (backends/clc/clk_matmul.c): batch
  * axes already broadcast (stride 0 where repeated), any strides, any M, N
  * and K (edges filled with zeros in shared memory, stores bounds-checked).
  * float32 keeps the tiled kernel: TF32 is off, as PyTorch's default.
@@ -17,7 +17,9 @@
 #include <stdio.h>
 
 #include "backends/cuda/cu_gemm.h"
-#include "backends/opencl/cl_kernels_common.h"
+#include "backends/clc/clk_kernels.h"
+#include "backends/clc/clk_source.h"
+#include "backends/cuda/cu_runtime.h"
 #include "core/status.h"
 
 #define GEMM_BLOCK 64    /* outputs per block side */
@@ -149,12 +151,10 @@ porta_status *cu_gemm_run(porta_device *device, const porta_tensor *const *input
     int64_t n_blocks = (n + GEMM_BLOCK - 1) / GEMM_BLOCK;
     clk_mem layout_buffer;
     PORTA_TRY(clk_matmul_layout(device, a, b, out, m_blocks, &layout_buffer));
-    const clk_backend *backend = clk_backend_of(device);
     const char *name = out->dtype == PORTA_BF16 ? "gemm_tc_bf16" : "gemm_tc_f16";
-    void *kernel;
-    porta_status *status = backend->kernel_get(device, gemm_source, name, &kernel);
+    clk_args args;
+    porta_status *status = clk_begin(&cu_launcher, device, gemm_source, name, &args);
     if (!status) {
-        clk_args args = clk_args_begin(device, kernel);
         clk_arg_tensor(&args, out);
         clk_arg_tensor(&args, a);
         clk_arg_tensor(&args, b);

@@ -2,17 +2,18 @@
  * rendered once, as OpenCL C (codegen/codegen_cl.c), and the same source
  * compiles as CUDA C++: this dialect spells the OpenCL words those sources
  * use in CUDA (address spaces, work-item indices, vector-free bit casts,
- * OpenCL's integer and float names), then the OpenCL backend's own prelude
- * follows unchanged — fixed-width integers, libm names mapped onto
- * overloads (CUDA's math has them too), float16/bfloat16 conversions with
- * the CPU's rounding, the C renderer's helpers. NVRTC compiles with
+ * OpenCL's integer and float names), then the kernel library's OpenCL
+ * prelude (backends/clc/clk_prelude.c) follows unchanged — fixed-width
+ * integers, libm names mapped onto overloads (CUDA's math has them too),
+ * float16/bfloat16 conversions with the CPU's rounding, the C renderer's
+ * helpers. NVRTC compiles with
  * -default-device, so the helpers' plain `static inline` functions are
  * device functions. */
-#include <stdlib.h>
-#include <string.h>
+#include <pthread.h>
 
+#include "backends/clc/clk_prelude.h"
+#include "backends/clc/clk_source.h"
 #include "backends/cuda/cu_runtime.h"
-#include "backends/opencl/cl_runtime.h"
 
 static const char dialect[] =
     /* CUDA always has doubles: the OpenCL prelude keeps `double` */
@@ -69,15 +70,7 @@ static const char dialect[] =
 static char *text;
 static pthread_once_t text_once = PTHREAD_ONCE_INIT;
 
-static void join(void) {
-    const char *opencl = cl_prelude();
-    if (!opencl) return;
-    size_t a = strlen(dialect), b = strlen(opencl);
-    text = malloc(a + b + 1);
-    if (!text) return;
-    memcpy(text, dialect, a);
-    memcpy(text + a, opencl, b + 1);
-}
+static void join(void) { text = clk_join(dialect, clk_prelude()); }
 
 const char *cu_prelude(void) {
     pthread_once(&text_once, join);

@@ -1,34 +1,16 @@
-/* CUDA programs: compiled by NVRTC once per device and architecture, kept
- * in memory and on disk; launches.
- *
- * A disk entry's name hashes the full source, NVRTC's options (the
- * architecture among them) and the driver's version, so another driver or
- * GPU generation never loads an old cubin; the entry also stores the
- * source, compared on load. A failed compile's error holds NVRTC's log. */
+/* CUDA's driver and NVRTC calls behind the shared program cache
+ * (backends/clc/clk_program_cache.h): compiles for the device's
+ * architecture (the options and the driver's version key the disk cache,
+ * so another driver or GPU generation never loads an old cubin), modules
+ * from cubins, functions of a module; launches. A failed compile's error
+ * holds NVRTC's log. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
+#include "backends/clc/clk_source.h"
 #include "backends/cuda/cu_runtime.h"
-#include "runtime/compile_stats.h"
 #include "core/status.h"
-#include "runtime/kernel_cache.h"
-#include "runtime/profiler.h"
-
-struct cu_program_entry {
-    cu_program_entry *next;
-    uint64_t hash; /* of source, compared before the source itself */
-    char *source;
-    CUmodule module;
-};
-
-static double seconds_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 porta_status *cu_error(const cu_state *s, CUresult code, const char *call) {
     const char *name = NULL;
@@ -105,168 +87,82 @@ static porta_status *compile_full(const cu_nvrtc_api *nv, const char *full, int 
     return status;
 }
 
-/* The prelude and `source`, malloc'd. */
-static char *with_prelude(const char *source) {
-    const char *prelude = cu_prelude();
-    if (!prelude) return NULL;
-    size_t a = strlen(prelude), b = strlen(source);
-    char *full = malloc(a + b + 1);
-    if (!full) return NULL;
-    memcpy(full, prelude, a);
-    memcpy(full + a, source, b + 1);
-    return full;
-}
-
 porta_status *cu_compile(const char *source, int major, int minor, char **cubin,
                          size_t *size) {
     const char *why = NULL;
     const cu_nvrtc_api *nv = cu_nvrtc_load(&why);
     if (!nv) return porta_error(PORTA_ERR_UNSUPPORTED, "CUDA: %s", why);
-    char *full = with_prelude(source);
+    char *full = clk_join(cu_prelude(), source);
     if (!full) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "CUDA: no memory for a program");
     porta_status *status = compile_full(nv, full, major, minor, cubin, size);
     free(full);
     return status;
 }
 
-/* ---- the disk cache ---- */
-
-/* An entry: "PCUB", the source's length, the source, the cubin. */
-static const char entry_magic[4] = {'P', 'C', 'U', 'B'};
-
-static void entry_name(const cu_state *s, const char *full, char *name, size_t cap) {
-    char arch[32], identity[64];
-    const char *options[CU_OPTION_SLOTS];
-    cu_compile_options(s->major, s->minor, arch, options);
-    snprintf(identity, sizeof identity, "driver %d", s->driver_version);
-    uint64_t a = porta_hash_text(PORTA_HASH_SEED, full);
-    for (int i = 0; options[i]; i++) a = porta_hash_text(a, options[i]);
-    uint64_t b = porta_hash_text(porta_hash_text(a ^ 0x9e3779b97f4a7c15ull, identity), full);
-    snprintf(name, cap, "%016" PRIx64 "%016" PRIx64 ".cubin", a, b);
-}
-
-/* The cubin of dir/name when it holds `full`'s, else NULL. */
-static char *load_from_disk(const char *dir, const char *name, const char *full) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char magic[4], *source = NULL, *cubin = NULL;
-    uint64_t source_len = 0;
-    size_t full_len = strlen(full);
-    long start, end;
-    bool ok = fread(magic, 1, 4, f) == 4 && memcmp(magic, entry_magic, 4) == 0 &&
-              fread(&source_len, sizeof source_len, 1, f) == 1 && source_len == full_len &&
-              (source = malloc(full_len + 1)) && fread(source, 1, full_len, f) == full_len &&
-              memcmp(source, full, full_len) == 0 && (start = ftell(f)) > 0 &&
-              fseek(f, 0, SEEK_END) == 0 && (end = ftell(f)) > start &&
-              fseek(f, start, SEEK_SET) == 0 && (cubin = malloc((size_t)(end - start))) &&
-              fread(cubin, 1, (size_t)(end - start), f) == (size_t)(end - start);
-    free(source);
-    fclose(f);
-    if (!ok) {
-        free(cubin);
-        return NULL;
-    }
-    return cubin;
-}
-
-static void save_to_disk(const char *dir, const char *name, const char *full, const char *cubin,
-                         size_t size) {
-    uint64_t source_len = strlen(full);
-    size_t header = 4 + sizeof source_len + source_len;
-    char *entry = malloc(header + size);
-    if (!entry) return;
-    memcpy(entry, entry_magic, 4);
-    memcpy(entry + 4, &source_len, sizeof source_len);
-    memcpy(entry + 4 + sizeof source_len, full, source_len);
-    memcpy(entry + header, cubin, size);
-    porta_status_free(porta_kernel_cache_write(dir, name, entry, header + size));
-    free(entry);
-}
-
-/* A module for `full`: its cubin from the disk cache (an entry the driver
- * rejects is recompiled and rewritten), else compiled. */
-static porta_status *load_module(porta_device *device, const char *full, CUmodule *module) {
+static porta_status *cu_build_source(porta_device *device, const char *full, void **program,
+                                     void **binary, size_t *size) {
     cu_state *s = cu_of(device);
-    char dir[768], name[64];
-    entry_name(s, full, name, sizeof name);
-    porta_status *dir_status = porta_kernel_cache_dir("cuda", dir, sizeof dir);
-    char *cubin = dir_status ? NULL : load_from_disk(dir, name, full);
-    if (cubin && s->cu->cuModuleLoadData(module, cubin) == CUDA_SUCCESS) {
-        compiler_count(COUNTER_KERNEL_DISK_HITS, 1);
-        free(cubin);
-        porta_status_free(dir_status);
-        return NULL;
-    }
-    free(cubin);
-    cubin = NULL;
     const char *why = NULL;
     const cu_nvrtc_api *nv = cu_nvrtc_load(&why);
-    porta_status *status = NULL;
-    if (!nv) status = porta_error(PORTA_ERR_UNSUPPORTED, "CUDA: %s", why);
-    size_t size = 0;
-    double start = seconds_now();
-    uint64_t begin = prof_begin();
-    if (!status) status = compile_full(nv, full, s->major, s->minor, &cubin, &size);
-    prof_end(PROF_COMPILE, device, "NVRTC compile", name, -1, begin);
-    compiler_count_compile_seconds(seconds_now() - start);
-    compiler_count(COUNTER_KERNELS_COMPILED, 1);
-    if (!status) {
-        CUresult r = s->cu->cuModuleLoadData(module, cubin);
-        if (r != CUDA_SUCCESS)
-            status = cu_error(s, r, "cuModuleLoadData");
-        else if (!dir_status)
-            save_to_disk(dir, name, full, cubin, size);
+    if (!nv) return porta_error(PORTA_ERR_UNSUPPORTED, "CUDA: %s", why);
+    char *cubin = NULL;
+    PORTA_TRY(compile_full(nv, full, s->major, s->minor, &cubin, size));
+    CUmodule module;
+    CUresult r = s->cu->cuModuleLoadData(&module, cubin);
+    if (r != CUDA_SUCCESS) {
+        free(cubin);
+        return cu_error(s, r, "cuModuleLoadData");
     }
-    free(cubin);
-    porta_status_free(dir_status);
-    return status;
+    *program = module;
+    *binary = cubin;
+    return NULL;
 }
 
-/* The module of `source`: memory, then load_module. Lock held. */
-static porta_status *find_program(porta_device *device, const char *source,
-                                  cu_program_entry **out) {
+static void *cu_load_binary(porta_device *device, const void *binary, size_t size) {
+    (void)size; /* a cubin carries its own size */
+    CUmodule module;
+    return cu_of(device)->cu->cuModuleLoadData(&module, binary) == CUDA_SUCCESS ? module : NULL;
+}
+
+static porta_status *cu_program_function(porta_device *device, void *program, const char *name,
+                                         void **kernel) {
     cu_state *s = cu_of(device);
-    uint64_t hash = porta_hash_text(PORTA_HASH_SEED, source);
-    for (cu_program_entry *e = s->programs; e; e = e->next)
-        if (e->hash == hash && strcmp(e->source, source) == 0) {
-            *out = e;
-            return NULL;
-        }
-    char *full = with_prelude(source);
-    cu_program_entry *entry = calloc(1, sizeof *entry);
-    char *copy = strdup(source);
-    porta_status *status = NULL;
-    if (!full || !entry || !copy)
-        status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "CUDA: no memory for a program");
-    if (!status) status = load_module(device, full, &entry->module);
-    free(full);
-    if (status) {
-        free(entry);
-        free(copy);
-        return status;
-    }
-    entry->hash = hash;
-    entry->source = copy;
-    entry->next = s->programs;
-    s->programs = entry;
-    *out = entry;
+    CUfunction function;
+    CUresult r = s->cu->cuModuleGetFunction(&function, program, name);
+    if (r != CUDA_SUCCESS) return cu_error(s, r, "cuModuleGetFunction");
+    *kernel = function;
     return NULL;
+}
+
+static const clk_compiler cu_compiler = {
+    .label = "CUDA",
+    .cache_dir = "cuda",
+    .magic = {'P', 'C', 'U', 'B'},
+    .extension = ".cubin",
+    .build_name = "NVRTC compile",
+    .prelude = cu_prelude,
+    .build = cu_build_source,
+    .load = cu_load_binary,
+    .kernel = cu_program_function,
+};
+
+void cu_programs_init(cu_state *s) {
+    char identity[64];
+    const char *options[CU_OPTION_SLOTS];
+    cu_compile_options(s->major, s->minor, s->arch_option, options);
+    snprintf(identity, sizeof identity, "driver %d", s->driver_version);
+    clk_program_cache_init(&s->programs, &cu_compiler, options, identity);
 }
 
 porta_status *cu_function_get(porta_device *device, const char *source, const char *name,
                               CUfunction *out) {
     cu_state *s = cu_of(device);
-    pthread_mutex_lock(&s->lock);
     CUresult r = s->cu->cuCtxSetCurrent(s->context);
-    cu_program_entry *e = NULL;
-    porta_status *status =
-        r ? cu_error(s, r, "cuCtxSetCurrent") : find_program(device, source, &e);
-    if (!status && (r = s->cu->cuModuleGetFunction(out, e->module, name)) != CUDA_SUCCESS)
-        status = cu_error(s, r, "cuModuleGetFunction");
-    pthread_mutex_unlock(&s->lock);
-    return status;
+    if (r) return cu_error(s, r, "cuCtxSetCurrent");
+    void *function;
+    PORTA_TRY(clk_program_kernel(&s->programs, device, source, name, &function));
+    *out = function;
+    return NULL;
 }
 
 porta_status *cu_launch(cu_state *s, CUfunction function, void **params, int64_t work) {

@@ -1,21 +1,22 @@
 /* The CUDA backend's internal interface: one porta device per CUDA device,
  * each with its primary context and a stream every operation goes to;
  * programs compiled by NVRTC for the device's architecture and cached
- * (memory and disk); kernels launched on the stream. */
+ * (memory and disk, backends/clc's program cache); kernels launched on the
+ * stream. The kernel library (backends/clc) reaches the device through
+ * cu_launcher. */
 #ifndef PORTA_BACKENDS_CUDA_CU_RUNTIME_H
 #define PORTA_BACKENDS_CUDA_CU_RUNTIME_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backends/clc/clk_launch.h"
+#include "backends/clc/clk_program_cache.h"
 #include "backends/cuda/cu_alloc.h"
 #include "backends/cuda/cu_api.h"
 #include "backends/cuda/cu_stream.h"
 #include "porta.h"
 #include "runtime/device.h"
-
-typedef struct cu_program_entry cu_program_entry;
 
 typedef struct cu_state {
     const cu_driver_api *cu;
@@ -26,8 +27,8 @@ typedef struct cu_state {
     int major, minor; /* compute capability: NVRTC's sm_<major><minor> */
     int driver_version;
     int max_threads;
-    pthread_mutex_t lock;       /* the program list */
-    cu_program_entry *programs; /* loaded modules, most recent first */
+    char arch_option[32];       /* NVRTC's architecture option, a key of the program cache */
+    clk_program_cache programs; /* loaded modules and their functions */
     cu_cache cache;             /* freed device memory kept for reuse (cu_alloc.c) */
     cu_staging staging;         /* pinned buffers for copies from the host (cu_stream.c) */
 } cu_state;
@@ -64,8 +65,13 @@ void cu_compile_options(int major, int minor, char arch[32], const char *options
 porta_status *cu_compile(const char *source, int major, int minor, char **cubin,
                          size_t *size);
 
+/* Readies the device's program cache (compute capability and driver
+ * version known). */
+void cu_programs_init(cu_state *s);
+
 /* The function `name` of `source`, from the device's modules (memory,
- * then the disk cache, then a compile). Valid for the process. */
+ * then the disk cache, then a compile). Thread-safe; valid for the
+ * process. */
 porta_status *cu_function_get(porta_device *device, const char *source, const char *name,
                               CUfunction *out);
 
@@ -73,5 +79,9 @@ porta_status *cu_function_get(porta_device *device, const char *source, const ch
  * stream (blocks of up to 256 threads; kernels check their index against
  * the count); params as cuLaunchKernel takes them. */
 porta_status *cu_launch(cu_state *s, CUfunction function, void **params, int64_t work);
+
+/* How the kernel library (backends/clc) gets and launches its kernels on
+ * a CUDA device (cu_launcher.c). */
+extern const clk_launcher cu_launcher;
 
 #endif

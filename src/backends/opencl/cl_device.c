@@ -3,17 +3,14 @@
  * own context and in-order queue. Buffers are cl_mem objects counted
  * against Porta's memory limit. Elementwise ops, casts, fills and
  * reductions run as kernel-IR kernels (the same renderer as fused ones);
- * the other primitives have kernels of their own (cl_kernels_*.c). */
+ * the other primitives run the kernel library's (backends/clc). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/opencl/cl_kernels_common.h"
+#include "backends/clc/clk_kernels.h"
+#include "backends/clc/clk_kir.h"
 #include "backends/opencl/cl_runtime.h"
-#include "codegen/codegen_cl.h"
-#include "codegen/kir_built.h"
-#include "codegen/kir_layout.h"
-#include "runtime/compile_stats.h"
 #include "core/alloc.h"
 #include "core/status.h"
 #include "runtime/profiler.h"
@@ -101,35 +98,17 @@ static porta_status *no_fp64(const cl_state *s) {
                        s->name);
 }
 
-/* Call with the device's lock held. */
-static porta_status *prepare_locked(porta_device *device, const kir_kernel *kernel,
-                                    kir_built **out) {
-    cl_state *s = cl_of(device);
-    uint64_t hash = kir_hash(kernel);
-    if ((*out = kir_built_find(s, kernel, hash))) return NULL;
-    for (int i = 0; i < kernel->value_count; i++)
-        if (!dtype_usable(s, kernel->values[i].dtype)) return no_fp64(s);
-    char *source = NULL;
-    PORTA_TRY(kir_render_cl(kernel, &source));
-    cl_kernel built;
-    porta_status *status = cl_kernel_get(device, source, "kir_main", &built);
-    free(source);
-    return status ? status : kir_built_add(s, kernel, hash, built, out);
+porta_status *cl_check_dtype(porta_device *device, porta_dtype dtype) {
+    const cl_state *s = cl_of(device);
+    return dtype_usable(s, dtype) ? NULL : no_fp64(s);
 }
 
 static porta_status *cl_prepare_kernel(porta_device *device, const kir_kernel *kernel,
                                        void **program) {
-    cl_state *s = cl_of(device);
-    pthread_mutex_lock(&s->lock);
-    kir_built *p = kir_built_find(s, kernel, kir_hash(kernel));
-    porta_status *status = NULL;
-    if (p)
-        compiler_count(COUNTER_KERNEL_MEMORY_HITS, 1);
-    else
-        status = prepare_locked(device, kernel, &p);
-    pthread_mutex_unlock(&s->lock);
-    if (!status) *program = p;
-    return status;
+    kir_built *built;
+    PORTA_TRY(clk_kir_prepare(&cl_launcher, device, kernel, true, &built));
+    *program = built;
+    return NULL;
 }
 
 /* Call with the device's lock held. */
@@ -168,29 +147,6 @@ static porta_status *cl_run_kernel(porta_device *device, void *program, const ki
     return status;
 }
 
-/* An elementwise op, cast, fill or reduction as a one-op kernel; *done
- * false when the kernel IR cannot express it. */
-static porta_status *run_single(porta_device *device, const porta_prim *prim,
-                                const porta_tensor *const *inputs, int input_count,
-                                porta_tensor *out, bool *done) {
-    *done = true;
-    if (porta_tensor_numel(out) == 0) return NULL; /* no rows: nothing to build or run */
-    static _Thread_local kir_kernel kernel; /* 20 KB: off the stack */
-    kir_args args;
-    int64_t work;
-    *done = kir_single(prim, inputs, input_count, out, &kernel, &args, &work);
-    if (!*done) return NULL;
-    for (int i = 0; i < input_count; i++) kir_bind_tensor(&args, i, inputs[i]);
-    kir_bind_tensor(&args, input_count, out);
-    cl_state *s = cl_of(device);
-    pthread_mutex_lock(&s->lock);
-    kir_built *p;
-    porta_status *status = prepare_locked(device, &kernel, &p);
-    if (!status) status = run_locked(s, p, &args, work);
-    pthread_mutex_unlock(&s->lock);
-    return status;
-}
-
 /* ---- primitives ---- */
 
 /* Every primitive has a kernel; float64 needs the device's cl_khr_fp64.
@@ -210,33 +166,9 @@ static bool cl_supports(porta_device *device, const porta_prim *prim,
 static porta_status *cl_execute(porta_device *device, const porta_prim *prim,
                                 const porta_tensor *const *inputs, int input_count,
                                 porta_tensor *out) {
-    cl_state *s = cl_of(device);
-    for (int i = 0; i < input_count; i++)
-        if (!dtype_usable(s, inputs[i]->dtype)) return no_fp64(s);
-    if (!dtype_usable(s, out->dtype)) return no_fp64(s);
-    switch (prim->kind) {
-    case PRIM_UNARY:
-    case PRIM_BINARY:
-    case PRIM_TERNARY:
-    case PRIM_CAST:
-    case PRIM_FILL:
-    case PRIM_REDUCE: {
-        bool done;
-        PORTA_TRY(run_single(device, prim, inputs, input_count, out, &done));
-        return done ? NULL : cl_exec_special(device, prim, inputs, input_count, out);
-    }
-    case PRIM_PAD: return cl_exec_pad(device, prim, inputs, input_count, out);
-    case PRIM_GATHER:
-    case PRIM_SCATTER:
-    case PRIM_INDEX_SELECT: return cl_exec_index(device, prim, inputs, input_count, out);
-    case PRIM_MATMUL: return cl_exec_matmul(device, prim, inputs, input_count, out);
-    case PRIM_CONV: return cl_exec_conv(device, prim, inputs, input_count, out);
-    case PRIM_RANDOM: return cl_exec_random(device, prim, inputs, input_count, out);
-    case PRIM_SORT: return cl_exec_sort(device, prim, inputs, input_count, out);
-    default:
-        return porta_error(PORTA_ERR_INTERNAL, "OpenCL: primitive %s is not executable",
-                           porta_prim_kind_name(prim->kind));
-    }
+    for (int i = 0; i < input_count; i++) PORTA_TRY(cl_check_dtype(device, inputs[i]->dtype));
+    PORTA_TRY(cl_check_dtype(device, out->dtype));
+    return clk_execute(&cl_launcher, device, prim, inputs, input_count, out);
 }
 
 static const porta_backend_ops cl_ops = {
@@ -307,6 +239,7 @@ static void add_device(const cl_api *cl, cl_platform_id platform, cl_device_id i
     if (!s->max_work_group) s->max_work_group = 1;
     s->local_memory = local_memory;
     pthread_mutex_init(&s->lock, NULL);
+    cl_programs_init(s);
     porta_device *device = &devices[*count];
     device->ops = &cl_ops;
     device->impl = s;

@@ -1,36 +1,31 @@
-/* The hand-written kernels (backends/opencl/cl_kernels_*.c: GEMM,
- * convolution, indexing, padding, random numbers, integer division and
- * power, erfinv, argmax/argmin) on CUDA: their OpenCL C compiles as CUDA
- * behind the prelude (cu_prelude.c), and this is their launch side
- * (clk_backend): functions from the device's module cache, arguments as
- * cuLaunchKernel's parameter array (a buffer is its device address), 1-D
- * launches in blocks of up to 256 threads, 2-D launches in the kernel's
- * own work-group shape. Launches go to the device's stream in order. */
+/* The kernel library (backends/clc: GEMM, convolution, indexing, padding,
+ * random numbers, integer division and power, erfinv, argmax/argmin) on
+ * CUDA: its OpenCL C compiles as CUDA behind the prelude (cu_prelude.c),
+ * and this is its launcher (clk_launcher): functions from the device's
+ * module cache, arguments as cuLaunchKernel's parameter array (a buffer is
+ * its device address; they live in the launch's own arrays, so nothing
+ * needs a lock), 1-D launches in blocks of up to 256 threads, 2-D launches
+ * in the kernel's own work-group shape. Launches go to the device's stream
+ * in order. */
 #include "backends/cuda/cu_runtime.h"
-#include "backends/opencl/cl_kernels_common.h"
 #include "core/status.h"
-
-/* Kernel arguments live in the launch's own arrays: nothing to guard. */
-static void cu_hand_lock(porta_device *device) {}
-
-static void cu_hand_unlock(porta_device *device) {}
 
 static porta_status *current(cu_state *s) {
     CUresult r = s->cu->cuCtxSetCurrent(s->context);
     return r ? cu_error(s, r, "cuCtxSetCurrent") : NULL;
 }
 
-static porta_status *cu_hand_kernel(porta_device *device, const char *source, const char *name,
-                                    void **kernel) {
-    PORTA_TRY(current(cu_of(device)));
+static porta_status *cu_launcher_kernel(porta_device *device, const char *source,
+                                        const char *name, void **kernel) {
     CUfunction function;
     PORTA_TRY(cu_function_get(device, source, name, &function));
     *kernel = function;
     return NULL;
 }
 
-static porta_status *cu_hand_launch(porta_device *device, void *kernel, const clk_arg *args,
-                                    int count, const size_t global[2], const size_t local[2]) {
+static porta_status *cu_launcher_launch(porta_device *device, void *kernel,
+                                        const clk_arg *args, int count, const size_t global[2],
+                                        const size_t local[2]) {
     cu_state *s = cu_of(device);
     if (count > CLK_MAX_ARGS)
         return porta_error(PORTA_ERR_INTERNAL, "CUDA: %d kernel arguments (at most %d)", count,
@@ -60,20 +55,12 @@ static porta_status *cu_hand_launch(porta_device *device, void *kernel, const cl
     return r ? cu_error(s, r, "cuLaunchKernel") : NULL;
 }
 
-static bool cu_hand_fp64(porta_device *device) { return true; }
-
-static size_t cu_hand_max_group(porta_device *device) {
+static size_t cu_launcher_max_group(porta_device *device) {
     return (size_t)cu_of(device)->max_threads;
 }
 
-static const char *cu_hand_name(porta_device *device) { return cu_of(device)->name; }
-
-const clk_backend clk_cuda_backend = {
-    .lock = cu_hand_lock,
-    .unlock = cu_hand_unlock,
-    .kernel_get = cu_hand_kernel,
-    .launch = cu_hand_launch,
-    .has_fp64 = cu_hand_fp64,
-    .max_group = cu_hand_max_group,
-    .device_name = cu_hand_name,
+const clk_launcher cu_launcher = {
+    .kernel_get = cu_launcher_kernel,
+    .launch = cu_launcher_launch,
+    .max_group = cu_launcher_max_group,
 };

@@ -1,4 +1,4 @@
-/* PRIM_SORT on OpenCL: the stable sorting permutation of every row along
+/* PRIM_SORT in OpenCL C: the stable sorting permutation of every row along
  * `axis`, any row length, by a bottom-up merge sort whose passes run one
  * item per element.
  *
@@ -12,7 +12,8 @@
  * deterministic: the permutation equals the CPU's merge sort's. */
 #include <stdio.h>
 
-#include "backends/opencl/cl_kernels_common.h"
+#include "backends/clc/clk_kernels.h"
+#include "backends/clc/clk_source.h"
 #include "core/status.h"
 
 /* Layout: outer rank, row length, x's and out's strides along the axis;
@@ -124,13 +125,10 @@ typedef struct sort_launch {
     int64_t count;
 } sort_launch;
 
-static porta_status *run(porta_device *device, const sort_launch *l) {
-    const clk_backend *backend = clk_backend_of(device);
-    backend->lock(device);
-    void *kernel;
-    porta_status *status = backend->kernel_get(device, sort_source, l->name, &kernel);
+static porta_status *run(const clk_launcher *launcher, porta_device *device, const sort_launch *l) {
+    clk_args args;
+    porta_status *status = clk_begin(launcher, device, sort_source, l->name, &args);
     if (!status) {
-        clk_args args = clk_args_begin(device, kernel);
         switch (l->kind) {
         case SORT_MERGE:
             clk_arg_buffer(&args, l->buffers[0]);
@@ -153,12 +151,12 @@ static porta_status *run(porta_device *device, const sort_launch *l) {
         clk_arg_long(&args, l->count);
         status = clk_launch(&args, l->count);
     }
-    backend->unlock(device);
     return status;
 }
 
-porta_status *cl_exec_sort(porta_device *device, const porta_prim *prim,
-                           const porta_tensor *const *inputs, int input_count, porta_tensor *out) {
+porta_status *clk_exec_sort(const clk_launcher *launcher, porta_device *device,
+                            const porta_prim *prim, const porta_tensor *const *inputs,
+                            int input_count, porta_tensor *out) {
     if (input_count != 1 || out->dtype != PORTA_I64)
         return porta_error(PORTA_ERR_INTERNAL,
                            "sort kernel: expected one input and an int64 out, got %d inputs "
@@ -191,20 +189,20 @@ porta_status *cl_exec_sort(porta_device *device, const porta_prim *prim,
         sort_launch keys = {.kind = SORT_KEYS, .name = name, .tensor = x, .buffers = {pairs[0]},
                             .layout = layout_buffer,
                             .descending = prim->op == PORTA_SORT_DESCENDING, .count = count};
-        status = run(device, &keys);
+        status = run(launcher, device, &keys);
     }
     int current = 0; /* the buffer holding the latest pass */
     for (int64_t width = 1; width < n && !status; width *= 2) {
         sort_launch merge = {.kind = SORT_MERGE,
                              .name = "sort_merge", .buffers = {pairs[1 - current], pairs[current]},
                              .n = n, .width = width, .count = count};
-        status = run(device, &merge);
+        status = run(launcher, device, &merge);
         current = 1 - current;
     }
     if (!status) {
         sort_launch store = {.kind = SORT_STORE, .name = "sort_store", .tensor = out, .buffers = {pairs[current]},
                              .layout = layout_buffer, .count = count};
-        status = run(device, &store);
+        status = run(launcher, device, &store);
     }
     for (int b = 0; b < 2; b++) clk_release(device, pairs[b]);
     clk_release(device, layout_buffer);

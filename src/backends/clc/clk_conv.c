@@ -1,4 +1,4 @@
-/* PRIM_CONV on OpenCL, for any number of spatial dims.
+/* PRIM_CONV in OpenCL C, for any number of spatial dims.
  *
  * For group g the output is the matrix product W_g [Cout / groups, depth]
  * @ col [depth, N * positions], where depth runs over (input channel,
@@ -20,7 +20,8 @@
  * out [N, Cout, out...] may have any strides. */
 #include <stdio.h>
 
-#include "backends/opencl/cl_kernels_common.h"
+#include "backends/clc/clk_kernels.h"
+#include "backends/clc/clk_source.h"
 #include "core/status.h"
 
 /* Output channels per group below which the direct kernel runs. */
@@ -186,8 +187,9 @@ void clk_conv_programs(clk_program_visit visit, void *ctx) {
     visit(ctx, "conv", conv_source, true);
 }
 
-porta_status *cl_exec_conv(porta_device *device, const porta_prim *prim,
-                           const porta_tensor *const *inputs, int input_count, porta_tensor *out) {
+porta_status *clk_exec_conv(const clk_launcher *launcher, porta_device *device,
+                            const porta_prim *prim, const porta_tensor *const *inputs,
+                            int input_count, porta_tensor *out) {
     if (input_count != 2 && input_count != 3)
         return porta_error(PORTA_ERR_INTERNAL, "conv kernel: expected 2 or 3 inputs, got %d",
                            input_count);
@@ -241,16 +243,13 @@ porta_status *cl_exec_conv(porta_device *device, const porta_prim *prim,
     }
     clk_mem layout_buffer;
     PORTA_TRY(clk_layout_buffer(device, &layout, &layout_buffer));
-    const clk_backend *backend = clk_backend_of(device);
     int64_t out_per_group = out->sizes[1] / groups;
-    bool gemm = out_per_group >= CV_GEMM_MIN_CHANNELS && backend->max_group(device) >= 256;
+    bool gemm = out_per_group >= CV_GEMM_MIN_CHANNELS && launcher->max_group(device) >= 256;
     char name[32];
     snprintf(name, sizeof name, "conv_%s%s", gemm ? "gemm_" : "", clk_dtype_suffix(out->dtype));
-    backend->lock(device);
-    void *kernel;
-    porta_status *status = backend->kernel_get(device, conv_source, name, &kernel);
+    clk_args args;
+    porta_status *status = clk_begin(launcher, device, conv_source, name, &args);
     if (!status) {
-        clk_args args = clk_args_begin(device, kernel);
         clk_arg_tensor(&args, out);
         clk_arg_tensor(&args, x);
         clk_arg_tensor(&args, w);
@@ -266,7 +265,6 @@ porta_status *cl_exec_conv(porta_device *device, const porta_prim *prim,
             status = clk_launch(&args, count);
         }
     }
-    backend->unlock(device);
     clk_release(device, layout_buffer);
     return status;
 }

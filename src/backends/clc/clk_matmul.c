@@ -1,4 +1,4 @@
-/* PRIM_MATMUL on OpenCL: out[..., M, N] = a[..., M, K] @ b[..., K, N] over
+/* PRIM_MATMUL in OpenCL C: out[..., M, N] = a[..., M, K] @ b[..., K, N] over
  * batch axes already broadcast (stride 0 where repeated), any strides.
  *
  * A work group of 16 x 16 items computes a 64 x 64 block of one batch's
@@ -11,7 +11,8 @@
  * for float64, and wrapping 64-bit integers for integers, truncated to the
  * dtype's width as the CPU does. Devices whose work groups cannot hold
  * 256 items get a kernel with one output per item. */
-#include "backends/opencl/cl_kernels_common.h"
+#include "backends/clc/clk_kernels.h"
+#include "backends/clc/clk_source.h"
 #include <stdio.h>
 
 #include "core/status.h"
@@ -162,9 +163,9 @@ porta_status *clk_matmul_layout(porta_device *device, const porta_tensor *a,
     return clk_layout_buffer(device, &layout, buffer);
 }
 
-porta_status *cl_exec_matmul(porta_device *device, const porta_prim *prim,
-                             const porta_tensor *const *inputs, int input_count,
-                             porta_tensor *out) {
+porta_status *clk_exec_matmul(const clk_launcher *launcher, porta_device *device,
+                              const porta_prim *prim, const porta_tensor *const *inputs,
+                              int input_count, porta_tensor *out) {
     (void)prim;
     if (input_count != 2 || out->rank < 2)
         return porta_error(PORTA_ERR_INTERNAL,
@@ -187,16 +188,13 @@ porta_status *cl_exec_matmul(porta_device *device, const porta_prim *prim,
     clk_mem layout_buffer;
     PORTA_TRY(clk_matmul_layout(device, a, b, out, m_blocks, &layout_buffer));
 
-    const clk_backend *backend = clk_backend_of(device);
-    bool tiled = backend->max_group(device) >= MM_GROUP * MM_GROUP;
+    bool tiled = launcher->max_group(device) >= MM_GROUP * MM_GROUP;
     char name[32];
     snprintf(name, sizeof name, "mm_%s_%s", tiled ? "tiled" : "simple",
              clk_dtype_suffix(dtype));
-    backend->lock(device);
-    void *kernel;
-    porta_status *status = backend->kernel_get(device, matmul_sources[dtype], name, &kernel);
+    clk_args args;
+    porta_status *status = clk_begin(launcher, device, matmul_sources[dtype], name, &args);
     if (!status) {
-        clk_args args = clk_args_begin(device, kernel);
         clk_arg_tensor(&args, out);
         clk_arg_tensor(&args, a);
         clk_arg_tensor(&args, b);
@@ -211,7 +209,6 @@ porta_status *cl_exec_matmul(porta_device *device, const porta_prim *prim,
             status = clk_launch(&args, batches * m * n);
         }
     }
-    backend->unlock(device);
     clk_release(device, layout_buffer);
     return status ? porta_error_context(status, "matmul kernel") : NULL;
 }

@@ -1,4 +1,4 @@
-/* PRIM_RANDOM on OpenCL: one item per element; element i (row-major over
+/* PRIM_RANDOM in OpenCL C: one item per element; element i (row-major over
  * out's logical shape) takes stream position offset + i of the Philox
  * 4x32-10 stream core/philox.h defines, so uniform values are bit for bit
  * the CPU's and normal values agree to a few ulp (the device's log, sqrt,
@@ -7,7 +7,8 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "backends/opencl/cl_kernels_common.h"
+#include "backends/clc/clk_kernels.h"
+#include "backends/clc/clk_source.h"
 #include "core/philox.h"
 #include "core/status.h"
 
@@ -109,9 +110,9 @@ static float float_limit(double high) {
     return limit;
 }
 
-porta_status *cl_exec_random(porta_device *device, const porta_prim *prim,
-                             const porta_tensor *const *inputs, int input_count,
-                             porta_tensor *out) {
+porta_status *clk_exec_random(const clk_launcher *launcher, porta_device *device,
+                              const porta_prim *prim, const porta_tensor *const *inputs,
+                              int input_count, porta_tensor *out) {
     (void)inputs;
     if (input_count != 0 || !porta_dtype_is_float(out->dtype))
         return porta_error(PORTA_ERR_INTERNAL,
@@ -129,12 +130,9 @@ porta_status *cl_exec_random(porta_device *device, const porta_prim *prim,
     char name[32];
     snprintf(name, sizeof name, "rnd_%s_%s", prim->normal ? "normal" : "uniform",
              clk_dtype_suffix(out->dtype));
-    const clk_backend *backend = clk_backend_of(device);
-    backend->lock(device);
-    void *kernel;
-    porta_status *status = backend->kernel_get(device, random_source, name, &kernel);
+    clk_args args;
+    porta_status *status = clk_begin(launcher, device, random_source, name, &args);
     if (!status) {
-        clk_args args = clk_args_begin(device, kernel);
         clk_arg_tensor(&args, out);
         clk_arg_buffer(&args, layout_buffer);
         clk_arg_value(&args, sizeof prim->seed, &prim->seed);
@@ -154,7 +152,6 @@ porta_status *cl_exec_random(porta_device *device, const porta_prim *prim,
         clk_arg_long(&args, count);
         status = clk_launch(&args, count);
     }
-    backend->unlock(device);
     clk_release(device, layout_buffer);
     return status;
 }

@@ -1,4 +1,4 @@
-/* PRIM_PAD on OpenCL: one item per output element. Out coordinate o on dim
+/* PRIM_PAD in OpenCL C: one item per output element. Out coordinate o on dim
  * d reads x coordinate o - before[d] when that lies inside x, else takes
  * the pad value; negative pads crop. Elements move as unsigned integers of
  * the dtype's width, and the value arrives as its bit pattern in out's
@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backends/opencl/cl_kernels_common.h"
+#include "backends/clc/clk_kernels.h"
+#include "backends/clc/clk_source.h"
 #include "core/dtype.h"
 #include "core/status.h"
 
@@ -36,8 +37,9 @@ static const char pad_source[] = CLK_COMMON_SOURCE PAD_KERNEL(1, uchar) PAD_KERN
 
 void clk_pad_programs(clk_program_visit visit, void *ctx) { visit(ctx, "pad", pad_source, true); }
 
-porta_status *cl_exec_pad(porta_device *device, const porta_prim *prim,
-                          const porta_tensor *const *inputs, int input_count, porta_tensor *out) {
+porta_status *clk_exec_pad(const clk_launcher *launcher, porta_device *device,
+                           const porta_prim *prim, const porta_tensor *const *inputs,
+                           int input_count, porta_tensor *out) {
     if (input_count != 1)
         return porta_error(PORTA_ERR_INTERNAL, "pad kernel: expected 1 input, got %d",
                            input_count);
@@ -67,12 +69,9 @@ porta_status *cl_exec_pad(porta_device *device, const porta_prim *prim,
     PORTA_TRY(clk_layout_buffer(device, &layout, &layout_buffer));
     char name[16];
     snprintf(name, sizeof name, "pad_%zu", porta_dtype_size(out->dtype));
-    const clk_backend *backend = clk_backend_of(device);
-    backend->lock(device);
-    void *kernel;
-    porta_status *status = backend->kernel_get(device, pad_source, name, &kernel);
+    clk_args args;
+    porta_status *status = clk_begin(launcher, device, pad_source, name, &args);
     if (!status) {
-        clk_args args = clk_args_begin(device, kernel);
         clk_arg_tensor(&args, out);
         clk_arg_tensor(&args, x);
         clk_arg_buffer(&args, layout_buffer);
@@ -80,7 +79,6 @@ porta_status *cl_exec_pad(porta_device *device, const porta_prim *prim,
         clk_arg_long(&args, count);
         status = clk_launch(&args, count);
     }
-    backend->unlock(device);
     clk_release(device, layout_buffer);
     return status;
 }

@@ -10,7 +10,8 @@
  *    extreme wins. */
 #include <stdio.h>
 
-#include "backends/opencl/cl_kernels_common.h"
+#include "backends/clc/clk_kernels.h"
+#include "backends/clc/clk_source.h"
 #include "core/status.h"
 
 /* Faults, as the CPU's elementwise kernels name them. */
@@ -181,13 +182,10 @@ typedef struct sp_launch {
     int64_t count;
 } sp_launch;
 
-static porta_status *run(porta_device *device, const sp_launch *l) {
-    const clk_backend *backend = clk_backend_of(device);
-    backend->lock(device);
-    void *kernel;
-    porta_status *status = backend->kernel_get(device, l->source, l->name, &kernel);
+static porta_status *run(const clk_launcher *launcher, porta_device *device, const sp_launch *l) {
+    clk_args args;
+    porta_status *status = clk_begin(launcher, device, l->source, l->name, &args);
     if (!status) {
-        clk_args args = clk_args_begin(device, kernel);
         for (int t = 0; t < l->tensor_count; t++) clk_arg_tensor(&args, l->tensors[t]);
         clk_arg_buffer(&args, l->layout);
         if (l->has_op) clk_arg_value(&args, sizeof(int32_t), &(int32_t){l->op});
@@ -195,7 +193,6 @@ static porta_status *run(porta_device *device, const sp_launch *l) {
         clk_arg_long(&args, l->count);
         status = clk_launch(&args, l->count);
     }
-    backend->unlock(device);
     return status;
 }
 
@@ -216,9 +213,9 @@ static void push_elementwise(clk_layout *layout, const porta_tensor *out,
     }
 }
 
-static porta_status *integer_binary(porta_device *device, const porta_prim *prim,
-                                    const porta_tensor *const *inputs, porta_tensor *out,
-                                    int op) {
+static porta_status *integer_binary(const clk_launcher *launcher, porta_device *device,
+                                    const porta_prim *prim, const porta_tensor *const *inputs,
+                                    porta_tensor *out, int op) {
     const char *name = porta_prim_name(prim);
     int64_t count = porta_tensor_numel(out);
     if (count == 0) return NULL;
@@ -233,7 +230,7 @@ static porta_status *integer_binary(porta_device *device, const porta_prim *prim
                        .tensor_count = 3, .layout = layout_buffer, .has_op = true, .op = op,
                        .flag = flag, .count = count};
         snprintf(l.name, sizeof l.name, "sp_integer_%s", clk_dtype_suffix(out->dtype));
-        status = run(device, &l);
+        status = run(launcher, device, &l);
     }
     if (!status) status = clk_read(device, flag, 0, sizeof faults, &faults);
     clk_release(device, flag);
@@ -248,7 +245,8 @@ static porta_status *integer_binary(porta_device *device, const porta_prim *prim
     return NULL;
 }
 
-static porta_status *erfinv(porta_device *device, const porta_tensor *x, porta_tensor *out) {
+static porta_status *erfinv(const clk_launcher *launcher, porta_device *device,
+                            const porta_tensor *x, porta_tensor *out) {
     int64_t count = porta_tensor_numel(out);
     if (count == 0) return NULL;
     clk_layout layout = {.count = 0};
@@ -258,13 +256,13 @@ static porta_status *erfinv(porta_device *device, const porta_tensor *x, porta_t
     sp_launch l = {.source = erfinv_source, .tensors = {out, x}, .tensor_count = 2,
                    .layout = layout_buffer, .count = count};
     snprintf(l.name, sizeof l.name, "sp_erfinv_%s", clk_dtype_suffix(out->dtype));
-    porta_status *status = run(device, &l);
+    porta_status *status = run(launcher, device, &l);
     clk_release(device, layout_buffer);
     return status;
 }
 
-static porta_status *arg_reduce(porta_device *device, const porta_prim *prim,
-                                const porta_tensor *x, porta_tensor *out) {
+static porta_status *arg_reduce(const clk_launcher *launcher, porta_device *device,
+                                const porta_prim *prim, const porta_tensor *x, porta_tensor *out) {
     int64_t count = porta_tensor_numel(out);
     if (count == 0) return NULL;
     bool reduced[PORTA_MAX_RANK] = {false};
@@ -303,7 +301,7 @@ static porta_status *arg_reduce(porta_device *device, const porta_prim *prim,
                    .layout = layout_buffer, .has_op = true,
                    .op = prim->op == PORTA_REDUCE_ARGMAX, .count = count};
     snprintf(l.name, sizeof l.name, "sp_arg_%s", clk_dtype_suffix(x->dtype));
-    porta_status *status = run(device, &l);
+    porta_status *status = run(launcher, device, &l);
     clk_release(device, layout_buffer);
     return status;
 }
@@ -318,21 +316,21 @@ static int integer_op(int binary_op) {
     }
 }
 
-porta_status *cl_exec_special(porta_device *device, const porta_prim *prim,
-                              const porta_tensor *const *inputs, int input_count,
-                              porta_tensor *out) {
+porta_status *clk_exec_special(const clk_launcher *launcher, porta_device *device,
+                               const porta_prim *prim, const porta_tensor *const *inputs,
+                               int input_count, porta_tensor *out) {
     porta_dtype dtype = input_count ? inputs[0]->dtype : out->dtype;
     PORTA_TRY(clk_check_dtype(device, porta_prim_name(prim), dtype));
     bool integer = dtype >= PORTA_U8 && dtype <= PORTA_I64;
     if (prim->kind == PRIM_BINARY && input_count == 2 && integer && out->dtype == dtype &&
         inputs[1]->dtype == dtype && integer_op(prim->op) >= 0)
-        return integer_binary(device, prim, inputs, out, integer_op(prim->op));
+        return integer_binary(launcher, device, prim, inputs, out, integer_op(prim->op));
     if (prim->kind == PRIM_UNARY && prim->op == PORTA_ERFINV && input_count == 1 &&
         porta_dtype_is_float(dtype) && out->dtype == dtype)
-        return erfinv(device, inputs[0], out);
+        return erfinv(launcher, device, inputs[0], out);
     if (prim->kind == PRIM_REDUCE && input_count == 1 && out->dtype == PORTA_I64 &&
         (prim->op == PORTA_REDUCE_ARGMAX || prim->op == PORTA_REDUCE_ARGMIN))
-        return arg_reduce(device, prim, inputs[0], out);
+        return arg_reduce(launcher, device, prim, inputs[0], out);
     return porta_error(PORTA_ERR_UNSUPPORTED, "opencl: no kernel for %s from %s to %s",
                        porta_prim_name(prim), porta_dtype_name(dtype),
                        porta_dtype_name(out->dtype));

@@ -1,4 +1,4 @@
-/* PRIM_GATHER, PRIM_INDEX_SELECT and PRIM_SCATTER on OpenCL.
+/* PRIM_GATHER, PRIM_INDEX_SELECT and PRIM_SCATTER in OpenCL C.
  *
  * Index values are checked first, by a kernel that raises a flag; when it is
  * raised the host reads the index back and reports the first bad value in
@@ -16,7 +16,8 @@
  * their arithmetic type and round once, NaN wins amax/amin). */
 #include <stdio.h>
 
-#include "backends/opencl/cl_kernels_common.h"
+#include "backends/clc/clk_kernels.h"
+#include "backends/clc/clk_source.h"
 #include "core/alloc.h"
 #include "core/status.h"
 
@@ -154,13 +155,10 @@ typedef struct launch {
     int64_t count;
 } launch;
 
-static porta_status *run(porta_device *device, const launch *l) {
-    const clk_backend *backend = clk_backend_of(device);
-    backend->lock(device);
-    void *kernel;
-    porta_status *status = backend->kernel_get(device, l->source, l->name, &kernel);
+static porta_status *run(const clk_launcher *launcher, porta_device *device, const launch *l) {
+    clk_args args;
+    porta_status *status = clk_begin(launcher, device, l->source, l->name, &args);
     if (!status) {
-        clk_args args = clk_args_begin(device, kernel);
         for (int t = 0; t < 3; t++)
             if (l->tensors[t]) clk_arg_tensor(&args, l->tensors[t]);
         clk_arg_buffer(&args, l->layout);
@@ -173,7 +171,6 @@ static porta_status *run(porta_device *device, const launch *l) {
         clk_arg_long(&args, l->count);
         status = clk_launch(&args, l->count);
     }
-    backend->unlock(device);
     return status;
 }
 
@@ -217,8 +214,8 @@ static porta_status *report_bad_index(porta_device *device, const char *op,
 }
 
 /* Every index value must lie in [0, limit). */
-static porta_status *check_index(porta_device *device, const char *op, const porta_tensor *index,
-                                 int axis, int64_t limit) {
+static porta_status *check_index(const clk_launcher *launcher, porta_device *device, const char *op,
+                                 const porta_tensor *index, int axis, int64_t limit) {
     int64_t count = porta_tensor_numel(index);
     if (count == 0) return NULL;
     clk_layout layout = {.count = 0};
@@ -231,7 +228,7 @@ static porta_status *check_index(porta_device *device, const char *op, const por
     if (!status) {
         launch l = {.source = move_source, .name = "ix_check", .tensors = {index}, .layout = layout_buffer,
                     .flag = flag, .limit = limit, .count = count};
-        status = run(device, &l);
+        status = run(launcher, device, &l);
     }
     if (!status) status = clk_read(device, flag, 0, sizeof raised, &raised);
     clk_release(device, flag);
@@ -247,9 +244,9 @@ static const char *move_kernel(const char *what, porta_dtype dtype, char *name, 
 
 /* out[i] = x[i with axis replaced by index[i]], index laid over out's shape
  * with index_strides. */
-static porta_status *gather(porta_device *device, const porta_tensor *x,
-                            const porta_tensor *index, const int64_t *index_strides, int axis,
-                            porta_tensor *out) {
+static porta_status *gather(const clk_launcher *launcher, porta_device *device,
+                            const porta_tensor *x, const porta_tensor *index,
+                            const int64_t *index_strides, int axis, porta_tensor *out) {
     int64_t count = porta_tensor_numel(out);
     if (count == 0) return NULL;
     int64_t x_strides[PORTA_MAX_RANK];
@@ -263,13 +260,14 @@ static porta_status *gather(porta_device *device, const porta_tensor *x,
     launch l = {.source = move_source, .name = move_kernel("gather", out->dtype, name, sizeof name),
                 .tensors = {out, x, index}, .layout = layout_buffer, .has_axis_stride = true,
                 .axis_stride = x->rank ? x->strides[axis] : 0, .count = count};
-    porta_status *status = run(device, &l);
+    porta_status *status = run(launcher, device, &l);
     clk_release(device, layout_buffer);
     return status;
 }
 
 /* out = x (same shape and dtype). */
-static porta_status *copy(porta_device *device, const porta_tensor *x, porta_tensor *out) {
+static porta_status *copy(const clk_launcher *launcher, porta_device *device, const porta_tensor *x,
+                          porta_tensor *out) {
     int64_t count = porta_tensor_numel(out);
     if (count == 0) return NULL;
     clk_layout layout = {.count = 0};
@@ -280,15 +278,16 @@ static porta_status *copy(porta_device *device, const porta_tensor *x, porta_ten
     char name[32];
     launch l = {.source = move_source, .name = move_kernel("copy", out->dtype, name, sizeof name),
                 .tensors = {out, x}, .layout = layout_buffer, .count = count};
-    porta_status *status = run(device, &l);
+    porta_status *status = run(launcher, device, &l);
     clk_release(device, layout_buffer);
     return status;
 }
 
-static porta_status *scatter(porta_device *device, const porta_prim *prim,
-                             const porta_tensor *const *inputs, porta_tensor *out) {
+static porta_status *scatter(const clk_launcher *launcher, porta_device *device,
+                             const porta_prim *prim, const porta_tensor *const *inputs,
+                             porta_tensor *out) {
     const porta_tensor *x = inputs[0], *index = inputs[1], *src = inputs[2];
-    PORTA_TRY(copy(device, x, out));
+    PORTA_TRY(copy(launcher, device, x, out));
     int64_t numel = porta_tensor_numel(index);
     if (numel == 0) return NULL;
     int axis = index->rank ? prim->axis : -1;
@@ -313,14 +312,14 @@ static porta_status *scatter(porta_device *device, const porta_prim *prim,
                 .tensors = {out, index, src}, .layout = layout_buffer,
                 .has_op = true, .op = prim->op,
                 .count = numel / (axis >= 0 ? index->sizes[axis] : 1)};
-    porta_status *status = run(device, &l);
+    porta_status *status = run(launcher, device, &l);
     clk_release(device, layout_buffer);
     return status;
 }
 
-porta_status *cl_exec_index(porta_device *device, const porta_prim *prim,
-                            const porta_tensor *const *inputs, int input_count,
-                            porta_tensor *out) {
+porta_status *clk_exec_index(const clk_launcher *launcher, porta_device *device,
+                             const porta_prim *prim, const porta_tensor *const *inputs,
+                             int input_count, porta_tensor *out) {
     int expected = prim->kind == PRIM_SCATTER ? 3 : 2;
     if (input_count != expected)
         return porta_error(PORTA_ERR_INTERNAL, "opencl %s: expected %d inputs, got %d",
@@ -332,15 +331,15 @@ porta_status *cl_exec_index(porta_device *device, const porta_prim *prim,
     PORTA_TRY(clk_check_dtype(device, porta_prim_name(prim), out->dtype));
     int axis = prim->axis;
     int64_t limit = x->rank ? x->sizes[axis] : 1;
-    porta_status *status = check_index(device, porta_prim_name(prim), index, axis, limit);
+    porta_status *status = check_index(launcher, device, porta_prim_name(prim), index, axis, limit);
     if (status) return status;
     switch (prim->kind) {
-    case PRIM_GATHER: return gather(device, x, index, index->strides, axis, out);
-    case PRIM_SCATTER: return scatter(device, prim, inputs, out);
+    case PRIM_GATHER: return gather(launcher, device, x, index, index->strides, axis, out);
+    case PRIM_SCATTER: return scatter(launcher, device, prim, inputs, out);
     default: break;
     }
     /* index_select: the 1-D index runs along axis, repeated over the rest. */
     int64_t index_strides[PORTA_MAX_RANK] = {0};
     if (out->rank && index->rank) index_strides[axis] = index->strides[0];
-    return gather(device, x, index, index_strides, axis, out);
+    return gather(launcher, device, x, index, index_strides, axis, out);
 }

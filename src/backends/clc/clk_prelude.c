@@ -1,19 +1,21 @@
-/* The text every OpenCL program of the backend begins with. It lets the C
- * renderer's op spellings (codegen_c_ops.c) and its helpers compile as
- * OpenCL C: fixed-width integer names, libm's float names mapped onto
- * OpenCL's overloads, and float16/bfloat16 conversions with the CPU's
- * rounding (round to nearest even; the bit manipulation of core/dtype.h),
- * decoded and encoded bit by bit, which needs no cl_khr_fp16 (nor CUDA's
- * half headers): halves are stored as ushort and computed in
- * float, as on the CPU. Without cl_khr_fp64, `double` is float; the
- * backend refuses float64 tensors on such devices before any kernel runs. */
-#include <stdlib.h>
-#include <string.h>
+/* The OpenCL C every program begins with, on both backends (CUDA puts its
+ * dialect in front, cu_prelude.c). It lets the C renderer's op spellings
+ * (codegen_c_ops.c) and its helpers compile as OpenCL C: fixed-width
+ * integer names, libm's float names mapped onto OpenCL's overloads, and
+ * float16/bfloat16 conversions with the CPU's rounding (round to nearest
+ * even; the bit manipulation of core/dtype.h), decoded and encoded bit by
+ * bit, which needs no cl_khr_fp16 (nor CUDA's half headers): halves are
+ * stored as ushort and computed in float, as on the CPU. Without
+ * cl_khr_fp64, `double` is float; the OpenCL backend refuses float64
+ * tensors on such devices before any kernel runs. */
+#include "backends/clc/clk_prelude.h"
 
-#include "backends/opencl/cl_runtime.h"
+#include <pthread.h>
+
+#include "backends/clc/clk_source.h"
 #include "codegen/codegen_c_internal.h"
 
-#define CL_PRELUDE_HEAD                                                                  \
+#define CLK_PRELUDE_HEAD                                                                  \
     "#pragma OPENCL FP_CONTRACT OFF\n" /* a * b + c rounds twice, as on the CPU */          \
     "#ifdef cl_khr_fp64\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#else\n"         \
     "#define double float\n#endif\n"                                                     \
@@ -31,7 +33,7 @@
     "#define copysignf copysign\n#define nearbyintf rint\n#define nearbyint rint\n"      \
     "#define lgammaf_r lgamma_r\n"
 
-#define CL_PRELUDE_HALF                                                                   \
+#define CLK_PRELUDE_HALF                                                                   \
     "static inline float kir_f16_to_f32(ushort h) {\n"                                    \
     "    uint sign = (uint)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, mant = h & 0x3ff;\n"  \
     "    if (e == 0x1f) return as_float(sign | 0x7f800000u | (mant << 13));\n"            \
@@ -54,26 +56,20 @@
     "static inline float kir_round_bf16(float f) { return kir_bf16_to_f32(kir_f32_to_bf16(f)); }\n"
 
 /* The CPU's vector-math ops as scalar OpenCL calls. */
-#define CL_PRELUDE_MATH                                                                   \
+#define CLK_PRELUDE_MATH                                                                   \
     "#define kir_exp exp\n#define kir_expm1 expm1\n#define kir_log log\n"                \
     "#define kir_log1p log1p\n#define kir_tanh tanh\n#define kir_erf erf\n"              \
     "static inline float kir_sigmoid(float x) { return 1 / (1 + exp(-x)); }\n"
 
-static const char head[] = CL_PRELUDE_HEAD CL_PRELUDE_HALF CL_PRELUDE_MATH;
+static const char head[] = CLK_PRELUDE_HEAD CLK_PRELUDE_HALF CLK_PRELUDE_MATH;
 static char *text;
 static pthread_once_t text_once = PTHREAD_ONCE_INIT;
 
 /* The head, then the C renderer's helpers (a run-time array, so joined
  * once here rather than by the preprocessor). */
-static void join(void) {
-    size_t a = strlen(head), b = strlen(kir_c_helpers);
-    text = malloc(a + b + 1);
-    if (!text) return;
-    memcpy(text, head, a);
-    memcpy(text + a, kir_c_helpers, b + 1);
-}
+static void join(void) { text = clk_join(head, kir_c_helpers); }
 
-const char *cl_prelude(void) {
+const char *clk_prelude(void) {
     pthread_once(&text_once, join);
     return text;
 }
