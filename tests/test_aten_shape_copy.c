@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aten/shape_copy.h"
+#include "aten/shape/copy.h"
 #include "test.h"
 
 static bool same_ints(const int64_t *a, const int64_t *b, int n) {

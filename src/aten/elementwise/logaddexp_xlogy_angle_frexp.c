@@ -1,0 +1,189 @@
+/* Elementwise ops composed from primitives that PyTorch has no
+ * decomposition for: logaddexp, logaddexp2, xlogy, angle (of real
+ * numbers), frexp and linalg_cross, with their in-place and out= variants. */
+#include <math.h>
+
+#include "aten/elementwise/elementwise.h"
+#include "aten/factory/factory.h"
+#include "aten/dispatch/op_reuse.h"
+#include "aten/reduce/common.h"
+#include "core/status.h"
+#include "core/tensor.h"
+#include "graph/infer.h"
+
+/* log(e^a + e^b) = max + log1p(e^-|a - b|) (base 2 likewise, the log1p
+ * scaled by 1 / ln 2). Equal operands give a + log(2) exactly: that also
+ * keeps a == b == +-inf at inf where |a - b| would be NaN, as the CPU
+ * kernel does. Float only, as PyTorch's. */
+static porta_tensor *logaddexp_of(ew_scope *s, const porta_value *args, bool base2) {
+    const char *name = base2 ? "logaddexp2" : "logaddexp";
+    porta_dtype dtype = ew_result_type(&args[0], &args[1], NULL);
+    if (!porta_dtype_is_float(dtype))
+        return ew_fail(s, porta_error(PORTA_ERR_DTYPE, "\"%s_cpu\" not implemented for '%s'",
+                                      name, aten_dtype_label(dtype)));
+    porta_dtype compute = ew_compute_dtype(dtype);
+    porta_tensor *a = ew_operand(s, &args[0], compute), *b = ew_operand(s, &args[1], compute);
+    porta_tensor *distance = ew_unary(s, PORTA_ABS, ew_binary(s, PORTA_SUB, a, b));
+    porta_tensor *smaller = ew_unary(s, base2 ? PORTA_EXP2 : PORTA_EXP, ew_unary(s, PORTA_NEG, distance));
+    porta_tensor *excess = ew_unary(s, PORTA_LOG1P, smaller);
+    if (base2) excess = ew_binary_number(s, PORTA_MUL, excess, 1.0 / M_LN2);
+    porta_tensor *general = ew_binary(s, PORTA_ADD, ew_binary(s, PORTA_MAXIMUM, a, b), excess);
+    porta_tensor *doubled = ew_binary_number(s, PORTA_ADD, a, base2 ? 1.0 : M_LN2);
+    return ew_cast(s, ew_where(s, ew_binary(s, PORTA_EQ, a, b), doubled, general), dtype);
+}
+
+COMPOSED_KERNEL(op_logaddexp, logaddexp_of(&s, args, false), EW_NEW, 2)
+COMPOSED_KERNEL(op_logaddexp2, logaddexp_of(&s, args, true), EW_NEW, 2)
+
+/* xlogy(x, y) = x * log(y), 0 where x == 0 unless y is NaN (then NaN).
+ * Integer and bool operands compute in the default float dtype. */
+static porta_tensor *xlogy_of(ew_scope *s, const porta_value *args) {
+    porta_dtype dtype = ew_result_type(&args[0], &args[1], NULL);
+    if (!porta_dtype_is_float(dtype)) dtype = aten_default_dtype();
+    porta_dtype compute = ew_compute_dtype(dtype);
+    porta_tensor *x = ew_operand(s, &args[0], compute), *y = ew_operand(s, &args[1], compute);
+    porta_tensor *product = ew_binary(s, PORTA_MUL, x, ew_unary(s, PORTA_LOG, y));
+    porta_tensor *zeroed = ew_where_number(s, ew_binary_number(s, PORTA_EQ, x, 0), 0, product);
+    return ew_cast(s, ew_where(s, ew_unary(s, PORTA_ISNAN, y), y, zeroed), dtype);
+}
+
+COMPOSED_KERNEL(op_xlogy, xlogy_of(&s, args), EW_NEW, 2)
+COMPOSED_KERNEL(op_xlogy_inplace, xlogy_of(&s, args), EW_INPLACE, 2)
+
+/* angle of a real number: pi below zero, 0 otherwise, NaN kept; integers
+ * and bool give the default float dtype. */
+static porta_tensor *angle_of(ew_scope *s, const porta_value *x) {
+    porta_dtype dtype = x->kind == PORTA_VALUE_TENSOR ? x->tensor->dtype : aten_number_dtype(x);
+    if (!porta_dtype_is_float(dtype)) dtype = aten_default_dtype();
+    porta_tensor *v = ew_operand(s, x, ew_compute_dtype(dtype));
+    porta_tensor *sign = ew_where_number(s, ew_binary_number(s, PORTA_LT, v, 0), M_PI,
+                                         ew_binary_number(s, PORTA_MUL, v, 0));
+    return ew_cast(s, ew_where(s, ew_unary(s, PORTA_ISNAN, v), v, sign), dtype);
+}
+
+COMPOSED_KERNEL(op_angle, angle_of(&s, &args[0]), EW_NEW, 1)
+
+/* linalg_cross(self, other, dim): with a' and a'' the 3-vectors rotated
+ * by one and two places along dim, a' * b'' - a'' * b'. */
+static porta_tensor *rotated(ew_scope *s, const porta_tensor *x, int dim, const int64_t *order) {
+    if (s->held.status) return NULL;
+    int64_t three = 3;
+    porta_tensor *index = NULL;
+    porta_status *status = porta_tensor_from_host(s->device, PORTA_I64, 1, &three, order, &index);
+    return nn_index_select(&s->held, x, dim, nn_hold(&s->held, status, index));
+}
+
+static porta_tensor *cross_of(ew_scope *s, const porta_value *args) {
+    const porta_tensor *x = args[0].tensor, *y = args[1].tensor;
+    if (x->rank != y->rank)
+        return ew_fail(s, porta_error(PORTA_ERR_SHAPE,
+                                      "linalg.cross: inputs must have the same number of "
+                                      "dimensions."));
+    if (x->dtype != y->dtype)
+        return ew_fail(s, porta_error(PORTA_ERR_DTYPE, "expected scalar type %s but found %s",
+                                      aten_dtype_label(x->dtype), aten_dtype_label(y->dtype)));
+    if (x->dtype == PORTA_BOOL)
+        return ew_fail(s, porta_error(PORTA_ERR_DTYPE, "\"cross\" not implemented for 'Bool'"));
+    int dim, rank;
+    int64_t sizes[PORTA_MAX_RANK];
+    porta_status *status = porta_normalize_axis("linalg.cross", (int)args[2].i, x->rank, &dim);
+    if (status) return ew_fail(s, status);
+    if (x->sizes[dim] != 3 || y->sizes[dim] != 3)
+        return ew_fail(s, porta_error(PORTA_ERR_SHAPE,
+                                      "linalg.cross: inputs dimension %lld must have length 3. "
+                                      "Got %lld and %lld",
+                                      (long long)args[2].i, (long long)x->sizes[dim],
+                                      (long long)y->sizes[dim]));
+    status = porta_broadcast_shapes("linalg.cross", x->rank, x->sizes, y->rank, y->sizes, &rank,
+                                    sizes);
+    if (status) return ew_fail(s, status);
+    static const int64_t once[3] = {1, 2, 0}, twice[3] = {2, 0, 1};
+    porta_tensor *a = nn_expand(&s->held, x, rank, sizes), *b = nn_expand(&s->held, y, rank, sizes);
+    porta_tensor *forward = ew_binary(s, PORTA_MUL, rotated(s, a, dim, once), rotated(s, b, dim, twice));
+    porta_tensor *backward = ew_binary(s, PORTA_MUL, rotated(s, a, dim, twice), rotated(s, b, dim, once));
+    return ew_binary(s, PORTA_SUB, forward, backward);
+}
+
+COMPOSED_KERNEL(op_linalg_cross, cross_of(&s, args), EW_NEW, 3)
+
+/* frexp(self): mantissa in [0.5, 1) with self's sign and an int32
+ * exponent, self = mantissa * 2^exponent; zeros, infinities and NaN are
+ * their own mantissa with exponent 0. The exponent from log2 is corrected
+ * by one where rounding put the mantissa outside [0.5, 1), and 2^-e is
+ * applied in two halves so subnormal inputs do not overflow it. */
+static porta_status *frexp_of(const porta_value *a, aten_results *results) {
+    const porta_tensor *x = a[0].tensor;
+    if (!porta_dtype_is_float(x->dtype))
+        return porta_error(PORTA_ERR_DTYPE, "torch.frexp() only supports floating-point dtypes");
+    nn_scope s = {0};
+    porta_dtype compute = nn_compute_dtype(x->dtype);
+    porta_device *device = x->buffer->device;
+    porta_tensor *v = nn_cast(&s, x, compute), *one = nn_full(&s, device, compute, 0, NULL, 1);
+    porta_tensor *special = nn_binary(&s, PORTA_LOGICAL_OR, nn_binary_num(&s, PORTA_EQ, v, 0),
+                                      nn_unary(&s, PORTA_LOGICAL_NOT, nn_unary(&s, PORTA_ISFINITE, v)));
+    porta_tensor *safe = nn_ternary(&s, PORTA_WHERE, special, one, v);
+    porta_tensor *e = nn_binary_num(
+        &s, PORTA_ADD, nn_unary(&s, PORTA_FLOOR, nn_unary(&s, PORTA_LOG2, nn_unary(&s, PORTA_ABS, safe))), 1);
+    porta_tensor *first = nn_unary(&s, PORTA_FLOOR, nn_binary_num(&s, PORTA_MUL, e, 0.5));
+    porta_tensor *second = nn_binary(&s, PORTA_SUB, e, first);
+    porta_tensor *m = nn_binary(&s, PORTA_MUL, safe, nn_unary(&s, PORTA_EXP2, nn_unary(&s, PORTA_NEG, first)));
+    m = nn_binary(&s, PORTA_MUL, m, nn_unary(&s, PORTA_EXP2, nn_unary(&s, PORTA_NEG, second)));
+    porta_tensor *big = nn_binary_num(&s, PORTA_GE, nn_unary(&s, PORTA_ABS, m), 1);
+    m = nn_ternary(&s, PORTA_WHERE, big, nn_binary_num(&s, PORTA_MUL, m, 0.5), m);
+    e = nn_ternary(&s, PORTA_WHERE, big, nn_binary_num(&s, PORTA_ADD, e, 1), e);
+    porta_tensor *small = nn_binary_num(&s, PORTA_LT, nn_unary(&s, PORTA_ABS, m), 0.5);
+    m = nn_ternary(&s, PORTA_WHERE, small, nn_binary_num(&s, PORTA_MUL, m, 2), m);
+    e = nn_ternary(&s, PORTA_WHERE, small, nn_binary_num(&s, PORTA_SUB, e, 1), e);
+    porta_tensor *zero = nn_full(&s, device, compute, 0, NULL, 0);
+    nn_push(&s, results, nn_cast(&s, nn_ternary(&s, PORTA_WHERE, special, v, m), x->dtype));
+    nn_push(&s, results, nn_cast(&s, nn_ternary(&s, PORTA_WHERE, special, zero, e), PORTA_I32));
+    return nn_end(&s);
+}
+
+static porta_status *frexp_out(const porta_value *a, aten_results *results) {
+    const porta_tensor *x = a[0].tensor, *mantissa = a[1].tensor, *exponent = a[2].tensor;
+    if (porta_dtype_is_float(x->dtype) && mantissa->dtype != x->dtype)
+        return porta_error(PORTA_ERR_DTYPE,
+                           "torch.frexp() expects mantissa to have dtype %s but got %s",
+                           porta_dtype_name(x->dtype), porta_dtype_name(mantissa->dtype));
+    if (exponent->dtype != PORTA_I32)
+        return porta_error(PORTA_ERR_DTYPE,
+                           "torch.frexp() expects exponent to have int dtype but got %s",
+                           porta_dtype_name(exponent->dtype));
+    return aten_into_outs(frexp_of, a, 1, 2, results);
+}
+
+/* The out= variants: the new result written into out when it has the
+ * result's shape, else handed to the binding to resize out, as PyTorch
+ * resizes outs. */
+#define OUT_KERNEL(name, fresh, out_index)                                    \
+    static porta_status *name(const porta_value *args, aten_results *r) {     \
+        return aten_into_outs(fresh, args, out_index, 1, r);                  \
+    }
+OUT_KERNEL(op_logaddexp_out, op_logaddexp, 2)
+OUT_KERNEL(op_logaddexp2_out, op_logaddexp2, 2)
+OUT_KERNEL(op_xlogy_out, op_xlogy, 2)
+OUT_KERNEL(op_angle_out, op_angle, 1)
+OUT_KERNEL(op_linalg_cross_out, op_linalg_cross, 3)
+
+const aten_op aten_elementwise_misc_ops[] = {
+    {"logaddexp", "NN", op_logaddexp},
+    {"logaddexp.out", "NNN", op_logaddexp_out},
+    {"logaddexp2", "NN", op_logaddexp2},
+    {"logaddexp2.out", "NNN", op_logaddexp2_out},
+    {"xlogy.Tensor", "NN", op_xlogy},
+    {"xlogy.Scalar_Self", "sN", op_xlogy},
+    {"xlogy.Scalar_Other", "Ns", op_xlogy},
+    {"xlogy.OutTensor", "NNN", op_xlogy_out},
+    {"xlogy.OutScalar_Self", "sNN", op_xlogy_out},
+    {"xlogy.OutScalar_Other", "NsN", op_xlogy_out},
+    {"xlogy_.Tensor", "NN", op_xlogy_inplace},
+    {"xlogy_.Scalar_Other", "Ns", op_xlogy_inplace},
+    {"angle", "N", op_angle},
+    {"angle.out", "NN", op_angle_out},
+    {"linalg_cross", "TTi", op_linalg_cross},
+    {"linalg_cross.out", "TTiT", op_linalg_cross_out},
+    {"frexp.Tensor", "T", frexp_of},
+    {"frexp.Tensor_out", "TTT", frexp_out},
+    {NULL, NULL, NULL},
+};

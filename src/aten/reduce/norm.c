@@ -1,0 +1,105 @@
+/* Vector norms: linalg_vector_norm and the norm overloads that share its
+ * meaning. ord 0 counts non-zeros, 1 sums magnitudes, 2 is Euclidean,
+ * +-inf take the largest/smallest magnitude, any other p is
+ * sum(|x|^p)^(1/p). */
+#include <math.h>
+
+#include "aten/reduce/common.h"
+
+#include "core/status.h"
+#include "core/tensor.h"
+
+/* The norm of magnitudes |x| (x already in the compute dtype). */
+static porta_status *norm_of(const porta_tensor *x, double ord, const reduce_dims *dims,
+                             bool keepdim, porta_tensor **out) {
+    porta_tensor *magnitude = NULL, *powered = NULL, *total = NULL;
+    porta_status *status;
+    if (ord == 0.0) { /* |x|^0 with 0^0 = 0: the count of non-zeros */
+        PORTA_TRY_GOTO(status, aten_binary_constant(PORTA_NE, x, 0.0, &powered), done);
+        PORTA_TRY_GOTO(status, aten_cast(powered, x->dtype, &total), done);
+        status = reduce_over(PORTA_REDUCE_SUM, total, dims, keepdim, out);
+        goto done;
+    }
+    PORTA_TRY_GOTO(status, porta_unary(PORTA_ABS, x, &magnitude), done);
+    if (isinf(ord)) {
+        status = reduce_over(ord > 0 ? PORTA_REDUCE_MAX : PORTA_REDUCE_MIN, magnitude, dims,
+                             keepdim, out);
+    } else if (ord == 1.0) {
+        status = reduce_over(PORTA_REDUCE_SUM, magnitude, dims, keepdim, out);
+    } else {
+        PORTA_TRY_GOTO(status,
+                       ord == 2.0 ? porta_binary(PORTA_MUL, magnitude, magnitude, &powered)
+                                  : aten_binary_constant(PORTA_POW, magnitude, ord, &powered),
+                       done);
+        PORTA_TRY_GOTO(status, reduce_over(PORTA_REDUCE_SUM, powered, dims, keepdim, &total),
+                       done);
+        status = ord == 2.0 ? porta_unary(PORTA_SQRT, total, out)
+                            : aten_binary_constant(PORTA_POW, total, 1.0 / ord, out);
+    }
+done:
+    porta_tensor_release(magnitude);
+    porta_tensor_release(powered);
+    porta_tensor_release(total);
+    return status;
+}
+
+/* The checks and casts of linalg_vector_norm around norm_of. */
+static porta_status *vector_norm(const porta_tensor *self, double ord, const porta_value *dim,
+                                 bool keepdim, const porta_value *dtype,
+                                 aten_results *results) {
+    if (!porta_dtype_is_float(self->dtype))
+        return porta_error(PORTA_ERR_DTYPE,
+                           "linalg.vector_norm: Expected a floating point or complex tensor as "
+                           "input. Got %s",
+                           aten_dtype_label(self->dtype));
+    porta_dtype result_dtype = self->dtype;
+    if (dtype->kind == PORTA_VALUE_DTYPE) {
+        if (porta_dtype_promote(self->dtype, dtype->dtype) != dtype->dtype)
+            return porta_error(PORTA_ERR_DTYPE,
+                               "linalg.vector_norm: the dtype of the input (%s) should be "
+                               "convertible without narrowing to the specified dtype (%s)",
+                               aten_dtype_label(self->dtype), aten_dtype_label(dtype->dtype));
+        result_dtype = dtype->dtype;
+    }
+    reduce_dims dims;
+    PORTA_TRY(reduce_dims_of("linalg.vector_norm", self, dim, true, &dims));
+    if (ord < 0.0 || isinf(ord))
+        for (int i = 0; i < dims.count; i++)
+            if (self->sizes[dims.axes[i]] == 0)
+                return porta_error(PORTA_ERR_SHAPE,
+                                   "linalg.vector_norm cannot compute the %g norm on an empty "
+                                   "tensor because the operation does not have an identity",
+                                   ord);
+    porta_tensor *x = NULL, *norm = NULL, *out = NULL;
+    porta_status *status;
+    PORTA_TRY_GOTO(status, aten_cast(self, aten_compute_dtype(result_dtype), &x), done);
+    PORTA_TRY_GOTO(status, norm_of(x, ord, &dims, keepdim, &norm), done);
+    PORTA_TRY_GOTO(status, aten_cast(norm, result_dtype, &out), done);
+    status = aten_push_tensor(results, out);
+done:
+    porta_tensor_release(x);
+    porta_tensor_release(norm);
+    return status;
+}
+
+static const porta_value every_dim = {.kind = PORTA_VALUE_NONE};
+
+static porta_status *linalg_vector_norm(const porta_value *a, aten_results *r) {
+    return vector_norm(a[0].tensor, aten_number(&a[1]), &a[2], a[3].b, &a[4], r);
+}
+
+static porta_status *norm_dim(const porta_value *a, aten_results *r) {
+    double p = a[1].kind == PORTA_VALUE_NONE ? 2.0 : aten_number(&a[1]);
+    return vector_norm(a[0].tensor, p, &a[2], a[3].b, &every_dim, r);
+}
+
+static porta_status *norm_all(const porta_value *a, aten_results *r) {
+    return vector_norm(a[0].tensor, aten_number(&a[1]), &every_dim, false, &every_dim, r);
+}
+
+const aten_op aten_reduce_norm_ops[] = {
+    {"linalg_vector_norm", "TsJbd", linalg_vector_norm},
+    {"norm.ScalarOpt_dim", "TSIb", norm_dim},
+    {"norm.Scalar", "Ts", norm_all},
+    {NULL, NULL, NULL},
+};
