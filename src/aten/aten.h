@@ -120,6 +120,10 @@ porta_dtype aten_result_type(const porta_value *const *operands, int count);
  * number a rank-0 tensor of `dtype` on `device`. */
 porta_status *aten_operand(const porta_value *v, porta_device *device, porta_dtype dtype,
                            porta_tensor **out);
+/* The dtype an op computes in: float32 for float16 and bfloat16 (PyTorch's
+ * "opmath": their sums and formulas lose too much, so results are rounded
+ * once at the end), the dtype itself otherwise. */
+porta_dtype aten_compute_dtype(porta_dtype dtype);
 /* The device of the first tensor among the operands (porta:0 if none). */
 porta_device *aten_device_of(const porta_value *const *operands, int count);
 /* The device a 'D' argument names. */

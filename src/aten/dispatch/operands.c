@@ -35,6 +35,10 @@ porta_dtype aten_result_type(const porta_value *const *operands, int count) {
     return porta_result_type(types, n);
 }
 
+porta_dtype aten_compute_dtype(porta_dtype dtype) {
+    return dtype == PORTA_F16 || dtype == PORTA_BF16 ? PORTA_F32 : dtype;
+}
+
 porta_device *aten_device_of(const porta_value *const *operands, int count) {
     for (int i = 0; i < count; i++)
         if (operands[i]->kind == PORTA_VALUE_TENSOR) return operands[i]->tensor->buffer->device;

@@ -10,107 +10,107 @@
 
 /* The operands' float dtype, or an error (PyTorch's "not implemented for
  * 'Long'") when integers or bool would reach a float-only activation. */
-static porta_dtype float_dtype(ew_scope *s, const char *op, const porta_value *a,
+static porta_dtype float_dtype(aten_scope *s, const char *op, const porta_value *a,
                                const porta_value *b) {
     porta_dtype dtype = ew_result_type(a, b, NULL);
-    if (!porta_dtype_is_float(dtype)) ew_fail(s, ew_refuse_dtype(op, "a float tensor", dtype));
+    if (!porta_dtype_is_float(dtype)) scope_fail(s, ew_refuse_dtype(op, "a float tensor", dtype));
     return dtype;
 }
 
 /* The result in the op's dtype: a cast only for float16/bfloat16, since
- * ew_cast copies even to the dtype a tensor already has. */
-static porta_tensor *as_dtype(ew_scope *s, porta_tensor *y, porta_dtype dtype) {
-    return y && y->dtype == dtype ? y : ew_cast(s, y, dtype);
+ * scope_cast copies even to the dtype a tensor already has. */
+static porta_tensor *as_dtype(aten_scope *s, porta_tensor *y, porta_dtype dtype) {
+    return y && y->dtype == dtype ? y : scope_cast(s, y, dtype);
 }
 
 /* An argument in the dtype its formula computes in. */
-static porta_tensor *in(ew_scope *s, const porta_value *v, porta_dtype dtype) {
-    return ew_operand(s, v, ew_compute_dtype(dtype));
+static porta_tensor *in(aten_scope *s, const porta_value *v, porta_dtype dtype) {
+    return scope_operand(s, v, aten_compute_dtype(dtype));
 }
 
-static porta_tensor *mul(ew_scope *s, const porta_tensor *a, const porta_tensor *b) {
-    return ew_binary(s, PORTA_MUL, a, b);
+static porta_tensor *mul(aten_scope *s, const porta_tensor *a, const porta_tensor *b) {
+    return scope_binary(s, PORTA_MUL, a, b);
 }
-static porta_tensor *scale(ew_scope *s, const porta_tensor *a, double b) {
-    return ew_binary_number(s, PORTA_MUL, a, b);
+static porta_tensor *scale(aten_scope *s, const porta_tensor *a, double b) {
+    return scope_binary_number(s, PORTA_MUL, a, b);
 }
-static porta_tensor *plus(ew_scope *s, const porta_tensor *a, double b) {
-    return ew_binary_number(s, PORTA_ADD, a, b);
+static porta_tensor *plus(aten_scope *s, const porta_tensor *a, double b) {
+    return scope_binary_number(s, PORTA_ADD, a, b);
 }
 /* b - a */
-static porta_tensor *minus_from(ew_scope *s, double b, const porta_tensor *a) {
-    return ew_number_binary(s, PORTA_SUB, b, a);
+static porta_tensor *minus_from(aten_scope *s, double b, const porta_tensor *a) {
+    return scope_number_binary(s, PORTA_SUB, b, a);
 }
 
 /* ---- relu, threshold, hardtanh: exact in the input's own dtype ---- */
 
-static porta_tensor *relu_of(ew_scope *s, const porta_value *x) {
+static porta_tensor *relu_of(aten_scope *s, const porta_value *x) {
     porta_dtype dtype = ew_result_type(x, x, NULL);
     if (dtype == PORTA_BOOL)
-        return ew_fail(s, porta_error(PORTA_ERR_DTYPE, "Boolean inputs not supported for relu"));
-    return ew_binary_number(s, PORTA_MAXIMUM, ew_operand(s, x, dtype), 0);
+        return scope_fail(s, porta_error(PORTA_ERR_DTYPE, "Boolean inputs not supported for relu"));
+    return scope_binary_number(s, PORTA_MAXIMUM, scope_operand(s, x, dtype), 0);
 }
 
 /* x <= threshold ? value : x, the threshold compared in x's dtype. */
-static porta_tensor *threshold_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *threshold_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = ew_result_type(&args[0], &args[0], NULL);
-    if (dtype == PORTA_BOOL) return ew_fail(s, ew_refuse_dtype("threshold", "a number tensor", dtype));
-    porta_tensor *x = ew_operand(s, &args[0], dtype);
-    return ew_where_number(s, ew_binary_number(s, PORTA_LE, x, aten_number(&args[1])),
+    if (dtype == PORTA_BOOL) return scope_fail(s, ew_refuse_dtype("threshold", "a number tensor", dtype));
+    porta_tensor *x = scope_operand(s, &args[0], dtype);
+    return scope_where_number(s, scope_binary_number(s, PORTA_LE, x, aten_number(&args[1])),
                            aten_number(&args[2]), x);
 }
 
 /* grad where self > threshold, else 0 (relu's gradient for threshold 0). */
-static porta_tensor *threshold_backward_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *threshold_backward_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = ew_result_type(&args[0], &args[1], NULL);
-    porta_tensor *grad = ew_operand(s, &args[0], dtype), *x = ew_operand(s, &args[1], dtype);
-    return ew_where_number(s, ew_binary_number(s, PORTA_LE, x, aten_number(&args[2])), 0, grad);
+    porta_tensor *grad = scope_operand(s, &args[0], dtype), *x = scope_operand(s, &args[1], dtype);
+    return scope_where_number(s, scope_binary_number(s, PORTA_LE, x, aten_number(&args[2])), 0, grad);
 }
 
-static porta_tensor *hardtanh_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *hardtanh_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = ew_result_type(&args[0], &args[0], NULL);
-    if (dtype == PORTA_BOOL) return ew_fail(s, ew_refuse_dtype("hardtanh", "a number tensor", dtype));
-    porta_tensor *low = ew_binary_number(s, PORTA_MAXIMUM, ew_operand(s, &args[0], dtype),
+    if (dtype == PORTA_BOOL) return scope_fail(s, ew_refuse_dtype("hardtanh", "a number tensor", dtype));
+    porta_tensor *low = scope_binary_number(s, PORTA_MAXIMUM, scope_operand(s, &args[0], dtype),
                                          aten_number(&args[1]));
-    return ew_binary_number(s, PORTA_MINIMUM, low, aten_number(&args[2]));
+    return scope_binary_number(s, PORTA_MINIMUM, low, aten_number(&args[2]));
 }
 
-static porta_tensor *hardtanh_backward_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *hardtanh_backward_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = ew_result_type(&args[0], &args[1], NULL);
-    porta_tensor *grad = ew_operand(s, &args[0], dtype), *x = ew_operand(s, &args[1], dtype);
+    porta_tensor *grad = scope_operand(s, &args[0], dtype), *x = scope_operand(s, &args[1], dtype);
     porta_tensor *outside =
-        ew_binary(s, PORTA_LOGICAL_OR, ew_binary_number(s, PORTA_LE, x, aten_number(&args[2])),
-                  ew_binary_number(s, PORTA_GE, x, aten_number(&args[3])));
-    return ew_where_number(s, outside, 0, grad);
+        scope_binary(s, PORTA_LOGICAL_OR, scope_binary_number(s, PORTA_LE, x, aten_number(&args[2])),
+                  scope_binary_number(s, PORTA_GE, x, aten_number(&args[3])));
+    return scope_where_number(s, outside, 0, grad);
 }
 
 /* ---- float activations ---- */
 
-static porta_tensor *leaky_relu_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *leaky_relu_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "leaky_relu", &args[0], &args[0]);
     porta_tensor *x = in(s, &args[0], dtype);
-    porta_tensor *y = ew_where(s, ew_binary_number(s, PORTA_GT, x, 0), x,
+    porta_tensor *y = scope_where(s, scope_binary_number(s, PORTA_GT, x, 0), x,
                                scale(s, x, aten_number(&args[1])));
     return as_dtype(s, y, dtype);
 }
 
-static porta_tensor *leaky_relu_backward_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *leaky_relu_backward_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "leaky_relu_backward", &args[0], &args[1]);
     porta_tensor *grad = in(s, &args[0], dtype), *x = in(s, &args[1], dtype);
-    porta_tensor *g = ew_where(s, ew_binary_number(s, PORTA_GT, x, 0), grad,
+    porta_tensor *g = scope_where(s, scope_binary_number(s, PORTA_GT, x, 0), grad,
                                scale(s, grad, aten_number(&args[2])));
     return as_dtype(s, g, dtype);
 }
 
 /* elu: x > 0 ? x * scale : expm1(x * input_scale) * alpha * scale. */
-static porta_tensor *elu_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *elu_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "elu", &args[0], &args[0]);
     double alpha = aten_number(&args[1]), scale_ = aten_number(&args[2]);
     double input_scale = aten_number(&args[3]);
     porta_tensor *x = in(s, &args[0], dtype);
     porta_tensor *negative =
-        scale(s, ew_unary(s, PORTA_EXPM1, scale(s, x, input_scale)), alpha * scale_);
-    porta_tensor *y = ew_where(s, ew_binary_number(s, PORTA_LE, x, 0), negative, scale(s, x, scale_));
+        scale(s, scope_unary(s, PORTA_EXPM1, scale(s, x, input_scale)), alpha * scale_);
+    porta_tensor *y = scope_where(s, scope_binary_number(s, PORTA_LE, x, 0), negative, scale(s, x, scale_));
     return as_dtype(s, y, dtype);
 }
 
@@ -118,7 +118,7 @@ static porta_tensor *elu_of(ew_scope *s, const porta_value *args) {
  * from the output y the negative side is grad * input_scale * (y + alpha *
  * scale); from the input x it is grad * input_scale * alpha * scale *
  * exp(x * input_scale). */
-static porta_tensor *elu_backward_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *elu_backward_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "elu_backward", &args[0], &args[5]);
     double alpha = aten_number(&args[1]), scale_ = aten_number(&args[2]);
     double input_scale = aten_number(&args[3]), negcoef = alpha * scale_;
@@ -126,15 +126,15 @@ static porta_tensor *elu_backward_of(ew_scope *s, const porta_value *args) {
     porta_tensor *negative =
         args[4].b ? mul(s, scale(s, grad, input_scale), plus(s, b, negcoef))
                   : mul(s, scale(s, grad, input_scale * negcoef),
-                        ew_unary(s, PORTA_EXP, scale(s, b, input_scale)));
-    porta_tensor *g = ew_where(s, ew_binary_number(s, PORTA_LE, b, 0), negative, scale(s, grad, scale_));
+                        scope_unary(s, PORTA_EXP, scale(s, b, input_scale)));
+    porta_tensor *g = scope_where(s, scope_binary_number(s, PORTA_LE, b, 0), negative, scale(s, grad, scale_));
     return as_dtype(s, g, dtype);
 }
 
-static bool gelu_tanh(ew_scope *s, const porta_value *approximate) {
+static bool gelu_tanh(aten_scope *s, const porta_value *approximate) {
     const char *mode = approximate->kind == PORTA_VALUE_STRING ? approximate->string : "none";
     if (strcmp(mode, "none") && strcmp(mode, "tanh"))
-        ew_fail(s, porta_error(PORTA_ERR_INVALID_ARGUMENT,
+        scope_fail(s, porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                "approximate argument must be either none or tanh, got %s", mode));
     return !strcmp(mode, "tanh");
 }
@@ -144,46 +144,46 @@ static bool gelu_tanh(ew_scope *s, const porta_value *approximate) {
 
 /* op(t) written over t, a tensor the formula made and reads no more: a
  * large formula then touches fewer new pages (each first touch faults). */
-static porta_tensor *unary_over(ew_scope *s, porta_unary_op op, porta_tensor *t) {
+static porta_tensor *unary_over(aten_scope *s, porta_unary_op op, porta_tensor *t) {
     if (!t) return NULL;
     porta_tensor *out = t;
     porta_status *status = porta_unary(op, t, &out);
-    return status ? ew_fail(s, status) : t;
+    return status ? scope_fail(s, status) : t;
 }
 
 /* a op b written over a, a tensor the formula made. */
-static porta_tensor *binary_number_over(ew_scope *s, porta_binary_op op, porta_tensor *a,
+static porta_tensor *binary_number_over(aten_scope *s, porta_binary_op op, porta_tensor *a,
                                         double b) {
     if (!a) return NULL;
-    return ew_binary_into(s, op, a, ew_number(s, a->dtype, b), a);
+    return scope_binary_into(s, op, a, scope_number(s, a->dtype, b), a);
 }
 
 /* tanh(sqrt(2/pi) * (x + 0.044715 x^3)) = tanh(x (beta + beta kappa x^2)) */
-static porta_tensor *gelu_inner_tanh(ew_scope *s, const porta_tensor *x) {
+static porta_tensor *gelu_inner_tanh(aten_scope *s, const porta_tensor *x) {
     porta_tensor *inner = binary_number_over(s, PORTA_MUL, mul(s, x, x), GELU_BETA * GELU_KAPPA);
     inner = binary_number_over(s, PORTA_ADD, inner, GELU_BETA);
-    return unary_over(s, PORTA_TANH, ew_binary_into(s, PORTA_MUL, inner, x, inner));
+    return unary_over(s, PORTA_TANH, scope_binary_into(s, PORTA_MUL, inner, x, inner));
 }
 
 /* 0.5 (1 + erf(x / sqrt 2)), the normal CDF */
-static porta_tensor *normal_cdf(ew_scope *s, const porta_tensor *x) {
-    return scale(s, plus(s, ew_unary(s, PORTA_ERF, scale(s, x, M_SQRT1_2)), 1), 0.5);
+static porta_tensor *normal_cdf(aten_scope *s, const porta_tensor *x) {
+    return scale(s, plus(s, scope_unary(s, PORTA_ERF, scale(s, x, M_SQRT1_2)), 1), 0.5);
 }
 
 /* (x + x f(x)) / 2, f being erf(x / sqrt 2) or the tanh form, every step
  * after the first written over its result: the erf form passes over memory
  * four times and allocates once. */
-static porta_tensor *gelu_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *gelu_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "gelu", &args[0], &args[0]);
     bool tanh_form = gelu_tanh(s, &args[1]);
     porta_tensor *x = in(s, &args[0], dtype);
     porta_tensor *f = tanh_form ? gelu_inner_tanh(s, x)
                                 : unary_over(s, PORTA_ERF, scale(s, x, M_SQRT1_2));
-    porta_tensor *twice = ew_ternary_into(s, PORTA_FMA, f, x, x, f);
+    porta_tensor *twice = scope_ternary_into(s, PORTA_FMA, f, x, x, f);
     return as_dtype(s, binary_number_over(s, PORTA_MUL, twice, 0.5), dtype);
 }
 
-static porta_tensor *gelu_backward_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *gelu_backward_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "gelu_backward", &args[0], &args[1]);
     bool tanh_form = gelu_tanh(s, &args[2]);
     porta_tensor *grad = in(s, &args[0], dtype), *x = in(s, &args[1], dtype), *derivative;
@@ -195,29 +195,29 @@ static porta_tensor *gelu_backward_of(ew_scope *s, const porta_value *args) {
             scale(s, plus(s, scale(s, mul(s, x, x), 3 * GELU_KAPPA), 1), GELU_BETA);
         porta_tensor *right_derivative =
             mul(s, mul(s, scale(s, x, 0.5), tanh_derivative), inner_derivative);
-        derivative = ew_binary(s, PORTA_ADD, left_derivative, right_derivative);
+        derivative = scope_binary(s, PORTA_ADD, left_derivative, right_derivative);
     } else {
         /* cdf(x) + x * pdf(x) */
-        porta_tensor *pdf = scale(s, ew_unary(s, PORTA_EXP, scale(s, mul(s, x, x), -0.5)),
+        porta_tensor *pdf = scale(s, scope_unary(s, PORTA_EXP, scale(s, mul(s, x, x), -0.5)),
                                   M_2_SQRTPI * M_SQRT1_2 * 0.5);
-        derivative = ew_binary(s, PORTA_ADD, normal_cdf(s, x), mul(s, x, pdf));
+        derivative = scope_binary(s, PORTA_ADD, normal_cdf(s, x), mul(s, x, pdf));
     }
     return as_dtype(s, mul(s, grad, derivative), dtype);
 }
 
-static porta_tensor *logistic(ew_scope *s, const porta_tensor *x) {
-    return ew_unary(s, PORTA_SIGMOID, x);
+static porta_tensor *logistic(aten_scope *s, const porta_tensor *x) {
+    return scope_unary(s, PORTA_SIGMOID, x);
 }
 
 /* x sigmoid(x), the product written over the sigmoid */
-static porta_tensor *silu_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *silu_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "silu", &args[0], &args[0]);
     porta_tensor *x = in(s, &args[0], dtype), *sig = logistic(s, x);
-    return as_dtype(s, ew_binary_into(s, PORTA_MUL, x, sig, sig), dtype);
+    return as_dtype(s, scope_binary_into(s, PORTA_MUL, x, sig, sig), dtype);
 }
 
 /* grad * sigmoid(x) * (1 + x * (1 - sigmoid(x))) */
-static porta_tensor *silu_backward_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *silu_backward_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "silu_backward", &args[0], &args[1]);
     porta_tensor *grad = in(s, &args[0], dtype), *x = in(s, &args[1], dtype);
     porta_tensor *sig = logistic(s, x);
@@ -226,145 +226,145 @@ static porta_tensor *silu_backward_of(ew_scope *s, const porta_value *args) {
 }
 
 /* grad * (1 - y) * y from the output y = sigmoid(x) */
-static porta_tensor *sigmoid_backward_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *sigmoid_backward_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "sigmoid_backward", &args[0], &args[1]);
     porta_tensor *grad = in(s, &args[0], dtype), *y = in(s, &args[1], dtype);
     return as_dtype(s, mul(s, mul(s, grad, minus_from(s, 1, y)), y), dtype);
 }
 
 /* grad * (1 - y^2) from the output y = tanh(x) */
-static porta_tensor *tanh_backward_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *tanh_backward_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "tanh_backward", &args[0], &args[1]);
     porta_tensor *grad = in(s, &args[0], dtype), *y = in(s, &args[1], dtype);
     return as_dtype(s, mul(s, grad, minus_from(s, 1, mul(s, y, y))), dtype);
 }
 
 /* x * beta > threshold ? x : log1p(exp(x * beta)) / beta */
-static porta_tensor *softplus_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *softplus_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "softplus", &args[0], &args[0]);
     double beta = aten_number(&args[1]), threshold = aten_number(&args[2]);
     porta_tensor *x = in(s, &args[0], dtype), *scaled = scale(s, x, beta);
-    porta_tensor *soft = ew_binary_number(
-        s, PORTA_DIV, ew_unary(s, PORTA_LOG1P, ew_unary(s, PORTA_EXP, scaled)), beta);
-    porta_tensor *y = ew_where(s, ew_binary_number(s, PORTA_GT, scaled, threshold), x, soft);
+    porta_tensor *soft = scope_binary_number(
+        s, PORTA_DIV, scope_unary(s, PORTA_LOG1P, scope_unary(s, PORTA_EXP, scaled)), beta);
+    porta_tensor *y = scope_where(s, scope_binary_number(s, PORTA_GT, scaled, threshold), x, soft);
     return as_dtype(s, y, dtype);
 }
 
 /* grad * z / (z + 1) with z = exp(x * beta), or grad past the threshold */
-static porta_tensor *softplus_backward_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *softplus_backward_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "softplus_backward", &args[0], &args[1]);
     double beta = aten_number(&args[2]), threshold = aten_number(&args[3]);
     porta_tensor *grad = in(s, &args[0], dtype), *scaled = scale(s, in(s, &args[1], dtype), beta);
-    porta_tensor *z = ew_unary(s, PORTA_EXP, scaled);
-    porta_tensor *soft = ew_binary(s, PORTA_DIV, mul(s, grad, z), plus(s, z, 1));
-    porta_tensor *g = ew_where(s, ew_binary_number(s, PORTA_GT, scaled, threshold), grad, soft);
+    porta_tensor *z = scope_unary(s, PORTA_EXP, scaled);
+    porta_tensor *soft = scope_binary(s, PORTA_DIV, mul(s, grad, z), plus(s, z, 1));
+    porta_tensor *g = scope_where(s, scope_binary_number(s, PORTA_GT, scaled, threshold), grad, soft);
     return as_dtype(s, g, dtype);
 }
 
 /* min(max(x + 3, 0), 6) */
-static porta_tensor *relu6_shifted(ew_scope *s, const porta_tensor *x) {
-    porta_tensor *low = ew_binary_number(s, PORTA_MAXIMUM, plus(s, x, 3), 0);
-    return ew_binary_number(s, PORTA_MINIMUM, low, 6);
+static porta_tensor *relu6_shifted(aten_scope *s, const porta_tensor *x) {
+    porta_tensor *low = scope_binary_number(s, PORTA_MAXIMUM, plus(s, x, 3), 0);
+    return scope_binary_number(s, PORTA_MINIMUM, low, 6);
 }
 
-static porta_tensor *hardsigmoid_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *hardsigmoid_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "hardsigmoid", &args[0], &args[0]);
     porta_tensor *x = in(s, &args[0], dtype);
-    return as_dtype(s, ew_binary_number(s, PORTA_DIV, relu6_shifted(s, x), 6), dtype);
+    return as_dtype(s, scope_binary_number(s, PORTA_DIV, relu6_shifted(s, x), 6), dtype);
 }
 
 /* grad / 6 on (-3, 3), else 0 */
-static porta_tensor *hardsigmoid_backward_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *hardsigmoid_backward_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "hardsigmoid_backward", &args[0], &args[1]);
     porta_tensor *grad = in(s, &args[0], dtype), *x = in(s, &args[1], dtype);
-    porta_tensor *inside = ew_binary(s, PORTA_LOGICAL_AND, ew_binary_number(s, PORTA_GT, x, -3),
-                                     ew_binary_number(s, PORTA_LT, x, 3));
-    porta_tensor *g = ew_where(s, inside, ew_binary_number(s, PORTA_DIV, grad, 6),
-                               ew_number(s, ew_compute_dtype(dtype), 0));
+    porta_tensor *inside = scope_binary(s, PORTA_LOGICAL_AND, scope_binary_number(s, PORTA_GT, x, -3),
+                                     scope_binary_number(s, PORTA_LT, x, 3));
+    porta_tensor *g = scope_where(s, inside, scope_binary_number(s, PORTA_DIV, grad, 6),
+                               scope_number(s, aten_compute_dtype(dtype), 0));
     return as_dtype(s, g, dtype);
 }
 
-static porta_tensor *hardswish_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *hardswish_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "hardswish", &args[0], &args[0]);
     porta_tensor *x = in(s, &args[0], dtype);
-    porta_tensor *y = ew_binary_number(s, PORTA_DIV, mul(s, x, relu6_shifted(s, x)), 6);
+    porta_tensor *y = scope_binary_number(s, PORTA_DIV, mul(s, x, relu6_shifted(s, x)), 6);
     return as_dtype(s, y, dtype);
 }
 
 /* 0 below -3, grad * (x / 3 + 0.5) up to 3, grad above */
-static porta_tensor *hardswish_backward_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *hardswish_backward_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "hardswish_backward", &args[0], &args[1]);
     porta_tensor *grad = in(s, &args[0], dtype), *x = in(s, &args[1], dtype);
-    porta_tensor *middle = mul(s, grad, plus(s, ew_binary_number(s, PORTA_DIV, x, 3), 0.5));
-    porta_tensor *g = ew_where(s, ew_binary_number(s, PORTA_LE, x, 3), middle, grad);
-    g = ew_where_number(s, ew_binary_number(s, PORTA_LT, x, -3), 0, g);
+    porta_tensor *middle = mul(s, grad, plus(s, scope_binary_number(s, PORTA_DIV, x, 3), 0.5));
+    porta_tensor *g = scope_where(s, scope_binary_number(s, PORTA_LE, x, 3), middle, grad);
+    g = scope_where_number(s, scope_binary_number(s, PORTA_LT, x, -3), 0, g);
     return as_dtype(s, g, dtype);
 }
 
 /* tanh(log1p(exp(x))) */
-static porta_tensor *tanh_softplus(ew_scope *s, const porta_tensor *x) {
-    return ew_unary(s, PORTA_TANH, ew_unary(s, PORTA_LOG1P, ew_unary(s, PORTA_EXP, x)));
+static porta_tensor *tanh_softplus(aten_scope *s, const porta_tensor *x) {
+    return scope_unary(s, PORTA_TANH, scope_unary(s, PORTA_LOG1P, scope_unary(s, PORTA_EXP, x)));
 }
 
-static porta_tensor *mish_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *mish_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "mish", &args[0], &args[0]);
     porta_tensor *x = in(s, &args[0], dtype);
     return as_dtype(s, mul(s, x, tanh_softplus(s, x)), dtype);
 }
 
 /* grad * (t + x * sigmoid(x) * (1 - t^2)) with t = tanh(softplus(x)) */
-static porta_tensor *mish_backward_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *mish_backward_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "mish_backward", &args[0], &args[1]);
     porta_tensor *grad = in(s, &args[0], dtype), *x = in(s, &args[1], dtype);
     porta_tensor *t = tanh_softplus(s, x);
     porta_tensor *slope = mul(s, mul(s, x, logistic(s, x)), minus_from(s, 1, mul(s, t, t)));
-    return as_dtype(s, mul(s, grad, ew_binary(s, PORTA_ADD, t, slope)), dtype);
+    return as_dtype(s, mul(s, grad, scope_binary(s, PORTA_ADD, t, slope)), dtype);
 }
 
 /* log(z / (1 - z)) with z = x clamped to [eps, 1 - eps] when eps is given;
  * integers compute in float32. PyTorch rounds the odds to the input's dtype
  * before the log, so halves compute in their own dtype here. */
-static porta_tensor *logit_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *logit_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = ew_result_type(&args[0], &args[0], NULL);
     if (!porta_dtype_is_float(dtype)) dtype = PORTA_F32;
-    porta_tensor *z = ew_operand(s, &args[0], dtype);
+    porta_tensor *z = scope_operand(s, &args[0], dtype);
     if (args[1].kind != PORTA_VALUE_NONE) {
         double eps = aten_number(&args[1]);
-        z = ew_binary_number(s, PORTA_MINIMUM, ew_binary_number(s, PORTA_MAXIMUM, z, eps), 1 - eps);
+        z = scope_binary_number(s, PORTA_MINIMUM, scope_binary_number(s, PORTA_MAXIMUM, z, eps), 1 - eps);
     }
-    return ew_unary(s, PORTA_LOG, ew_binary(s, PORTA_DIV, z, minus_from(s, 1, z)));
+    return scope_unary(s, PORTA_LOG, scope_binary(s, PORTA_DIV, z, minus_from(s, 1, z)));
 }
 
 /* grad / (x (1 - x)); outside [eps, 1 - eps] 0, or NaN outside [0, 1]
  * without eps */
-static porta_tensor *logit_backward_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *logit_backward_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "logit_backward", &args[0], &args[1]);
     porta_tensor *grad = in(s, &args[0], dtype), *x = in(s, &args[1], dtype);
     bool has_eps = args[2].kind != PORTA_VALUE_NONE;
     double low = has_eps ? aten_number(&args[2]) : 0, high = 1 - low;
-    porta_tensor *outside = ew_binary(s, PORTA_LOGICAL_OR, ew_binary_number(s, PORTA_LT, x, low),
-                                      ew_binary_number(s, PORTA_GT, x, high));
-    porta_tensor *g = ew_binary(s, PORTA_DIV, grad, mul(s, x, minus_from(s, 1, x)));
-    g = ew_where_number(s, outside, has_eps ? 0 : NAN, g);
+    porta_tensor *outside = scope_binary(s, PORTA_LOGICAL_OR, scope_binary_number(s, PORTA_LT, x, low),
+                                      scope_binary_number(s, PORTA_GT, x, high));
+    porta_tensor *g = scope_binary(s, PORTA_DIV, grad, mul(s, x, minus_from(s, 1, x)));
+    g = scope_where_number(s, outside, has_eps ? 0 : NAN, g);
     return as_dtype(s, g, dtype);
 }
 
 /* ---- log_sigmoid: output min(x, 0) - log1p(z) and buffer z = exp(-|x|),
  * both in x's dtype, as PyTorch's CPU kernel returns them ---- */
 
-static porta_tensor *log_sigmoid_buffer(ew_scope *s, const porta_tensor *x) {
-    return ew_unary(s, PORTA_EXP, ew_unary(s, PORTA_NEG, ew_unary(s, PORTA_ABS, x)));
+static porta_tensor *log_sigmoid_buffer(aten_scope *s, const porta_tensor *x) {
+    return scope_unary(s, PORTA_EXP, scope_unary(s, PORTA_NEG, scope_unary(s, PORTA_ABS, x)));
 }
 
-static porta_tensor *log_sigmoid_output_of(ew_scope *s, const porta_value *self) {
+static porta_tensor *log_sigmoid_output_of(aten_scope *s, const porta_value *self) {
     porta_dtype dtype = float_dtype(s, "log_sigmoid_forward", self, self);
     porta_tensor *x = in(s, self, dtype);
-    porta_tensor *y = ew_binary(s, PORTA_SUB, ew_binary_number(s, PORTA_MINIMUM, x, 0),
-                                ew_unary(s, PORTA_LOG1P, log_sigmoid_buffer(s, x)));
+    porta_tensor *y = scope_binary(s, PORTA_SUB, scope_binary_number(s, PORTA_MINIMUM, x, 0),
+                                scope_unary(s, PORTA_LOG1P, log_sigmoid_buffer(s, x)));
     return as_dtype(s, y, dtype);
 }
 
-static porta_tensor *log_sigmoid_buffer_of(ew_scope *s, const porta_value *self) {
+static porta_tensor *log_sigmoid_buffer_of(aten_scope *s, const porta_value *self) {
     porta_dtype dtype = float_dtype(s, "log_sigmoid_forward", self, self);
     return as_dtype(s, log_sigmoid_buffer(s, in(s, self, dtype)), dtype);
 }
@@ -372,10 +372,10 @@ static porta_tensor *log_sigmoid_buffer_of(ew_scope *s, const porta_value *self)
 /* (output, buffer), each new or written into the given output and buffer */
 static porta_status *log_sigmoid_forward(const porta_value *self, porta_tensor *output,
                                          porta_tensor *buffer, aten_results *r) {
-    ew_scope s = {.device = ew_device(self, self, NULL)};
+    aten_scope s = {.device = ew_device(self, self, NULL)};
     porta_status *status = ew_finish(&s, log_sigmoid_output_of(&s, self), output, r);
     if (status) return status;
-    ew_scope b = {.device = s.device};
+    aten_scope b = {.device = s.device};
     return ew_finish(&b, log_sigmoid_buffer_of(&b, self), buffer, r);
 }
 
@@ -388,25 +388,25 @@ static porta_status *op_log_sigmoid_forward_output(const porta_value *args, aten
 
 /* grad * (x < 0 ? 1 - z / (1 + z) : z / (1 + z)) with z the buffer
  * exp(-|x|), in PyTorch's CPU order of operations */
-static porta_tensor *log_sigmoid_backward_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *log_sigmoid_backward_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "log_sigmoid_backward", &args[0], &args[1]);
     porta_tensor *grad = in(s, &args[0], dtype), *x = in(s, &args[1], dtype);
     porta_tensor *z = in(s, &args[2], dtype);
-    porta_tensor *q = ew_binary(s, PORTA_DIV, z, plus(s, z, 1));
-    porta_tensor *derivative = ew_where(s, ew_binary_number(s, PORTA_LT, x, 0), minus_from(s, 1, q), q);
+    porta_tensor *q = scope_binary(s, PORTA_DIV, z, plus(s, z, 1));
+    porta_tensor *derivative = scope_where(s, scope_binary_number(s, PORTA_LT, x, 0), minus_from(s, 1, q), q);
     return as_dtype(s, mul(s, derivative, grad), dtype);
 }
 
 /* x == -inf (isneginf) or x == inf (isposinf); never for integers or bool */
-static porta_tensor *is_infinity_of(ew_scope *s, const porta_value *args, double infinity,
+static porta_tensor *is_infinity_of(aten_scope *s, const porta_value *args, double infinity,
                                     porta_tensor *out) {
     if (out && out->dtype != PORTA_BOOL)
-        return ew_fail(s, porta_error(PORTA_ERR_DTYPE, "%s does not support non-boolean outputs.",
+        return scope_fail(s, porta_error(PORTA_ERR_DTYPE, "%s does not support non-boolean outputs.",
                                       infinity < 0 ? "isneginf" : "isposinf"));
     porta_dtype dtype = ew_result_type(&args[0], &args[0], NULL);
-    porta_tensor *x = ew_operand(s, &args[0], dtype);
-    if (!porta_dtype_is_float(dtype)) return ew_binary(s, PORTA_NE, x, x);
-    return ew_binary_number(s, PORTA_EQ, x, infinity);
+    porta_tensor *x = scope_operand(s, &args[0], dtype);
+    if (!porta_dtype_is_float(dtype)) return scope_binary(s, PORTA_NE, x, x);
+    return scope_binary_number(s, PORTA_EQ, x, infinity);
 }
 
 COMPOSED_KERNEL(op_log_sigmoid_backward, log_sigmoid_backward_of(&s, args), EW_NEW, 3)

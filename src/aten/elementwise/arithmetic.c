@@ -30,11 +30,11 @@ static porta_status *with_alpha(porta_binary_op op, const porta_value *a, const 
                            "point number.");
     double scale = aten_number(alpha);
     if (scale == 1.0) return ew_promoted_binary_as(op, a, b, dtype, into, results);
-    ew_scope s;
-    ew_begin(&s, ew_device(a, b, NULL));
-    porta_tensor *ta = ew_operand(&s, a, dtype), *tb = ew_operand(&s, b, dtype);
-    porta_tensor *ts = ew_number(&s, dtype, op == PORTA_SUB ? -scale : scale);
-    porta_tensor *out = ew_ternary_into(&s, PORTA_FMA, tb, ts, ta, into);
+    aten_scope s;
+    scope_begin_on(&s, ew_device(a, b, NULL));
+    porta_tensor *ta = scope_operand(&s, a, dtype), *tb = scope_operand(&s, b, dtype);
+    porta_tensor *ts = scope_number(&s, dtype, op == PORTA_SUB ? -scale : scale);
+    porta_tensor *out = scope_ternary_into(&s, PORTA_FMA, tb, ts, ta, into);
     return ew_finish(&s, out, into, results);
 }
 
@@ -64,19 +64,19 @@ static porta_status *rsub(const porta_value *args, aten_results *r) {
 /* a / b rounded toward zero: integers divide exactly after removing the
  * remainder (whose sign follows a); floats truncate the quotient, halves in
  * float32 as PyTorch does. */
-static porta_tensor *divide_trunc(ew_scope *s, const porta_value *a, const porta_value *b,
+static porta_tensor *divide_trunc(aten_scope *s, const porta_value *a, const porta_value *b,
                                   porta_dtype dtype) {
     if (dtype == PORTA_BOOL)
-        return ew_fail(s, ew_refuse_dtype("div", "integer or float tensors", dtype));
+        return scope_fail(s, ew_refuse_dtype("div", "integer or float tensors", dtype));
     if (!porta_dtype_is_float(dtype)) {
-        porta_tensor *ta = ew_operand(s, a, dtype), *tb = ew_operand(s, b, dtype);
-        porta_tensor *exact = ew_binary(s, PORTA_SUB, ta, ew_binary(s, PORTA_FMOD, ta, tb));
-        return ew_binary(s, PORTA_FLOOR_DIVIDE, exact, tb);
+        porta_tensor *ta = scope_operand(s, a, dtype), *tb = scope_operand(s, b, dtype);
+        porta_tensor *exact = scope_binary(s, PORTA_SUB, ta, scope_binary(s, PORTA_FMOD, ta, tb));
+        return scope_binary(s, PORTA_FLOOR_DIVIDE, exact, tb);
     }
-    porta_dtype compute = ew_compute_dtype(dtype);
+    porta_dtype compute = aten_compute_dtype(dtype);
     porta_tensor *quotient =
-        ew_binary(s, PORTA_DIV, ew_operand(s, a, compute), ew_operand(s, b, compute));
-    return ew_cast(s, ew_unary(s, PORTA_TRUNC, quotient), dtype);
+        scope_binary(s, PORTA_DIV, scope_operand(s, a, compute), scope_operand(s, b, compute));
+    return scope_cast(s, scope_unary(s, PORTA_TRUNC, quotient), dtype);
 }
 
 static porta_status *divide(const porta_value *a, const porta_value *b, const porta_value *mode,
@@ -89,8 +89,8 @@ static porta_status *divide(const porta_value *a, const porta_value *b, const po
                            "div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                            "but found '%s'",
                            mode->string);
-    ew_scope s;
-    ew_begin(&s, ew_device(a, b, NULL));
+    aten_scope s;
+    scope_begin_on(&s, ew_device(a, b, NULL));
     return ew_finish(&s, divide_trunc(&s, a, b, ew_result_type(a, b, NULL)), into, results);
 }
 
@@ -120,12 +120,12 @@ static porta_status *nan_ignoring(porta_binary_op op, const porta_value *a, cons
                                   porta_tensor *into, aten_results *results) {
     porta_dtype dtype = ew_result_type(a, b, NULL);
     if (!porta_dtype_is_float(dtype)) return ew_promoted_binary_as(op, a, b, dtype, into, results);
-    ew_scope s;
-    ew_begin(&s, ew_device(a, b, NULL));
-    porta_tensor *ta = ew_operand(&s, a, dtype), *tb = ew_operand(&s, b, dtype);
-    porta_tensor *picked = ew_binary(&s, op, ta, tb);
-    picked = ew_where(&s, ew_unary(&s, PORTA_ISNAN, tb), ta, picked);
-    picked = ew_where(&s, ew_unary(&s, PORTA_ISNAN, ta), tb, picked);
+    aten_scope s;
+    scope_begin_on(&s, ew_device(a, b, NULL));
+    porta_tensor *ta = scope_operand(&s, a, dtype), *tb = scope_operand(&s, b, dtype);
+    porta_tensor *picked = scope_binary(&s, op, ta, tb);
+    picked = scope_where(&s, scope_unary(&s, PORTA_ISNAN, tb), ta, picked);
+    picked = scope_where(&s, scope_unary(&s, PORTA_ISNAN, ta), tb, picked);
     return ew_finish(&s, picked, into, results);
 }
 
@@ -134,16 +134,16 @@ static porta_status *copy_sign(const porta_value *a, const porta_value *b, porta
                                aten_results *results) {
     porta_dtype dtype = ew_result_type(a, b, NULL);
     if (!porta_dtype_is_float(dtype)) dtype = PORTA_F32;
-    ew_scope s;
-    ew_begin(&s, ew_device(a, b, NULL));
-    porta_tensor *ta = ew_operand(&s, a, dtype), *tb = ew_operand(&s, b, dtype);
-    porta_tensor *negative_zero = ew_binary(
-        &s, PORTA_LOGICAL_AND, ew_binary_number(&s, PORTA_EQ, tb, 0),
-        ew_binary_number(&s, PORTA_LT, ew_unary(&s, PORTA_RECIPROCAL, tb), 0));
+    aten_scope s;
+    scope_begin_on(&s, ew_device(a, b, NULL));
+    porta_tensor *ta = scope_operand(&s, a, dtype), *tb = scope_operand(&s, b, dtype);
+    porta_tensor *negative_zero = scope_binary(
+        &s, PORTA_LOGICAL_AND, scope_binary_number(&s, PORTA_EQ, tb, 0),
+        scope_binary_number(&s, PORTA_LT, scope_unary(&s, PORTA_RECIPROCAL, tb), 0));
     porta_tensor *negative =
-        ew_binary(&s, PORTA_LOGICAL_OR, ew_binary_number(&s, PORTA_LT, tb, 0), negative_zero);
-    porta_tensor *magnitude = ew_unary(&s, PORTA_ABS, ta);
-    porta_tensor *result = ew_where(&s, negative, ew_unary(&s, PORTA_NEG, magnitude), magnitude);
+        scope_binary(&s, PORTA_LOGICAL_OR, scope_binary_number(&s, PORTA_LT, tb, 0), negative_zero);
+    porta_tensor *magnitude = scope_unary(&s, PORTA_ABS, ta);
+    porta_tensor *result = scope_where(&s, negative, scope_unary(&s, PORTA_NEG, magnitude), magnitude);
     return ew_finish(&s, result, into, results);
 }
 
@@ -174,14 +174,14 @@ static porta_status *power_by_products(const porta_value *a, const porta_value *
                                        porta_dtype dtype, porta_tensor *into,
                                        aten_results *results) {
     double exponent = aten_number(b);
-    ew_scope s;
-    ew_begin(&s, ew_device(a, b, NULL));
-    porta_tensor *x = ew_operand(&s, a, dtype), *result;
-    if (exponent == 2.0) result = ew_binary(&s, PORTA_MUL, x, x);
-    else if (exponent == 3.0) result = ew_binary(&s, PORTA_MUL, ew_binary(&s, PORTA_MUL, x, x), x);
-    else if (exponent == -2.0) result = ew_unary(&s, PORTA_RECIPROCAL, ew_binary(&s, PORTA_MUL, x, x));
-    else if (exponent == -0.5) result = ew_unary(&s, PORTA_RSQRT, x);
-    else result = ew_unary(&s, PORTA_RECIPROCAL, x); /* -1 */
+    aten_scope s;
+    scope_begin_on(&s, ew_device(a, b, NULL));
+    porta_tensor *x = scope_operand(&s, a, dtype), *result;
+    if (exponent == 2.0) result = scope_binary(&s, PORTA_MUL, x, x);
+    else if (exponent == 3.0) result = scope_binary(&s, PORTA_MUL, scope_binary(&s, PORTA_MUL, x, x), x);
+    else if (exponent == -2.0) result = scope_unary(&s, PORTA_RECIPROCAL, scope_binary(&s, PORTA_MUL, x, x));
+    else if (exponent == -0.5) result = scope_unary(&s, PORTA_RSQRT, x);
+    else result = scope_unary(&s, PORTA_RECIPROCAL, x); /* -1 */
     return ew_finish(&s, result, into, results);
 }
 

@@ -34,10 +34,10 @@ static porta_status *choose(const porta_value *args, porta_tensor *into, aten_re
                            porta_dtype_name(cond->kind == PORTA_VALUE_TENSOR
                                                 ? cond->tensor->dtype
                                                 : aten_number_dtype(cond)));
-    ew_scope s = {.device = ew_device(cond, a, b)};
+    aten_scope s = {.device = ew_device(cond, a, b)};
     porta_dtype dtype = ew_result_type(a, b, NULL);
-    porta_tensor *result = ew_ternary_into(&s, PORTA_WHERE, cond->tensor, ew_operand(&s, a, dtype),
-                                           ew_operand(&s, b, dtype), into);
+    porta_tensor *result = scope_ternary_into(&s, PORTA_WHERE, cond->tensor, scope_operand(&s, a, dtype),
+                                           scope_operand(&s, b, dtype), into);
     return ew_finish(&s, result, into, r);
 }
 static porta_status *op_where(const porta_value *args, aten_results *r) {

@@ -15,21 +15,21 @@
  * scaled by 1 / ln 2). Equal operands give a + log(2) exactly: that also
  * keeps a == b == +-inf at inf where |a - b| would be NaN, as the CPU
  * kernel does. Float only, as PyTorch's. */
-static porta_tensor *logaddexp_of(ew_scope *s, const porta_value *args, bool base2) {
+static porta_tensor *logaddexp_of(aten_scope *s, const porta_value *args, bool base2) {
     const char *name = base2 ? "logaddexp2" : "logaddexp";
     porta_dtype dtype = ew_result_type(&args[0], &args[1], NULL);
     if (!porta_dtype_is_float(dtype))
-        return ew_fail(s, porta_error(PORTA_ERR_DTYPE, "\"%s_cpu\" not implemented for '%s'",
+        return scope_fail(s, porta_error(PORTA_ERR_DTYPE, "\"%s_cpu\" not implemented for '%s'",
                                       name, aten_dtype_label(dtype)));
-    porta_dtype compute = ew_compute_dtype(dtype);
-    porta_tensor *a = ew_operand(s, &args[0], compute), *b = ew_operand(s, &args[1], compute);
-    porta_tensor *distance = ew_unary(s, PORTA_ABS, ew_binary(s, PORTA_SUB, a, b));
-    porta_tensor *smaller = ew_unary(s, base2 ? PORTA_EXP2 : PORTA_EXP, ew_unary(s, PORTA_NEG, distance));
-    porta_tensor *excess = ew_unary(s, PORTA_LOG1P, smaller);
-    if (base2) excess = ew_binary_number(s, PORTA_MUL, excess, 1.0 / M_LN2);
-    porta_tensor *general = ew_binary(s, PORTA_ADD, ew_binary(s, PORTA_MAXIMUM, a, b), excess);
-    porta_tensor *doubled = ew_binary_number(s, PORTA_ADD, a, base2 ? 1.0 : M_LN2);
-    return ew_cast(s, ew_where(s, ew_binary(s, PORTA_EQ, a, b), doubled, general), dtype);
+    porta_dtype compute = aten_compute_dtype(dtype);
+    porta_tensor *a = scope_operand(s, &args[0], compute), *b = scope_operand(s, &args[1], compute);
+    porta_tensor *distance = scope_unary(s, PORTA_ABS, scope_binary(s, PORTA_SUB, a, b));
+    porta_tensor *smaller = scope_unary(s, base2 ? PORTA_EXP2 : PORTA_EXP, scope_unary(s, PORTA_NEG, distance));
+    porta_tensor *excess = scope_unary(s, PORTA_LOG1P, smaller);
+    if (base2) excess = scope_binary_number(s, PORTA_MUL, excess, 1.0 / M_LN2);
+    porta_tensor *general = scope_binary(s, PORTA_ADD, scope_binary(s, PORTA_MAXIMUM, a, b), excess);
+    porta_tensor *doubled = scope_binary_number(s, PORTA_ADD, a, base2 ? 1.0 : M_LN2);
+    return scope_cast(s, scope_where(s, scope_binary(s, PORTA_EQ, a, b), doubled, general), dtype);
 }
 
 COMPOSED_KERNEL(op_logaddexp, logaddexp_of(&s, args, false), EW_NEW, 2)
@@ -37,14 +37,14 @@ COMPOSED_KERNEL(op_logaddexp2, logaddexp_of(&s, args, true), EW_NEW, 2)
 
 /* xlogy(x, y) = x * log(y), 0 where x == 0 unless y is NaN (then NaN).
  * Integer and bool operands compute in the default float dtype. */
-static porta_tensor *xlogy_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *xlogy_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = ew_result_type(&args[0], &args[1], NULL);
     if (!porta_dtype_is_float(dtype)) dtype = aten_default_dtype();
-    porta_dtype compute = ew_compute_dtype(dtype);
-    porta_tensor *x = ew_operand(s, &args[0], compute), *y = ew_operand(s, &args[1], compute);
-    porta_tensor *product = ew_binary(s, PORTA_MUL, x, ew_unary(s, PORTA_LOG, y));
-    porta_tensor *zeroed = ew_where_number(s, ew_binary_number(s, PORTA_EQ, x, 0), 0, product);
-    return ew_cast(s, ew_where(s, ew_unary(s, PORTA_ISNAN, y), y, zeroed), dtype);
+    porta_dtype compute = aten_compute_dtype(dtype);
+    porta_tensor *x = scope_operand(s, &args[0], compute), *y = scope_operand(s, &args[1], compute);
+    porta_tensor *product = scope_binary(s, PORTA_MUL, x, scope_unary(s, PORTA_LOG, y));
+    porta_tensor *zeroed = scope_where_number(s, scope_binary_number(s, PORTA_EQ, x, 0), 0, product);
+    return scope_cast(s, scope_where(s, scope_unary(s, PORTA_ISNAN, y), y, zeroed), dtype);
 }
 
 COMPOSED_KERNEL(op_xlogy, xlogy_of(&s, args), EW_NEW, 2)
@@ -52,56 +52,56 @@ COMPOSED_KERNEL(op_xlogy_inplace, xlogy_of(&s, args), EW_INPLACE, 2)
 
 /* angle of a real number: pi below zero, 0 otherwise, NaN kept; integers
  * and bool give the default float dtype. */
-static porta_tensor *angle_of(ew_scope *s, const porta_value *x) {
+static porta_tensor *angle_of(aten_scope *s, const porta_value *x) {
     porta_dtype dtype = x->kind == PORTA_VALUE_TENSOR ? x->tensor->dtype : aten_number_dtype(x);
     if (!porta_dtype_is_float(dtype)) dtype = aten_default_dtype();
-    porta_tensor *v = ew_operand(s, x, ew_compute_dtype(dtype));
-    porta_tensor *sign = ew_where_number(s, ew_binary_number(s, PORTA_LT, v, 0), M_PI,
-                                         ew_binary_number(s, PORTA_MUL, v, 0));
-    return ew_cast(s, ew_where(s, ew_unary(s, PORTA_ISNAN, v), v, sign), dtype);
+    porta_tensor *v = scope_operand(s, x, aten_compute_dtype(dtype));
+    porta_tensor *sign = scope_where_number(s, scope_binary_number(s, PORTA_LT, v, 0), M_PI,
+                                         scope_binary_number(s, PORTA_MUL, v, 0));
+    return scope_cast(s, scope_where(s, scope_unary(s, PORTA_ISNAN, v), v, sign), dtype);
 }
 
 COMPOSED_KERNEL(op_angle, angle_of(&s, &args[0]), EW_NEW, 1)
 
 /* linalg_cross(self, other, dim): with a' and a'' the 3-vectors rotated
  * by one and two places along dim, a' * b'' - a'' * b'. */
-static porta_tensor *rotated(ew_scope *s, const porta_tensor *x, int dim, const int64_t *order) {
-    if (s->held.status) return NULL;
+static porta_tensor *rotated(aten_scope *s, const porta_tensor *x, int dim, const int64_t *order) {
+    if (s->status) return NULL;
     int64_t three = 3;
     porta_tensor *index = NULL;
     porta_status *status = porta_tensor_from_host(s->device, PORTA_I64, 1, &three, order, &index);
-    return nn_index_select(&s->held, x, dim, nn_hold(&s->held, status, index));
+    return scope_index_select(s, x, dim, scope_hold(s, status, index));
 }
 
-static porta_tensor *cross_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *cross_of(aten_scope *s, const porta_value *args) {
     const porta_tensor *x = args[0].tensor, *y = args[1].tensor;
     if (x->rank != y->rank)
-        return ew_fail(s, porta_error(PORTA_ERR_SHAPE,
+        return scope_fail(s, porta_error(PORTA_ERR_SHAPE,
                                       "linalg.cross: inputs must have the same number of "
                                       "dimensions."));
     if (x->dtype != y->dtype)
-        return ew_fail(s, porta_error(PORTA_ERR_DTYPE, "expected scalar type %s but found %s",
+        return scope_fail(s, porta_error(PORTA_ERR_DTYPE, "expected scalar type %s but found %s",
                                       aten_dtype_label(x->dtype), aten_dtype_label(y->dtype)));
     if (x->dtype == PORTA_BOOL)
-        return ew_fail(s, porta_error(PORTA_ERR_DTYPE, "\"cross\" not implemented for 'Bool'"));
+        return scope_fail(s, porta_error(PORTA_ERR_DTYPE, "\"cross\" not implemented for 'Bool'"));
     int dim, rank;
     int64_t sizes[PORTA_MAX_RANK];
     porta_status *status = porta_normalize_axis("linalg.cross", (int)args[2].i, x->rank, &dim);
-    if (status) return ew_fail(s, status);
+    if (status) return scope_fail(s, status);
     if (x->sizes[dim] != 3 || y->sizes[dim] != 3)
-        return ew_fail(s, porta_error(PORTA_ERR_SHAPE,
+        return scope_fail(s, porta_error(PORTA_ERR_SHAPE,
                                       "linalg.cross: inputs dimension %lld must have length 3. "
                                       "Got %lld and %lld",
                                       (long long)args[2].i, (long long)x->sizes[dim],
                                       (long long)y->sizes[dim]));
     status = porta_broadcast_shapes("linalg.cross", x->rank, x->sizes, y->rank, y->sizes, &rank,
                                     sizes);
-    if (status) return ew_fail(s, status);
+    if (status) return scope_fail(s, status);
     static const int64_t once[3] = {1, 2, 0}, twice[3] = {2, 0, 1};
-    porta_tensor *a = nn_expand(&s->held, x, rank, sizes), *b = nn_expand(&s->held, y, rank, sizes);
-    porta_tensor *forward = ew_binary(s, PORTA_MUL, rotated(s, a, dim, once), rotated(s, b, dim, twice));
-    porta_tensor *backward = ew_binary(s, PORTA_MUL, rotated(s, a, dim, twice), rotated(s, b, dim, once));
-    return ew_binary(s, PORTA_SUB, forward, backward);
+    porta_tensor *a = scope_expand(s, x, rank, sizes), *b = scope_expand(s, y, rank, sizes);
+    porta_tensor *forward = scope_binary(s, PORTA_MUL, rotated(s, a, dim, once), rotated(s, b, dim, twice));
+    porta_tensor *backward = scope_binary(s, PORTA_MUL, rotated(s, a, dim, twice), rotated(s, b, dim, once));
+    return scope_binary(s, PORTA_SUB, forward, backward);
 }
 
 COMPOSED_KERNEL(op_linalg_cross, cross_of(&s, args), EW_NEW, 3)
@@ -115,29 +115,29 @@ static porta_status *frexp_of(const porta_value *a, aten_results *results) {
     const porta_tensor *x = a[0].tensor;
     if (!porta_dtype_is_float(x->dtype))
         return porta_error(PORTA_ERR_DTYPE, "torch.frexp() only supports floating-point dtypes");
-    nn_scope s = {0};
-    porta_dtype compute = nn_compute_dtype(x->dtype);
+    aten_scope s = {0};
+    porta_dtype compute = aten_compute_dtype(x->dtype);
     porta_device *device = x->buffer->device;
-    porta_tensor *v = nn_cast(&s, x, compute), *one = nn_full(&s, device, compute, 0, NULL, 1);
-    porta_tensor *special = nn_binary(&s, PORTA_LOGICAL_OR, nn_binary_num(&s, PORTA_EQ, v, 0),
-                                      nn_unary(&s, PORTA_LOGICAL_NOT, nn_unary(&s, PORTA_ISFINITE, v)));
-    porta_tensor *safe = nn_ternary(&s, PORTA_WHERE, special, one, v);
-    porta_tensor *e = nn_binary_num(
-        &s, PORTA_ADD, nn_unary(&s, PORTA_FLOOR, nn_unary(&s, PORTA_LOG2, nn_unary(&s, PORTA_ABS, safe))), 1);
-    porta_tensor *first = nn_unary(&s, PORTA_FLOOR, nn_binary_num(&s, PORTA_MUL, e, 0.5));
-    porta_tensor *second = nn_binary(&s, PORTA_SUB, e, first);
-    porta_tensor *m = nn_binary(&s, PORTA_MUL, safe, nn_unary(&s, PORTA_EXP2, nn_unary(&s, PORTA_NEG, first)));
-    m = nn_binary(&s, PORTA_MUL, m, nn_unary(&s, PORTA_EXP2, nn_unary(&s, PORTA_NEG, second)));
-    porta_tensor *big = nn_binary_num(&s, PORTA_GE, nn_unary(&s, PORTA_ABS, m), 1);
-    m = nn_ternary(&s, PORTA_WHERE, big, nn_binary_num(&s, PORTA_MUL, m, 0.5), m);
-    e = nn_ternary(&s, PORTA_WHERE, big, nn_binary_num(&s, PORTA_ADD, e, 1), e);
-    porta_tensor *small = nn_binary_num(&s, PORTA_LT, nn_unary(&s, PORTA_ABS, m), 0.5);
-    m = nn_ternary(&s, PORTA_WHERE, small, nn_binary_num(&s, PORTA_MUL, m, 2), m);
-    e = nn_ternary(&s, PORTA_WHERE, small, nn_binary_num(&s, PORTA_SUB, e, 1), e);
-    porta_tensor *zero = nn_full(&s, device, compute, 0, NULL, 0);
-    nn_push(&s, results, nn_cast(&s, nn_ternary(&s, PORTA_WHERE, special, v, m), x->dtype));
-    nn_push(&s, results, nn_cast(&s, nn_ternary(&s, PORTA_WHERE, special, zero, e), PORTA_I32));
-    return nn_end(&s);
+    porta_tensor *v = scope_cast(&s, x, compute), *one = scope_full(&s, device, compute, 0, NULL, 1);
+    porta_tensor *special = scope_binary(&s, PORTA_LOGICAL_OR, scope_binary_number(&s, PORTA_EQ, v, 0),
+                                      scope_unary(&s, PORTA_LOGICAL_NOT, scope_unary(&s, PORTA_ISFINITE, v)));
+    porta_tensor *safe = scope_ternary(&s, PORTA_WHERE, special, one, v);
+    porta_tensor *e = scope_binary_number(
+        &s, PORTA_ADD, scope_unary(&s, PORTA_FLOOR, scope_unary(&s, PORTA_LOG2, scope_unary(&s, PORTA_ABS, safe))), 1);
+    porta_tensor *first = scope_unary(&s, PORTA_FLOOR, scope_binary_number(&s, PORTA_MUL, e, 0.5));
+    porta_tensor *second = scope_binary(&s, PORTA_SUB, e, first);
+    porta_tensor *m = scope_binary(&s, PORTA_MUL, safe, scope_unary(&s, PORTA_EXP2, scope_unary(&s, PORTA_NEG, first)));
+    m = scope_binary(&s, PORTA_MUL, m, scope_unary(&s, PORTA_EXP2, scope_unary(&s, PORTA_NEG, second)));
+    porta_tensor *big = scope_binary_number(&s, PORTA_GE, scope_unary(&s, PORTA_ABS, m), 1);
+    m = scope_ternary(&s, PORTA_WHERE, big, scope_binary_number(&s, PORTA_MUL, m, 0.5), m);
+    e = scope_ternary(&s, PORTA_WHERE, big, scope_binary_number(&s, PORTA_ADD, e, 1), e);
+    porta_tensor *small = scope_binary_number(&s, PORTA_LT, scope_unary(&s, PORTA_ABS, m), 0.5);
+    m = scope_ternary(&s, PORTA_WHERE, small, scope_binary_number(&s, PORTA_MUL, m, 2), m);
+    e = scope_ternary(&s, PORTA_WHERE, small, scope_binary_number(&s, PORTA_SUB, e, 1), e);
+    porta_tensor *zero = scope_full(&s, device, compute, 0, NULL, 0);
+    scope_push(&s, results, scope_cast(&s, scope_ternary(&s, PORTA_WHERE, special, v, m), x->dtype));
+    scope_push(&s, results, scope_cast(&s, scope_ternary(&s, PORTA_WHERE, special, zero, e), PORTA_I32));
+    return scope_end(&s);
 }
 
 static porta_status *frexp_out(const porta_value *a, aten_results *results) {

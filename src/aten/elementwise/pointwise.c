@@ -9,19 +9,19 @@
 
 /* min(max(x, low), high) in the result type of all three; NaN in x stays
  * NaN, and low > high gives high, as in PyTorch. */
-static porta_tensor *clamp_of(ew_scope *s, const porta_value *x, const porta_value *low,
+static porta_tensor *clamp_of(aten_scope *s, const porta_value *x, const porta_value *low,
                               const porta_value *high) {
     bool has_low = low->kind != PORTA_VALUE_NONE, has_high = high->kind != PORTA_VALUE_NONE;
     if (!has_low && !has_high)
-        return ew_fail(s, porta_error(PORTA_ERR_INVALID_ARGUMENT,
+        return scope_fail(s, porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                       "torch.clamp: At least one of 'min' or 'max' must not be None"));
     porta_dtype dtype = ew_result_type(x, low, high);
     /* PyTorch's kernel with both bounds has no bool loop; one bound does */
     if (dtype == PORTA_BOOL && has_low && has_high)
-        return ew_fail(s, ew_refuse_dtype("clamp", "a number tensor", dtype));
-    porta_tensor *result = ew_operand(s, x, dtype);
-    if (has_low) result = ew_binary(s, PORTA_MAXIMUM, result, ew_operand(s, low, dtype));
-    if (has_high) result = ew_binary(s, PORTA_MINIMUM, result, ew_operand(s, high, dtype));
+        return scope_fail(s, ew_refuse_dtype("clamp", "a number tensor", dtype));
+    porta_tensor *result = scope_operand(s, x, dtype);
+    if (has_low) result = scope_binary(s, PORTA_MAXIMUM, result, scope_operand(s, low, dtype));
+    if (has_high) result = scope_binary(s, PORTA_MINIMUM, result, scope_operand(s, high, dtype));
     return result;
 }
 
@@ -40,29 +40,29 @@ COMPOSED_KERNEL(op_clamp_max_out, clamp_of(&s, &args[0], &none, &args[1]), EW_OU
 /* lerp(self, end, weight): self + weight * (end - self) for |weight| < 0.5,
  * else end - (end - self) * (1 - weight), so both ends are exact; PyTorch
  * requires self and end (and a weight tensor) to share a float dtype. */
-static porta_tensor *lerp_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *lerp_of(aten_scope *s, const porta_value *args) {
     const porta_value *start = &args[0], *end = &args[1], *weight = &args[2];
     porta_dtype dtype = start->kind == PORTA_VALUE_TENSOR ? start->tensor->dtype : PORTA_F32;
-    if (!porta_dtype_is_float(dtype)) return ew_fail(s, ew_refuse_dtype("lerp", "a float tensor", dtype));
+    if (!porta_dtype_is_float(dtype)) return scope_fail(s, ew_refuse_dtype("lerp", "a float tensor", dtype));
     for (int i = 1; i <= 2; i++)
         if (args[i].kind == PORTA_VALUE_TENSOR && args[i].tensor->dtype != dtype)
-            return ew_fail(s, porta_error(PORTA_ERR_DTYPE, "expected dtype %s for `%s` but got dtype %s",
+            return scope_fail(s, porta_error(PORTA_ERR_DTYPE, "expected dtype %s for `%s` but got dtype %s",
                                           porta_dtype_name(dtype), i == 1 ? "end" : "weight",
                                           porta_dtype_name(args[i].tensor->dtype)));
-    porta_dtype compute = ew_compute_dtype(dtype);
-    porta_tensor *a = ew_operand(s, start, compute), *b = ew_operand(s, end, compute);
-    porta_tensor *w = ew_operand(s, weight, compute), *diff = ew_binary(s, PORTA_SUB, b, a);
-    porta_tensor *near_start = ew_ternary_into(s, PORTA_FMA, w, diff, a, NULL);
-    porta_tensor *near_end = ew_ternary_into(
-        s, PORTA_FMA, ew_binary_number(s, PORTA_SUB, w, 1), diff, b, NULL); /* (w - 1) diff + b */
+    porta_dtype compute = aten_compute_dtype(dtype);
+    porta_tensor *a = scope_operand(s, start, compute), *b = scope_operand(s, end, compute);
+    porta_tensor *w = scope_operand(s, weight, compute), *diff = scope_binary(s, PORTA_SUB, b, a);
+    porta_tensor *near_start = scope_ternary_into(s, PORTA_FMA, w, diff, a, NULL);
+    porta_tensor *near_end = scope_ternary_into(
+        s, PORTA_FMA, scope_binary_number(s, PORTA_SUB, w, 1), diff, b, NULL); /* (w - 1) diff + b */
     porta_tensor *result;
     if (weight->kind == PORTA_VALUE_TENSOR) {
-        porta_tensor *small = ew_binary_number(s, PORTA_LT, ew_unary(s, PORTA_ABS, w), 0.5);
-        result = ew_where(s, small, near_start, near_end);
+        porta_tensor *small = scope_binary_number(s, PORTA_LT, scope_unary(s, PORTA_ABS, w), 0.5);
+        result = scope_where(s, small, near_start, near_end);
     } else {
         result = fabs(aten_number(weight)) < 0.5 ? near_start : near_end;
     }
-    return ew_cast(s, result, dtype);
+    return scope_cast(s, result, dtype);
 }
 
 COMPOSED_KERNEL(op_lerp, lerp_of(&s, args), EW_NEW, 3)
@@ -71,19 +71,19 @@ COMPOSED_KERNEL(op_lerp_out, lerp_of(&s, args), EW_OUT, 4)
 
 /* self + value * t1 * t2 (addcmul) or self + value * t1 / t2 (addcdiv), in
  * the order PyTorch's CPU kernel rounds: (value * t1) first. */
-static porta_tensor *addc_of(ew_scope *s, porta_binary_op op, const porta_value *args) {
+static porta_tensor *addc_of(aten_scope *s, porta_binary_op op, const porta_value *args) {
     const char *name = op == PORTA_MUL ? "addcmul" : "addcdiv";
     porta_dtype dtype = ew_result_type(&args[0], &args[1], &args[2]);
-    if (dtype == PORTA_BOOL) return ew_fail(s, ew_refuse_dtype(name, "a number tensor", dtype));
+    if (dtype == PORTA_BOOL) return scope_fail(s, ew_refuse_dtype(name, "a number tensor", dtype));
     if (op == PORTA_DIV && !porta_dtype_is_float(dtype))
-        return ew_fail(s, porta_error(PORTA_ERR_DTYPE,
+        return scope_fail(s, porta_error(PORTA_ERR_DTYPE,
                                       "Integer division with addcdiv is no longer supported, and "
                                       "in a future release addcdiv will perform a true division "
                                       "of tensor1 and tensor2."));
-    porta_dtype compute = ew_compute_dtype(dtype);
-    porta_tensor *t1 = ew_operand(s, &args[1], compute), *t2 = ew_operand(s, &args[2], compute);
-    porta_tensor *term = ew_binary(s, op, ew_binary_number(s, PORTA_MUL, t1, aten_number(&args[3])), t2);
-    return ew_cast(s, ew_binary(s, PORTA_ADD, ew_operand(s, &args[0], compute), term), dtype);
+    porta_dtype compute = aten_compute_dtype(dtype);
+    porta_tensor *t1 = scope_operand(s, &args[1], compute), *t2 = scope_operand(s, &args[2], compute);
+    porta_tensor *term = scope_binary(s, op, scope_binary_number(s, PORTA_MUL, t1, aten_number(&args[3])), t2);
+    return scope_cast(s, scope_binary(s, PORTA_ADD, scope_operand(s, &args[0], compute), term), dtype);
 }
 
 COMPOSED_KERNEL(op_addcmul, addc_of(&s, PORTA_MUL, args), EW_NEW, 4)

@@ -13,13 +13,13 @@
  * out= rules with `into`). */
 static porta_status *unary(porta_unary_op op, const porta_value *x, porta_tensor *into,
                            aten_results *results) {
-    ew_scope s = {.device = ew_device(x, x, NULL)};
-    porta_tensor *tx = ew_operand(&s, x, ew_result_type(x, x, NULL));
+    aten_scope s = {.device = ew_device(x, x, NULL)};
+    porta_tensor *tx = scope_operand(&s, x, ew_result_type(x, x, NULL));
     porta_tensor *result = NULL;
-    if (tx && !into) result = ew_unary(&s, op, tx);
+    if (tx && !into) result = scope_unary(&s, op, tx);
     if (tx && into) {
         porta_status *status = porta_unary(op, tx, &into);
-        result = status ? ew_fail(&s, status) : into;
+        result = status ? scope_fail(&s, status) : into;
     }
     return ew_finish(&s, result, into, results);
 }
@@ -83,34 +83,34 @@ static porta_dtype floating(porta_dtype dtype) {
 }
 
 /* log10(x) = log(x) / ln 10, in float32 for halves so it rounds once. */
-static porta_tensor *log10_of(ew_scope *s, const porta_value *x) {
-    porta_dtype dtype = floating(ew_result_type(x, x, NULL)), compute = ew_compute_dtype(dtype);
-    porta_tensor *ln = ew_unary(s, PORTA_LOG, ew_operand(s, x, compute));
-    return ew_cast(s, ew_binary_number(s, PORTA_DIV, ln, M_LN10), dtype);
+static porta_tensor *log10_of(aten_scope *s, const porta_value *x) {
+    porta_dtype dtype = floating(ew_result_type(x, x, NULL)), compute = aten_compute_dtype(dtype);
+    porta_tensor *ln = scope_unary(s, PORTA_LOG, scope_operand(s, x, compute));
+    return scope_cast(s, scope_binary_number(s, PORTA_DIV, ln, M_LN10), dtype);
 }
 
 /* x - trunc(x); integers and bool are refused, as in PyTorch. */
-static porta_tensor *frac_of(ew_scope *s, const porta_value *x) {
+static porta_tensor *frac_of(aten_scope *s, const porta_value *x) {
     porta_dtype dtype = ew_result_type(x, x, NULL);
-    if (!porta_dtype_is_float(dtype)) return ew_fail(s, ew_refuse_dtype("frac", "a float tensor", dtype));
-    porta_tensor *tx = ew_operand(s, x, dtype);
-    return ew_binary(s, PORTA_SUB, tx, ew_unary(s, PORTA_TRUNC, tx));
+    if (!porta_dtype_is_float(dtype)) return scope_fail(s, ew_refuse_dtype("frac", "a float tensor", dtype));
+    porta_tensor *tx = scope_operand(s, x, dtype);
+    return scope_binary(s, PORTA_SUB, tx, scope_unary(s, PORTA_TRUNC, tx));
 }
 
 /* round(x * 10^d) / 10^d half to even, or round(x / 10^-d) * 10^-d for
  * negative d, in float32 for halves, as PyTorch's kernel computes it. */
-static porta_tensor *round_decimals_of(ew_scope *s, const porta_value *x, int64_t decimals) {
+static porta_tensor *round_decimals_of(aten_scope *s, const porta_value *x, int64_t decimals) {
     porta_dtype dtype = ew_result_type(x, x, NULL);
     if (!porta_dtype_is_float(dtype))
-        return ew_fail(s, ew_refuse_dtype("round", "a float tensor", dtype));
-    porta_dtype compute = ew_compute_dtype(dtype);
-    porta_tensor *tx = ew_operand(s, x, compute);
-    if (decimals == 0) return ew_cast(s, ew_unary(s, PORTA_ROUND, tx), dtype);
+        return scope_fail(s, ew_refuse_dtype("round", "a float tensor", dtype));
+    porta_dtype compute = aten_compute_dtype(dtype);
+    porta_tensor *tx = scope_operand(s, x, compute);
+    if (decimals == 0) return scope_cast(s, scope_unary(s, PORTA_ROUND, tx), dtype);
     bool negative = decimals < 0;
     double ten_pow = pow(10.0, (double)(negative ? -decimals : decimals));
-    porta_tensor *scaled = ew_binary_number(s, negative ? PORTA_DIV : PORTA_MUL, tx, ten_pow);
-    porta_tensor *rounded = ew_unary(s, PORTA_ROUND, scaled);
-    return ew_cast(s, ew_binary_number(s, negative ? PORTA_MUL : PORTA_DIV, rounded, ten_pow),
+    porta_tensor *scaled = scope_binary_number(s, negative ? PORTA_DIV : PORTA_MUL, tx, ten_pow);
+    porta_tensor *rounded = scope_unary(s, PORTA_ROUND, scaled);
+    return scope_cast(s, scope_binary_number(s, negative ? PORTA_MUL : PORTA_DIV, rounded, ten_pow),
                    dtype);
 }
 
@@ -126,17 +126,17 @@ static double float_max(porta_dtype dtype) {
 
 /* NaN, +inf and -inf replaced (by default with 0 and the dtype's extremes);
  * integers and bool have none of them, so they come back unchanged. */
-static porta_tensor *nan_to_num_of(ew_scope *s, const porta_value *args) {
+static porta_tensor *nan_to_num_of(aten_scope *s, const porta_value *args) {
     const porta_value *x = &args[0];
     porta_dtype dtype = ew_result_type(x, x, NULL);
-    porta_tensor *tx = ew_operand(s, x, dtype);
+    porta_tensor *tx = scope_operand(s, x, dtype);
     if (!porta_dtype_is_float(dtype)) return tx;
     double nan = args[1].kind == PORTA_VALUE_NONE ? 0.0 : aten_number(&args[1]);
     double posinf = args[2].kind == PORTA_VALUE_NONE ? float_max(dtype) : aten_number(&args[2]);
     double neginf = args[3].kind == PORTA_VALUE_NONE ? -float_max(dtype) : aten_number(&args[3]);
-    porta_tensor *result = ew_where_number(s, ew_unary(s, PORTA_ISNAN, tx), nan, tx);
-    result = ew_where_number(s, ew_binary_number(s, PORTA_EQ, tx, INFINITY), posinf, result);
-    return ew_where_number(s, ew_binary_number(s, PORTA_EQ, tx, -INFINITY), neginf, result);
+    porta_tensor *result = scope_where_number(s, scope_unary(s, PORTA_ISNAN, tx), nan, tx);
+    result = scope_where_number(s, scope_binary_number(s, PORTA_EQ, tx, INFINITY), posinf, result);
+    return scope_where_number(s, scope_binary_number(s, PORTA_EQ, tx, -INFINITY), neginf, result);
 }
 
 COMPOSED_KERNEL(op_log10, log10_of(&s, &args[0]), EW_NEW, 1)

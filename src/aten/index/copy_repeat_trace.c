@@ -11,18 +11,18 @@
 #include "core/tensor.h"
 
 /* One int64 value of a rank-0 tensor, read to the host. */
-static int64_t host_int(nn_scope *s, const porta_tensor *x) {
+static int64_t host_int(aten_scope *s, const porta_tensor *x) {
     int64_t value = 0;
-    porta_tensor *wide = nn_cast(s, x, PORTA_I64);
+    porta_tensor *wide = scope_cast(s, x, PORTA_I64);
     porta_status *status = wide ? porta_tensor_to_host(wide, &value, sizeof value) : NULL;
-    if (status) nn_fail(s, status);
+    if (status) scope_fail(s, status);
     return value;
 }
 
 /* Holds the tensor a call made through its out pointer: read only after
  * the call (an argument beside the call could be read before it). */
-static porta_tensor *hold_made(nn_scope *s, porta_status *status, porta_tensor *const *made) {
-    return nn_hold(s, status, status ? NULL : *made);
+static porta_tensor *hold_made(aten_scope *s, porta_status *status, porta_tensor *const *made) {
+    return scope_hold(s, status, status ? NULL : *made);
 }
 
 /* ---- trace ---- */
@@ -39,13 +39,13 @@ static porta_status *trace(const porta_value *args, aten_results *results) {
     int64_t length = x->sizes[0] < x->sizes[1] ? x->sizes[0] : x->sizes[1];
     int64_t stride = x->strides[0] + x->strides[1];
     porta_dtype dtype = porta_dtype_is_float(x->dtype) ? x->dtype : PORTA_I64;
-    nn_scope s;
-    nn_begin(&s);
-    porta_tensor *diagonal = nn_cast(&s, nn_restride(&s, x, 1, &length, &stride),
+    aten_scope s;
+    scope_begin(&s);
+    porta_tensor *diagonal = scope_cast(&s, scope_restride(&s, x, 1, &length, &stride),
                                      aten_compute_dtype(dtype));
-    porta_tensor *sum = nn_reduce(&s, PORTA_REDUCE_SUM, diagonal, NULL, 0, false);
-    nn_push(&s, results, nn_cast(&s, sum, dtype));
-    return nn_end(&s);
+    porta_tensor *sum = scope_reduce(&s, PORTA_REDUCE_SUM, diagonal, NULL, 0, false);
+    scope_push(&s, results, scope_cast(&s, sum, dtype));
+    return scope_end(&s);
 }
 
 static porta_status *trace_out(const porta_value *args, aten_results *results) {
@@ -93,24 +93,24 @@ static porta_status *check_index_copy(const porta_tensor *self, int dim, const p
 
 /* self with the slices along dim that index names replaced by source's
  * slices, in order. A 0-dim self or source is a one-element vector here. */
-static porta_tensor *index_copy_of(nn_scope *s, const porta_value *a) {
+static porta_tensor *index_copy_of(aten_scope *s, const porta_value *a) {
     porta_tensor *self = a[0].tensor, *index = a[2].tensor, *source = a[3].tensor;
     int rank = self->rank, dim;
     porta_status *status = porta_normalize_axis("index_copy", (int)a[1].i, rank ? rank : 1, &dim);
     if (!status) status = check_index_copy(self, dim, index, source);
-    if (status) return nn_fail(s, status);
+    if (status) return scope_fail(s, status);
     int view_rank = rank ? rank : 1;
     int64_t one = 1, count = porta_tensor_numel(index), size = rank ? self->sizes[dim] : 1;
     const int64_t *self_sizes = rank ? self->sizes : &one;
     int64_t source_sizes[PORTA_MAX_RANK];
     memcpy(source_sizes, self_sizes, sizeof(int64_t) * (size_t)view_rank);
     source_sizes[dim] = count;
-    porta_tensor *flat_index = nn_reshape(s, index, 1, &count);
+    porta_tensor *flat_index = scope_reshape(s, index, 1, &count);
     if (count) {
-        int64_t low = host_int(s, nn_reduce(s, PORTA_REDUCE_MIN, flat_index, NULL, 0, false));
-        int64_t high = host_int(s, nn_reduce(s, PORTA_REDUCE_MAX, flat_index, NULL, 0, false));
+        int64_t low = host_int(s, scope_reduce(s, PORTA_REDUCE_MIN, flat_index, NULL, 0, false));
+        int64_t high = host_int(s, scope_reduce(s, PORTA_REDUCE_MAX, flat_index, NULL, 0, false));
         if (!s->status && (low < 0 || high >= size))
-            return nn_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE,
+            return scope_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE,
                                           "index_copy_(): index %lld is out of bounds for "
                                           "dimension %d with size %lld",
                                           (long long)(low < 0 ? low : high), dim, (long long)size));
@@ -118,18 +118,18 @@ static porta_tensor *index_copy_of(nn_scope *s, const porta_value *a) {
     if (s->status) return NULL;
     porta_tensor *spread = NULL;
     status = index_along(flat_index, dim, view_rank, source_sizes, &spread);
-    nn_hold(s, status, spread);
-    porta_tensor *values = nn_reshape(s, source, view_rank, source_sizes);
-    porta_tensor *base = nn_reshape(s, self, view_rank, self_sizes);
-    porta_tensor *copied = nn_scatter(s, base, dim, spread, values, PORTA_SCATTER_NONE);
-    return nn_reshape(s, copied, rank, self->sizes);
+    scope_hold(s, status, spread);
+    porta_tensor *values = scope_reshape(s, source, view_rank, source_sizes);
+    porta_tensor *base = scope_reshape(s, self, view_rank, self_sizes);
+    porta_tensor *copied = scope_scatter(s, base, dim, spread, values, PORTA_SCATTER_NONE);
+    return scope_reshape(s, copied, rank, self->sizes);
 }
 
 static porta_status *index_copy(const porta_value *a, aten_results *r) {
-    nn_scope s;
-    nn_begin(&s);
-    nn_push(&s, r, index_copy_of(&s, a));
-    return nn_end(&s);
+    aten_scope s;
+    scope_begin(&s);
+    scope_push(&s, r, index_copy_of(&s, a));
+    return scope_end(&s);
 }
 
 static porta_status *index_copy_out(const porta_value *a, aten_results *r) {
@@ -137,11 +137,11 @@ static porta_status *index_copy_out(const porta_value *a, aten_results *r) {
 }
 
 static porta_status *index_copy_inplace(const porta_value *a, aten_results *r) {
-    nn_scope s;
-    nn_begin(&s);
-    nn_copy(&s, index_copy_of(&s, a), a[0].tensor);
-    if (!s.status) nn_push(&s, r, a[0].tensor);
-    return nn_end(&s);
+    aten_scope s;
+    scope_begin(&s);
+    scope_copy(&s, index_copy_of(&s, a), a[0].tensor);
+    if (!s.status) scope_push(&s, r, a[0].tensor);
+    return scope_end(&s);
 }
 
 /* ---- repeat_interleave ---- */
@@ -159,30 +159,30 @@ static porta_status *repeat_interleave(const porta_value *a, aten_results *r) {
         return porta_error(PORTA_ERR_DTYPE, "repeats has to be Long or Int tensor, got %s",
                            aten_dtype_label(repeats->dtype));
     int64_t n = repeats->sizes[0], zero = 0;
-    nn_scope s;
-    nn_begin(&s);
+    aten_scope s;
+    scope_begin(&s);
     porta_device *device = porta_tensor_device(repeats);
     porta_value scan_args[3] = {{.kind = PORTA_VALUE_TENSOR, .tensor = repeats},
                                 {.kind = PORTA_VALUE_INT, .i = 0},
                                 {.kind = PORTA_VALUE_DTYPE, .dtype = PORTA_I64}};
     porta_tensor *ends = NULL;
     hold_made(&s, aten_call_op("cumsum", scan_args, 3, &ends), &ends);
-    int64_t total = n ? host_int(&s, nn_reshape(&s, nn_slice(&s, ends, 0, n - 1, n, 1), 0, NULL))
+    int64_t total = n ? host_int(&s, scope_reshape(&s, scope_slice(&s, ends, 0, n - 1, n, 1), 0, NULL))
                       : 0;
-    int64_t lowest = n ? host_int(&s, nn_reduce(&s, PORTA_REDUCE_MIN, repeats, NULL, 0, false))
+    int64_t lowest = n ? host_int(&s, scope_reduce(&s, PORTA_REDUCE_MIN, repeats, NULL, 0, false))
                        : 0;
     if (!s.status && lowest < 0)
-        nn_fail(&s, porta_error(PORTA_ERR_INVALID_ARGUMENT, "repeats can not be negative"));
+        scope_fail(&s, porta_error(PORTA_ERR_INVALID_ARGUMENT, "repeats can not be negative"));
     if (!s.status && a[1].kind == PORTA_VALUE_INT && a[1].i != total)
-        nn_fail(&s, porta_error(PORTA_ERR_INVALID_ARGUMENT,
+        scope_fail(&s, porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                 "repeat_interleave: output_size %lld does not match the sum of "
                                 "repeats %lld",
                                 (long long)a[1].i, (long long)total));
     int64_t marks_size = total + 1, starts = n ? n - 1 : 0;
-    porta_tensor *later_starts = n ? nn_slice(&s, ends, 0, 0, n - 1, 1)
-                                   : nn_full(&s, device, PORTA_I64, 1, &zero, 0);
-    porta_tensor *marks = nn_scatter(&s, nn_full(&s, device, PORTA_I64, 1, &marks_size, 0), 0,
-                                     later_starts, nn_full(&s, device, PORTA_I64, 1, &starts, 1),
+    porta_tensor *later_starts = n ? scope_slice(&s, ends, 0, 0, n - 1, 1)
+                                   : scope_full(&s, device, PORTA_I64, 1, &zero, 0);
+    porta_tensor *marks = scope_scatter(&s, scope_full(&s, device, PORTA_I64, 1, &marks_size, 0), 0,
+                                     later_starts, scope_full(&s, device, PORTA_I64, 1, &starts, 1),
                                      PORTA_SCATTER_ADD);
     porta_tensor *counted = NULL;
     if (!s.status) {
@@ -191,8 +191,8 @@ static porta_status *repeat_interleave(const porta_value *a, aten_results *r) {
                                     {.kind = PORTA_VALUE_NONE}};
         hold_made(&s, aten_call_op("cumsum", mark_args, 3, &counted), &counted);
     }
-    nn_push(&s, r, nn_cast(&s, nn_slice(&s, counted, 0, 0, total, 1), repeats->dtype));
-    return nn_end(&s);
+    scope_push(&s, r, scope_cast(&s, scope_slice(&s, counted, 0, 0, total, 1), repeats->dtype));
+    return scope_end(&s);
 }
 
 static porta_status *repeat_interleave_out(const porta_value *a, aten_results *r) {
@@ -210,17 +210,17 @@ static porta_status *isin(const porta_value *a, aten_results *r) {
     porta_device *device = aten_device_of(operands, 2);
     bool invert = a[3].b;
     porta_tensor *elements = NULL, *tests = NULL;
-    nn_scope s;
-    nn_begin(&s);
+    aten_scope s;
+    scope_begin(&s);
     hold_made(&s, aten_operand(&a[0], device, dtype, &elements), &elements);
     hold_made(&s, aten_operand(&a[1], device, dtype, &tests), &tests);
-    if (s.status) return nn_end(&s);
+    if (s.status) return scope_end(&s);
     int64_t count = porta_tensor_numel(tests);
     porta_tensor *found;
     if (!count) {
-        found = nn_full(&s, device, PORTA_BOOL, elements->rank, elements->sizes, 0);
+        found = scope_full(&s, device, PORTA_BOOL, elements->rank, elements->sizes, 0);
     } else {
-        porta_tensor *sorted = NULL, *flat = nn_reshape(&s, tests, 1, &count);
+        porta_tensor *sorted = NULL, *flat = scope_reshape(&s, tests, 1, &count);
         if (flat) hold_made(&s, porta_sort(flat, 0, PORTA_SORT_ASCENDING, &sorted, NULL), &sorted);
         porta_tensor *places = NULL;
         if (!s.status) {
@@ -233,13 +233,13 @@ static porta_status *isin(const porta_value *a, aten_results *r) {
             hold_made(&s, aten_call_op("searchsorted.Tensor", search, 6, &places), &places);
         }
         int64_t total = porta_tensor_numel(elements);
-        porta_tensor *clamped = nn_binary_num(&s, PORTA_MINIMUM, places, (double)(count - 1));
-        porta_tensor *there = nn_index_select(&s, sorted, 0, nn_reshape(&s, clamped, 1, &total));
-        found = nn_binary(&s, PORTA_EQ, nn_reshape(&s, there, elements->rank, elements->sizes),
+        porta_tensor *clamped = scope_binary_number(&s, PORTA_MINIMUM, places, (double)(count - 1));
+        porta_tensor *there = scope_index_select(&s, sorted, 0, scope_reshape(&s, clamped, 1, &total));
+        found = scope_binary(&s, PORTA_EQ, scope_reshape(&s, there, elements->rank, elements->sizes),
                           elements);
     }
-    nn_push(&s, r, invert ? nn_unary(&s, PORTA_LOGICAL_NOT, found) : found);
-    return nn_end(&s);
+    scope_push(&s, r, invert ? scope_unary(&s, PORTA_LOGICAL_NOT, found) : found);
+    return scope_end(&s);
 }
 
 static porta_status *isin_out(const porta_value *a, aten_results *r) {
@@ -268,16 +268,16 @@ static porta_status *histc(const porta_value *a, aten_results *r) {
     if (high < low)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "torch.histc: max must be larger than min");
     int64_t total = porta_tensor_numel(x), slots = bins + 1;
-    nn_scope s;
-    nn_begin(&s);
-    porta_tensor *flat = nn_reshape(&s, x, 1, &total);
+    aten_scope s;
+    scope_begin(&s);
+    porta_tensor *flat = scope_reshape(&s, x, 1, &total);
     if (low == high && total) {
         double range[2];
-        porta_tensor *lo = nn_cast(&s, nn_reduce(&s, PORTA_REDUCE_MIN, flat, NULL, 0, false), PORTA_F64);
-        porta_tensor *hi = nn_cast(&s, nn_reduce(&s, PORTA_REDUCE_MAX, flat, NULL, 0, false), PORTA_F64);
+        porta_tensor *lo = scope_cast(&s, scope_reduce(&s, PORTA_REDUCE_MIN, flat, NULL, 0, false), PORTA_F64);
+        porta_tensor *hi = scope_cast(&s, scope_reduce(&s, PORTA_REDUCE_MAX, flat, NULL, 0, false), PORTA_F64);
         porta_status *status = lo ? porta_tensor_to_host(lo, &range[0], sizeof range[0]) : NULL;
         if (!status && hi) status = porta_tensor_to_host(hi, &range[1], sizeof range[1]);
-        if (status) nn_fail(&s, status);
+        if (status) scope_fail(&s, status);
         low = range[0];
         high = range[1];
     }
@@ -286,18 +286,18 @@ static porta_status *histc(const porta_value *a, aten_results *r) {
         high += 1;
     }
     porta_device *device = porta_tensor_device(x);
-    porta_tensor *position = nn_binary_num(
-        &s, PORTA_DIV, nn_binary_num(&s, PORTA_MUL, nn_binary_num(&s, PORTA_SUB, flat, low), (double)bins),
+    porta_tensor *position = scope_binary_number(
+        &s, PORTA_DIV, scope_binary_number(&s, PORTA_MUL, scope_binary_number(&s, PORTA_SUB, flat, low), (double)bins),
         high - low);
-    porta_tensor *inside = nn_binary(&s, PORTA_LOGICAL_AND, nn_binary_num(&s, PORTA_GE, flat, low),
-                                     nn_binary_num(&s, PORTA_LE, flat, high));
-    porta_tensor *bin = nn_binary_num(&s, PORTA_MINIMUM, nn_cast(&s, position, PORTA_I64), (double)(bins - 1));
-    porta_tensor *slot = nn_ternary(&s, PORTA_WHERE, inside, bin,
-                                    nn_full(&s, device, PORTA_I64, 0, NULL, (double)bins));
-    porta_tensor *counts = nn_scatter(&s, nn_full(&s, device, x->dtype, 1, &slots, 0), 0, slot,
-                                      nn_full(&s, device, x->dtype, 1, &total, 1), PORTA_SCATTER_ADD);
-    nn_push(&s, r, nn_slice(&s, counts, 0, 0, bins, 1));
-    return nn_end(&s);
+    porta_tensor *inside = scope_binary(&s, PORTA_LOGICAL_AND, scope_binary_number(&s, PORTA_GE, flat, low),
+                                     scope_binary_number(&s, PORTA_LE, flat, high));
+    porta_tensor *bin = scope_binary_number(&s, PORTA_MINIMUM, scope_cast(&s, position, PORTA_I64), (double)(bins - 1));
+    porta_tensor *slot = scope_ternary(&s, PORTA_WHERE, inside, bin,
+                                    scope_full(&s, device, PORTA_I64, 0, NULL, (double)bins));
+    porta_tensor *counts = scope_scatter(&s, scope_full(&s, device, x->dtype, 1, &slots, 0), 0, slot,
+                                      scope_full(&s, device, x->dtype, 1, &total, 1), PORTA_SCATTER_ADD);
+    scope_push(&s, r, scope_slice(&s, counts, 0, 0, bins, 1));
+    return scope_end(&s);
 }
 
 static porta_status *histc_out(const porta_value *a, aten_results *r) {
@@ -309,14 +309,14 @@ static porta_status *histc_out(const porta_value *a, aten_results *r) {
 /* x shifted by one place along axis (toward higher indices for `later`
  * false: element i holds x[i - 1]), compared with x: true where the
  * neighbour differs, and at the end that has no neighbour. */
-static porta_tensor *differs_from_neighbour(nn_scope *s, const porta_tensor *x, int axis,
+static porta_tensor *differs_from_neighbour(aten_scope *s, const porta_tensor *x, int axis,
                                             const porta_tensor *positions, int64_t n, bool later) {
     int64_t pads[2 * PORTA_MAX_RANK] = {0};
     pads[2 * axis] = later ? -1 : 1;
     pads[2 * axis + 1] = later ? 1 : -1;
-    porta_tensor *differs = nn_binary(s, PORTA_NE, x, nn_pad(s, x, pads, 0));
-    porta_tensor *edge = nn_binary_num(s, PORTA_EQ, positions, later ? (double)(n - 1) : 0);
-    return nn_binary(s, PORTA_LOGICAL_OR, differs, edge);
+    porta_tensor *differs = scope_binary(s, PORTA_NE, x, scope_pad(s, x, pads, 0));
+    porta_tensor *edge = scope_binary_number(s, PORTA_EQ, positions, later ? (double)(n - 1) : 0);
+    return scope_binary(s, PORTA_LOGICAL_OR, differs, edge);
 }
 
 /* mode(self, dim, keepdim): the most frequent value along dim (the
@@ -335,41 +335,41 @@ static porta_status *mode(const porta_value *a, aten_results *r) {
         return porta_error(PORTA_ERR_OUT_OF_RANGE,
                            "mode(): Expected reduction dim %d to have non-zero size.", axis);
     for (int d = 0; d < rank; d++) shape[d] = d == axis ? n : 1;
-    nn_scope s;
-    nn_begin(&s);
-    porta_tensor *values = x->rank ? (porta_tensor *)x : nn_reshape(&s, x, 1, &one);
+    aten_scope s;
+    scope_begin(&s);
+    porta_tensor *values = x->rank ? (porta_tensor *)x : scope_reshape(&s, x, 1, &one);
     porta_tensor *sorted = NULL, *order = NULL;
     if (values) {
         porta_status *status = porta_sort(values, axis, PORTA_SORT_ASCENDING, &sorted, &order);
-        if (nn_hold(&s, status, sorted)) nn_hold(&s, NULL, order);
+        if (scope_hold(&s, status, sorted)) scope_hold(&s, NULL, order);
     }
-    porta_tensor *positions = nn_reshape(&s, nn_arange(&s, porta_tensor_device(x), n), rank, shape);
-    porta_tensor *starts = nn_ternary(&s, PORTA_WHERE,
+    porta_tensor *positions = scope_reshape(&s, scope_arange(&s, porta_tensor_device(x), n), rank, shape);
+    porta_tensor *starts = scope_ternary(&s, PORTA_WHERE,
                                       differs_from_neighbour(&s, sorted, axis, positions, n, false),
-                                      positions, nn_binary_num(&s, PORTA_MUL, positions, 0));
+                                      positions, scope_binary_number(&s, PORTA_MUL, positions, 0));
     for (int64_t step = 1; step < n; step *= 2) {
         int64_t pads[2 * PORTA_MAX_RANK] = {0};
         pads[2 * axis] = step;
         pads[2 * axis + 1] = -step;
-        starts = nn_binary(&s, PORTA_MAXIMUM, starts, nn_pad(&s, starts, pads, 0));
+        starts = scope_binary(&s, PORTA_MAXIMUM, starts, scope_pad(&s, starts, pads, 0));
     }
-    porta_tensor *lengths = nn_binary_num(&s, PORTA_ADD, nn_binary(&s, PORTA_SUB, positions, starts), 1);
-    porta_tensor *run_lengths = nn_ternary(&s, PORTA_WHERE,
+    porta_tensor *lengths = scope_binary_number(&s, PORTA_ADD, scope_binary(&s, PORTA_SUB, positions, starts), 1);
+    porta_tensor *run_lengths = scope_ternary(&s, PORTA_WHERE,
                                            differs_from_neighbour(&s, sorted, axis, positions, n, true),
-                                           lengths, nn_binary_num(&s, PORTA_MUL, lengths, 0));
-    porta_tensor *best = nn_reduce(&s, PORTA_REDUCE_ARGMAX, run_lengths, &axis, 1, true);
-    porta_tensor *value = nn_gather(&s, sorted, axis, best), *index = nn_gather(&s, order, axis, best);
+                                           lengths, scope_binary_number(&s, PORTA_MUL, lengths, 0));
+    porta_tensor *best = scope_reduce(&s, PORTA_REDUCE_ARGMAX, run_lengths, &axis, 1, true);
+    porta_tensor *value = scope_gather(&s, sorted, axis, best), *index = scope_gather(&s, order, axis, best);
     if (!keepdim || !x->rank) {
         int64_t kept[PORTA_MAX_RANK];
         int kept_rank = 0;
         for (int d = 0; d < x->rank; d++)
             if (d != axis || keepdim) kept[kept_rank++] = x->sizes[d];
-        value = nn_reshape(&s, value, kept_rank, kept);
-        index = nn_reshape(&s, index, kept_rank, kept);
+        value = scope_reshape(&s, value, kept_rank, kept);
+        index = scope_reshape(&s, index, kept_rank, kept);
     }
-    nn_push(&s, r, value);
-    nn_push(&s, r, index);
-    return nn_end(&s);
+    scope_push(&s, r, value);
+    scope_push(&s, r, index);
+    return scope_end(&s);
 }
 
 static porta_status *mode_out(const porta_value *a, aten_results *r) {

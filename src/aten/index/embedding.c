@@ -141,9 +141,9 @@ enum { BAG_SUM = 0, BAG_MEAN, BAG_MAX };
 /* Each index's bag, int64 [n], from offsets read to the host: bag b holds
  * positions offsets[b] .. offsets[b + 1] - 1, the last bag running to the
  * end (as PyTorch's CPU lays them out, include_last_offset or not). */
-static porta_tensor *bag_of_each_index(nn_scope *s, const porta_tensor *offsets, int64_t n,
+static porta_tensor *bag_of_each_index(aten_scope *s, const porta_tensor *offsets, int64_t n,
                                        bool include_last, int64_t *bags) {
-    porta_tensor *wide = nn_contiguous(s, nn_cast(s, offsets, PORTA_I64));
+    porta_tensor *wide = scope_contiguous(s, scope_cast(s, offsets, PORTA_I64));
     if (!wide) return NULL;
     int64_t count = porta_tensor_numel(wide);
     *bags = include_last && count > 0 ? count - 1 : count;
@@ -166,13 +166,13 @@ static porta_tensor *bag_of_each_index(nn_scope *s, const porta_tensor *offsets,
                              (long long)n, (long long)starts[count - 1]);
     porta_tensor *result = NULL;
     if (status) {
-        nn_fail(s, status);
+        scope_fail(s, status);
     } else {
         for (int64_t i = 0, b = 0; i < n; i++) {
             while (b + 1 < *bags && starts[b + 1] <= i) b++;
             bag[i] = (double)b;
         }
-        result = nn_cast(s, nn_from_host(s, wide->buffer->device, 1, &n, bag), PORTA_I64);
+        result = scope_cast(s, scope_from_host(s, wide->buffer->device, 1, &n, bag), PORTA_I64);
     }
     free(starts);
     free(bag);
@@ -180,17 +180,17 @@ static porta_tensor *bag_of_each_index(nn_scope *s, const porta_tensor *offsets,
 }
 
 /* A [n] tensor as an [n, 1] column. */
-static porta_tensor *as_column(nn_scope *s, const porta_tensor *t) {
+static porta_tensor *as_column(aten_scope *s, const porta_tensor *t) {
     if (!t) return NULL;
     int64_t column[2] = {porta_tensor_numel(t), 1};
-    return nn_reshape(s, t, 2, column);
+    return scope_reshape(s, t, 2, column);
 }
 
 /* A [n] tensor spread over [n, d]: the index that scatters whole rows. */
-static porta_tensor *spread_rows(nn_scope *s, const porta_tensor *t, int64_t d) {
+static porta_tensor *spread_rows(aten_scope *s, const porta_tensor *t, int64_t d) {
     if (!t) return NULL;
     int64_t sizes[2] = {porta_tensor_numel(t), d};
-    return nn_expand(s, as_column(s, t), 2, sizes);
+    return scope_expand(s, as_column(s, t), 2, sizes);
 }
 
 static porta_status *check_bag_args(const porta_tensor *weight, const porta_tensor *indices,
@@ -228,27 +228,27 @@ static porta_status *check_bag_args(const porta_tensor *weight, const porta_tens
 /* max mode: the per-column maximum of each bag's rows (padding rows at
  * -inf), 0 for an empty bag, and the weight row it came from (the first
  * such element, as the CPU's strict comparison keeps). */
-static void bag_max(nn_scope *s, const porta_tensor *rows, const porta_tensor *index,
+static void bag_max(aten_scope *s, const porta_tensor *rows, const porta_tensor *index,
                     const porta_tensor *bag, const porta_tensor *empty, int64_t bags,
                     porta_tensor **out, porta_tensor **max_indices) {
     porta_device *device = index->buffer->device;
     int64_t n = porta_tensor_numel(index), d = rows ? rows->sizes[1] : 0, shape[2] = {bags, d};
     porta_tensor *spread = spread_rows(s, bag, d);
-    porta_tensor *lowest = nn_full(s, device, rows ? rows->dtype : PORTA_F32, 2, shape, -INFINITY);
-    porta_tensor *maxima = nn_scatter(s, lowest, 0, spread, rows, PORTA_SCATTER_AMAX);
-    porta_tensor *zero = nn_full(s, device, rows ? rows->dtype : PORTA_F32, 0, NULL, 0);
-    *out = nn_ternary(s, PORTA_WHERE, empty, zero, maxima);
+    porta_tensor *lowest = scope_full(s, device, rows ? rows->dtype : PORTA_F32, 2, shape, -INFINITY);
+    porta_tensor *maxima = scope_scatter(s, lowest, 0, spread, rows, PORTA_SCATTER_AMAX);
+    porta_tensor *zero = scope_full(s, device, rows ? rows->dtype : PORTA_F32, 0, NULL, 0);
+    *out = scope_ternary(s, PORTA_WHERE, empty, zero, maxima);
     if (n == 0) {
-        *max_indices = nn_full(s, device, PORTA_I64, 2, shape, 0);
+        *max_indices = scope_full(s, device, PORTA_I64, 2, shape, 0);
         return;
     }
-    porta_tensor *at_max = nn_binary(s, PORTA_EQ, rows, nn_gather(s, maxima, 0, spread));
-    porta_tensor *position = nn_ternary(s, PORTA_WHERE, at_max, as_column(s, nn_arange(s, device, n)),
-                                        nn_full(s, device, PORTA_I64, 0, NULL, (double)(n - 1)));
-    porta_tensor *first = nn_scatter(s, nn_full(s, device, PORTA_I64, 2, shape, (double)(n - 1)), 0,
+    porta_tensor *at_max = scope_binary(s, PORTA_EQ, rows, scope_gather(s, maxima, 0, spread));
+    porta_tensor *position = scope_ternary(s, PORTA_WHERE, at_max, as_column(s, scope_arange(s, device, n)),
+                                        scope_full(s, device, PORTA_I64, 0, NULL, (double)(n - 1)));
+    porta_tensor *first = scope_scatter(s, scope_full(s, device, PORTA_I64, 2, shape, (double)(n - 1)), 0,
                                      spread, position, PORTA_SCATTER_AMIN);
-    porta_tensor *source = nn_gather(s, spread_rows(s, index, d), 0, first);
-    *max_indices = nn_ternary(s, PORTA_WHERE, empty, nn_full(s, device, PORTA_I64, 0, NULL, 0),
+    porta_tensor *source = scope_gather(s, spread_rows(s, index, d), 0, first);
+    *max_indices = scope_ternary(s, PORTA_WHERE, empty, scope_full(s, device, PORTA_I64, 0, NULL, 0),
                               source);
 }
 
@@ -260,40 +260,40 @@ static porta_status *embedding_bag(const porta_value *a, aten_results *r) {
     const porta_tensor *per_sample = a[6].kind == PORTA_VALUE_TENSOR ? a[6].tensor : NULL;
     int64_t mode = a[4].i, padding_idx = a[8].i;
     PORTA_TRY(check_bag_args(weight, indices, offsets, mode, per_sample));
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_device *device = weight->buffer->device;
     int64_t n = indices->sizes[0], d = weight->sizes[1], bags = 0;
     porta_tensor *bag = bag_of_each_index(&s, offsets, n, a[7].b, &bags);
-    porta_tensor *index = nn_cast(&s, indices, PORTA_I64);
-    porta_tensor *keep = padding_idx >= 0 ? nn_binary_num(&s, PORTA_NE, index, (double)padding_idx)
-                                          : nn_full(&s, device, PORTA_BOOL, 1, &n, 1);
-    porta_tensor *bag_size = nn_scatter(&s, nn_full(&s, device, PORTA_I64, 1, &bags, 0), 0, bag,
-                                        nn_cast(&s, keep, PORTA_I64), PORTA_SCATTER_ADD);
-    porta_tensor *rows = nn_index_select(&s, weight, 0, index);
-    porta_tensor *zero = nn_full(&s, device, weight->dtype, 0, NULL, 0);
-    porta_tensor *empty = as_column(&s, nn_binary_num(&s, PORTA_EQ, bag_size, 0));
+    porta_tensor *index = scope_cast(&s, indices, PORTA_I64);
+    porta_tensor *keep = padding_idx >= 0 ? scope_binary_number(&s, PORTA_NE, index, (double)padding_idx)
+                                          : scope_full(&s, device, PORTA_BOOL, 1, &n, 1);
+    porta_tensor *bag_size = scope_scatter(&s, scope_full(&s, device, PORTA_I64, 1, &bags, 0), 0, bag,
+                                        scope_cast(&s, keep, PORTA_I64), PORTA_SCATTER_ADD);
+    porta_tensor *rows = scope_index_select(&s, weight, 0, index);
+    porta_tensor *zero = scope_full(&s, device, weight->dtype, 0, NULL, 0);
+    porta_tensor *empty = as_column(&s, scope_binary_number(&s, PORTA_EQ, bag_size, 0));
     porta_tensor *out, *max_indices;
     int64_t shape[2] = {bags, d};
     if (mode == BAG_MAX) {
-        porta_tensor *lowest = nn_full(&s, device, weight->dtype, 0, NULL, -INFINITY);
-        rows = nn_ternary(&s, PORTA_WHERE, as_column(&s, keep), rows, lowest);
+        porta_tensor *lowest = scope_full(&s, device, weight->dtype, 0, NULL, -INFINITY);
+        rows = scope_ternary(&s, PORTA_WHERE, as_column(&s, keep), rows, lowest);
         bag_max(&s, rows, index, bag, empty, bags, &out, &max_indices);
     } else {
-        if (per_sample) rows = nn_binary(&s, PORTA_MUL, rows, as_column(&s, per_sample));
-        rows = nn_ternary(&s, PORTA_WHERE, as_column(&s, keep), rows, zero);
-        out = nn_scatter(&s, nn_full(&s, device, weight->dtype, 2, shape, 0), 0,
+        if (per_sample) rows = scope_binary(&s, PORTA_MUL, rows, as_column(&s, per_sample));
+        rows = scope_ternary(&s, PORTA_WHERE, as_column(&s, keep), rows, zero);
+        out = scope_scatter(&s, scope_full(&s, device, weight->dtype, 2, shape, 0), 0,
                          spread_rows(&s, bag, d), rows, PORTA_SCATTER_ADD);
         if (mode == BAG_MEAN) {
-            porta_tensor *count = nn_binary_num(&s, PORTA_MAXIMUM, bag_size, 1);
-            out = nn_binary(&s, PORTA_DIV, out, as_column(&s, nn_cast(&s, count, weight->dtype)));
+            porta_tensor *count = scope_binary_number(&s, PORTA_MAXIMUM, bag_size, 1);
+            out = scope_binary(&s, PORTA_DIV, out, as_column(&s, scope_cast(&s, count, weight->dtype)));
         }
-        max_indices = mode == BAG_MEAN ? bag_size : nn_full(&s, device, PORTA_I64, 1, &bags, 0);
+        max_indices = mode == BAG_MEAN ? bag_size : scope_full(&s, device, PORTA_I64, 1, &bags, 0);
     }
-    nn_push(&s, r, out);
-    nn_push(&s, r, bag);
-    nn_push(&s, r, bag_size);
-    nn_push(&s, r, max_indices);
-    return index_recode(nn_end(&s), PORTA_ERR_OUT_OF_RANGE, PORTA_ERR_INVALID_ARGUMENT);
+    scope_push(&s, r, out);
+    scope_push(&s, r, bag);
+    scope_push(&s, r, bag_size);
+    scope_push(&s, r, max_indices);
+    return index_recode(scope_end(&s), PORTA_ERR_OUT_OF_RANGE, PORTA_ERR_INVALID_ARGUMENT);
 }
 
 /* The weight gradient of an embedding bag, from the forward's offset2bag,
@@ -309,35 +309,35 @@ static porta_status *bag_backward(const bag_grad_args *g, aten_results *r) {
     if (g->grad->rank != 2)
         return porta_error(PORTA_ERR_SHAPE, "embedding_bag_backward: expected a 2-D grad, got "
                                             "rank %d", g->grad->rank);
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_device *device = g->grad->buffer->device;
     int64_t d = g->grad->sizes[1], shape[2] = {g->num_weights, d};
-    porta_tensor *zeros = nn_full(&s, device, g->grad->dtype, 2, shape, 0), *out;
-    porta_tensor *zero = nn_full(&s, device, g->grad->dtype, 0, NULL, 0);
+    porta_tensor *zeros = scope_full(&s, device, g->grad->dtype, 2, shape, 0), *out;
+    porta_tensor *zero = scope_full(&s, device, g->grad->dtype, 0, NULL, 0);
     if (g->mode == BAG_MAX) {
-        porta_tensor *empty = as_column(&s, nn_binary_num(&s, PORTA_EQ, g->bag_size, 0));
-        porta_tensor *kept = nn_ternary(&s, PORTA_WHERE, empty, zero, g->grad);
-        out = nn_scatter(&s, zeros, 0, g->max_indices, kept, PORTA_SCATTER_ADD);
+        porta_tensor *empty = as_column(&s, scope_binary_number(&s, PORTA_EQ, g->bag_size, 0));
+        porta_tensor *kept = scope_ternary(&s, PORTA_WHERE, empty, zero, g->grad);
+        out = scope_scatter(&s, zeros, 0, g->max_indices, kept, PORTA_SCATTER_ADD);
     } else {
-        porta_tensor *index = nn_cast(&s, g->indices, PORTA_I64);
-        porta_tensor *rows = nn_index_select(&s, g->grad, 0, g->bag);
+        porta_tensor *index = scope_cast(&s, g->indices, PORTA_I64);
+        porta_tensor *rows = scope_index_select(&s, g->grad, 0, g->bag);
         if (g->mode == BAG_MEAN) {
-            porta_tensor *count = nn_cast(&s, nn_binary_num(&s, PORTA_MAXIMUM, g->bag_size, 1),
+            porta_tensor *count = scope_cast(&s, scope_binary_number(&s, PORTA_MAXIMUM, g->bag_size, 1),
                                           g->grad->dtype);
-            rows = nn_binary(&s, PORTA_DIV, rows, as_column(&s, nn_index_select(&s, count, 0,
+            rows = scope_binary(&s, PORTA_DIV, rows, as_column(&s, scope_index_select(&s, count, 0,
                                                                                  g->bag)));
         }
-        if (g->per_sample) rows = nn_binary(&s, PORTA_MUL, rows, as_column(&s, g->per_sample));
+        if (g->per_sample) rows = scope_binary(&s, PORTA_MUL, rows, as_column(&s, g->per_sample));
         porta_tensor *scaled = NULL;
         if (rows && index) {
             porta_status *status = scaled_rows(rows, index, g->num_weights, g->padding_idx,
                                                g->by_freq, &scaled); /* before scaled is read */
-            nn_hold(&s, status, scaled);
+            scope_hold(&s, status, scaled);
         }
-        out = nn_scatter(&s, zeros, 0, spread_rows(&s, index, d), scaled, PORTA_SCATTER_ADD);
+        out = scope_scatter(&s, zeros, 0, spread_rows(&s, index, d), scaled, PORTA_SCATTER_ADD);
     }
-    nn_push(&s, r, out);
-    return nn_end(&s);
+    scope_push(&s, r, out);
+    return scope_end(&s);
 }
 
 static const porta_tensor *optional_tensor(const porta_value *v) {
@@ -376,19 +376,19 @@ static porta_status *embedding_bag_per_sample_weights_backward(const porta_value
                            "embedding_bag_backward: per_sample_weights only supported for "
                            "mode='sum'");
     PORTA_TRY(check_indices(indices));
-    nn_scope s = {0};
-    porta_tensor *index = nn_cast(&s, indices, PORTA_I64);
-    porta_tensor *products = nn_binary(&s, PORTA_MUL, nn_index_select(&s, grad, 0, a[4].tensor),
-                                       nn_index_select(&s, weight, 0, index));
+    aten_scope s = {0};
+    porta_tensor *index = scope_cast(&s, indices, PORTA_I64);
+    porta_tensor *products = scope_binary(&s, PORTA_MUL, scope_index_select(&s, grad, 0, a[4].tensor),
+                                       scope_index_select(&s, weight, 0, index));
     int columns[1] = {1};
-    porta_tensor *dots = nn_reduce(&s, PORTA_REDUCE_SUM, products, columns, 1, false);
+    porta_tensor *dots = scope_reduce(&s, PORTA_REDUCE_SUM, products, columns, 1, false);
     if (a[6].i >= 0) {
-        porta_tensor *zero = nn_full(&s, grad->buffer->device, grad->dtype, 0, NULL, 0);
-        dots = nn_ternary(&s, PORTA_WHERE, nn_binary_num(&s, PORTA_EQ, index, (double)a[6].i),
+        porta_tensor *zero = scope_full(&s, grad->buffer->device, grad->dtype, 0, NULL, 0);
+        dots = scope_ternary(&s, PORTA_WHERE, scope_binary_number(&s, PORTA_EQ, index, (double)a[6].i),
                           zero, dots);
     }
-    nn_push(&s, r, dots);
-    return nn_end(&s);
+    scope_push(&s, r, dots);
+    return scope_end(&s);
 }
 
 const aten_op aten_index_embedding_ops[] = {

@@ -19,29 +19,29 @@ static porta_status *need_long_index(const char *message, const porta_tensor *in
 
 /* The written result of an in-place op: `result` copied into self, which
  * is returned. */
-static void push_into_self(nn_scope *s, aten_results *r, const porta_tensor *result,
+static void push_into_self(aten_scope *s, aten_results *r, const porta_tensor *result,
                            porta_tensor *self) {
-    nn_copy(s, result, self);
-    if (!s->status) nn_push(s, r, self);
+    scope_copy(s, result, self);
+    if (!s->status) scope_push(s, r, self);
 }
 
 /* ---- index_fill ---- */
 
 /* A bool mask [size] true at the index's positions (checked, wrapped),
  * shaped to broadcast along `dim` of a rank-`rank` tensor. */
-static porta_tensor *dim_mask(nn_scope *s, porta_device *device, const porta_tensor *index,
+static porta_tensor *dim_mask(aten_scope *s, porta_device *device, const porta_tensor *index,
                               int dim, int rank, int64_t size) {
     if (s->status) return NULL;
     porta_tensor *wrapped = NULL;
     porta_status *status = index_wrap(index, size, dim, &wrapped);
-    if (!nn_hold(s, status, wrapped)) return NULL;
+    if (!scope_hold(s, status, wrapped)) return NULL;
     int64_t count = porta_tensor_numel(index), shape[PORTA_MAX_RANK];
-    porta_tensor *flat = nn_reshape(s, wrapped, 1, &count);
-    porta_tensor *marks = nn_full(s, device, PORTA_U8, 1, &count, 1);
-    porta_tensor *hits = nn_scatter(s, nn_full(s, device, PORTA_U8, 1, &size, 0), 0, flat, marks,
+    porta_tensor *flat = scope_reshape(s, wrapped, 1, &count);
+    porta_tensor *marks = scope_full(s, device, PORTA_U8, 1, &count, 1);
+    porta_tensor *hits = scope_scatter(s, scope_full(s, device, PORTA_U8, 1, &size, 0), 0, flat, marks,
                                     PORTA_SCATTER_NONE);
     for (int d = 0; d < rank; d++) shape[d] = d == dim ? size : 1;
-    return nn_reshape(s, nn_cast(s, hits, PORTA_BOOL), rank, shape);
+    return scope_reshape(s, scope_cast(s, hits, PORTA_BOOL), rank, shape);
 }
 
 /* self with the slices along dim at index set to value (a number or a
@@ -59,17 +59,17 @@ static porta_status *index_fill_into(const porta_value *a, bool in_place, aten_r
                            "index_fill_ only supports a 0-dimensional value tensor, but got "
                            "tensor with %d dimension(s).",
                            a[3].tensor->rank);
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_device *device = porta_tensor_device(self);
     porta_tensor *value = a[3].kind == PORTA_VALUE_TENSOR
-                              ? nn_cast(&s, a[3].tensor, self->dtype)
-                              : nn_full(&s, device, self->dtype, 0, NULL, aten_number(&a[3]));
+                              ? scope_cast(&s, a[3].tensor, self->dtype)
+                              : scope_full(&s, device, self->dtype, 0, NULL, aten_number(&a[3]));
     porta_tensor *mask = dim_mask(&s, device, index, dim, rank, rank ? self->sizes[dim] : 1);
-    if (rank == 0) mask = nn_reshape(&s, mask, 0, NULL);
-    porta_tensor *filled = nn_ternary(&s, PORTA_WHERE, mask, value, self);
+    if (rank == 0) mask = scope_reshape(&s, mask, 0, NULL);
+    porta_tensor *filled = scope_ternary(&s, PORTA_WHERE, mask, value, self);
     if (in_place) push_into_self(&s, r, filled, self);
-    else nn_push(&s, r, filled);
-    return nn_end(&s);
+    else scope_push(&s, r, filled);
+    return scope_end(&s);
 }
 
 static porta_status *index_fill(const porta_value *a, aten_results *r) {
@@ -95,17 +95,17 @@ static porta_status *masked_select(const porta_value *a, aten_results *r) {
     PORTA_TRY(porta_broadcast_shapes("masked_select", self->rank, self->sizes, mask->rank,
                                      mask->sizes, &rank, sizes));
     int64_t numel = porta_shape_numel(rank, sizes);
-    nn_scope s = {0};
-    porta_tensor *flat_mask = nn_reshape(&s, nn_expand(&s, mask, rank, sizes), 1, &numel);
+    aten_scope s = {0};
+    porta_tensor *flat_mask = scope_reshape(&s, scope_expand(&s, mask, rank, sizes), 1, &numel);
     porta_tensor *coordinates = NULL;
     if (flat_mask) {
         porta_status *status = index_nonzero(flat_mask, &coordinates);
-        nn_hold(&s, status, coordinates);
+        scope_hold(&s, status, coordinates);
     }
-    porta_tensor *positions = coordinates ? nn_reshape(&s, coordinates, 1, coordinates->sizes) : NULL;
-    porta_tensor *flat_self = nn_reshape(&s, nn_expand(&s, self, rank, sizes), 1, &numel);
-    nn_push(&s, r, nn_index_select(&s, flat_self, 0, positions));
-    return nn_end(&s);
+    porta_tensor *positions = coordinates ? scope_reshape(&s, coordinates, 1, coordinates->sizes) : NULL;
+    porta_tensor *flat_self = scope_reshape(&s, scope_expand(&s, self, rank, sizes), 1, &numel);
+    scope_push(&s, r, scope_index_select(&s, flat_self, 0, positions));
+    return scope_end(&s);
 }
 static porta_status *masked_select_out(const porta_value *a, aten_results *r) {
     return aten_into_outs(masked_select, a, 2, 1, r);
@@ -115,31 +115,31 @@ static porta_status *masked_select_out(const porta_value *a, aten_results *r) {
 
 /* The smallest and largest value of a non-empty int64 tensor, on the host
  * (for bounds errors that name a value). */
-static void index_bounds(nn_scope *s, const porta_tensor *flat, int64_t bounds[2]) {
-    porta_tensor *low = nn_reduce(s, PORTA_REDUCE_MIN, flat, NULL, 0, false);
-    porta_tensor *high = nn_reduce(s, PORTA_REDUCE_MAX, flat, NULL, 0, false);
+static void index_bounds(aten_scope *s, const porta_tensor *flat, int64_t bounds[2]) {
+    porta_tensor *low = scope_reduce(s, PORTA_REDUCE_MIN, flat, NULL, 0, false);
+    porta_tensor *high = scope_reduce(s, PORTA_REDUCE_MAX, flat, NULL, 0, false);
     if (!high) return;
     porta_status *status = porta_tensor_to_host(low, &bounds[0], sizeof bounds[0]);
     if (!status) status = porta_tensor_to_host(high, &bounds[1], sizeof bounds[1]);
-    if (status) nn_fail(s, status);
+    if (status) scope_fail(s, status);
 }
 
 /* The flat positions index names in a tensor of numel elements, wrapped,
  * or IndexError naming an out-of-range value. */
-static porta_tensor *flat_positions(nn_scope *s, const porta_tensor *index, int64_t numel) {
+static porta_tensor *flat_positions(aten_scope *s, const porta_tensor *index, int64_t numel) {
     if (s->status) return NULL;
     int64_t count = porta_tensor_numel(index), bounds[2] = {0, 0};
-    porta_tensor *flat = nn_reshape(s, index, 1, &count);
+    porta_tensor *flat = scope_reshape(s, index, 1, &count);
     if (count) index_bounds(s, flat, bounds);
     if (count && !s->status && (bounds[0] < -numel || bounds[1] >= numel))
-        return nn_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE,
+        return scope_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE,
                                       "out of range: tried to access index %lld on a tensor of "
                                       "%lld elements.",
                                       (long long)(bounds[0] < -numel ? bounds[0] : bounds[1]),
                                       (long long)numel));
     /* i + numel where i < 0 */
-    porta_tensor *negative = nn_binary_num(s, PORTA_LT, flat, 0);
-    return nn_ternary(s, PORTA_WHERE, negative, nn_binary_num(s, PORTA_ADD, flat, (double)numel),
+    porta_tensor *negative = scope_binary_number(s, PORTA_LT, flat, 0);
+    return scope_ternary(s, PORTA_WHERE, negative, scope_binary_number(s, PORTA_ADD, flat, (double)numel),
                       flat);
 }
 
@@ -149,12 +149,12 @@ static porta_status *take(const porta_value *a, aten_results *r) {
     int64_t numel = porta_tensor_numel(self);
     if (numel == 0 && porta_tensor_numel(index) != 0)
         return porta_error(PORTA_ERR_OUT_OF_RANGE, "take(): tried to take from an empty tensor");
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_tensor *positions = flat_positions(&s, index, numel);
-    porta_tensor *flat_self = nn_reshape(&s, self, 1, &numel);
-    nn_push(&s, r, nn_reshape(&s, nn_index_select(&s, flat_self, 0, positions), index->rank,
+    porta_tensor *flat_self = scope_reshape(&s, self, 1, &numel);
+    scope_push(&s, r, scope_reshape(&s, scope_index_select(&s, flat_self, 0, positions), index->rank,
                               index->sizes));
-    return nn_end(&s);
+    return scope_end(&s);
 }
 static porta_status *take_out(const porta_value *a, aten_results *r) {
     return aten_into_outs(take, a, 2, 1, r);
@@ -162,46 +162,46 @@ static porta_status *take_out(const porta_value *a, aten_results *r) {
 
 /* self with source's elements written (or added, with accumulate) at the
  * flat positions index names. */
-static porta_tensor *put_of(nn_scope *s, const porta_value *a) {
+static porta_tensor *put_of(aten_scope *s, const porta_value *a) {
     const porta_tensor *self = a[0].tensor, *index = a[1].tensor, *source = a[2].tensor;
     int64_t numel = porta_tensor_numel(self), count = porta_tensor_numel(index);
     if (index->dtype != PORTA_I64)
-        return nn_fail(s, need_long_index("put_(): Expected a long tensor for index", index));
+        return scope_fail(s, need_long_index("put_(): Expected a long tensor for index", index));
     if (porta_tensor_numel(source) != count)
-        return nn_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE,
+        return scope_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE,
                                       "put_(): Expected source and index to have the same "
                                       "number of elements, but got source.numel() = %lld, "
                                       "index.numel() = %lld",
                                       (long long)porta_tensor_numel(source), (long long)count));
     if (source->dtype != self->dtype)
-        return nn_fail(s, porta_error(PORTA_ERR_DTYPE,
+        return scope_fail(s, porta_error(PORTA_ERR_DTYPE,
                                       "put_(): self and source expected to have the same dtype, "
                                       "but got self.dtype = %s and source.dtype = %s",
                                       aten_dtype_label(self->dtype),
                                       aten_dtype_label(source->dtype)));
     if (numel == 0 && count != 0)
-        return nn_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE,
+        return scope_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE,
                                       "put_(): Tried to put elements into an empty tensor"));
     porta_tensor *positions = flat_positions(s, index, numel);
-    porta_tensor *flat_self = nn_reshape(s, nn_contiguous(s, self), 1, &numel);
-    porta_tensor *flat_source = nn_reshape(s, source, 1, &count);
-    porta_tensor *put = nn_scatter(s, flat_self, 0, positions, flat_source,
+    porta_tensor *flat_self = scope_reshape(s, scope_contiguous(s, self), 1, &numel);
+    porta_tensor *flat_source = scope_reshape(s, source, 1, &count);
+    porta_tensor *put = scope_scatter(s, flat_self, 0, positions, flat_source,
                                    a[3].b ? PORTA_SCATTER_ADD : PORTA_SCATTER_NONE);
-    return nn_reshape(s, put, self->rank, self->sizes);
+    return scope_reshape(s, put, self->rank, self->sizes);
 }
 
 static porta_status *put(const porta_value *a, aten_results *r) {
-    nn_scope s = {0};
-    nn_push(&s, r, put_of(&s, a));
-    return nn_end(&s);
+    aten_scope s = {0};
+    scope_push(&s, r, put_of(&s, a));
+    return scope_end(&s);
 }
 static porta_status *put_out(const porta_value *a, aten_results *r) {
     return aten_into_outs(put, a, 4, 1, r);
 }
 static porta_status *put_(const porta_value *a, aten_results *r) {
-    nn_scope s = {0};
+    aten_scope s = {0};
     push_into_self(&s, r, put_of(&s, a), a[0].tensor);
-    return nn_end(&s);
+    return scope_end(&s);
 }
 
 /* ---- index_reduce ---- */
@@ -248,21 +248,21 @@ static porta_status *check_index_reduce(const porta_tensor *self, int dim,
  * names. Without include_self the named slices start from the first
  * source slice written to them (amax/amin), 1 (prod) or 0 (mean); a mean
  * divides by the number of values reduced (floor division for integers). */
-static porta_tensor *index_reduce_of(nn_scope *s, const porta_value *a) {
+static porta_tensor *index_reduce_of(aten_scope *s, const porta_value *a) {
     porta_tensor *self = a[0].tensor, *index = a[2].tensor, *source = a[3].tensor;
     const char *name = a[4].kind == PORTA_VALUE_STRING ? a[4].string : "None";
     int which = -1;
     for (int i = 0; i < 4; i++)
         if (!strcmp(name, index_reductions[i].name)) which = i;
     if (which < 0)
-        return nn_fail(s, porta_error(PORTA_ERR_INVALID_ARGUMENT,
+        return scope_fail(s, porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                       "index_reduce(): Expected reduce to be one of prod, mean, "
                                       "amax or amin but got %s.",
                                       name));
     int rank = self->rank, dim;
     porta_status *status = porta_normalize_axis("index_reduce", (int)a[1].i, rank ? rank : 1, &dim);
     if (!status) status = check_index_reduce(self, dim, index, source);
-    if (status) return nn_fail(s, status);
+    if (status) return scope_fail(s, status);
     bool include_self = a[5].b, mean = which == 1;
     /* 0-dim self and source are one-element vectors here */
     int view_rank = rank ? rank : 1;
@@ -272,11 +272,11 @@ static porta_tensor *index_reduce_of(nn_scope *s, const porta_value *a) {
     memcpy(source_sizes, self_sizes, sizeof(int64_t) * (size_t)view_rank);
     source_sizes[dim] = count;
     /* unlike the other index ops, index_reduce takes no negative index */
-    porta_tensor *flat_index = nn_reshape(s, nn_cast(s, index, PORTA_I64), 1, &count);
+    porta_tensor *flat_index = scope_reshape(s, scope_cast(s, index, PORTA_I64), 1, &count);
     int64_t bounds[2] = {0, 0};
     if (count) index_bounds(s, flat_index, bounds);
     if (count && !s->status && (bounds[0] < 0 || bounds[1] >= size))
-        return nn_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE,
+        return scope_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE,
                                       "index out of range in self: index %lld, dimension %d has "
                                       "size %lld",
                                       (long long)(bounds[0] < 0 ? bounds[0] : bounds[1]), dim,
@@ -284,46 +284,46 @@ static porta_tensor *index_reduce_of(nn_scope *s, const porta_value *a) {
     porta_tensor *spread = NULL;
     if (flat_index) {
         status = index_along(flat_index, dim, view_rank, source_sizes, &spread);
-        nn_hold(s, status, spread);
+        scope_hold(s, status, spread);
     }
-    porta_tensor *values = nn_reshape(s, source, view_rank, source_sizes);
-    porta_tensor *base = nn_contiguous(s, nn_reshape(s, self, view_rank, self_sizes));
+    porta_tensor *values = scope_reshape(s, source, view_rank, source_sizes);
+    porta_tensor *base = scope_contiguous(s, scope_reshape(s, self, view_rank, self_sizes));
     if (!include_self) {
         porta_device *device = porta_tensor_device(self);
         porta_tensor *named = dim_mask(s, device, flat_index, dim, view_rank, size);
         if (index_reductions[which].reduce == PORTA_SCATTER_MUL || mean)
-            base = nn_ternary(s, PORTA_WHERE, named,
-                              nn_full(s, device, self->dtype, 0, NULL, mean ? 0 : 1), base);
+            base = scope_ternary(s, PORTA_WHERE, named,
+                              scope_full(s, device, self->dtype, 0, NULL, mean ? 0 : 1), base);
         else
-            base = nn_scatter(s, base, dim, spread, values, PORTA_SCATTER_NONE);
+            base = scope_scatter(s, base, dim, spread, values, PORTA_SCATTER_NONE);
     }
-    porta_tensor *reduced = nn_scatter(s, base, dim, spread, values, index_reductions[which].reduce);
+    porta_tensor *reduced = scope_scatter(s, base, dim, spread, values, index_reductions[which].reduce);
     if (mean) {
         porta_device *device = porta_tensor_device(self);
-        porta_tensor *counts = nn_scatter(s, nn_full(s, device, self->dtype, 1, &size, include_self),
-                                          0, flat_index, nn_full(s, device, self->dtype, 1, &count, 1),
+        porta_tensor *counts = scope_scatter(s, scope_full(s, device, self->dtype, 1, &size, include_self),
+                                          0, flat_index, scope_full(s, device, self->dtype, 1, &count, 1),
                                           PORTA_SCATTER_ADD);
         int64_t shape[PORTA_MAX_RANK];
         for (int d = 0; d < view_rank; d++) shape[d] = d == dim ? size : 1;
-        counts = nn_reshape(s, nn_binary_num(s, PORTA_MAXIMUM, counts, 1), view_rank, shape);
-        reduced = nn_binary(s, porta_dtype_is_float(self->dtype) ? PORTA_DIV : PORTA_FLOOR_DIVIDE,
+        counts = scope_reshape(s, scope_binary_number(s, PORTA_MAXIMUM, counts, 1), view_rank, shape);
+        reduced = scope_binary(s, porta_dtype_is_float(self->dtype) ? PORTA_DIV : PORTA_FLOOR_DIVIDE,
                             reduced, counts);
     }
-    return nn_reshape(s, reduced, rank, self->sizes);
+    return scope_reshape(s, reduced, rank, self->sizes);
 }
 
 static porta_status *index_reduce(const porta_value *a, aten_results *r) {
-    nn_scope s = {0};
-    nn_push(&s, r, index_reduce_of(&s, a));
-    return nn_end(&s);
+    aten_scope s = {0};
+    scope_push(&s, r, index_reduce_of(&s, a));
+    return scope_end(&s);
 }
 static porta_status *index_reduce_out(const porta_value *a, aten_results *r) {
     return aten_into_outs(index_reduce, a, 6, 1, r);
 }
 static porta_status *index_reduce_(const porta_value *a, aten_results *r) {
-    nn_scope s = {0};
+    aten_scope s = {0};
     push_into_self(&s, r, index_reduce_of(&s, a), a[0].tensor);
-    return nn_end(&s);
+    return scope_end(&s);
 }
 
 const aten_op aten_index_fill_ops[] = {

@@ -57,15 +57,15 @@ static porta_status *nonzero(const porta_value *args, aten_results *r) {
 }
 
 /* The row-major positions of mask's true elements: int64 [count]. */
-static porta_tensor *true_positions(nn_scope *s, const porta_tensor *mask) {
+static porta_tensor *true_positions(aten_scope *s, const porta_tensor *mask) {
     if (s->status) return NULL;
     int64_t numel = porta_tensor_numel(mask);
-    porta_tensor *flat = nn_reshape(s, mask, 1, &numel), *coordinates = NULL;
+    porta_tensor *flat = scope_reshape(s, mask, 1, &numel), *coordinates = NULL;
     if (!flat) return NULL;
-    porta_status *status = index_nonzero(flat, &coordinates); /* before nn_hold reads it */
-    nn_hold(s, status, coordinates);
+    porta_status *status = index_nonzero(flat, &coordinates); /* before scope_hold reads it */
+    scope_hold(s, status, coordinates);
     if (!coordinates) return NULL;
-    return nn_reshape(s, coordinates, 1, coordinates->sizes);
+    return scope_reshape(s, coordinates, 1, coordinates->sizes);
 }
 
 static porta_status *check_masked_scatter(const porta_tensor *self, const porta_tensor *mask,
@@ -85,23 +85,23 @@ static porta_status *check_masked_scatter(const porta_tensor *self, const porta_
 
 /* self (broadcast to `rank, sizes`) with source's first elements at mask's
  * true positions, as a new tensor of that shape. */
-static porta_tensor *scatter_masked(nn_scope *s, const porta_tensor *self,
+static porta_tensor *scatter_masked(aten_scope *s, const porta_tensor *self,
                                     const porta_tensor *mask, const porta_tensor *source,
                                     int rank, const int64_t *sizes) {
-    porta_tensor *positions = true_positions(s, nn_expand(s, mask, rank, sizes));
+    porta_tensor *positions = true_positions(s, scope_expand(s, mask, rank, sizes));
     if (!positions) return NULL;
     int64_t count = positions->sizes[0], available = porta_tensor_numel(source);
     if (available < count)
-        return nn_fail(s, porta_error(PORTA_ERR_INVALID_ARGUMENT,
+        return scope_fail(s, porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                       "Number of elements of source < number of ones in mask "
                                       "(%lld < %lld)",
                                       (long long)available, (long long)count));
     int64_t numel = porta_shape_numel(rank, sizes);
-    porta_tensor *flat_self = nn_reshape(s, nn_contiguous(s, nn_expand(s, self, rank, sizes)), 1,
+    porta_tensor *flat_self = scope_reshape(s, scope_contiguous(s, scope_expand(s, self, rank, sizes)), 1,
                                          &numel);
-    porta_tensor *taken = nn_slice(s, nn_reshape(s, source, 1, &available), 0, 0, count, 1);
-    porta_tensor *flat = nn_scatter(s, flat_self, 0, positions, taken, PORTA_SCATTER_NONE);
-    return nn_reshape(s, flat, rank, sizes);
+    porta_tensor *taken = scope_slice(s, scope_reshape(s, source, 1, &available), 0, 0, count, 1);
+    porta_tensor *flat = scope_scatter(s, flat_self, 0, positions, taken, PORTA_SCATTER_NONE);
+    return scope_reshape(s, flat, rank, sizes);
 }
 
 /* masked_scatter(self, mask, source): self and mask broadcast together. */
@@ -112,9 +112,9 @@ static porta_status *masked_scatter(const porta_value *args, aten_results *r) {
     int64_t sizes[PORTA_MAX_RANK];
     PORTA_TRY(porta_broadcast_shapes("masked_scatter", self->rank, self->sizes, mask->rank,
                                      mask->sizes, &rank, sizes));
-    nn_scope s = {0};
-    nn_push(&s, r, scatter_masked(&s, self, mask, source, rank, sizes));
-    return nn_end(&s);
+    aten_scope s = {0};
+    scope_push(&s, r, scatter_masked(&s, self, mask, source, rank, sizes));
+    return scope_end(&s);
 }
 
 /* masked_scatter_(self, mask, source): mask broadcast to self's shape. */
@@ -122,10 +122,10 @@ static porta_status *masked_scatter_(const porta_value *args, aten_results *r) {
     porta_tensor *self = args[0].tensor;
     const porta_tensor *mask = args[1].tensor, *source = args[2].tensor;
     PORTA_TRY(check_masked_scatter(self, mask, source));
-    nn_scope s = {0};
-    nn_copy(&s, scatter_masked(&s, self, mask, source, self->rank, self->sizes), self);
-    if (!s.status) nn_push(&s, r, self);
-    return nn_end(&s);
+    aten_scope s = {0};
+    scope_copy(&s, scatter_masked(&s, self, mask, source, self->rank, self->sizes), self);
+    if (!s.status) scope_push(&s, r, self);
+    return scope_end(&s);
 }
 
 /* masked_scatter_backward(grad_output, mask, sizes): source's gradient, the
@@ -133,20 +133,20 @@ static porta_status *masked_scatter_(const porta_value *args, aten_results *r) {
 static porta_status *masked_scatter_backward(const porta_value *args, aten_results *r) {
     const porta_tensor *grad = args[0].tensor, *mask = args[1].tensor;
     const porta_value *sizes = &args[2];
-    nn_scope s = {0};
+    aten_scope s = {0};
     int64_t numel = porta_tensor_numel(grad), source_numel = 1;
     for (int i = 0; i < sizes->ints.count; i++) source_numel *= sizes->ints.items[i];
-    porta_tensor *positions = true_positions(&s, nn_expand(&s, mask, grad->rank, grad->sizes));
-    porta_tensor *picked = nn_index_select(&s, nn_reshape(&s, grad, 1, &numel), 0, positions);
+    porta_tensor *positions = true_positions(&s, scope_expand(&s, mask, grad->rank, grad->sizes));
+    porta_tensor *picked = scope_index_select(&s, scope_reshape(&s, grad, 1, &numel), 0, positions);
     if (picked && picked->sizes[0] > source_numel)
-        nn_fail(&s, porta_error(PORTA_ERR_INVALID_ARGUMENT,
+        scope_fail(&s, porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                 "masked_scatter_backward: the mask has %lld true elements, "
                                 "more than the %lld of source",
                                 (long long)picked->sizes[0], (long long)source_numel));
     int64_t pads[2] = {0, picked ? source_numel - picked->sizes[0] : 0};
-    nn_push(&s, r, nn_reshape(&s, nn_pad(&s, picked, pads, 0), sizes->ints.count,
+    scope_push(&s, r, scope_reshape(&s, scope_pad(&s, picked, pads, 0), sizes->ints.count,
                               sizes->ints.items));
-    return nn_end(&s);
+    return scope_end(&s);
 }
 
 const aten_op aten_index_masked_ops[] = {

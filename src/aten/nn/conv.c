@@ -86,9 +86,9 @@ static porta_status *check_dtypes(const porta_tensor *x, const porta_tensor *w,
 
 /* porta_conv computes in floating point; PyTorch CPU convolves integers
  * too, which float64 reproduces exactly for values below 2^53. */
-static porta_tensor *computable(nn_scope *s, const porta_tensor *t) {
+static porta_tensor *computable(aten_scope *s, const porta_tensor *t) {
     if (!t) return NULL;
-    return porta_dtype_is_float(t->dtype) ? (porta_tensor *)t : nn_cast(s, t, PORTA_F64);
+    return porta_dtype_is_float(t->dtype) ? (porta_tensor *)t : scope_cast(s, t, PORTA_F64);
 }
 
 static porta_conv_params forward_params(const conv_geometry *g) {
@@ -104,7 +104,7 @@ static porta_conv_params forward_params(const conv_geometry *g) {
 /* The transposed convolution of y [N, A, *O] by w [A, B/groups, *K]:
  * [N, B, *target]. It is the gradient of conv(·, w) with respect to its
  * input, for an input of spatial size `target`. */
-static porta_tensor *conv_transpose(nn_scope *s, const porta_tensor *y, const porta_tensor *w,
+static porta_tensor *conv_transpose(aten_scope *s, const porta_tensor *y, const porta_tensor *w,
                                     const conv_geometry *g, const int64_t *target) {
     if (!y || !w) return NULL;
     int rank = y->rank, spatial = g->spatial;
@@ -116,11 +116,11 @@ static porta_tensor *conv_transpose(nn_scope *s, const porta_tensor *y, const po
         int64_t sizes[PORTA_MAX_RANK] = {y->sizes[0], y->sizes[1]};
         for (int i = 0; i < spatial; i++)
             sizes[2 + i] = y->sizes[2 + i] ? (y->sizes[2 + i] - 1) * g->stride[i] + 1 : 0;
-        porta_tensor *zeros = nn_full(s, y->buffer->device, y->dtype, rank, sizes, 0);
+        porta_tensor *zeros = scope_full(s, y->buffer->device, y->dtype, rank, sizes, 0);
         porta_tensor *view = zeros;
         for (int i = 0; i < spatial; i++)
-            view = nn_slice(s, view, 2 + i, 0, sizes[2 + i], g->stride[i]);
-        nn_copy(s, y, view);
+            view = scope_slice(s, view, 2 + i, 0, sizes[2 + i], g->stride[i]);
+        scope_copy(s, y, view);
         spread = zeros;
     }
     if (!spread) return NULL;
@@ -131,7 +131,7 @@ static porta_tensor *conv_transpose(nn_scope *s, const porta_tensor *y, const po
         pads[2 * (2 + i)] = reach - g->padding[i];
         pads[2 * (2 + i) + 1] = target[i] + reach - spread->sizes[2 + i] - pads[2 * (2 + i)];
     }
-    porta_tensor *padded = nn_pad(s, spread, pads, 0);
+    porta_tensor *padded = scope_pad(s, spread, pads, 0);
     /* w [A, B/g, *K] -> [g, A/g, B/g, *K] -> [g, B/g, A/g, *K] -> [B, A/g, *K], flipped */
     int64_t a = w->sizes[0], b_per_group = w->sizes[1], groups = g->groups;
     int64_t split[PORTA_MAX_RANK + 1] = {groups, a / groups, b_per_group};
@@ -142,21 +142,21 @@ static porta_tensor *conv_transpose(nn_scope *s, const porta_tensor *y, const po
         dims[3 + i] = 3 + i;
         axes[i] = 2 + i;
     }
-    porta_tensor *swapped = nn_permute(s, nn_reshape(s, w, rank + 1, split), dims);
-    porta_tensor *kernel = nn_flip(s, nn_reshape(s, swapped, rank, joined), axes, spatial);
+    porta_tensor *swapped = scope_permute(s, scope_reshape(s, w, rank + 1, split), dims);
+    porta_tensor *kernel = scope_flip(s, scope_reshape(s, swapped, rank, joined), axes, spatial);
     porta_conv_params p = {.groups = groups};
     for (int i = 0; i < spatial; i++) {
         p.stride[i] = 1;
         p.dilation[i] = g->dilation[i];
     }
-    return nn_conv(s, padded, kernel, NULL, &p);
+    return scope_conv(s, padded, kernel, NULL, &p);
 }
 
 /* The gradient of conv(x, w) with respect to w [Cout, Cin/groups, *K],
  * given gy [N, Cout, *O]: for each group, x's channels become the batch and
  * its batch the reduced channel axis, and gy the kernel; stride and
  * dilation trade places. */
-static porta_tensor *conv_weight_grad(nn_scope *s, const porta_tensor *x, const porta_tensor *gy,
+static porta_tensor *conv_weight_grad(aten_scope *s, const porta_tensor *x, const porta_tensor *gy,
                                       const conv_geometry *g, const int64_t *kernel) {
     if (!x || !gy) return NULL;
     int rank = x->rank, spatial = g->spatial;
@@ -176,17 +176,17 @@ static porta_tensor *conv_weight_grad(nn_scope *s, const porta_tensor *x, const 
         p.dilation[i] = g->stride[i];
         p.padding[i] = g->padding[i];
     }
-    porta_tensor *input = nn_reshape(s, nn_permute(s, nn_reshape(s, x, rank + 1, xs), xd), rank, xj);
+    porta_tensor *input = scope_reshape(s, scope_permute(s, scope_reshape(s, x, rank + 1, xs), xd), rank, xj);
     porta_tensor *filter =
-        nn_reshape(s, nn_permute(s, nn_reshape(s, gy, rank + 1, ys), yd), rank, yj);
-    porta_tensor *full = nn_conv(s, input, filter, NULL, &p); /* [Cin/g, Cout, *K'], K' >= K */
-    for (int i = 0; i < spatial; i++) full = nn_slice(s, full, 2 + i, 0, kernel[i], 1);
-    return nn_contiguous(s, nn_permute(s, full, back));
+        scope_reshape(s, scope_permute(s, scope_reshape(s, gy, rank + 1, ys), yd), rank, yj);
+    porta_tensor *full = scope_conv(s, input, filter, NULL, &p); /* [Cin/g, Cout, *K'], K' >= K */
+    for (int i = 0; i < spatial; i++) full = scope_slice(s, full, 2 + i, 0, kernel[i], 1);
+    return scope_contiguous(s, scope_permute(s, full, back));
 }
 
 /* Runs im2col or col2im (nn_sample.c) on x with 2-d int lists, keeping
  * the result in the scope. */
-static porta_tensor *sample_op(nn_scope *s, const char *name, const porta_tensor *x,
+static porta_tensor *sample_op(aten_scope *s, const char *name, const porta_tensor *x,
                                const int64_t (*lists)[2], int list_count) {
     if (!x || s->status) return NULL;
     porta_value args[6] = {{.kind = PORTA_VALUE_TENSOR, .tensor = (porta_tensor *)x}};
@@ -194,7 +194,7 @@ static porta_tensor *sample_op(nn_scope *s, const char *name, const porta_tensor
         args[1 + i] = (porta_value){.kind = PORTA_VALUE_INTS, .ints = {lists[i], 2}};
     porta_tensor *out = NULL;
     porta_status *status = aten_call_op(name, args, 1 + list_count, &out);
-    return nn_hold(s, status, out);
+    return scope_hold(s, status, out);
 }
 
 /* Whether the gradients can take the im2col road (see the file's top). */
@@ -214,7 +214,7 @@ static void column_lists(const conv_geometry *g, const int64_t *kernel, int64_t 
 
 /* d conv / d w for x [N, Cin, H, W], gy [N, Cout, OH, OW]: the sum over the
  * batch of gy [Cout, L] @ columns(x)^T [L, Cin*K]. */
-static porta_tensor *weight_grad_by_columns(nn_scope *s, const porta_tensor *x,
+static porta_tensor *weight_grad_by_columns(aten_scope *s, const porta_tensor *x,
                                             const porta_tensor *gy, const conv_geometry *g,
                                             const int64_t *kernel) {
     int64_t lists[4][2];
@@ -224,16 +224,16 @@ static porta_tensor *weight_grad_by_columns(nn_scope *s, const porta_tensor *x,
     int64_t n = x->sizes[0], cout = gy->sizes[1], rows = columns->sizes[1];
     int64_t flat[3] = {n, cout, columns->sizes[2]};
     int swap[3] = {0, 2, 1};
-    porta_tensor *per_image = nn_matmul(s, nn_reshape(s, gy, 3, flat), nn_permute(s, columns, swap));
+    porta_tensor *per_image = scope_matmul(s, scope_reshape(s, gy, 3, flat), scope_permute(s, columns, swap));
     int batch = 0;
-    porta_tensor *summed = nn_reduce(s, PORTA_REDUCE_SUM, per_image, &batch, 1, false);
+    porta_tensor *summed = scope_reduce(s, PORTA_REDUCE_SUM, per_image, &batch, 1, false);
     int64_t shape[4] = {cout, rows / (kernel[0] * kernel[1]), kernel[0], kernel[1]};
-    return nn_reshape(s, summed, 4, shape);
+    return scope_reshape(s, summed, 4, shape);
 }
 
 /* d conv / d x: w^T [Cin*K, Cout] @ gy [N, Cout, L] gives each image's
  * columns, which col2im sums into [N, Cin, H, W]. */
-static porta_tensor *input_grad_by_columns(nn_scope *s, const porta_tensor *gy,
+static porta_tensor *input_grad_by_columns(aten_scope *s, const porta_tensor *gy,
                                            const porta_tensor *w, const conv_geometry *g,
                                            const int64_t *in_size) {
     if (!gy || !w) return NULL;
@@ -243,8 +243,8 @@ static porta_tensor *input_grad_by_columns(nn_scope *s, const porta_tensor *gy,
     int64_t wflat[2] = {cout, rows}, gflat[3] = {n, cout, gy->sizes[2] * gy->sizes[3]};
     int64_t wide[3] = {n, rows, cout};
     int swap[2] = {1, 0};
-    porta_tensor *wt = nn_permute(s, nn_reshape(s, w, 2, wflat), swap);
-    porta_tensor *columns = nn_matmul(s, nn_expand(s, wt, 3, wide), nn_reshape(s, gy, 3, gflat));
+    porta_tensor *wt = scope_permute(s, scope_reshape(s, w, 2, wflat), swap);
+    porta_tensor *columns = scope_matmul(s, scope_expand(s, wt, 3, wide), scope_reshape(s, gy, 3, gflat));
     return sample_op(s, "col2im", columns, (const int64_t(*)[2])lists, 5);
 }
 
@@ -284,11 +284,11 @@ static porta_status *check_transposed_shapes(const porta_tensor *x, const porta_
 }
 
 /* Bias [C] added along axis 1 of y. */
-static porta_tensor *add_bias(nn_scope *s, porta_tensor *y, const porta_tensor *bias) {
+static porta_tensor *add_bias(aten_scope *s, porta_tensor *y, const porta_tensor *bias) {
     if (!y || !bias) return y;
     int64_t sizes[PORTA_MAX_RANK] = {1, bias->sizes[0]};
     for (int i = 2; i < y->rank; i++) sizes[i] = 1;
-    return nn_binary(s, PORTA_ADD, y, nn_reshape(s, bias, y->rank, sizes));
+    return scope_binary(s, PORTA_ADD, y, scope_reshape(s, bias, y->rank, sizes));
 }
 
 /* convolution(input, weight, bias?, stride, padding, dilation, transposed,
@@ -301,22 +301,22 @@ static porta_status *convolution(const porta_value *args, aten_results *results)
     conv_geometry g;
     PORTA_TRY(read_geometry(x, w, &args[3], &g));
     PORTA_TRY(check_dtypes(x, w, bias));
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_tensor *cx = computable(&s, x), *cw = computable(&s, w), *cb = computable(&s, bias);
     porta_tensor *y;
     if (g.transposed) {
         int64_t target[PORTA_MAX_RANK];
         transposed_size(x, w, &g, target);
         porta_status *bad = check_transposed_shapes(x, w, &g, target);
-        if (bad) nn_fail(&s, bad);
+        if (bad) scope_fail(&s, bad);
         y = add_bias(&s, conv_transpose(&s, cx, cw, &g, target), cb);
     } else {
         porta_conv_params p = forward_params(&g);
-        y = nn_conv(&s, cx, cw, cb, &p);
+        y = scope_conv(&s, cx, cw, cb, &p);
     }
-    if (y && y->dtype != x->dtype) y = nn_cast(&s, y, x->dtype);
-    nn_push(&s, results, y);
-    return nn_end(&s);
+    if (y && y->dtype != x->dtype) y = scope_cast(&s, y, x->dtype);
+    scope_push(&s, results, y);
+    return scope_end(&s);
 }
 
 /* convolution_backward(grad_output, input, weight, bias_sizes?, stride,
@@ -331,7 +331,7 @@ static porta_status *convolution_backward(const porta_value *args, aten_results 
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "convolution_backward: expected an output_mask of 3 bools, got %d",
                            mask->ints.count);
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_tensor *cgy = computable(&s, gy), *cx = computable(&s, x), *cw = computable(&s, w);
     int64_t in_size[PORTA_MAX_RANK], kernel[PORTA_MAX_RANK];
     for (int i = 0; i < g.spatial; i++) {
@@ -344,9 +344,9 @@ static porta_status *convolution_backward(const porta_value *args, aten_results 
             /* an output_padding of at least the stride leaves rows no
              * input row reached: the forward convolution sees them too */
             porta_conv_params p = forward_params(&g);
-            gx = nn_conv(&s, cgy, cw, NULL, &p);
-            for (int i = 0; i < g.spatial; i++) gx = nn_slice(&s, gx, 2 + i, 0, in_size[i], 1);
-            gx = nn_contiguous(&s, gx);
+            gx = scope_conv(&s, cgy, cw, NULL, &p);
+            for (int i = 0; i < g.spatial; i++) gx = scope_slice(&s, gx, 2 + i, 0, in_size[i], 1);
+            gx = scope_contiguous(&s, gx);
         } else if (columns_road(&g, x)) {
             gx = input_grad_by_columns(&s, cgy, cw, &g, in_size);
         } else {
@@ -363,19 +363,19 @@ static porta_status *convolution_backward(const porta_value *args, aten_results 
     if (mask->ints.items[2]) {
         int axes[PORTA_MAX_RANK] = {0};
         for (int i = 0; i < g.spatial; i++) axes[1 + i] = 2 + i;
-        gb = nn_reduce(&s, PORTA_REDUCE_SUM, gy, axes, 1 + g.spatial, false);
+        gb = scope_reduce(&s, PORTA_REDUCE_SUM, gy, axes, 1 + g.spatial, false);
     }
     porta_tensor *grads[3] = {gx, gw, gb};
     for (int k = 0; k < 3; k++) {
         if (!mask->ints.items[k]) {
-            nn_push_none(&s, results);
+            scope_push_none(&s, results);
             continue;
         }
         porta_tensor *grad = grads[k];
-        if (grad && grad->dtype != x->dtype) grad = nn_cast(&s, grad, x->dtype);
-        nn_push(&s, results, grad);
+        if (grad && grad->dtype != x->dtype) grad = scope_cast(&s, grad, x->dtype);
+        scope_push(&s, results, grad);
     }
-    return nn_end(&s);
+    return scope_end(&s);
 }
 
 const aten_op aten_nn_conv_ops[] = {

@@ -15,55 +15,55 @@
 #include "graph/infer.h"
 
 /* The p-norm of diff over its last axis (dropped). */
-static porta_tensor *pair_norm(nn_scope *s, const porta_tensor *diff, double p) {
+static porta_tensor *pair_norm(aten_scope *s, const porta_tensor *diff, double p) {
     if (!diff) return NULL;
     int axis[1] = {diff->rank - 1};
     if (p == 0)
-        return nn_reduce(s, PORTA_REDUCE_SUM,
-                         nn_cast(s, nn_binary_num(s, PORTA_NE, diff, 0), diff->dtype), axis, 1,
+        return scope_reduce(s, PORTA_REDUCE_SUM,
+                         scope_cast(s, scope_binary_number(s, PORTA_NE, diff, 0), diff->dtype), axis, 1,
                          false);
-    porta_tensor *magnitude = nn_unary(s, PORTA_ABS, diff);
-    if (isinf(p)) return nn_reduce(s, PORTA_REDUCE_MAX, magnitude, axis, 1, false);
-    if (p == 1) return nn_reduce(s, PORTA_REDUCE_SUM, magnitude, axis, 1, false);
+    porta_tensor *magnitude = scope_unary(s, PORTA_ABS, diff);
+    if (isinf(p)) return scope_reduce(s, PORTA_REDUCE_MAX, magnitude, axis, 1, false);
+    if (p == 1) return scope_reduce(s, PORTA_REDUCE_SUM, magnitude, axis, 1, false);
     if (p == 2)
-        return nn_unary(s, PORTA_SQRT, nn_reduce(s, PORTA_REDUCE_SUM,
-                                                 nn_binary(s, PORTA_MUL, diff, diff), axis, 1,
+        return scope_unary(s, PORTA_SQRT, scope_reduce(s, PORTA_REDUCE_SUM,
+                                                 scope_binary(s, PORTA_MUL, diff, diff), axis, 1,
                                                  false));
-    porta_tensor *powered = nn_binary_num(s, PORTA_POW, magnitude, p);
-    return nn_binary_num(s, PORTA_POW, nn_reduce(s, PORTA_REDUCE_SUM, powered, axis, 1, false),
+    porta_tensor *powered = scope_binary_number(s, PORTA_POW, magnitude, p);
+    return scope_binary_number(s, PORTA_POW, scope_reduce(s, PORTA_REDUCE_SUM, powered, axis, 1, false),
                          1 / p);
 }
 
 /* The gradient of each pair's distance with respect to its difference,
  * times grad: diff [..., M], dist and grad [..., 1]. */
-static porta_tensor *pair_grad(nn_scope *s, const porta_tensor *diff, const porta_tensor *dist,
+static porta_tensor *pair_grad(aten_scope *s, const porta_tensor *diff, const porta_tensor *dist,
                                const porta_tensor *grad, double p) {
     if (!diff || !dist || !grad) return NULL;
-    porta_tensor *zero = nn_full(s, diff->buffer->device, diff->dtype, 0, NULL, 0);
-    if (p == 0) return nn_binary(s, PORTA_MUL, diff, zero);
-    porta_tensor *sign = nn_unary(s, PORTA_SIGN, diff);
-    if (p == 1) return nn_binary(s, PORTA_MUL, sign, grad);
-    porta_tensor *magnitude = nn_unary(s, PORTA_ABS, diff);
+    porta_tensor *zero = scope_full(s, diff->buffer->device, diff->dtype, 0, NULL, 0);
+    if (p == 0) return scope_binary(s, PORTA_MUL, diff, zero);
+    porta_tensor *sign = scope_unary(s, PORTA_SIGN, diff);
+    if (p == 1) return scope_binary(s, PORTA_MUL, sign, grad);
+    porta_tensor *magnitude = scope_unary(s, PORTA_ABS, diff);
     if (isinf(p)) {
-        porta_tensor *at_max = nn_cast(s, nn_binary(s, PORTA_EQ, magnitude, dist), diff->dtype);
-        return nn_binary(s, PORTA_MUL, nn_binary(s, PORTA_MUL, sign, grad), at_max);
+        porta_tensor *at_max = scope_cast(s, scope_binary(s, PORTA_EQ, magnitude, dist), diff->dtype);
+        return scope_binary(s, PORTA_MUL, scope_binary(s, PORTA_MUL, sign, grad), at_max);
     }
-    porta_tensor *scaled = nn_binary(s, PORTA_DIV, grad, nn_binary_num(s, PORTA_POW, dist, p - 1));
-    porta_tensor *value, *vanishes = nn_binary_num(s, PORTA_EQ, dist, 0);
+    porta_tensor *scaled = scope_binary(s, PORTA_DIV, grad, scope_binary_number(s, PORTA_POW, dist, p - 1));
+    porta_tensor *value, *vanishes = scope_binary_number(s, PORTA_EQ, dist, 0);
     if (p < 2) {
-        value = nn_binary(s, PORTA_MUL, nn_binary(s, PORTA_MUL, sign,
-                                                  nn_binary_num(s, PORTA_POW, magnitude, p - 1)),
+        value = scope_binary(s, PORTA_MUL, scope_binary(s, PORTA_MUL, sign,
+                                                  scope_binary_number(s, PORTA_POW, magnitude, p - 1)),
                           scaled);
         if (p < 1)
-            vanishes = nn_binary(s, PORTA_LOGICAL_OR, vanishes, nn_binary_num(s, PORTA_EQ, diff, 0));
+            vanishes = scope_binary(s, PORTA_LOGICAL_OR, vanishes, scope_binary_number(s, PORTA_EQ, diff, 0));
     } else if (p == 2) {
-        value = nn_binary(s, PORTA_MUL, diff, scaled);
+        value = scope_binary(s, PORTA_MUL, diff, scaled);
     } else {
-        value = nn_binary(s, PORTA_MUL, nn_binary(s, PORTA_MUL, diff,
-                                                  nn_binary_num(s, PORTA_POW, magnitude, p - 2)),
+        value = scope_binary(s, PORTA_MUL, scope_binary(s, PORTA_MUL, diff,
+                                                  scope_binary_number(s, PORTA_POW, magnitude, p - 2)),
                           scaled);
     }
-    return nn_ternary(s, PORTA_WHERE, vanishes, zero, value);
+    return scope_ternary(s, PORTA_WHERE, vanishes, zero, value);
 }
 
 static porta_status *check_p(const char *op, double p) {
@@ -111,12 +111,12 @@ static porta_status *cdist_check(const porta_tensor *x1, const porta_tensor *x2,
     return NULL;
 }
 
-static void cdist_expand(nn_scope *s, const porta_tensor *x1, const porta_tensor *x2,
+static void cdist_expand(aten_scope *s, const porta_tensor *x1, const porta_tensor *x2,
                          cdist_operands *o) {
     porta_status *status = porta_broadcast_shapes("cdist", x1->rank - 2, x1->sizes, x2->rank - 2,
                                                   x2->sizes, &o->batch_rank, o->batch);
     if (status) {
-        nn_fail(s, status);
+        scope_fail(s, status);
         return;
     }
     o->p_rows = x1->sizes[x1->rank - 2];
@@ -126,53 +126,53 @@ static void cdist_expand(nn_scope *s, const porta_tensor *x1, const porta_tensor
     for (int d = 0; d < o->batch_rank; d++) sizes[d] = o->batch[d];
     sizes[o->batch_rank] = o->p_rows;
     sizes[o->batch_rank + 1] = o->columns;
-    o->x1 = nn_expand(s, x1, o->batch_rank + 2, sizes);
+    o->x1 = scope_expand(s, x1, o->batch_rank + 2, sizes);
     sizes[o->batch_rank] = o->r_rows;
-    o->x2 = nn_expand(s, x2, o->batch_rank + 2, sizes);
+    o->x2 = scope_expand(s, x2, o->batch_rank + 2, sizes);
 }
 
 /* Every difference x1[..., i, :] - x2[..., j, :]: [B..., P, R, M]. */
-static porta_tensor *cdist_differences(nn_scope *s, const cdist_operands *o) {
+static porta_tensor *cdist_differences(aten_scope *s, const cdist_operands *o) {
     int rank = o->batch_rank + 3;
     int64_t sizes[PORTA_MAX_RANK];
     for (int d = 0; d < o->batch_rank; d++) sizes[d] = o->batch[d];
     sizes[rank - 3] = o->p_rows;
     sizes[rank - 2] = 1;
     sizes[rank - 1] = o->columns;
-    porta_tensor *a = nn_reshape(s, o->x1, rank, sizes);
+    porta_tensor *a = scope_reshape(s, o->x1, rank, sizes);
     sizes[rank - 3] = 1;
     sizes[rank - 2] = o->r_rows;
-    porta_tensor *b = nn_reshape(s, o->x2, rank, sizes);
-    return nn_binary(s, PORTA_SUB, a, b);
+    porta_tensor *b = scope_reshape(s, o->x2, rank, sizes);
+    return scope_binary(s, PORTA_SUB, a, b);
 }
 
 /* sqrt(max(0, |a|^2 - 2 a.b + |b|^2)) as one product of augmented matrices
  * [-2 x1, |x1|^2, 1] @ [x2, 1, |x2|^2]^T, as PyTorch's _euclidean_dist. */
-static porta_tensor *euclidean_by_matmul(nn_scope *s, const cdist_operands *o) {
+static porta_tensor *euclidean_by_matmul(aten_scope *s, const cdist_operands *o) {
     int rank = o->batch_rank + 2, last[1] = {rank - 1};
     int64_t pads[2 * PORTA_MAX_RANK] = {0};
     porta_tensor *augmented[2];
     for (int k = 0; k < 2; k++) {
         porta_tensor *x = k ? o->x2 : o->x1;
-        porta_tensor *squares = nn_reduce(s, PORTA_REDUCE_SUM, nn_binary(s, PORTA_MUL, x, x), last,
+        porta_tensor *squares = scope_reduce(s, PORTA_REDUCE_SUM, scope_binary(s, PORTA_MUL, x, x), last,
                                           1, true);
-        porta_tensor *ones = nn_binary_num(s, PORTA_ADD, nn_binary_num(s, PORTA_MUL, squares, 0), 1);
-        porta_tensor *scaled = k ? x : nn_binary_num(s, PORTA_MUL, x, -2);
+        porta_tensor *ones = scope_binary_number(s, PORTA_ADD, scope_binary_number(s, PORTA_MUL, squares, 0), 1);
+        porta_tensor *scaled = k ? x : scope_binary_number(s, PORTA_MUL, x, -2);
         /* [scaled, first, second] from three padded pieces; adding zeros is exact */
         porta_tensor *first = k ? ones : squares, *second = k ? squares : ones;
         pads[2 * rank - 2] = 0, pads[2 * rank - 1] = 2;
-        porta_tensor *sum = nn_pad(s, scaled, pads, 0);
+        porta_tensor *sum = scope_pad(s, scaled, pads, 0);
         pads[2 * rank - 2] = o->columns, pads[2 * rank - 1] = 1;
-        sum = nn_binary(s, PORTA_ADD, sum, nn_pad(s, first, pads, 0));
+        sum = scope_binary(s, PORTA_ADD, sum, scope_pad(s, first, pads, 0));
         pads[2 * rank - 2] = o->columns + 1, pads[2 * rank - 1] = 0;
-        augmented[k] = nn_binary(s, PORTA_ADD, sum, nn_pad(s, second, pads, 0));
+        augmented[k] = scope_binary(s, PORTA_ADD, sum, scope_pad(s, second, pads, 0));
     }
     int dims[PORTA_MAX_RANK];
     for (int d = 0; d < rank; d++) dims[d] = d;
     dims[rank - 2] = rank - 1;
     dims[rank - 1] = rank - 2;
-    porta_tensor *product = nn_matmul(s, augmented[0], nn_permute(s, augmented[1], dims));
-    return nn_unary(s, PORTA_SQRT, nn_binary_num(s, PORTA_MAXIMUM, product, 0));
+    porta_tensor *product = scope_matmul(s, augmented[0], scope_permute(s, augmented[1], dims));
+    return scope_unary(s, PORTA_SQRT, scope_binary_number(s, PORTA_MAXIMUM, product, 0));
 }
 
 /* _cdist_forward(x1, x2, p, compute_mode?) */
@@ -181,7 +181,7 @@ static porta_status *cdist_forward(const porta_value *args, aten_results *result
     double p = args[2].f;
     int64_t mode = args[3].kind == PORTA_VALUE_INT ? args[3].i : 0;
     PORTA_TRY(cdist_check(x1, x2, p));
-    nn_scope s = {0};
+    aten_scope s = {0};
     cdist_operands o = {0};
     cdist_expand(&s, x1, x2, &o);
     porta_tensor *dist = NULL;
@@ -193,14 +193,14 @@ static porta_status *cdist_forward(const porta_value *args, aten_results *result
     if (s.status) {
         dist = NULL;
     } else if (o.columns == 0 || o.p_rows == 0 || o.r_rows == 0) {
-        dist = nn_full(&s, x1->buffer->device, x1->dtype, o.batch_rank + 2, sizes, 0);
+        dist = scope_full(&s, x1->buffer->device, x1->dtype, o.batch_rank + 2, sizes, 0);
     } else if (by_matmul) {
         dist = euclidean_by_matmul(&s, &o);
     } else {
         dist = pair_norm(&s, cdist_differences(&s, &o), p);
     }
-    nn_push(&s, results, dist);
-    return nn_end(&s);
+    scope_push(&s, results, dist);
+    return scope_end(&s);
 }
 
 /* _cdist_backward(grad, x1, x2, p, cdist): x1's gradient in the broadcast
@@ -210,7 +210,7 @@ static porta_status *cdist_backward(const porta_value *args, aten_results *resul
                        *dist = args[4].tensor;
     double p = args[3].f;
     PORTA_TRY(cdist_check(x1, x2, p));
-    nn_scope s = {0};
+    aten_scope s = {0};
     cdist_operands o = {0};
     cdist_expand(&s, x1, x2, &o);
     int rank = o.batch_rank + 2;
@@ -218,33 +218,33 @@ static porta_status *cdist_backward(const porta_value *args, aten_results *resul
     if (!o.x1) {
         out = NULL;
     } else if (o.columns == 0 || o.p_rows == 0 || o.r_rows == 0) {
-        out = nn_full(&s, x1->buffer->device, x1->dtype, rank, o.x1->sizes, 0);
+        out = scope_full(&s, x1->buffer->device, x1->dtype, rank, o.x1->sizes, 0);
     } else {
         int64_t column[PORTA_MAX_RANK];
         for (int d = 0; d < rank; d++) column[d] = d < o.batch_rank ? o.batch[d] : 0;
         column[rank - 2] = o.p_rows;
         column[rank - 1] = o.r_rows;
         column[rank] = 1;
-        porta_tensor *g = nn_reshape(&s, nn_expand(&s, grad, rank, column), rank + 1, column);
-        porta_tensor *d = nn_reshape(&s, nn_expand(&s, dist, rank, column), rank + 1, column);
+        porta_tensor *g = scope_reshape(&s, scope_expand(&s, grad, rank, column), rank + 1, column);
+        porta_tensor *d = scope_reshape(&s, scope_expand(&s, dist, rank, column), rank + 1, column);
         int pairs_axis[1] = {rank - 1};
-        out = nn_reduce(&s, PORTA_REDUCE_SUM, pair_grad(&s, cdist_differences(&s, &o), d, g, p),
+        out = scope_reduce(&s, PORTA_REDUCE_SUM, pair_grad(&s, cdist_differences(&s, &o), d, g, p),
                         pairs_axis, 1, false);
     }
-    nn_push(&s, results, out);
-    return nn_end(&s);
+    scope_push(&s, results, out);
+    return scope_end(&s);
 }
 
 /* The row pairs i < j of an n-row matrix in PyTorch's order, as two int64
  * [count] index tensors. */
-static void row_pairs(nn_scope *s, porta_device *device, int64_t n, porta_tensor **first,
+static void row_pairs(aten_scope *s, porta_device *device, int64_t n, porta_tensor **first,
                       porta_tensor **second) {
     *first = *second = NULL;
     if (s->status) return;
     int64_t count = n * (n - 1) / 2, at = 0;
     double *rows = malloc((size_t)(count ? 2 * count : 1) * sizeof *rows);
     if (!rows) {
-        nn_fail(s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "pdist: no memory for %lld pairs",
+        scope_fail(s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "pdist: no memory for %lld pairs",
                                (long long)count));
         return;
     }
@@ -253,8 +253,8 @@ static void row_pairs(nn_scope *s, porta_device *device, int64_t n, porta_tensor
             rows[at] = (double)i;
             rows[count + at] = (double)j;
         }
-    *first = nn_cast(s, nn_from_host(s, device, 1, &count, rows), PORTA_I64);
-    *second = nn_cast(s, nn_from_host(s, device, 1, &count, rows + count), PORTA_I64);
+    *first = scope_cast(s, scope_from_host(s, device, 1, &count, rows), PORTA_I64);
+    *second = scope_cast(s, scope_from_host(s, device, 1, &count, rows + count), PORTA_I64);
     free(rows);
 }
 
@@ -272,19 +272,19 @@ static porta_status *pdist_forward(const porta_value *args, aten_results *result
     double p = args[1].f;
     PORTA_TRY(pdist_check(x, p));
     int64_t n = x->sizes[0], count = n > 1 ? n * (n - 1) / 2 : 0;
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_tensor *dist;
     if (count == 0 || x->sizes[1] == 0) {
-        dist = nn_full(&s, x->buffer->device, x->dtype, 1, &count, 0);
+        dist = scope_full(&s, x->buffer->device, x->dtype, 1, &count, 0);
     } else {
         porta_tensor *first, *second;
         row_pairs(&s, x->buffer->device, n, &first, &second);
-        dist = pair_norm(&s, nn_binary(&s, PORTA_SUB, nn_index_select(&s, x, 0, first),
-                                       nn_index_select(&s, x, 0, second)),
+        dist = pair_norm(&s, scope_binary(&s, PORTA_SUB, scope_index_select(&s, x, 0, first),
+                                       scope_index_select(&s, x, 0, second)),
                          p);
     }
-    nn_push(&s, results, dist);
-    return nn_end(&s);
+    scope_push(&s, results, dist);
+    return scope_end(&s);
 }
 
 /* _pdist_backward(grad, self, p, pdist): each pair's gradient added to its
@@ -294,24 +294,24 @@ static porta_status *pdist_backward(const porta_value *args, aten_results *resul
     double p = args[2].f;
     PORTA_TRY(pdist_check(x, p));
     int64_t n = x->sizes[0], columns = x->sizes[1], count = n > 1 ? n * (n - 1) / 2 : 0;
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_device *device = x->buffer->device;
-    porta_tensor *out = nn_full(&s, device, x->dtype, 2, x->sizes, 0);
+    porta_tensor *out = scope_full(&s, device, x->dtype, 2, x->sizes, 0);
     if (count > 0 && columns > 0) {
         porta_tensor *first, *second;
         row_pairs(&s, device, n, &first, &second);
         int64_t column[2] = {count, 1}, spread[2] = {count, columns};
-        porta_tensor *diff = nn_binary(&s, PORTA_SUB, nn_index_select(&s, x, 0, first),
-                                       nn_index_select(&s, x, 0, second));
-        porta_tensor *g = pair_grad(&s, diff, nn_reshape(&s, dist, 2, column),
-                                    nn_reshape(&s, grad, 2, column), p);
-        porta_tensor *to_first = nn_expand(&s, nn_reshape(&s, first, 2, column), 2, spread);
-        porta_tensor *to_second = nn_expand(&s, nn_reshape(&s, second, 2, column), 2, spread);
-        out = nn_scatter(&s, out, 0, to_first, g, PORTA_SCATTER_ADD);
-        out = nn_scatter(&s, out, 0, to_second, nn_unary(&s, PORTA_NEG, g), PORTA_SCATTER_ADD);
+        porta_tensor *diff = scope_binary(&s, PORTA_SUB, scope_index_select(&s, x, 0, first),
+                                       scope_index_select(&s, x, 0, second));
+        porta_tensor *g = pair_grad(&s, diff, scope_reshape(&s, dist, 2, column),
+                                    scope_reshape(&s, grad, 2, column), p);
+        porta_tensor *to_first = scope_expand(&s, scope_reshape(&s, first, 2, column), 2, spread);
+        porta_tensor *to_second = scope_expand(&s, scope_reshape(&s, second, 2, column), 2, spread);
+        out = scope_scatter(&s, out, 0, to_first, g, PORTA_SCATTER_ADD);
+        out = scope_scatter(&s, out, 0, to_second, scope_unary(&s, PORTA_NEG, g), PORTA_SCATTER_ADD);
     }
-    nn_push(&s, results, out);
-    return nn_end(&s);
+    scope_push(&s, results, out);
+    return scope_end(&s);
 }
 
 const aten_op aten_nn_distance_ops[] = {

@@ -18,27 +18,27 @@ static porta_status *native_dropout(const porta_value *args, aten_results *resul
     if (!porta_dtype_is_float(x->dtype))
         return porta_error(PORTA_ERR_DTYPE, "native_dropout: expected a floating-point input, got %s",
                            porta_dtype_name(x->dtype));
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_device *device = x->buffer->device;
     if (!train) { /* evaluation: a copy of the input and a mask keeping all */
-        nn_push(&s, results, nn_contiguous(&s, x));
-        nn_push(&s, results, nn_full(&s, device, PORTA_BOOL, x->rank, x->sizes, 1));
-        return nn_end(&s);
+        scope_push(&s, results, scope_contiguous(&s, x));
+        scope_push(&s, results, scope_full(&s, device, PORTA_BOOL, x->rank, x->sizes, 1));
+        return scope_end(&s);
     }
     double keep = 1 - p, scale = keep == 0 ? 0 : 1 / keep;
     uint64_t seed = 0, offset = 0;
-    porta_tensor *uniform = nn_full(&s, device, PORTA_F32, x->rank, x->sizes, 0);
+    porta_tensor *uniform = scope_full(&s, device, PORTA_F32, x->rank, x->sizes, 0);
     if (uniform) {
         porta_status *status = aten_generator_next(device, (uint64_t)porta_tensor_numel(x), &seed,
                                                    &offset);
         if (!status) status = porta_random_uniform(uniform, seed, offset, 0, 1);
-        if (status) nn_fail(&s, status);
+        if (status) scope_fail(&s, status);
     }
-    porta_tensor *mask = nn_binary_num(&s, PORTA_LT, uniform, keep);
-    porta_tensor *kept = nn_binary(&s, PORTA_MUL, x, nn_cast(&s, mask, x->dtype));
-    nn_push(&s, results, nn_binary_num(&s, PORTA_MUL, kept, scale));
-    nn_push(&s, results, mask);
-    return nn_end(&s);
+    porta_tensor *mask = scope_binary_number(&s, PORTA_LT, uniform, keep);
+    porta_tensor *kept = scope_binary(&s, PORTA_MUL, x, scope_cast(&s, mask, x->dtype));
+    scope_push(&s, results, scope_binary_number(&s, PORTA_MUL, kept, scale));
+    scope_push(&s, results, mask);
+    return scope_end(&s);
 }
 
 /* native_dropout_backward(grad_output, mask, scale) = grad * mask * scale */
@@ -47,10 +47,10 @@ static porta_status *native_dropout_backward(const porta_value *args, aten_resul
     if (mask->dtype != PORTA_BOOL)
         return porta_error(PORTA_ERR_DTYPE, "native_dropout_backward: mask should be a bool tensor, got %s",
                            porta_dtype_name(mask->dtype));
-    nn_scope s = {0};
-    porta_tensor *kept = nn_binary(&s, PORTA_MUL, gy, nn_cast(&s, mask, gy->dtype));
-    nn_push(&s, results, nn_binary_num(&s, PORTA_MUL, kept, aten_number(&args[2])));
-    return nn_end(&s);
+    aten_scope s = {0};
+    porta_tensor *kept = scope_binary(&s, PORTA_MUL, gy, scope_cast(&s, mask, gy->dtype));
+    scope_push(&s, results, scope_binary_number(&s, PORTA_MUL, kept, aten_number(&args[2])));
+    return scope_end(&s);
 }
 
 const aten_op aten_nn_ops[] = {

@@ -37,12 +37,12 @@ static porta_status *glu(const porta_value *args, aten_results *results) {
     int axis;
     PORTA_TRY(glu_axis("glu", x, args[1].i, &axis));
     int64_t half = x->sizes[axis] / 2;
-    nn_scope s;
-    nn_begin(&s);
-    porta_tensor *a = nn_slice(&s, x, axis, 0, half, 1);
-    porta_tensor *b = nn_slice(&s, x, axis, half, 2 * half, 1);
-    nn_push(&s, results, nn_binary(&s, PORTA_MUL, a, nn_unary(&s, PORTA_SIGMOID, b)));
-    return nn_end(&s);
+    aten_scope s;
+    scope_begin(&s);
+    porta_tensor *a = scope_slice(&s, x, axis, 0, half, 1);
+    porta_tensor *b = scope_slice(&s, x, axis, half, 2 * half, 1);
+    scope_push(&s, results, scope_binary(&s, PORTA_MUL, a, scope_unary(&s, PORTA_SIGMOID, b)));
+    return scope_end(&s);
 }
 
 /* glu_backward(grad, self, dim): the gradient of a is grad * sigmoid(b),
@@ -56,31 +56,31 @@ static porta_status *glu_backward(const porta_value *args, aten_results *results
     int64_t before[2 * PORTA_MAX_RANK] = {0}, after[2 * PORTA_MAX_RANK] = {0};
     after[2 * axis + 1] = half;
     before[2 * axis] = half;
-    nn_scope s;
-    nn_begin(&s);
-    porta_tensor *a = nn_slice(&s, x, axis, 0, half, 1);
-    porta_tensor *gate = nn_unary(&s, PORTA_SIGMOID, nn_slice(&s, x, axis, half, 2 * half, 1));
-    porta_tensor *grad_a = nn_binary(&s, PORTA_MUL, gy, gate);
-    porta_tensor *grad_b = nn_binary(&s, PORTA_MUL, nn_binary(&s, PORTA_MUL, grad_a, a),
-                                     nn_unary(&s, PORTA_NEG, nn_binary_num(&s, PORTA_SUB, gate, 1)));
-    porta_tensor *both = nn_binary(&s, PORTA_ADD, nn_pad(&s, grad_a, after, 0),
-                                   nn_pad(&s, grad_b, before, 0));
-    nn_push(&s, results, both);
-    return nn_end(&s);
+    aten_scope s;
+    scope_begin(&s);
+    porta_tensor *a = scope_slice(&s, x, axis, 0, half, 1);
+    porta_tensor *gate = scope_unary(&s, PORTA_SIGMOID, scope_slice(&s, x, axis, half, 2 * half, 1));
+    porta_tensor *grad_a = scope_binary(&s, PORTA_MUL, gy, gate);
+    porta_tensor *grad_b = scope_binary(&s, PORTA_MUL, scope_binary(&s, PORTA_MUL, grad_a, a),
+                                     scope_unary(&s, PORTA_NEG, scope_binary_number(&s, PORTA_SUB, gate, 1)));
+    porta_tensor *both = scope_binary(&s, PORTA_ADD, scope_pad(&s, grad_a, after, 0),
+                                   scope_pad(&s, grad_b, before, 0));
+    scope_push(&s, results, both);
+    return scope_end(&s);
 }
 
 /* ---- hardshrink, softshrink ---- */
 
 /* -lambd <= x <= lambd: the band both shrinks zero (NaN is outside it). */
-static porta_tensor *in_band(nn_scope *s, const porta_tensor *x, double lambd) {
-    return nn_binary(s, PORTA_LOGICAL_AND, nn_binary_num(s, PORTA_GE, x, -lambd),
-                     nn_binary_num(s, PORTA_LE, x, lambd));
+static porta_tensor *in_band(aten_scope *s, const porta_tensor *x, double lambd) {
+    return scope_binary(s, PORTA_LOGICAL_AND, scope_binary_number(s, PORTA_GE, x, -lambd),
+                     scope_binary_number(s, PORTA_LE, x, lambd));
 }
 
 /* x, or 0 (x * 0, keeping x's dtype) inside the band. */
-static porta_tensor *zero_in_band(nn_scope *s, const porta_tensor *x, const porta_tensor *kept,
+static porta_tensor *zero_in_band(aten_scope *s, const porta_tensor *x, const porta_tensor *kept,
                                   double lambd) {
-    return nn_ternary(s, PORTA_WHERE, in_band(s, x, lambd), nn_binary_num(s, PORTA_MUL, kept, 0),
+    return scope_ternary(s, PORTA_WHERE, in_band(s, x, lambd), scope_binary_number(s, PORTA_MUL, kept, 0),
                       kept);
 }
 
@@ -88,10 +88,10 @@ static porta_tensor *zero_in_band(nn_scope *s, const porta_tensor *x, const port
 static porta_status *hardshrink(const porta_value *args, aten_results *results) {
     const porta_tensor *x = args[0].tensor;
     PORTA_TRY(check_float("hardshrink_cpu", x));
-    nn_scope s;
-    nn_begin(&s);
-    nn_push(&s, results, zero_in_band(&s, x, x, aten_number(&args[1])));
-    return nn_end(&s);
+    aten_scope s;
+    scope_begin(&s);
+    scope_push(&s, results, zero_in_band(&s, x, x, aten_number(&args[1])));
+    return scope_end(&s);
 }
 
 /* hardshrink_backward(grad, self, lambd) and softshrink_backward alike:
@@ -99,10 +99,10 @@ static porta_status *hardshrink(const porta_value *args, aten_results *results) 
 static porta_status *shrink_backward(const porta_value *args, aten_results *results) {
     const porta_tensor *gy = args[0].tensor, *x = args[1].tensor;
     PORTA_TRY(check_float("shrink_backward_cpu", x));
-    nn_scope s;
-    nn_begin(&s);
-    nn_push(&s, results, zero_in_band(&s, x, gy, aten_number(&args[2])));
-    return nn_end(&s);
+    aten_scope s;
+    scope_begin(&s);
+    scope_push(&s, results, zero_in_band(&s, x, gy, aten_number(&args[2])));
+    return scope_end(&s);
 }
 
 /* softshrink(self, lambd): self moved lambd toward 0, 0 inside the band
@@ -115,12 +115,12 @@ static porta_status *softshrink(const porta_value *args, aten_results *results) 
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "softshrink: lambda must be greater or equal to 0, but found to be "
                            "%g.", lambd);
-    nn_scope s;
-    nn_begin(&s);
-    porta_tensor *moved = nn_binary(&s, PORTA_SUB, x,
-                                    nn_binary_num(&s, PORTA_MUL, nn_unary(&s, PORTA_SIGN, x), lambd));
-    nn_push(&s, results, zero_in_band(&s, x, moved, lambd));
-    return nn_end(&s);
+    aten_scope s;
+    scope_begin(&s);
+    porta_tensor *moved = scope_binary(&s, PORTA_SUB, x,
+                                    scope_binary_number(&s, PORTA_MUL, scope_unary(&s, PORTA_SIGN, x), lambd));
+    scope_push(&s, results, zero_in_band(&s, x, moved, lambd));
+    return scope_end(&s);
 }
 
 /* ---- huber_loss, smooth_l1_loss ---- */
@@ -134,19 +134,19 @@ static porta_status *robust_loss(const char *op, const porta_value *args, double
                                  aten_results *results) {
     const porta_tensor *x = args[0].tensor, *target = args[1].tensor;
     PORTA_TRY(nn_check_reduction(op, args[2].i));
-    nn_scope s;
-    nn_begin(&s);
-    porta_tensor *z = nn_unary(&s, PORTA_ABS, nn_binary(&s, PORTA_SUB, x, target));
-    porta_tensor *linear = nn_binary_num(&s, PORTA_MUL, nn_binary_num(&s, PORTA_SUB, z, width / 2),
+    aten_scope s;
+    scope_begin(&s);
+    porta_tensor *z = scope_unary(&s, PORTA_ABS, scope_binary(&s, PORTA_SUB, x, target));
+    porta_tensor *linear = scope_binary_number(&s, PORTA_MUL, scope_binary_number(&s, PORTA_SUB, z, width / 2),
                                          linear_scale);
     porta_tensor *losses = linear;
     if (width > 0) {
-        porta_tensor *quadratic = nn_binary_num(&s, PORTA_MUL, nn_binary(&s, PORTA_MUL, z, z),
+        porta_tensor *quadratic = scope_binary_number(&s, PORTA_MUL, scope_binary(&s, PORTA_MUL, z, z),
                                                 quadratic_scale);
-        losses = nn_ternary(&s, PORTA_WHERE, nn_binary_num(&s, PORTA_LT, z, width), quadratic, linear);
+        losses = scope_ternary(&s, PORTA_WHERE, scope_binary_number(&s, PORTA_LT, z, width), quadratic, linear);
     }
-    nn_push(&s, results, nn_reduce_loss(&s, losses, args[2].i));
-    return nn_end(&s);
+    scope_push(&s, results, nn_reduce_loss(&s, losses, args[2].i));
+    return scope_end(&s);
 }
 
 static porta_status *huber_loss(const porta_value *args, aten_results *results) {
@@ -176,19 +176,19 @@ static porta_status *robust_loss_backward(const char *op, const porta_value *arg
     const porta_tensor *gy = args[0].tensor, *x = args[1].tensor, *target = args[2].tensor;
     int64_t reduction = args[3].i;
     PORTA_TRY(nn_check_reduction(op, reduction));
-    nn_scope s;
-    nn_begin(&s);
-    porta_tensor *d = nn_binary(&s, PORTA_SUB, x, target);
-    porta_tensor *inner = width > 0 ? nn_binary_num(&s, PORTA_MUL, d, slope / width)
-                                    : nn_binary_num(&s, PORTA_MUL, d, 0);
-    porta_tensor *upper = nn_ternary(&s, PORTA_WHERE, nn_binary_num(&s, PORTA_GE, d, width),
-                                     nn_full(&s, x->buffer->device, x->dtype, 0, NULL, slope), inner);
-    porta_tensor *grad = nn_ternary(&s, PORTA_WHERE, nn_binary_num(&s, PORTA_LE, d, -width),
-                                    nn_full(&s, x->buffer->device, x->dtype, 0, NULL, -slope), upper);
+    aten_scope s;
+    scope_begin(&s);
+    porta_tensor *d = scope_binary(&s, PORTA_SUB, x, target);
+    porta_tensor *inner = width > 0 ? scope_binary_number(&s, PORTA_MUL, d, slope / width)
+                                    : scope_binary_number(&s, PORTA_MUL, d, 0);
+    porta_tensor *upper = scope_ternary(&s, PORTA_WHERE, scope_binary_number(&s, PORTA_GE, d, width),
+                                     scope_full(&s, x->buffer->device, x->dtype, 0, NULL, slope), inner);
+    porta_tensor *grad = scope_ternary(&s, PORTA_WHERE, scope_binary_number(&s, PORTA_LE, d, -width),
+                                    scope_full(&s, x->buffer->device, x->dtype, 0, NULL, -slope), upper);
     if (reduction == REDUCTION_MEAN)
-        grad = nn_binary_num(&s, PORTA_DIV, grad, (double)porta_tensor_numel(d));
-    nn_push(&s, results, nn_binary(&s, PORTA_MUL, grad, gy));
-    return nn_end(&s);
+        grad = scope_binary_number(&s, PORTA_DIV, grad, (double)porta_tensor_numel(d));
+    scope_push(&s, results, scope_binary(&s, PORTA_MUL, grad, gy));
+    return scope_end(&s);
 }
 
 static porta_status *huber_loss_backward(const porta_value *args, aten_results *results) {

@@ -14,11 +14,11 @@ porta_status *nn_check_reduction(const char *op, int64_t reduction) {
 }
 
 /* Sum or mean of per-element losses, or them unreduced. */
-porta_tensor *nn_reduce_loss(nn_scope *s, porta_tensor *losses, int64_t reduction) {
+porta_tensor *nn_reduce_loss(aten_scope *s, porta_tensor *losses, int64_t reduction) {
     if (reduction == REDUCTION_NONE || !losses) return losses;
     double count = (double)porta_tensor_numel(losses);
-    porta_tensor *sum = nn_reduce(s, PORTA_REDUCE_SUM, losses, NULL, 0, false);
-    return reduction == REDUCTION_MEAN ? nn_binary_num(s, PORTA_DIV, sum, count) : sum;
+    porta_tensor *sum = scope_reduce(s, PORTA_REDUCE_SUM, losses, NULL, 0, false);
+    return reduction == REDUCTION_MEAN ? scope_binary_number(s, PORTA_DIV, sum, count) : sum;
 }
 
 /* mse_loss(self, target, reduction) */
@@ -26,10 +26,10 @@ static porta_status *mse_loss(const porta_value *args, aten_results *results) {
     const porta_tensor *x = args[0].tensor, *target = args[1].tensor;
     int64_t reduction = args[2].i;
     PORTA_TRY(nn_check_reduction("mse_loss", reduction));
-    nn_scope s = {0};
-    porta_tensor *diff = nn_binary(&s, PORTA_SUB, x, target);
-    nn_push(&s, results, nn_reduce_loss(&s, nn_binary(&s, PORTA_MUL, diff, diff), reduction));
-    return nn_end(&s);
+    aten_scope s = {0};
+    porta_tensor *diff = scope_binary(&s, PORTA_SUB, x, target);
+    scope_push(&s, results, nn_reduce_loss(&s, scope_binary(&s, PORTA_MUL, diff, diff), reduction));
+    return scope_end(&s);
 }
 
 /* mse_loss_backward(grad_output, self, target, reduction):
@@ -39,10 +39,10 @@ static porta_status *mse_loss_backward(const porta_value *args, aten_results *re
     int64_t reduction = args[3].i;
     PORTA_TRY(nn_check_reduction("mse_loss_backward", reduction));
     double norm = reduction == REDUCTION_MEAN ? 2.0 / (double)porta_tensor_numel(x) : 2.0;
-    nn_scope s = {0};
-    porta_tensor *scaled = nn_binary_num(&s, PORTA_MUL, nn_binary(&s, PORTA_SUB, x, target), norm);
-    nn_push(&s, results, nn_binary(&s, PORTA_MUL, scaled, gy));
-    return nn_end(&s);
+    aten_scope s = {0};
+    porta_tensor *scaled = scope_binary_number(&s, PORTA_MUL, scope_binary(&s, PORTA_SUB, x, target), norm);
+    scope_push(&s, results, scope_binary(&s, PORTA_MUL, scaled, gy));
+    return scope_end(&s);
 }
 
 /* ---- nll_loss ---- */
@@ -84,39 +84,39 @@ static porta_status *check_nll(const char *op, const porta_tensor *x, const port
  * at class 0) and each target's weight (0 when ignored), both shaped like
  * the input with the class axis of size 1. Fails like PyTorch on a target
  * out of range. */
-static void nll_targets(nn_scope *s, const porta_tensor *x, const porta_tensor *target,
+static void nll_targets(aten_scope *s, const porta_tensor *x, const porta_tensor *target,
                         const porta_tensor *weight, int axis, int64_t ignore_index,
                         porta_tensor **index, porta_tensor **weights) {
     int64_t sizes[PORTA_MAX_RANK];
     for (int i = 0, j = 0; i < x->rank; i++) sizes[i] = i == axis ? 1 : target->sizes[j++];
-    porta_tensor *t = nn_reshape(s, nn_cast(s, target, PORTA_I64), x->rank, sizes);
-    porta_tensor *ignored = nn_binary_num(s, PORTA_EQ, t, (double)ignore_index);
-    porta_tensor *zero = nn_full(s, x->buffer->device, PORTA_I64, 0, NULL, 0);
-    *index = nn_ternary(s, PORTA_WHERE, ignored, zero, t);
-    porta_tensor *bad = nn_reduce(
+    porta_tensor *t = scope_reshape(s, scope_cast(s, target, PORTA_I64), x->rank, sizes);
+    porta_tensor *ignored = scope_binary_number(s, PORTA_EQ, t, (double)ignore_index);
+    porta_tensor *zero = scope_full(s, x->buffer->device, PORTA_I64, 0, NULL, 0);
+    *index = scope_ternary(s, PORTA_WHERE, ignored, zero, t);
+    porta_tensor *bad = scope_reduce(
         s, PORTA_REDUCE_ANY,
-        nn_binary(s, PORTA_LOGICAL_OR, nn_binary_num(s, PORTA_LT, *index, 0),
-                  nn_binary_num(s, PORTA_GE, *index, (double)x->sizes[axis])),
+        scope_binary(s, PORTA_LOGICAL_OR, scope_binary_number(s, PORTA_LT, *index, 0),
+                  scope_binary_number(s, PORTA_GE, *index, (double)x->sizes[axis])),
         NULL, 0, false);
     bool out_of_range = false;
     if (bad) {
         porta_status *status = porta_tensor_to_host(bad, &out_of_range, sizeof out_of_range);
-        if (status) nn_fail(s, status);
+        if (status) scope_fail(s, status);
     }
     if (out_of_range) {
-        nn_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE, "Target is out of bounds: expected "
+        scope_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE, "Target is out of bounds: expected "
                                                        "classes in [0, %lld) or ignore_index %lld",
                                (long long)x->sizes[axis], (long long)ignore_index));
         return;
     }
-    porta_dtype compute = nn_compute_dtype(x->dtype);
+    porta_dtype compute = aten_compute_dtype(x->dtype);
     int64_t count = porta_tensor_numel(target);
     porta_tensor *chosen =
-        weight ? nn_reshape(s, nn_gather(s, nn_cast(s, weight, compute), 0,
-                                         nn_reshape(s, *index, 1, &count)),
+        weight ? scope_reshape(s, scope_gather(s, scope_cast(s, weight, compute), 0,
+                                         scope_reshape(s, *index, 1, &count)),
                             x->rank, sizes)
-               : nn_full(s, x->buffer->device, compute, x->rank, sizes, 1);
-    *weights = nn_ternary(s, PORTA_WHERE, ignored, nn_full(s, x->buffer->device, compute, 0, NULL, 0),
+               : scope_full(s, x->buffer->device, compute, x->rank, sizes, 1);
+    *weights = scope_ternary(s, PORTA_WHERE, ignored, scope_full(s, x->buffer->device, compute, 0, NULL, 0),
                           chosen);
 }
 
@@ -129,24 +129,24 @@ static porta_status *nll_loss_forward(const porta_value *args, aten_results *res
     int axis;
     PORTA_TRY(nn_check_reduction("nll_loss", reduction));
     PORTA_TRY(check_nll("nll_loss", x, target, weight, &axis));
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_tensor *index = NULL, *weights = NULL;
     nll_targets(&s, x, target, weight, axis, args[4].i, &index, &weights);
-    porta_dtype compute = nn_compute_dtype(x->dtype);
-    porta_tensor *picked = nn_gather(&s, nn_cast(&s, x, compute), axis, index);
-    porta_tensor *losses = nn_unary(&s, PORTA_NEG, nn_binary(&s, PORTA_MUL, picked, weights));
-    porta_tensor *total = nn_reduce(&s, PORTA_REDUCE_SUM, weights, NULL, 0, false);
+    porta_dtype compute = aten_compute_dtype(x->dtype);
+    porta_tensor *picked = scope_gather(&s, scope_cast(&s, x, compute), axis, index);
+    porta_tensor *losses = scope_unary(&s, PORTA_NEG, scope_binary(&s, PORTA_MUL, picked, weights));
+    porta_tensor *total = scope_reduce(&s, PORTA_REDUCE_SUM, weights, NULL, 0, false);
     porta_tensor *output;
     if (reduction == REDUCTION_NONE) {
-        output = nn_reshape(&s, losses, target->rank, target->sizes);
-        if (x->rank > 1) total = nn_full(&s, x->buffer->device, compute, 0, NULL, 0);
+        output = scope_reshape(&s, losses, target->rank, target->sizes);
+        if (x->rank > 1) total = scope_full(&s, x->buffer->device, compute, 0, NULL, 0);
     } else {
-        output = nn_reduce(&s, PORTA_REDUCE_SUM, losses, NULL, 0, false);
-        if (reduction == REDUCTION_MEAN) output = nn_binary(&s, PORTA_DIV, output, total);
+        output = scope_reduce(&s, PORTA_REDUCE_SUM, losses, NULL, 0, false);
+        if (reduction == REDUCTION_MEAN) output = scope_binary(&s, PORTA_DIV, output, total);
     }
-    nn_push(&s, results, nn_cast(&s, output, x->dtype));
-    nn_push(&s, results, nn_cast(&s, total, x->dtype));
-    return nn_end(&s);
+    scope_push(&s, results, scope_cast(&s, output, x->dtype));
+    scope_push(&s, results, scope_cast(&s, total, x->dtype));
+    return scope_end(&s);
 }
 
 /* nll_loss_backward / nll_loss2d_backward(grad_output, self, target,
@@ -159,38 +159,38 @@ static porta_status *nll_loss_backward(const porta_value *args, aten_results *re
     int axis;
     PORTA_TRY(nn_check_reduction("nll_loss_backward", reduction));
     PORTA_TRY(check_nll("nll_loss_backward", x, target, weight, &axis));
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_tensor *index = NULL, *weights = NULL;
     nll_targets(&s, x, target, weight, axis, args[5].i, &index, &weights);
-    porta_dtype compute = nn_compute_dtype(x->dtype);
-    porta_tensor *g = nn_cast(&s, gy, compute);
+    porta_dtype compute = aten_compute_dtype(x->dtype);
+    porta_tensor *g = scope_cast(&s, gy, compute);
     if (reduction == REDUCTION_NONE && g)
-        g = nn_reshape(&s, g, weights ? weights->rank : 0, weights ? weights->sizes : NULL);
+        g = scope_reshape(&s, g, weights ? weights->rank : 0, weights ? weights->sizes : NULL);
     if (reduction == REDUCTION_MEAN)
-        g = nn_binary(&s, PORTA_DIV, g, nn_cast(&s, args[6].tensor, compute));
-    porta_tensor *share = nn_unary(&s, PORTA_NEG, nn_binary(&s, PORTA_MUL, weights, g));
-    porta_tensor *zeros = nn_full(&s, x->buffer->device, compute, x->rank, x->sizes, 0);
-    porta_tensor *gx = nn_scatter(&s, zeros, axis, index, share, PORTA_SCATTER_NONE);
-    nn_push(&s, results, nn_cast(&s, gx, x->dtype));
-    return nn_end(&s);
+        g = scope_binary(&s, PORTA_DIV, g, scope_cast(&s, args[6].tensor, compute));
+    porta_tensor *share = scope_unary(&s, PORTA_NEG, scope_binary(&s, PORTA_MUL, weights, g));
+    porta_tensor *zeros = scope_full(&s, x->buffer->device, compute, x->rank, x->sizes, 0);
+    porta_tensor *gx = scope_scatter(&s, zeros, axis, index, share, PORTA_SCATTER_NONE);
+    scope_push(&s, results, scope_cast(&s, gx, x->dtype));
+    return scope_end(&s);
 }
 
 /* ---- binary_cross_entropy ---- */
 
 /* Fails like PyTorch when some probability lies outside [0, 1]. */
-static void check_probabilities(nn_scope *s, const porta_tensor *x) {
-    porta_tensor *outside = nn_reduce(
+static void check_probabilities(aten_scope *s, const porta_tensor *x) {
+    porta_tensor *outside = scope_reduce(
         s, PORTA_REDUCE_ANY,
-        nn_binary(s, PORTA_LOGICAL_OR, nn_binary_num(s, PORTA_LT, x, 0),
-                  nn_binary_num(s, PORTA_GT, x, 1)),
+        scope_binary(s, PORTA_LOGICAL_OR, scope_binary_number(s, PORTA_LT, x, 0),
+                  scope_binary_number(s, PORTA_GT, x, 1)),
         NULL, 0, false);
     bool bad = false;
     if (outside) {
         porta_status *status = porta_tensor_to_host(outside, &bad, sizeof bad);
-        if (status) nn_fail(s, status);
+        if (status) scope_fail(s, status);
     }
     if (bad)
-        nn_fail(s, porta_error(PORTA_ERR_INVALID_ARGUMENT,
+        scope_fail(s, porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                "binary_cross_entropy: all elements of input should be between "
                                "0 and 1"));
 }
@@ -224,20 +224,20 @@ static porta_status *binary_cross_entropy(const porta_value *args, aten_results 
     const porta_tensor *weight = args[2].kind == PORTA_VALUE_TENSOR ? args[2].tensor : NULL;
     int64_t reduction = args[3].i;
     PORTA_TRY(check_bce(x, target, weight, reduction));
-    nn_scope s = {0};
+    aten_scope s = {0};
     check_probabilities(&s, x);
-    porta_dtype compute = nn_compute_dtype(x->dtype);
-    porta_tensor *cx = nn_cast(&s, x, compute), *ct = nn_cast(&s, target, compute);
-    porta_tensor *log_x = nn_binary_num(&s, PORTA_MAXIMUM, nn_unary(&s, PORTA_LOG, cx), -100);
-    porta_tensor *one_minus = nn_binary_num(&s, PORTA_SUB, nn_unary(&s, PORTA_NEG, cx), -1);
-    porta_tensor *log_rest = nn_binary_num(&s, PORTA_MAXIMUM, nn_unary(&s, PORTA_LOG, one_minus), -100);
-    porta_tensor *t_rest = nn_binary_num(&s, PORTA_SUB, nn_unary(&s, PORTA_NEG, ct), -1);
-    porta_tensor *losses = nn_unary(&s, PORTA_NEG,
-                                    nn_binary(&s, PORTA_ADD, nn_binary(&s, PORTA_MUL, ct, log_x),
-                                              nn_binary(&s, PORTA_MUL, t_rest, log_rest)));
-    if (weight) losses = nn_binary(&s, PORTA_MUL, losses, nn_cast(&s, weight, compute));
-    nn_push(&s, results, nn_cast(&s, nn_reduce_loss(&s, losses, reduction), x->dtype));
-    return nn_end(&s);
+    porta_dtype compute = aten_compute_dtype(x->dtype);
+    porta_tensor *cx = scope_cast(&s, x, compute), *ct = scope_cast(&s, target, compute);
+    porta_tensor *log_x = scope_binary_number(&s, PORTA_MAXIMUM, scope_unary(&s, PORTA_LOG, cx), -100);
+    porta_tensor *one_minus = scope_binary_number(&s, PORTA_SUB, scope_unary(&s, PORTA_NEG, cx), -1);
+    porta_tensor *log_rest = scope_binary_number(&s, PORTA_MAXIMUM, scope_unary(&s, PORTA_LOG, one_minus), -100);
+    porta_tensor *t_rest = scope_binary_number(&s, PORTA_SUB, scope_unary(&s, PORTA_NEG, ct), -1);
+    porta_tensor *losses = scope_unary(&s, PORTA_NEG,
+                                    scope_binary(&s, PORTA_ADD, scope_binary(&s, PORTA_MUL, ct, log_x),
+                                              scope_binary(&s, PORTA_MUL, t_rest, log_rest)));
+    if (weight) losses = scope_binary(&s, PORTA_MUL, losses, scope_cast(&s, weight, compute));
+    scope_push(&s, results, scope_cast(&s, nn_reduce_loss(&s, losses, reduction), x->dtype));
+    return scope_end(&s);
 }
 
 /* binary_cross_entropy_backward(grad_output, self, target, weight?,
@@ -248,20 +248,20 @@ static porta_status *binary_cross_entropy_backward(const porta_value *args,
     const porta_tensor *weight = args[3].kind == PORTA_VALUE_TENSOR ? args[3].tensor : NULL;
     int64_t reduction = args[4].i;
     PORTA_TRY(check_bce(x, target, weight, reduction));
-    nn_scope s = {0};
-    porta_dtype compute = nn_compute_dtype(x->dtype);
-    porta_tensor *cx = nn_cast(&s, x, compute), *ct = nn_cast(&s, target, compute);
-    porta_tensor *one_minus = nn_binary_num(&s, PORTA_SUB, nn_unary(&s, PORTA_NEG, cx), -1);
+    aten_scope s = {0};
+    porta_dtype compute = aten_compute_dtype(x->dtype);
+    porta_tensor *cx = scope_cast(&s, x, compute), *ct = scope_cast(&s, target, compute);
+    porta_tensor *one_minus = scope_binary_number(&s, PORTA_SUB, scope_unary(&s, PORTA_NEG, cx), -1);
     porta_tensor *denominator =
-        nn_binary_num(&s, PORTA_MAXIMUM, nn_binary(&s, PORTA_MUL, cx, one_minus), 1e-12);
-    porta_tensor *grad = nn_binary(&s, PORTA_MUL, nn_cast(&s, gy, compute),
-                                   nn_binary(&s, PORTA_DIV, nn_binary(&s, PORTA_SUB, cx, ct),
+        scope_binary_number(&s, PORTA_MAXIMUM, scope_binary(&s, PORTA_MUL, cx, one_minus), 1e-12);
+    porta_tensor *grad = scope_binary(&s, PORTA_MUL, scope_cast(&s, gy, compute),
+                                   scope_binary(&s, PORTA_DIV, scope_binary(&s, PORTA_SUB, cx, ct),
                                              denominator));
-    if (weight) grad = nn_binary(&s, PORTA_MUL, grad, nn_cast(&s, weight, compute));
+    if (weight) grad = scope_binary(&s, PORTA_MUL, grad, scope_cast(&s, weight, compute));
     if (reduction == REDUCTION_MEAN)
-        grad = nn_binary_num(&s, PORTA_DIV, grad, (double)porta_tensor_numel(x));
-    nn_push(&s, results, nn_cast(&s, grad, x->dtype));
-    return nn_end(&s);
+        grad = scope_binary_number(&s, PORTA_DIV, grad, (double)porta_tensor_numel(x));
+    scope_push(&s, results, scope_cast(&s, grad, x->dtype));
+    return scope_end(&s);
 }
 
 /* ---- soft_margin_loss ---- */
@@ -296,13 +296,13 @@ static porta_status *soft_margin_loss(const porta_value *args, aten_results *res
     const porta_tensor *x = args[0].tensor, *target = args[1].tensor;
     int64_t reduction = args[2].i;
     PORTA_TRY(check_soft_margin("soft_margin_loss", x, target, reduction));
-    nn_scope s = {0};
-    porta_dtype compute = nn_compute_dtype(x->dtype);
-    porta_tensor *margin = nn_binary(&s, PORTA_MUL, nn_unary(&s, PORTA_NEG, nn_cast(&s, x, compute)),
-                                     nn_cast(&s, target, compute));
-    porta_tensor *losses = nn_unary(&s, PORTA_LOG1P, nn_unary(&s, PORTA_EXP, margin));
-    nn_push(&s, results, nn_cast(&s, nn_reduce_loss(&s, losses, reduction), x->dtype));
-    return nn_end(&s);
+    aten_scope s = {0};
+    porta_dtype compute = aten_compute_dtype(x->dtype);
+    porta_tensor *margin = scope_binary(&s, PORTA_MUL, scope_unary(&s, PORTA_NEG, scope_cast(&s, x, compute)),
+                                     scope_cast(&s, target, compute));
+    porta_tensor *losses = scope_unary(&s, PORTA_LOG1P, scope_unary(&s, PORTA_EXP, margin));
+    scope_push(&s, results, scope_cast(&s, nn_reduce_loss(&s, losses, reduction), x->dtype));
+    return scope_end(&s);
 }
 
 /* soft_margin_loss_backward(grad_output, self, target, reduction):
@@ -313,16 +313,16 @@ static porta_status *soft_margin_loss_backward(const porta_value *args, aten_res
     int64_t reduction = args[3].i;
     PORTA_TRY(check_soft_margin("soft_margin_loss_backward", x, target, reduction));
     double norm = reduction == REDUCTION_MEAN ? 1.0 / (double)porta_tensor_numel(x) : 1.0;
-    nn_scope s = {0};
-    porta_dtype compute = nn_compute_dtype(x->dtype);
-    porta_tensor *ct = nn_cast(&s, target, compute);
-    porta_tensor *z = nn_unary(&s, PORTA_EXP, nn_binary(&s, PORTA_MUL, nn_unary(&s, PORTA_NEG, ct),
-                                                       nn_cast(&s, x, compute)));
-    porta_tensor *grad = nn_binary_num(&s, PORTA_MUL, nn_binary(&s, PORTA_MUL, ct, z), -norm);
-    grad = nn_binary(&s, PORTA_DIV, grad, nn_binary_num(&s, PORTA_ADD, z, 1));
-    grad = nn_binary(&s, PORTA_MUL, grad, nn_cast(&s, gy, compute));
-    nn_push(&s, results, nn_cast(&s, grad, x->dtype));
-    return nn_end(&s);
+    aten_scope s = {0};
+    porta_dtype compute = aten_compute_dtype(x->dtype);
+    porta_tensor *ct = scope_cast(&s, target, compute);
+    porta_tensor *z = scope_unary(&s, PORTA_EXP, scope_binary(&s, PORTA_MUL, scope_unary(&s, PORTA_NEG, ct),
+                                                       scope_cast(&s, x, compute)));
+    porta_tensor *grad = scope_binary_number(&s, PORTA_MUL, scope_binary(&s, PORTA_MUL, ct, z), -norm);
+    grad = scope_binary(&s, PORTA_DIV, grad, scope_binary_number(&s, PORTA_ADD, z, 1));
+    grad = scope_binary(&s, PORTA_MUL, grad, scope_cast(&s, gy, compute));
+    scope_push(&s, results, scope_cast(&s, grad, x->dtype));
+    return scope_end(&s);
 }
 
 const aten_op aten_nn_loss_ops[] = {

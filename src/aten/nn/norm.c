@@ -12,43 +12,43 @@ static const porta_tensor *optional(const porta_value *v) {
 }
 
 /* A per-channel vector [C] shaped to broadcast along axis 1 of rank. */
-static porta_tensor *per_channel(nn_scope *s, const porta_tensor *v, int rank, porta_dtype dtype) {
+static porta_tensor *per_channel(aten_scope *s, const porta_tensor *v, int rank, porta_dtype dtype) {
     if (!v) return NULL;
     int64_t sizes[PORTA_MAX_RANK] = {1, v->sizes[0]};
     for (int i = 2; i < rank; i++) sizes[i] = 1;
-    return nn_reshape(s, nn_cast(s, v, dtype), rank, sizes);
+    return scope_reshape(s, scope_cast(s, v, dtype), rank, sizes);
 }
 
 /* x * weight + bias, either optional. */
-static porta_tensor *affine(nn_scope *s, porta_tensor *x, porta_tensor *weight,
+static porta_tensor *affine(aten_scope *s, porta_tensor *x, porta_tensor *weight,
                             porta_tensor *bias) {
-    if (weight) x = nn_binary(s, PORTA_MUL, x, weight);
-    if (bias) x = nn_binary(s, PORTA_ADD, x, bias);
+    if (weight) x = scope_binary(s, PORTA_MUL, x, weight);
+    if (bias) x = scope_binary(s, PORTA_ADD, x, bias);
     return x;
 }
 
 /* Biased mean and variance of x over axes (keepdim). */
-static void moments(nn_scope *s, porta_tensor *x, const int *axes, int count, porta_tensor **mean,
+static void moments(aten_scope *s, porta_tensor *x, const int *axes, int count, porta_tensor **mean,
                     porta_tensor **var) {
-    *mean = nn_mean(s, x, axes, count);
-    porta_tensor *centered = nn_binary(s, PORTA_SUB, x, *mean);
-    *var = nn_mean(s, nn_binary(s, PORTA_MUL, centered, centered), axes, count);
+    *mean = scope_mean(s, x, axes, count);
+    porta_tensor *centered = scope_binary(s, PORTA_SUB, x, *mean);
+    *var = scope_mean(s, scope_binary(s, PORTA_MUL, centered, centered), axes, count);
 }
 
-static porta_tensor *inverse_std(nn_scope *s, porta_tensor *var, double eps) {
-    return nn_unary(s, PORTA_RSQRT, nn_binary_num(s, PORTA_ADD, var, eps));
+static porta_tensor *inverse_std(aten_scope *s, porta_tensor *var, double eps) {
+    return scope_unary(s, PORTA_RSQRT, scope_binary_number(s, PORTA_ADD, var, eps));
 }
 
 /* The input gradient of a normalization over axes holding n elements:
  * scale * (gw - mean(gw) - xhat * mean(gw * xhat)), gw the upstream
  * gradient times the weight. */
-static porta_tensor *normalized_grad(nn_scope *s, porta_tensor *gw, porta_tensor *xhat,
+static porta_tensor *normalized_grad(aten_scope *s, porta_tensor *gw, porta_tensor *xhat,
                                      porta_tensor *scale, const int *axes, int count) {
-    porta_tensor *mean_g = nn_mean(s, gw, axes, count);
-    porta_tensor *mean_gx = nn_mean(s, nn_binary(s, PORTA_MUL, gw, xhat), axes, count);
-    porta_tensor *centered = nn_binary(s, PORTA_SUB, nn_binary(s, PORTA_SUB, gw, mean_g),
-                                       nn_binary(s, PORTA_MUL, xhat, mean_gx));
-    return nn_binary(s, PORTA_MUL, centered, scale);
+    porta_tensor *mean_g = scope_mean(s, gw, axes, count);
+    porta_tensor *mean_gx = scope_mean(s, scope_binary(s, PORTA_MUL, gw, xhat), axes, count);
+    porta_tensor *centered = scope_binary(s, PORTA_SUB, scope_binary(s, PORTA_SUB, gw, mean_g),
+                                       scope_binary(s, PORTA_MUL, xhat, mean_gx));
+    return scope_binary(s, PORTA_MUL, centered, scale);
 }
 
 static porta_status *check_float(const char *op, const porta_tensor *x) {
@@ -101,10 +101,10 @@ static porta_status *batch_norm(const porta_tensor *x, const porta_tensor *weigh
                            "batch_norm: expected more than 1 value per channel when training, "
                            "got input size [%lld, %lld, ...]",
                            (long long)x->sizes[0], (long long)x->sizes[1]);
-    nn_scope s = {0};
-    porta_dtype compute = nn_compute_dtype(x->dtype);
+    aten_scope s = {0};
+    porta_dtype compute = aten_compute_dtype(x->dtype);
     porta_dtype stats_dtype = weight ? weight->dtype : x->dtype;
-    porta_tensor *cx = nn_cast(&s, x, compute), *mean, *var;
+    porta_tensor *cx = scope_cast(&s, x, compute), *mean, *var;
     if (training) {
         moments(&s, cx, axes, count, &mean, &var);
     } else {
@@ -112,36 +112,36 @@ static porta_status *batch_norm(const porta_tensor *x, const porta_tensor *weigh
         var = per_channel(&s, running_var, x->rank, compute);
     }
     porta_tensor *invstd = inverse_std(&s, var, eps);
-    porta_tensor *y = affine(&s, nn_binary(&s, PORTA_MUL, nn_binary(&s, PORTA_SUB, cx, mean), invstd),
+    porta_tensor *y = affine(&s, scope_binary(&s, PORTA_MUL, scope_binary(&s, PORTA_SUB, cx, mean), invstd),
                              per_channel(&s, weight, x->rank, compute),
                              per_channel(&s, bias, x->rank, compute));
-    nn_push(&s, results, nn_cast(&s, y, x->dtype));
+    scope_push(&s, results, scope_cast(&s, y, x->dtype));
     if (training) {
         int64_t c = x->sizes[1];
-        porta_tensor *flat_mean = nn_reshape(&s, mean, 1, &c), *flat_var = nn_reshape(&s, var, 1, &c);
+        porta_tensor *flat_mean = scope_reshape(&s, mean, 1, &c), *flat_var = scope_reshape(&s, var, 1, &c);
         if (running_mean) {
-            porta_tensor *kept = nn_binary_num(&s, PORTA_MUL, nn_cast(&s, running_mean, compute),
+            porta_tensor *kept = scope_binary_number(&s, PORTA_MUL, scope_cast(&s, running_mean, compute),
                                                1 - momentum);
-            nn_copy(&s, nn_binary(&s, PORTA_ADD, kept,
-                                  nn_binary_num(&s, PORTA_MUL, flat_mean, momentum)),
+            scope_copy(&s, scope_binary(&s, PORTA_ADD, kept,
+                                  scope_binary_number(&s, PORTA_MUL, flat_mean, momentum)),
                     running_mean);
         }
         if (running_var) { /* the running variance is unbiased */
-            porta_tensor *kept = nn_binary_num(&s, PORTA_MUL, nn_cast(&s, running_var, compute),
+            porta_tensor *kept = scope_binary_number(&s, PORTA_MUL, scope_cast(&s, running_var, compute),
                                                1 - momentum);
-            porta_tensor *unbiased = nn_binary_num(&s, PORTA_MUL, flat_var, (double)n / (double)(n - 1));
-            nn_copy(&s, nn_binary(&s, PORTA_ADD, kept,
-                                  nn_binary_num(&s, PORTA_MUL, unbiased, momentum)),
+            porta_tensor *unbiased = scope_binary_number(&s, PORTA_MUL, flat_var, (double)n / (double)(n - 1));
+            scope_copy(&s, scope_binary(&s, PORTA_ADD, kept,
+                                  scope_binary_number(&s, PORTA_MUL, unbiased, momentum)),
                     running_var);
         }
-        nn_push(&s, results, nn_cast(&s, flat_mean, stats_dtype));
-        nn_push(&s, results, nn_cast(&s, nn_reshape(&s, invstd, 1, &c), stats_dtype));
+        scope_push(&s, results, scope_cast(&s, flat_mean, stats_dtype));
+        scope_push(&s, results, scope_cast(&s, scope_reshape(&s, invstd, 1, &c), stats_dtype));
     } else { /* evaluation saves no statistics */
         int64_t zero = 0;
-        nn_push(&s, results, nn_full(&s, x->buffer->device, stats_dtype, 1, &zero, 0));
-        nn_push(&s, results, nn_full(&s, x->buffer->device, stats_dtype, 1, &zero, 0));
+        scope_push(&s, results, scope_full(&s, x->buffer->device, stats_dtype, 1, &zero, 0));
+        scope_push(&s, results, scope_full(&s, x->buffer->device, stats_dtype, 1, &zero, 0));
     }
-    return nn_end(&s);
+    return scope_end(&s);
 }
 
 /* native_batch_norm(input, weight?, bias?, running_mean?, running_var?,
@@ -180,37 +180,37 @@ static porta_status *native_batch_norm_backward(const porta_value *args, aten_re
                            "batch_norm_backward: expected the %s statistics and a mask of 3",
                            train ? "saved" : "running");
     int axes[PORTA_MAX_RANK], count = batch_axes(x, axes);
-    nn_scope s = {0};
-    porta_dtype compute = nn_compute_dtype(x->dtype);
-    porta_tensor *cx = nn_cast(&s, x, compute), *cg = nn_cast(&s, gy, compute);
+    aten_scope s = {0};
+    porta_dtype compute = aten_compute_dtype(x->dtype);
+    porta_tensor *cx = scope_cast(&s, x, compute), *cg = scope_cast(&s, gy, compute);
     porta_tensor *mean = per_channel(&s, mean_v, x->rank, compute);
     porta_tensor *invstd = per_channel(&s, spread_v, x->rank, compute);
     if (!train) invstd = inverse_std(&s, invstd, aten_number(&args[8]));
     porta_tensor *w = per_channel(&s, weight, x->rank, compute);
-    porta_tensor *xhat = nn_binary(&s, PORTA_MUL, nn_binary(&s, PORTA_SUB, cx, mean), invstd);
-    porta_tensor *gw = w ? nn_binary(&s, PORTA_MUL, cg, w) : cg;
+    porta_tensor *xhat = scope_binary(&s, PORTA_MUL, scope_binary(&s, PORTA_SUB, cx, mean), invstd);
+    porta_tensor *gw = w ? scope_binary(&s, PORTA_MUL, cg, w) : cg;
     int64_t c = x->sizes[1];
     porta_dtype param_dtype = weight ? weight->dtype : x->dtype;
     if (mask->ints.items[0]) {
         porta_tensor *gx = train ? normalized_grad(&s, gw, xhat, invstd, axes, count)
-                                 : nn_binary(&s, PORTA_MUL, gw, invstd);
-        nn_push(&s, results, nn_cast(&s, gx, x->dtype));
+                                 : scope_binary(&s, PORTA_MUL, gw, invstd);
+        scope_push(&s, results, scope_cast(&s, gx, x->dtype));
     } else {
-        nn_push_none(&s, results);
+        scope_push_none(&s, results);
     }
     if (mask->ints.items[1]) {
-        porta_tensor *sum = nn_reduce(&s, PORTA_REDUCE_SUM, nn_binary(&s, PORTA_MUL, cg, xhat),
+        porta_tensor *sum = scope_reduce(&s, PORTA_REDUCE_SUM, scope_binary(&s, PORTA_MUL, cg, xhat),
                                       axes, count, false);
-        nn_push(&s, results, nn_cast(&s, nn_reshape(&s, sum, 1, &c), param_dtype));
+        scope_push(&s, results, scope_cast(&s, scope_reshape(&s, sum, 1, &c), param_dtype));
     } else {
-        nn_push_none(&s, results);
+        scope_push_none(&s, results);
     }
     if (mask->ints.items[2])
-        nn_push(&s, results,
-                nn_cast(&s, nn_reduce(&s, PORTA_REDUCE_SUM, cg, axes, count, false), param_dtype));
+        scope_push(&s, results,
+                scope_cast(&s, scope_reduce(&s, PORTA_REDUCE_SUM, cg, axes, count, false), param_dtype));
     else
-        nn_push_none(&s, results);
-    return nn_end(&s);
+        scope_push_none(&s, results);
+    return scope_end(&s);
 }
 
 /* ---- layer norm ---- */
@@ -240,19 +240,19 @@ static porta_status *native_layer_norm(const porta_value *args, aten_results *re
     int axes[PORTA_MAX_RANK], count;
     PORTA_TRY(check_float("layer_norm", x));
     PORTA_TRY(layer_axes(x, &args[1], axes, &count));
-    nn_scope s = {0};
-    porta_dtype compute = nn_compute_dtype(x->dtype);
+    aten_scope s = {0};
+    porta_dtype compute = aten_compute_dtype(x->dtype);
     porta_dtype stats_dtype = weight ? weight->dtype : x->dtype;
-    porta_tensor *cx = nn_cast(&s, x, compute), *mean, *var;
+    porta_tensor *cx = scope_cast(&s, x, compute), *mean, *var;
     moments(&s, cx, axes, count, &mean, &var);
     porta_tensor *rstd = inverse_std(&s, var, aten_number(&args[4]));
-    porta_tensor *y = affine(&s, nn_binary(&s, PORTA_MUL, nn_binary(&s, PORTA_SUB, cx, mean), rstd),
-                             weight ? nn_cast(&s, weight, compute) : NULL,
-                             bias ? nn_cast(&s, bias, compute) : NULL);
-    nn_push(&s, results, nn_cast(&s, y, x->dtype));
-    nn_push(&s, results, nn_cast(&s, mean, stats_dtype));
-    nn_push(&s, results, nn_cast(&s, rstd, stats_dtype));
-    return nn_end(&s);
+    porta_tensor *y = affine(&s, scope_binary(&s, PORTA_MUL, scope_binary(&s, PORTA_SUB, cx, mean), rstd),
+                             weight ? scope_cast(&s, weight, compute) : NULL,
+                             bias ? scope_cast(&s, bias, compute) : NULL);
+    scope_push(&s, results, scope_cast(&s, y, x->dtype));
+    scope_push(&s, results, scope_cast(&s, mean, stats_dtype));
+    scope_push(&s, results, scope_cast(&s, rstd, stats_dtype));
+    return scope_end(&s);
 }
 
 /* native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd,
@@ -268,33 +268,33 @@ static porta_status *native_layer_norm_backward(const porta_value *args, aten_re
                            "layer_norm_backward: expected an output_mask of 3 bools");
     int batch[PORTA_MAX_RANK], batch_count = x->rank - count;
     for (int i = 0; i < batch_count; i++) batch[i] = i;
-    nn_scope s = {0};
-    porta_dtype compute = nn_compute_dtype(x->dtype);
-    porta_tensor *cx = nn_cast(&s, x, compute), *cg = nn_cast(&s, gy, compute);
-    porta_tensor *rstd = nn_cast(&s, args[4].tensor, compute);
+    aten_scope s = {0};
+    porta_dtype compute = aten_compute_dtype(x->dtype);
+    porta_tensor *cx = scope_cast(&s, x, compute), *cg = scope_cast(&s, gy, compute);
+    porta_tensor *rstd = scope_cast(&s, args[4].tensor, compute);
     porta_tensor *xhat =
-        nn_binary(&s, PORTA_MUL, nn_binary(&s, PORTA_SUB, cx, nn_cast(&s, args[3].tensor, compute)),
+        scope_binary(&s, PORTA_MUL, scope_binary(&s, PORTA_SUB, cx, scope_cast(&s, args[3].tensor, compute)),
                   rstd);
-    porta_tensor *gw = weight ? nn_binary(&s, PORTA_MUL, cg, nn_cast(&s, weight, compute)) : cg;
+    porta_tensor *gw = weight ? scope_binary(&s, PORTA_MUL, cg, scope_cast(&s, weight, compute)) : cg;
     if (mask->ints.items[0])
-        nn_push(&s, results,
-                nn_cast(&s, normalized_grad(&s, gw, xhat, rstd, axes, count), x->dtype));
+        scope_push(&s, results,
+                scope_cast(&s, normalized_grad(&s, gw, xhat, rstd, axes, count), x->dtype));
     else
-        nn_push_none(&s, results);
+        scope_push_none(&s, results);
     /* parameter gradients: summed over the batch axes (none: the identity) */
-    porta_tensor *per_param[2] = {nn_binary(&s, PORTA_MUL, cg, xhat), cg};
+    porta_tensor *per_param[2] = {scope_binary(&s, PORTA_MUL, cg, xhat), cg};
     const porta_tensor *params[2] = {weight, bias};
     for (int k = 0; k < 2; k++) {
         if (!mask->ints.items[1 + k] || !params[k]) {
-            nn_push_none(&s, results);
+            scope_push_none(&s, results);
             continue;
         }
-        porta_tensor *sum = batch_count ? nn_reduce(&s, PORTA_REDUCE_SUM, per_param[k], batch,
+        porta_tensor *sum = batch_count ? scope_reduce(&s, PORTA_REDUCE_SUM, per_param[k], batch,
                                                     batch_count, false)
                                         : per_param[k];
-        nn_push(&s, results, nn_cast(&s, sum, params[k]->dtype));
+        scope_push(&s, results, scope_cast(&s, sum, params[k]->dtype));
     }
-    return nn_end(&s);
+    return scope_end(&s);
 }
 
 /* ---- group norm ---- */
@@ -318,11 +318,11 @@ static porta_status *read_groups(const char *op, const porta_tensor *x, const po
 }
 
 /* v [C] (or NULL) shaped [1, G, C/G, 1] to broadcast over x as [N, G, C/G, HxW]. */
-static porta_tensor *per_group_channel(nn_scope *s, const porta_tensor *v, const group_shape *g,
+static porta_tensor *per_group_channel(aten_scope *s, const porta_tensor *v, const group_shape *g,
                                        porta_dtype dtype) {
     if (!v) return NULL;
     int64_t sizes[4] = {1, g->groups, g->c / g->groups, 1};
-    return nn_reshape(s, nn_cast(s, v, dtype), 4, sizes);
+    return scope_reshape(s, scope_cast(s, v, dtype), 4, sizes);
 }
 
 /* native_group_norm(input, weight?, bias?, N, C, HxW, group, eps) */
@@ -330,21 +330,21 @@ static porta_status *native_group_norm(const porta_value *args, aten_results *re
     const porta_tensor *x = args[0].tensor, *weight = optional(&args[1]), *bias = optional(&args[2]);
     group_shape g;
     PORTA_TRY(read_groups("group_norm", x, &args[3], &g));
-    nn_scope s = {0};
-    porta_dtype compute = nn_compute_dtype(x->dtype);
+    aten_scope s = {0};
+    porta_dtype compute = aten_compute_dtype(x->dtype);
     porta_dtype stats_dtype = weight ? weight->dtype : x->dtype;
     int64_t grouped[4] = {g.n, g.groups, g.c / g.groups, g.hw}, stats[2] = {g.n, g.groups};
-    porta_tensor *cx = nn_reshape(&s, nn_cast(&s, x, compute), 4, grouped), *mean, *var;
+    porta_tensor *cx = scope_reshape(&s, scope_cast(&s, x, compute), 4, grouped), *mean, *var;
     int axes[2] = {2, 3};
     moments(&s, cx, axes, 2, &mean, &var);
     porta_tensor *rstd = inverse_std(&s, var, aten_number(&args[7]));
-    porta_tensor *y = affine(&s, nn_binary(&s, PORTA_MUL, nn_binary(&s, PORTA_SUB, cx, mean), rstd),
+    porta_tensor *y = affine(&s, scope_binary(&s, PORTA_MUL, scope_binary(&s, PORTA_SUB, cx, mean), rstd),
                              per_group_channel(&s, weight, &g, compute),
                              per_group_channel(&s, bias, &g, compute));
-    nn_push(&s, results, nn_cast(&s, nn_reshape(&s, y, x->rank, x->sizes), x->dtype));
-    nn_push(&s, results, nn_cast(&s, nn_reshape(&s, mean, 2, stats), stats_dtype));
-    nn_push(&s, results, nn_cast(&s, nn_reshape(&s, rstd, 2, stats), stats_dtype));
-    return nn_end(&s);
+    scope_push(&s, results, scope_cast(&s, scope_reshape(&s, y, x->rank, x->sizes), x->dtype));
+    scope_push(&s, results, scope_cast(&s, scope_reshape(&s, mean, 2, stats), stats_dtype));
+    scope_push(&s, results, scope_cast(&s, scope_reshape(&s, rstd, 2, stats), stats_dtype));
+    return scope_end(&s);
 }
 
 /* native_group_norm_backward(grad_out, input, mean, rstd, weight?, N, C,
@@ -357,37 +357,37 @@ static porta_status *native_group_norm_backward(const porta_value *args, aten_re
     if (mask->ints.count != 3)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "group_norm_backward: expected an output_mask of 3 bools");
-    nn_scope s = {0};
-    porta_dtype compute = nn_compute_dtype(x->dtype);
+    aten_scope s = {0};
+    porta_dtype compute = aten_compute_dtype(x->dtype);
     int64_t grouped[4] = {g.n, g.groups, g.c / g.groups, g.hw}, stats[4] = {g.n, g.groups, 1, 1};
-    porta_tensor *cx = nn_reshape(&s, nn_cast(&s, x, compute), 4, grouped);
-    porta_tensor *cg = nn_reshape(&s, nn_cast(&s, gy, compute), 4, grouped);
-    porta_tensor *mean = nn_reshape(&s, nn_cast(&s, args[2].tensor, compute), 4, stats);
-    porta_tensor *rstd = nn_reshape(&s, nn_cast(&s, args[3].tensor, compute), 4, stats);
-    porta_tensor *xhat = nn_binary(&s, PORTA_MUL, nn_binary(&s, PORTA_SUB, cx, mean), rstd);
+    porta_tensor *cx = scope_reshape(&s, scope_cast(&s, x, compute), 4, grouped);
+    porta_tensor *cg = scope_reshape(&s, scope_cast(&s, gy, compute), 4, grouped);
+    porta_tensor *mean = scope_reshape(&s, scope_cast(&s, args[2].tensor, compute), 4, stats);
+    porta_tensor *rstd = scope_reshape(&s, scope_cast(&s, args[3].tensor, compute), 4, stats);
+    porta_tensor *xhat = scope_binary(&s, PORTA_MUL, scope_binary(&s, PORTA_SUB, cx, mean), rstd);
     porta_tensor *w = per_group_channel(&s, weight, &g, compute);
-    porta_tensor *gw = w ? nn_binary(&s, PORTA_MUL, cg, w) : cg;
+    porta_tensor *gw = w ? scope_binary(&s, PORTA_MUL, cg, w) : cg;
     int axes[2] = {2, 3};
     if (mask->ints.items[0])
-        nn_push(&s, results,
-                nn_cast(&s, nn_reshape(&s, normalized_grad(&s, gw, xhat, rstd, axes, 2), x->rank,
+        scope_push(&s, results,
+                scope_cast(&s, scope_reshape(&s, normalized_grad(&s, gw, xhat, rstd, axes, 2), x->rank,
                                        x->sizes),
                         x->dtype));
     else
-        nn_push_none(&s, results);
+        scope_push_none(&s, results);
     /* parameter gradients: per channel, summed over the batch and HxW */
     porta_dtype param_dtype = weight ? weight->dtype : x->dtype;
     int batch_axes_[2] = {0, 3};
-    porta_tensor *per_param[2] = {nn_binary(&s, PORTA_MUL, cg, xhat), cg};
+    porta_tensor *per_param[2] = {scope_binary(&s, PORTA_MUL, cg, xhat), cg};
     for (int k = 0; k < 2; k++) {
         if (!mask->ints.items[1 + k]) {
-            nn_push_none(&s, results);
+            scope_push_none(&s, results);
             continue;
         }
-        porta_tensor *sum = nn_reduce(&s, PORTA_REDUCE_SUM, per_param[k], batch_axes_, 2, false);
-        nn_push(&s, results, nn_cast(&s, nn_reshape(&s, sum, 1, &g.c), param_dtype));
+        porta_tensor *sum = scope_reduce(&s, PORTA_REDUCE_SUM, per_param[k], batch_axes_, 2, false);
+        scope_push(&s, results, scope_cast(&s, scope_reshape(&s, sum, 1, &g.c), param_dtype));
     }
-    return nn_end(&s);
+    return scope_end(&s);
 }
 
 const aten_op aten_nn_norm_ops[] = {

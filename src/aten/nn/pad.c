@@ -64,19 +64,19 @@ static porta_status *read_pad(const char *op, pad_mode mode, int dims, const por
 }
 
 /* The input position each output position of spatial axis i reads: int64 [out]. */
-static porta_tensor *source_positions(nn_scope *s, const char *op, porta_device *device,
+static porta_tensor *source_positions(aten_scope *s, const char *op, porta_device *device,
                                       pad_mode mode, const pad_geometry *g, int i) {
     if (s->status) return NULL;
     int64_t n = g->in[i], out = g->out[i];
     double *positions = malloc((size_t)out * sizeof *positions);
-    if (!positions) return nn_fail(s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "%s: no memory", op));
+    if (!positions) return scope_fail(s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "%s: no memory", op));
     for (int64_t j = 0; j < out; j++) {
         int64_t at = j - g->before[i];
         if (mode == PAD_REFLECT) at = at < 0 ? -at : at >= n ? 2 * (n - 1) - at : at;
         else at = at < 0 ? 0 : at >= n ? n - 1 : at;
         positions[j] = (double)at;
     }
-    porta_tensor *t = nn_cast(s, nn_from_host(s, device, 1, &out, positions), PORTA_I64);
+    porta_tensor *t = scope_cast(s, scope_from_host(s, device, 1, &out, positions), PORTA_I64);
     free(positions);
     return t;
 }
@@ -94,21 +94,21 @@ static porta_status *pad(const char *op, pad_mode mode, int dims, const porta_va
         return porta_error(PORTA_ERR_DTYPE, "%s: not implemented for 'Bool'", op);
     pad_geometry g;
     PORTA_TRY(read_pad(op, mode, dims, x, &args[1], &g));
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_device *device = x->buffer->device;
     porta_tensor *y = (porta_tensor *)x;
     for (int i = 0; i < dims; i++)
         if (axis_moves(&g, i))
-            y = nn_index_select(&s, y, g.rank - dims + i,
+            y = scope_index_select(&s, y, g.rank - dims + i,
                                 source_positions(&s, op, device, mode, &g, i));
     /* no padding at all: still a new tensor, as PyTorch returns */
-    nn_push(&s, results, y == x ? nn_contiguous(&s, x) : y);
-    return nn_end(&s);
+    scope_push(&s, results, y == x ? scope_contiguous(&s, x) : y);
+    return scope_end(&s);
 }
 
 /* The gradient of index_select(·, axis, index) for an input of `size`
  * there: grad scatter-added along axis into zeros. */
-static porta_tensor *select_back(nn_scope *s, porta_tensor *grad, int axis,
+static porta_tensor *select_back(aten_scope *s, porta_tensor *grad, int axis,
                                  const porta_tensor *index, int64_t size) {
     if (!grad || !index) return NULL;
     int64_t shape[PORTA_MAX_RANK], zeros_shape[PORTA_MAX_RANK];
@@ -116,10 +116,10 @@ static porta_tensor *select_back(nn_scope *s, porta_tensor *grad, int axis,
         shape[i] = i == axis ? index->sizes[0] : 1;
         zeros_shape[i] = i == axis ? size : grad->sizes[i];
     }
-    porta_tensor *spread = nn_expand(s, nn_reshape(s, index, grad->rank, shape), grad->rank,
+    porta_tensor *spread = scope_expand(s, scope_reshape(s, index, grad->rank, shape), grad->rank,
                                      grad->sizes);
-    porta_tensor *zeros = nn_full(s, grad->buffer->device, grad->dtype, grad->rank, zeros_shape, 0);
-    return nn_scatter(s, zeros, axis, spread, grad, PORTA_SCATTER_ADD);
+    porta_tensor *zeros = scope_full(s, grad->buffer->device, grad->dtype, grad->rank, zeros_shape, 0);
+    return scope_scatter(s, zeros, axis, spread, grad, PORTA_SCATTER_ADD);
 }
 
 /* reflection_pad / replication_pad _backward(grad_output, self, padding) */
@@ -140,17 +140,17 @@ static porta_status *pad_backward(const char *op, pad_mode mode, int dims,
                            porta_format_shape(want, sizeof want, x->rank, expected),
                            porta_format_shape(got, sizeof got, gy->rank, gy->sizes));
     }
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_device *device = gy->buffer->device;
-    porta_dtype compute = nn_compute_dtype(gy->dtype);
-    porta_tensor *gx = compute == gy->dtype ? (porta_tensor *)gy : nn_cast(&s, gy, compute);
+    porta_dtype compute = aten_compute_dtype(gy->dtype);
+    porta_tensor *gx = compute == gy->dtype ? (porta_tensor *)gy : scope_cast(&s, gy, compute);
     for (int i = dims - 1; i >= 0; i--)
         if (axis_moves(&g, i))
             gx = select_back(&s, gx, g.rank - dims + i,
                              source_positions(&s, op, device, mode, &g, i), g.in[i]);
-    if (gx && gx->dtype != gy->dtype) gx = nn_cast(&s, gx, gy->dtype);
-    nn_push(&s, results, gx == gy ? nn_contiguous(&s, gy) : gx);
-    return nn_end(&s);
+    if (gx && gx->dtype != gy->dtype) gx = scope_cast(&s, gx, gy->dtype);
+    scope_push(&s, results, gx == gy ? scope_contiguous(&s, gy) : gx);
+    return scope_end(&s);
 }
 
 #define PAD_OPS(name, mode, dims)                                                          \

@@ -124,21 +124,21 @@ static int pool_shape(const pool_geometry *g, const int64_t *spatial, int64_t *s
 }
 
 /* x as [N, C, in...]. */
-static porta_tensor *as_batched(nn_scope *s, const porta_tensor *x, const pool_geometry *g) {
+static porta_tensor *as_batched(aten_scope *s, const porta_tensor *x, const pool_geometry *g) {
     int64_t shape[2 + POOL_MAX_DIMS];
-    return nn_reshape(s, x, pool_shape(g, g->in, shape), shape);
+    return scope_reshape(s, x, pool_shape(g, g->in, shape), shape);
 }
 
 /* A pooled [N, C, out...] result in the input's layout (no batch axis if
  * the input had none). */
-static porta_tensor *as_input_rank(nn_scope *s, porta_tensor *y, const pool_geometry *g) {
+static porta_tensor *as_input_rank(aten_scope *s, porta_tensor *y, const pool_geometry *g) {
     if (g->batched || !y) return y;
-    return nn_reshape(s, y, y->rank - 1, y->sizes + 1);
+    return scope_reshape(s, y, y->rank - 1, y->sizes + 1);
 }
 
 /* The windows of x [N, C, in...] padded with `pad_value` (and ceil_mode's
  * extra with `extra_value`): a view [N, C, out..., kernel...]. */
-static porta_tensor *windows(nn_scope *s, const porta_tensor *x, const pool_geometry *g,
+static porta_tensor *windows(aten_scope *s, const porta_tensor *x, const pool_geometry *g,
                              double pad_value, double extra_value) {
     int rank = 2 + g->dims;
     int64_t pads[2 * (2 + POOL_MAX_DIMS)] = {0}, more[2 * (2 + POOL_MAX_DIMS)] = {0};
@@ -150,8 +150,8 @@ static porta_tensor *windows(nn_scope *s, const porta_tensor *x, const pool_geom
         extra = extra || g->extra[i];
     }
     /* without padding the windows are a view of x itself: no copy */
-    const porta_tensor *padded = padding ? nn_pad(s, x, pads, pad_value) : x;
-    if (extra) padded = nn_pad(s, padded, more, extra_value);
+    const porta_tensor *padded = padding ? scope_pad(s, x, pads, pad_value) : x;
+    if (extra) padded = scope_pad(s, padded, more, extra_value);
     if (!padded) return NULL;
     int64_t sizes[2 + 2 * POOL_MAX_DIMS], strides[2 + 2 * POOL_MAX_DIMS];
     for (int i = 0; i < 2; i++) {
@@ -165,7 +165,7 @@ static porta_tensor *windows(nn_scope *s, const porta_tensor *x, const pool_geom
         sizes[rank + i] = g->kernel[i];
         strides[rank + i] = step * g->dilation[i];
     }
-    return nn_restride(s, padded, rank + g->dims, sizes, strides);
+    return scope_restride(s, padded, rank + g->dims, sizes, strides);
 }
 
 /* The lowest value of a dtype: what max pooling pads with. */
@@ -190,22 +190,22 @@ static porta_status *check_dtype(const char *op, const porta_tensor *x, bool int
 
 /* Scatter-adds grad [N, C, L] at flat input indices [N, C, L] (any
  * broadcast of them) into zeros [N, C, size]. */
-static porta_tensor *scatter_back(nn_scope *s, const porta_tensor *grad, const porta_tensor *index,
+static porta_tensor *scatter_back(aten_scope *s, const porta_tensor *grad, const porta_tensor *index,
                                   int64_t n, int64_t c, int64_t size) {
     if (!grad || !index) return NULL;
     int64_t flat[3] = {n, c, size};
-    porta_tensor *zeros = nn_full(s, grad->buffer->device, grad->dtype, 3, flat, 0);
-    return nn_scatter(s, zeros, 2, index, grad, PORTA_SCATTER_ADD);
+    porta_tensor *zeros = scope_full(s, grad->buffer->device, grad->dtype, 3, flat, 0);
+    return scope_scatter(s, zeros, 2, index, grad, PORTA_SCATTER_ADD);
 }
 
 /* Where the windows along spatial axis i start (out * stride - padding),
  * int64 shaped to broadcast against [N, C, out...]: [out_i, 1, ...]. */
-static porta_tensor *window_starts(nn_scope *s, porta_device *device, const pool_geometry *g,
+static porta_tensor *window_starts(aten_scope *s, porta_device *device, const pool_geometry *g,
                                    int i) {
     int64_t shape[POOL_MAX_DIMS] = {g->out[i], 1, 1};
-    porta_tensor *at = nn_binary_num(s, PORTA_MUL, nn_arange(s, device, g->out[i]),
+    porta_tensor *at = scope_binary_number(s, PORTA_MUL, scope_arange(s, device, g->out[i]),
                                      (double)g->stride[i]);
-    return nn_reshape(s, nn_binary_num(s, PORTA_SUB, at, (double)g->padding[i]), g->dims - i,
+    return scope_reshape(s, scope_binary_number(s, PORTA_SUB, at, (double)g->padding[i]), g->dims - i,
                       shape);
 }
 
@@ -223,19 +223,19 @@ static bool by_positions(const pool_geometry *g) {
 
 /* The flat input index of each window's first element: [out_0, 1, ...]
  * broadcast terms summed over the axes, int64 [out...]. */
-static porta_tensor *window_origins(nn_scope *s, porta_device *device, const pool_geometry *g) {
+static porta_tensor *window_origins(aten_scope *s, porta_device *device, const pool_geometry *g) {
     porta_tensor *origin = NULL;
     int64_t input_stride = product(g->in, g->dims);
     for (int i = 0; i < g->dims; i++) {
         input_stride /= g->in[i];
-        porta_tensor *term = nn_binary_num(s, PORTA_MUL, window_starts(s, device, g, i),
+        porta_tensor *term = scope_binary_number(s, PORTA_MUL, window_starts(s, device, g, i),
                                            (double)input_stride);
-        origin = origin ? nn_binary(s, PORTA_ADD, origin, term) : term;
+        origin = origin ? scope_binary(s, PORTA_ADD, origin, term) : term;
     }
     return origin;
 }
 
-static void max_by_positions(nn_scope *s, const porta_tensor *x, const pool_geometry *g,
+static void max_by_positions(aten_scope *s, const porta_tensor *x, const pool_geometry *g,
                              porta_tensor **values, porta_tensor **indices) {
     int rank = 2 + g->dims;
     porta_tensor *origin = window_origins(s, x->buffer->device, g);
@@ -260,20 +260,20 @@ static void max_by_positions(nn_scope *s, const porta_tensor *x, const pool_geom
         porta_tensor *view = NULL;
         porta_status *status = porta_tensor_view(x->buffer, x->dtype, rank, sizes, strides,
                                                  offset, &view);
-        nn_hold(s, status, view);
-        porta_tensor *position = nn_binary_num(s, PORTA_ADD, origin, (double)flat);
+        scope_hold(s, status, view);
+        porta_tensor *position = scope_binary_number(s, PORTA_ADD, origin, (double)flat);
         if (!best) {
-            best = nn_contiguous(s, view);
-            index = nn_expand(s, position, rank, best ? best->sizes : sizes);
+            best = scope_contiguous(s, view);
+            index = scope_expand(s, position, rank, best ? best->sizes : sizes);
             continue;
         }
-        porta_tensor *take = nn_binary(s, PORTA_LOGICAL_OR, nn_binary(s, PORTA_GT, view, best),
-                                       nn_binary(s, PORTA_NE, view, view));
-        best = nn_ternary(s, PORTA_WHERE, take, view, best);
-        index = nn_ternary(s, PORTA_WHERE, take, position, index);
+        porta_tensor *take = scope_binary(s, PORTA_LOGICAL_OR, scope_binary(s, PORTA_GT, view, best),
+                                       scope_binary(s, PORTA_NE, view, view));
+        best = scope_ternary(s, PORTA_WHERE, take, view, best);
+        index = scope_ternary(s, PORTA_WHERE, take, position, index);
     }
     *values = best;
-    *indices = index ? nn_contiguous(s, index) : NULL;
+    *indices = index ? scope_contiguous(s, index) : NULL;
 }
 
 /* max_pool{2,3}d_with_indices(self, kernel_size, stride, padding, dilation,
@@ -284,25 +284,25 @@ static porta_status *max_pool(const char *op, int dims, const porta_value *args,
     pool_geometry g;
     PORTA_TRY(check_dtype(op, x, true));
     PORTA_TRY(read_pool(op, dims, x, &args[1], &args[2], &args[3], &args[4], args[5].b, &g));
-    nn_scope s = {0};
+    aten_scope s = {0};
     if (by_positions(&g)) {
         porta_tensor *values = NULL, *index = NULL;
         porta_tensor *batched = as_batched(&s, x, &g);
         if (batched) max_by_positions(&s, batched, &g, &values, &index);
-        nn_push(&s, results, as_input_rank(&s, values, &g));
-        nn_push(&s, results, as_input_rank(&s, index, &g));
-        return nn_end(&s);
+        scope_push(&s, results, as_input_rank(&s, values, &g));
+        scope_push(&s, results, as_input_rank(&s, index, &g));
+        return scope_end(&s);
     }
     porta_device *device = x->buffer->device;
     porta_tensor *win = windows(&s, as_batched(&s, x, &g), &g, lowest(x->dtype), lowest(x->dtype));
     int64_t flat[3 + POOL_MAX_DIMS], window = product(g.kernel, dims);
     int last = pool_shape(&g, g.out, flat);
     flat[last] = window;
-    porta_tensor *rows = nn_reshape(&s, win, last + 1, flat);
+    porta_tensor *rows = scope_reshape(&s, win, last + 1, flat);
     /* the maxima are read at their argmax: one pass over the windows, not two */
-    porta_tensor *picked = nn_reduce(&s, PORTA_REDUCE_ARGMAX, rows, &last, 1, true);
-    porta_tensor *values = nn_reshape(&s, nn_gather(&s, rows, last, picked), last, flat);
-    porta_tensor *local = nn_reshape(&s, picked, last, flat);
+    porta_tensor *picked = scope_reduce(&s, PORTA_REDUCE_ARGMAX, rows, &last, 1, true);
+    porta_tensor *values = scope_reshape(&s, scope_gather(&s, rows, last, picked), last, flat);
+    porta_tensor *local = scope_reshape(&s, picked, last, flat);
     /* window position (k_0, k_1, ...) of each output -> flat input index
      * sum_i (start_i + k_i * dilation_i) * stride of axis i in the input */
     porta_tensor *index = NULL;
@@ -310,17 +310,17 @@ static porta_status *max_pool(const char *op, int dims, const porta_value *args,
     for (int i = 0; i < dims; i++) {
         inner /= g.kernel[i];
         input_stride /= g.in[i];
-        porta_tensor *k = inner > 1 ? nn_binary_num(&s, PORTA_FLOOR_DIVIDE, local, (double)inner)
+        porta_tensor *k = inner > 1 ? scope_binary_number(&s, PORTA_FLOOR_DIVIDE, local, (double)inner)
                                     : local;
-        if (i > 0) k = nn_binary_num(&s, PORTA_REMAINDER, k, (double)g.kernel[i]);
-        porta_tensor *at = nn_binary(&s, PORTA_ADD, window_starts(&s, device, &g, i),
-                                     nn_binary_num(&s, PORTA_MUL, k, (double)g.dilation[i]));
-        porta_tensor *term = nn_binary_num(&s, PORTA_MUL, at, (double)input_stride);
-        index = index ? nn_binary(&s, PORTA_ADD, index, term) : term;
+        if (i > 0) k = scope_binary_number(&s, PORTA_REMAINDER, k, (double)g.kernel[i]);
+        porta_tensor *at = scope_binary(&s, PORTA_ADD, window_starts(&s, device, &g, i),
+                                     scope_binary_number(&s, PORTA_MUL, k, (double)g.dilation[i]));
+        porta_tensor *term = scope_binary_number(&s, PORTA_MUL, at, (double)input_stride);
+        index = index ? scope_binary(&s, PORTA_ADD, index, term) : term;
     }
-    nn_push(&s, results, as_input_rank(&s, values, &g));
-    nn_push(&s, results, as_input_rank(&s, index, &g));
-    return nn_end(&s);
+    scope_push(&s, results, as_input_rank(&s, values, &g));
+    scope_push(&s, results, as_input_rank(&s, index, &g));
+    return scope_end(&s);
 }
 
 /* max_pool{2,3}d_with_indices_backward(grad_output, self, kernel_size,
@@ -330,30 +330,30 @@ static porta_status *max_pool_backward(const char *op, int dims, const porta_val
     const porta_tensor *gy = args[0].tensor, *x = args[1].tensor, *indices = args[7].tensor;
     pool_geometry g;
     PORTA_TRY(read_pool(op, dims, x, &args[2], &args[3], &args[4], &args[5], args[6].b, &g));
-    nn_scope s = {0};
+    aten_scope s = {0};
     int64_t flat[3] = {g.n, g.c, product(g.out, dims)};
-    porta_tensor *grad = nn_reshape(&s, gy, 3, flat);
-    porta_tensor *index = nn_reshape(&s, indices, 3, flat);
+    porta_tensor *grad = scope_reshape(&s, gy, 3, flat);
+    porta_tensor *index = scope_reshape(&s, indices, 3, flat);
     porta_tensor *gx = scatter_back(&s, grad, index, g.n, g.c, product(g.in, dims));
-    nn_push(&s, results, nn_reshape(&s, gx, x->rank, x->sizes));
-    return nn_end(&s);
+    scope_push(&s, results, scope_reshape(&s, gx, x->rank, x->sizes));
+    return scope_end(&s);
 }
 
 /* What each average window's sum is divided by: [1, 1, out...] (or a
  * rank-0 divisor_override). */
-static porta_tensor *avg_divisors(nn_scope *s, porta_device *device, porta_dtype dtype,
+static porta_tensor *avg_divisors(aten_scope *s, porta_device *device, porta_dtype dtype,
                                   const pool_geometry *g, bool count_include_pad,
                                   const porta_value *divisor_override) {
     if (divisor_override->kind == PORTA_VALUE_INT)
-        return nn_full(s, device, dtype, 0, NULL, (double)divisor_override->i);
+        return scope_full(s, device, dtype, 0, NULL, (double)divisor_override->i);
     pool_geometry single = *g;
     single.n = single.c = 1;
     int64_t shape[2 + POOL_MAX_DIMS];
     int rank = pool_shape(&single, g->in, shape);
-    porta_tensor *ones = nn_full(s, device, dtype, rank, shape, 1);
+    porta_tensor *ones = scope_full(s, device, dtype, rank, shape, 1);
     int axes[POOL_MAX_DIMS];
     for (int i = 0; i < g->dims; i++) axes[i] = rank + i;
-    return nn_reduce(s, PORTA_REDUCE_SUM, windows(s, ones, g, count_include_pad ? 1 : 0, 0),
+    return scope_reduce(s, PORTA_REDUCE_SUM, windows(s, ones, g, count_include_pad ? 1 : 0, 0),
                      axes, g->dims, false);
 }
 
@@ -365,12 +365,12 @@ static porta_status *check_divisor(const char *op, const porta_value *divisor_ov
 
 /* sum / divisor in x's dtype; int64 divides toward zero as PyTorch's
  * integer kernel does. */
-static porta_tensor *divide(nn_scope *s, porta_tensor *sum, porta_tensor *divisor,
+static porta_tensor *divide(aten_scope *s, porta_tensor *sum, porta_tensor *divisor,
                             porta_dtype dtype) {
-    if (porta_dtype_is_float(dtype)) return nn_binary(s, PORTA_DIV, sum, divisor);
-    porta_tensor *q = nn_binary(s, PORTA_DIV, nn_cast(s, sum, PORTA_F64),
-                                nn_cast(s, divisor, PORTA_F64));
-    return nn_cast(s, nn_unary(s, PORTA_TRUNC, q), dtype);
+    if (porta_dtype_is_float(dtype)) return scope_binary(s, PORTA_DIV, sum, divisor);
+    porta_tensor *q = scope_binary(s, PORTA_DIV, scope_cast(s, sum, PORTA_F64),
+                                scope_cast(s, divisor, PORTA_F64));
+    return scope_cast(s, scope_unary(s, PORTA_TRUNC, q), dtype);
 }
 
 /* avg_pool{2,3}d(self, kernel_size, stride, padding, ceil_mode,
@@ -383,17 +383,17 @@ static porta_status *avg_pool(const char *op, int dims, const porta_value *args,
     PORTA_TRY(check_dtype(op, x, false));
     PORTA_TRY(check_divisor(op, divisor_override));
     PORTA_TRY(read_pool(op, dims, x, &args[1], &args[2], &args[3], NULL, args[4].b, &g));
-    nn_scope s = {0};
+    aten_scope s = {0};
     int axes[POOL_MAX_DIMS];
     for (int i = 0; i < dims; i++) axes[i] = 2 + dims + i;
     porta_tensor *win = windows(&s, as_batched(&s, x, &g), &g, 0, 0);
-    porta_tensor *sum = nn_reduce(&s, PORTA_REDUCE_SUM, win, axes, dims, false);
+    porta_tensor *sum = scope_reduce(&s, PORTA_REDUCE_SUM, win, axes, dims, false);
     porta_tensor *divisor =
         avg_divisors(&s, x->buffer->device, x->dtype, &g, args[5].b, divisor_override);
     porta_tensor *y = divide(&s, sum, divisor, x->dtype);
-    if (y && y->dtype != x->dtype) y = nn_cast(&s, y, x->dtype);
-    nn_push(&s, results, as_input_rank(&s, y, &g));
-    return nn_end(&s);
+    if (y && y->dtype != x->dtype) y = scope_cast(&s, y, x->dtype);
+    scope_push(&s, results, as_input_rank(&s, y, &g));
+    return scope_end(&s);
 }
 
 /* avg_pool{2,3}d_backward(grad_output, self, kernel_size, stride, padding,
@@ -405,11 +405,11 @@ static porta_status *avg_pool_backward(const char *op, int dims, const porta_val
     PORTA_TRY(check_dtype(op, x, false));
     PORTA_TRY(check_divisor(op, &args[7]));
     PORTA_TRY(read_pool(op, dims, x, &args[2], &args[3], &args[4], NULL, args[5].b, &g));
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_device *device = x->buffer->device;
     int64_t out_shape[2 + POOL_MAX_DIMS];
     int rank = pool_shape(&g, g.out, out_shape);
-    porta_tensor *share = divide(&s, nn_reshape(&s, gy, rank, out_shape),
+    porta_tensor *share = divide(&s, scope_reshape(&s, gy, rank, out_shape),
                                  avg_divisors(&s, device, gy->dtype, &g, args[6].b, &args[7]),
                                  gy->dtype);
     /* every window element receives its window's share */
@@ -422,8 +422,8 @@ static porta_status *avg_pool_backward(const char *op, int dims, const porta_val
     }
     int64_t count = product(g.out, dims) * product(g.kernel, dims);
     int64_t flat[3] = {g.n, g.c, count}, one_row[3] = {1, 1, count};
-    porta_tensor *spread = nn_reshape(
-        &s, nn_expand(&s, nn_reshape(&s, share, rank + dims, share_shape), rank + dims,
+    porta_tensor *spread = scope_reshape(
+        &s, scope_expand(&s, scope_reshape(&s, share, rank + dims, share_shape), rank + dims,
                       spread_shape),
         3, flat);
     /* the flat padded index of every window element: windows of an arange */
@@ -436,17 +436,17 @@ static porta_status *avg_pool_backward(const char *op, int dims, const porta_val
     int64_t padded_size = product(unpadded.in, dims), positions_shape[2 + POOL_MAX_DIMS];
     pool_shape(&unpadded, unpadded.in, positions_shape);
     porta_tensor *positions =
-        nn_reshape(&s, nn_arange(&s, device, padded_size), rank, positions_shape);
-    porta_tensor *index = nn_expand(
-        &s, nn_reshape(&s, windows(&s, positions, &unpadded, 0, 0), 3, one_row), 3, flat);
+        scope_reshape(&s, scope_arange(&s, device, padded_size), rank, positions_shape);
+    porta_tensor *index = scope_expand(
+        &s, scope_reshape(&s, windows(&s, positions, &unpadded, 0, 0), 3, one_row), 3, flat);
     porta_tensor *padded = scatter_back(&s, spread, index, g.n, g.c, padded_size);
     int64_t padded_shape[2 + POOL_MAX_DIMS];
     pool_shape(&g, unpadded.in, padded_shape);
-    porta_tensor *gx = nn_reshape(&s, padded, rank, padded_shape);
+    porta_tensor *gx = scope_reshape(&s, padded, rank, padded_shape);
     for (int i = 0; i < dims; i++)
-        gx = nn_slice(&s, gx, 2 + i, g.padding[i], g.padding[i] + g.in[i], 1);
-    nn_push(&s, results, nn_reshape(&s, nn_contiguous(&s, gx), x->rank, x->sizes));
-    return nn_end(&s);
+        gx = scope_slice(&s, gx, 2 + i, g.padding[i], g.padding[i] + g.in[i], 1);
+    scope_push(&s, results, scope_reshape(&s, scope_contiguous(&s, gx), x->rank, x->sizes));
+    return scope_end(&s);
 }
 
 static porta_status *max_pool2d_with_indices(const porta_value *args, aten_results *results) {

@@ -21,28 +21,28 @@ typedef struct adaptive_plan {
 
 /* The 0/1 matrix [out, in] whose row i marks adaptive window i, and each
  * window's length. */
-static porta_tensor *adaptive_windows(nn_scope *s, const char *op, porta_device *device,
+static porta_tensor *adaptive_windows(aten_scope *s, const char *op, porta_device *device,
                                       int64_t in, int64_t out, double *lengths) {
     if (s->status) return NULL;
     size_t count = (size_t)(in * out);
     double *marks = calloc(count ? count : 1, sizeof *marks);
-    if (!marks) return nn_fail(s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "%s: no memory", op));
+    if (!marks) return scope_fail(s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "%s: no memory", op));
     for (int64_t i = 0; i < out; i++) {
         int64_t start = i * in / out, end = ((i + 1) * in + out - 1) / out;
         for (int64_t j = start; j < end; j++) marks[i * in + j] = 1;
         lengths[i] = (double)(end - start);
     }
     int64_t sizes[2] = {out, in};
-    porta_tensor *t = nn_from_host(s, device, 2, sizes, marks);
+    porta_tensor *t = scope_from_host(s, device, 2, sizes, marks);
     free(marks);
     return t;
 }
 
 /* The plan for pooling x's last `dims` axes to `out`. */
-static void adaptive_setup(nn_scope *s, const char *op, const porta_tensor *x, int dims,
+static void adaptive_setup(aten_scope *s, const char *op, const porta_tensor *x, int dims,
                            const int64_t *out, adaptive_plan *p) {
     porta_device *device = x->buffer->device;
-    porta_dtype dtype = nn_compute_dtype(x->dtype);
+    porta_dtype dtype = aten_compute_dtype(x->dtype);
     int64_t volume_count = 1, length_count = 0;
     for (int i = 0; i < dims; i++) {
         volume_count *= out[i];
@@ -50,14 +50,14 @@ static void adaptive_setup(nn_scope *s, const char *op, const porta_tensor *x, i
     }
     double *lengths = malloc((size_t)(length_count + volume_count + 1) * sizeof *lengths);
     if (!lengths) {
-        nn_fail(s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "%s: no memory", op));
+        scope_fail(s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "%s: no memory", op));
         return;
     }
     p->dims = dims;
     double *axis_lengths[ADAPTIVE_MAX_DIMS], *volumes = lengths + length_count;
     for (int i = 0, at = 0; i < dims; at += (int)out[i], i++) {
         axis_lengths[i] = lengths + at;
-        p->marks[i] = nn_cast(s, adaptive_windows(s, op, device, x->sizes[x->rank - dims + i],
+        p->marks[i] = scope_cast(s, adaptive_windows(s, op, device, x->sizes[x->rank - dims + i],
                                                   out[i], axis_lengths[i]),
                               dtype);
     }
@@ -68,17 +68,17 @@ static void adaptive_setup(nn_scope *s, const char *op, const porta_tensor *x, i
             volume *= axis_lengths[i][rest % out[i]];
         volumes[f] = volume;
     }
-    p->volumes = nn_cast(s, nn_from_host(s, device, dims, out, volumes), dtype);
+    p->volumes = scope_cast(s, scope_from_host(s, device, dims, out, volumes), dtype);
     free(lengths);
 }
 
 /* m [a, b] applied along axis of t (whose size there is b): the sum over
  * that axis weighted by m's rows; the axis becomes a long. */
-static porta_tensor *along_axis(nn_scope *s, porta_tensor *t, const porta_tensor *m, int axis) {
+static porta_tensor *along_axis(aten_scope *s, porta_tensor *t, const porta_tensor *m, int axis) {
     if (!t || !m) return NULL;
     if (axis == t->rank - 1) {
         int swap[2] = {1, 0};
-        return nn_matmul(s, t, nn_permute(s, m, swap));
+        return scope_matmul(s, t, scope_permute(s, m, swap));
     }
     int64_t folded[PORTA_MAX_RANK], sizes[PORTA_MAX_RANK];
     for (int i = 0; i <= axis; i++) folded[i] = t->sizes[i];
@@ -86,8 +86,8 @@ static porta_tensor *along_axis(nn_scope *s, porta_tensor *t, const porta_tensor
     for (int i = axis + 1; i < t->rank; i++) folded[axis + 1] *= t->sizes[i];
     for (int i = 0; i < t->rank; i++) sizes[i] = i == axis ? m->sizes[0] : t->sizes[i];
     int rank = t->rank;
-    porta_tensor *y = nn_matmul(s, m, nn_reshape(s, t, axis + 2, folded));
-    return nn_reshape(s, y, rank, sizes);
+    porta_tensor *y = scope_matmul(s, m, scope_reshape(s, t, axis + 2, folded));
+    return scope_reshape(s, y, rank, sizes);
 }
 
 static porta_status *check_adaptive(const char *op, int dims, const porta_tensor *x,
@@ -122,13 +122,13 @@ static porta_status *adaptive_avg_pool(const char *op, int dims, const porta_val
                                        aten_results *results) {
     const porta_tensor *x = args[0].tensor;
     PORTA_TRY(check_adaptive(op, dims, x, &args[1]));
-    nn_scope s = {0};
+    aten_scope s = {0};
     adaptive_plan p = {0};
     adaptive_setup(&s, op, x, dims, args[1].ints.items, &p);
-    porta_tensor *sums = nn_cast(&s, x, nn_compute_dtype(x->dtype));
+    porta_tensor *sums = scope_cast(&s, x, aten_compute_dtype(x->dtype));
     for (int i = dims - 1; i >= 0; i--) sums = along_axis(&s, sums, p.marks[i], x->rank - dims + i);
-    nn_push(&s, results, nn_cast(&s, nn_binary(&s, PORTA_DIV, sums, p.volumes), x->dtype));
-    return nn_end(&s);
+    scope_push(&s, results, scope_cast(&s, scope_binary(&s, PORTA_DIV, sums, p.volumes), x->dtype));
+    return scope_end(&s);
 }
 
 /* _adaptive_avg_pool{2,3}d_backward(grad_output, self): each window's share
@@ -143,16 +143,16 @@ static porta_status *adaptive_avg_pool_backward(const char *op, int dims, const 
     const porta_value output_size = {.kind = PORTA_VALUE_INTS,
                                      .ints = {gy->sizes + gy->rank - dims, dims}};
     PORTA_TRY(check_adaptive(op, dims, x, &output_size));
-    nn_scope s = {0};
+    aten_scope s = {0};
     adaptive_plan p = {0};
     adaptive_setup(&s, op, x, dims, output_size.ints.items, &p);
     int swap[2] = {1, 0};
-    porta_tensor *gx = nn_binary(&s, PORTA_DIV, nn_cast(&s, gy, nn_compute_dtype(gy->dtype)),
+    porta_tensor *gx = scope_binary(&s, PORTA_DIV, scope_cast(&s, gy, aten_compute_dtype(gy->dtype)),
                                  p.volumes);
     for (int i = dims - 1; i >= 0; i--)
-        gx = along_axis(&s, gx, nn_permute(&s, p.marks[i], swap), x->rank - dims + i);
-    nn_push(&s, results, nn_cast(&s, gx, gy->dtype));
-    return nn_end(&s);
+        gx = along_axis(&s, gx, scope_permute(&s, p.marks[i], swap), x->rank - dims + i);
+    scope_push(&s, results, scope_cast(&s, gx, gy->dtype));
+    return scope_end(&s);
 }
 
 static porta_status *adaptive_avg_pool2d(const porta_value *args, aten_results *results) {

@@ -67,7 +67,7 @@ static int64_t window_end(int64_t o, int64_t in, int64_t out) {
 
 /* The int64 table [out_volume, taps] of flat input positions each window
  * covers; taps is the largest window volume (at least 1). */
-static porta_tensor *window_table(nn_scope *s, porta_device *device, const pool_layout *p,
+static porta_tensor *window_table(aten_scope *s, porta_device *device, const pool_layout *p,
                                   const int64_t *out, int64_t *taps_out) {
     if (s->status) return NULL;
     int dims = p->dims;
@@ -84,7 +84,7 @@ static porta_tensor *window_table(nn_scope *s, porta_device *device, const pool_
     size_t count = (size_t)(out_volume * taps);
     int64_t *positions = malloc((count ? count : 1) * sizeof *positions);
     if (!positions)
-        return nn_fail(s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "adaptive max pooling: no memory"));
+        return scope_fail(s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "adaptive max pooling: no memory"));
     for (int64_t w = 0; w < out_volume; w++) {
         int64_t start[POOL_MAX_DIMS], last[POOL_MAX_DIMS];
         int64_t rest = w;
@@ -113,7 +113,7 @@ static porta_tensor *window_table(nn_scope *s, porta_device *device, const pool_
     porta_status *status = porta_tensor_from_host(device, PORTA_I64, 2, sizes, positions, &table);
     free(positions);
     *taps_out = taps;
-    return nn_hold(s, status, table);
+    return scope_hold(s, status, table);
 }
 
 /* adaptive_max_pool{2,3}d(self, output_size): (values, int64 flat indices
@@ -129,22 +129,22 @@ static porta_status *adaptive_max_pool(const char *op, int dims, const porta_val
     for (int i = 0; i < dims; i++) out_volume *= out[i];
     for (int i = 0; i < x->rank; i++)
         result_sizes[i] = i < x->rank - dims ? x->sizes[i] : out[i - (x->rank - dims)];
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_tensor *table = window_table(&s, x->buffer->device, &p, out, &taps);
     int64_t planes[2] = {p.batch, p.in_volume}, flat_count = out_volume * taps;
     int64_t gathered_sizes[3] = {p.batch, out_volume, taps};
-    porta_tensor *flat_table = nn_reshape(&s, table, 1, &flat_count);
-    porta_tensor *windows = nn_reshape(
-        &s, nn_index_select(&s, nn_reshape(&s, x, 2, planes), 1, flat_table), 3, gathered_sizes);
+    porta_tensor *flat_table = scope_reshape(&s, table, 1, &flat_count);
+    porta_tensor *windows = scope_reshape(
+        &s, scope_index_select(&s, scope_reshape(&s, x, 2, planes), 1, flat_table), 3, gathered_sizes);
     int tap_axis = 2;
-    porta_tensor *best = nn_reduce(&s, PORTA_REDUCE_ARGMAX, windows, &tap_axis, 1, true);
-    porta_tensor *values = nn_gather(&s, windows, 2, best);
+    porta_tensor *best = scope_reduce(&s, PORTA_REDUCE_ARGMAX, windows, &tap_axis, 1, true);
+    porta_tensor *values = scope_gather(&s, windows, 2, best);
     int64_t table_sizes[3] = {1, out_volume, taps};
-    porta_tensor *every_table = nn_expand(&s, nn_reshape(&s, table, 3, table_sizes), 3, gathered_sizes);
-    porta_tensor *indices = nn_gather(&s, every_table, 2, best);
-    nn_push(&s, results, nn_reshape(&s, values, x->rank, result_sizes));
-    nn_push(&s, results, nn_reshape(&s, indices, x->rank, result_sizes));
-    return nn_end(&s);
+    porta_tensor *every_table = scope_expand(&s, scope_reshape(&s, table, 3, table_sizes), 3, gathered_sizes);
+    porta_tensor *indices = scope_gather(&s, every_table, 2, best);
+    scope_push(&s, results, scope_reshape(&s, values, x->rank, result_sizes));
+    scope_push(&s, results, scope_reshape(&s, indices, x->rank, result_sizes));
+    return scope_end(&s);
 }
 
 /* adaptive_max_pool{2,3}d_backward(grad_output, self, indices): each
@@ -165,12 +165,12 @@ static porta_status *adaptive_max_pool_backward(const char *op, int dims, const 
     layout_of(x, dims, &p);
     int64_t out_volume = porta_tensor_numel(gy) / (p.batch ? p.batch : 1);
     int64_t planes[2] = {p.batch, p.in_volume}, outputs[2] = {p.batch, p.batch ? out_volume : 0};
-    nn_scope s = {0};
-    porta_tensor *zeros = nn_full(&s, x->buffer->device, gy->dtype, 2, planes, 0);
-    porta_tensor *gx = nn_scatter(&s, zeros, 1, nn_reshape(&s, indices, 2, outputs),
-                                  nn_reshape(&s, gy, 2, outputs), PORTA_SCATTER_ADD);
-    nn_push(&s, results, nn_reshape(&s, gx, x->rank, x->sizes));
-    return nn_end(&s);
+    aten_scope s = {0};
+    porta_tensor *zeros = scope_full(&s, x->buffer->device, gy->dtype, 2, planes, 0);
+    porta_tensor *gx = scope_scatter(&s, zeros, 1, scope_reshape(&s, indices, 2, outputs),
+                                  scope_reshape(&s, gy, 2, outputs), PORTA_SCATTER_ADD);
+    scope_push(&s, results, scope_reshape(&s, gx, x->rank, x->sizes));
+    return scope_end(&s);
 }
 
 static porta_status *adaptive_max_pool2d(const porta_value *a, aten_results *r) {
@@ -242,20 +242,20 @@ static porta_status *max_unpool(const char *op, int dims, const porta_value *a,
     for (int i = 0; i < x->rank; i++)
         sizes[i] = i < x->rank - dims ? x->sizes[i] : output_size->ints.items[i - (x->rank - dims)];
     int64_t planes[2] = {p.batch, out_volume}, inputs[2] = {p.batch, p.in_volume};
-    nn_scope s = {0};
-    porta_tensor *zeros = nn_full(&s, x->buffer->device, x->dtype, 2, planes, 0);
-    porta_tensor *flat_indices = nn_reshape(&s, indices, 2, inputs);
-    porta_tensor *flat_x = nn_reshape(&s, x, 2, inputs);
+    aten_scope s = {0};
+    porta_tensor *zeros = scope_full(&s, x->buffer->device, x->dtype, 2, planes, 0);
+    porta_tensor *flat_indices = scope_reshape(&s, indices, 2, inputs);
+    porta_tensor *flat_x = scope_reshape(&s, x, 2, inputs);
     porta_tensor *out = NULL;
     if (!s.status) {
         /* PyTorch raises RuntimeError (not IndexError) for a bad index */
         porta_status *status = index_recode(porta_scatter(zeros, 1, flat_indices, flat_x,
                                                           PORTA_SCATTER_NONE, &out),
                                             PORTA_ERR_OUT_OF_RANGE, PORTA_ERR_INVALID_ARGUMENT);
-        nn_hold(&s, status, out);
+        scope_hold(&s, status, out);
     }
-    nn_push(&s, results, nn_reshape(&s, out, x->rank, sizes));
-    return nn_end(&s);
+    scope_push(&s, results, scope_reshape(&s, out, x->rank, sizes));
+    return scope_end(&s);
 }
 
 static porta_status *max_unpool2d(const porta_value *a, aten_results *r) {

@@ -17,32 +17,32 @@ static const porta_tensor *optional(const porta_value *v) {
 }
 
 /* Columns [k*h, (k+1)*h) of a [B, n*h] tensor. */
-static porta_tensor *chunk(nn_scope *s, const porta_tensor *x, int k, int64_t h) {
-    return nn_slice(s, x, 1, k * h, (k + 1) * h, 1);
+static porta_tensor *chunk(aten_scope *s, const porta_tensor *x, int k, int64_t h) {
+    return scope_slice(s, x, 1, k * h, (k + 1) * h, 1);
 }
 
 /* The parts ([B, h] each) side by side along axis 1, as `dtype`. */
-static porta_tensor *join(nn_scope *s, porta_tensor *const *parts, int count, int64_t b, int64_t h,
+static porta_tensor *join(aten_scope *s, porta_tensor *const *parts, int count, int64_t b, int64_t h,
                           porta_device *device, porta_dtype dtype) {
     int64_t sizes[2] = {b, h * count};
-    porta_tensor *out = nn_full(s, device, dtype, 2, sizes, 0);
-    for (int k = 0; k < count; k++) nn_copy(s, parts[k], chunk(s, out, k, h));
+    porta_tensor *out = scope_full(s, device, dtype, 2, sizes, 0);
+    for (int k = 0; k < count; k++) scope_copy(s, parts[k], chunk(s, out, k, h));
     return out;
 }
 
 /* 1 - y */
-static porta_tensor *one_minus(nn_scope *s, porta_tensor *y) {
-    return nn_binary_num(s, PORTA_ADD, nn_unary(s, PORTA_NEG, y), 1);
+static porta_tensor *one_minus(aten_scope *s, porta_tensor *y) {
+    return scope_binary_number(s, PORTA_ADD, scope_unary(s, PORTA_NEG, y), 1);
 }
 
 /* y * (1 - y): the sigmoid's derivative from its output. */
-static porta_tensor *sigmoid_grad(nn_scope *s, porta_tensor *y) {
-    return nn_binary(s, PORTA_MUL, y, one_minus(s, y));
+static porta_tensor *sigmoid_grad(aten_scope *s, porta_tensor *y) {
+    return scope_binary(s, PORTA_MUL, y, one_minus(s, y));
 }
 
 /* 1 - y * y: tanh's derivative from its output. */
-static porta_tensor *tanh_grad(nn_scope *s, porta_tensor *y) {
-    return one_minus(s, nn_binary(s, PORTA_MUL, y, y));
+static porta_tensor *tanh_grad(aten_scope *s, porta_tensor *y) {
+    return one_minus(s, scope_binary(s, PORTA_MUL, y, y));
 }
 
 static porta_status *check_cell(const char *op, const porta_tensor *ig, const porta_tensor *hg,
@@ -64,11 +64,11 @@ static porta_status *check_cell(const char *op, const porta_tensor *ig, const po
 }
 
 /* input_gates + hidden_gates (+ biases), in the compute dtype. */
-static porta_tensor *gate_sum(nn_scope *s, porta_tensor *ig, porta_tensor *hg,
+static porta_tensor *gate_sum(aten_scope *s, porta_tensor *ig, porta_tensor *hg,
                               const porta_tensor *ib, const porta_tensor *hb, porta_dtype compute) {
-    porta_tensor *g = nn_binary(s, PORTA_ADD, ig, hg);
-    if (ib) g = nn_binary(s, PORTA_ADD, g, nn_cast(s, ib, compute));
-    if (hb) g = nn_binary(s, PORTA_ADD, g, nn_cast(s, hb, compute));
+    porta_tensor *g = scope_binary(s, PORTA_ADD, ig, hg);
+    if (ib) g = scope_binary(s, PORTA_ADD, g, scope_cast(s, ib, compute));
+    if (hb) g = scope_binary(s, PORTA_ADD, g, scope_cast(s, hb, compute));
     return g;
 }
 
@@ -79,24 +79,24 @@ static porta_status *fused_lstm_cell(const porta_value *args, aten_results *resu
     PORTA_TRY(check_cell("_thnn_fused_lstm_cell", ig, hg, cx, 4));
     int64_t b = cx->sizes[0], h = cx->sizes[1];
     porta_device *device = ig->buffer->device;
-    porta_dtype compute = nn_compute_dtype(ig->dtype);
-    nn_scope s = {0};
-    porta_tensor *gates = gate_sum(&s, nn_cast(&s, ig, compute), nn_cast(&s, hg, compute),
+    porta_dtype compute = aten_compute_dtype(ig->dtype);
+    aten_scope s = {0};
+    porta_tensor *gates = gate_sum(&s, scope_cast(&s, ig, compute), scope_cast(&s, hg, compute),
                                    optional(&args[3]), optional(&args[4]), compute);
     porta_tensor *act[4] = {
-        nn_unary(&s, PORTA_SIGMOID, chunk(&s, gates, 0, h)),
-        nn_unary(&s, PORTA_SIGMOID, chunk(&s, gates, 1, h)),
-        nn_unary(&s, PORTA_TANH, chunk(&s, gates, 2, h)),
-        nn_unary(&s, PORTA_SIGMOID, chunk(&s, gates, 3, h)),
+        scope_unary(&s, PORTA_SIGMOID, chunk(&s, gates, 0, h)),
+        scope_unary(&s, PORTA_SIGMOID, chunk(&s, gates, 1, h)),
+        scope_unary(&s, PORTA_TANH, chunk(&s, gates, 2, h)),
+        scope_unary(&s, PORTA_SIGMOID, chunk(&s, gates, 3, h)),
     };
-    porta_tensor *cy = nn_binary(&s, PORTA_ADD,
-                                 nn_binary(&s, PORTA_MUL, act[1], nn_cast(&s, cx, compute)),
-                                 nn_binary(&s, PORTA_MUL, act[0], act[2]));
-    porta_tensor *hy = nn_binary(&s, PORTA_MUL, act[3], nn_unary(&s, PORTA_TANH, cy));
-    nn_push(&s, results, nn_cast(&s, hy, ig->dtype));
-    nn_push(&s, results, nn_cast(&s, cy, ig->dtype));
-    nn_push(&s, results, join(&s, act, 4, b, h, device, ig->dtype));
-    return nn_end(&s);
+    porta_tensor *cy = scope_binary(&s, PORTA_ADD,
+                                 scope_binary(&s, PORTA_MUL, act[1], scope_cast(&s, cx, compute)),
+                                 scope_binary(&s, PORTA_MUL, act[0], act[2]));
+    porta_tensor *hy = scope_binary(&s, PORTA_MUL, act[3], scope_unary(&s, PORTA_TANH, cy));
+    scope_push(&s, results, scope_cast(&s, hy, ig->dtype));
+    scope_push(&s, results, scope_cast(&s, cy, ig->dtype));
+    scope_push(&s, results, join(&s, act, 4, b, h, device, ig->dtype));
+    return scope_end(&s);
 }
 
 /* _thnn_fused_lstm_cell_backward_impl(grad_hy?, grad_cy?, cx, cy,
@@ -107,37 +107,37 @@ static porta_status *fused_lstm_cell_backward(const porta_value *args, aten_resu
     PORTA_TRY(check_cell("_thnn_fused_lstm_cell_backward_impl", ws, ws, cx, 4));
     int64_t b = cx->sizes[0], h = cx->sizes[1];
     porta_device *device = ws->buffer->device;
-    porta_dtype dtype = ws->dtype, compute = nn_compute_dtype(dtype);
-    nn_scope s = {0};
-    porta_tensor *w = nn_cast(&s, ws, compute);
+    porta_dtype dtype = ws->dtype, compute = aten_compute_dtype(dtype);
+    aten_scope s = {0};
+    porta_tensor *w = scope_cast(&s, ws, compute);
     porta_tensor *i = chunk(&s, w, 0, h), *f = chunk(&s, w, 1, h), *g = chunk(&s, w, 2, h),
                  *o = chunk(&s, w, 3, h);
-    porta_tensor *tanh_cy = nn_unary(&s, PORTA_TANH, nn_cast(&s, cy, compute));
-    porta_tensor *zero = nn_full(&s, device, compute, 2, cx->sizes, 0);
-    porta_tensor *gh = ghy ? nn_cast(&s, ghy, compute) : zero;
-    porta_tensor *gc = gcy ? nn_cast(&s, gcy, compute) : zero;
+    porta_tensor *tanh_cy = scope_unary(&s, PORTA_TANH, scope_cast(&s, cy, compute));
+    porta_tensor *zero = scope_full(&s, device, compute, 2, cx->sizes, 0);
+    porta_tensor *gh = ghy ? scope_cast(&s, ghy, compute) : zero;
+    porta_tensor *gc = gcy ? scope_cast(&s, gcy, compute) : zero;
     /* the whole gradient reaching cy */
-    porta_tensor *gcell = nn_binary(
+    porta_tensor *gcell = scope_binary(
         &s, PORTA_ADD, gc,
-        nn_binary(&s, PORTA_MUL, nn_binary(&s, PORTA_MUL, gh, o), tanh_grad(&s, tanh_cy)));
+        scope_binary(&s, PORTA_MUL, scope_binary(&s, PORTA_MUL, gh, o), tanh_grad(&s, tanh_cy)));
     porta_tensor *grads[4] = {
-        nn_binary(&s, PORTA_MUL, nn_binary(&s, PORTA_MUL, gcell, g), sigmoid_grad(&s, i)),
-        nn_binary(&s, PORTA_MUL,
-                  nn_binary(&s, PORTA_MUL, gcell, nn_cast(&s, cx, compute)), sigmoid_grad(&s, f)),
-        nn_binary(&s, PORTA_MUL, nn_binary(&s, PORTA_MUL, gcell, i), tanh_grad(&s, g)),
-        nn_binary(&s, PORTA_MUL, nn_binary(&s, PORTA_MUL, gh, tanh_cy), sigmoid_grad(&s, o)),
+        scope_binary(&s, PORTA_MUL, scope_binary(&s, PORTA_MUL, gcell, g), sigmoid_grad(&s, i)),
+        scope_binary(&s, PORTA_MUL,
+                  scope_binary(&s, PORTA_MUL, gcell, scope_cast(&s, cx, compute)), sigmoid_grad(&s, f)),
+        scope_binary(&s, PORTA_MUL, scope_binary(&s, PORTA_MUL, gcell, i), tanh_grad(&s, g)),
+        scope_binary(&s, PORTA_MUL, scope_binary(&s, PORTA_MUL, gh, tanh_cy), sigmoid_grad(&s, o)),
     };
     porta_tensor *grad_gates = join(&s, grads, 4, b, h, device, compute);
-    nn_push(&s, results, nn_cast(&s, grad_gates, dtype));
-    nn_push(&s, results, nn_cast(&s, nn_binary(&s, PORTA_MUL, gcell, f), dtype));
+    scope_push(&s, results, scope_cast(&s, grad_gates, dtype));
+    scope_push(&s, results, scope_cast(&s, scope_binary(&s, PORTA_MUL, gcell, f), dtype));
     if (args[5].b) {
         int axis = 0;
-        nn_push(&s, results,
-                nn_cast(&s, nn_reduce(&s, PORTA_REDUCE_SUM, grad_gates, &axis, 1, false), dtype));
+        scope_push(&s, results,
+                scope_cast(&s, scope_reduce(&s, PORTA_REDUCE_SUM, grad_gates, &axis, 1, false), dtype));
     } else {
-        nn_push_none(&s, results);
+        scope_push_none(&s, results);
     }
-    return nn_end(&s);
+    return scope_end(&s);
 }
 
 /* _thnn_fused_gru_cell(input_gates, hidden_gates, hx, input_bias?,
@@ -148,26 +148,26 @@ static porta_status *fused_gru_cell(const porta_value *args, aten_results *resul
     PORTA_TRY(check_cell("_thnn_fused_gru_cell", ig_v, hg_v, hx_v, 3));
     int64_t b = hx_v->sizes[0], h = hx_v->sizes[1];
     porta_device *device = ig_v->buffer->device;
-    porta_dtype compute = nn_compute_dtype(ig_v->dtype);
-    nn_scope s = {0};
-    porta_tensor *ig = nn_cast(&s, ig_v, compute), *hg = nn_cast(&s, hg_v, compute);
-    if (ib) ig = nn_binary(&s, PORTA_ADD, ig, nn_cast(&s, ib, compute));
-    if (hb) hg = nn_binary(&s, PORTA_ADD, hg, nn_cast(&s, hb, compute));
-    porta_tensor *hx = nn_cast(&s, hx_v, compute);
-    porta_tensor *r = nn_unary(&s, PORTA_SIGMOID, nn_binary(&s, PORTA_ADD, chunk(&s, ig, 0, h),
+    porta_dtype compute = aten_compute_dtype(ig_v->dtype);
+    aten_scope s = {0};
+    porta_tensor *ig = scope_cast(&s, ig_v, compute), *hg = scope_cast(&s, hg_v, compute);
+    if (ib) ig = scope_binary(&s, PORTA_ADD, ig, scope_cast(&s, ib, compute));
+    if (hb) hg = scope_binary(&s, PORTA_ADD, hg, scope_cast(&s, hb, compute));
+    porta_tensor *hx = scope_cast(&s, hx_v, compute);
+    porta_tensor *r = scope_unary(&s, PORTA_SIGMOID, scope_binary(&s, PORTA_ADD, chunk(&s, ig, 0, h),
                                                             chunk(&s, hg, 0, h)));
-    porta_tensor *z = nn_unary(&s, PORTA_SIGMOID, nn_binary(&s, PORTA_ADD, chunk(&s, ig, 1, h),
+    porta_tensor *z = scope_unary(&s, PORTA_SIGMOID, scope_binary(&s, PORTA_ADD, chunk(&s, ig, 1, h),
                                                             chunk(&s, hg, 1, h)));
     porta_tensor *hn = chunk(&s, hg, 2, h);
-    porta_tensor *n = nn_unary(&s, PORTA_TANH, nn_binary(&s, PORTA_ADD, chunk(&s, ig, 2, h),
-                                                         nn_binary(&s, PORTA_MUL, r, hn)));
+    porta_tensor *n = scope_unary(&s, PORTA_TANH, scope_binary(&s, PORTA_ADD, chunk(&s, ig, 2, h),
+                                                         scope_binary(&s, PORTA_MUL, r, hn)));
     /* hy = n + z * (hx - n) */
     porta_tensor *hy =
-        nn_binary(&s, PORTA_ADD, n, nn_binary(&s, PORTA_MUL, z, nn_binary(&s, PORTA_SUB, hx, n)));
+        scope_binary(&s, PORTA_ADD, n, scope_binary(&s, PORTA_MUL, z, scope_binary(&s, PORTA_SUB, hx, n)));
     porta_tensor *parts[5] = {r, z, n, hx, hn};
-    nn_push(&s, results, nn_cast(&s, hy, ig_v->dtype));
-    nn_push(&s, results, join(&s, parts, 5, b, h, device, ig_v->dtype));
-    return nn_end(&s);
+    scope_push(&s, results, scope_cast(&s, hy, ig_v->dtype));
+    scope_push(&s, results, join(&s, parts, 5, b, h, device, ig_v->dtype));
+    return scope_end(&s);
 }
 
 /* _thnn_fused_gru_cell_backward(grad_hy, workspace, has_bias) ->
@@ -185,36 +185,36 @@ static porta_status *fused_gru_cell_backward(const porta_value *args, aten_resul
                            porta_format_shape(c, sizeof c, ws->rank, ws->sizes));
     int64_t b = ghy->sizes[0], h = ghy->sizes[1];
     porta_device *device = ws->buffer->device;
-    porta_dtype dtype = ws->dtype, compute = nn_compute_dtype(dtype);
-    nn_scope s = {0};
-    porta_tensor *w = nn_cast(&s, ws, compute), *go = nn_cast(&s, ghy, compute);
+    porta_dtype dtype = ws->dtype, compute = aten_compute_dtype(dtype);
+    aten_scope s = {0};
+    porta_tensor *w = scope_cast(&s, ws, compute), *go = scope_cast(&s, ghy, compute);
     porta_tensor *r = chunk(&s, w, 0, h), *z = chunk(&s, w, 1, h), *n = chunk(&s, w, 2, h),
                  *hx = chunk(&s, w, 3, h), *hn = chunk(&s, w, 4, h);
-    porta_tensor *gn = nn_binary(&s, PORTA_MUL, nn_binary(&s, PORTA_MUL, go, one_minus(&s, z)),
+    porta_tensor *gn = scope_binary(&s, PORTA_MUL, scope_binary(&s, PORTA_MUL, go, one_minus(&s, z)),
                                  tanh_grad(&s, n));
-    porta_tensor *gz = nn_binary(
-        &s, PORTA_MUL, nn_binary(&s, PORTA_MUL, go, nn_binary(&s, PORTA_SUB, hx, n)),
+    porta_tensor *gz = scope_binary(
+        &s, PORTA_MUL, scope_binary(&s, PORTA_MUL, go, scope_binary(&s, PORTA_SUB, hx, n)),
         sigmoid_grad(&s, z));
     porta_tensor *gr =
-        nn_binary(&s, PORTA_MUL, nn_binary(&s, PORTA_MUL, gn, hn), sigmoid_grad(&s, r));
+        scope_binary(&s, PORTA_MUL, scope_binary(&s, PORTA_MUL, gn, hn), sigmoid_grad(&s, r));
     porta_tensor *input_parts[3] = {gr, gz, gn};
-    porta_tensor *hidden_parts[3] = {gr, gz, nn_binary(&s, PORTA_MUL, gn, r)};
+    porta_tensor *hidden_parts[3] = {gr, gz, scope_binary(&s, PORTA_MUL, gn, r)};
     porta_tensor *grad_ig = join(&s, input_parts, 3, b, h, device, compute);
     porta_tensor *grad_hg = join(&s, hidden_parts, 3, b, h, device, compute);
-    nn_push(&s, results, nn_cast(&s, grad_ig, dtype));
-    nn_push(&s, results, nn_cast(&s, grad_hg, dtype));
-    nn_push(&s, results, nn_cast(&s, nn_binary(&s, PORTA_MUL, go, z), dtype));
+    scope_push(&s, results, scope_cast(&s, grad_ig, dtype));
+    scope_push(&s, results, scope_cast(&s, grad_hg, dtype));
+    scope_push(&s, results, scope_cast(&s, scope_binary(&s, PORTA_MUL, go, z), dtype));
     if (args[2].b) {
         int axis = 0;
-        nn_push(&s, results,
-                nn_cast(&s, nn_reduce(&s, PORTA_REDUCE_SUM, grad_ig, &axis, 1, false), dtype));
-        nn_push(&s, results,
-                nn_cast(&s, nn_reduce(&s, PORTA_REDUCE_SUM, grad_hg, &axis, 1, false), dtype));
+        scope_push(&s, results,
+                scope_cast(&s, scope_reduce(&s, PORTA_REDUCE_SUM, grad_ig, &axis, 1, false), dtype));
+        scope_push(&s, results,
+                scope_cast(&s, scope_reduce(&s, PORTA_REDUCE_SUM, grad_hg, &axis, 1, false), dtype));
     } else {
-        nn_push_none(&s, results);
-        nn_push_none(&s, results);
+        scope_push_none(&s, results);
+        scope_push_none(&s, results);
     }
-    return nn_end(&s);
+    return scope_end(&s);
 }
 
 const aten_op aten_nn_rnn_ops[] = {

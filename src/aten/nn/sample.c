@@ -66,13 +66,13 @@ static porta_status *check_block_count(const blocks *b) {
 
 /* int64 [kernel area * blocks]: column element (k, l) -> position in the
  * padded [H + 2ph, W + 2pw] plane, laid out [1, 1, K * L]. */
-static porta_tensor *column_positions(nn_scope *s, porta_device *device, const blocks *b) {
+static porta_tensor *column_positions(aten_scope *s, porta_device *device, const blocks *b) {
     if (s->status) return NULL;
     int64_t area = b->kernel[0] * b->kernel[1], count = b->count[0] * b->count[1];
     int64_t n = area * count, padded_w = b->image[1] + 2 * b->padding[1];
     double *positions = malloc((size_t)(n ? n : 1) * sizeof *positions);
     if (!positions)
-        return nn_fail(s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "im2col: no memory for %lld "
+        return scope_fail(s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "im2col: no memory for %lld "
                                                                "positions", (long long)n));
     for (int64_t k = 0; k < area; k++) {
         int64_t ki = k / b->kernel[1], kj = k % b->kernel[1];
@@ -83,7 +83,7 @@ static porta_tensor *column_positions(nn_scope *s, porta_device *device, const b
         }
     }
     int64_t shape[3] = {1, 1, n};
-    porta_tensor *t = nn_cast(s, nn_from_host(s, device, 3, shape, positions), PORTA_I64);
+    porta_tensor *t = scope_cast(s, scope_from_host(s, device, 3, shape, positions), PORTA_I64);
     free(positions);
     return t;
 }
@@ -144,18 +144,18 @@ static porta_status *col2im(const porta_value *args, aten_results *results) {
     int64_t columns[3] = {batch, channels, area * count};
     int64_t planes[3] = {batch, channels, padded[0] * padded[1]};
     int64_t images[4] = {batch, channels, padded[0], padded[1]};
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_device *device = x->buffer->device;
-    porta_tensor *index = nn_expand(&s, column_positions(&s, device, &b), 3, columns);
-    porta_tensor *zeros = nn_full(&s, device, x->dtype, 3, planes, 0);
-    porta_tensor *summed = nn_scatter(&s, zeros, 2, index, nn_reshape(&s, x, 3, columns),
+    porta_tensor *index = scope_expand(&s, column_positions(&s, device, &b), 3, columns);
+    porta_tensor *zeros = scope_full(&s, device, x->dtype, 3, planes, 0);
+    porta_tensor *summed = scope_scatter(&s, zeros, 2, index, scope_reshape(&s, x, 3, columns),
                                       PORTA_SCATTER_ADD);
-    porta_tensor *image = nn_reshape(&s, summed, 4, images);
-    image = nn_slice(&s, image, 2, b.padding[0], b.padding[0] + b.image[0], 1);
-    image = nn_contiguous(&s, nn_slice(&s, image, 3, b.padding[1], b.padding[1] + b.image[1], 1));
+    porta_tensor *image = scope_reshape(&s, summed, 4, images);
+    image = scope_slice(&s, image, 2, b.padding[0], b.padding[0] + b.image[0], 1);
+    image = scope_contiguous(&s, scope_slice(&s, image, 3, b.padding[1], b.padding[1] + b.image[1], 1));
     int64_t unbatched[3] = {channels, b.image[0], b.image[1]};
-    nn_push(&s, results, batched ? image : nn_reshape(&s, image, 3, unbatched));
-    return nn_end(&s);
+    scope_push(&s, results, batched ? image : scope_reshape(&s, image, 3, unbatched));
+    return scope_end(&s);
 }
 
 /* im2col(self, kernel_size, dilation, padding, stride) */
@@ -187,13 +187,13 @@ static porta_status *im2col(const porta_value *args, aten_results *results) {
     int64_t columns[3] = {batch, channels, area * count};
     int64_t out[3] = {batch, channels * area, count};
     int64_t pads[8] = {0, 0, 0, 0, b.padding[0], b.padding[0], b.padding[1], b.padding[1]};
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_device *device = x->buffer->device;
-    porta_tensor *index = nn_expand(&s, column_positions(&s, device, &b), 3, columns);
-    porta_tensor *image = nn_pad(&s, nn_reshape(&s, x, 4, images), pads, 0);
-    porta_tensor *picked = nn_gather(&s, nn_reshape(&s, image, 3, planes), 2, index);
-    nn_push(&s, results, nn_reshape(&s, picked, batched ? 3 : 2, batched ? out : out + 1));
-    return nn_end(&s);
+    porta_tensor *index = scope_expand(&s, column_positions(&s, device, &b), 3, columns);
+    porta_tensor *image = scope_pad(&s, scope_reshape(&s, x, 4, images), pads, 0);
+    porta_tensor *picked = scope_gather(&s, scope_reshape(&s, image, 3, planes), 2, index);
+    scope_push(&s, results, scope_reshape(&s, picked, batched ? 3 : 2, batched ? out : out + 1));
+    return scope_end(&s);
 }
 
 const aten_op aten_nn_sample_ops[] = {

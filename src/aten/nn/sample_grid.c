@@ -40,65 +40,65 @@ typedef struct sampler {
     axis_kernel x, y;
 } sampler;
 
-static porta_tensor *scalar(nn_scope *s, const sampler *g, double value) {
-    return nn_full(s, g->device, g->dtype, 0, NULL, value);
+static porta_tensor *scalar(aten_scope *s, const sampler *g, double value) {
+    return scope_full(s, g->device, g->dtype, 0, NULL, value);
 }
 
 /* A grid coordinate in [-1, 1] to a pixel coordinate, and its derivative. */
-static porta_tensor *unnormalize(nn_scope *s, const sampler *g, porta_tensor *coord, int64_t size,
+static porta_tensor *unnormalize(aten_scope *s, const sampler *g, porta_tensor *coord, int64_t size,
                                  double *scale) {
-    porta_tensor *shifted = nn_binary_num(s, PORTA_ADD, coord, 1);
+    porta_tensor *shifted = scope_binary_number(s, PORTA_ADD, coord, 1);
     if (g->align) {
         *scale = (double)(size - 1) / 2;
-        return nn_binary_num(s, PORTA_MUL, nn_binary_num(s, PORTA_DIV, shifted, 2),
+        return scope_binary_number(s, PORTA_MUL, scope_binary_number(s, PORTA_DIV, shifted, 2),
                              (double)(size - 1));
     }
     *scale = (double)size / 2;
-    return nn_binary_num(s, PORTA_DIV,
-                         nn_binary_num(s, PORTA_SUB, nn_binary_num(s, PORTA_MUL, shifted,
+    return scope_binary_number(s, PORTA_DIV,
+                         scope_binary_number(s, PORTA_SUB, scope_binary_number(s, PORTA_MUL, shifted,
                                                                    (double)size), 1), 2);
 }
 
 /* Clips to [0, size - 1]; *grad (if asked) times 0 where clipped. */
-static porta_tensor *clip(nn_scope *s, const sampler *g, porta_tensor *coord, int64_t size,
+static porta_tensor *clip(aten_scope *s, const sampler *g, porta_tensor *coord, int64_t size,
                           porta_tensor **grad) {
     if (grad) {
-        porta_tensor *inside = nn_binary(s, PORTA_LOGICAL_AND, nn_binary_num(s, PORTA_GT, coord, 0),
-                                         nn_binary_num(s, PORTA_LT, coord, (double)(size - 1)));
-        *grad = nn_binary(s, PORTA_MUL, *grad, nn_cast(s, inside, g->dtype));
+        porta_tensor *inside = scope_binary(s, PORTA_LOGICAL_AND, scope_binary_number(s, PORTA_GT, coord, 0),
+                                         scope_binary_number(s, PORTA_LT, coord, (double)(size - 1)));
+        *grad = scope_binary(s, PORTA_MUL, *grad, scope_cast(s, inside, g->dtype));
     }
-    return nn_binary_num(s, PORTA_MINIMUM, nn_binary_num(s, PORTA_MAXIMUM, coord, 0),
+    return scope_binary_number(s, PORTA_MINIMUM, scope_binary_number(s, PORTA_MAXIMUM, coord, 0),
                          (double)(size - 1));
 }
 
 /* Reflects into [low, high] (given doubled); *grad times -1 per reflection. */
-static porta_tensor *reflect(nn_scope *s, const sampler *g, porta_tensor *coord, int64_t twice_low,
+static porta_tensor *reflect(aten_scope *s, const sampler *g, porta_tensor *coord, int64_t twice_low,
                              int64_t twice_high, porta_tensor **grad) {
     if (twice_low == twice_high) {
-        if (grad) *grad = nn_binary(s, PORTA_MUL, *grad, scalar(s, g, 0));
-        return nn_binary(s, PORTA_MUL, coord, scalar(s, g, 0));
+        if (grad) *grad = scope_binary(s, PORTA_MUL, *grad, scalar(s, g, 0));
+        return scope_binary(s, PORTA_MUL, coord, scalar(s, g, 0));
     }
     double low = (double)twice_low / 2, span = (double)(twice_high - twice_low) / 2;
-    porta_tensor *offset = nn_binary_num(s, PORTA_SUB, coord, low);
-    porta_tensor *distance = nn_unary(s, PORTA_ABS, offset);
-    porta_tensor *extra = nn_binary_num(s, PORTA_FMOD, distance, span);
-    porta_tensor *flips = nn_unary(s, PORTA_FLOOR, nn_binary_num(s, PORTA_DIV, distance, span));
-    porta_tensor *even = nn_binary_num(s, PORTA_EQ, nn_binary_num(s, PORTA_FMOD, flips, 2), 0);
+    porta_tensor *offset = scope_binary_number(s, PORTA_SUB, coord, low);
+    porta_tensor *distance = scope_unary(s, PORTA_ABS, offset);
+    porta_tensor *extra = scope_binary_number(s, PORTA_FMOD, distance, span);
+    porta_tensor *flips = scope_unary(s, PORTA_FLOOR, scope_binary_number(s, PORTA_DIV, distance, span));
+    porta_tensor *even = scope_binary_number(s, PORTA_EQ, scope_binary_number(s, PORTA_FMOD, flips, 2), 0);
     if (grad) {
-        porta_tensor *sign = nn_ternary(s, PORTA_WHERE, nn_binary_num(s, PORTA_LT, offset, 0),
+        porta_tensor *sign = scope_ternary(s, PORTA_WHERE, scope_binary_number(s, PORTA_LT, offset, 0),
                                         scalar(s, g, -1), scalar(s, g, 1));
-        porta_tensor *flip = nn_ternary(s, PORTA_WHERE, even, scalar(s, g, 1), scalar(s, g, -1));
-        *grad = nn_binary(s, PORTA_MUL, *grad, nn_binary(s, PORTA_MUL, sign, flip));
+        porta_tensor *flip = scope_ternary(s, PORTA_WHERE, even, scalar(s, g, 1), scalar(s, g, -1));
+        *grad = scope_binary(s, PORTA_MUL, *grad, scope_binary(s, PORTA_MUL, sign, flip));
     }
-    porta_tensor *reflected = nn_ternary(s, PORTA_WHERE, even, extra,
-                                         nn_binary_num(s, PORTA_SUB, nn_unary(s, PORTA_NEG, extra),
+    porta_tensor *reflected = scope_ternary(s, PORTA_WHERE, even, extra,
+                                         scope_binary_number(s, PORTA_SUB, scope_unary(s, PORTA_NEG, extra),
                                                        -span));
-    return nn_binary_num(s, PORTA_ADD, reflected, low);
+    return scope_binary_number(s, PORTA_ADD, reflected, low);
 }
 
 /* PyTorch's compute_coordinates: the padding mode applied to a pixel
  * coordinate; *grad (if asked) times its derivative. */
-static porta_tensor *pad_coordinate(nn_scope *s, const sampler *g, porta_tensor *coord,
+static porta_tensor *pad_coordinate(aten_scope *s, const sampler *g, porta_tensor *coord,
                                     int64_t size, porta_tensor **grad) {
     if (g->padding == PAD_BORDER) return clip(s, g, coord, size, grad);
     if (g->padding == PAD_REFLECTION) {
@@ -111,72 +111,72 @@ static porta_tensor *pad_coordinate(nn_scope *s, const sampler *g, porta_tensor 
 
 /* The cubic convolution weights of the four taps at t in [0, 1), or their
  * derivatives with respect to t. */
-static void cubic(nn_scope *s, porta_tensor *t, bool slope, porta_tensor **out) {
+static void cubic(aten_scope *s, porta_tensor *t, bool slope, porta_tensor **out) {
     const double a = CUBIC_A;
     for (int k = 0; k < 4; k++) {
         /* distance from the tap: 1 + t, t, 1 - t, 2 - t */
-        porta_tensor *x = k == 0 ? nn_binary_num(s, PORTA_ADD, t, 1)
+        porta_tensor *x = k == 0 ? scope_binary_number(s, PORTA_ADD, t, 1)
                           : k == 1 ? t
-                          : nn_binary_num(s, PORTA_ADD, nn_unary(s, PORTA_NEG, t), k - 1);
+                          : scope_binary_number(s, PORTA_ADD, scope_unary(s, PORTA_NEG, t), k - 1);
         bool inner = k == 1 || k == 2;
         if (!slope) { /* inner: ((a+2)x - (a+3))x^2 + 1; outer: ((ax - 5a)x + 8a)x - 4a */
-            porta_tensor *p = inner ? nn_binary_num(s, PORTA_SUB,
-                                                    nn_binary_num(s, PORTA_MUL, x, a + 2), a + 3)
-                                    : nn_binary_num(s, PORTA_SUB, nn_binary_num(s, PORTA_MUL, x, a),
+            porta_tensor *p = inner ? scope_binary_number(s, PORTA_SUB,
+                                                    scope_binary_number(s, PORTA_MUL, x, a + 2), a + 3)
+                                    : scope_binary_number(s, PORTA_SUB, scope_binary_number(s, PORTA_MUL, x, a),
                                                     5 * a);
-            p = nn_binary(s, PORTA_MUL, p, x);
-            p = inner ? nn_binary(s, PORTA_MUL, p, x) : nn_binary_num(s, PORTA_ADD, p, 8 * a);
-            out[k] = inner ? nn_binary_num(s, PORTA_ADD, p, 1)
-                           : nn_binary_num(s, PORTA_SUB, nn_binary(s, PORTA_MUL, p, x), 4 * a);
+            p = scope_binary(s, PORTA_MUL, p, x);
+            p = inner ? scope_binary(s, PORTA_MUL, p, x) : scope_binary_number(s, PORTA_ADD, p, 8 * a);
+            out[k] = inner ? scope_binary_number(s, PORTA_ADD, p, 1)
+                           : scope_binary_number(s, PORTA_SUB, scope_binary(s, PORTA_MUL, p, x), 4 * a);
             continue;
         }
         /* d/dt of the weights above (dx/dt = +1 for k = 0, 1, -1 for k = 2, 3) */
         double sign = k < 2 ? 1 : -1;
-        porta_tensor *p = inner ? nn_binary_num(s, PORTA_SUB, nn_binary_num(s, PORTA_MUL, x,
+        porta_tensor *p = inner ? scope_binary_number(s, PORTA_SUB, scope_binary_number(s, PORTA_MUL, x,
                                                                              3 * (a + 2)),
                                                 2 * (a + 3))
-                                : nn_binary_num(s, PORTA_SUB, nn_binary_num(s, PORTA_MUL, x, 3 * a),
+                                : scope_binary_number(s, PORTA_SUB, scope_binary_number(s, PORTA_MUL, x, 3 * a),
                                                 10 * a);
-        p = nn_binary(s, PORTA_MUL, p, x);
-        if (!inner) p = nn_binary_num(s, PORTA_ADD, p, 8 * a);
-        out[k] = nn_binary_num(s, PORTA_MUL, p, sign);
+        p = scope_binary(s, PORTA_MUL, p, x);
+        if (!inner) p = scope_binary_number(s, PORTA_ADD, p, 8 * a);
+        out[k] = scope_binary_number(s, PORTA_MUL, p, sign);
     }
 }
 
 /* The kernel along one axis from that axis's grid values [N, P]. */
-static void build_axis(nn_scope *s, const sampler *g, porta_tensor *coord, int64_t size,
+static void build_axis(aten_scope *s, const sampler *g, porta_tensor *coord, int64_t size,
                        bool want_grad, axis_kernel *k) {
     double scale;
     porta_tensor *pixel = unnormalize(s, g, coord, size, &scale);
-    k->chain = want_grad ? nn_binary_num(s, PORTA_ADD, nn_binary(s, PORTA_MUL, pixel,
+    k->chain = want_grad ? scope_binary_number(s, PORTA_ADD, scope_binary(s, PORTA_MUL, pixel,
                                                                  scalar(s, g, 0)), scale)
                          : NULL;
     if (g->mode != BICUBIC) pixel = pad_coordinate(s, g, pixel, size, want_grad ? &k->chain : NULL);
     if (g->mode == NEAREST) {
         k->taps = 1;
-        k->position[0] = nn_unary(s, PORTA_ROUND, pixel);
-        k->weight[0] = nn_binary_num(s, PORTA_ADD, nn_binary(s, PORTA_MUL, pixel,
+        k->position[0] = scope_unary(s, PORTA_ROUND, pixel);
+        k->weight[0] = scope_binary_number(s, PORTA_ADD, scope_binary(s, PORTA_MUL, pixel,
                                                              scalar(s, g, 0)), 1);
-        k->slope[0] = nn_binary(s, PORTA_MUL, pixel, scalar(s, g, 0));
+        k->slope[0] = scope_binary(s, PORTA_MUL, pixel, scalar(s, g, 0));
         return;
     }
-    porta_tensor *base = nn_unary(s, PORTA_FLOOR, pixel);
+    porta_tensor *base = scope_unary(s, PORTA_FLOOR, pixel);
     if (g->mode == BILINEAR) { /* weights (base + 1 - x) and (x - base) */
         k->taps = 2;
         k->position[0] = base;
-        k->position[1] = nn_binary_num(s, PORTA_ADD, base, 1);
-        k->weight[0] = nn_binary(s, PORTA_SUB, k->position[1], pixel);
-        k->weight[1] = nn_binary(s, PORTA_SUB, pixel, base);
-        k->slope[0] = nn_binary_num(s, PORTA_SUB, nn_binary(s, PORTA_MUL, pixel, scalar(s, g, 0)), 1);
-        k->slope[1] = nn_binary_num(s, PORTA_ADD, nn_binary(s, PORTA_MUL, pixel, scalar(s, g, 0)), 1);
+        k->position[1] = scope_binary_number(s, PORTA_ADD, base, 1);
+        k->weight[0] = scope_binary(s, PORTA_SUB, k->position[1], pixel);
+        k->weight[1] = scope_binary(s, PORTA_SUB, pixel, base);
+        k->slope[0] = scope_binary_number(s, PORTA_SUB, scope_binary(s, PORTA_MUL, pixel, scalar(s, g, 0)), 1);
+        k->slope[1] = scope_binary_number(s, PORTA_ADD, scope_binary(s, PORTA_MUL, pixel, scalar(s, g, 0)), 1);
         return;
     }
     k->taps = 4;
-    porta_tensor *t = nn_binary(s, PORTA_SUB, pixel, base);
+    porta_tensor *t = scope_binary(s, PORTA_SUB, pixel, base);
     cubic(s, t, false, k->weight);
     if (want_grad) cubic(s, t, true, k->slope);
     for (int i = 0; i < 4; i++) {
-        k->position[i] = nn_binary_num(s, PORTA_ADD, base, (double)(i - 1));
+        k->position[i] = scope_binary_number(s, PORTA_ADD, base, (double)(i - 1));
         if (!want_grad) k->slope[i] = NULL;
     }
 }
@@ -184,36 +184,36 @@ static void build_axis(nn_scope *s, const sampler *g, porta_tensor *coord, int64
 /* One tap's reads: the gather index over the plane [N, C, P] and the mask
  * of positions inside it [N, 1, P] in the compute dtype. Bicubic taps get
  * the padding mode per tap, as PyTorch's get_value_bounded does. */
-static void tap_index(nn_scope *s, const sampler *g, porta_tensor *x, porta_tensor *y,
+static void tap_index(aten_scope *s, const sampler *g, porta_tensor *x, porta_tensor *y,
                       porta_tensor **index, porta_tensor **mask) {
     if (g->mode == BICUBIC) {
         x = pad_coordinate(s, g, x, g->w, NULL);
         y = pad_coordinate(s, g, y, g->h, NULL);
     }
-    porta_tensor *inside = nn_binary(
+    porta_tensor *inside = scope_binary(
         s, PORTA_LOGICAL_AND,
-        nn_binary(s, PORTA_LOGICAL_AND, nn_binary_num(s, PORTA_GE, x, 0),
-                  nn_binary_num(s, PORTA_LT, x, (double)g->w)),
-        nn_binary(s, PORTA_LOGICAL_AND, nn_binary_num(s, PORTA_GE, y, 0),
-                  nn_binary_num(s, PORTA_LT, y, (double)g->h)));
-    porta_tensor *cx = nn_binary_num(s, PORTA_MINIMUM, nn_binary_num(s, PORTA_MAXIMUM, x, 0),
+        scope_binary(s, PORTA_LOGICAL_AND, scope_binary_number(s, PORTA_GE, x, 0),
+                  scope_binary_number(s, PORTA_LT, x, (double)g->w)),
+        scope_binary(s, PORTA_LOGICAL_AND, scope_binary_number(s, PORTA_GE, y, 0),
+                  scope_binary_number(s, PORTA_LT, y, (double)g->h)));
+    porta_tensor *cx = scope_binary_number(s, PORTA_MINIMUM, scope_binary_number(s, PORTA_MAXIMUM, x, 0),
                                      (double)(g->w - 1));
-    porta_tensor *cy = nn_binary_num(s, PORTA_MINIMUM, nn_binary_num(s, PORTA_MAXIMUM, y, 0),
+    porta_tensor *cy = scope_binary_number(s, PORTA_MINIMUM, scope_binary_number(s, PORTA_MAXIMUM, y, 0),
                                      (double)(g->h - 1));
-    porta_tensor *linear = nn_binary(s, PORTA_ADD, nn_binary_num(s, PORTA_MUL, cy, (double)g->w),
+    porta_tensor *linear = scope_binary(s, PORTA_ADD, scope_binary_number(s, PORTA_MUL, cy, (double)g->w),
                                      cx);
     int64_t one[3] = {g->n, 1, g->points}, all[3] = {g->n, g->c, g->points};
-    porta_tensor *flat = nn_reshape(s, nn_cast(s, linear, PORTA_I64), 3, one);
-    *index = nn_expand(s, flat, 3, all);
-    *mask = nn_reshape(s, nn_cast(s, inside, g->dtype), 3, one);
+    porta_tensor *flat = scope_reshape(s, scope_cast(s, linear, PORTA_I64), 3, one);
+    *index = scope_expand(s, flat, 3, all);
+    *mask = scope_reshape(s, scope_cast(s, inside, g->dtype), 3, one);
 }
 
 /* Adds t into the accumulator acc (same shape) in place. */
-static void accumulate(nn_scope *s, porta_tensor *acc, const porta_tensor *t) {
+static void accumulate(aten_scope *s, porta_tensor *acc, const porta_tensor *t) {
     if (!acc || !t) return;
     porta_tensor *into = acc;
     porta_status *status = porta_binary(PORTA_ADD, acc, t, &into);
-    if (status) nn_fail(s, status);
+    if (status) scope_fail(s, status);
 }
 
 static porta_status *check_sampler(const porta_tensor *input, const porta_tensor *grid,
@@ -251,16 +251,16 @@ static porta_status *check_sampler(const porta_tensor *input, const porta_tensor
 }
 
 /* Ends an inner scope, passing its failure to the outer one. */
-static void end_tap(nn_scope *outer, nn_scope *tap) {
-    porta_status *status = nn_end(tap);
-    if (status) nn_fail(outer, status);
+static void end_tap(aten_scope *outer, aten_scope *tap) {
+    porta_status *status = scope_end(tap);
+    if (status) scope_fail(outer, status);
 }
 
 /* Builds one axis's kernel in a scope of its own (the coordinate transforms
  * make many intermediates) and moves the kernel's tensors to `outer`. */
-static void build_axis_kept(nn_scope *outer, const sampler *g, porta_tensor *coord,
+static void build_axis_kept(aten_scope *outer, const sampler *g, porta_tensor *coord,
                             int64_t size, bool want_grad, axis_kernel *k) {
-    nn_scope a = {0};
+    aten_scope a = {0};
     *k = (axis_kernel){0};
     build_axis(&a, g, coord, size, want_grad, k);
     if (!a.status) {
@@ -273,7 +273,7 @@ static void build_axis_kept(nn_scope *outer, const sampler *g, porta_tensor *coo
         for (int i = 0; i < 1 + 3 * MAX_TAPS; i++) {
             if (!*kept[i]) continue;
             porta_tensor_retain(*kept[i]);
-            nn_hold(outer, NULL, *kept[i]);
+            scope_hold(outer, NULL, *kept[i]);
         }
     }
     end_tap(outer, &a);
@@ -281,27 +281,27 @@ static void build_axis_kept(nn_scope *outer, const sampler *g, porta_tensor *coo
 
 /* Reads the arguments (input, grid, interpolation_mode, padding_mode,
  * align_corners) and builds both axes' kernels. */
-static void setup(nn_scope *s, const porta_tensor *input, const porta_tensor *grid,
+static void setup(aten_scope *s, const porta_tensor *input, const porta_tensor *grid,
                   const porta_value *modes, bool want_grad, sampler *g) {
     *g = (sampler){.mode = (int)modes[0].i, .padding = (int)modes[1].i, .align = modes[2].b,
-                   .device = input->buffer->device, .dtype = nn_compute_dtype(input->dtype),
+                   .device = input->buffer->device, .dtype = aten_compute_dtype(input->dtype),
                    .n = input->sizes[0], .c = input->sizes[1], .h = input->sizes[2],
                    .w = input->sizes[3], .points = grid->sizes[1] * grid->sizes[2]};
     int64_t plane[3] = {g->n, g->c, g->h * g->w}, pairs[3] = {g->n, g->points, 2};
     int64_t flat[2] = {g->n, g->points};
-    g->plane = nn_reshape(s, nn_cast(s, input, g->dtype), 3, plane);
-    porta_tensor *coords = nn_reshape(s, nn_cast(s, grid, g->dtype), 3, pairs);
-    porta_tensor *gx = nn_reshape(s, nn_slice(s, coords, 2, 0, 1, 1), 2, flat);
-    porta_tensor *gy = nn_reshape(s, nn_slice(s, coords, 2, 1, 2, 1), 2, flat);
+    g->plane = scope_reshape(s, scope_cast(s, input, g->dtype), 3, plane);
+    porta_tensor *coords = scope_reshape(s, scope_cast(s, grid, g->dtype), 3, pairs);
+    porta_tensor *gx = scope_reshape(s, scope_slice(s, coords, 2, 0, 1, 1), 2, flat);
+    porta_tensor *gy = scope_reshape(s, scope_slice(s, coords, 2, 1, 2, 1), 2, flat);
     if (s->status) return;
     build_axis_kept(s, g, gx, g->w, want_grad, &g->x);
     build_axis_kept(s, g, gy, g->h, want_grad, &g->y);
 }
 
 /* wy_i * wx_k, [N, 1, P]. */
-static porta_tensor *tap_weight(nn_scope *s, const sampler *g, porta_tensor *wy, porta_tensor *wx) {
+static porta_tensor *tap_weight(aten_scope *s, const sampler *g, porta_tensor *wy, porta_tensor *wx) {
     int64_t one[3] = {g->n, 1, g->points};
-    return nn_reshape(s, nn_binary(s, PORTA_MUL, wy, wx), 3, one);
+    return scope_reshape(s, scope_binary(s, PORTA_MUL, wy, wx), 3, one);
 }
 
 /* grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners) */
@@ -309,38 +309,38 @@ porta_status *aten_grid_sampler_2d(const porta_value *args, aten_results *result
     const porta_tensor *input = args[0].tensor, *grid = args[1].tensor;
     PORTA_TRY(check_sampler(input, grid, args[2].i, args[3].i));
     int64_t shape[4] = {input->sizes[0], input->sizes[1], grid->sizes[1], grid->sizes[2]};
-    nn_scope s = {0};
+    aten_scope s = {0};
     if (porta_shape_numel(4, shape) == 0) {
-        nn_push(&s, results, nn_full(&s, input->buffer->device, input->dtype, 4, shape, 0));
-        return nn_end(&s);
+        scope_push(&s, results, scope_full(&s, input->buffer->device, input->dtype, 4, shape, 0));
+        return scope_end(&s);
     }
     sampler g;
     setup(&s, input, grid, &args[2], false, &g);
     int64_t all[3] = {g.n, g.c, g.points};
-    porta_tensor *out = nn_full(&s, g.device, g.dtype, 3, all, 0);
+    porta_tensor *out = scope_full(&s, g.device, g.dtype, 3, all, 0);
     for (int i = 0; i < g.y.taps && !s.status; i++) {
         for (int k = 0; k < g.x.taps && !s.status; k++) {
-            nn_scope t = {0};
+            aten_scope t = {0};
             porta_tensor *index, *mask;
             tap_index(&t, &g, g.x.position[k], g.y.position[i], &index, &mask);
-            porta_tensor *weight = nn_binary(&t, PORTA_MUL, mask,
+            porta_tensor *weight = scope_binary(&t, PORTA_MUL, mask,
                                              tap_weight(&t, &g, g.y.weight[i], g.x.weight[k]));
-            accumulate(&t, out, nn_binary(&t, PORTA_MUL, nn_gather(&t, g.plane, 2, index), weight));
+            accumulate(&t, out, scope_binary(&t, PORTA_MUL, scope_gather(&t, g.plane, 2, index), weight));
             end_tap(&s, &t);
         }
     }
-    nn_push(&s, results, nn_cast(&s, nn_reshape(&s, out, 4, shape), input->dtype));
-    return nn_end(&s);
+    scope_push(&s, results, scope_cast(&s, scope_reshape(&s, out, 4, shape), input->dtype));
+    return scope_end(&s);
 }
 
 /* [N, P] x and y gradients as the grid's [N, Ho, Wo, 2] gradient. */
-static porta_tensor *stack_grid_grad(nn_scope *s, const sampler *g, porta_tensor *gx,
+static porta_tensor *stack_grid_grad(aten_scope *s, const sampler *g, porta_tensor *gx,
                                      porta_tensor *gy, const porta_tensor *grid) {
     int64_t column[3] = {g->n, g->points, 1};
     int64_t right[6] = {0, 0, 0, 0, 0, 1}, left[6] = {0, 0, 0, 0, 1, 0};
-    porta_tensor *both = nn_binary(s, PORTA_ADD, nn_pad(s, nn_reshape(s, gx, 3, column), right, 0),
-                                   nn_pad(s, nn_reshape(s, gy, 3, column), left, 0));
-    return nn_cast(s, nn_reshape(s, both, 4, grid->sizes), grid->dtype);
+    porta_tensor *both = scope_binary(s, PORTA_ADD, scope_pad(s, scope_reshape(s, gx, 3, column), right, 0),
+                                   scope_pad(s, scope_reshape(s, gy, 3, column), left, 0));
+    return scope_cast(s, scope_reshape(s, both, 4, grid->sizes), grid->dtype);
 }
 
 /* grid_sampler_2d_backward(grad_output, input, grid, interpolation_mode,
@@ -351,64 +351,64 @@ porta_status *aten_grid_sampler_2d_backward(const porta_value *args, aten_result
     const porta_value *mask_arg = &args[6];
     bool want_input = mask_arg->ints.count < 1 || mask_arg->ints.items[0];
     bool want_grid = mask_arg->ints.count < 2 || mask_arg->ints.items[1];
-    nn_scope s = {0};
+    aten_scope s = {0};
     sampler g;
     int64_t numel = input->sizes[0] * input->sizes[1] * grid->sizes[1] * grid->sizes[2];
     if (numel == 0) {
         porta_device *device = input->buffer->device;
-        if (want_input) nn_push(&s, results, nn_full(&s, device, input->dtype, 4, input->sizes, 0));
-        else nn_push_none(&s, results);
-        if (want_grid) nn_push(&s, results, nn_full(&s, device, grid->dtype, 4, grid->sizes, 0));
-        else nn_push_none(&s, results);
-        return nn_end(&s);
+        if (want_input) scope_push(&s, results, scope_full(&s, device, input->dtype, 4, input->sizes, 0));
+        else scope_push_none(&s, results);
+        if (want_grid) scope_push(&s, results, scope_full(&s, device, grid->dtype, 4, grid->sizes, 0));
+        else scope_push_none(&s, results);
+        return scope_end(&s);
     }
     setup(&s, input, grid, &args[3], want_grid, &g);
     int64_t all[3] = {g.n, g.c, g.points}, plane[3] = {g.n, g.c, g.h * g.w};
     int64_t flat[2] = {g.n, g.points};
-    porta_tensor *gout = nn_reshape(&s, nn_cast(&s, grad, g.dtype), 3, all);
-    porta_tensor *grad_plane = nn_full(&s, g.device, g.dtype, 3, plane, 0);
+    porta_tensor *gout = scope_reshape(&s, scope_cast(&s, grad, g.dtype), 3, all);
+    porta_tensor *grad_plane = scope_full(&s, g.device, g.dtype, 3, plane, 0);
     bool grid_flows = want_grid && g.mode != NEAREST; /* nearest: the grid's gradient is 0 */
-    porta_tensor *gx = nn_full(&s, g.device, g.dtype, 2, flat, 0);
-    porta_tensor *gy = nn_full(&s, g.device, g.dtype, 2, flat, 0);
+    porta_tensor *gx = scope_full(&s, g.device, g.dtype, 2, flat, 0);
+    porta_tensor *gy = scope_full(&s, g.device, g.dtype, 2, flat, 0);
     int channels[1] = {1};
     for (int i = 0; i < g.y.taps && !s.status; i++) {
         for (int k = 0; k < g.x.taps && !s.status; k++) {
-            nn_scope t = {0};
+            aten_scope t = {0};
             porta_tensor *index, *mask;
             tap_index(&t, &g, g.x.position[k], g.y.position[i], &index, &mask);
             if (want_input) {
-                porta_tensor *weight = nn_binary(&t, PORTA_MUL, mask,
+                porta_tensor *weight = scope_binary(&t, PORTA_MUL, mask,
                                                  tap_weight(&t, &g, g.y.weight[i], g.x.weight[k]));
                 porta_tensor *into = grad_plane;
-                porta_tensor *src = nn_binary(&t, PORTA_MUL, gout, weight);
+                porta_tensor *src = scope_binary(&t, PORTA_MUL, gout, weight);
                 if (src && index) {
                     porta_status *status = porta_scatter(grad_plane, 2, index, src,
                                                          PORTA_SCATTER_ADD, &into);
-                    if (status) nn_fail(&t, status);
+                    if (status) scope_fail(&t, status);
                 }
             }
             if (grid_flows) {
-                porta_tensor *values = nn_binary(&t, PORTA_MUL, nn_gather(&t, g.plane, 2, index),
+                porta_tensor *values = scope_binary(&t, PORTA_MUL, scope_gather(&t, g.plane, 2, index),
                                                  mask);
-                porta_tensor *spread = nn_reduce(&t, PORTA_REDUCE_SUM,
-                                                 nn_binary(&t, PORTA_MUL, gout, values), channels,
+                porta_tensor *spread = scope_reduce(&t, PORTA_REDUCE_SUM,
+                                                 scope_binary(&t, PORTA_MUL, gout, values), channels,
                                                  1, false);
-                accumulate(&t, gx, nn_binary(&t, PORTA_MUL, spread,
-                                             nn_binary(&t, PORTA_MUL, g.y.weight[i], g.x.slope[k])));
-                accumulate(&t, gy, nn_binary(&t, PORTA_MUL, spread,
-                                             nn_binary(&t, PORTA_MUL, g.y.slope[i], g.x.weight[k])));
+                accumulate(&t, gx, scope_binary(&t, PORTA_MUL, spread,
+                                             scope_binary(&t, PORTA_MUL, g.y.weight[i], g.x.slope[k])));
+                accumulate(&t, gy, scope_binary(&t, PORTA_MUL, spread,
+                                             scope_binary(&t, PORTA_MUL, g.y.slope[i], g.x.weight[k])));
             }
             end_tap(&s, &t);
         }
     }
     if (want_input)
-        nn_push(&s, results, nn_cast(&s, nn_reshape(&s, grad_plane, 4, input->sizes), input->dtype));
+        scope_push(&s, results, scope_cast(&s, scope_reshape(&s, grad_plane, 4, input->sizes), input->dtype));
     else
-        nn_push_none(&s, results);
+        scope_push_none(&s, results);
     if (want_grid)
-        nn_push(&s, results, stack_grid_grad(&s, &g, nn_binary(&s, PORTA_MUL, gx, g.x.chain),
-                                             nn_binary(&s, PORTA_MUL, gy, g.y.chain), grid));
+        scope_push(&s, results, stack_grid_grad(&s, &g, scope_binary(&s, PORTA_MUL, gx, g.x.chain),
+                                             scope_binary(&s, PORTA_MUL, gy, g.y.chain), grid));
     else
-        nn_push_none(&s, results);
-    return nn_end(&s);
+        scope_push_none(&s, results);
+    return scope_end(&s);
 }

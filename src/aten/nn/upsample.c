@@ -13,19 +13,19 @@
 #include "core/tensor.h"
 
 /* PyTorch's nearest_idx for every output position: int64 [out]. */
-static porta_tensor *source_indices(nn_scope *s, porta_device *device, int64_t in, int64_t out,
+static porta_tensor *source_indices(aten_scope *s, porta_device *device, int64_t in, int64_t out,
                                     const porta_value *scale) {
     if (s->status) return NULL;
     double *indices = malloc((size_t)(out ? out : 1) * sizeof *indices);
     if (!indices)
-        return nn_fail(s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "upsample_nearest2d: no memory"));
+        return scope_fail(s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "upsample_nearest2d: no memory"));
     bool given = scale->kind != PORTA_VALUE_NONE && aten_number(scale) > 0;
     float step = given ? (float)(1.0 / aten_number(scale)) : (float)in / (float)out;
     for (int64_t i = 0; i < out; i++) {
         int64_t at = out == in ? i : out == 2 * in ? i >> 1 : (int64_t)floorf((float)i * step);
         indices[i] = (double)(at < in - 1 ? at : in - 1);
     }
-    porta_tensor *t = nn_cast(s, nn_from_host(s, device, 1, &out, indices), PORTA_I64);
+    porta_tensor *t = scope_cast(s, scope_from_host(s, device, 1, &out, indices), PORTA_I64);
     free(indices);
     return t;
 }
@@ -54,25 +54,25 @@ static porta_status *upsample_nearest2d(const porta_value *args, aten_results *r
                            porta_format_shape(b, sizeof b, x->rank, x->sizes));
     }
     PORTA_TRY(check_sizes("upsample_nearest2d", &args[1], x->sizes[2], x->sizes[3]));
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_device *device = x->buffer->device;
     porta_tensor *rows = source_indices(&s, device, x->sizes[2], args[1].ints.items[0], &args[2]);
     porta_tensor *cols = source_indices(&s, device, x->sizes[3], args[1].ints.items[1], &args[3]);
-    nn_push(&s, results, nn_index_select(&s, nn_index_select(&s, x, 2, rows), 3, cols));
-    return nn_end(&s);
+    scope_push(&s, results, scope_index_select(&s, scope_index_select(&s, x, 2, rows), 3, cols));
+    return scope_end(&s);
 }
 
 /* Scatter-adds grad along axis into zeros of `size` there: the gradient of
  * index_select(·, axis, index). */
-static porta_tensor *select_back(nn_scope *s, porta_tensor *grad, int axis, porta_tensor *index,
+static porta_tensor *select_back(aten_scope *s, porta_tensor *grad, int axis, porta_tensor *index,
                                  int64_t size) {
     if (!grad || !index) return NULL;
     int64_t shape[4] = {1, 1, 1, 1}, zeros_shape[4];
     shape[axis] = index->sizes[0];
     for (int i = 0; i < 4; i++) zeros_shape[i] = i == axis ? size : grad->sizes[i];
-    porta_tensor *spread = nn_expand(s, nn_reshape(s, index, 4, shape), 4, grad->sizes);
-    porta_tensor *zeros = nn_full(s, grad->buffer->device, grad->dtype, 4, zeros_shape, 0);
-    return nn_scatter(s, zeros, axis, spread, grad, PORTA_SCATTER_ADD);
+    porta_tensor *spread = scope_expand(s, scope_reshape(s, index, 4, shape), 4, grad->sizes);
+    porta_tensor *zeros = scope_full(s, grad->buffer->device, grad->dtype, 4, zeros_shape, 0);
+    return scope_scatter(s, zeros, axis, spread, grad, PORTA_SCATTER_ADD);
 }
 
 /* upsample_nearest2d_backward(grad_output, output_size, input_size,
@@ -87,18 +87,18 @@ static porta_status *upsample_nearest2d_backward(const porta_value *args, aten_r
                            gy->rank, in->ints.count);
     PORTA_TRY(check_sizes("upsample_nearest2d_backward", &args[1], in->ints.items[2],
                           in->ints.items[3]));
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_device *device = gy->buffer->device;
-    porta_dtype compute = nn_compute_dtype(gy->dtype);
+    porta_dtype compute = aten_compute_dtype(gy->dtype);
     porta_tensor *rows =
         source_indices(&s, device, in->ints.items[2], args[1].ints.items[0], &args[3]);
     porta_tensor *cols =
         source_indices(&s, device, in->ints.items[3], args[1].ints.items[1], &args[4]);
-    porta_tensor *g = nn_cast(&s, gy, compute);
+    porta_tensor *g = scope_cast(&s, gy, compute);
     porta_tensor *gx = select_back(&s, select_back(&s, g, 3, cols, in->ints.items[3]), 2, rows,
                                    in->ints.items[2]);
-    nn_push(&s, results, nn_cast(&s, gx, gy->dtype));
-    return nn_end(&s);
+    scope_push(&s, results, scope_cast(&s, gx, gy->dtype));
+    return scope_end(&s);
 }
 
 /* x rounded to float32 when the kernel computes in float32: PyTorch's
@@ -111,13 +111,13 @@ static double in_math(double x, bool single) {
  * PyTorch's source positions: align_corners maps the corner pixels onto
  * each other, otherwise pixel centres are scaled (by 1/scale when a scale
  * was given) and clamped at 0. */
-porta_tensor *bilinear_weights(nn_scope *s, porta_device *device, porta_dtype dtype,
+porta_tensor *bilinear_weights(aten_scope *s, porta_device *device, porta_dtype dtype,
                                int64_t in, int64_t out, bool align_corners,
                                const porta_value *scale) {
     if (s->status) return NULL;
     double *weights = calloc((size_t)(in * out), sizeof *weights);
     if (!weights)
-        return nn_fail(s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "upsample_bilinear2d: no memory"));
+        return scope_fail(s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "upsample_bilinear2d: no memory"));
     bool single = dtype != PORTA_F64;
     bool given = scale->kind != PORTA_VALUE_NONE && aten_number(scale) > 0;
     double step = align_corners ? (out > 1 ? in_math((double)(in - 1), single) / (double)(out - 1)
@@ -138,15 +138,15 @@ porta_tensor *bilinear_weights(nn_scope *s, porta_device *device, porta_dtype dt
         weights[i * in + high] += lambda;
     }
     int64_t sizes[2] = {out, in};
-    porta_tensor *t = nn_cast(s, nn_from_host(s, device, 2, sizes, weights), dtype);
+    porta_tensor *t = scope_cast(s, scope_from_host(s, device, 2, sizes, weights), dtype);
     free(weights);
     return t;
 }
 
 /* x in dtype: x itself when it has it (a cast would copy). */
-static porta_tensor *in_dtype(nn_scope *s, const porta_tensor *x, porta_dtype dtype) {
+static porta_tensor *in_dtype(aten_scope *s, const porta_tensor *x, porta_dtype dtype) {
     if (x && x->dtype == dtype) return (porta_tensor *)x;
-    return nn_cast(s, x, dtype);
+    return scope_cast(s, x, dtype);
 }
 
 static porta_status *check_bilinear_dtype(const char *op, porta_dtype dtype) {
@@ -166,19 +166,19 @@ static porta_status *upsample_bilinear2d(const porta_value *args, aten_results *
     }
     PORTA_TRY(check_bilinear_dtype("upsample_bilinear2d", x->dtype));
     PORTA_TRY(check_sizes("upsample_bilinear2d", &args[1], x->sizes[2], x->sizes[3]));
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_device *device = x->buffer->device;
-    porta_dtype compute = nn_compute_dtype(x->dtype);
+    porta_dtype compute = aten_compute_dtype(x->dtype);
     bool align = args[2].b;
     porta_tensor *rows = bilinear_weights(&s, device, compute, x->sizes[2], args[1].ints.items[0],
                                           align, &args[3]);
     porta_tensor *cols = bilinear_weights(&s, device, compute, x->sizes[3], args[1].ints.items[1],
                                           align, &args[4]);
     int swap[2] = {1, 0};
-    porta_tensor *y = nn_matmul(
-        &s, rows, nn_matmul(&s, in_dtype(&s, x, compute), nn_permute(&s, cols, swap)));
-    nn_push(&s, results, in_dtype(&s, y, x->dtype));
-    return nn_end(&s);
+    porta_tensor *y = scope_matmul(
+        &s, rows, scope_matmul(&s, in_dtype(&s, x, compute), scope_permute(&s, cols, swap)));
+    scope_push(&s, results, in_dtype(&s, y, x->dtype));
+    return scope_end(&s);
 }
 
 /* upsample_bilinear2d_backward(grad_output, output_size, input_size,
@@ -194,19 +194,19 @@ static porta_status *upsample_bilinear2d_backward(const porta_value *args, aten_
     PORTA_TRY(check_bilinear_dtype("upsample_bilinear2d_backward", gy->dtype));
     PORTA_TRY(check_sizes("upsample_bilinear2d_backward", &args[1], in->ints.items[2],
                           in->ints.items[3]));
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_device *device = gy->buffer->device;
-    porta_dtype compute = nn_compute_dtype(gy->dtype);
+    porta_dtype compute = aten_compute_dtype(gy->dtype);
     bool align = args[3].b;
     porta_tensor *rows = bilinear_weights(&s, device, compute, in->ints.items[2],
                                           args[1].ints.items[0], align, &args[4]);
     porta_tensor *cols = bilinear_weights(&s, device, compute, in->ints.items[3],
                                           args[1].ints.items[1], align, &args[5]);
     int swap[2] = {1, 0};
-    porta_tensor *gx = nn_matmul(&s, nn_permute(&s, rows, swap),
-                                 nn_matmul(&s, in_dtype(&s, gy, compute), cols));
-    nn_push(&s, results, in_dtype(&s, gx, gy->dtype));
-    return nn_end(&s);
+    porta_tensor *gx = scope_matmul(&s, scope_permute(&s, rows, swap),
+                                 scope_matmul(&s, in_dtype(&s, gy, compute), cols));
+    scope_push(&s, results, in_dtype(&s, gx, gy->dtype));
+    return scope_end(&s);
 }
 
 const aten_op aten_nn_upsample_ops[] = {

@@ -32,33 +32,33 @@ static porta_status *check_upsample(const char *op, const porta_tensor *x, int a
 
 /* x [..., in] @ A^T or, with `transposed`, @ A (A [out, in]): the last
  * axis mixed. */
-static porta_tensor *mix_last(nn_scope *s, const porta_tensor *x, const porta_tensor *a,
+static porta_tensor *mix_last(aten_scope *s, const porta_tensor *x, const porta_tensor *a,
                               bool transposed) {
     int swap[2] = {1, 0};
-    return nn_matmul(s, x, transposed ? a : nn_permute(s, a, swap));
+    return scope_matmul(s, x, transposed ? a : scope_permute(s, a, swap));
 }
 
 /* A (or A^T) @ x [..., in, w]: the second to last axis mixed. */
-static porta_tensor *mix_second_last(nn_scope *s, const porta_tensor *a, const porta_tensor *x,
+static porta_tensor *mix_second_last(aten_scope *s, const porta_tensor *a, const porta_tensor *x,
                                      bool transposed) {
     int swap[2] = {1, 0};
-    return nn_matmul(s, transposed ? nn_permute(s, a, swap) : a, x);
+    return scope_matmul(s, transposed ? scope_permute(s, a, swap) : a, x);
 }
 
 /* x [N, C, d, h, w] with the depth axis mixed by A (or A^T): h and w
  * flattened behind it. */
-static porta_tensor *mix_depth(nn_scope *s, const porta_tensor *x, const porta_tensor *a,
+static porta_tensor *mix_depth(aten_scope *s, const porta_tensor *x, const porta_tensor *a,
                                bool transposed, int64_t depth_out) {
     if (!x) return NULL;
     int64_t flat[4] = {x->sizes[0], x->sizes[1], x->sizes[2], x->sizes[3] * x->sizes[4]};
     int64_t back[5] = {x->sizes[0], x->sizes[1], depth_out, x->sizes[3], x->sizes[4]};
-    porta_tensor *rows = nn_reshape(s, nn_contiguous(s, x), 4, flat);
-    return nn_reshape(s, mix_second_last(s, a, rows, transposed), 5, back);
+    porta_tensor *rows = scope_reshape(s, scope_contiguous(s, x), 4, flat);
+    return scope_reshape(s, mix_second_last(s, a, rows, transposed), 5, back);
 }
 
 /* The interpolation matrices of `axes` spatial axes, from `in` to `out`
  * sizes, with scales args[first_scale + d]. */
-static void axis_weights(nn_scope *s, porta_device *device, porta_dtype dtype, int axes,
+static void axis_weights(aten_scope *s, porta_device *device, porta_dtype dtype, int axes,
                          const int64_t *in, const int64_t *out, bool align,
                          const porta_value *scales, porta_tensor **weights) {
     for (int d = 0; d < axes; d++)
@@ -72,17 +72,17 @@ static porta_status *upsample_linear(const char *op, int axes, const porta_value
                                      aten_results *results) {
     const porta_tensor *x = args[0].tensor;
     PORTA_TRY(check_upsample(op, x, axes, &args[1], x->rank == axes + 2 ? x->sizes + 2 : x->sizes));
-    nn_scope s;
-    nn_begin(&s);
-    porta_dtype compute = nn_compute_dtype(x->dtype);
+    aten_scope s;
+    scope_begin(&s);
+    porta_dtype compute = aten_compute_dtype(x->dtype);
     porta_tensor *a[3];
     const int64_t *out = args[1].ints.items;
     axis_weights(&s, porta_tensor_device(x), compute, axes, x->sizes + 2, out, args[2].b, &args[3], a);
-    porta_tensor *y = nn_cast(&s, x, compute);
+    porta_tensor *y = scope_cast(&s, x, compute);
     if (axes == 3) y = mix_second_last(&s, a[1], mix_depth(&s, y, a[0], false, out[0]), false);
     y = mix_last(&s, y, a[axes - 1], false);
-    nn_push(&s, results, nn_cast(&s, y, x->dtype));
-    return nn_end(&s);
+    scope_push(&s, results, scope_cast(&s, y, x->dtype));
+    return scope_end(&s);
 }
 
 /* The backward ops (grad_output, output_size, input_size, align_corners,
@@ -102,17 +102,17 @@ static porta_status *upsample_linear_backward(const char *op, int axes, const po
                                "%s: grad_output %s does not match the output size at dim %d",
                                op, porta_format_shape(b, sizeof b, gy->rank, gy->sizes), d);
         }
-    nn_scope s;
-    nn_begin(&s);
-    porta_dtype compute = nn_compute_dtype(gy->dtype);
+    aten_scope s;
+    scope_begin(&s);
+    porta_dtype compute = aten_compute_dtype(gy->dtype);
     porta_tensor *a[3];
     const int64_t *sizes = in->ints.items + 2;
     axis_weights(&s, porta_tensor_device(gy), compute, axes, sizes, args[1].ints.items, args[3].b,
                  &args[4], a);
-    porta_tensor *gx = mix_last(&s, nn_cast(&s, gy, compute), a[axes - 1], true);
+    porta_tensor *gx = mix_last(&s, scope_cast(&s, gy, compute), a[axes - 1], true);
     if (axes == 3) gx = mix_depth(&s, mix_second_last(&s, a[1], gx, true), a[0], true, sizes[0]);
-    nn_push(&s, results, nn_cast(&s, gx, gy->dtype));
-    return nn_end(&s);
+    scope_push(&s, results, scope_cast(&s, gx, gy->dtype));
+    return scope_end(&s);
 }
 
 static porta_status *upsample_linear1d(const porta_value *args, aten_results *results) {

@@ -9,7 +9,7 @@
  * weights a row), in `dtype`, with PyTorch's source positions: align_corners
  * maps the corner pixels onto each other, otherwise pixel centres are
  * scaled (by 1/scale when a scale is given) and clamped at 0. */
-porta_tensor *bilinear_weights(nn_scope *s, porta_device *device, porta_dtype dtype, int64_t in,
+porta_tensor *bilinear_weights(aten_scope *s, porta_device *device, porta_dtype dtype, int64_t in,
                                int64_t out, bool align_corners, const porta_value *scale);
 
 #endif

@@ -16,31 +16,31 @@ static porta_value ints_value(const int64_t *items, int count) {
 
 /* upsample_nearest2d(x, [out_h, out_w], scale_h, scale_w) on x viewed as
  * `planes` (4 sizes), the result viewed as `rank, sizes`. */
-static porta_tensor *nearest2d(nn_scope *s, const porta_tensor *x, const int64_t *planes,
+static porta_tensor *nearest2d(aten_scope *s, const porta_tensor *x, const int64_t *planes,
                                const int64_t *out, const porta_value *scale_h,
                                const porta_value *scale_w, int rank, const int64_t *sizes) {
-    porta_tensor *view = nn_reshape(s, x, 4, planes);
+    porta_tensor *view = scope_reshape(s, x, 4, planes);
     if (!view) return NULL;
     porta_value args[4] = {{.kind = PORTA_VALUE_TENSOR, .tensor = view}, ints_value(out, 2),
                            *scale_h, *scale_w};
     porta_tensor *y = NULL;
     porta_status *status = aten_call_op("upsample_nearest2d", args, 4, &y);
-    return nn_reshape(s, nn_hold(s, status, y), rank, sizes);
+    return scope_reshape(s, scope_hold(s, status, y), rank, sizes);
 }
 
 /* upsample_nearest2d_backward(g, [out_h, out_w], in_planes, scale_h,
  * scale_w) on g viewed as out_planes, the result viewed as `rank, sizes`. */
-static porta_tensor *nearest2d_back(nn_scope *s, const porta_tensor *g, const int64_t *out_planes,
+static porta_tensor *nearest2d_back(aten_scope *s, const porta_tensor *g, const int64_t *out_planes,
                                     const int64_t *in_planes, const porta_value *scale_h,
                                     const porta_value *scale_w, int rank, const int64_t *sizes) {
-    porta_tensor *view = nn_reshape(s, g, 4, out_planes);
+    porta_tensor *view = scope_reshape(s, g, 4, out_planes);
     if (!view) return NULL;
     porta_value args[5] = {{.kind = PORTA_VALUE_TENSOR, .tensor = view},
                            ints_value(out_planes + 2, 2), ints_value(in_planes, 4), *scale_h,
                            *scale_w};
     porta_tensor *gx = NULL;
     porta_status *status = aten_call_op("upsample_nearest2d_backward", args, 5, &gx);
-    return nn_reshape(s, nn_hold(s, status, gx), rank, sizes);
+    return scope_reshape(s, scope_hold(s, status, gx), rank, sizes);
 }
 
 static porta_status *check_ranks(const char *op, int dims, const porta_tensor *x,
@@ -66,9 +66,9 @@ static porta_status *upsample_nearest1d(const porta_value *a, aten_results *resu
     PORTA_TRY(check_ranks("upsample_nearest1d", 1, x, &a[1], NULL));
     int64_t n = x->sizes[0], c = x->sizes[1], length = a[1].ints.items[0];
     int64_t planes[4] = {n, c, 1, x->sizes[2]}, out[2] = {1, length}, sizes[3] = {n, c, length};
-    nn_scope s = {0};
-    nn_push(&s, results, nearest2d(&s, x, planes, out, &no_scale, &a[2], 3, sizes));
-    return nn_end(&s);
+    aten_scope s = {0};
+    scope_push(&s, results, nearest2d(&s, x, planes, out, &no_scale, &a[2], 3, sizes));
+    return scope_end(&s);
 }
 
 /* upsample_nearest1d_backward(grad_output, output_size, input_size, scales?) */
@@ -78,9 +78,9 @@ static porta_status *upsample_nearest1d_backward(const porta_value *a, aten_resu
     const int64_t *in = a[2].ints.items;
     int64_t out_planes[4] = {g->sizes[0], g->sizes[1], 1, a[1].ints.items[0]};
     int64_t in_planes[4] = {in[0], in[1], 1, in[2]};
-    nn_scope s = {0};
-    nn_push(&s, results, nearest2d_back(&s, g, out_planes, in_planes, &no_scale, &a[3], 3, in));
-    return nn_end(&s);
+    aten_scope s = {0};
+    scope_push(&s, results, nearest2d_back(&s, g, out_planes, in_planes, &no_scale, &a[3], 3, in));
+    return scope_end(&s);
 }
 
 /* upsample_nearest3d(self, output_size, scales_d?, scales_h?, scales_w?) */
@@ -92,10 +92,10 @@ static porta_status *upsample_nearest3d(const porta_value *a, aten_results *resu
     int64_t folded[4] = {n, c * in[2], in[3], in[4]};
     int64_t rows[4] = {n, c, in[2], out[1] * out[2]}, row_out[2] = {out[0], out[1] * out[2]};
     int64_t sizes[5] = {n, c, out[0], out[1], out[2]};
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_tensor *planes = nearest2d(&s, x, folded, out + 1, &a[3], &a[4], 4, rows);
-    nn_push(&s, results, nearest2d(&s, planes, rows, row_out, &a[2], &no_scale, 5, sizes));
-    return nn_end(&s);
+    scope_push(&s, results, nearest2d(&s, planes, rows, row_out, &a[2], &no_scale, 5, sizes));
+    return scope_end(&s);
 }
 
 /* upsample_nearest3d_backward(grad_output, output_size, input_size,
@@ -109,10 +109,10 @@ static porta_status *upsample_nearest3d_backward(const porta_value *a, aten_resu
     int64_t out_rows[4] = {g->sizes[0], g->sizes[1], out[0], row}, in_rows[4] = {n, c, in[2], row};
     int64_t out_planes[4] = {n, c * in[2], out[1], out[2]};
     int64_t in_planes[4] = {n, c * in[2], in[3], in[4]};
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_tensor *rows = nearest2d_back(&s, g, out_rows, in_rows, &a[3], &no_scale, 4, in_rows);
-    nn_push(&s, results, nearest2d_back(&s, rows, out_planes, in_planes, &a[4], &a[5], 5, in));
-    return nn_end(&s);
+    scope_push(&s, results, nearest2d_back(&s, rows, out_planes, in_planes, &a[4], &a[5], 5, in));
+    return scope_end(&s);
 }
 
 static porta_status *upsample_nearest1d_out(const porta_value *a, aten_results *r) {

@@ -25,11 +25,6 @@ porta_status *reduce_dims_need_elements(const char *op, const porta_tensor *x,
 porta_status *reduce_over(porta_reduce_op op, const porta_tensor *x, const reduce_dims *dims,
                           bool keepdim, porta_tensor **out);
 
-/* The dtype PyTorch's CPU kernels compute a float dtype in: float32 for
- * the half types (their sums lose too much), the dtype itself otherwise. */
-static inline porta_dtype aten_compute_dtype(porta_dtype dtype) {
-    return dtype == PORTA_F16 || dtype == PORTA_BF16 ? PORTA_F32 : dtype;
-}
 /* PyTorch's name of a dtype in messages ("Long", "Float"). */
 const char *aten_dtype_label(porta_dtype dtype);
 /* A new reference to x in `dtype` (x itself when it already is). */

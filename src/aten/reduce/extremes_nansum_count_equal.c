@@ -238,18 +238,18 @@ static porta_status *scan_step(bool max, int dim, int64_t shift, const porta_ten
     int64_t pads[2 * PORTA_MAX_RANK] = {0};
     pads[2 * dim] = shift;
     pads[2 * dim + 1] = -shift;
-    nn_scope s = {0};
-    porta_tensor *earlier = nn_pad(&s, v, pads, 0), *earlier_index = nn_pad(&s, index, pads, 0);
-    porta_tensor *later_wins = nn_binary(&s, max ? PORTA_GE : PORTA_LE, v, earlier);
+    aten_scope s = {0};
+    porta_tensor *earlier = scope_pad(&s, v, pads, 0), *earlier_index = scope_pad(&s, index, pads, 0);
+    porta_tensor *later_wins = scope_binary(&s, max ? PORTA_GE : PORTA_LE, v, earlier);
     if (porta_dtype_is_float(v->dtype)) {
-        porta_tensor *earlier_number = nn_unary(&s, PORTA_LOGICAL_NOT, nn_unary(&s, PORTA_ISNAN, earlier));
-        later_wins = nn_binary(&s, PORTA_LOGICAL_OR, nn_unary(&s, PORTA_ISNAN, v),
-                               nn_binary(&s, PORTA_LOGICAL_AND, earlier_number, later_wins));
+        porta_tensor *earlier_number = scope_unary(&s, PORTA_LOGICAL_NOT, scope_unary(&s, PORTA_ISNAN, earlier));
+        later_wins = scope_binary(&s, PORTA_LOGICAL_OR, scope_unary(&s, PORTA_ISNAN, v),
+                               scope_binary(&s, PORTA_LOGICAL_AND, earlier_number, later_wins));
     }
-    porta_tensor *first = nn_binary_num(&s, PORTA_LT, position, (double)shift);
-    porta_tensor *keep = nn_binary(&s, PORTA_LOGICAL_OR, later_wins, first);
-    porta_tensor *next_values = nn_ternary(&s, PORTA_WHERE, keep, v, earlier);
-    porta_tensor *next_indices = nn_ternary(&s, PORTA_WHERE, keep, index, earlier_index);
+    porta_tensor *first = scope_binary_number(&s, PORTA_LT, position, (double)shift);
+    porta_tensor *keep = scope_binary(&s, PORTA_LOGICAL_OR, later_wins, first);
+    porta_tensor *next_values = scope_ternary(&s, PORTA_WHERE, keep, v, earlier);
+    porta_tensor *next_indices = scope_ternary(&s, PORTA_WHERE, keep, index, earlier_index);
     if (!s.status) {
         porta_tensor_retain(next_values);
         porta_tensor_retain(next_indices);
@@ -258,7 +258,7 @@ static porta_status *scan_step(bool max, int dim, int64_t shift, const porta_ten
         *values = next_values;
         *indices = next_indices;
     }
-    return nn_end(&s);
+    return scope_end(&s);
 }
 
 /* cummax/cummin(self, dim): the running extreme along dim and its index,
@@ -274,24 +274,24 @@ static porta_status *cumulative_extreme(bool max, const porta_value *a, aten_res
     const int64_t *sizes = rank ? self->sizes : &one;
     int64_t length = sizes[dim];
     for (int d = 0; d < view_rank; d++) shape[d] = d == dim ? length : 1;
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_device *device = self->buffer->device;
-    porta_tensor *v = nn_reshape(&s, self, view_rank, sizes);
-    if (self->dtype == PORTA_BOOL) v = nn_cast(&s, v, PORTA_U8);
-    porta_tensor *position = nn_reshape(&s, nn_arange(&s, device, length), view_rank, shape);
-    porta_tensor *index = nn_contiguous(&s, nn_expand(&s, position, view_rank, sizes));
-    if (s.status) return nn_end(&s);
+    porta_tensor *v = scope_reshape(&s, self, view_rank, sizes);
+    if (self->dtype == PORTA_BOOL) v = scope_cast(&s, v, PORTA_U8);
+    porta_tensor *position = scope_reshape(&s, scope_arange(&s, device, length), view_rank, shape);
+    porta_tensor *index = scope_contiguous(&s, scope_expand(&s, position, view_rank, sizes));
+    if (s.status) return scope_end(&s);
     porta_tensor_retain(v); /* owned by the scan from here */
     porta_tensor_retain(index);
     porta_status *status = NULL;
     for (int64_t shift = 1; !status && shift < length; shift *= 2)
         status = scan_step(max, dim, shift, position, &v, &index);
-    nn_hold(&s, NULL, v);
-    nn_hold(&s, NULL, index);
-    if (status) nn_fail(&s, status);
-    nn_push(&s, results, nn_cast(&s, nn_reshape(&s, v, rank, self->sizes), self->dtype));
-    nn_push(&s, results, nn_reshape(&s, index, rank, self->sizes));
-    return nn_end(&s);
+    scope_hold(&s, NULL, v);
+    scope_hold(&s, NULL, index);
+    if (status) scope_fail(&s, status);
+    scope_push(&s, results, scope_cast(&s, scope_reshape(&s, v, rank, self->sizes), self->dtype));
+    scope_push(&s, results, scope_reshape(&s, index, rank, self->sizes));
+    return scope_end(&s);
 }
 
 static porta_status *cummax(const porta_value *a, aten_results *r) {

@@ -16,13 +16,13 @@
 
 /* log(e^a + e^b) = max + log1p(e^-|a - b|); equal operands give a +
  * log(2), which also keeps a == b == +-inf (where a - b is NaN) at a. */
-static porta_tensor *log_add_exp(nn_scope *s, const porta_tensor *a, const porta_tensor *b) {
-    porta_tensor *distance = nn_unary(s, PORTA_ABS, nn_binary(s, PORTA_SUB, a, b));
-    porta_tensor *excess = nn_unary(s, PORTA_LOG1P,
-                                    nn_unary(s, PORTA_EXP, nn_unary(s, PORTA_NEG, distance)));
-    porta_tensor *general = nn_binary(s, PORTA_ADD, nn_binary(s, PORTA_MAXIMUM, a, b), excess);
-    return nn_ternary(s, PORTA_WHERE, nn_binary(s, PORTA_EQ, a, b),
-                      nn_binary_num(s, PORTA_ADD, a, M_LN2), general);
+static porta_tensor *log_add_exp(aten_scope *s, const porta_tensor *a, const porta_tensor *b) {
+    porta_tensor *distance = scope_unary(s, PORTA_ABS, scope_binary(s, PORTA_SUB, a, b));
+    porta_tensor *excess = scope_unary(s, PORTA_LOG1P,
+                                    scope_unary(s, PORTA_EXP, scope_unary(s, PORTA_NEG, distance)));
+    porta_tensor *general = scope_binary(s, PORTA_ADD, scope_binary(s, PORTA_MAXIMUM, a, b), excess);
+    return scope_ternary(s, PORTA_WHERE, scope_binary(s, PORTA_EQ, a, b),
+                      scope_binary_number(s, PORTA_ADD, a, M_LN2), general);
 }
 
 static porta_dtype accumulation_dtype(porta_dtype dtype) {
@@ -45,19 +45,19 @@ static porta_status *logcumsumexp(const porta_value *args, aten_results *results
         int64_t pads[2 * PORTA_MAX_RANK] = {0};
         pads[2 * axis] = step;
         pads[2 * axis + 1] = -step;
-        nn_scope s;
-        nn_begin(&s);
-        porta_tensor *next = log_add_exp(&s, y, nn_pad(&s, y, pads, -INFINITY));
+        aten_scope s;
+        scope_begin(&s);
+        porta_tensor *next = log_add_exp(&s, y, scope_pad(&s, y, pads, -INFINITY));
         if (next) porta_tensor_retain(next);
-        status = nn_end(&s);
+        status = scope_end(&s);
         porta_tensor_release(y);
         y = next;
     }
     if (!status) {
-        nn_scope s;
-        nn_begin(&s);
-        nn_push(&s, results, nn_cast(&s, y, x->dtype));
-        status = nn_end(&s);
+        aten_scope s;
+        scope_begin(&s);
+        scope_push(&s, results, scope_cast(&s, y, x->dtype));
+        status = scope_end(&s);
     }
     porta_tensor_release(y);
     return status;

@@ -16,34 +16,34 @@
 #include "core/tensor.h"
 
 /* The ascending stable order of x along its last axis. */
-static porta_tensor *sorted_order(nn_scope *s, const porta_tensor *x) {
+static porta_tensor *sorted_order(aten_scope *s, const porta_tensor *x) {
     if (s->status || !x) return NULL;
     porta_tensor *order = NULL;
     porta_status *status = porta_sort(x, -1, PORTA_SORT_ASCENDING, NULL, &order);
-    return nn_hold(s, status, order);
+    return scope_hold(s, status, order);
 }
 
 /* Where each element of the rows went in their sorted order: the inverse
  * of the permutation `order` along the last axis. */
-static porta_tensor *places(nn_scope *s, const porta_tensor *order) {
+static porta_tensor *places(aten_scope *s, const porta_tensor *order) {
     if (!order) return NULL;
     int64_t length = order->sizes[order->rank - 1], shape[PORTA_MAX_RANK];
     for (int d = 0; d < order->rank; d++) shape[d] = d == order->rank - 1 ? length : 1;
-    porta_tensor *positions = nn_expand(s, nn_reshape(s, nn_arange(s, order->buffer->device, length),
+    porta_tensor *positions = scope_expand(s, scope_reshape(s, scope_arange(s, order->buffer->device, length),
                                                       order->rank, shape),
                                         order->rank, order->sizes);
-    porta_tensor *zeros = nn_full(s, order->buffer->device, PORTA_I64, order->rank, order->sizes, 0);
-    return nn_scatter(s, zeros, order->rank - 1, order, positions, PORTA_SCATTER_NONE);
+    porta_tensor *zeros = scope_full(s, order->buffer->device, PORTA_I64, order->rank, order->sizes, 0);
+    return scope_scatter(s, zeros, order->rank - 1, order, positions, PORTA_SCATTER_NONE);
 }
 
-static porta_tensor *joined(nn_scope *s, const porta_tensor *first, const porta_tensor *second) {
+static porta_tensor *joined(aten_scope *s, const porta_tensor *first, const porta_tensor *second) {
     if (!first || !second) return NULL;
     porta_tensor *items[2] = {(porta_tensor *)first, (porta_tensor *)second};
     porta_value args[2] = {{.kind = PORTA_VALUE_TENSORS, .tensors = {items, 2}},
                            {.kind = PORTA_VALUE_INT, .i = -1}};
     porta_tensor *out = NULL;
     porta_status *status = aten_call_op("cat", args, 2, &out);
-    return nn_hold(s, status, out);
+    return scope_hold(s, status, out);
 }
 
 static porta_status *check_search(const porta_tensor *seq, const porta_tensor *values,
@@ -96,9 +96,9 @@ static porta_status *check_search(const porta_tensor *seq, const porta_tensor *v
 }
 
 /* PyTorch's check that every sorter index lies in [0, m). */
-static void check_sorter_bounds(nn_scope *s, const porta_tensor *sorter, int64_t m) {
-    porta_tensor *low = nn_reduce(s, PORTA_REDUCE_MIN, sorter, NULL, 0, false);
-    porta_tensor *high = nn_reduce(s, PORTA_REDUCE_MAX, sorter, NULL, 0, false);
+static void check_sorter_bounds(aten_scope *s, const porta_tensor *sorter, int64_t m) {
+    porta_tensor *low = scope_reduce(s, PORTA_REDUCE_MIN, sorter, NULL, 0, false);
+    porta_tensor *high = scope_reduce(s, PORTA_REDUCE_MAX, sorter, NULL, 0, false);
     if (!high) return;
     int64_t bounds[2];
     porta_status *status = porta_tensor_to_host(low, &bounds[0], sizeof bounds[0]);
@@ -106,7 +106,7 @@ static void check_sorter_bounds(nn_scope *s, const porta_tensor *sorter, int64_t
     if (!status && (bounds[0] < 0 || bounds[1] >= m))
         status = porta_error(PORTA_ERR_INVALID_ARGUMENT,
                              "torch.searchsorted(): sorter index out of range");
-    if (status) nn_fail(s, status);
+    if (status) scope_fail(s, status);
 }
 
 /* searchsorted(sorted_sequence, values, out_int32, right, side, sorter):
@@ -117,37 +117,37 @@ static porta_status *search(const porta_value *a, aten_results *results) {
     bool right = a[3].b || (a[4].kind == PORTA_VALUE_STRING && !strcmp(a[4].string, "right"));
     const porta_value *operands[2] = {&a[0], &a[1]};
     porta_dtype dtype = aten_result_type(operands, 2);
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_tensor *values = a[1].tensor;
     if (aten_is_number(&a[1])) {
         porta_status *status = aten_operand(&a[1], seq->buffer->device, dtype, &values);
-        nn_hold(&s, status, values);
+        scope_hold(&s, status, values);
     }
     if (!s.status) {
         porta_status *status =
             check_search(seq, values, dtype, aten_is_number(&a[1]), &a[4], a[3].b, &a[5]);
-        if (status) nn_fail(&s, status);
+        if (status) scope_fail(&s, status);
     }
-    if (s.status) return nn_end(&s);
+    if (s.status) return scope_end(&s);
     int64_t m = seq->sizes[seq->rank - 1], n = seq->rank == 1 ? porta_tensor_numel(values)
                                                                : values->sizes[values->rank - 1];
-    porta_tensor *rows = nn_cast(&s, seq, dtype);
+    porta_tensor *rows = scope_cast(&s, seq, dtype);
     if (a[5].kind == PORTA_VALUE_TENSOR) {
         if (m && porta_tensor_numel(a[5].tensor)) check_sorter_bounds(&s, a[5].tensor, m);
-        rows = nn_gather(&s, rows, seq->rank - 1, a[5].tensor);
+        rows = scope_gather(&s, rows, seq->rank - 1, a[5].tensor);
     }
     int64_t flat_sizes[1] = {n};
-    porta_tensor *keys = nn_cast(&s, values, dtype);
-    if (seq->rank == 1) keys = nn_reshape(&s, keys, 1, flat_sizes);
+    porta_tensor *keys = scope_cast(&s, values, dtype);
+    if (seq->rank == 1) keys = scope_reshape(&s, keys, 1, flat_sizes);
     porta_tensor *order = sorted_order(&s, right ? joined(&s, rows, keys) : joined(&s, keys, rows));
     porta_tensor *joint = places(&s, order);
     int last = keys ? keys->rank - 1 : 0;
-    porta_tensor *value_places = nn_slice(&s, joint, last, right ? m : 0, right ? m + n : n, 1);
+    porta_tensor *value_places = scope_slice(&s, joint, last, right ? m : 0, right ? m + n : n, 1);
     porta_tensor *ranks = places(&s, sorted_order(&s, keys));
-    porta_tensor *points = nn_binary(&s, PORTA_SUB, value_places, ranks);
-    points = nn_reshape(&s, points, values->rank, values->sizes);
-    nn_push(&s, results, a[2].b ? nn_cast(&s, points, PORTA_I32) : points);
-    return nn_end(&s);
+    porta_tensor *points = scope_binary(&s, PORTA_SUB, value_places, ranks);
+    points = scope_reshape(&s, points, values->rank, values->sizes);
+    scope_push(&s, results, a[2].b ? scope_cast(&s, points, PORTA_I32) : points);
+    return scope_end(&s);
 }
 
 /* bucketize(self, boundaries, out_int32, right): searchsorted with the

@@ -26,27 +26,27 @@ static int64_t row_length(const porta_tensor *x, int axis) {
 }
 
 /* Sorts x along axis into tensors the scope holds. */
-static void sort_held(nn_scope *s, const porta_tensor *x, int axis, bool descending,
+static void sort_held(aten_scope *s, const porta_tensor *x, int axis, bool descending,
                       porta_tensor **values, porta_tensor **indices) {
     *values = *indices = NULL;
     if (s->status) return;
     porta_status *status = porta_sort(x, axis, descending ? PORTA_SORT_DESCENDING
                                                           : PORTA_SORT_ASCENDING,
                                       values, indices);
-    nn_hold(s, status, *values);
-    if (!status) nn_hold(s, NULL, *indices);
+    scope_hold(s, status, *values);
+    if (!status) scope_hold(s, NULL, *indices);
 }
 
 static porta_status *sort_push(const porta_tensor *x, int64_t dim, bool descending,
                                aten_results *results) {
     int axis = 0;
     PORTA_TRY(sort_axis(x, dim, &axis));
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_tensor *values, *indices;
     sort_held(&s, x, axis, descending, &values, &indices);
-    nn_push(&s, results, values);
-    nn_push(&s, results, indices);
-    return nn_end(&s);
+    scope_push(&s, results, values);
+    scope_push(&s, results, indices);
+    return scope_end(&s);
 }
 
 /* sort(self, dim, descending) */
@@ -72,35 +72,35 @@ static porta_status *topk(const porta_value *a, aten_results *results) {
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "selected index k out of range (k = %lld, dimension %d has size %lld)",
                            (long long)k, axis, (long long)n);
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_tensor *values, *indices;
     sort_held(&s, x, axis, a[3].b, &values, &indices);
     if (k < n && x->rank) {
-        values = nn_contiguous(&s, nn_slice(&s, values, axis, 0, k, 1));
-        indices = nn_contiguous(&s, nn_slice(&s, indices, axis, 0, k, 1));
+        values = scope_contiguous(&s, scope_slice(&s, values, axis, 0, k, 1));
+        indices = scope_contiguous(&s, scope_slice(&s, indices, axis, 0, k, 1));
     }
-    nn_push(&s, results, values);
-    nn_push(&s, results, indices);
-    return nn_end(&s);
+    scope_push(&s, results, values);
+    scope_push(&s, results, indices);
+    return scope_end(&s);
 }
 
 /* Values and indices at int64 `position` (keepdim's shape) of each sorted
  * row, the axis dropped unless keepdim. */
-static void pick_sorted(nn_scope *s, const porta_tensor *values, const porta_tensor *indices,
+static void pick_sorted(aten_scope *s, const porta_tensor *values, const porta_tensor *indices,
                         int axis, const porta_tensor *position, bool keepdim,
                         aten_results *results) {
-    porta_tensor *picked_values = nn_gather(s, values, axis, position);
-    porta_tensor *picked_indices = nn_gather(s, indices, axis, position);
+    porta_tensor *picked_values = scope_gather(s, values, axis, position);
+    porta_tensor *picked_indices = scope_gather(s, indices, axis, position);
     if (!keepdim && values && values->rank) {
         int rank = values->rank - 1;
         int64_t sizes[PORTA_MAX_RANK];
         for (int d = 0, at = 0; d < values->rank; d++)
             if (d != axis) sizes[at++] = values->sizes[d];
-        picked_values = nn_reshape(s, picked_values, rank, sizes);
-        picked_indices = nn_reshape(s, picked_indices, rank, sizes);
+        picked_values = scope_reshape(s, picked_values, rank, sizes);
+        picked_indices = scope_reshape(s, picked_indices, rank, sizes);
     }
-    nn_push(s, results, picked_values);
-    nn_push(s, results, picked_indices);
+    scope_push(s, results, picked_values);
+    scope_push(s, results, picked_indices);
 }
 
 /* keepdim's shape of x reduced over axis. */
@@ -126,40 +126,40 @@ static porta_status *kthvalue(const porta_value *a, aten_results *results) {
                            "kthvalue(): selected number k out of range for dimension %d "
                            "(k = %lld, size %lld)",
                            axis, (long long)k, (long long)row_length(x, axis));
-    nn_scope s = {0};
+    aten_scope s = {0};
     int64_t sizes[PORTA_MAX_RANK];
     reduced_shape(x, axis, sizes);
     porta_tensor *values, *indices;
     sort_held(&s, x, axis, false, &values, &indices);
-    porta_tensor *position = nn_full(&s, x->buffer->device, PORTA_I64, x->rank, sizes,
+    porta_tensor *position = scope_full(&s, x->buffer->device, PORTA_I64, x->rank, sizes,
                                      (double)(k - 1));
     pick_sorted(&s, values, indices, axis, position, a[3].b, results);
-    return nn_end(&s);
+    return scope_end(&s);
 }
 
 /* The median's position in each ascending row (NaNs sort last, in order):
  * median takes the lower median, or the first NaN when a row has one, as
  * PyTorch propagates NaN; nanmedian the lower median of the numbers (the
  * first NaN when there are none). */
-static porta_tensor *median_position(nn_scope *s, const porta_tensor *x, int axis,
+static porta_tensor *median_position(aten_scope *s, const porta_tensor *x, int axis,
                                      bool ignore_nan) {
     int64_t n = row_length(x, axis), sizes[PORTA_MAX_RANK];
     reduced_shape(x, axis, sizes);
     porta_device *device = x->buffer->device;
-    porta_tensor *middle = nn_full(s, device, PORTA_I64, x->rank, sizes, (double)((n - 1) / 2));
+    porta_tensor *middle = scope_full(s, device, PORTA_I64, x->rank, sizes, (double)((n - 1) / 2));
     if (!porta_dtype_is_float(x->dtype)) return middle;
     int axes[1] = {axis};
-    porta_tensor *nans = nn_reduce(s, PORTA_REDUCE_SUM, nn_unary(s, PORTA_ISNAN, x), axes,
+    porta_tensor *nans = scope_reduce(s, PORTA_REDUCE_SUM, scope_unary(s, PORTA_ISNAN, x), axes,
                                    x->rank ? 1 : 0, true);
-    porta_tensor *numbers = nn_binary(s, PORTA_SUB, nn_full(s, device, PORTA_I64, 0, NULL,
+    porta_tensor *numbers = scope_binary(s, PORTA_SUB, scope_full(s, device, PORTA_I64, 0, NULL,
                                                             (double)n), nans);
     if (ignore_nan) {
-        porta_tensor *last = nn_binary_num(s, PORTA_MAXIMUM,
-                                           nn_binary_num(s, PORTA_SUB, numbers, 1), 0);
-        return nn_binary_num(s, PORTA_FLOOR_DIVIDE, last, 2);
+        porta_tensor *last = scope_binary_number(s, PORTA_MAXIMUM,
+                                           scope_binary_number(s, PORTA_SUB, numbers, 1), 0);
+        return scope_binary_number(s, PORTA_FLOOR_DIVIDE, last, 2);
     }
-    porta_tensor *has_nan = nn_binary_num(s, PORTA_GT, nans, 0);
-    return nn_ternary(s, PORTA_WHERE, has_nan, numbers, middle);
+    porta_tensor *has_nan = scope_binary_number(s, PORTA_GT, nans, 0);
+    return scope_ternary(s, PORTA_WHERE, has_nan, numbers, middle);
 }
 
 static porta_status *median_dim_of(const porta_value *a, bool ignore_nan,
@@ -168,12 +168,12 @@ static porta_status *median_dim_of(const porta_value *a, bool ignore_nan,
     int axis = 0;
     PORTA_TRY(sort_axis(x, a[1].i, &axis));
     PORTA_TRY(check_nonempty_row(ignore_nan ? "nanmedian" : "median", x, axis));
-    nn_scope s = {0};
+    aten_scope s = {0};
     porta_tensor *values, *indices;
     sort_held(&s, x, axis, false, &values, &indices);
     pick_sorted(&s, values, indices, axis, median_position(&s, x, axis, ignore_nan), a[2].b,
                 results);
-    return nn_end(&s);
+    return scope_end(&s);
 }
 
 /* median.dim(self, dim, keepdim) */
@@ -188,16 +188,16 @@ static porta_status *nanmedian_dim(const porta_value *a, aten_results *r) {
 /* median(self) or nanmedian(self) over every element. */
 static porta_status *median_all(const porta_tensor *x, bool ignore_nan, aten_results *results) {
     int64_t numel = porta_tensor_numel(x);
-    nn_scope s = {0};
+    aten_scope s = {0};
     if (numel == 0) { /* PyTorch gives NaN for an empty tensor */
-        nn_push(&s, results, nn_full(&s, x->buffer->device, x->dtype, 0, NULL, NAN));
-        return nn_end(&s);
+        scope_push(&s, results, scope_full(&s, x->buffer->device, x->dtype, 0, NULL, NAN));
+        return scope_end(&s);
     }
-    porta_tensor *flat = nn_reshape(&s, x, 1, &numel), *values, *indices;
+    porta_tensor *flat = scope_reshape(&s, x, 1, &numel), *values, *indices;
     sort_held(&s, flat, 0, false, &values, &indices);
     porta_tensor *position = s.status ? NULL : median_position(&s, flat, 0, ignore_nan);
-    nn_push(&s, results, nn_reshape(&s, nn_gather(&s, values, 0, position), 0, NULL));
-    return nn_end(&s);
+    scope_push(&s, results, scope_reshape(&s, scope_gather(&s, values, 0, position), 0, NULL));
+    return scope_end(&s);
 }
 
 static porta_status *median(const porta_value *a, aten_results *r) {
