@@ -133,17 +133,12 @@ static porta_tensor *nextafter_of(aten_scope *s, const porta_value *args) {
 COMPOSED_KERNEL(op_nextafter, nextafter_of(&s, args), EW_NEW, 2)
 COMPOSED_KERNEL(op_nextafter_inplace, nextafter_of(&s, args), EW_INPLACE, 2)
 
-/* The out= variants: the new result written into out when it has the
- * result's shape, else handed to the binding to resize out. */
-#define OUT_KERNEL(name, fresh, out_index)                                    \
-    static porta_status *name(const porta_value *args, aten_results *r) {     \
-        return aten_into_outs(fresh, args, out_index, 1, r);                  \
-    }
-OUT_KERNEL(op_heaviside_out, op_heaviside, 2)
-OUT_KERNEL(op_hypot_out, op_hypot, 2)
-OUT_KERNEL(op_signbit_out, op_signbit, 1)
-OUT_KERNEL(op_sinc_out, op_sinc, 1)
-OUT_KERNEL(op_nextafter_out, op_nextafter, 2)
+/* The out= variants. */
+ATEN_OUT_KERNEL(op_heaviside_out, op_heaviside, 2)
+ATEN_OUT_KERNEL(op_hypot_out, op_hypot, 2)
+ATEN_OUT_KERNEL(op_signbit_out, op_signbit, 1)
+ATEN_OUT_KERNEL(op_sinc_out, op_sinc, 1)
+ATEN_OUT_KERNEL(op_nextafter_out, op_nextafter, 2)
 
 const aten_op aten_elementwise_more_ops[] = {
     {"heaviside", "TT", op_heaviside},

@@ -153,18 +153,12 @@ static porta_status *frexp_out(const porta_value *a, aten_results *results) {
     return aten_into_outs(frexp_of, a, 1, 2, results);
 }
 
-/* The out= variants: the new result written into out when it has the
- * result's shape, else handed to the binding to resize out, as PyTorch
- * resizes outs. */
-#define OUT_KERNEL(name, fresh, out_index)                                    \
-    static porta_status *name(const porta_value *args, aten_results *r) {     \
-        return aten_into_outs(fresh, args, out_index, 1, r);                  \
-    }
-OUT_KERNEL(op_logaddexp_out, op_logaddexp, 2)
-OUT_KERNEL(op_logaddexp2_out, op_logaddexp2, 2)
-OUT_KERNEL(op_xlogy_out, op_xlogy, 2)
-OUT_KERNEL(op_angle_out, op_angle, 1)
-OUT_KERNEL(op_linalg_cross_out, op_linalg_cross, 3)
+/* The out= variants. */
+ATEN_OUT_KERNEL(op_logaddexp_out, op_logaddexp, 2)
+ATEN_OUT_KERNEL(op_logaddexp2_out, op_logaddexp2, 2)
+ATEN_OUT_KERNEL(op_xlogy_out, op_xlogy, 2)
+ATEN_OUT_KERNEL(op_angle_out, op_angle, 1)
+ATEN_OUT_KERNEL(op_linalg_cross_out, op_linalg_cross, 3)
 
 const aten_op aten_elementwise_misc_ops[] = {
     {"logaddexp", "NN", op_logaddexp},

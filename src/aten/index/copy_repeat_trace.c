@@ -165,8 +165,7 @@ static porta_status *repeat_interleave(const porta_value *a, aten_results *r) {
     porta_value scan_args[3] = {{.kind = PORTA_VALUE_TENSOR, .tensor = repeats},
                                 {.kind = PORTA_VALUE_INT, .i = 0},
                                 {.kind = PORTA_VALUE_DTYPE, .dtype = PORTA_I64}};
-    porta_tensor *ends = NULL;
-    hold_made(&s, aten_call_op("cumsum", scan_args, 3, &ends), &ends);
+    porta_tensor *ends = scope_call(&s, "cumsum", scan_args, 3);
     int64_t total = n ? host_int(&s, scope_reshape(&s, scope_slice(&s, ends, 0, n - 1, n, 1), 0, NULL))
                       : 0;
     int64_t lowest = n ? host_int(&s, scope_reduce(&s, PORTA_REDUCE_MIN, repeats, NULL, 0, false))
@@ -184,13 +183,10 @@ static porta_status *repeat_interleave(const porta_value *a, aten_results *r) {
     porta_tensor *marks = scope_scatter(&s, scope_full(&s, device, PORTA_I64, 1, &marks_size, 0), 0,
                                      later_starts, scope_full(&s, device, PORTA_I64, 1, &starts, 1),
                                      PORTA_SCATTER_ADD);
-    porta_tensor *counted = NULL;
-    if (!s.status) {
-        porta_value mark_args[3] = {{.kind = PORTA_VALUE_TENSOR, .tensor = marks},
-                                    {.kind = PORTA_VALUE_INT, .i = 0},
-                                    {.kind = PORTA_VALUE_NONE}};
-        hold_made(&s, aten_call_op("cumsum", mark_args, 3, &counted), &counted);
-    }
+    porta_value mark_args[3] = {{.kind = PORTA_VALUE_TENSOR, .tensor = marks},
+                                {.kind = PORTA_VALUE_INT, .i = 0},
+                                {.kind = PORTA_VALUE_NONE}};
+    porta_tensor *counted = scope_call(&s, "cumsum", mark_args, 3);
     scope_push(&s, r, scope_cast(&s, scope_slice(&s, counted, 0, 0, total, 1), repeats->dtype));
     return scope_end(&s);
 }
@@ -222,16 +218,13 @@ static porta_status *isin(const porta_value *a, aten_results *r) {
     } else {
         porta_tensor *sorted = NULL, *flat = scope_reshape(&s, tests, 1, &count);
         if (flat) hold_made(&s, porta_sort(flat, 0, PORTA_SORT_ASCENDING, &sorted, NULL), &sorted);
-        porta_tensor *places = NULL;
-        if (!s.status) {
-            porta_value search[6] = {{.kind = PORTA_VALUE_TENSOR, .tensor = sorted},
-                                     {.kind = PORTA_VALUE_TENSOR, .tensor = elements},
-                                     {.kind = PORTA_VALUE_BOOL, .b = false},
-                                     {.kind = PORTA_VALUE_BOOL, .b = false},
-                                     {.kind = PORTA_VALUE_NONE},
-                                     {.kind = PORTA_VALUE_NONE}};
-            hold_made(&s, aten_call_op("searchsorted.Tensor", search, 6, &places), &places);
-        }
+        porta_value search[6] = {{.kind = PORTA_VALUE_TENSOR, .tensor = sorted},
+                                 {.kind = PORTA_VALUE_TENSOR, .tensor = elements},
+                                 {.kind = PORTA_VALUE_BOOL, .b = false},
+                                 {.kind = PORTA_VALUE_BOOL, .b = false},
+                                 {.kind = PORTA_VALUE_NONE},
+                                 {.kind = PORTA_VALUE_NONE}};
+        porta_tensor *places = scope_call(&s, "searchsorted.Tensor", search, 6);
         int64_t total = porta_tensor_numel(elements);
         porta_tensor *clamped = scope_binary_number(&s, PORTA_MINIMUM, places, (double)(count - 1));
         porta_tensor *there = scope_index_select(&s, sorted, 0, scope_reshape(&s, clamped, 1, &total));

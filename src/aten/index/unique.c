@@ -32,14 +32,10 @@ static runs find_runs(aten_scope *s, const porta_tensor *x, int axis) {
     porta_tensor *positions = scope_arange(s, device, n);
     porta_tensor *starts_run = scope_binary(s, PORTA_LOGICAL_OR, differs,
                                          scope_binary_number(s, PORTA_EQ, positions, 0));
-    porta_tensor *counted = NULL;
-    if (!s->status) {
-        porta_value scan[3] = {{.kind = PORTA_VALUE_TENSOR, .tensor = scope_cast(s, starts_run, PORTA_I64)},
-                               {.kind = PORTA_VALUE_INT, .i = 0},
-                               {.kind = PORTA_VALUE_NONE}};
-        porta_status *status = scan[0].tensor ? aten_call_op("cumsum", scan, 3, &counted) : NULL;
-        scope_hold(s, status, status ? NULL : counted);
-    }
+    porta_value scan[3] = {{.kind = PORTA_VALUE_TENSOR, .tensor = scope_cast(s, starts_run, PORTA_I64)},
+                           {.kind = PORTA_VALUE_INT, .i = 0},
+                           {.kind = PORTA_VALUE_NONE}};
+    porta_tensor *counted = scope_call(s, "cumsum", scan, 3);
     out.run_of = scope_binary_number(s, PORTA_SUB, counted, 1);
     int64_t count = 0;
     if (n && !s->status) {

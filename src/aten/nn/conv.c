@@ -192,9 +192,7 @@ static porta_tensor *sample_op(aten_scope *s, const char *name, const porta_tens
     porta_value args[6] = {{.kind = PORTA_VALUE_TENSOR, .tensor = (porta_tensor *)x}};
     for (int i = 0; i < list_count; i++)
         args[1 + i] = (porta_value){.kind = PORTA_VALUE_INTS, .ints = {lists[i], 2}};
-    porta_tensor *out = NULL;
-    porta_status *status = aten_call_op(name, args, 1 + list_count, &out);
-    return scope_hold(s, status, out);
+    return scope_call(s, name, args, 1 + list_count);
 }
 
 /* Whether the gradients can take the im2col road (see the file's top). */

@@ -199,21 +199,16 @@ static porta_status *smooth_l1_loss_backward(const porta_value *args, aten_resul
     return robust_loss_backward("smooth_l1_loss_backward", args, args[4].f, 1, results);
 }
 
-/* The out= variants: the new result written into the out tensor when it
- * has the result's shape, else handed to the binding to resize it. */
-#define OUT_KERNEL(name, fresh, out_index)                                    \
-    static porta_status *name(const porta_value *args, aten_results *r) {     \
-        return aten_into_outs(fresh, args, out_index, 1, r);                  \
-    }
-OUT_KERNEL(glu_out, glu, 2)
-OUT_KERNEL(glu_backward_out, glu_backward, 3)
-OUT_KERNEL(hardshrink_out, hardshrink, 2)
-OUT_KERNEL(softshrink_out, softshrink, 2)
-OUT_KERNEL(shrink_backward_out, shrink_backward, 3)
-OUT_KERNEL(huber_loss_out, huber_loss, 4)
-OUT_KERNEL(huber_loss_backward_out, huber_loss_backward, 5)
-OUT_KERNEL(smooth_l1_loss_out, smooth_l1_loss, 4)
-OUT_KERNEL(smooth_l1_loss_backward_out, smooth_l1_loss_backward, 5)
+/* The out= variants. */
+ATEN_OUT_KERNEL(glu_out, glu, 2)
+ATEN_OUT_KERNEL(glu_backward_out, glu_backward, 3)
+ATEN_OUT_KERNEL(hardshrink_out, hardshrink, 2)
+ATEN_OUT_KERNEL(softshrink_out, softshrink, 2)
+ATEN_OUT_KERNEL(shrink_backward_out, shrink_backward, 3)
+ATEN_OUT_KERNEL(huber_loss_out, huber_loss, 4)
+ATEN_OUT_KERNEL(huber_loss_backward_out, huber_loss_backward, 5)
+ATEN_OUT_KERNEL(smooth_l1_loss_out, smooth_l1_loss, 4)
+ATEN_OUT_KERNEL(smooth_l1_loss_backward_out, smooth_l1_loss_backward, 5)
 
 const aten_op aten_nn_more_ops[] = {
     {"glu", "Ti", glu},

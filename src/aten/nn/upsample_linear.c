@@ -128,16 +128,11 @@ static porta_status *upsample_trilinear3d_backward(const porta_value *args, aten
     return upsample_linear_backward("upsample_trilinear3d_backward", 3, args, results);
 }
 
-/* The out= variants: the new result written into out when it has the
- * result's shape, else handed to the binding to resize it. */
-#define OUT_KERNEL(name, fresh, out_index)                                    \
-    static porta_status *name(const porta_value *args, aten_results *r) {     \
-        return aten_into_outs(fresh, args, out_index, 1, r);                  \
-    }
-OUT_KERNEL(upsample_linear1d_out, upsample_linear1d, 4)
-OUT_KERNEL(upsample_trilinear3d_out, upsample_trilinear3d, 6)
-OUT_KERNEL(upsample_linear1d_backward_out, upsample_linear1d_backward, 5)
-OUT_KERNEL(upsample_trilinear3d_backward_out, upsample_trilinear3d_backward, 7)
+/* The out= variants. */
+ATEN_OUT_KERNEL(upsample_linear1d_out, upsample_linear1d, 4)
+ATEN_OUT_KERNEL(upsample_trilinear3d_out, upsample_trilinear3d, 6)
+ATEN_OUT_KERNEL(upsample_linear1d_backward_out, upsample_linear1d_backward, 5)
+ATEN_OUT_KERNEL(upsample_trilinear3d_backward_out, upsample_trilinear3d_backward, 7)
 
 const aten_op aten_nn_upsample_linear_ops[] = {
     {"upsample_linear1d", "TIbg", upsample_linear1d},

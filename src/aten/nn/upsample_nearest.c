@@ -23,9 +23,7 @@ static porta_tensor *nearest2d(aten_scope *s, const porta_tensor *x, const int64
     if (!view) return NULL;
     porta_value args[4] = {{.kind = PORTA_VALUE_TENSOR, .tensor = view}, ints_value(out, 2),
                            *scale_h, *scale_w};
-    porta_tensor *y = NULL;
-    porta_status *status = aten_call_op("upsample_nearest2d", args, 4, &y);
-    return scope_reshape(s, scope_hold(s, status, y), rank, sizes);
+    return scope_reshape(s, scope_call(s, "upsample_nearest2d", args, 4), rank, sizes);
 }
 
 /* upsample_nearest2d_backward(g, [out_h, out_w], in_planes, scale_h,
@@ -38,9 +36,7 @@ static porta_tensor *nearest2d_back(aten_scope *s, const porta_tensor *g, const 
     porta_value args[5] = {{.kind = PORTA_VALUE_TENSOR, .tensor = view},
                            ints_value(out_planes + 2, 2), ints_value(in_planes, 4), *scale_h,
                            *scale_w};
-    porta_tensor *gx = NULL;
-    porta_status *status = aten_call_op("upsample_nearest2d_backward", args, 5, &gx);
-    return scope_reshape(s, scope_hold(s, status, gx), rank, sizes);
+    return scope_reshape(s, scope_call(s, "upsample_nearest2d_backward", args, 5), rank, sizes);
 }
 
 static porta_status *check_ranks(const char *op, int dims, const porta_tensor *x,

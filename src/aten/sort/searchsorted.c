@@ -41,9 +41,7 @@ static porta_tensor *joined(aten_scope *s, const porta_tensor *first, const port
     porta_tensor *items[2] = {(porta_tensor *)first, (porta_tensor *)second};
     porta_value args[2] = {{.kind = PORTA_VALUE_TENSORS, .tensors = {items, 2}},
                            {.kind = PORTA_VALUE_INT, .i = -1}};
-    porta_tensor *out = NULL;
-    porta_status *status = aten_call_op("cat", args, 2, &out);
-    return scope_hold(s, status, out);
+    return scope_call(s, "cat", args, 2);
 }
 
 static porta_status *check_search(const porta_tensor *seq, const porta_tensor *values,
