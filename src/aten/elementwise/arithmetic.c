@@ -213,7 +213,7 @@ BINARY_KERNELS(minimum, ew_promoted_binary, PORTA_MINIMUM)
 BINARY_KERNELS(fmax, nan_ignoring, PORTA_MAXIMUM)
 BINARY_KERNELS(fmin, nan_ignoring, PORTA_MINIMUM)
 
-const aten_op aten_elementwise_ops[] = {
+const aten_op aten_elementwise_arithmetic_ops[] = {
     {"add.Tensor", "NNs", add},
     {"add.Scalar", "Nss", add},
     {"add_.Tensor", "NNs", add_},

@@ -140,7 +140,7 @@ ATEN_OUT_KERNEL(op_signbit_out, op_signbit, 1)
 ATEN_OUT_KERNEL(op_sinc_out, op_sinc, 1)
 ATEN_OUT_KERNEL(op_nextafter_out, op_nextafter, 2)
 
-const aten_op aten_elementwise_more_ops[] = {
+const aten_op aten_elementwise_heaviside_hypot_signbit_sinc_nextafter_ops[] = {
     {"heaviside", "TT", op_heaviside},
     {"heaviside.out", "TTT", op_heaviside_out},
     {"heaviside_", "TT", op_heaviside_inplace},

@@ -1,6 +1,6 @@
 /* Elementwise ops composed from primitives that PyTorch has no
  * decomposition for: logaddexp, logaddexp2, xlogy, angle (of real
- * numbers), frexp and linalg_cross, with their in-place and out= variants. */
+ * numbers) and frexp, with their in-place and out= variants. */
 #include <math.h>
 
 #include "aten/elementwise/elementwise.h"
@@ -63,49 +63,6 @@ static porta_tensor *angle_of(aten_scope *s, const porta_value *x) {
 
 COMPOSED_KERNEL(op_angle, angle_of(&s, &args[0]), EW_NEW, 1)
 
-/* linalg_cross(self, other, dim): with a' and a'' the 3-vectors rotated
- * by one and two places along dim, a' * b'' - a'' * b'. */
-static porta_tensor *rotated(aten_scope *s, const porta_tensor *x, int dim, const int64_t *order) {
-    if (s->status) return NULL;
-    int64_t three = 3;
-    porta_tensor *index = NULL;
-    porta_status *status = porta_tensor_from_host(s->device, PORTA_I64, 1, &three, order, &index);
-    return scope_index_select(s, x, dim, scope_hold(s, status, index));
-}
-
-static porta_tensor *cross_of(aten_scope *s, const porta_value *args) {
-    const porta_tensor *x = args[0].tensor, *y = args[1].tensor;
-    if (x->rank != y->rank)
-        return scope_fail(s, porta_error(PORTA_ERR_SHAPE,
-                                      "linalg.cross: inputs must have the same number of "
-                                      "dimensions."));
-    if (x->dtype != y->dtype)
-        return scope_fail(s, porta_error(PORTA_ERR_DTYPE, "expected scalar type %s but found %s",
-                                      aten_dtype_label(x->dtype), aten_dtype_label(y->dtype)));
-    if (x->dtype == PORTA_BOOL)
-        return scope_fail(s, porta_error(PORTA_ERR_DTYPE, "\"cross\" not implemented for 'Bool'"));
-    int dim, rank;
-    int64_t sizes[PORTA_MAX_RANK];
-    porta_status *status = porta_normalize_axis("linalg.cross", (int)args[2].i, x->rank, &dim);
-    if (status) return scope_fail(s, status);
-    if (x->sizes[dim] != 3 || y->sizes[dim] != 3)
-        return scope_fail(s, porta_error(PORTA_ERR_SHAPE,
-                                      "linalg.cross: inputs dimension %lld must have length 3. "
-                                      "Got %lld and %lld",
-                                      (long long)args[2].i, (long long)x->sizes[dim],
-                                      (long long)y->sizes[dim]));
-    status = porta_broadcast_shapes("linalg.cross", x->rank, x->sizes, y->rank, y->sizes, &rank,
-                                    sizes);
-    if (status) return scope_fail(s, status);
-    static const int64_t once[3] = {1, 2, 0}, twice[3] = {2, 0, 1};
-    porta_tensor *a = scope_expand(s, x, rank, sizes), *b = scope_expand(s, y, rank, sizes);
-    porta_tensor *forward = scope_binary(s, PORTA_MUL, rotated(s, a, dim, once), rotated(s, b, dim, twice));
-    porta_tensor *backward = scope_binary(s, PORTA_MUL, rotated(s, a, dim, twice), rotated(s, b, dim, once));
-    return scope_binary(s, PORTA_SUB, forward, backward);
-}
-
-COMPOSED_KERNEL(op_linalg_cross, cross_of(&s, args), EW_NEW, 3)
-
 /* frexp(self): mantissa in [0.5, 1) with self's sign and an int32
  * exponent, self = mantissa * 2^exponent; zeros, infinities and NaN are
  * their own mantissa with exponent 0. The exponent from log2 is corrected
@@ -158,9 +115,8 @@ ATEN_OUT_KERNEL(op_logaddexp_out, op_logaddexp, 2)
 ATEN_OUT_KERNEL(op_logaddexp2_out, op_logaddexp2, 2)
 ATEN_OUT_KERNEL(op_xlogy_out, op_xlogy, 2)
 ATEN_OUT_KERNEL(op_angle_out, op_angle, 1)
-ATEN_OUT_KERNEL(op_linalg_cross_out, op_linalg_cross, 3)
 
-const aten_op aten_elementwise_misc_ops[] = {
+const aten_op aten_elementwise_logaddexp_xlogy_angle_frexp_ops[] = {
     {"logaddexp", "NN", op_logaddexp},
     {"logaddexp.out", "NNN", op_logaddexp_out},
     {"logaddexp2", "NN", op_logaddexp2},
@@ -175,8 +131,6 @@ const aten_op aten_elementwise_misc_ops[] = {
     {"xlogy_.Scalar_Other", "Ns", op_xlogy_inplace},
     {"angle", "N", op_angle},
     {"angle.out", "NN", op_angle_out},
-    {"linalg_cross", "TTi", op_linalg_cross},
-    {"linalg_cross.out", "TTiT", op_linalg_cross_out},
     {"frexp.Tensor", "T", frexp_of},
     {"frexp.Tensor_out", "TTT", frexp_out},
     {NULL, NULL, NULL},

@@ -46,7 +46,7 @@ static porta_status *assert_tensor_metadata(const porta_value *args, aten_result
     return NULL;
 }
 
-const aten_op aten_export_ops[] = {
+const aten_op aten_export_tensor_metadata_ops[] = {
     {"_assert_tensor_metadata", "TJJdxx", assert_tensor_metadata},
     {NULL, NULL, NULL},
 };

@@ -360,7 +360,7 @@ static porta_status *index_add_(const porta_value *args, aten_results *r) {
     return index_add_into(args, true, r);
 }
 
-const aten_op aten_index_ops[] = {
+const aten_op aten_index_gather_scatter_ops[] = {
     {"index_select", "TiT", index_select},
     {"gather", "TiTb", gather},
     {"scatter.src", "TiTT", scatter},

@@ -220,7 +220,7 @@ static porta_status *addmm_out(const porta_value *a, aten_results *r) {
     return aten_into_outs(addmm, a, 5, 1, r);
 }
 
-const aten_op aten_linalg_ops[] = {
+const aten_op aten_linalg_products_ops[] = {
     {"mm", "TT", mm},
     {"mm.out", "TTT", mm_out},
     {"bmm", "TT", bmm},

@@ -53,7 +53,7 @@ static porta_status *native_dropout_backward(const porta_value *args, aten_resul
     return scope_end(&s);
 }
 
-const aten_op aten_nn_ops[] = {
+const aten_op aten_nn_dropout_ops[] = {
     {"native_dropout", "Tfc", native_dropout},
     {"native_dropout_backward", "TTf", native_dropout_backward},
     {NULL, NULL, NULL},

@@ -67,7 +67,7 @@ static porta_status *logcumsumexp_out(const porta_value *args, aten_results *res
     return aten_into_outs(logcumsumexp, args, 2, 1, results);
 }
 
-const aten_op aten_reduce_scan_more_ops[] = {
+const aten_op aten_reduce_logcumsumexp_ops[] = {
     {"logcumsumexp", "Ti", logcumsumexp},
     {"logcumsumexp.out", "TiT", logcumsumexp_out},
     {"_logcumsumexp", "Ti", logcumsumexp},

@@ -167,7 +167,7 @@ static porta_status *bucketize_out(const porta_value *a, aten_results *r) {
     return aten_into_outs(bucketize, a, 4, 1, r);
 }
 
-const aten_op aten_search_ops[] = {
+const aten_op aten_sort_searchsorted_ops[] = {
     {"searchsorted.Tensor", "TTbbrt", search},
     {"searchsorted.Scalar", "Tsbbrt", search},
     {"searchsorted.Tensor_out", "TTbbrtT", search_out},
