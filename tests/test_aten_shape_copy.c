@@ -1,4 +1,4 @@
-/* The layout rules of src/aten/shape_copy.h (PyTorch's density test, its
+/* The layout rules of src/aten/shape/copy.h (PyTorch's density test, its
  * inferred dense strides, memory formats, clone_preserve_strides), and the
  * failure paths of the copy ops, which must release what they made. */
 #include <stdlib.h>

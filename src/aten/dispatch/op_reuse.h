@@ -1,8 +1,8 @@
 /* Two things ops composed from other aten ops share: running a registered
  * op by name (so a composition reuses its checks and lowering instead of
  * repeating them) and out= results written the way PyTorch writes them. */
-#ifndef PORTA_ATEN_OP_REUSE_H
-#define PORTA_ATEN_OP_REUSE_H
+#ifndef PORTA_ATEN_DISPATCH_OP_REUSE_H
+#define PORTA_ATEN_DISPATCH_OP_REUSE_H
 
 #include "aten/aten.h"
 

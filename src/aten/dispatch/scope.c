@@ -34,7 +34,7 @@ porta_status *scope_end(aten_scope *s) {
 void scope_push(aten_scope *s, aten_results *results, porta_tensor *t) {
     if (s->status) return;
     if (!t) {
-        scope_fail(s, porta_error(PORTA_ERR_INTERNAL, "aten nn: missing result"));
+        scope_fail(s, porta_error(PORTA_ERR_INTERNAL, "aten: missing result"));
         return;
     }
     porta_tensor_retain(t);

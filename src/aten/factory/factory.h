@@ -1,7 +1,7 @@
 /* Helpers the factory and random aten ops share: the default dtype, sizes
  * arguments, scalar values converted as PyTorch converts them. */
-#ifndef PORTA_ATEN_FACTORY_H
-#define PORTA_ATEN_FACTORY_H
+#ifndef PORTA_ATEN_FACTORY_FACTORY_H
+#define PORTA_ATEN_FACTORY_FACTORY_H
 
 #include "aten/aten.h"
 

@@ -1,4 +1,4 @@
-/* Helpers shared by the index aten ops: see index_common.h. */
+/* Helpers shared by the index aten ops: see index/common.h. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* Helpers shared by the index aten ops (index*.c): index checks and
+/* Helpers shared by the index aten ops (src/aten/index/): index checks and
  * wrapping with PyTorch's messages, nonzero, small tensors. */
 #ifndef PORTA_ATEN_INDEX_COMMON_H
 #define PORTA_ATEN_INDEX_COMMON_H

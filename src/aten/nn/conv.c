@@ -184,7 +184,7 @@ static porta_tensor *conv_weight_grad(aten_scope *s, const porta_tensor *x, cons
     return scope_contiguous(s, scope_permute(s, full, back));
 }
 
-/* Runs im2col or col2im (nn_sample.c) on x with 2-d int lists, keeping
+/* Runs im2col or col2im (nn/sample.c) on x with 2-d int lists, keeping
  * the result in the scope. */
 static porta_tensor *sample_op(aten_scope *s, const char *name, const porta_tensor *x,
                                const int64_t (*lists)[2], int list_count) {

@@ -2,7 +2,7 @@
  * 1 to 3): max_pool2d/3d with indices, avg_pool2d/3d and their gradients. A pooling window is a
  * strided view of the padded input ([N, C, out..., kernel...]) reduced over
  * its window axes; gradients scatter-add back through the windows' flat
- * indices. Adaptive pooling is in nn_pool_adaptive.c. */
+ * indices. Adaptive pooling is in nn/pool_adaptive.c. */
 #include <math.h>
 #include <stdio.h>
 

@@ -2,7 +2,7 @@
  * 3): _adaptive_avg_pool2d, _adaptive_avg_pool3d and their gradients. The
  * windows along each axis are a 0/1 matrix [out, in] applied with one
  * matmul per axis; the sums are divided by the window volumes once, as
- * PyTorch's kernels divide. (Windowed pooling of every rank: nn_pool.c.) */
+ * PyTorch's kernels divide. (Windowed pooling of every rank: nn/pool.c.) */
 #include <stdlib.h>
 
 #include "aten/dispatch/scope.h"

@@ -1,4 +1,4 @@
-/* Max pooling ops beside the windowed ones (nn_pool.c): adaptive max
+/* Max pooling ops beside the windowed ones (nn/pool.c): adaptive max
  * pooling over 2 or 3 spatial axes with its gradient, and max unpooling.
  * Adaptive windows differ in length, so every window is gathered at once
  * through a host table of flat input positions (a window shorter than the

@@ -1,7 +1,7 @@
 /* Sampling ops: col2im (fold) and its adjoint im2col (unfold), and
  * grid_sampler_2d.
  *
- * (grid_sampler_2d lives in nn_sample_grid.c.)
+ * (grid_sampler_2d lives in nn/sample_grid.c.)
  *
  * col2im and im2col share one int64 map, computed on the host, from each
  * (kernel offset, block) column element to its position in the zero-padded

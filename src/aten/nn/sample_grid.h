@@ -1,5 +1,5 @@
-/* grid_sampler_2d and its backward (nn_sample_grid.c), listed in the
- * sampling ops' table (nn_sample.c). */
+/* grid_sampler_2d and its backward (nn/sample_grid.c), listed in the
+ * sampling ops' table (nn/sample.c). */
 #ifndef PORTA_ATEN_NN_SAMPLE_GRID_H
 #define PORTA_ATEN_NN_SAMPLE_GRID_H
 

@@ -1,5 +1,5 @@
 /* 1-D and 3-D linear upsampling, separable as upsample_bilinear2d is (see
- * nn_upsample.c): each spatial axis is mixed by its interpolation matrix
+ * nn/upsample.c): each spatial axis is mixed by its interpolation matrix
  * A [out, in], so the op applies A along every axis in turn and its
  * gradient applies A^T. The depth axis of 3-D inputs is mixed with
  * height and width flattened behind it, one matmul for all three. */

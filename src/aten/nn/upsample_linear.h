@@ -1,5 +1,5 @@
 /* What the linear upsampling ops share with bilinear upsampling
- * (nn_upsample.c): the interpolation matrix along one axis. */
+ * (nn/upsample.c): the interpolation matrix along one axis. */
 #ifndef PORTA_ATEN_NN_UPSAMPLE_LINEAR_H
 #define PORTA_ATEN_NN_UPSAMPLE_LINEAR_H
 

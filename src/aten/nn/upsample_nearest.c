@@ -1,5 +1,5 @@
 /* Nearest upsampling over 1 and 3 spatial axes through the registered
- * upsample_nearest2d and its gradient (nn_upsample.c): a 1-D signal is a
+ * upsample_nearest2d and its gradient (nn/upsample.c): a 1-D signal is a
  * plane of height 1, and a volume is upsampled over (H, W) with the depth
  * folded into the channels, then over D with (H, W) flattened into a row
  * whose size does not change (nearest at scale 1 is the identity). */

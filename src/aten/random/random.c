@@ -1,6 +1,6 @@
 /* Random aten ops that fill a tensor in place: uniform_, normal_,
  * exponential_, bernoulli_, random_; and the factories rand, randn. Each reserves its stream positions from
- * the device's generator (random_state.h), so results depend only on the
+ * the device's generator (random/state.h), so results depend only on the
  * seed and the sequence of draws, on every backend. A torch.Generator
  * argument ('x') never reaches here: the binding rejects it, as porta has
  * no generator objects yet. */

@@ -1,7 +1,7 @@
 /* What the reduction, normalization and linear-algebra ops share: the dims
  * an aten op reduces over, dtype casts, and arithmetic with a constant. */
-#ifndef PORTA_ATEN_REDUCE_HELPERS_H
-#define PORTA_ATEN_REDUCE_HELPERS_H
+#ifndef PORTA_ATEN_REDUCE_COMMON_H
+#define PORTA_ATEN_REDUCE_COMMON_H
 
 #include "aten/aten.h"
 

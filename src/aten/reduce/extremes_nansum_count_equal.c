@@ -7,7 +7,7 @@
 #include "core/status.h"
 #include "core/tensor.h"
 
-/* amax/amin (reduce.c) by name, for their out= forms: PyTorch wants the
+/* amax/amin (reduce/reduce.c) by name, for their out= forms: PyTorch wants the
  * out tensor in the input's dtype. */
 static porta_status *run_reduction(const char *name, const porta_value *a,
                                    aten_results *results) {

@@ -1,5 +1,5 @@
 /* logcumsumexp along one dim, composed of primitives as cumsum is (see
- * reduce_scan.c): log2(n) rounds in which every element is combined with
+ * reduce/scan.c): log2(n) rounds in which every element is combined with
  * the one `step` places before it (a shifted copy padded with -inf), here
  * by logaddexp, so no running sum of exponentials can overflow or
  * underflow. Float only, accumulated as the CPU kernel does (its acc_type):

@@ -1,6 +1,6 @@
 /* Copies that keep or choose a layout: clone, _to_copy, copy (the
  * functional copy_), and alias, a view of the whole tensor. The layouts
- * follow PyTorch's rules for new tensors made like another (shape_copy.h),
+ * follow PyTorch's rules for new tensors made like another (shape/copy.h),
  * which the *_scatter ops and the *_like factories share. */
 #include <string.h>
 

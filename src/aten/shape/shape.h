@@ -1,6 +1,6 @@
-/* Helpers shared by the shape family's files (src/aten/shape*.c). */
-#ifndef PORTA_ATEN_SHAPE_H
-#define PORTA_ATEN_SHAPE_H
+/* Helpers shared by the shape family's files (src/aten/shape/). */
+#ifndef PORTA_ATEN_SHAPE_SHAPE_H
+#define PORTA_ATEN_SHAPE_SHAPE_H
 
 #include "aten/aten.h"
 

@@ -1,8 +1,12 @@
 """Ops the OpInfo conformance test used to send to the CPU fallback, now
-native in libporta (src/aten/reduce_extra.c, elementwise_misc.c,
-index_fill.c): values, dtypes and layouts against PyTorch CPU, zero-size
-inputs, errors of the same type, gradients through autograd, and no
-fallback on the way."""
+native in libporta, mostly reductions, index and pooling ops: amax/amin
+out=, aminmax, nansum, count_nonzero, vdot, equal, addbmm, cummax/cummin
+(src/aten/reduce/, linalg/), logaddexp, xlogy, angle, frexp, linalg_cross
+(elementwise/, linalg/), index_fill, masked_select, take/put, index_reduce
+(index/), searchsorted (sort/), adaptive max pooling, max_unpool,
+upsample_nearest 1d/3d (nn/): values, dtypes and layouts against PyTorch
+CPU, zero-size inputs, errors of the same type, gradients through
+autograd, and no fallback on the way."""
 import warnings
 
 import pytest

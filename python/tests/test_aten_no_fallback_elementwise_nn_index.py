@@ -1,8 +1,11 @@
 """More ops the OpInfo conformance test used to send to the CPU fallback,
-now native in libporta (src/aten/elementwise_more.c, nn_more.c,
-index_more.c, index_unique.c, reduce_scan_more.c, nn_upsample_linear.c): values,
-dtypes and layouts against PyTorch CPU, zero-size inputs, errors of the
-same type, gradients through autograd, and no fallback on the way."""
+now native in libporta, mostly elementwise, nn and index ops: heaviside,
+hypot, signbit, sinc, nextafter (src/aten/elementwise/), glu, the shrinks,
+huber and smooth_l1 losses, upsample_linear (nn/), trace (linalg/),
+index_copy, repeat_interleave, unique (index/), isin, histc, mode (sort/),
+logcumsumexp (reduce/): values, dtypes and layouts against PyTorch CPU,
+zero-size inputs, errors of the same type, gradients through autograd, and
+no fallback on the way."""
 import warnings
 
 import pytest
