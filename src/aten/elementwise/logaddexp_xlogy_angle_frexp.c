@@ -72,7 +72,8 @@ static porta_status *frexp_of(const porta_value *a, aten_results *results) {
     const porta_tensor *x = a[0].tensor;
     if (!porta_dtype_is_float(x->dtype))
         return porta_error(PORTA_ERR_DTYPE, "torch.frexp() only supports floating-point dtypes");
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_dtype compute = aten_compute_dtype(x->dtype);
     porta_device *device = x->buffer->device;
     porta_tensor *v = scope_cast(&s, x, compute), *one = scope_full(&s, device, compute, 0, NULL, 1);

@@ -260,7 +260,8 @@ static porta_status *embedding_bag(const porta_value *a, aten_results *r) {
     const porta_tensor *per_sample = a[6].kind == PORTA_VALUE_TENSOR ? a[6].tensor : NULL;
     int64_t mode = a[4].i, padding_idx = a[8].i;
     PORTA_TRY(check_bag_args(weight, indices, offsets, mode, per_sample));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_device *device = weight->buffer->device;
     int64_t n = indices->sizes[0], d = weight->sizes[1], bags = 0;
     porta_tensor *bag = bag_of_each_index(&s, offsets, n, a[7].b, &bags);
@@ -309,7 +310,8 @@ static porta_status *bag_backward(const bag_grad_args *g, aten_results *r) {
     if (g->grad->rank != 2)
         return porta_error(PORTA_ERR_SHAPE, "embedding_bag_backward: expected a 2-D grad, got "
                                             "rank %d", g->grad->rank);
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_device *device = g->grad->buffer->device;
     int64_t d = g->grad->sizes[1], shape[2] = {g->num_weights, d};
     porta_tensor *zeros = scope_full(&s, device, g->grad->dtype, 2, shape, 0), *out;
@@ -376,7 +378,8 @@ static porta_status *embedding_bag_per_sample_weights_backward(const porta_value
                            "embedding_bag_backward: per_sample_weights only supported for "
                            "mode='sum'");
     PORTA_TRY(check_indices(indices));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *index = scope_cast(&s, indices, PORTA_I64);
     porta_tensor *products = scope_binary(&s, PORTA_MUL, scope_index_select(&s, grad, 0, a[4].tensor),
                                        scope_index_select(&s, weight, 0, index));

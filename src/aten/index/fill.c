@@ -59,7 +59,8 @@ static porta_status *index_fill_into(const porta_value *a, bool in_place, aten_r
                            "index_fill_ only supports a 0-dimensional value tensor, but got "
                            "tensor with %d dimension(s).",
                            a[3].tensor->rank);
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_device *device = porta_tensor_device(self);
     porta_tensor *value = a[3].kind == PORTA_VALUE_TENSOR
                               ? scope_cast(&s, a[3].tensor, self->dtype)
@@ -95,7 +96,8 @@ static porta_status *masked_select(const porta_value *a, aten_results *r) {
     PORTA_TRY(porta_broadcast_shapes("masked_select", self->rank, self->sizes, mask->rank,
                                      mask->sizes, &rank, sizes));
     int64_t numel = porta_shape_numel(rank, sizes);
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *flat_mask = scope_reshape(&s, scope_expand(&s, mask, rank, sizes), 1, &numel);
     porta_tensor *coordinates = NULL;
     if (flat_mask) {
@@ -149,7 +151,8 @@ static porta_status *take(const porta_value *a, aten_results *r) {
     int64_t numel = porta_tensor_numel(self);
     if (numel == 0 && porta_tensor_numel(index) != 0)
         return porta_error(PORTA_ERR_OUT_OF_RANGE, "take(): tried to take from an empty tensor");
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *positions = flat_positions(&s, index, numel);
     porta_tensor *flat_self = scope_reshape(&s, self, 1, &numel);
     scope_push(&s, r, scope_reshape(&s, scope_index_select(&s, flat_self, 0, positions), index->rank,
@@ -191,7 +194,8 @@ static porta_tensor *put_of(aten_scope *s, const porta_value *a) {
 }
 
 static porta_status *put(const porta_value *a, aten_results *r) {
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     scope_push(&s, r, put_of(&s, a));
     return scope_end(&s);
 }
@@ -199,7 +203,8 @@ static porta_status *put_out(const porta_value *a, aten_results *r) {
     return aten_into_outs(put, a, 4, 1, r);
 }
 static porta_status *put_(const porta_value *a, aten_results *r) {
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     push_into_self(&s, r, put_of(&s, a), a[0].tensor);
     return scope_end(&s);
 }
@@ -313,7 +318,8 @@ static porta_tensor *index_reduce_of(aten_scope *s, const porta_value *a) {
 }
 
 static porta_status *index_reduce(const porta_value *a, aten_results *r) {
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     scope_push(&s, r, index_reduce_of(&s, a));
     return scope_end(&s);
 }
@@ -321,7 +327,8 @@ static porta_status *index_reduce_out(const porta_value *a, aten_results *r) {
     return aten_into_outs(index_reduce, a, 6, 1, r);
 }
 static porta_status *index_reduce_(const porta_value *a, aten_results *r) {
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     push_into_self(&s, r, index_reduce_of(&s, a), a[0].tensor);
     return scope_end(&s);
 }

@@ -112,7 +112,8 @@ static porta_status *masked_scatter(const porta_value *args, aten_results *r) {
     int64_t sizes[PORTA_MAX_RANK];
     PORTA_TRY(porta_broadcast_shapes("masked_scatter", self->rank, self->sizes, mask->rank,
                                      mask->sizes, &rank, sizes));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     scope_push(&s, r, scatter_masked(&s, self, mask, source, rank, sizes));
     return scope_end(&s);
 }
@@ -122,7 +123,8 @@ static porta_status *masked_scatter_(const porta_value *args, aten_results *r) {
     porta_tensor *self = args[0].tensor;
     const porta_tensor *mask = args[1].tensor, *source = args[2].tensor;
     PORTA_TRY(check_masked_scatter(self, mask, source));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     scope_copy(&s, scatter_masked(&s, self, mask, source, self->rank, self->sizes), self);
     if (!s.status) scope_push(&s, r, self);
     return scope_end(&s);
@@ -133,7 +135,8 @@ static porta_status *masked_scatter_(const porta_value *args, aten_results *r) {
 static porta_status *masked_scatter_backward(const porta_value *args, aten_results *r) {
     const porta_tensor *grad = args[0].tensor, *mask = args[1].tensor;
     const porta_value *sizes = &args[2];
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     int64_t numel = porta_tensor_numel(grad), source_numel = 1;
     for (int i = 0; i < sizes->ints.count; i++) source_numel *= sizes->ints.items[i];
     porta_tensor *positions = true_positions(&s, scope_expand(&s, mask, grad->rank, grad->sizes));

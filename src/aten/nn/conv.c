@@ -299,7 +299,8 @@ static porta_status *convolution(const porta_value *args, aten_results *results)
     conv_geometry g;
     PORTA_TRY(read_geometry(x, w, &args[3], &g));
     PORTA_TRY(check_dtypes(x, w, bias));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *cx = computable(&s, x), *cw = computable(&s, w), *cb = computable(&s, bias);
     porta_tensor *y;
     if (g.transposed) {
@@ -329,7 +330,8 @@ static porta_status *convolution_backward(const porta_value *args, aten_results 
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "convolution_backward: expected an output_mask of 3 bools, got %d",
                            mask->ints.count);
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *cgy = computable(&s, gy), *cx = computable(&s, x), *cw = computable(&s, w);
     int64_t in_size[PORTA_MAX_RANK], kernel[PORTA_MAX_RANK];
     for (int i = 0; i < g.spatial; i++) {

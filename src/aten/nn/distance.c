@@ -181,7 +181,8 @@ static porta_status *cdist_forward(const porta_value *args, aten_results *result
     double p = args[2].f;
     int64_t mode = args[3].kind == PORTA_VALUE_INT ? args[3].i : 0;
     PORTA_TRY(cdist_check(x1, x2, p));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     cdist_operands o = {0};
     cdist_expand(&s, x1, x2, &o);
     porta_tensor *dist = NULL;
@@ -210,7 +211,8 @@ static porta_status *cdist_backward(const porta_value *args, aten_results *resul
                        *dist = args[4].tensor;
     double p = args[3].f;
     PORTA_TRY(cdist_check(x1, x2, p));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     cdist_operands o = {0};
     cdist_expand(&s, x1, x2, &o);
     int rank = o.batch_rank + 2;
@@ -272,7 +274,8 @@ static porta_status *pdist_forward(const porta_value *args, aten_results *result
     double p = args[1].f;
     PORTA_TRY(pdist_check(x, p));
     int64_t n = x->sizes[0], count = n > 1 ? n * (n - 1) / 2 : 0;
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *dist;
     if (count == 0 || x->sizes[1] == 0) {
         dist = scope_full(&s, x->buffer->device, x->dtype, 1, &count, 0);
@@ -294,7 +297,8 @@ static porta_status *pdist_backward(const porta_value *args, aten_results *resul
     double p = args[2].f;
     PORTA_TRY(pdist_check(x, p));
     int64_t n = x->sizes[0], columns = x->sizes[1], count = n > 1 ? n * (n - 1) / 2 : 0;
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_device *device = x->buffer->device;
     porta_tensor *out = scope_full(&s, device, x->dtype, 2, x->sizes, 0);
     if (count > 0 && columns > 0) {

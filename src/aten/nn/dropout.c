@@ -18,7 +18,8 @@ static porta_status *native_dropout(const porta_value *args, aten_results *resul
     if (!porta_dtype_is_float(x->dtype))
         return porta_error(PORTA_ERR_DTYPE, "native_dropout: expected a floating-point input, got %s",
                            porta_dtype_name(x->dtype));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_device *device = x->buffer->device;
     if (!train) { /* evaluation: a copy of the input and a mask keeping all */
         scope_push(&s, results, scope_contiguous(&s, x));
@@ -47,7 +48,8 @@ static porta_status *native_dropout_backward(const porta_value *args, aten_resul
     if (mask->dtype != PORTA_BOOL)
         return porta_error(PORTA_ERR_DTYPE, "native_dropout_backward: mask should be a bool tensor, got %s",
                            porta_dtype_name(mask->dtype));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *kept = scope_binary(&s, PORTA_MUL, gy, scope_cast(&s, mask, gy->dtype));
     scope_push(&s, results, scope_binary_number(&s, PORTA_MUL, kept, aten_number(&args[2])));
     return scope_end(&s);

@@ -26,7 +26,8 @@ static porta_status *mse_loss(const porta_value *args, aten_results *results) {
     const porta_tensor *x = args[0].tensor, *target = args[1].tensor;
     int64_t reduction = args[2].i;
     PORTA_TRY(nn_check_reduction("mse_loss", reduction));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *diff = scope_binary(&s, PORTA_SUB, x, target);
     scope_push(&s, results, nn_reduce_loss(&s, scope_binary(&s, PORTA_MUL, diff, diff), reduction));
     return scope_end(&s);
@@ -39,7 +40,8 @@ static porta_status *mse_loss_backward(const porta_value *args, aten_results *re
     int64_t reduction = args[3].i;
     PORTA_TRY(nn_check_reduction("mse_loss_backward", reduction));
     double norm = reduction == REDUCTION_MEAN ? 2.0 / (double)porta_tensor_numel(x) : 2.0;
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *scaled = scope_binary_number(&s, PORTA_MUL, scope_binary(&s, PORTA_SUB, x, target), norm);
     scope_push(&s, results, scope_binary(&s, PORTA_MUL, scaled, gy));
     return scope_end(&s);
@@ -129,7 +131,8 @@ static porta_status *nll_loss_forward(const porta_value *args, aten_results *res
     int axis;
     PORTA_TRY(nn_check_reduction("nll_loss", reduction));
     PORTA_TRY(check_nll("nll_loss", x, target, weight, &axis));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *index = NULL, *weights = NULL;
     nll_targets(&s, x, target, weight, axis, args[4].i, &index, &weights);
     porta_dtype compute = aten_compute_dtype(x->dtype);
@@ -159,7 +162,8 @@ static porta_status *nll_loss_backward(const porta_value *args, aten_results *re
     int axis;
     PORTA_TRY(nn_check_reduction("nll_loss_backward", reduction));
     PORTA_TRY(check_nll("nll_loss_backward", x, target, weight, &axis));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *index = NULL, *weights = NULL;
     nll_targets(&s, x, target, weight, axis, args[5].i, &index, &weights);
     porta_dtype compute = aten_compute_dtype(x->dtype);
@@ -224,7 +228,8 @@ static porta_status *binary_cross_entropy(const porta_value *args, aten_results 
     const porta_tensor *weight = args[2].kind == PORTA_VALUE_TENSOR ? args[2].tensor : NULL;
     int64_t reduction = args[3].i;
     PORTA_TRY(check_bce(x, target, weight, reduction));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     check_probabilities(&s, x);
     porta_dtype compute = aten_compute_dtype(x->dtype);
     porta_tensor *cx = scope_cast(&s, x, compute), *ct = scope_cast(&s, target, compute);
@@ -248,7 +253,8 @@ static porta_status *binary_cross_entropy_backward(const porta_value *args,
     const porta_tensor *weight = args[3].kind == PORTA_VALUE_TENSOR ? args[3].tensor : NULL;
     int64_t reduction = args[4].i;
     PORTA_TRY(check_bce(x, target, weight, reduction));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_dtype compute = aten_compute_dtype(x->dtype);
     porta_tensor *cx = scope_cast(&s, x, compute), *ct = scope_cast(&s, target, compute);
     porta_tensor *one_minus = scope_binary_number(&s, PORTA_SUB, scope_unary(&s, PORTA_NEG, cx), -1);
@@ -296,7 +302,8 @@ static porta_status *soft_margin_loss(const porta_value *args, aten_results *res
     const porta_tensor *x = args[0].tensor, *target = args[1].tensor;
     int64_t reduction = args[2].i;
     PORTA_TRY(check_soft_margin("soft_margin_loss", x, target, reduction));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_dtype compute = aten_compute_dtype(x->dtype);
     porta_tensor *margin = scope_binary(&s, PORTA_MUL, scope_unary(&s, PORTA_NEG, scope_cast(&s, x, compute)),
                                      scope_cast(&s, target, compute));
@@ -313,7 +320,8 @@ static porta_status *soft_margin_loss_backward(const porta_value *args, aten_res
     int64_t reduction = args[3].i;
     PORTA_TRY(check_soft_margin("soft_margin_loss_backward", x, target, reduction));
     double norm = reduction == REDUCTION_MEAN ? 1.0 / (double)porta_tensor_numel(x) : 1.0;
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_dtype compute = aten_compute_dtype(x->dtype);
     porta_tensor *ct = scope_cast(&s, target, compute);
     porta_tensor *z = scope_unary(&s, PORTA_EXP, scope_binary(&s, PORTA_MUL, scope_unary(&s, PORTA_NEG, ct),

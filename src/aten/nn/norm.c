@@ -101,7 +101,8 @@ static porta_status *batch_norm(const porta_tensor *x, const porta_tensor *weigh
                            "batch_norm: expected more than 1 value per channel when training, "
                            "got input size [%lld, %lld, ...]",
                            (long long)x->sizes[0], (long long)x->sizes[1]);
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_dtype compute = aten_compute_dtype(x->dtype);
     porta_dtype stats_dtype = weight ? weight->dtype : x->dtype;
     porta_tensor *cx = scope_cast(&s, x, compute), *mean, *var;
@@ -180,7 +181,8 @@ static porta_status *native_batch_norm_backward(const porta_value *args, aten_re
                            "batch_norm_backward: expected the %s statistics and a mask of 3",
                            train ? "saved" : "running");
     int axes[PORTA_MAX_RANK], count = batch_axes(x, axes);
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_dtype compute = aten_compute_dtype(x->dtype);
     porta_tensor *cx = scope_cast(&s, x, compute), *cg = scope_cast(&s, gy, compute);
     porta_tensor *mean = per_channel(&s, mean_v, x->rank, compute);
@@ -240,7 +242,8 @@ static porta_status *native_layer_norm(const porta_value *args, aten_results *re
     int axes[PORTA_MAX_RANK], count;
     PORTA_TRY(check_float("layer_norm", x));
     PORTA_TRY(layer_axes(x, &args[1], axes, &count));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_dtype compute = aten_compute_dtype(x->dtype);
     porta_dtype stats_dtype = weight ? weight->dtype : x->dtype;
     porta_tensor *cx = scope_cast(&s, x, compute), *mean, *var;
@@ -268,7 +271,8 @@ static porta_status *native_layer_norm_backward(const porta_value *args, aten_re
                            "layer_norm_backward: expected an output_mask of 3 bools");
     int batch[PORTA_MAX_RANK], batch_count = x->rank - count;
     for (int i = 0; i < batch_count; i++) batch[i] = i;
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_dtype compute = aten_compute_dtype(x->dtype);
     porta_tensor *cx = scope_cast(&s, x, compute), *cg = scope_cast(&s, gy, compute);
     porta_tensor *rstd = scope_cast(&s, args[4].tensor, compute);
@@ -330,7 +334,8 @@ static porta_status *native_group_norm(const porta_value *args, aten_results *re
     const porta_tensor *x = args[0].tensor, *weight = optional(&args[1]), *bias = optional(&args[2]);
     group_shape g;
     PORTA_TRY(read_groups("group_norm", x, &args[3], &g));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_dtype compute = aten_compute_dtype(x->dtype);
     porta_dtype stats_dtype = weight ? weight->dtype : x->dtype;
     int64_t grouped[4] = {g.n, g.groups, g.c / g.groups, g.hw}, stats[2] = {g.n, g.groups};
@@ -357,7 +362,8 @@ static porta_status *native_group_norm_backward(const porta_value *args, aten_re
     if (mask->ints.count != 3)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "group_norm_backward: expected an output_mask of 3 bools");
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_dtype compute = aten_compute_dtype(x->dtype);
     int64_t grouped[4] = {g.n, g.groups, g.c / g.groups, g.hw}, stats[4] = {g.n, g.groups, 1, 1};
     porta_tensor *cx = scope_reshape(&s, scope_cast(&s, x, compute), 4, grouped);

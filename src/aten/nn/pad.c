@@ -94,7 +94,8 @@ static porta_status *pad(const char *op, pad_mode mode, int dims, const porta_va
         return porta_error(PORTA_ERR_DTYPE, "%s: not implemented for 'Bool'", op);
     pad_geometry g;
     PORTA_TRY(read_pad(op, mode, dims, x, &args[1], &g));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_device *device = x->buffer->device;
     porta_tensor *y = (porta_tensor *)x;
     for (int i = 0; i < dims; i++)
@@ -140,7 +141,8 @@ static porta_status *pad_backward(const char *op, pad_mode mode, int dims,
                            porta_format_shape(want, sizeof want, x->rank, expected),
                            porta_format_shape(got, sizeof got, gy->rank, gy->sizes));
     }
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_device *device = gy->buffer->device;
     porta_dtype compute = aten_compute_dtype(gy->dtype);
     porta_tensor *gx = compute == gy->dtype ? (porta_tensor *)gy : scope_cast(&s, gy, compute);

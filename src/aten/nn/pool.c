@@ -284,7 +284,8 @@ static porta_status *max_pool(const char *op, int dims, const porta_value *args,
     pool_geometry g;
     PORTA_TRY(check_dtype(op, x, true));
     PORTA_TRY(read_pool(op, dims, x, &args[1], &args[2], &args[3], &args[4], args[5].b, &g));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     if (by_positions(&g)) {
         porta_tensor *values = NULL, *index = NULL;
         porta_tensor *batched = as_batched(&s, x, &g);
@@ -330,7 +331,8 @@ static porta_status *max_pool_backward(const char *op, int dims, const porta_val
     const porta_tensor *gy = args[0].tensor, *x = args[1].tensor, *indices = args[7].tensor;
     pool_geometry g;
     PORTA_TRY(read_pool(op, dims, x, &args[2], &args[3], &args[4], &args[5], args[6].b, &g));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     int64_t flat[3] = {g.n, g.c, product(g.out, dims)};
     porta_tensor *grad = scope_reshape(&s, gy, 3, flat);
     porta_tensor *index = scope_reshape(&s, indices, 3, flat);
@@ -383,7 +385,8 @@ static porta_status *avg_pool(const char *op, int dims, const porta_value *args,
     PORTA_TRY(check_dtype(op, x, false));
     PORTA_TRY(check_divisor(op, divisor_override));
     PORTA_TRY(read_pool(op, dims, x, &args[1], &args[2], &args[3], NULL, args[4].b, &g));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     int axes[POOL_MAX_DIMS];
     for (int i = 0; i < dims; i++) axes[i] = 2 + dims + i;
     porta_tensor *win = windows(&s, as_batched(&s, x, &g), &g, 0, 0);
@@ -405,7 +408,8 @@ static porta_status *avg_pool_backward(const char *op, int dims, const porta_val
     PORTA_TRY(check_dtype(op, x, false));
     PORTA_TRY(check_divisor(op, &args[7]));
     PORTA_TRY(read_pool(op, dims, x, &args[2], &args[3], &args[4], NULL, args[5].b, &g));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_device *device = x->buffer->device;
     int64_t out_shape[2 + POOL_MAX_DIMS];
     int rank = pool_shape(&g, g.out, out_shape);

@@ -122,7 +122,8 @@ static porta_status *adaptive_avg_pool(const char *op, int dims, const porta_val
                                        aten_results *results) {
     const porta_tensor *x = args[0].tensor;
     PORTA_TRY(check_adaptive(op, dims, x, &args[1]));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     adaptive_plan p = {0};
     adaptive_setup(&s, op, x, dims, args[1].ints.items, &p);
     porta_tensor *sums = scope_cast(&s, x, aten_compute_dtype(x->dtype));
@@ -143,7 +144,8 @@ static porta_status *adaptive_avg_pool_backward(const char *op, int dims, const 
     const porta_value output_size = {.kind = PORTA_VALUE_INTS,
                                      .ints = {gy->sizes + gy->rank - dims, dims}};
     PORTA_TRY(check_adaptive(op, dims, x, &output_size));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     adaptive_plan p = {0};
     adaptive_setup(&s, op, x, dims, output_size.ints.items, &p);
     int swap[2] = {1, 0};

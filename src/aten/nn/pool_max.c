@@ -129,7 +129,8 @@ static porta_status *adaptive_max_pool(const char *op, int dims, const porta_val
     for (int i = 0; i < dims; i++) out_volume *= out[i];
     for (int i = 0; i < x->rank; i++)
         result_sizes[i] = i < x->rank - dims ? x->sizes[i] : out[i - (x->rank - dims)];
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *table = window_table(&s, x->buffer->device, &p, out, &taps);
     int64_t planes[2] = {p.batch, p.in_volume}, flat_count = out_volume * taps;
     int64_t gathered_sizes[3] = {p.batch, out_volume, taps};
@@ -165,7 +166,8 @@ static porta_status *adaptive_max_pool_backward(const char *op, int dims, const 
     layout_of(x, dims, &p);
     int64_t out_volume = porta_tensor_numel(gy) / (p.batch ? p.batch : 1);
     int64_t planes[2] = {p.batch, p.in_volume}, outputs[2] = {p.batch, p.batch ? out_volume : 0};
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *zeros = scope_full(&s, x->buffer->device, gy->dtype, 2, planes, 0);
     porta_tensor *gx = scope_scatter(&s, zeros, 1, scope_reshape(&s, indices, 2, outputs),
                                   scope_reshape(&s, gy, 2, outputs), PORTA_SCATTER_ADD);
@@ -242,7 +244,8 @@ static porta_status *max_unpool(const char *op, int dims, const porta_value *a,
     for (int i = 0; i < x->rank; i++)
         sizes[i] = i < x->rank - dims ? x->sizes[i] : output_size->ints.items[i - (x->rank - dims)];
     int64_t planes[2] = {p.batch, out_volume}, inputs[2] = {p.batch, p.in_volume};
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *zeros = scope_full(&s, x->buffer->device, x->dtype, 2, planes, 0);
     porta_tensor *flat_indices = scope_reshape(&s, indices, 2, inputs);
     porta_tensor *flat_x = scope_reshape(&s, x, 2, inputs);

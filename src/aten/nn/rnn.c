@@ -80,7 +80,8 @@ static porta_status *fused_lstm_cell(const porta_value *args, aten_results *resu
     int64_t b = cx->sizes[0], h = cx->sizes[1];
     porta_device *device = ig->buffer->device;
     porta_dtype compute = aten_compute_dtype(ig->dtype);
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *gates = gate_sum(&s, scope_cast(&s, ig, compute), scope_cast(&s, hg, compute),
                                    optional(&args[3]), optional(&args[4]), compute);
     porta_tensor *act[4] = {
@@ -108,7 +109,8 @@ static porta_status *fused_lstm_cell_backward(const porta_value *args, aten_resu
     int64_t b = cx->sizes[0], h = cx->sizes[1];
     porta_device *device = ws->buffer->device;
     porta_dtype dtype = ws->dtype, compute = aten_compute_dtype(dtype);
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *w = scope_cast(&s, ws, compute);
     porta_tensor *i = chunk(&s, w, 0, h), *f = chunk(&s, w, 1, h), *g = chunk(&s, w, 2, h),
                  *o = chunk(&s, w, 3, h);
@@ -149,7 +151,8 @@ static porta_status *fused_gru_cell(const porta_value *args, aten_results *resul
     int64_t b = hx_v->sizes[0], h = hx_v->sizes[1];
     porta_device *device = ig_v->buffer->device;
     porta_dtype compute = aten_compute_dtype(ig_v->dtype);
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *ig = scope_cast(&s, ig_v, compute), *hg = scope_cast(&s, hg_v, compute);
     if (ib) ig = scope_binary(&s, PORTA_ADD, ig, scope_cast(&s, ib, compute));
     if (hb) hg = scope_binary(&s, PORTA_ADD, hg, scope_cast(&s, hb, compute));
@@ -186,7 +189,8 @@ static porta_status *fused_gru_cell_backward(const porta_value *args, aten_resul
     int64_t b = ghy->sizes[0], h = ghy->sizes[1];
     porta_device *device = ws->buffer->device;
     porta_dtype dtype = ws->dtype, compute = aten_compute_dtype(dtype);
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *w = scope_cast(&s, ws, compute), *go = scope_cast(&s, ghy, compute);
     porta_tensor *r = chunk(&s, w, 0, h), *z = chunk(&s, w, 1, h), *n = chunk(&s, w, 2, h),
                  *hx = chunk(&s, w, 3, h), *hn = chunk(&s, w, 4, h);

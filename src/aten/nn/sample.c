@@ -144,7 +144,8 @@ static porta_status *col2im(const porta_value *args, aten_results *results) {
     int64_t columns[3] = {batch, channels, area * count};
     int64_t planes[3] = {batch, channels, padded[0] * padded[1]};
     int64_t images[4] = {batch, channels, padded[0], padded[1]};
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_device *device = x->buffer->device;
     porta_tensor *index = scope_expand(&s, column_positions(&s, device, &b), 3, columns);
     porta_tensor *zeros = scope_full(&s, device, x->dtype, 3, planes, 0);
@@ -187,7 +188,8 @@ static porta_status *im2col(const porta_value *args, aten_results *results) {
     int64_t columns[3] = {batch, channels, area * count};
     int64_t out[3] = {batch, channels * area, count};
     int64_t pads[8] = {0, 0, 0, 0, b.padding[0], b.padding[0], b.padding[1], b.padding[1]};
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_device *device = x->buffer->device;
     porta_tensor *index = scope_expand(&s, column_positions(&s, device, &b), 3, columns);
     porta_tensor *image = scope_pad(&s, scope_reshape(&s, x, 4, images), pads, 0);

@@ -260,7 +260,8 @@ static void end_tap(aten_scope *outer, aten_scope *tap) {
  * make many intermediates) and moves the kernel's tensors to `outer`. */
 static void build_axis_kept(aten_scope *outer, const sampler *g, porta_tensor *coord,
                             int64_t size, bool want_grad, axis_kernel *k) {
-    aten_scope a = {0};
+    aten_scope a;
+    scope_begin(&a);
     *k = (axis_kernel){0};
     build_axis(&a, g, coord, size, want_grad, k);
     if (!a.status) {
@@ -309,7 +310,8 @@ porta_status *aten_grid_sampler_2d(const porta_value *args, aten_results *result
     const porta_tensor *input = args[0].tensor, *grid = args[1].tensor;
     PORTA_TRY(check_sampler(input, grid, args[2].i, args[3].i));
     int64_t shape[4] = {input->sizes[0], input->sizes[1], grid->sizes[1], grid->sizes[2]};
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     if (porta_shape_numel(4, shape) == 0) {
         scope_push(&s, results, scope_full(&s, input->buffer->device, input->dtype, 4, shape, 0));
         return scope_end(&s);
@@ -320,7 +322,8 @@ porta_status *aten_grid_sampler_2d(const porta_value *args, aten_results *result
     porta_tensor *out = scope_full(&s, g.device, g.dtype, 3, all, 0);
     for (int i = 0; i < g.y.taps && !s.status; i++) {
         for (int k = 0; k < g.x.taps && !s.status; k++) {
-            aten_scope t = {0};
+            aten_scope t;
+            scope_begin(&t);
             porta_tensor *index, *mask;
             tap_index(&t, &g, g.x.position[k], g.y.position[i], &index, &mask);
             porta_tensor *weight = scope_binary(&t, PORTA_MUL, mask,
@@ -351,7 +354,8 @@ porta_status *aten_grid_sampler_2d_backward(const porta_value *args, aten_result
     const porta_value *mask_arg = &args[6];
     bool want_input = mask_arg->ints.count < 1 || mask_arg->ints.items[0];
     bool want_grid = mask_arg->ints.count < 2 || mask_arg->ints.items[1];
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     sampler g;
     int64_t numel = input->sizes[0] * input->sizes[1] * grid->sizes[1] * grid->sizes[2];
     if (numel == 0) {
@@ -373,7 +377,8 @@ porta_status *aten_grid_sampler_2d_backward(const porta_value *args, aten_result
     int channels[1] = {1};
     for (int i = 0; i < g.y.taps && !s.status; i++) {
         for (int k = 0; k < g.x.taps && !s.status; k++) {
-            aten_scope t = {0};
+            aten_scope t;
+            scope_begin(&t);
             porta_tensor *index, *mask;
             tap_index(&t, &g, g.x.position[k], g.y.position[i], &index, &mask);
             if (want_input) {

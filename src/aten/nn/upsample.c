@@ -54,7 +54,8 @@ static porta_status *upsample_nearest2d(const porta_value *args, aten_results *r
                            porta_format_shape(b, sizeof b, x->rank, x->sizes));
     }
     PORTA_TRY(check_sizes("upsample_nearest2d", &args[1], x->sizes[2], x->sizes[3]));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_device *device = x->buffer->device;
     porta_tensor *rows = source_indices(&s, device, x->sizes[2], args[1].ints.items[0], &args[2]);
     porta_tensor *cols = source_indices(&s, device, x->sizes[3], args[1].ints.items[1], &args[3]);
@@ -87,7 +88,8 @@ static porta_status *upsample_nearest2d_backward(const porta_value *args, aten_r
                            gy->rank, in->ints.count);
     PORTA_TRY(check_sizes("upsample_nearest2d_backward", &args[1], in->ints.items[2],
                           in->ints.items[3]));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_device *device = gy->buffer->device;
     porta_dtype compute = aten_compute_dtype(gy->dtype);
     porta_tensor *rows =
@@ -166,7 +168,8 @@ static porta_status *upsample_bilinear2d(const porta_value *args, aten_results *
     }
     PORTA_TRY(check_bilinear_dtype("upsample_bilinear2d", x->dtype));
     PORTA_TRY(check_sizes("upsample_bilinear2d", &args[1], x->sizes[2], x->sizes[3]));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_device *device = x->buffer->device;
     porta_dtype compute = aten_compute_dtype(x->dtype);
     bool align = args[2].b;
@@ -194,7 +197,8 @@ static porta_status *upsample_bilinear2d_backward(const porta_value *args, aten_
     PORTA_TRY(check_bilinear_dtype("upsample_bilinear2d_backward", gy->dtype));
     PORTA_TRY(check_sizes("upsample_bilinear2d_backward", &args[1], in->ints.items[2],
                           in->ints.items[3]));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_device *device = gy->buffer->device;
     porta_dtype compute = aten_compute_dtype(gy->dtype);
     bool align = args[3].b;

@@ -62,7 +62,8 @@ static porta_status *upsample_nearest1d(const porta_value *a, aten_results *resu
     PORTA_TRY(check_ranks("upsample_nearest1d", 1, x, &a[1], NULL));
     int64_t n = x->sizes[0], c = x->sizes[1], length = a[1].ints.items[0];
     int64_t planes[4] = {n, c, 1, x->sizes[2]}, out[2] = {1, length}, sizes[3] = {n, c, length};
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     scope_push(&s, results, nearest2d(&s, x, planes, out, &no_scale, &a[2], 3, sizes));
     return scope_end(&s);
 }
@@ -74,7 +75,8 @@ static porta_status *upsample_nearest1d_backward(const porta_value *a, aten_resu
     const int64_t *in = a[2].ints.items;
     int64_t out_planes[4] = {g->sizes[0], g->sizes[1], 1, a[1].ints.items[0]};
     int64_t in_planes[4] = {in[0], in[1], 1, in[2]};
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     scope_push(&s, results, nearest2d_back(&s, g, out_planes, in_planes, &no_scale, &a[3], 3, in));
     return scope_end(&s);
 }
@@ -88,7 +90,8 @@ static porta_status *upsample_nearest3d(const porta_value *a, aten_results *resu
     int64_t folded[4] = {n, c * in[2], in[3], in[4]};
     int64_t rows[4] = {n, c, in[2], out[1] * out[2]}, row_out[2] = {out[0], out[1] * out[2]};
     int64_t sizes[5] = {n, c, out[0], out[1], out[2]};
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *planes = nearest2d(&s, x, folded, out + 1, &a[3], &a[4], 4, rows);
     scope_push(&s, results, nearest2d(&s, planes, rows, row_out, &a[2], &no_scale, 5, sizes));
     return scope_end(&s);
@@ -105,7 +108,8 @@ static porta_status *upsample_nearest3d_backward(const porta_value *a, aten_resu
     int64_t out_rows[4] = {g->sizes[0], g->sizes[1], out[0], row}, in_rows[4] = {n, c, in[2], row};
     int64_t out_planes[4] = {n, c * in[2], out[1], out[2]};
     int64_t in_planes[4] = {n, c * in[2], in[3], in[4]};
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *rows = nearest2d_back(&s, g, out_rows, in_rows, &a[3], &no_scale, 4, in_rows);
     scope_push(&s, results, nearest2d_back(&s, rows, out_planes, in_planes, &a[4], &a[5], 5, in));
     return scope_end(&s);

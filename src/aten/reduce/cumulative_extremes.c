@@ -18,7 +18,8 @@ static porta_status *scan_step(bool max, int dim, int64_t shift, const porta_ten
     int64_t pads[2 * PORTA_MAX_RANK] = {0};
     pads[2 * dim] = shift;
     pads[2 * dim + 1] = -shift;
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *earlier = scope_pad(&s, v, pads, 0), *earlier_index = scope_pad(&s, index, pads, 0);
     porta_tensor *later_wins = scope_binary(&s, max ? PORTA_GE : PORTA_LE, v, earlier);
     if (porta_dtype_is_float(v->dtype)) {
@@ -54,7 +55,8 @@ static porta_status *cumulative_extreme(bool max, const porta_value *a, aten_res
     const int64_t *sizes = rank ? self->sizes : &one;
     int64_t length = sizes[dim];
     for (int d = 0; d < view_rank; d++) shape[d] = d == dim ? length : 1;
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_device *device = self->buffer->device;
     porta_tensor *v = scope_reshape(&s, self, view_rank, sizes);
     if (self->dtype == PORTA_BOOL) v = scope_cast(&s, v, PORTA_U8);

@@ -115,7 +115,8 @@ static porta_status *search(const porta_value *a, aten_results *results) {
     bool right = a[3].b || (a[4].kind == PORTA_VALUE_STRING && !strcmp(a[4].string, "right"));
     const porta_value *operands[2] = {&a[0], &a[1]};
     porta_dtype dtype = aten_result_type(operands, 2);
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *values = a[1].tensor;
     if (aten_is_number(&a[1])) {
         porta_status *status = aten_operand(&a[1], seq->buffer->device, dtype, &values);

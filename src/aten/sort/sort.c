@@ -41,7 +41,8 @@ static porta_status *sort_push(const porta_tensor *x, int64_t dim, bool descendi
                                aten_results *results) {
     int axis = 0;
     PORTA_TRY(sort_axis(x, dim, &axis));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *values, *indices;
     sort_held(&s, x, axis, descending, &values, &indices);
     scope_push(&s, results, values);
@@ -72,7 +73,8 @@ static porta_status *topk(const porta_value *a, aten_results *results) {
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "selected index k out of range (k = %lld, dimension %d has size %lld)",
                            (long long)k, axis, (long long)n);
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *values, *indices;
     sort_held(&s, x, axis, a[3].b, &values, &indices);
     if (k < n && x->rank) {
@@ -126,7 +128,8 @@ static porta_status *kthvalue(const porta_value *a, aten_results *results) {
                            "kthvalue(): selected number k out of range for dimension %d "
                            "(k = %lld, size %lld)",
                            axis, (long long)k, (long long)row_length(x, axis));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     int64_t sizes[PORTA_MAX_RANK];
     reduced_shape(x, axis, sizes);
     porta_tensor *values, *indices;
@@ -168,7 +171,8 @@ static porta_status *median_dim_of(const porta_value *a, bool ignore_nan,
     int axis = 0;
     PORTA_TRY(sort_axis(x, a[1].i, &axis));
     PORTA_TRY(check_nonempty_row(ignore_nan ? "nanmedian" : "median", x, axis));
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     porta_tensor *values, *indices;
     sort_held(&s, x, axis, false, &values, &indices);
     pick_sorted(&s, values, indices, axis, median_position(&s, x, axis, ignore_nan), a[2].b,
@@ -188,7 +192,8 @@ static porta_status *nanmedian_dim(const porta_value *a, aten_results *r) {
 /* median(self) or nanmedian(self) over every element. */
 static porta_status *median_all(const porta_tensor *x, bool ignore_nan, aten_results *results) {
     int64_t numel = porta_tensor_numel(x);
-    aten_scope s = {0};
+    aten_scope s;
+    scope_begin(&s);
     if (numel == 0) { /* PyTorch gives NaN for an empty tensor */
         scope_push(&s, results, scope_full(&s, x->buffer->device, x->dtype, 0, NULL, NAN));
         return scope_end(&s);
