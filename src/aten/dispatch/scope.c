@@ -69,12 +69,12 @@ porta_tensor *scope_unary(aten_scope *s, porta_unary_op op, const porta_tensor *
 }
 
 porta_tensor *scope_binary(aten_scope *s, porta_binary_op op, const porta_tensor *a,
-                        const porta_tensor *b) {
+                           const porta_tensor *b) {
     STEP(ready(s, a, b), porta_binary(op, a, b, &out));
 }
 
 porta_tensor *scope_ternary(aten_scope *s, porta_ternary_op op, const porta_tensor *a,
-                         const porta_tensor *b, const porta_tensor *c) {
+                            const porta_tensor *b, const porta_tensor *c) {
     STEP(ready(s, a, b) && c, porta_ternary(op, a, b, c, &out));
 }
 
@@ -132,12 +132,12 @@ porta_tensor *scope_cast(aten_scope *s, const porta_tensor *x, porta_dtype dtype
 }
 
 porta_tensor *scope_full(aten_scope *s, porta_device *device, porta_dtype dtype, int rank,
-                      const int64_t *sizes, double value) {
+                         const int64_t *sizes, double value) {
     STEP(!s->status, porta_tensor_full(device, dtype, rank, sizes, value, &out));
 }
 
 porta_tensor *scope_reduce(aten_scope *s, porta_reduce_op op, const porta_tensor *x, const int *axes,
-                        int axis_count, bool keepdim) {
+                           int axis_count, bool keepdim) {
     STEP(ready(s, x, x), porta_reduce(op, x, axes, axis_count, keepdim, &out));
 }
 
@@ -162,7 +162,7 @@ porta_tensor *scope_expand(aten_scope *s, const porta_tensor *x, int rank, const
 }
 
 porta_tensor *scope_slice(aten_scope *s, const porta_tensor *x, int axis, int64_t start, int64_t stop,
-                       int64_t step) {
+                          int64_t step) {
     STEP(ready(s, x, x), porta_slice(x, axis, start, stop, step, &out));
 }
 
@@ -179,7 +179,7 @@ porta_tensor *scope_matmul(aten_scope *s, const porta_tensor *a, const porta_ten
 }
 
 porta_tensor *scope_conv(aten_scope *s, const porta_tensor *x, const porta_tensor *w,
-                      const porta_tensor *bias, const porta_conv_params *params) {
+                         const porta_tensor *bias, const porta_conv_params *params) {
     STEP(ready(s, x, w), porta_conv(x, w, bias, params, &out));
 }
 
@@ -188,17 +188,17 @@ porta_tensor *scope_gather(aten_scope *s, const porta_tensor *x, int axis, const
 }
 
 porta_tensor *scope_index_select(aten_scope *s, const porta_tensor *x, int axis,
-                              const porta_tensor *index) {
+                                 const porta_tensor *index) {
     STEP(ready(s, x, index), porta_index_select(x, axis, index, &out));
 }
 
 porta_tensor *scope_scatter(aten_scope *s, const porta_tensor *x, int axis, const porta_tensor *index,
-                         const porta_tensor *src, porta_scatter_reduce reduce) {
+                            const porta_tensor *src, porta_scatter_reduce reduce) {
     STEP(ready(s, x, index) && src, porta_scatter(x, axis, index, src, reduce, &out));
 }
 
 porta_tensor *scope_restride(aten_scope *s, const porta_tensor *x, int rank, const int64_t *sizes,
-                          const int64_t *strides) {
+                             const int64_t *strides) {
     STEP(ready(s, x, x), porta_tensor_restride(x, rank, sizes, strides, x->offset, &out));
 }
 
@@ -207,7 +207,7 @@ porta_tensor *scope_arange(aten_scope *s, porta_device *device, int64_t n) {
 }
 
 porta_tensor *scope_from_host(aten_scope *s, porta_device *device, int rank, const int64_t *sizes,
-                           const double *values) {
+                              const double *values) {
     STEP(!s->status, porta_tensor_from_host(device, PORTA_F64, rank, sizes, values, &out));
 }
 

@@ -46,9 +46,9 @@ void scope_push_none(aten_scope *s, aten_results *results);
 
 porta_tensor *scope_unary(aten_scope *s, porta_unary_op op, const porta_tensor *x);
 porta_tensor *scope_binary(aten_scope *s, porta_binary_op op, const porta_tensor *a,
-                        const porta_tensor *b);
+                           const porta_tensor *b);
 porta_tensor *scope_ternary(aten_scope *s, porta_ternary_op op, const porta_tensor *a,
-                         const porta_tensor *b, const porta_tensor *c);
+                            const porta_tensor *b, const porta_tensor *c);
 /* Written straight into `into` when it is not NULL (the primitives' out=
  * rules), else a new tensor like the other steps. */
 porta_tensor *scope_binary_into(aten_scope *s, porta_binary_op op, const porta_tensor *a,
@@ -72,34 +72,34 @@ porta_tensor *scope_number(aten_scope *s, porta_dtype dtype, double value);
 porta_tensor *scope_operand(aten_scope *s, const porta_value *v, porta_dtype dtype);
 porta_tensor *scope_cast(aten_scope *s, const porta_tensor *x, porta_dtype dtype);
 porta_tensor *scope_full(aten_scope *s, porta_device *device, porta_dtype dtype, int rank,
-                      const int64_t *sizes, double value);
+                         const int64_t *sizes, double value);
 porta_tensor *scope_reduce(aten_scope *s, porta_reduce_op op, const porta_tensor *x, const int *axes,
-                        int axis_count, bool keepdim);
+                           int axis_count, bool keepdim);
 /* Mean over axes (keepdim): sum / count. */
 porta_tensor *scope_mean(aten_scope *s, const porta_tensor *x, const int *axes, int axis_count);
 porta_tensor *scope_reshape(aten_scope *s, const porta_tensor *x, int rank, const int64_t *sizes);
 porta_tensor *scope_permute(aten_scope *s, const porta_tensor *x, const int *dims);
 porta_tensor *scope_expand(aten_scope *s, const porta_tensor *x, int rank, const int64_t *sizes);
 porta_tensor *scope_slice(aten_scope *s, const porta_tensor *x, int axis, int64_t start, int64_t stop,
-                       int64_t step);
+                          int64_t step);
 porta_tensor *scope_flip(aten_scope *s, const porta_tensor *x, const int *axes, int axis_count);
 porta_tensor *scope_pad(aten_scope *s, const porta_tensor *x, const int64_t *pads, double value);
 porta_tensor *scope_matmul(aten_scope *s, const porta_tensor *a, const porta_tensor *b);
 porta_tensor *scope_conv(aten_scope *s, const porta_tensor *x, const porta_tensor *w,
-                      const porta_tensor *bias, const porta_conv_params *params);
+                         const porta_tensor *bias, const porta_conv_params *params);
 porta_tensor *scope_gather(aten_scope *s, const porta_tensor *x, int axis, const porta_tensor *index);
 porta_tensor *scope_index_select(aten_scope *s, const porta_tensor *x, int axis,
-                              const porta_tensor *index);
+                                 const porta_tensor *index);
 porta_tensor *scope_scatter(aten_scope *s, const porta_tensor *x, int axis, const porta_tensor *index,
-                         const porta_tensor *src, porta_scatter_reduce reduce);
+                            const porta_tensor *src, porta_scatter_reduce reduce);
 /* A view of x's buffer with another layout (offset relative to x's). */
 porta_tensor *scope_restride(aten_scope *s, const porta_tensor *x, int rank, const int64_t *sizes,
-                          const int64_t *strides);
+                             const int64_t *strides);
 /* int64 0, 1, ..., n - 1. */
 porta_tensor *scope_arange(aten_scope *s, porta_device *device, int64_t n);
 /* A float64 tensor holding host values, row-major. */
 porta_tensor *scope_from_host(aten_scope *s, porta_device *device, int rank, const int64_t *sizes,
-                           const double *values);
+                              const double *values);
 /* A contiguous copy. */
 porta_tensor *scope_contiguous(aten_scope *s, const porta_tensor *x);
 /* Writes src into dst (broadcast, cast). */

@@ -57,7 +57,7 @@ static porta_tensor *threshold_of(aten_scope *s, const porta_value *args) {
     if (dtype == PORTA_BOOL) return scope_fail(s, ew_refuse_dtype("threshold", "a number tensor", dtype));
     porta_tensor *x = scope_operand(s, &args[0], dtype);
     return scope_where_number(s, scope_binary_number(s, PORTA_LE, x, aten_number(&args[1])),
-                           aten_number(&args[2]), x);
+                              aten_number(&args[2]), x);
 }
 
 /* grad where self > threshold, else 0 (relu's gradient for threshold 0). */
@@ -71,7 +71,7 @@ static porta_tensor *hardtanh_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = ew_result_type(&args[0], &args[0], NULL);
     if (dtype == PORTA_BOOL) return scope_fail(s, ew_refuse_dtype("hardtanh", "a number tensor", dtype));
     porta_tensor *low = scope_binary_number(s, PORTA_MAXIMUM, scope_operand(s, &args[0], dtype),
-                                         aten_number(&args[1]));
+                                            aten_number(&args[1]));
     return scope_binary_number(s, PORTA_MINIMUM, low, aten_number(&args[2]));
 }
 
@@ -80,7 +80,7 @@ static porta_tensor *hardtanh_backward_of(aten_scope *s, const porta_value *args
     porta_tensor *grad = scope_operand(s, &args[0], dtype), *x = scope_operand(s, &args[1], dtype);
     porta_tensor *outside =
         scope_binary(s, PORTA_LOGICAL_OR, scope_binary_number(s, PORTA_LE, x, aten_number(&args[2])),
-                  scope_binary_number(s, PORTA_GE, x, aten_number(&args[3])));
+                     scope_binary_number(s, PORTA_GE, x, aten_number(&args[3])));
     return scope_where_number(s, outside, 0, grad);
 }
 
@@ -90,7 +90,7 @@ static porta_tensor *leaky_relu_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = float_dtype(s, "leaky_relu", &args[0], &args[0]);
     porta_tensor *x = in(s, &args[0], dtype);
     porta_tensor *y = scope_where(s, scope_binary_number(s, PORTA_GT, x, 0), x,
-                               scale(s, x, aten_number(&args[1])));
+                                  scale(s, x, aten_number(&args[1])));
     return as_dtype(s, y, dtype);
 }
 
@@ -98,7 +98,7 @@ static porta_tensor *leaky_relu_backward_of(aten_scope *s, const porta_value *ar
     porta_dtype dtype = float_dtype(s, "leaky_relu_backward", &args[0], &args[1]);
     porta_tensor *grad = in(s, &args[0], dtype), *x = in(s, &args[1], dtype);
     porta_tensor *g = scope_where(s, scope_binary_number(s, PORTA_GT, x, 0), grad,
-                               scale(s, grad, aten_number(&args[2])));
+                                  scale(s, grad, aten_number(&args[2])));
     return as_dtype(s, g, dtype);
 }
 
@@ -278,9 +278,9 @@ static porta_tensor *hardsigmoid_backward_of(aten_scope *s, const porta_value *a
     porta_dtype dtype = float_dtype(s, "hardsigmoid_backward", &args[0], &args[1]);
     porta_tensor *grad = in(s, &args[0], dtype), *x = in(s, &args[1], dtype);
     porta_tensor *inside = scope_binary(s, PORTA_LOGICAL_AND, scope_binary_number(s, PORTA_GT, x, -3),
-                                     scope_binary_number(s, PORTA_LT, x, 3));
+                                        scope_binary_number(s, PORTA_LT, x, 3));
     porta_tensor *g = scope_where(s, inside, scope_binary_number(s, PORTA_DIV, grad, 6),
-                               scope_number(s, aten_compute_dtype(dtype), 0));
+                                  scope_number(s, aten_compute_dtype(dtype), 0));
     return as_dtype(s, g, dtype);
 }
 
@@ -343,7 +343,7 @@ static porta_tensor *logit_backward_of(aten_scope *s, const porta_value *args) {
     bool has_eps = args[2].kind != PORTA_VALUE_NONE;
     double low = has_eps ? aten_number(&args[2]) : 0, high = 1 - low;
     porta_tensor *outside = scope_binary(s, PORTA_LOGICAL_OR, scope_binary_number(s, PORTA_LT, x, low),
-                                      scope_binary_number(s, PORTA_GT, x, high));
+                                         scope_binary_number(s, PORTA_GT, x, high));
     porta_tensor *g = scope_binary(s, PORTA_DIV, grad, mul(s, x, minus_from(s, 1, x)));
     g = scope_where_number(s, outside, has_eps ? 0 : NAN, g);
     return as_dtype(s, g, dtype);
@@ -360,7 +360,7 @@ static porta_tensor *log_sigmoid_output_of(aten_scope *s, const porta_value *sel
     porta_dtype dtype = float_dtype(s, "log_sigmoid_forward", self, self);
     porta_tensor *x = in(s, self, dtype);
     porta_tensor *y = scope_binary(s, PORTA_SUB, scope_binary_number(s, PORTA_MINIMUM, x, 0),
-                                scope_unary(s, PORTA_LOG1P, log_sigmoid_buffer(s, x)));
+                                   scope_unary(s, PORTA_LOG1P, log_sigmoid_buffer(s, x)));
     return as_dtype(s, y, dtype);
 }
 
@@ -402,7 +402,7 @@ static porta_tensor *is_infinity_of(aten_scope *s, const porta_value *args, doub
                                     porta_tensor *out) {
     if (out && out->dtype != PORTA_BOOL)
         return scope_fail(s, porta_error(PORTA_ERR_DTYPE, "%s does not support non-boolean outputs.",
-                                      infinity < 0 ? "isneginf" : "isposinf"));
+                                         infinity < 0 ? "isneginf" : "isposinf"));
     porta_dtype dtype = ew_result_type(&args[0], &args[0], NULL);
     porta_tensor *x = scope_operand(s, &args[0], dtype);
     if (!porta_dtype_is_float(dtype)) return scope_binary(s, PORTA_NE, x, x);

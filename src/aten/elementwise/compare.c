@@ -37,7 +37,7 @@ static porta_status *choose(const porta_value *args, porta_tensor *into, aten_re
     aten_scope s = {.device = ew_device(cond, a, b)};
     porta_dtype dtype = ew_result_type(a, b, NULL);
     porta_tensor *result = scope_ternary_into(&s, PORTA_WHERE, cond->tensor, scope_operand(&s, a, dtype),
-                                           scope_operand(&s, b, dtype), into);
+                                              scope_operand(&s, b, dtype), into);
     return ew_finish(&s, result, into, r);
 }
 static porta_status *op_where(const porta_value *args, aten_results *r) {

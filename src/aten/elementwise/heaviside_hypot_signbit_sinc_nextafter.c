@@ -18,9 +18,9 @@ static porta_tensor *heaviside_of(aten_scope *s, const porta_value *args) {
     porta_dtype a = args[0].tensor->dtype, b = args[1].tensor->dtype;
     if (a != b)
         return scope_fail(s, porta_error(PORTA_ERR_DTYPE,
-                                      "heaviside is not yet implemented for tensors with "
-                                      "different dtypes (self: %s, values: %s)",
-                                      porta_dtype_name(a), porta_dtype_name(b)));
+                                         "heaviside is not yet implemented for tensors with "
+                                         "different dtypes (self: %s, values: %s)",
+                                         porta_dtype_name(a), porta_dtype_name(b)));
     const porta_tensor *x = args[0].tensor, *values = args[1].tensor;
     porta_tensor *positive = scope_cast(s, scope_binary_number(s, PORTA_GT, x, 0), a);
     return scope_where(s, scope_binary_number(s, PORTA_EQ, x, 0), values, positive);
@@ -36,7 +36,7 @@ static porta_tensor *hypot_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = ew_result_type(&args[0], &args[1], NULL);
     if (!porta_dtype_is_float(dtype))
         return scope_fail(s, porta_error(PORTA_ERR_DTYPE, "\"hypot_cpu\" not implemented for '%s'",
-                                      aten_dtype_label(dtype)));
+                                         aten_dtype_label(dtype)));
     porta_dtype compute = aten_compute_dtype(dtype);
     porta_tensor *a = scope_unary(s, PORTA_ABS, scope_operand(s, &args[0], compute));
     porta_tensor *b = scope_unary(s, PORTA_ABS, scope_operand(s, &args[1], compute));
@@ -48,7 +48,7 @@ static porta_tensor *hypot_of(aten_scope *s, const porta_value *args) {
     porta_tensor *general = scope_binary(s, PORTA_MUL, larger, root);
     porta_tensor *zeroed = scope_where_number(s, scope_binary_number(s, PORTA_EQ, larger, 0), 0, general);
     porta_tensor *infinite = scope_binary(s, PORTA_LOGICAL_OR, scope_unary(s, PORTA_ISINF, a),
-                                       scope_unary(s, PORTA_ISINF, b));
+                                          scope_unary(s, PORTA_ISINF, b));
     return scope_cast(s, scope_where_number(s, infinite, INFINITY, zeroed), dtype);
 }
 
@@ -101,7 +101,7 @@ static porta_tensor *nextafter_of(aten_scope *s, const porta_value *args) {
     porta_dtype dtype = ew_result_type(&args[0], &args[1], NULL);
     if (!porta_dtype_is_float(dtype))
         return scope_fail(s, porta_error(PORTA_ERR_DTYPE, "\"nextafter_cpu\" not implemented for '%s'",
-                                      aten_dtype_label(dtype)));
+                                         aten_dtype_label(dtype)));
     porta_dtype bits_dtype = dtype == PORTA_F64 ? PORTA_I64 : dtype == PORTA_F32 ? PORTA_I32 : PORTA_I16;
     double smallest = dtype == PORTA_F64   ? 4.9406564584124654e-324
                       : dtype == PORTA_F32 ? 1.401298464324817e-45
@@ -117,16 +117,16 @@ static porta_tensor *nextafter_of(aten_scope *s, const porta_value *args) {
     porta_tensor *x = scope_contiguous(s, scope_expand(s, a, rank, sizes));
     porta_tensor *y = scope_expand(s, b, rank, sizes);
     porta_tensor *away = scope_binary(s, PORTA_EQ, scope_binary(s, PORTA_GT, y, x),
-                                   scope_binary_number(s, PORTA_GT, x, 0));
+                                      scope_binary_number(s, PORTA_GT, x, 0));
     porta_tensor *step = scope_where_number(s, away, 1, scope_number(s, bits_dtype, -1));
     porta_tensor *moved = scope_contiguous(s, scope_binary(s, PORTA_ADD, reinterpreted(s, x, bits_dtype), step));
     porta_tensor *general = reinterpreted(s, moved, dtype);
     porta_tensor *from_zero = scope_where_number(s, scope_binary_number(s, PORTA_GT, y, 0), smallest,
-                                              scope_number(s, dtype, -smallest));
+                                                 scope_number(s, dtype, -smallest));
     porta_tensor *result = scope_where(s, scope_binary_number(s, PORTA_EQ, x, 0), from_zero, general);
     result = scope_where(s, scope_binary(s, PORTA_EQ, x, y), y, result);
     porta_tensor *either_nan = scope_binary(s, PORTA_LOGICAL_OR, scope_unary(s, PORTA_ISNAN, x),
-                                         scope_unary(s, PORTA_ISNAN, y));
+                                            scope_unary(s, PORTA_ISNAN, y));
     return scope_where(s, either_nan, scope_binary(s, PORTA_ADD, x, y), result);
 }
 

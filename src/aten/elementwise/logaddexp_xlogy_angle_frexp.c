@@ -20,7 +20,7 @@ static porta_tensor *logaddexp_of(aten_scope *s, const porta_value *args, bool b
     porta_dtype dtype = ew_result_type(&args[0], &args[1], NULL);
     if (!porta_dtype_is_float(dtype))
         return scope_fail(s, porta_error(PORTA_ERR_DTYPE, "\"%s_cpu\" not implemented for '%s'",
-                                      name, aten_dtype_label(dtype)));
+                                         name, aten_dtype_label(dtype)));
     porta_dtype compute = aten_compute_dtype(dtype);
     porta_tensor *a = scope_operand(s, &args[0], compute), *b = scope_operand(s, &args[1], compute);
     porta_tensor *distance = scope_unary(s, PORTA_ABS, scope_binary(s, PORTA_SUB, a, b));
@@ -57,7 +57,7 @@ static porta_tensor *angle_of(aten_scope *s, const porta_value *x) {
     if (!porta_dtype_is_float(dtype)) dtype = aten_default_dtype();
     porta_tensor *v = scope_operand(s, x, aten_compute_dtype(dtype));
     porta_tensor *sign = scope_where_number(s, scope_binary_number(s, PORTA_LT, v, 0), M_PI,
-                                         scope_binary_number(s, PORTA_MUL, v, 0));
+                                            scope_binary_number(s, PORTA_MUL, v, 0));
     return scope_cast(s, scope_where(s, scope_unary(s, PORTA_ISNAN, v), v, sign), dtype);
 }
 

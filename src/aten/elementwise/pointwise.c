@@ -47,8 +47,8 @@ static porta_tensor *lerp_of(aten_scope *s, const porta_value *args) {
     for (int i = 1; i <= 2; i++)
         if (args[i].kind == PORTA_VALUE_TENSOR && args[i].tensor->dtype != dtype)
             return scope_fail(s, porta_error(PORTA_ERR_DTYPE, "expected dtype %s for `%s` but got dtype %s",
-                                          porta_dtype_name(dtype), i == 1 ? "end" : "weight",
-                                          porta_dtype_name(args[i].tensor->dtype)));
+                                             porta_dtype_name(dtype), i == 1 ? "end" : "weight",
+                                             porta_dtype_name(args[i].tensor->dtype)));
     porta_dtype compute = aten_compute_dtype(dtype);
     porta_tensor *a = scope_operand(s, start, compute), *b = scope_operand(s, end, compute);
     porta_tensor *w = scope_operand(s, weight, compute), *diff = scope_binary(s, PORTA_SUB, b, a);

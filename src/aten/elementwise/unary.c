@@ -111,7 +111,7 @@ static porta_tensor *round_decimals_of(aten_scope *s, const porta_value *x, int6
     porta_tensor *scaled = scope_binary_number(s, negative ? PORTA_DIV : PORTA_MUL, tx, ten_pow);
     porta_tensor *rounded = scope_unary(s, PORTA_ROUND, scaled);
     return scope_cast(s, scope_binary_number(s, negative ? PORTA_MUL : PORTA_DIV, rounded, ten_pow),
-                   dtype);
+                      dtype);
 }
 
 /* The largest finite value of a float dtype. */

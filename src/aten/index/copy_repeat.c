@@ -78,8 +78,8 @@ static porta_tensor *index_copy_of(aten_scope *s, const porta_value *a) {
         int64_t high = host_int(s, scope_reduce(s, PORTA_REDUCE_MAX, flat_index, NULL, 0, false));
         if (!s->status && (low < 0 || high >= size))
             return scope_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE,
-                                          "index_copy_(): index %lld is out of bounds for "
-                                          "dimension %d with size %lld",
+                                             "index_copy_(): index %lld is out of bounds for "
+                                             "dimension %d with size %lld",
                                           (long long)(low < 0 ? low : high), dim, (long long)size));
     }
     if (s->status) return NULL;
@@ -140,9 +140,9 @@ static porta_status *repeat_interleave(const porta_value *a, aten_results *r) {
         scope_fail(&s, porta_error(PORTA_ERR_INVALID_ARGUMENT, "repeats can not be negative"));
     if (!s.status && a[1].kind == PORTA_VALUE_INT && a[1].i != total)
         scope_fail(&s, porta_error(PORTA_ERR_INVALID_ARGUMENT,
-                                "repeat_interleave: output_size %lld does not match the sum of "
-                                "repeats %lld",
-                                (long long)a[1].i, (long long)total));
+                                   "repeat_interleave: output_size %lld does not match the sum of "
+                                   "repeats %lld",
+                                   (long long)a[1].i, (long long)total));
     int64_t marks_size = total + 1, starts = n ? n - 1 : 0;
     porta_tensor *later_starts = n ? scope_slice(&s, ends, 0, 0, n - 1, 1)
                                    : scope_full(&s, device, PORTA_I64, 1, &zero, 0);

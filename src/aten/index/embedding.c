@@ -246,10 +246,10 @@ static void bag_max(aten_scope *s, const porta_tensor *rows, const porta_tensor 
     porta_tensor *position = scope_ternary(s, PORTA_WHERE, at_max, as_column(s, scope_arange(s, device, n)),
                                         scope_full(s, device, PORTA_I64, 0, NULL, (double)(n - 1)));
     porta_tensor *first = scope_scatter(s, scope_full(s, device, PORTA_I64, 2, shape, (double)(n - 1)), 0,
-                                     spread, position, PORTA_SCATTER_AMIN);
+                                        spread, position, PORTA_SCATTER_AMIN);
     porta_tensor *source = scope_gather(s, spread_rows(s, index, d), 0, first);
     *max_indices = scope_ternary(s, PORTA_WHERE, empty, scope_full(s, device, PORTA_I64, 0, NULL, 0),
-                              source);
+                                 source);
 }
 
 /* _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
@@ -269,7 +269,7 @@ static porta_status *embedding_bag(const porta_value *a, aten_results *r) {
     porta_tensor *keep = padding_idx >= 0 ? scope_binary_number(&s, PORTA_NE, index, (double)padding_idx)
                                           : scope_full(&s, device, PORTA_BOOL, 1, &n, 1);
     porta_tensor *bag_size = scope_scatter(&s, scope_full(&s, device, PORTA_I64, 1, &bags, 0), 0, bag,
-                                        scope_cast(&s, keep, PORTA_I64), PORTA_SCATTER_ADD);
+                                           scope_cast(&s, keep, PORTA_I64), PORTA_SCATTER_ADD);
     porta_tensor *rows = scope_index_select(&s, weight, 0, index);
     porta_tensor *zero = scope_full(&s, device, weight->dtype, 0, NULL, 0);
     porta_tensor *empty = as_column(&s, scope_binary_number(&s, PORTA_EQ, bag_size, 0));
@@ -283,7 +283,7 @@ static porta_status *embedding_bag(const porta_value *a, aten_results *r) {
         if (per_sample) rows = scope_binary(&s, PORTA_MUL, rows, as_column(&s, per_sample));
         rows = scope_ternary(&s, PORTA_WHERE, as_column(&s, keep), rows, zero);
         out = scope_scatter(&s, scope_full(&s, device, weight->dtype, 2, shape, 0), 0,
-                         spread_rows(&s, bag, d), rows, PORTA_SCATTER_ADD);
+                            spread_rows(&s, bag, d), rows, PORTA_SCATTER_ADD);
         if (mode == BAG_MEAN) {
             porta_tensor *count = scope_binary_number(&s, PORTA_MAXIMUM, bag_size, 1);
             out = scope_binary(&s, PORTA_DIV, out, as_column(&s, scope_cast(&s, count, weight->dtype)));
@@ -325,7 +325,7 @@ static porta_status *bag_backward(const bag_grad_args *g, aten_results *r) {
         porta_tensor *rows = scope_index_select(&s, g->grad, 0, g->bag);
         if (g->mode == BAG_MEAN) {
             porta_tensor *count = scope_cast(&s, scope_binary_number(&s, PORTA_MAXIMUM, g->bag_size, 1),
-                                          g->grad->dtype);
+                                             g->grad->dtype);
             rows = scope_binary(&s, PORTA_DIV, rows, as_column(&s, scope_index_select(&s, count, 0,
                                                                                  g->bag)));
         }
@@ -382,13 +382,13 @@ static porta_status *embedding_bag_per_sample_weights_backward(const porta_value
     scope_begin(&s);
     porta_tensor *index = scope_cast(&s, indices, PORTA_I64);
     porta_tensor *products = scope_binary(&s, PORTA_MUL, scope_index_select(&s, grad, 0, a[4].tensor),
-                                       scope_index_select(&s, weight, 0, index));
+                                          scope_index_select(&s, weight, 0, index));
     int columns[1] = {1};
     porta_tensor *dots = scope_reduce(&s, PORTA_REDUCE_SUM, products, columns, 1, false);
     if (a[6].i >= 0) {
         porta_tensor *zero = scope_full(&s, grad->buffer->device, grad->dtype, 0, NULL, 0);
         dots = scope_ternary(&s, PORTA_WHERE, scope_binary_number(&s, PORTA_EQ, index, (double)a[6].i),
-                          zero, dots);
+                             zero, dots);
     }
     scope_push(&s, r, dots);
     return scope_end(&s);

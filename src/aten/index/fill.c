@@ -39,7 +39,7 @@ static porta_tensor *dim_mask(aten_scope *s, porta_device *device, const porta_t
     porta_tensor *flat = scope_reshape(s, wrapped, 1, &count);
     porta_tensor *marks = scope_full(s, device, PORTA_U8, 1, &count, 1);
     porta_tensor *hits = scope_scatter(s, scope_full(s, device, PORTA_U8, 1, &size, 0), 0, flat, marks,
-                                    PORTA_SCATTER_NONE);
+                                       PORTA_SCATTER_NONE);
     for (int d = 0; d < rank; d++) shape[d] = d == dim ? size : 1;
     return scope_reshape(s, scope_cast(s, hits, PORTA_BOOL), rank, shape);
 }
@@ -135,14 +135,14 @@ static porta_tensor *flat_positions(aten_scope *s, const porta_tensor *index, in
     if (count) index_bounds(s, flat, bounds);
     if (count && !s->status && (bounds[0] < -numel || bounds[1] >= numel))
         return scope_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE,
-                                      "out of range: tried to access index %lld on a tensor of "
-                                      "%lld elements.",
-                                      (long long)(bounds[0] < -numel ? bounds[0] : bounds[1]),
-                                      (long long)numel));
+                                         "out of range: tried to access index %lld on a tensor of "
+                                         "%lld elements.",
+                                         (long long)(bounds[0] < -numel ? bounds[0] : bounds[1]),
+                                         (long long)numel));
     /* i + numel where i < 0 */
     porta_tensor *negative = scope_binary_number(s, PORTA_LT, flat, 0);
     return scope_ternary(s, PORTA_WHERE, negative, scope_binary_number(s, PORTA_ADD, flat, (double)numel),
-                      flat);
+                         flat);
 }
 
 static porta_status *take(const porta_value *a, aten_results *r) {
@@ -156,7 +156,7 @@ static porta_status *take(const porta_value *a, aten_results *r) {
     porta_tensor *positions = flat_positions(&s, index, numel);
     porta_tensor *flat_self = scope_reshape(&s, self, 1, &numel);
     scope_push(&s, r, scope_reshape(&s, scope_index_select(&s, flat_self, 0, positions), index->rank,
-                              index->sizes));
+                                    index->sizes));
     return scope_end(&s);
 }
 static porta_status *take_out(const porta_value *a, aten_results *r) {
@@ -172,24 +172,24 @@ static porta_tensor *put_of(aten_scope *s, const porta_value *a) {
         return scope_fail(s, need_long_index("put_(): Expected a long tensor for index", index));
     if (porta_tensor_numel(source) != count)
         return scope_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE,
-                                      "put_(): Expected source and index to have the same "
-                                      "number of elements, but got source.numel() = %lld, "
-                                      "index.numel() = %lld",
-                                      (long long)porta_tensor_numel(source), (long long)count));
+                                         "put_(): Expected source and index to have the same "
+                                         "number of elements, but got source.numel() = %lld, "
+                                         "index.numel() = %lld",
+                                         (long long)porta_tensor_numel(source), (long long)count));
     if (source->dtype != self->dtype)
         return scope_fail(s, porta_error(PORTA_ERR_DTYPE,
-                                      "put_(): self and source expected to have the same dtype, "
-                                      "but got self.dtype = %s and source.dtype = %s",
-                                      aten_dtype_label(self->dtype),
-                                      aten_dtype_label(source->dtype)));
+                                         "put_(): self and source expected to have the same dtype, "
+                                         "but got self.dtype = %s and source.dtype = %s",
+                                         aten_dtype_label(self->dtype),
+                                         aten_dtype_label(source->dtype)));
     if (numel == 0 && count != 0)
         return scope_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE,
-                                      "put_(): Tried to put elements into an empty tensor"));
+                                         "put_(): Tried to put elements into an empty tensor"));
     porta_tensor *positions = flat_positions(s, index, numel);
     porta_tensor *flat_self = scope_reshape(s, scope_contiguous(s, self), 1, &numel);
     porta_tensor *flat_source = scope_reshape(s, source, 1, &count);
     porta_tensor *put = scope_scatter(s, flat_self, 0, positions, flat_source,
-                                   a[3].b ? PORTA_SCATTER_ADD : PORTA_SCATTER_NONE);
+                                      a[3].b ? PORTA_SCATTER_ADD : PORTA_SCATTER_NONE);
     return scope_reshape(s, put, self->rank, self->sizes);
 }
 
@@ -261,9 +261,9 @@ static porta_tensor *index_reduce_of(aten_scope *s, const porta_value *a) {
         if (!strcmp(name, index_reductions[i].name)) which = i;
     if (which < 0)
         return scope_fail(s, porta_error(PORTA_ERR_INVALID_ARGUMENT,
-                                      "index_reduce(): Expected reduce to be one of prod, mean, "
-                                      "amax or amin but got %s.",
-                                      name));
+                                         "index_reduce(): Expected reduce to be one of prod, mean, "
+                                         "amax or amin but got %s.",
+                                         name));
     int rank = self->rank, dim;
     porta_status *status = porta_normalize_axis("index_reduce", (int)a[1].i, rank ? rank : 1, &dim);
     if (!status) status = check_index_reduce(self, dim, index, source);
@@ -282,10 +282,10 @@ static porta_tensor *index_reduce_of(aten_scope *s, const porta_value *a) {
     if (count) index_bounds(s, flat_index, bounds);
     if (count && !s->status && (bounds[0] < 0 || bounds[1] >= size))
         return scope_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE,
-                                      "index out of range in self: index %lld, dimension %d has "
-                                      "size %lld",
-                                      (long long)(bounds[0] < 0 ? bounds[0] : bounds[1]), dim,
-                                      (long long)size));
+                                         "index out of range in self: index %lld, dimension %d has "
+                                         "size %lld",
+                                         (long long)(bounds[0] < 0 ? bounds[0] : bounds[1]), dim,
+                                         (long long)size));
     porta_tensor *spread = NULL;
     if (flat_index) {
         status = index_along(flat_index, dim, view_rank, source_sizes, &spread);
@@ -298,7 +298,7 @@ static porta_tensor *index_reduce_of(aten_scope *s, const porta_value *a) {
         porta_tensor *named = dim_mask(s, device, flat_index, dim, view_rank, size);
         if (index_reductions[which].reduce == PORTA_SCATTER_MUL || mean)
             base = scope_ternary(s, PORTA_WHERE, named,
-                              scope_full(s, device, self->dtype, 0, NULL, mean ? 0 : 1), base);
+                                 scope_full(s, device, self->dtype, 0, NULL, mean ? 0 : 1), base);
         else
             base = scope_scatter(s, base, dim, spread, values, PORTA_SCATTER_NONE);
     }
@@ -312,7 +312,7 @@ static porta_tensor *index_reduce_of(aten_scope *s, const porta_value *a) {
         for (int d = 0; d < view_rank; d++) shape[d] = d == dim ? size : 1;
         counts = scope_reshape(s, scope_binary_number(s, PORTA_MAXIMUM, counts, 1), view_rank, shape);
         reduced = scope_binary(s, porta_dtype_is_float(self->dtype) ? PORTA_DIV : PORTA_FLOOR_DIVIDE,
-                            reduced, counts);
+                               reduced, counts);
     }
     return scope_reshape(s, reduced, rank, self->sizes);
 }

@@ -93,12 +93,12 @@ static porta_tensor *scatter_masked(aten_scope *s, const porta_tensor *self,
     int64_t count = positions->sizes[0], available = porta_tensor_numel(source);
     if (available < count)
         return scope_fail(s, porta_error(PORTA_ERR_INVALID_ARGUMENT,
-                                      "Number of elements of source < number of ones in mask "
-                                      "(%lld < %lld)",
-                                      (long long)available, (long long)count));
+                                         "Number of elements of source < number of ones in mask "
+                                         "(%lld < %lld)",
+                                         (long long)available, (long long)count));
     int64_t numel = porta_shape_numel(rank, sizes);
     porta_tensor *flat_self = scope_reshape(s, scope_contiguous(s, scope_expand(s, self, rank, sizes)), 1,
-                                         &numel);
+                                            &numel);
     porta_tensor *taken = scope_slice(s, scope_reshape(s, source, 1, &available), 0, 0, count, 1);
     porta_tensor *flat = scope_scatter(s, flat_self, 0, positions, taken, PORTA_SCATTER_NONE);
     return scope_reshape(s, flat, rank, sizes);
@@ -143,12 +143,12 @@ static porta_status *masked_scatter_backward(const porta_value *args, aten_resul
     porta_tensor *picked = scope_index_select(&s, scope_reshape(&s, grad, 1, &numel), 0, positions);
     if (picked && picked->sizes[0] > source_numel)
         scope_fail(&s, porta_error(PORTA_ERR_INVALID_ARGUMENT,
-                                "masked_scatter_backward: the mask has %lld true elements, "
-                                "more than the %lld of source",
-                                (long long)picked->sizes[0], (long long)source_numel));
+                                   "masked_scatter_backward: the mask has %lld true elements, "
+                                   "more than the %lld of source",
+                                   (long long)picked->sizes[0], (long long)source_numel));
     int64_t pads[2] = {0, picked ? source_numel - picked->sizes[0] : 0};
     scope_push(&s, r, scope_reshape(&s, scope_pad(&s, picked, pads, 0), sizes->ints.count,
-                              sizes->ints.items));
+                                    sizes->ints.items));
     return scope_end(&s);
 }
 

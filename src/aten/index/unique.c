@@ -31,7 +31,7 @@ static runs find_runs(aten_scope *s, const porta_tensor *x, int axis) {
     if (other_count) differs = scope_reduce(s, PORTA_REDUCE_ANY, differs, other, other_count, false);
     porta_tensor *positions = scope_arange(s, device, n);
     porta_tensor *starts_run = scope_binary(s, PORTA_LOGICAL_OR, differs,
-                                         scope_binary_number(s, PORTA_EQ, positions, 0));
+                                            scope_binary_number(s, PORTA_EQ, positions, 0));
     porta_value scan[3] = {{.kind = PORTA_VALUE_TENSOR, .tensor = scope_cast(s, starts_run, PORTA_I64)},
                            {.kind = PORTA_VALUE_INT, .i = 0},
                            {.kind = PORTA_VALUE_NONE}};
@@ -45,10 +45,10 @@ static runs find_runs(aten_scope *s, const porta_tensor *x, int axis) {
     }
     if (s->status) return out;
     porta_tensor *first = scope_scatter(s, scope_full(s, device, PORTA_I64, 1, &count, (double)n), 0,
-                                     out.run_of, positions, PORTA_SCATTER_AMIN);
+                                        out.run_of, positions, PORTA_SCATTER_AMIN);
     out.values = scope_index_select(s, x, axis, first);
     out.lengths = scope_scatter(s, scope_full(s, device, PORTA_I64, 1, &count, 0), 0, out.run_of,
-                             scope_full(s, device, PORTA_I64, 1, &n, 1), PORTA_SCATTER_ADD);
+                                scope_full(s, device, PORTA_I64, 1, &n, 1), PORTA_SCATTER_ADD);
     return out;
 }
 
@@ -97,7 +97,7 @@ static porta_status *unique_sorted(const porta_value *a, bool inverse, bool coun
     porta_tensor *run_of = NULL;
     if (inverse) {
         porta_tensor *unsorted = scope_scatter(&s, scope_full(&s, device, PORTA_I64, 1, &total, 0), 0,
-                                            order, found.run_of, PORTA_SCATTER_NONE);
+                                               order, found.run_of, PORTA_SCATTER_NONE);
         run_of = scope_reshape(&s, unsorted, x->rank, x->sizes);
     }
     scope_push(&s, r, inverse ? run_of : nothing(&s, device));

@@ -21,11 +21,11 @@ static porta_tensor *cross_of(aten_scope *s, const porta_value *args) {
     const porta_tensor *x = args[0].tensor, *y = args[1].tensor;
     if (x->rank != y->rank)
         return scope_fail(s, porta_error(PORTA_ERR_SHAPE,
-                                      "linalg.cross: inputs must have the same number of "
-                                      "dimensions."));
+                                         "linalg.cross: inputs must have the same number of "
+                                         "dimensions."));
     if (x->dtype != y->dtype)
         return scope_fail(s, porta_error(PORTA_ERR_DTYPE, "expected scalar type %s but found %s",
-                                      aten_dtype_label(x->dtype), aten_dtype_label(y->dtype)));
+                                         aten_dtype_label(x->dtype), aten_dtype_label(y->dtype)));
     if (x->dtype == PORTA_BOOL)
         return scope_fail(s, porta_error(PORTA_ERR_DTYPE, "\"cross\" not implemented for 'Bool'"));
     int dim, rank;
@@ -34,10 +34,10 @@ static porta_tensor *cross_of(aten_scope *s, const porta_value *args) {
     if (status) return scope_fail(s, status);
     if (x->sizes[dim] != 3 || y->sizes[dim] != 3)
         return scope_fail(s, porta_error(PORTA_ERR_SHAPE,
-                                      "linalg.cross: inputs dimension %lld must have length 3. "
-                                      "Got %lld and %lld",
-                                      (long long)args[2].i, (long long)x->sizes[dim],
-                                      (long long)y->sizes[dim]));
+                                         "linalg.cross: inputs dimension %lld must have length 3. "
+                                         "Got %lld and %lld",
+                                         (long long)args[2].i, (long long)x->sizes[dim],
+                                         (long long)y->sizes[dim]));
     status = porta_broadcast_shapes("linalg.cross", x->rank, x->sizes, y->rank, y->sizes, &rank,
                                     sizes);
     if (status) return scope_fail(s, status);

@@ -21,7 +21,7 @@ static porta_status *trace(const porta_value *args, aten_results *results) {
     aten_scope s;
     scope_begin(&s);
     porta_tensor *diagonal = scope_cast(&s, scope_restride(&s, x, 1, &length, &stride),
-                                     aten_compute_dtype(dtype));
+                                        aten_compute_dtype(dtype));
     porta_tensor *sum = scope_reduce(&s, PORTA_REDUCE_SUM, diagonal, NULL, 0, false);
     scope_push(&s, results, scope_cast(&s, sum, dtype));
     return scope_end(&s);

@@ -31,7 +31,7 @@ static porta_tensor *pair_norm(aten_scope *s, const porta_tensor *diff, double p
                                                  false));
     porta_tensor *powered = scope_binary_number(s, PORTA_POW, magnitude, p);
     return scope_binary_number(s, PORTA_POW, scope_reduce(s, PORTA_REDUCE_SUM, powered, axis, 1, false),
-                         1 / p);
+                               1 / p);
 }
 
 /* The gradient of each pair's distance with respect to its difference,
@@ -155,7 +155,7 @@ static porta_tensor *euclidean_by_matmul(aten_scope *s, const cdist_operands *o)
     for (int k = 0; k < 2; k++) {
         porta_tensor *x = k ? o->x2 : o->x1;
         porta_tensor *squares = scope_reduce(s, PORTA_REDUCE_SUM, scope_binary(s, PORTA_MUL, x, x), last,
-                                          1, true);
+                                             1, true);
         porta_tensor *ones = scope_binary_number(s, PORTA_ADD, scope_binary_number(s, PORTA_MUL, squares, 0), 1);
         porta_tensor *scaled = k ? x : scope_binary_number(s, PORTA_MUL, x, -2);
         /* [scaled, first, second] from three padded pieces; adding zeros is exact */
@@ -231,7 +231,7 @@ static porta_status *cdist_backward(const porta_value *args, aten_results *resul
         porta_tensor *d = scope_reshape(&s, scope_expand(&s, dist, rank, column), rank + 1, column);
         int pairs_axis[1] = {rank - 1};
         out = scope_reduce(&s, PORTA_REDUCE_SUM, pair_grad(&s, cdist_differences(&s, &o), d, g, p),
-                        pairs_axis, 1, false);
+                           pairs_axis, 1, false);
     }
     scope_push(&s, results, out);
     return scope_end(&s);
@@ -247,7 +247,7 @@ static void row_pairs(aten_scope *s, porta_device *device, int64_t n, porta_tens
     double *rows = malloc((size_t)(count ? 2 * count : 1) * sizeof *rows);
     if (!rows) {
         scope_fail(s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "pdist: no memory for %lld pairs",
-                               (long long)count));
+                                  (long long)count));
         return;
     }
     for (int64_t i = 0; i < n; i++)
@@ -283,7 +283,7 @@ static porta_status *pdist_forward(const porta_value *args, aten_results *result
         porta_tensor *first, *second;
         row_pairs(&s, x->buffer->device, n, &first, &second);
         dist = pair_norm(&s, scope_binary(&s, PORTA_SUB, scope_index_select(&s, x, 0, first),
-                                       scope_index_select(&s, x, 0, second)),
+                                          scope_index_select(&s, x, 0, second)),
                          p);
     }
     scope_push(&s, results, dist);
@@ -306,7 +306,7 @@ static porta_status *pdist_backward(const porta_value *args, aten_results *resul
         row_pairs(&s, device, n, &first, &second);
         int64_t column[2] = {count, 1}, spread[2] = {count, columns};
         porta_tensor *diff = scope_binary(&s, PORTA_SUB, scope_index_select(&s, x, 0, first),
-                                       scope_index_select(&s, x, 0, second));
+                                          scope_index_select(&s, x, 0, second));
         porta_tensor *g = pair_grad(&s, diff, scope_reshape(&s, dist, 2, column),
                                     scope_reshape(&s, grad, 2, column), p);
         porta_tensor *to_first = scope_expand(&s, scope_reshape(&s, first, 2, column), 2, spread);

@@ -62,7 +62,7 @@ static porta_status *glu_backward(const porta_value *args, aten_results *results
     porta_tensor *grad_b = scope_binary(&s, PORTA_MUL, scope_binary(&s, PORTA_MUL, grad_a, a),
                                      scope_unary(&s, PORTA_NEG, scope_binary_number(&s, PORTA_SUB, gate, 1)));
     porta_tensor *both = scope_binary(&s, PORTA_ADD, scope_pad(&s, grad_a, after, 0),
-                                   scope_pad(&s, grad_b, before, 0));
+                                      scope_pad(&s, grad_b, before, 0));
     scope_push(&s, results, both);
     return scope_end(&s);
 }
@@ -72,14 +72,14 @@ static porta_status *glu_backward(const porta_value *args, aten_results *results
 /* -lambd <= x <= lambd: the band both shrinks zero (NaN is outside it). */
 static porta_tensor *in_band(aten_scope *s, const porta_tensor *x, double lambd) {
     return scope_binary(s, PORTA_LOGICAL_AND, scope_binary_number(s, PORTA_GE, x, -lambd),
-                     scope_binary_number(s, PORTA_LE, x, lambd));
+                        scope_binary_number(s, PORTA_LE, x, lambd));
 }
 
 /* x, or 0 (x * 0, keeping x's dtype) inside the band. */
 static porta_tensor *zero_in_band(aten_scope *s, const porta_tensor *x, const porta_tensor *kept,
                                   double lambd) {
     return scope_ternary(s, PORTA_WHERE, in_band(s, x, lambd), scope_binary_number(s, PORTA_MUL, kept, 0),
-                      kept);
+                         kept);
 }
 
 /* hardshrink(self, lambd): 0 inside the band, self outside. */

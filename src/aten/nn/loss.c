@@ -98,7 +98,7 @@ static void nll_targets(aten_scope *s, const porta_tensor *x, const porta_tensor
     porta_tensor *bad = scope_reduce(
         s, PORTA_REDUCE_ANY,
         scope_binary(s, PORTA_LOGICAL_OR, scope_binary_number(s, PORTA_LT, *index, 0),
-                  scope_binary_number(s, PORTA_GE, *index, (double)x->sizes[axis])),
+                     scope_binary_number(s, PORTA_GE, *index, (double)x->sizes[axis])),
         NULL, 0, false);
     bool out_of_range = false;
     if (bad) {
@@ -115,11 +115,11 @@ static void nll_targets(aten_scope *s, const porta_tensor *x, const porta_tensor
     int64_t count = porta_tensor_numel(target);
     porta_tensor *chosen =
         weight ? scope_reshape(s, scope_gather(s, scope_cast(s, weight, compute), 0,
-                                         scope_reshape(s, *index, 1, &count)),
+                                               scope_reshape(s, *index, 1, &count)),
                             x->rank, sizes)
                : scope_full(s, x->buffer->device, compute, x->rank, sizes, 1);
     *weights = scope_ternary(s, PORTA_WHERE, ignored, scope_full(s, x->buffer->device, compute, 0, NULL, 0),
-                          chosen);
+                             chosen);
 }
 
 /* nll_loss_forward / nll_loss2d_forward(self, target, weight?, reduction,
@@ -186,7 +186,7 @@ static void check_probabilities(aten_scope *s, const porta_tensor *x) {
     porta_tensor *outside = scope_reduce(
         s, PORTA_REDUCE_ANY,
         scope_binary(s, PORTA_LOGICAL_OR, scope_binary_number(s, PORTA_LT, x, 0),
-                  scope_binary_number(s, PORTA_GT, x, 1)),
+                     scope_binary_number(s, PORTA_GT, x, 1)),
         NULL, 0, false);
     bool bad = false;
     if (outside) {
@@ -195,8 +195,8 @@ static void check_probabilities(aten_scope *s, const porta_tensor *x) {
     }
     if (bad)
         scope_fail(s, porta_error(PORTA_ERR_INVALID_ARGUMENT,
-                               "binary_cross_entropy: all elements of input should be between "
-                               "0 and 1"));
+                                  "binary_cross_entropy: all elements of input should be between "
+                                  "0 and 1"));
 }
 
 static porta_status *check_bce(const porta_tensor *x, const porta_tensor *target,
@@ -239,7 +239,7 @@ static porta_status *binary_cross_entropy(const porta_value *args, aten_results 
     porta_tensor *t_rest = scope_binary_number(&s, PORTA_SUB, scope_unary(&s, PORTA_NEG, ct), -1);
     porta_tensor *losses = scope_unary(&s, PORTA_NEG,
                                     scope_binary(&s, PORTA_ADD, scope_binary(&s, PORTA_MUL, ct, log_x),
-                                              scope_binary(&s, PORTA_MUL, t_rest, log_rest)));
+                                                 scope_binary(&s, PORTA_MUL, t_rest, log_rest)));
     if (weight) losses = scope_binary(&s, PORTA_MUL, losses, scope_cast(&s, weight, compute));
     scope_push(&s, results, scope_cast(&s, nn_reduce_loss(&s, losses, reduction), x->dtype));
     return scope_end(&s);
@@ -262,7 +262,7 @@ static porta_status *binary_cross_entropy_backward(const porta_value *args,
         scope_binary_number(&s, PORTA_MAXIMUM, scope_binary(&s, PORTA_MUL, cx, one_minus), 1e-12);
     porta_tensor *grad = scope_binary(&s, PORTA_MUL, scope_cast(&s, gy, compute),
                                    scope_binary(&s, PORTA_DIV, scope_binary(&s, PORTA_SUB, cx, ct),
-                                             denominator));
+                                                denominator));
     if (weight) grad = scope_binary(&s, PORTA_MUL, grad, scope_cast(&s, weight, compute));
     if (reduction == REDUCTION_MEAN)
         grad = scope_binary_number(&s, PORTA_DIV, grad, (double)porta_tensor_numel(x));
@@ -306,7 +306,7 @@ static porta_status *soft_margin_loss(const porta_value *args, aten_results *res
     scope_begin(&s);
     porta_dtype compute = aten_compute_dtype(x->dtype);
     porta_tensor *margin = scope_binary(&s, PORTA_MUL, scope_unary(&s, PORTA_NEG, scope_cast(&s, x, compute)),
-                                     scope_cast(&s, target, compute));
+                                        scope_cast(&s, target, compute));
     porta_tensor *losses = scope_unary(&s, PORTA_LOG1P, scope_unary(&s, PORTA_EXP, margin));
     scope_push(&s, results, scope_cast(&s, nn_reduce_loss(&s, losses, reduction), x->dtype));
     return scope_end(&s);

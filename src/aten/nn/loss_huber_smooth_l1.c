@@ -19,11 +19,11 @@ static porta_status *robust_loss(const char *op, const porta_value *args, double
     scope_begin(&s);
     porta_tensor *z = scope_unary(&s, PORTA_ABS, scope_binary(&s, PORTA_SUB, x, target));
     porta_tensor *linear = scope_binary_number(&s, PORTA_MUL, scope_binary_number(&s, PORTA_SUB, z, width / 2),
-                                         linear_scale);
+                                               linear_scale);
     porta_tensor *losses = linear;
     if (width > 0) {
         porta_tensor *quadratic = scope_binary_number(&s, PORTA_MUL, scope_binary(&s, PORTA_MUL, z, z),
-                                                quadratic_scale);
+                                                      quadratic_scale);
         losses = scope_ternary(&s, PORTA_WHERE, scope_binary_number(&s, PORTA_LT, z, width), quadratic, linear);
     }
     scope_push(&s, results, nn_reduce_loss(&s, losses, args[2].i));

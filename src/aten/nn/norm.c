@@ -47,7 +47,7 @@ static porta_tensor *normalized_grad(aten_scope *s, porta_tensor *gw, porta_tens
     porta_tensor *mean_g = scope_mean(s, gw, axes, count);
     porta_tensor *mean_gx = scope_mean(s, scope_binary(s, PORTA_MUL, gw, xhat), axes, count);
     porta_tensor *centered = scope_binary(s, PORTA_SUB, scope_binary(s, PORTA_SUB, gw, mean_g),
-                                       scope_binary(s, PORTA_MUL, xhat, mean_gx));
+                                          scope_binary(s, PORTA_MUL, xhat, mean_gx));
     return scope_binary(s, PORTA_MUL, centered, scale);
 }
 
@@ -122,17 +122,17 @@ static porta_status *batch_norm(const porta_tensor *x, const porta_tensor *weigh
         porta_tensor *flat_mean = scope_reshape(&s, mean, 1, &c), *flat_var = scope_reshape(&s, var, 1, &c);
         if (running_mean) {
             porta_tensor *kept = scope_binary_number(&s, PORTA_MUL, scope_cast(&s, running_mean, compute),
-                                               1 - momentum);
+                                                     1 - momentum);
             scope_copy(&s, scope_binary(&s, PORTA_ADD, kept,
-                                  scope_binary_number(&s, PORTA_MUL, flat_mean, momentum)),
+                                        scope_binary_number(&s, PORTA_MUL, flat_mean, momentum)),
                     running_mean);
         }
         if (running_var) { /* the running variance is unbiased */
             porta_tensor *kept = scope_binary_number(&s, PORTA_MUL, scope_cast(&s, running_var, compute),
-                                               1 - momentum);
+                                                     1 - momentum);
             porta_tensor *unbiased = scope_binary_number(&s, PORTA_MUL, flat_var, (double)n / (double)(n - 1));
             scope_copy(&s, scope_binary(&s, PORTA_ADD, kept,
-                                  scope_binary_number(&s, PORTA_MUL, unbiased, momentum)),
+                                        scope_binary_number(&s, PORTA_MUL, unbiased, momentum)),
                     running_var);
         }
         scope_push(&s, results, scope_cast(&s, flat_mean, stats_dtype));
@@ -202,7 +202,7 @@ static porta_status *native_batch_norm_backward(const porta_value *args, aten_re
     }
     if (mask->ints.items[1]) {
         porta_tensor *sum = scope_reduce(&s, PORTA_REDUCE_SUM, scope_binary(&s, PORTA_MUL, cg, xhat),
-                                      axes, count, false);
+                                         axes, count, false);
         scope_push(&s, results, scope_cast(&s, scope_reshape(&s, sum, 1, &c), param_dtype));
     } else {
         scope_push_none(&s, results);
@@ -278,11 +278,11 @@ static porta_status *native_layer_norm_backward(const porta_value *args, aten_re
     porta_tensor *rstd = scope_cast(&s, args[4].tensor, compute);
     porta_tensor *xhat =
         scope_binary(&s, PORTA_MUL, scope_binary(&s, PORTA_SUB, cx, scope_cast(&s, args[3].tensor, compute)),
-                  rstd);
+                     rstd);
     porta_tensor *gw = weight ? scope_binary(&s, PORTA_MUL, cg, scope_cast(&s, weight, compute)) : cg;
     if (mask->ints.items[0])
         scope_push(&s, results,
-                scope_cast(&s, normalized_grad(&s, gw, xhat, rstd, axes, count), x->dtype));
+                   scope_cast(&s, normalized_grad(&s, gw, xhat, rstd, axes, count), x->dtype));
     else
         scope_push_none(&s, results);
     /* parameter gradients: summed over the batch axes (none: the identity) */
@@ -294,7 +294,7 @@ static porta_status *native_layer_norm_backward(const porta_value *args, aten_re
             continue;
         }
         porta_tensor *sum = batch_count ? scope_reduce(&s, PORTA_REDUCE_SUM, per_param[k], batch,
-                                                    batch_count, false)
+                                                       batch_count, false)
                                         : per_param[k];
         scope_push(&s, results, scope_cast(&s, sum, params[k]->dtype));
     }
@@ -377,7 +377,7 @@ static porta_status *native_group_norm_backward(const porta_value *args, aten_re
     if (mask->ints.items[0])
         scope_push(&s, results,
                 scope_cast(&s, scope_reshape(&s, normalized_grad(&s, gw, xhat, rstd, axes, 2), x->rank,
-                                       x->sizes),
+                                             x->sizes),
                         x->dtype));
     else
         scope_push_none(&s, results);

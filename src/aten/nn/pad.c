@@ -101,7 +101,7 @@ static porta_status *pad(const char *op, pad_mode mode, int dims, const porta_va
     for (int i = 0; i < dims; i++)
         if (axis_moves(&g, i))
             y = scope_index_select(&s, y, g.rank - dims + i,
-                                source_positions(&s, op, device, mode, &g, i));
+                                   source_positions(&s, op, device, mode, &g, i));
     /* no padding at all: still a new tensor, as PyTorch returns */
     scope_push(&s, results, y == x ? scope_contiguous(&s, x) : y);
     return scope_end(&s);
@@ -118,7 +118,7 @@ static porta_tensor *select_back(aten_scope *s, porta_tensor *grad, int axis,
         zeros_shape[i] = i == axis ? size : grad->sizes[i];
     }
     porta_tensor *spread = scope_expand(s, scope_reshape(s, index, grad->rank, shape), grad->rank,
-                                     grad->sizes);
+                                        grad->sizes);
     porta_tensor *zeros = scope_full(s, grad->buffer->device, grad->dtype, grad->rank, zeros_shape, 0);
     return scope_scatter(s, zeros, axis, spread, grad, PORTA_SCATTER_ADD);
 }

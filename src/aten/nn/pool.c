@@ -204,9 +204,9 @@ static porta_tensor *window_starts(aten_scope *s, porta_device *device, const po
                                    int i) {
     int64_t shape[POOL_MAX_DIMS] = {g->out[i], 1, 1};
     porta_tensor *at = scope_binary_number(s, PORTA_MUL, scope_arange(s, device, g->out[i]),
-                                     (double)g->stride[i]);
+                                           (double)g->stride[i]);
     return scope_reshape(s, scope_binary_number(s, PORTA_SUB, at, (double)g->padding[i]), g->dims - i,
-                      shape);
+                         shape);
 }
 
 /* Without padding every window lies inside x, and for small windows the
@@ -229,7 +229,7 @@ static porta_tensor *window_origins(aten_scope *s, porta_device *device, const p
     for (int i = 0; i < g->dims; i++) {
         input_stride /= g->in[i];
         porta_tensor *term = scope_binary_number(s, PORTA_MUL, window_starts(s, device, g, i),
-                                           (double)input_stride);
+                                                 (double)input_stride);
         origin = origin ? scope_binary(s, PORTA_ADD, origin, term) : term;
     }
     return origin;
@@ -268,7 +268,7 @@ static void max_by_positions(aten_scope *s, const porta_tensor *x, const pool_ge
             continue;
         }
         porta_tensor *take = scope_binary(s, PORTA_LOGICAL_OR, scope_binary(s, PORTA_GT, view, best),
-                                       scope_binary(s, PORTA_NE, view, view));
+                                          scope_binary(s, PORTA_NE, view, view));
         best = scope_ternary(s, PORTA_WHERE, take, view, best);
         index = scope_ternary(s, PORTA_WHERE, take, position, index);
     }
@@ -356,7 +356,7 @@ static porta_tensor *avg_divisors(aten_scope *s, porta_device *device, porta_dty
     int axes[POOL_MAX_DIMS];
     for (int i = 0; i < g->dims; i++) axes[i] = rank + i;
     return scope_reduce(s, PORTA_REDUCE_SUM, windows(s, ones, g, count_include_pad ? 1 : 0, 0),
-                     axes, g->dims, false);
+                        axes, g->dims, false);
 }
 
 static porta_status *check_divisor(const char *op, const porta_value *divisor_override) {
@@ -371,7 +371,7 @@ static porta_tensor *divide(aten_scope *s, porta_tensor *sum, porta_tensor *divi
                             porta_dtype dtype) {
     if (porta_dtype_is_float(dtype)) return scope_binary(s, PORTA_DIV, sum, divisor);
     porta_tensor *q = scope_binary(s, PORTA_DIV, scope_cast(s, sum, PORTA_F64),
-                                scope_cast(s, divisor, PORTA_F64));
+                                   scope_cast(s, divisor, PORTA_F64));
     return scope_cast(s, scope_unary(s, PORTA_TRUNC, q), dtype);
 }
 
@@ -428,7 +428,7 @@ static porta_status *avg_pool_backward(const char *op, int dims, const porta_val
     int64_t flat[3] = {g.n, g.c, count}, one_row[3] = {1, 1, count};
     porta_tensor *spread = scope_reshape(
         &s, scope_expand(&s, scope_reshape(&s, share, rank + dims, share_shape), rank + dims,
-                      spread_shape),
+                         spread_shape),
         3, flat);
     /* the flat padded index of every window element: windows of an arange */
     pool_geometry unpadded = g;

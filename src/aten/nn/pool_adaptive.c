@@ -58,7 +58,7 @@ static void adaptive_setup(aten_scope *s, const char *op, const porta_tensor *x,
     for (int i = 0, at = 0; i < dims; at += (int)out[i], i++) {
         axis_lengths[i] = lengths + at;
         p->marks[i] = scope_cast(s, adaptive_windows(s, op, device, x->sizes[x->rank - dims + i],
-                                                  out[i], axis_lengths[i]),
+                                                     out[i], axis_lengths[i]),
                               dtype);
     }
     /* volume of window (o_0, o_1, ...) = product of its lengths, row-major */
@@ -150,7 +150,7 @@ static porta_status *adaptive_avg_pool_backward(const char *op, int dims, const 
     adaptive_setup(&s, op, x, dims, output_size.ints.items, &p);
     int swap[2] = {1, 0};
     porta_tensor *gx = scope_binary(&s, PORTA_DIV, scope_cast(&s, gy, aten_compute_dtype(gy->dtype)),
-                                 p.volumes);
+                                    p.volumes);
     for (int i = dims - 1; i >= 0; i--)
         gx = along_axis(&s, gx, scope_permute(&s, p.marks[i], swap), x->rank - dims + i);
     scope_push(&s, results, scope_cast(&s, gx, gy->dtype));

@@ -170,7 +170,7 @@ static porta_status *adaptive_max_pool_backward(const char *op, int dims, const 
     scope_begin(&s);
     porta_tensor *zeros = scope_full(&s, x->buffer->device, gy->dtype, 2, planes, 0);
     porta_tensor *gx = scope_scatter(&s, zeros, 1, scope_reshape(&s, indices, 2, outputs),
-                                  scope_reshape(&s, gy, 2, outputs), PORTA_SCATTER_ADD);
+                                     scope_reshape(&s, gy, 2, outputs), PORTA_SCATTER_ADD);
     scope_push(&s, results, scope_reshape(&s, gx, x->rank, x->sizes));
     return scope_end(&s);
 }

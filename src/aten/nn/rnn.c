@@ -158,12 +158,12 @@ static porta_status *fused_gru_cell(const porta_value *args, aten_results *resul
     if (hb) hg = scope_binary(&s, PORTA_ADD, hg, scope_cast(&s, hb, compute));
     porta_tensor *hx = scope_cast(&s, hx_v, compute);
     porta_tensor *r = scope_unary(&s, PORTA_SIGMOID, scope_binary(&s, PORTA_ADD, chunk(&s, ig, 0, h),
-                                                            chunk(&s, hg, 0, h)));
+                                                                  chunk(&s, hg, 0, h)));
     porta_tensor *z = scope_unary(&s, PORTA_SIGMOID, scope_binary(&s, PORTA_ADD, chunk(&s, ig, 1, h),
-                                                            chunk(&s, hg, 1, h)));
+                                                                  chunk(&s, hg, 1, h)));
     porta_tensor *hn = chunk(&s, hg, 2, h);
     porta_tensor *n = scope_unary(&s, PORTA_TANH, scope_binary(&s, PORTA_ADD, chunk(&s, ig, 2, h),
-                                                         scope_binary(&s, PORTA_MUL, r, hn)));
+                                                               scope_binary(&s, PORTA_MUL, r, hn)));
     /* hy = n + z * (hx - n) */
     porta_tensor *hy =
         scope_binary(&s, PORTA_ADD, n, scope_binary(&s, PORTA_MUL, z, scope_binary(&s, PORTA_SUB, hx, n)));
@@ -195,7 +195,7 @@ static porta_status *fused_gru_cell_backward(const porta_value *args, aten_resul
     porta_tensor *r = chunk(&s, w, 0, h), *z = chunk(&s, w, 1, h), *n = chunk(&s, w, 2, h),
                  *hx = chunk(&s, w, 3, h), *hn = chunk(&s, w, 4, h);
     porta_tensor *gn = scope_binary(&s, PORTA_MUL, scope_binary(&s, PORTA_MUL, go, one_minus(&s, z)),
-                                 tanh_grad(&s, n));
+                                    tanh_grad(&s, n));
     porta_tensor *gz = scope_binary(
         &s, PORTA_MUL, scope_binary(&s, PORTA_MUL, go, scope_binary(&s, PORTA_SUB, hx, n)),
         sigmoid_grad(&s, z));

@@ -150,7 +150,7 @@ static porta_status *col2im(const porta_value *args, aten_results *results) {
     porta_tensor *index = scope_expand(&s, column_positions(&s, device, &b), 3, columns);
     porta_tensor *zeros = scope_full(&s, device, x->dtype, 3, planes, 0);
     porta_tensor *summed = scope_scatter(&s, zeros, 2, index, scope_reshape(&s, x, 3, columns),
-                                      PORTA_SCATTER_ADD);
+                                         PORTA_SCATTER_ADD);
     porta_tensor *image = scope_reshape(&s, summed, 4, images);
     image = scope_slice(&s, image, 2, b.padding[0], b.padding[0] + b.image[0], 1);
     image = scope_contiguous(&s, scope_slice(&s, image, 3, b.padding[1], b.padding[1] + b.image[1], 1));

@@ -51,7 +51,7 @@ static porta_tensor *unnormalize(aten_scope *s, const sampler *g, porta_tensor *
     if (g->align) {
         *scale = (double)(size - 1) / 2;
         return scope_binary_number(s, PORTA_MUL, scope_binary_number(s, PORTA_DIV, shifted, 2),
-                             (double)(size - 1));
+                                   (double)(size - 1));
     }
     *scale = (double)size / 2;
     return scope_binary_number(s, PORTA_DIV,
@@ -68,7 +68,7 @@ static porta_tensor *clip(aten_scope *s, const sampler *g, porta_tensor *coord, 
         *grad = scope_binary(s, PORTA_MUL, *grad, scope_cast(s, inside, g->dtype));
     }
     return scope_binary_number(s, PORTA_MINIMUM, scope_binary_number(s, PORTA_MAXIMUM, coord, 0),
-                         (double)(size - 1));
+                               (double)(size - 1));
 }
 
 /* Reflects into [low, high] (given doubled); *grad times -1 per reflection. */
@@ -86,13 +86,13 @@ static porta_tensor *reflect(aten_scope *s, const sampler *g, porta_tensor *coor
     porta_tensor *even = scope_binary_number(s, PORTA_EQ, scope_binary_number(s, PORTA_FMOD, flips, 2), 0);
     if (grad) {
         porta_tensor *sign = scope_ternary(s, PORTA_WHERE, scope_binary_number(s, PORTA_LT, offset, 0),
-                                        scalar(s, g, -1), scalar(s, g, 1));
+                                           scalar(s, g, -1), scalar(s, g, 1));
         porta_tensor *flip = scope_ternary(s, PORTA_WHERE, even, scalar(s, g, 1), scalar(s, g, -1));
         *grad = scope_binary(s, PORTA_MUL, *grad, scope_binary(s, PORTA_MUL, sign, flip));
     }
     porta_tensor *reflected = scope_ternary(s, PORTA_WHERE, even, extra,
                                          scope_binary_number(s, PORTA_SUB, scope_unary(s, PORTA_NEG, extra),
-                                                       -span));
+                                                             -span));
     return scope_binary_number(s, PORTA_ADD, reflected, low);
 }
 
@@ -123,7 +123,7 @@ static void cubic(aten_scope *s, porta_tensor *t, bool slope, porta_tensor **out
             porta_tensor *p = inner ? scope_binary_number(s, PORTA_SUB,
                                                     scope_binary_number(s, PORTA_MUL, x, a + 2), a + 3)
                                     : scope_binary_number(s, PORTA_SUB, scope_binary_number(s, PORTA_MUL, x, a),
-                                                    5 * a);
+                                                          5 * a);
             p = scope_binary(s, PORTA_MUL, p, x);
             p = inner ? scope_binary(s, PORTA_MUL, p, x) : scope_binary_number(s, PORTA_ADD, p, 8 * a);
             out[k] = inner ? scope_binary_number(s, PORTA_ADD, p, 1)
@@ -136,7 +136,7 @@ static void cubic(aten_scope *s, porta_tensor *t, bool slope, porta_tensor **out
                                                                              3 * (a + 2)),
                                                 2 * (a + 3))
                                 : scope_binary_number(s, PORTA_SUB, scope_binary_number(s, PORTA_MUL, x, 3 * a),
-                                                10 * a);
+                                                      10 * a);
         p = scope_binary(s, PORTA_MUL, p, x);
         if (!inner) p = scope_binary_number(s, PORTA_ADD, p, 8 * a);
         out[k] = scope_binary_number(s, PORTA_MUL, p, sign);
@@ -149,14 +149,14 @@ static void build_axis(aten_scope *s, const sampler *g, porta_tensor *coord, int
     double scale;
     porta_tensor *pixel = unnormalize(s, g, coord, size, &scale);
     k->chain = want_grad ? scope_binary_number(s, PORTA_ADD, scope_binary(s, PORTA_MUL, pixel,
-                                                                 scalar(s, g, 0)), scale)
+                                                                          scalar(s, g, 0)), scale)
                          : NULL;
     if (g->mode != BICUBIC) pixel = pad_coordinate(s, g, pixel, size, want_grad ? &k->chain : NULL);
     if (g->mode == NEAREST) {
         k->taps = 1;
         k->position[0] = scope_unary(s, PORTA_ROUND, pixel);
         k->weight[0] = scope_binary_number(s, PORTA_ADD, scope_binary(s, PORTA_MUL, pixel,
-                                                             scalar(s, g, 0)), 1);
+                                                                      scalar(s, g, 0)), 1);
         k->slope[0] = scope_binary(s, PORTA_MUL, pixel, scalar(s, g, 0));
         return;
     }
@@ -193,15 +193,15 @@ static void tap_index(aten_scope *s, const sampler *g, porta_tensor *x, porta_te
     porta_tensor *inside = scope_binary(
         s, PORTA_LOGICAL_AND,
         scope_binary(s, PORTA_LOGICAL_AND, scope_binary_number(s, PORTA_GE, x, 0),
-                  scope_binary_number(s, PORTA_LT, x, (double)g->w)),
+                     scope_binary_number(s, PORTA_LT, x, (double)g->w)),
         scope_binary(s, PORTA_LOGICAL_AND, scope_binary_number(s, PORTA_GE, y, 0),
-                  scope_binary_number(s, PORTA_LT, y, (double)g->h)));
+                     scope_binary_number(s, PORTA_LT, y, (double)g->h)));
     porta_tensor *cx = scope_binary_number(s, PORTA_MINIMUM, scope_binary_number(s, PORTA_MAXIMUM, x, 0),
-                                     (double)(g->w - 1));
+                                           (double)(g->w - 1));
     porta_tensor *cy = scope_binary_number(s, PORTA_MINIMUM, scope_binary_number(s, PORTA_MAXIMUM, y, 0),
-                                     (double)(g->h - 1));
+                                           (double)(g->h - 1));
     porta_tensor *linear = scope_binary(s, PORTA_ADD, scope_binary_number(s, PORTA_MUL, cy, (double)g->w),
-                                     cx);
+                                        cx);
     int64_t one[3] = {g->n, 1, g->points}, all[3] = {g->n, g->c, g->points};
     porta_tensor *flat = scope_reshape(s, scope_cast(s, linear, PORTA_I64), 3, one);
     *index = scope_expand(s, flat, 3, all);
@@ -327,7 +327,7 @@ porta_status *aten_grid_sampler_2d(const porta_value *args, aten_results *result
             porta_tensor *index, *mask;
             tap_index(&t, &g, g.x.position[k], g.y.position[i], &index, &mask);
             porta_tensor *weight = scope_binary(&t, PORTA_MUL, mask,
-                                             tap_weight(&t, &g, g.y.weight[i], g.x.weight[k]));
+                                                tap_weight(&t, &g, g.y.weight[i], g.x.weight[k]));
             accumulate(&t, out, scope_binary(&t, PORTA_MUL, scope_gather(&t, g.plane, 2, index), weight));
             end_tap(&s, &t);
         }
@@ -342,7 +342,7 @@ static porta_tensor *stack_grid_grad(aten_scope *s, const sampler *g, porta_tens
     int64_t column[3] = {g->n, g->points, 1};
     int64_t right[6] = {0, 0, 0, 0, 0, 1}, left[6] = {0, 0, 0, 0, 1, 0};
     porta_tensor *both = scope_binary(s, PORTA_ADD, scope_pad(s, scope_reshape(s, gx, 3, column), right, 0),
-                                   scope_pad(s, scope_reshape(s, gy, 3, column), left, 0));
+                                      scope_pad(s, scope_reshape(s, gy, 3, column), left, 0));
     return scope_cast(s, scope_reshape(s, both, 4, grid->sizes), grid->dtype);
 }
 
@@ -394,7 +394,7 @@ porta_status *aten_grid_sampler_2d_backward(const porta_value *args, aten_result
             }
             if (grid_flows) {
                 porta_tensor *values = scope_binary(&t, PORTA_MUL, scope_gather(&t, g.plane, 2, index),
-                                                 mask);
+                                                    mask);
                 porta_tensor *spread = scope_reduce(&t, PORTA_REDUCE_SUM,
                                                  scope_binary(&t, PORTA_MUL, gout, values), channels,
                                                  1, false);
@@ -412,7 +412,7 @@ porta_status *aten_grid_sampler_2d_backward(const porta_value *args, aten_result
         scope_push_none(&s, results);
     if (want_grid)
         scope_push(&s, results, stack_grid_grad(&s, &g, scope_binary(&s, PORTA_MUL, gx, g.x.chain),
-                                             scope_binary(&s, PORTA_MUL, gy, g.y.chain), grid));
+                                                scope_binary(&s, PORTA_MUL, gy, g.y.chain), grid));
     else
         scope_push_none(&s, results);
     return scope_end(&s);

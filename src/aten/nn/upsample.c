@@ -208,7 +208,7 @@ static porta_status *upsample_bilinear2d_backward(const porta_value *args, aten_
                                           args[1].ints.items[1], align, &args[5]);
     int swap[2] = {1, 0};
     porta_tensor *gx = scope_matmul(&s, scope_permute(&s, rows, swap),
-                                 scope_matmul(&s, in_dtype(&s, gy, compute), cols));
+                                    scope_matmul(&s, in_dtype(&s, gy, compute), cols));
     scope_push(&s, results, in_dtype(&s, gx, gy->dtype));
     return scope_end(&s);
 }

@@ -25,7 +25,7 @@ static porta_status *scan_step(bool max, int dim, int64_t shift, const porta_ten
     if (porta_dtype_is_float(v->dtype)) {
         porta_tensor *earlier_number = scope_unary(&s, PORTA_LOGICAL_NOT, scope_unary(&s, PORTA_ISNAN, earlier));
         later_wins = scope_binary(&s, PORTA_LOGICAL_OR, scope_unary(&s, PORTA_ISNAN, v),
-                               scope_binary(&s, PORTA_LOGICAL_AND, earlier_number, later_wins));
+                                  scope_binary(&s, PORTA_LOGICAL_AND, earlier_number, later_wins));
     }
     porta_tensor *first = scope_binary_number(&s, PORTA_LT, position, (double)shift);
     porta_tensor *keep = scope_binary(&s, PORTA_LOGICAL_OR, later_wins, first);

@@ -22,7 +22,7 @@ static porta_tensor *log_add_exp(aten_scope *s, const porta_tensor *a, const por
                                     scope_unary(s, PORTA_EXP, scope_unary(s, PORTA_NEG, distance)));
     porta_tensor *general = scope_binary(s, PORTA_ADD, scope_binary(s, PORTA_MAXIMUM, a, b), excess);
     return scope_ternary(s, PORTA_WHERE, scope_binary(s, PORTA_EQ, a, b),
-                      scope_binary_number(s, PORTA_ADD, a, M_LN2), general);
+                         scope_binary_number(s, PORTA_ADD, a, M_LN2), general);
 }
 
 static porta_dtype accumulation_dtype(porta_dtype dtype) {

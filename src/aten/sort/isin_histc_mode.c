@@ -49,7 +49,7 @@ static porta_status *isin(const porta_value *a, aten_results *r) {
         porta_tensor *clamped = scope_binary_number(&s, PORTA_MINIMUM, places, (double)(count - 1));
         porta_tensor *there = scope_index_select(&s, sorted, 0, scope_reshape(&s, clamped, 1, &total));
         found = scope_binary(&s, PORTA_EQ, scope_reshape(&s, there, elements->rank, elements->sizes),
-                          elements);
+                             elements);
     }
     scope_push(&s, r, invert ? scope_unary(&s, PORTA_LOGICAL_NOT, found) : found);
     return scope_end(&s);
@@ -101,10 +101,10 @@ static porta_status *histc(const porta_value *a, aten_results *r) {
         &s, PORTA_DIV, scope_binary_number(&s, PORTA_MUL, scope_binary_number(&s, PORTA_SUB, flat, low), (double)bins),
         high - low);
     porta_tensor *inside = scope_binary(&s, PORTA_LOGICAL_AND, scope_binary_number(&s, PORTA_GE, flat, low),
-                                     scope_binary_number(&s, PORTA_LE, flat, high));
+                                        scope_binary_number(&s, PORTA_LE, flat, high));
     porta_tensor *bin = scope_binary_number(&s, PORTA_MINIMUM, scope_cast(&s, position, PORTA_I64), (double)(bins - 1));
     porta_tensor *slot = scope_ternary(&s, PORTA_WHERE, inside, bin,
-                                    scope_full(&s, device, PORTA_I64, 0, NULL, (double)bins));
+                                       scope_full(&s, device, PORTA_I64, 0, NULL, (double)bins));
     porta_tensor *counts = scope_scatter(&s, scope_full(&s, device, x->dtype, 1, &slots, 0), 0, slot,
                                       scope_full(&s, device, x->dtype, 1, &total, 1), PORTA_SCATTER_ADD);
     scope_push(&s, r, scope_slice(&s, counts, 0, 0, bins, 1));

@@ -30,7 +30,7 @@ static porta_tensor *places(aten_scope *s, const porta_tensor *order) {
     int64_t length = order->sizes[order->rank - 1], shape[PORTA_MAX_RANK];
     for (int d = 0; d < order->rank; d++) shape[d] = d == order->rank - 1 ? length : 1;
     porta_tensor *positions = scope_expand(s, scope_reshape(s, scope_arange(s, order->buffer->device, length),
-                                                      order->rank, shape),
+                                                            order->rank, shape),
                                         order->rank, order->sizes);
     porta_tensor *zeros = scope_full(s, order->buffer->device, PORTA_I64, order->rank, order->sizes, 0);
     return scope_scatter(s, zeros, order->rank - 1, order, positions, PORTA_SCATTER_NONE);

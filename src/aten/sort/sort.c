@@ -135,7 +135,7 @@ static porta_status *kthvalue(const porta_value *a, aten_results *results) {
     porta_tensor *values, *indices;
     sort_held(&s, x, axis, false, &values, &indices);
     porta_tensor *position = scope_full(&s, x->buffer->device, PORTA_I64, x->rank, sizes,
-                                     (double)(k - 1));
+                                        (double)(k - 1));
     pick_sorted(&s, values, indices, axis, position, a[3].b, results);
     return scope_end(&s);
 }
@@ -153,12 +153,12 @@ static porta_tensor *median_position(aten_scope *s, const porta_tensor *x, int a
     if (!porta_dtype_is_float(x->dtype)) return middle;
     int axes[1] = {axis};
     porta_tensor *nans = scope_reduce(s, PORTA_REDUCE_SUM, scope_unary(s, PORTA_ISNAN, x), axes,
-                                   x->rank ? 1 : 0, true);
+                                      x->rank ? 1 : 0, true);
     porta_tensor *numbers = scope_binary(s, PORTA_SUB, scope_full(s, device, PORTA_I64, 0, NULL,
-                                                            (double)n), nans);
+                                                                  (double)n), nans);
     if (ignore_nan) {
         porta_tensor *last = scope_binary_number(s, PORTA_MAXIMUM,
-                                           scope_binary_number(s, PORTA_SUB, numbers, 1), 0);
+                                                 scope_binary_number(s, PORTA_SUB, numbers, 1), 0);
         return scope_binary_number(s, PORTA_FLOOR_DIVIDE, last, 2);
     }
     porta_tensor *has_nan = scope_binary_number(s, PORTA_GT, nans, 0);
