@@ -48,6 +48,20 @@ void scope_push_none(aten_scope *s, aten_results *results) {
     if (status) scope_fail(s, status);
 }
 
+void scope_push_into(aten_scope *s, aten_results *results, const porta_tensor *result,
+                     porta_tensor *target) {
+    scope_copy(s, result, target);
+    scope_push(s, results, target);
+}
+
+int64_t scope_read_int(aten_scope *s, const porta_tensor *x) {
+    int64_t value = 0;
+    porta_tensor *wide = scope_cast(s, x, PORTA_I64);
+    porta_status *status = wide ? porta_tensor_to_host(wide, &value, sizeof value) : NULL;
+    if (status) scope_fail(s, status);
+    return value;
+}
+
 /* One step: nothing when `guard` fails, else the call (which writes `out`)
  * and its outcome held. The call runs before `out` is read. */
 #define STEP(guard, call)                         \

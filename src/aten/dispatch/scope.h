@@ -43,6 +43,13 @@ porta_status *scope_end(aten_scope *s);
 void scope_push(aten_scope *s, aten_results *results, porta_tensor *t);
 /* Pushes a None result (an output the caller's mask did not ask for). */
 void scope_push_none(aten_scope *s, aten_results *results);
+/* Writes result into target (an in-place variant's self) and pushes a new
+ * reference to target; does nothing after a failure. */
+void scope_push_into(aten_scope *s, aten_results *results, const porta_tensor *result,
+                     porta_tensor *target);
+/* The value of a rank-0 tensor as an int64 read to the host (0 after a
+ * failure), for sizes and bounds that decide the rest of a composition. */
+int64_t scope_read_int(aten_scope *s, const porta_tensor *x);
 
 porta_tensor *scope_unary(aten_scope *s, porta_unary_op op, const porta_tensor *x);
 porta_tensor *scope_binary(aten_scope *s, porta_binary_op op, const porta_tensor *a,

@@ -135,6 +135,11 @@ porta_status *index_along(const porta_tensor *index, int axis, int rank, const i
     return status;
 }
 
+void index_bounds(aten_scope *s, const porta_tensor *flat, int64_t bounds[2]) {
+    bounds[0] = scope_read_int(s, scope_reduce(s, PORTA_REDUCE_MIN, flat, NULL, 0, false));
+    bounds[1] = scope_read_int(s, scope_reduce(s, PORTA_REDUCE_MAX, flat, NULL, 0, false));
+}
+
 porta_status *index_clone(const porta_tensor *x, porta_tensor **out) {
     porta_tensor *copy = NULL;
     PORTA_TRY(porta_tensor_empty(porta_tensor_device(x), porta_tensor_dtype(x),

@@ -4,6 +4,7 @@
 #define PORTA_ATEN_INDEX_COMMON_H
 
 #include "aten/aten.h"
+#include "aten/dispatch/scope.h"
 
 /* The same message under another code: PyTorch raises RuntimeError for some
  * out-of-range indices (gather, scatter) and IndexError for others. Takes
@@ -29,6 +30,10 @@ porta_status *index_nonzero(const porta_tensor *x, porta_tensor **out);
  * takes to place whole slices. */
 porta_status *index_along(const porta_tensor *index, int axis, int rank, const int64_t *sizes,
                           porta_tensor **out);
+
+/* The smallest and largest value of a flat index, read to the host, for
+ * the bounds checks whose messages name the first bad value's side. */
+void index_bounds(aten_scope *s, const porta_tensor *flat, int64_t bounds[2]);
 
 /* A contiguous copy of x. */
 porta_status *index_clone(const porta_tensor *x, porta_tensor **out);

@@ -10,15 +10,6 @@
 #include "core/status.h"
 #include "core/tensor.h"
 
-/* One int64 value of a rank-0 tensor, read to the host. */
-static int64_t host_int(aten_scope *s, const porta_tensor *x) {
-    int64_t value = 0;
-    porta_tensor *wide = scope_cast(s, x, PORTA_I64);
-    porta_status *status = wide ? porta_tensor_to_host(wide, &value, sizeof value) : NULL;
-    if (status) scope_fail(s, status);
-    return value;
-}
-
 /* ---- index_copy ---- */
 
 /* PyTorch's checks, with its exception types: IndexError for the index's
@@ -74,8 +65,9 @@ static porta_tensor *index_copy_of(aten_scope *s, const porta_value *a) {
     source_sizes[dim] = count;
     porta_tensor *flat_index = scope_reshape(s, index, 1, &count);
     if (count) {
-        int64_t low = host_int(s, scope_reduce(s, PORTA_REDUCE_MIN, flat_index, NULL, 0, false));
-        int64_t high = host_int(s, scope_reduce(s, PORTA_REDUCE_MAX, flat_index, NULL, 0, false));
+        int64_t bounds[2];
+        index_bounds(s, flat_index, bounds);
+        int64_t low = bounds[0], high = bounds[1];
         if (!s->status && (low < 0 || high >= size))
             return scope_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE,
                                              "index_copy_(): index %lld is out of bounds for "
@@ -106,8 +98,7 @@ static porta_status *index_copy_out(const porta_value *a, aten_results *r) {
 static porta_status *index_copy_inplace(const porta_value *a, aten_results *r) {
     aten_scope s;
     scope_begin(&s);
-    scope_copy(&s, index_copy_of(&s, a), a[0].tensor);
-    if (!s.status) scope_push(&s, r, a[0].tensor);
+    scope_push_into(&s, r, index_copy_of(&s, a), a[0].tensor);
     return scope_end(&s);
 }
 
@@ -132,9 +123,9 @@ static porta_status *repeat_interleave(const porta_value *a, aten_results *r) {
                                 {.kind = PORTA_VALUE_INT, .i = 0},
                                 {.kind = PORTA_VALUE_DTYPE, .dtype = PORTA_I64}};
     porta_tensor *ends = scope_call(&s, "cumsum", scan_args, 3);
-    int64_t total = n ? host_int(&s, scope_reshape(&s, scope_slice(&s, ends, 0, n - 1, n, 1), 0, NULL))
+    int64_t total = n ? scope_read_int(&s, scope_reshape(&s, scope_slice(&s, ends, 0, n - 1, n, 1), 0, NULL))
                       : 0;
-    int64_t lowest = n ? host_int(&s, scope_reduce(&s, PORTA_REDUCE_MIN, repeats, NULL, 0, false))
+    int64_t lowest = n ? scope_read_int(&s, scope_reduce(&s, PORTA_REDUCE_MIN, repeats, NULL, 0, false))
                        : 0;
     if (!s.status && lowest < 0)
         scope_fail(&s, porta_error(PORTA_ERR_INVALID_ARGUMENT, "repeats can not be negative"));

@@ -17,14 +17,6 @@ static porta_status *need_long_index(const char *message, const porta_tensor *in
     return porta_error(PORTA_ERR_DTYPE, "%s, but got %s", message, aten_dtype_label(index->dtype));
 }
 
-/* The written result of an in-place op: `result` copied into self, which
- * is returned. */
-static void push_into_self(aten_scope *s, aten_results *r, const porta_tensor *result,
-                           porta_tensor *self) {
-    scope_copy(s, result, self);
-    if (!s->status) scope_push(s, r, self);
-}
-
 /* ---- index_fill ---- */
 
 /* A bool mask [size] true at the index's positions (checked, wrapped),
@@ -68,7 +60,7 @@ static porta_status *index_fill_into(const porta_value *a, bool in_place, aten_r
     porta_tensor *mask = dim_mask(&s, device, index, dim, rank, rank ? self->sizes[dim] : 1);
     if (rank == 0) mask = scope_reshape(&s, mask, 0, NULL);
     porta_tensor *filled = scope_ternary(&s, PORTA_WHERE, mask, value, self);
-    if (in_place) push_into_self(&s, r, filled, self);
+    if (in_place) scope_push_into(&s, r, filled, self);
     else scope_push(&s, r, filled);
     return scope_end(&s);
 }
@@ -114,17 +106,6 @@ static porta_status *masked_select_out(const porta_value *a, aten_results *r) {
 }
 
 /* ---- take / put ---- */
-
-/* The smallest and largest value of a non-empty int64 tensor, on the host
- * (for bounds errors that name a value). */
-static void index_bounds(aten_scope *s, const porta_tensor *flat, int64_t bounds[2]) {
-    porta_tensor *low = scope_reduce(s, PORTA_REDUCE_MIN, flat, NULL, 0, false);
-    porta_tensor *high = scope_reduce(s, PORTA_REDUCE_MAX, flat, NULL, 0, false);
-    if (!high) return;
-    porta_status *status = porta_tensor_to_host(low, &bounds[0], sizeof bounds[0]);
-    if (!status) status = porta_tensor_to_host(high, &bounds[1], sizeof bounds[1]);
-    if (status) scope_fail(s, status);
-}
 
 /* The flat positions index names in a tensor of numel elements, wrapped,
  * or IndexError naming an out-of-range value. */
@@ -205,7 +186,7 @@ static porta_status *put_out(const porta_value *a, aten_results *r) {
 static porta_status *put_(const porta_value *a, aten_results *r) {
     aten_scope s;
     scope_begin(&s);
-    push_into_self(&s, r, put_of(&s, a), a[0].tensor);
+    scope_push_into(&s, r, put_of(&s, a), a[0].tensor);
     return scope_end(&s);
 }
 
@@ -329,7 +310,7 @@ static porta_status *index_reduce_out(const porta_value *a, aten_results *r) {
 static porta_status *index_reduce_(const porta_value *a, aten_results *r) {
     aten_scope s;
     scope_begin(&s);
-    push_into_self(&s, r, index_reduce_of(&s, a), a[0].tensor);
+    scope_push_into(&s, r, index_reduce_of(&s, a), a[0].tensor);
     return scope_end(&s);
 }
 

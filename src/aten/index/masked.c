@@ -125,8 +125,7 @@ static porta_status *masked_scatter_(const porta_value *args, aten_results *r) {
     PORTA_TRY(check_masked_scatter(self, mask, source));
     aten_scope s;
     scope_begin(&s);
-    scope_copy(&s, scatter_masked(&s, self, mask, source, self->rank, self->sizes), self);
-    if (!s.status) scope_push(&s, r, self);
+    scope_push_into(&s, r, scatter_masked(&s, self, mask, source, self->rank, self->sizes), self);
     return scope_end(&s);
 }
 
