@@ -17,7 +17,8 @@ porta_tensor *scope_hold(aten_scope *s, porta_status *status, porta_tensor *t) {
     if (s->count == ATEN_SCOPE_CAP) {
         porta_tensor_release(t);
         return scope_fail(s, porta_error(PORTA_ERR_INTERNAL,
-                                      "aten: a composition holds more than %d tensors", ATEN_SCOPE_CAP));
+                                         "aten: a composition holds more than %d tensors",
+                                         ATEN_SCOPE_CAP));
     }
     s->held[s->count++] = t;
     return t;
@@ -92,7 +93,8 @@ porta_tensor *scope_ternary(aten_scope *s, porta_ternary_op op, const porta_tens
     STEP(ready(s, a, b) && c, porta_ternary(op, a, b, c, &out));
 }
 
-porta_tensor *scope_binary_number(aten_scope *s, porta_binary_op op, const porta_tensor *x, double value) {
+porta_tensor *scope_binary_number(aten_scope *s, porta_binary_op op, const porta_tensor *x,
+                                  double value) {
     if (!ready(s, x, x)) return NULL;
     return scope_binary(s, op, x, scope_full(s, x->buffer->device, x->dtype, 0, NULL, value));
 }
@@ -145,12 +147,19 @@ porta_tensor *scope_cast(aten_scope *s, const porta_tensor *x, porta_dtype dtype
     STEP(ready(s, x, x), porta_cast(x, dtype, &out));
 }
 
+porta_tensor *scope_as_dtype(aten_scope *s, const porta_tensor *x, porta_dtype dtype) {
+    if (!ready(s, x, x) || x->dtype != dtype) return scope_cast(s, x, dtype);
+    porta_tensor_retain((porta_tensor *)x);
+    return scope_hold(s, NULL, (porta_tensor *)x);
+}
+
 porta_tensor *scope_full(aten_scope *s, porta_device *device, porta_dtype dtype, int rank,
                          const int64_t *sizes, double value) {
     STEP(!s->status, porta_tensor_full(device, dtype, rank, sizes, value, &out));
 }
 
-porta_tensor *scope_reduce(aten_scope *s, porta_reduce_op op, const porta_tensor *x, const int *axes,
+porta_tensor *scope_reduce(aten_scope *s, porta_reduce_op op, const porta_tensor *x,
+                           const int *axes,
                            int axis_count, bool keepdim) {
     STEP(ready(s, x, x), porta_reduce(op, x, axes, axis_count, keepdim, &out));
 }
@@ -175,7 +184,8 @@ porta_tensor *scope_expand(aten_scope *s, const porta_tensor *x, int rank, const
     STEP(ready(s, x, x), porta_expand(x, rank, sizes, &out));
 }
 
-porta_tensor *scope_slice(aten_scope *s, const porta_tensor *x, int axis, int64_t start, int64_t stop,
+porta_tensor *scope_slice(aten_scope *s, const porta_tensor *x, int axis, int64_t start,
+                          int64_t stop,
                           int64_t step) {
     STEP(ready(s, x, x), porta_slice(x, axis, start, stop, step, &out));
 }
@@ -197,7 +207,8 @@ porta_tensor *scope_conv(aten_scope *s, const porta_tensor *x, const porta_tenso
     STEP(ready(s, x, w), porta_conv(x, w, bias, params, &out));
 }
 
-porta_tensor *scope_gather(aten_scope *s, const porta_tensor *x, int axis, const porta_tensor *index) {
+porta_tensor *scope_gather(aten_scope *s, const porta_tensor *x, int axis,
+                           const porta_tensor *index) {
     STEP(ready(s, x, index), porta_gather(x, axis, index, &out));
 }
 
@@ -206,7 +217,8 @@ porta_tensor *scope_index_select(aten_scope *s, const porta_tensor *x, int axis,
     STEP(ready(s, x, index), porta_index_select(x, axis, index, &out));
 }
 
-porta_tensor *scope_scatter(aten_scope *s, const porta_tensor *x, int axis, const porta_tensor *index,
+porta_tensor *scope_scatter(aten_scope *s, const porta_tensor *x, int axis,
+                            const porta_tensor *index,
                             const porta_tensor *src, porta_scatter_reduce reduce) {
     STEP(ready(s, x, index) && src, porta_scatter(x, axis, index, src, reduce, &out));
 }

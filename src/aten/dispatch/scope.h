@@ -78,26 +78,34 @@ porta_tensor *scope_number(aten_scope *s, porta_dtype dtype, double value);
  * the scope's device, for formulas that compute in one dtype. */
 porta_tensor *scope_operand(aten_scope *s, const porta_value *v, porta_dtype dtype);
 porta_tensor *scope_cast(aten_scope *s, const porta_tensor *x, porta_dtype dtype);
+/* x in `dtype`: x itself when it already has it (no copy), else a cast.
+ * Unlike scope_cast the step may return an input, so a formula's result
+ * handed to ew_finish must not come from it unchanged. */
+porta_tensor *scope_as_dtype(aten_scope *s, const porta_tensor *x, porta_dtype dtype);
 porta_tensor *scope_full(aten_scope *s, porta_device *device, porta_dtype dtype, int rank,
                          const int64_t *sizes, double value);
-porta_tensor *scope_reduce(aten_scope *s, porta_reduce_op op, const porta_tensor *x, const int *axes,
+porta_tensor *scope_reduce(aten_scope *s, porta_reduce_op op, const porta_tensor *x,
+                           const int *axes,
                            int axis_count, bool keepdim);
 /* Mean over axes (keepdim): sum / count. */
 porta_tensor *scope_mean(aten_scope *s, const porta_tensor *x, const int *axes, int axis_count);
 porta_tensor *scope_reshape(aten_scope *s, const porta_tensor *x, int rank, const int64_t *sizes);
 porta_tensor *scope_permute(aten_scope *s, const porta_tensor *x, const int *dims);
 porta_tensor *scope_expand(aten_scope *s, const porta_tensor *x, int rank, const int64_t *sizes);
-porta_tensor *scope_slice(aten_scope *s, const porta_tensor *x, int axis, int64_t start, int64_t stop,
+porta_tensor *scope_slice(aten_scope *s, const porta_tensor *x, int axis, int64_t start,
+                          int64_t stop,
                           int64_t step);
 porta_tensor *scope_flip(aten_scope *s, const porta_tensor *x, const int *axes, int axis_count);
 porta_tensor *scope_pad(aten_scope *s, const porta_tensor *x, const int64_t *pads, double value);
 porta_tensor *scope_matmul(aten_scope *s, const porta_tensor *a, const porta_tensor *b);
 porta_tensor *scope_conv(aten_scope *s, const porta_tensor *x, const porta_tensor *w,
                          const porta_tensor *bias, const porta_conv_params *params);
-porta_tensor *scope_gather(aten_scope *s, const porta_tensor *x, int axis, const porta_tensor *index);
+porta_tensor *scope_gather(aten_scope *s, const porta_tensor *x, int axis,
+                           const porta_tensor *index);
 porta_tensor *scope_index_select(aten_scope *s, const porta_tensor *x, int axis,
                                  const porta_tensor *index);
-porta_tensor *scope_scatter(aten_scope *s, const porta_tensor *x, int axis, const porta_tensor *index,
+porta_tensor *scope_scatter(aten_scope *s, const porta_tensor *x, int axis,
+                            const porta_tensor *index,
                             const porta_tensor *src, porta_scatter_reduce reduce);
 /* A view of x's buffer with another layout (offset relative to x's). */
 porta_tensor *scope_restride(aten_scope *s, const porta_tensor *x, int rank, const int64_t *sizes,
