@@ -75,23 +75,12 @@ porta_status *aten_cast(const porta_tensor *x, porta_dtype dtype, porta_tensor *
     return NULL;
 }
 
-static porta_status *with_constant(porta_binary_op op, const porta_tensor *x, double value,
-                                   bool constant_first, porta_tensor **out) {
-    porta_tensor *constant = NULL;
-    PORTA_TRY(porta_tensor_full(x->buffer->device, x->dtype, 0, NULL, value, &constant));
-    porta_status *status = constant_first ? porta_binary(op, constant, x, out)
-                                          : porta_binary(op, x, constant, out);
-    porta_tensor_release(constant);
-    return status;
-}
-
 porta_status *aten_binary_constant(porta_binary_op op, const porta_tensor *x, double value,
                                    porta_tensor **out) {
-    return with_constant(op, x, value, false, out);
-}
-
-porta_status *aten_constant_binary(porta_binary_op op, double value, const porta_tensor *x,
-                                   porta_tensor **out) {
-    return with_constant(op, x, value, true, out);
+    porta_tensor *constant = NULL;
+    PORTA_TRY(porta_tensor_full(x->buffer->device, x->dtype, 0, NULL, value, &constant));
+    porta_status *status = porta_binary(op, x, constant, out);
+    porta_tensor_release(constant);
+    return status;
 }
 

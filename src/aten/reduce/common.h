@@ -32,9 +32,6 @@ porta_status *aten_cast(const porta_tensor *x, porta_dtype dtype, porta_tensor *
 /* op(x, value) with the constant in x's dtype; `out` as in porta_binary. */
 porta_status *aten_binary_constant(porta_binary_op op, const porta_tensor *x, double value,
                                    porta_tensor **out);
-/* op(value, x) with the constant in x's dtype. */
-porta_status *aten_constant_binary(porta_binary_op op, double value, const porta_tensor *x,
-                                   porta_tensor **out);
 
 
 #endif

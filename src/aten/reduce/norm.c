@@ -4,43 +4,33 @@
  * sum(|x|^p)^(1/p). */
 #include <math.h>
 
+#include "aten/dispatch/scope.h"
 #include "aten/reduce/common.h"
 
 #include "core/status.h"
 #include "core/tensor.h"
 
 /* The norm of magnitudes |x| (x already in the compute dtype). */
-static porta_status *norm_of(const porta_tensor *x, double ord, const reduce_dims *dims,
-                             bool keepdim, porta_tensor **out) {
-    porta_tensor *magnitude = NULL, *powered = NULL, *total = NULL;
-    porta_status *status;
+static porta_tensor *norm_of(aten_scope *s, const porta_tensor *x, double ord,
+                             const reduce_dims *dims, bool keepdim) {
+    if (!x) return NULL;
     if (ord == 0.0) { /* |x|^0 with 0^0 = 0: the count of non-zeros */
-        PORTA_TRY_GOTO(status, aten_binary_constant(PORTA_NE, x, 0.0, &powered), done);
-        PORTA_TRY_GOTO(status, aten_cast(powered, x->dtype, &total), done);
-        status = reduce_over(PORTA_REDUCE_SUM, total, dims, keepdim, out);
-        goto done;
+        porta_tensor *nonzero = scope_binary_number(s, PORTA_NE, x, 0.0);
+        return scope_reduce(s, PORTA_REDUCE_SUM, scope_as_dtype(s, nonzero, x->dtype), dims->axes,
+                            dims->count, keepdim);
     }
-    PORTA_TRY_GOTO(status, porta_unary(PORTA_ABS, x, &magnitude), done);
-    if (isinf(ord)) {
-        status = reduce_over(ord > 0 ? PORTA_REDUCE_MAX : PORTA_REDUCE_MIN, magnitude, dims,
-                             keepdim, out);
-    } else if (ord == 1.0) {
-        status = reduce_over(PORTA_REDUCE_SUM, magnitude, dims, keepdim, out);
-    } else {
-        PORTA_TRY_GOTO(status,
-                       ord == 2.0 ? porta_binary(PORTA_MUL, magnitude, magnitude, &powered)
-                                  : aten_binary_constant(PORTA_POW, magnitude, ord, &powered),
-                       done);
-        PORTA_TRY_GOTO(status, reduce_over(PORTA_REDUCE_SUM, powered, dims, keepdim, &total),
-                       done);
-        status = ord == 2.0 ? porta_unary(PORTA_SQRT, total, out)
-                            : aten_binary_constant(PORTA_POW, total, 1.0 / ord, out);
-    }
-done:
-    porta_tensor_release(magnitude);
-    porta_tensor_release(powered);
-    porta_tensor_release(total);
-    return status;
+    porta_tensor *magnitude = scope_unary(s, PORTA_ABS, x);
+    if (isinf(ord))
+        return scope_reduce(s, ord > 0 ? PORTA_REDUCE_MAX : PORTA_REDUCE_MIN, magnitude,
+                            dims->axes, dims->count, keepdim);
+    if (ord == 1.0)
+        return scope_reduce(s, PORTA_REDUCE_SUM, magnitude, dims->axes, dims->count, keepdim);
+    porta_tensor *powered = ord == 2.0 ? scope_binary(s, PORTA_MUL, magnitude, magnitude)
+                                       : scope_binary_number(s, PORTA_POW, magnitude, ord);
+    porta_tensor *total =
+        scope_reduce(s, PORTA_REDUCE_SUM, powered, dims->axes, dims->count, keepdim);
+    return ord == 2.0 ? scope_unary(s, PORTA_SQRT, total)
+                      : scope_binary_number(s, PORTA_POW, total, 1.0 / ord);
 }
 
 /* The checks and casts of linalg_vector_norm around norm_of. */
@@ -70,16 +60,12 @@ static porta_status *vector_norm(const porta_tensor *self, double ord, const por
                                    "linalg.vector_norm cannot compute the %g norm on an empty "
                                    "tensor because the operation does not have an identity",
                                    ord);
-    porta_tensor *x = NULL, *norm = NULL, *out = NULL;
-    porta_status *status;
-    PORTA_TRY_GOTO(status, aten_cast(self, aten_compute_dtype(result_dtype), &x), done);
-    PORTA_TRY_GOTO(status, norm_of(x, ord, &dims, keepdim, &norm), done);
-    PORTA_TRY_GOTO(status, aten_cast(norm, result_dtype, &out), done);
-    status = aten_push_tensor(results, out);
-done:
-    porta_tensor_release(x);
-    porta_tensor_release(norm);
-    return status;
+    aten_scope s;
+    scope_begin(&s);
+    porta_tensor *x = scope_as_dtype(&s, self, aten_compute_dtype(result_dtype));
+    porta_tensor *norm = norm_of(&s, x, ord, &dims, keepdim);
+    scope_push(&s, results, scope_as_dtype(&s, norm, result_dtype));
+    return scope_end(&s);
 }
 
 static const porta_value every_dim = {.kind = PORTA_VALUE_NONE};

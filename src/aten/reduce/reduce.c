@@ -2,6 +2,7 @@
  * argmax/argmin, any/all. Each resolves its dims and dtype as PyTorch does,
  * then runs porta_reduce. */
 #include "aten/dispatch/op_reuse.h"
+#include "aten/dispatch/scope.h"
 #include "aten/reduce/common.h"
 
 #include "core/status.h"
@@ -13,26 +14,21 @@
 static porta_status *accumulate(porta_reduce_op op, const porta_value *self,
                                 const porta_value *dim, bool keepdim, const porta_value *dtype,
                                 aten_results *results) {
-    porta_tensor *rounded = NULL, *x = NULL, *total = NULL, *result = NULL;
     porta_dtype input_dtype = dtype->kind == PORTA_VALUE_DTYPE ? dtype->dtype : self->tensor->dtype;
     porta_dtype result_dtype = porta_dtype_is_float(input_dtype) || dtype->kind != PORTA_VALUE_NONE
                                    ? input_dtype
                                    : PORTA_I64;
     reduce_dims dims;
     PORTA_TRY(reduce_dims_of(porta_reduce_op_name(op), self->tensor, dim, true, &dims));
-    porta_status *status;
     /* The input is rounded to `dtype`, then the half types accumulate in
      * float32, rounded once at the end, as PyTorch's CPU kernels do. */
-    PORTA_TRY_GOTO(status, aten_cast(self->tensor, input_dtype, &rounded), done);
-    PORTA_TRY_GOTO(status, aten_cast(rounded, aten_compute_dtype(input_dtype), &x), done);
-    PORTA_TRY_GOTO(status, reduce_over(op, x, &dims, keepdim, &total), done);
-    PORTA_TRY_GOTO(status, aten_cast(total, result_dtype, &result), done);
-    status = aten_push_tensor(results, result);
-done:
-    porta_tensor_release(rounded);
-    porta_tensor_release(x);
-    porta_tensor_release(total);
-    return status;
+    aten_scope s;
+    scope_begin(&s);
+    porta_tensor *rounded = scope_as_dtype(&s, self->tensor, input_dtype);
+    porta_tensor *x = scope_as_dtype(&s, rounded, aten_compute_dtype(input_dtype));
+    porta_tensor *total = scope_reduce(&s, op, x, dims.axes, dims.count, keepdim);
+    scope_push(&s, results, scope_as_dtype(&s, total, result_dtype));
+    return scope_end(&s);
 }
 
 static const porta_value every_dim = {.kind = PORTA_VALUE_NONE};
@@ -67,19 +63,13 @@ static porta_status *mean_of(const porta_value *self, const porta_value *dim, bo
     PORTA_TRY(reduce_dims_of("mean", self->tensor, dim, true, &dims));
     /* Summed in float32 for the half types and rounded once at the end;
      * unlike sum, PyTorch does not round the input to `dtype` first. */
-    porta_tensor *x = NULL, *total = NULL, *mean = NULL, *out = NULL;
-    porta_status *status;
-    PORTA_TRY_GOTO(status, aten_cast(self->tensor, aten_compute_dtype(result_dtype), &x), done);
-    PORTA_TRY_GOTO(status, reduce_over(PORTA_REDUCE_SUM, x, &dims, keepdim, &total), done);
-    PORTA_TRY_GOTO(status, aten_binary_constant(PORTA_DIV, total, (double)dims.numel, &mean),
-                   done);
-    PORTA_TRY_GOTO(status, aten_cast(mean, result_dtype, &out), done);
-    status = aten_push_tensor(results, out);
-done:
-    porta_tensor_release(x);
-    porta_tensor_release(total);
-    porta_tensor_release(mean);
-    return status;
+    aten_scope s;
+    scope_begin(&s);
+    porta_tensor *x = scope_as_dtype(&s, self->tensor, aten_compute_dtype(result_dtype));
+    porta_tensor *total = scope_reduce(&s, PORTA_REDUCE_SUM, x, dims.axes, dims.count, keepdim);
+    porta_tensor *mean = scope_binary_number(&s, PORTA_DIV, total, (double)dims.numel);
+    scope_push(&s, results, scope_as_dtype(&s, mean, result_dtype));
+    return scope_end(&s);
 }
 
 static porta_status *mean(const porta_value *a, aten_results *r) {
