@@ -70,7 +70,7 @@ int64_t scope_read_int(aten_scope *s, const porta_tensor *x) {
         if (!(guard)) return NULL;                \
         porta_tensor *out = NULL;                 \
         porta_status *step_status_ = (call);      \
-        return scope_hold(s, step_status_, out);     \
+        return scope_hold(s, step_status_, out);  \
     } while (0)
 
 /* Guards the start of each step: false after a failure or for a NULL input

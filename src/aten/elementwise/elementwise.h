@@ -60,8 +60,8 @@ porta_device *ew_device(const porta_value *a, const porta_value *b, const porta_
  * where `variant` says (a new tensor, self, or the last argument). */
 #define COMPOSED_KERNEL(kernel, formula, variant, arg_count)                      \
     static porta_status *kernel(const porta_value *args, aten_results *r) {       \
-        aten_scope s;                                                               \
-        scope_begin_on(&s, ew_device(&args[0], &args[0], NULL));                        \
+        aten_scope s;                                                             \
+        scope_begin_on(&s, ew_device(&args[0], &args[0], NULL));                  \
         porta_tensor *result = formula;                                           \
         return ew_finish(&s, result, ew_target(args, arg_count, variant), r);     \
     }
