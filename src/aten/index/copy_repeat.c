@@ -91,9 +91,7 @@ static porta_status *index_copy(const porta_value *a, aten_results *r) {
     return scope_end(&s);
 }
 
-static porta_status *index_copy_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(index_copy, a, 4, 1, r);
-}
+ATEN_OUT_KERNEL(index_copy_out, index_copy, 4)
 
 static porta_status *index_copy_inplace(const porta_value *a, aten_results *r) {
     aten_scope s;
@@ -148,9 +146,7 @@ static porta_status *repeat_interleave(const porta_value *a, aten_results *r) {
     return scope_end(&s);
 }
 
-static porta_status *repeat_interleave_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(repeat_interleave, a, 2, 1, r);
-}
+ATEN_OUT_KERNEL(repeat_interleave_out, repeat_interleave, 2)
 
 const aten_op aten_index_copy_repeat_ops[] = {
     {"index_copy", "TiTT", index_copy},

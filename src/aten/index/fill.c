@@ -71,9 +71,7 @@ static porta_status *index_fill(const porta_value *a, aten_results *r) {
 static porta_status *index_fill_(const porta_value *a, aten_results *r) {
     return index_fill_into(a, true, r);
 }
-static porta_status *index_fill_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(index_fill, a, 4, 1, r);
-}
+ATEN_OUT_KERNEL(index_fill_out, index_fill, 4)
 
 /* ---- masked_select ---- */
 
@@ -101,9 +99,7 @@ static porta_status *masked_select(const porta_value *a, aten_results *r) {
     scope_push(&s, r, scope_index_select(&s, flat_self, 0, positions));
     return scope_end(&s);
 }
-static porta_status *masked_select_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(masked_select, a, 2, 1, r);
-}
+ATEN_OUT_KERNEL(masked_select_out, masked_select, 2)
 
 /* ---- take / put ---- */
 
@@ -140,9 +136,7 @@ static porta_status *take(const porta_value *a, aten_results *r) {
                                     index->sizes));
     return scope_end(&s);
 }
-static porta_status *take_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(take, a, 2, 1, r);
-}
+ATEN_OUT_KERNEL(take_out, take, 2)
 
 /* self with source's elements written (or added, with accumulate) at the
  * flat positions index names. */
@@ -180,9 +174,7 @@ static porta_status *put(const porta_value *a, aten_results *r) {
     scope_push(&s, r, put_of(&s, a));
     return scope_end(&s);
 }
-static porta_status *put_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(put, a, 4, 1, r);
-}
+ATEN_OUT_KERNEL(put_out, put, 4)
 static porta_status *put_(const porta_value *a, aten_results *r) {
     aten_scope s;
     scope_begin(&s);
@@ -304,9 +296,7 @@ static porta_status *index_reduce(const porta_value *a, aten_results *r) {
     scope_push(&s, r, index_reduce_of(&s, a));
     return scope_end(&s);
 }
-static porta_status *index_reduce_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(index_reduce, a, 6, 1, r);
-}
+ATEN_OUT_KERNEL(index_reduce_out, index_reduce, 6)
 static porta_status *index_reduce_(const porta_value *a, aten_results *r) {
     aten_scope s;
     scope_begin(&s);

@@ -210,15 +210,9 @@ static porta_status *addmv(const porta_value *a, aten_results *r) {
     return scaled_sum(&a[0], product, &a[3], &a[4], r);
 }
 
-static porta_status *mm_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(mm, a, 2, 1, r);
-}
-static porta_status *bmm_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(bmm, a, 2, 1, r);
-}
-static porta_status *addmm_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(addmm, a, 5, 1, r);
-}
+ATEN_OUT_KERNEL(mm_out, mm, 2)
+ATEN_OUT_KERNEL(bmm_out, bmm, 2)
+ATEN_OUT_KERNEL(addmm_out, addmm, 5)
 
 const aten_op aten_linalg_products_ops[] = {
     {"mm", "TT", mm},

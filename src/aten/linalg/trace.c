@@ -27,9 +27,7 @@ static porta_status *trace(const porta_value *args, aten_results *results) {
     return scope_end(&s);
 }
 
-static porta_status *trace_out(const porta_value *args, aten_results *results) {
-    return aten_into_outs(trace, args, 1, 1, results);
-}
+ATEN_OUT_KERNEL(trace_out, trace, 1)
 
 const aten_op aten_linalg_trace_ops[] = {
     {"trace", "T", trace},

@@ -13,9 +13,7 @@ static porta_status *vdot(const porta_value *a, aten_results *results) {
     return aten_push_tensor(results, out);
 }
 
-static porta_status *vdot_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(vdot, a, 2, 1, r);
-}
+ATEN_OUT_KERNEL(vdot_out, vdot, 2)
 /* addbmm(self, batch1 [B, n, m], batch2 [B, m, p], beta, alpha): the sum
  * over the batch of the products is one product of batch1 laid out as
  * [n, B * m] and batch2 as [B * m, p], run by addmm. */
@@ -53,9 +51,7 @@ done:
     porta_tensor_release(right);
     return status;
 }
-static porta_status *addbmm_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(addbmm, a, 5, 1, r);
-}
+ATEN_OUT_KERNEL(addbmm_out, addbmm, 5)
 /* addbmm_: self must already have the result's shape. */
 static porta_status *addbmm_inplace(const porta_value *a, aten_results *results) {
     porta_tensor *self = a[0].tensor;

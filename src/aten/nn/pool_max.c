@@ -193,12 +193,8 @@ static porta_status *adaptive_max_pool2d_backward(const porta_value *a, aten_res
 static porta_status *adaptive_max_pool3d_backward(const porta_value *a, aten_results *r) {
     return adaptive_max_pool_backward("adaptive_max_pool3d_backward", 3, a, r);
 }
-static porta_status *adaptive_max_pool2d_backward_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(adaptive_max_pool2d_backward, a, 3, 1, r);
-}
-static porta_status *adaptive_max_pool3d_backward_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(adaptive_max_pool3d_backward, a, 3, 1, r);
-}
+ATEN_OUT_KERNEL(adaptive_max_pool2d_backward_out, adaptive_max_pool2d_backward, 3)
+ATEN_OUT_KERNEL(adaptive_max_pool3d_backward_out, adaptive_max_pool3d_backward, 3)
 
 /* max_unpool{2,3}d(self, indices, output_size[, stride, padding]): zeros of
  * the output size with self's values written at indices (flat positions in
@@ -267,12 +263,8 @@ static porta_status *max_unpool2d(const porta_value *a, aten_results *r) {
 static porta_status *max_unpool3d(const porta_value *a, aten_results *r) {
     return max_unpool("max_unpooling3d", 3, a, r);
 }
-static porta_status *max_unpool2d_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(max_unpool2d, a, 3, 1, r);
-}
-static porta_status *max_unpool3d_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(max_unpool3d, a, 5, 1, r);
-}
+ATEN_OUT_KERNEL(max_unpool2d_out, max_unpool2d, 3)
+ATEN_OUT_KERNEL(max_unpool3d_out, max_unpool3d, 5)
 
 const aten_op aten_nn_pool_max_ops[] = {
     {"adaptive_max_pool2d", "TI", adaptive_max_pool2d},

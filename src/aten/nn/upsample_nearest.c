@@ -115,18 +115,10 @@ static porta_status *upsample_nearest3d_backward(const porta_value *a, aten_resu
     return scope_end(&s);
 }
 
-static porta_status *upsample_nearest1d_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(upsample_nearest1d, a, 3, 1, r);
-}
-static porta_status *upsample_nearest1d_backward_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(upsample_nearest1d_backward, a, 4, 1, r);
-}
-static porta_status *upsample_nearest3d_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(upsample_nearest3d, a, 5, 1, r);
-}
-static porta_status *upsample_nearest3d_backward_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(upsample_nearest3d_backward, a, 6, 1, r);
-}
+ATEN_OUT_KERNEL(upsample_nearest1d_out, upsample_nearest1d, 3)
+ATEN_OUT_KERNEL(upsample_nearest1d_backward_out, upsample_nearest1d_backward, 4)
+ATEN_OUT_KERNEL(upsample_nearest3d_out, upsample_nearest3d, 5)
+ATEN_OUT_KERNEL(upsample_nearest3d_backward_out, upsample_nearest3d_backward, 6)
 
 const aten_op aten_nn_upsample_nearest_ops[] = {
     {"upsample_nearest1d", "TIg", upsample_nearest1d},

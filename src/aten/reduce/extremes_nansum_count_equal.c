@@ -99,9 +99,7 @@ done:
     porta_tensor_release(total);
     return status;
 }
-static porta_status *nansum_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(nansum, a, 4, 1, r);
-}
+ATEN_OUT_KERNEL(nansum_out, nansum, 4)
 
 /* count_nonzero(self, dims): int64 counts of elements != 0; an empty list
  * counts over every dim, as sum does. */
@@ -116,18 +114,14 @@ static porta_status *count_nonzero(const porta_value *a, aten_results *results) 
     return aten_push_tensor(results, count);
 }
 
-static porta_status *count_nonzero_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(count_nonzero, a, 2, 1, r);
-}
+ATEN_OUT_KERNEL(count_nonzero_out, count_nonzero, 2)
 /* count_nonzero(self, dim=None): over one dim, or every dim. */
 static porta_status *count_nonzero_dim(const porta_value *a, aten_results *results) {
     porta_value args[2] = {a[0], {.kind = PORTA_VALUE_INTS, .ints = {&a[1].i, 1}}};
     if (a[1].kind == PORTA_VALUE_NONE) args[1].ints.count = 0;
     return count_nonzero(args, results);
 }
-static porta_status *count_nonzero_dim_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(count_nonzero_dim, a, 2, 1, r);
-}
+ATEN_OUT_KERNEL(count_nonzero_dim_out, count_nonzero_dim, 2)
 
 /* equal: same sizes and every element equal after promotion (NaN is not
  * equal to itself). */

@@ -63,9 +63,7 @@ static porta_status *logcumsumexp(const porta_value *args, aten_results *results
     return status;
 }
 
-static porta_status *logcumsumexp_out(const porta_value *args, aten_results *results) {
-    return aten_into_outs(logcumsumexp, args, 2, 1, results);
-}
+ATEN_OUT_KERNEL(logcumsumexp_out, logcumsumexp, 2)
 
 const aten_op aten_reduce_logcumsumexp_ops[] = {
     {"logcumsumexp", "Ti", logcumsumexp},

@@ -39,9 +39,7 @@ static porta_status *sum(const porta_value *a, aten_results *r) {
 static porta_status *sum_dim(const porta_value *a, aten_results *r) {
     return accumulate(PORTA_REDUCE_SUM, &a[0], &a[1], a[2].b, &a[3], r);
 }
-static porta_status *sum_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(sum_dim, a, 4, 1, r);
-}
+ATEN_OUT_KERNEL(sum_out, sum_dim, 4)
 static porta_status *prod(const porta_value *a, aten_results *r) {
     return accumulate(PORTA_REDUCE_PROD, &a[0], &every_dim, false, &a[1], r);
 }
@@ -78,9 +76,7 @@ static porta_status *mean(const porta_value *a, aten_results *r) {
 static porta_status *mean_dim(const porta_value *a, aten_results *r) {
     return mean_of(&a[0], &a[1], a[2].b, &a[3], r);
 }
-static porta_status *mean_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(mean_dim, a, 4, 1, r);
-}
+ATEN_OUT_KERNEL(mean_out, mean_dim, 4)
 
 /* amax/amin: every listed dim must have elements. */
 static porta_status *extreme(porta_reduce_op op, const char *name, const porta_value *a,

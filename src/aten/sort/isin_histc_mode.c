@@ -55,9 +55,7 @@ static porta_status *isin(const porta_value *a, aten_results *r) {
     return scope_end(&s);
 }
 
-static porta_status *isin_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(isin, a, 4, 1, r);
-}
+ATEN_OUT_KERNEL(isin_out, isin, 4)
 
 /* histc(self, bins, min, max): counts of self's values in `bins` equal
  * bins over [min, max] (the data's range when min == max, widened by 1
@@ -111,9 +109,7 @@ static porta_status *histc(const porta_value *a, aten_results *r) {
     return scope_end(&s);
 }
 
-static porta_status *histc_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(histc, a, 4, 1, r);
-}
+ATEN_OUT_KERNEL(histc_out, histc, 4)
 
 /* x shifted by one place along axis (toward higher indices for `later`
  * false: element i holds x[i - 1]), compared with x: true where the

@@ -161,12 +161,8 @@ static porta_status *bucketize(const porta_value *a, aten_results *results) {
     return search(args, results);
 }
 
-static porta_status *search_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(search, a, 6, 1, r);
-}
-static porta_status *bucketize_out(const porta_value *a, aten_results *r) {
-    return aten_into_outs(bucketize, a, 4, 1, r);
-}
+ATEN_OUT_KERNEL(search_out, search, 6)
+ATEN_OUT_KERNEL(bucketize_out, bucketize, 4)
 
 const aten_op aten_sort_searchsorted_ops[] = {
     {"searchsorted.Tensor", "TTbbrt", search},
