@@ -55,6 +55,16 @@ void scope_push_into(aten_scope *s, aten_results *results, const porta_tensor *r
     scope_push(s, results, target);
 }
 
+porta_status *scope_run(aten_composition of, const porta_value *args, porta_tensor *into,
+                        aten_results *results) {
+    aten_scope s;
+    scope_begin(&s);
+    porta_tensor *result = of(&s, args);
+    if (into) scope_push_into(&s, results, result, into);
+    else scope_push(&s, results, result);
+    return scope_end(&s);
+}
+
 int64_t scope_read_int(aten_scope *s, const porta_tensor *x) {
     int64_t value = 0;
     porta_tensor *wide = scope_cast(s, x, PORTA_I64);

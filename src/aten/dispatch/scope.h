@@ -119,6 +119,13 @@ porta_tensor *scope_from_host(aten_scope *s, porta_device *device, int rank, con
 porta_tensor *scope_contiguous(aten_scope *s, const porta_tensor *x);
 /* Writes src into dst (broadcast, cast). */
 void scope_copy(aten_scope *s, const porta_tensor *src, porta_tensor *dst);
+/* A composition of one result, built in `s` from an op's arguments. */
+typedef porta_tensor *(*aten_composition)(aten_scope *s, const porta_value *args);
+/* The kernel body of such an op: runs `of` in a new scope and pushes its
+ * result, or with `into` (an in-place variant's self) writes it there and
+ * pushes `into`. */
+porta_status *scope_run(aten_composition of, const porta_value *args, porta_tensor *into,
+                        aten_results *results);
 /* The first result of the registered op `name` run on args (aten_call_op:
  * the composition reuses that op's checks and lowering). */
 porta_tensor *scope_call(aten_scope *s, const char *name, const porta_value *args,

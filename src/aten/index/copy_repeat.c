@@ -85,19 +85,13 @@ static porta_tensor *index_copy_of(aten_scope *s, const porta_value *a) {
 }
 
 static porta_status *index_copy(const porta_value *a, aten_results *r) {
-    aten_scope s;
-    scope_begin(&s);
-    scope_push(&s, r, index_copy_of(&s, a));
-    return scope_end(&s);
+    return scope_run(index_copy_of, a, NULL, r);
 }
 
 ATEN_OUT_KERNEL(index_copy_out, index_copy, 4)
 
 static porta_status *index_copy_inplace(const porta_value *a, aten_results *r) {
-    aten_scope s;
-    scope_begin(&s);
-    scope_push_into(&s, r, index_copy_of(&s, a), a[0].tensor);
-    return scope_end(&s);
+    return scope_run(index_copy_of, a, a[0].tensor, r);
 }
 
 

@@ -169,17 +169,11 @@ static porta_tensor *put_of(aten_scope *s, const porta_value *a) {
 }
 
 static porta_status *put(const porta_value *a, aten_results *r) {
-    aten_scope s;
-    scope_begin(&s);
-    scope_push(&s, r, put_of(&s, a));
-    return scope_end(&s);
+    return scope_run(put_of, a, NULL, r);
 }
 ATEN_OUT_KERNEL(put_out, put, 4)
 static porta_status *put_(const porta_value *a, aten_results *r) {
-    aten_scope s;
-    scope_begin(&s);
-    scope_push_into(&s, r, put_of(&s, a), a[0].tensor);
-    return scope_end(&s);
+    return scope_run(put_of, a, a[0].tensor, r);
 }
 
 /* ---- index_reduce ---- */
@@ -291,17 +285,11 @@ static porta_tensor *index_reduce_of(aten_scope *s, const porta_value *a) {
 }
 
 static porta_status *index_reduce(const porta_value *a, aten_results *r) {
-    aten_scope s;
-    scope_begin(&s);
-    scope_push(&s, r, index_reduce_of(&s, a));
-    return scope_end(&s);
+    return scope_run(index_reduce_of, a, NULL, r);
 }
 ATEN_OUT_KERNEL(index_reduce_out, index_reduce, 6)
 static porta_status *index_reduce_(const porta_value *a, aten_results *r) {
-    aten_scope s;
-    scope_begin(&s);
-    scope_push_into(&s, r, index_reduce_of(&s, a), a[0].tensor);
-    return scope_end(&s);
+    return scope_run(index_reduce_of, a, a[0].tensor, r);
 }
 
 const aten_op aten_index_fill_ops[] = {
