@@ -1,5 +1,5 @@
 /* The per-device generator state behind the random aten ops. */
-#include "aten/random_state.h"
+#include "aten/random/state.h"
 #include "test.h"
 
 TEST(test_aten_generator_seeds_and_reserves_whole_blocks) {

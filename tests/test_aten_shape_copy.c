@@ -1,10 +1,10 @@
-/* The layout rules of src/aten/shape_copy.h (PyTorch's density test, its
+/* The layout rules of src/aten/shape/copy.h (PyTorch's density test, its
  * inferred dense strides, memory formats, clone_preserve_strides), and the
  * failure paths of the copy ops, which must release what they made. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "aten/shape_copy.h"
+#include "aten/shape/copy.h"
 #include "test.h"
 
 static bool same_ints(const int64_t *a, const int64_t *b, int n) {

@@ -1,4 +1,4 @@
-"""Index aten ops (libporta's src/aten/index*.c) against PyTorch's CPU."""
+"""Index aten ops (libporta's src/aten/index/) against PyTorch's CPU."""
 import pytest
 import torch
 

@@ -1,4 +1,4 @@
-"""The shape family (src/aten/shape*.c) against PyTorch's CPU: layouts
+"""The shape family (src/aten/shape/) against PyTorch's CPU: layouts
 (sizes, strides, storage offsets) of views, aliasing, values and dtypes of
 copies, errors, and gradients."""
 import pytest

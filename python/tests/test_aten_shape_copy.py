@@ -1,4 +1,4 @@
-"""The copy and layout ops (src/aten/shape_copy.c, shape_layout.c, the
+"""The copy and layout ops (src/aten/shape/copy.c, shape/layout.c, the
 *_like factories, rand/randn, var.dim) against PyTorch's CPU: values,
 dtypes, the strides PyTorch chooses for each memory format, aliasing of the
 view ops, errors, and gradients."""

@@ -1,6 +1,7 @@
 /* The aten layer's internals: how an op is declared, how its arguments are
- * checked and how it returns results. Each op family lives in its own file
- * and exports a table; registry.c joins the tables. */
+ * checked and how it returns results. Each op family lives in its own
+ * folder (elementwise/, index/, nn/, ...), each file of it exporting a
+ * table; dispatch/registry.c joins the tables. */
 #ifndef PORTA_ATEN_ATEN_H
 #define PORTA_ATEN_ATEN_H
 
@@ -42,57 +43,64 @@ typedef struct aten_op {
     aten_fn fn;
 } aten_op;
 
-/* Each family's table, terminated by an entry whose name is NULL. */
-extern const aten_op aten_elementwise_ops[];
-extern const aten_op aten_elementwise_unary_ops[];
-extern const aten_op aten_elementwise_compare_ops[];
+/* Each family's table (one per file under the family's folder), terminated
+ * by an entry whose name is NULL. */
 extern const aten_op aten_elementwise_activation_ops[];
+extern const aten_op aten_elementwise_arithmetic_ops[];
+extern const aten_op aten_elementwise_compare_ops[];
+extern const aten_op aten_elementwise_heaviside_hypot_signbit_sinc_nextafter_ops[];
+extern const aten_op aten_elementwise_logaddexp_xlogy_angle_frexp_ops[];
 extern const aten_op aten_elementwise_pointwise_ops[];
+extern const aten_op aten_elementwise_unary_ops[];
+extern const aten_op aten_factory_ops[];
+extern const aten_op aten_factory_range_ops[];
+extern const aten_op aten_index_advanced_ops[];
+extern const aten_op aten_index_copy_repeat_ops[];
+extern const aten_op aten_index_embedding_ops[];
+extern const aten_op aten_index_fill_ops[];
+extern const aten_op aten_index_gather_scatter_ops[];
+extern const aten_op aten_index_masked_ops[];
+extern const aten_op aten_index_unique_ops[];
+extern const aten_op aten_linalg_cross_ops[];
+extern const aten_op aten_linalg_products_ops[];
+extern const aten_op aten_linalg_trace_ops[];
+extern const aten_op aten_linalg_vdot_addbmm_ops[];
+extern const aten_op aten_nn_conv_ops[];
+extern const aten_op aten_nn_distance_ops[];
+extern const aten_op aten_nn_dropout_ops[];
+extern const aten_op aten_nn_glu_shrink_ops[];
+extern const aten_op aten_nn_loss_huber_smooth_l1_ops[];
+extern const aten_op aten_nn_loss_ops[];
+extern const aten_op aten_nn_norm_ops[];
+extern const aten_op aten_nn_pad_ops[];
+extern const aten_op aten_nn_pool_adaptive_ops[];
+extern const aten_op aten_nn_pool_max_ops[];
+extern const aten_op aten_nn_pool_ops[];
+extern const aten_op aten_nn_rnn_ops[];
+extern const aten_op aten_nn_sample_ops[];
+extern const aten_op aten_nn_upsample_linear_ops[];
+extern const aten_op aten_nn_upsample_nearest_ops[];
+extern const aten_op aten_nn_upsample_ops[];
+extern const aten_op aten_random_ops[];
 extern const aten_op aten_reduce_ops[];
-extern const aten_op aten_reduce_softmax_ops[];
+extern const aten_op aten_reduce_cumulative_extremes_ops[];
+extern const aten_op aten_reduce_extremes_nansum_count_equal_ops[];
+extern const aten_op aten_reduce_logcumsumexp_ops[];
 extern const aten_op aten_reduce_moments_ops[];
 extern const aten_op aten_reduce_norm_ops[];
 extern const aten_op aten_reduce_scan_ops[];
+extern const aten_op aten_reduce_softmax_ops[];
 extern const aten_op aten_shape_ops[];
-extern const aten_op aten_shape_cat_ops[];
-extern const aten_op aten_shape_reorder_ops[];
-extern const aten_op aten_shape_triangle_ops[];
 extern const aten_op aten_shape_backward_ops[];
-extern const aten_op aten_index_ops[];
-extern const aten_op aten_index_advanced_ops[];
-extern const aten_op aten_index_masked_ops[];
-extern const aten_op aten_index_embedding_ops[];
-extern const aten_op aten_nn_ops[];
-extern const aten_op aten_nn_conv_ops[];
-extern const aten_op aten_nn_pool_ops[];
-extern const aten_op aten_nn_norm_ops[];
-extern const aten_op aten_nn_loss_ops[];
-extern const aten_op aten_nn_upsample_ops[];
-extern const aten_op aten_nn_rnn_ops[];
-extern const aten_op aten_factory_ops[];
-extern const aten_op aten_factory_range_ops[];
-extern const aten_op aten_random_ops[];
-extern const aten_op aten_linalg_ops[];
+extern const aten_op aten_shape_cat_ops[];
 extern const aten_op aten_shape_copy_ops[];
 extern const aten_op aten_shape_layout_ops[];
-extern const aten_op aten_nn_pad_ops[];
-extern const aten_op aten_nn_pool_adaptive_ops[];
+extern const aten_op aten_shape_reorder_ops[];
+extern const aten_op aten_shape_triangle_ops[];
 extern const aten_op aten_sort_ops[];
-extern const aten_op aten_nn_sample_ops[];
-extern const aten_op aten_nn_distance_ops[];
-extern const aten_op aten_reduce_extra_ops[];
-extern const aten_op aten_elementwise_misc_ops[];
-extern const aten_op aten_index_fill_ops[];
-extern const aten_op aten_nn_pool_max_ops[];
-extern const aten_op aten_nn_upsample_nearest_ops[];
-extern const aten_op aten_search_ops[];
-extern const aten_op aten_elementwise_more_ops[];
-extern const aten_op aten_nn_more_ops[];
-extern const aten_op aten_index_more_ops[];
-extern const aten_op aten_reduce_scan_more_ops[];
-extern const aten_op aten_nn_upsample_linear_ops[];
-extern const aten_op aten_index_unique_ops[];
-extern const aten_op aten_export_ops[];
+extern const aten_op aten_sort_isin_histc_mode_ops[];
+extern const aten_op aten_sort_searchsorted_ops[];
+extern const aten_op aten_export_tensor_metadata_ops[];
 
 /* Appending results; a TENSOR result's reference passes to the results. */
 porta_status *aten_push_tensor(aten_results *results, porta_tensor *tensor);
@@ -120,6 +128,10 @@ porta_dtype aten_result_type(const porta_value *const *operands, int count);
  * number a rank-0 tensor of `dtype` on `device`. */
 porta_status *aten_operand(const porta_value *v, porta_device *device, porta_dtype dtype,
                            porta_tensor **out);
+/* The dtype an op computes in: float32 for float16 and bfloat16 (PyTorch's
+ * "opmath": their sums and formulas lose too much, so results are rounded
+ * once at the end), the dtype itself otherwise. */
+porta_dtype aten_compute_dtype(porta_dtype dtype);
 /* The device of the first tensor among the operands (porta:0 if none). */
 porta_device *aten_device_of(const porta_value *const *operands, int count);
 /* The device a 'D' argument names. */

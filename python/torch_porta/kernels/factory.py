@@ -1,7 +1,7 @@
 """Resizing in place: the one factory kernel that needs Python, since it
 rebinds the torch tensor to a new porta buffer. The factories themselves
 (empty, empty_strided, full, fill_, zero_, arange, ...) are libporta's aten
-ops (src/aten/factory*.c)."""
+ops (src/aten/factory/)."""
 from .. import _C, _tensors
 from ._registry import register
 

@@ -1,0 +1,385 @@
+/* Convolution aten ops: convolution (N-d, grouped, transposed too) and
+ * convolution_backward. Everything runs on porta_conv: the gradient of the
+ * input is a transposed convolution (a convolution of the gradient spread
+ * out by the stride, padded and run against the flipped, channel-swapped
+ * weight) and the gradient of the weight is a convolution of the input by
+ * the gradient with the batch axis as the reduced channel axis. Ungrouped
+ * 2-d convolutions take a faster road for both gradients: one batched
+ * matmul against the input's columns (im2col) and one matmul whose columns
+ * col2im sums back into an image, as PyTorch's CPU kernels do; the
+ * convolutions above degenerate there into products with one output
+ * channel or a kernel the size of the image. */
+#include "aten/dispatch/scope.h"
+#include "aten/dispatch/op_reuse.h"
+
+#include "core/status.h"
+#include "runtime/tensor.h"
+
+/* A conv's geometry, one entry per spatial axis. */
+typedef struct conv_geometry {
+    int spatial;
+    int64_t stride[PORTA_MAX_RANK], padding[PORTA_MAX_RANK], dilation[PORTA_MAX_RANK];
+    int64_t output_padding[PORTA_MAX_RANK];
+    int64_t groups;
+    bool transposed;
+} conv_geometry;
+
+/* An int list argument's value for spatial axis i: a single value stands
+ * for every axis, as PyTorch expands it. */
+static int64_t per_axis(const porta_value *list, int i, int64_t fallback) {
+    if (list->kind != PORTA_VALUE_INTS || list->ints.count == 0) return fallback;
+    return list->ints.items[list->ints.count == 1 ? 0 : i];
+}
+
+static porta_status *read_geometry(const porta_tensor *x, const porta_tensor *w,
+                                   const porta_value *args, conv_geometry *g) {
+    if (x->rank < 3 || w->rank != x->rank) {
+        char bx[PORTA_SHAPE_STR_CAP], bw[PORTA_SHAPE_STR_CAP];
+        return porta_error(PORTA_ERR_SHAPE,
+                           "convolution: expected input [batch, channels, *spatial] and a weight "
+                           "of the same rank, got input %s and weight %s",
+                           porta_format_shape(bx, sizeof bx, x->rank, x->sizes),
+                           porta_format_shape(bw, sizeof bw, w->rank, w->sizes));
+    }
+    g->spatial = x->rank - 2;
+    const porta_value *lists[4] = {&args[0], &args[1], &args[2], &args[4]};
+    for (int k = 0; k < 4; k++)
+        if (lists[k]->ints.count != 1 && lists[k]->ints.count != g->spatial)
+            return porta_error(PORTA_ERR_SHAPE,
+                               "convolution: expected stride, padding, dilation and "
+                               "output_padding of %d values (one per spatial axis), got %d",
+                               g->spatial, lists[k]->ints.count);
+    for (int i = 0; i < g->spatial; i++) {
+        g->stride[i] = per_axis(&args[0], i, 1);
+        g->padding[i] = per_axis(&args[1], i, 0);
+        g->dilation[i] = per_axis(&args[2], i, 1);
+        g->output_padding[i] = per_axis(&args[4], i, 0);
+        if (g->stride[i] < 1 || g->dilation[i] < 1 || g->padding[i] < 0 ||
+            g->output_padding[i] < 0)
+            return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                               "convolution: expected stride and dilation >= 1, padding and "
+                               "output_padding >= 0, got %lld, %lld, %lld, %lld on axis %d",
+                               (long long)g->stride[i], (long long)g->dilation[i],
+                               (long long)g->padding[i], (long long)g->output_padding[i], i);
+    }
+    g->transposed = args[3].b;
+    g->groups = args[5].i;
+    if (g->groups < 1)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "convolution: non-positive groups is not supported, got %lld",
+                           (long long)g->groups);
+    return NULL;
+}
+
+static porta_status *check_dtypes(const porta_tensor *x, const porta_tensor *w,
+                                  const porta_tensor *bias) {
+    if (x->dtype != w->dtype || (bias && bias->dtype != x->dtype))
+        return porta_error(PORTA_ERR_DTYPE,
+                           "convolution: input type (%s) and weight type (%s)%s%s should be the "
+                           "same",
+                           porta_dtype_name(x->dtype), porta_dtype_name(w->dtype),
+                           bias ? " and bias type " : "", bias ? porta_dtype_name(bias->dtype) : "");
+    if (x->dtype == PORTA_BOOL)
+        return porta_error(PORTA_ERR_DTYPE, "convolution: not implemented for 'Bool'");
+    return NULL;
+}
+
+/* porta_conv computes in floating point; PyTorch CPU convolves integers
+ * too, which float64 reproduces exactly for values below 2^53. */
+static porta_tensor *computable(aten_scope *s, const porta_tensor *t) {
+    if (!t) return NULL;
+    return porta_dtype_is_float(t->dtype) ? (porta_tensor *)t : scope_cast(s, t, PORTA_F64);
+}
+
+static porta_conv_params forward_params(const conv_geometry *g) {
+    porta_conv_params p = {.groups = g->groups};
+    for (int i = 0; i < g->spatial; i++) {
+        p.stride[i] = g->stride[i];
+        p.padding[i] = g->padding[i];
+        p.dilation[i] = g->dilation[i];
+    }
+    return p;
+}
+
+/* The transposed convolution of y [N, A, *O] by w [A, B/groups, *K]:
+ * [N, B, *target]. It is the gradient of conv(·, w) with respect to its
+ * input, for an input of spatial size `target`. */
+static porta_tensor *conv_transpose(aten_scope *s, const porta_tensor *y, const porta_tensor *w,
+                                    const conv_geometry *g, const int64_t *target) {
+    if (!y || !w) return NULL;
+    int rank = y->rank, spatial = g->spatial;
+    /* y spread out by the stride: stride - 1 zeros between elements */
+    const porta_tensor *spread = y;
+    bool strided = false;
+    for (int i = 0; i < spatial; i++) strided |= g->stride[i] > 1;
+    if (strided) {
+        int64_t sizes[PORTA_MAX_RANK] = {y->sizes[0], y->sizes[1]};
+        for (int i = 0; i < spatial; i++)
+            sizes[2 + i] = y->sizes[2 + i] ? (y->sizes[2 + i] - 1) * g->stride[i] + 1 : 0;
+        porta_tensor *zeros = scope_full(s, y->buffer->device, y->dtype, rank, sizes, 0);
+        porta_tensor *view = zeros;
+        for (int i = 0; i < spatial; i++)
+            view = scope_slice(s, view, 2 + i, 0, sizes[2 + i], g->stride[i]);
+        scope_copy(s, y, view);
+        spread = zeros;
+    }
+    if (!spread) return NULL;
+    /* padded so that a stride-1 convolution yields `target` */
+    int64_t pads[2 * PORTA_MAX_RANK] = {0};
+    for (int i = 0; i < spatial; i++) {
+        int64_t reach = g->dilation[i] * (w->sizes[2 + i] - 1);
+        pads[2 * (2 + i)] = reach - g->padding[i];
+        pads[2 * (2 + i) + 1] = target[i] + reach - spread->sizes[2 + i] - pads[2 * (2 + i)];
+    }
+    porta_tensor *padded = scope_pad(s, spread, pads, 0);
+    /* w [A, B/g, *K] -> [g, A/g, B/g, *K] -> [g, B/g, A/g, *K] -> [B, A/g, *K], flipped */
+    int64_t a = w->sizes[0], b_per_group = w->sizes[1], groups = g->groups;
+    int64_t split[PORTA_MAX_RANK + 1] = {groups, a / groups, b_per_group};
+    int64_t joined[PORTA_MAX_RANK] = {groups * b_per_group, a / groups};
+    int dims[PORTA_MAX_RANK + 1] = {0, 2, 1}, axes[PORTA_MAX_RANK];
+    for (int i = 0; i < spatial; i++) {
+        split[3 + i] = joined[2 + i] = w->sizes[2 + i];
+        dims[3 + i] = 3 + i;
+        axes[i] = 2 + i;
+    }
+    porta_tensor *swapped = scope_permute(s, scope_reshape(s, w, rank + 1, split), dims);
+    porta_tensor *kernel = scope_flip(s, scope_reshape(s, swapped, rank, joined), axes, spatial);
+    porta_conv_params p = {.groups = groups};
+    for (int i = 0; i < spatial; i++) {
+        p.stride[i] = 1;
+        p.dilation[i] = g->dilation[i];
+    }
+    return scope_conv(s, padded, kernel, NULL, &p);
+}
+
+/* The gradient of conv(x, w) with respect to w [Cout, Cin/groups, *K],
+ * given gy [N, Cout, *O]: for each group, x's channels become the batch and
+ * its batch the reduced channel axis, and gy the kernel; stride and
+ * dilation trade places. */
+static porta_tensor *conv_weight_grad(aten_scope *s, const porta_tensor *x, const porta_tensor *gy,
+                                      const conv_geometry *g, const int64_t *kernel) {
+    if (!x || !gy) return NULL;
+    int rank = x->rank, spatial = g->spatial;
+    int64_t n = x->sizes[0], groups = g->groups;
+    int64_t cin_g = x->sizes[1] / groups, cout_g = gy->sizes[1] / groups;
+    int64_t xs[PORTA_MAX_RANK + 1] = {n, groups, cin_g}, ys[PORTA_MAX_RANK + 1] = {n, groups, cout_g};
+    int64_t xj[PORTA_MAX_RANK] = {cin_g, groups * n}, yj[PORTA_MAX_RANK] = {groups * cout_g, n};
+    int xd[PORTA_MAX_RANK + 1] = {2, 1, 0}, yd[PORTA_MAX_RANK + 1] = {1, 2, 0};
+    int back[PORTA_MAX_RANK] = {1, 0};
+    porta_conv_params p = {.groups = groups};
+    for (int i = 0; i < spatial; i++) {
+        xs[3 + i] = xj[2 + i] = x->sizes[2 + i];
+        ys[3 + i] = yj[2 + i] = gy->sizes[2 + i];
+        xd[3 + i] = yd[3 + i] = 3 + i;
+        back[2 + i] = 2 + i;
+        p.stride[i] = g->dilation[i];
+        p.dilation[i] = g->stride[i];
+        p.padding[i] = g->padding[i];
+    }
+    porta_tensor *input = scope_reshape(s, scope_permute(s, scope_reshape(s, x, rank + 1, xs), xd), rank, xj);
+    porta_tensor *filter =
+        scope_reshape(s, scope_permute(s, scope_reshape(s, gy, rank + 1, ys), yd), rank, yj);
+    porta_tensor *full = scope_conv(s, input, filter, NULL, &p); /* [Cin/g, Cout, *K'], K' >= K */
+    for (int i = 0; i < spatial; i++) full = scope_slice(s, full, 2 + i, 0, kernel[i], 1);
+    return scope_contiguous(s, scope_permute(s, full, back));
+}
+
+/* Runs im2col or col2im (nn/sample.c) on x with 2-d int lists, keeping
+ * the result in the scope. */
+static porta_tensor *sample_op(aten_scope *s, const char *name, const porta_tensor *x,
+                               const int64_t (*lists)[2], int list_count) {
+    if (!x || s->status) return NULL;
+    porta_value args[6] = {{.kind = PORTA_VALUE_TENSOR, .tensor = (porta_tensor *)x}};
+    for (int i = 0; i < list_count; i++)
+        args[1 + i] = (porta_value){.kind = PORTA_VALUE_INTS, .ints = {lists[i], 2}};
+    return scope_call(s, name, args, 1 + list_count);
+}
+
+/* Whether the gradients can take the im2col road (see the file's top). */
+static bool columns_road(const conv_geometry *g, const porta_tensor *x) {
+    return !g->transposed && g->groups == 1 && g->spatial == 2 && x->rank == 4;
+}
+
+/* conv's geometry as im2col's lists: kernel, dilation, padding, stride. */
+static void column_lists(const conv_geometry *g, const int64_t *kernel, int64_t (*lists)[2]) {
+    for (int i = 0; i < 2; i++) {
+        lists[0][i] = kernel[i];
+        lists[1][i] = g->dilation[i];
+        lists[2][i] = g->padding[i];
+        lists[3][i] = g->stride[i];
+    }
+}
+
+/* d conv / d w for x [N, Cin, H, W], gy [N, Cout, OH, OW]: the sum over the
+ * batch of gy [Cout, L] @ columns(x)^T [L, Cin*K]. */
+static porta_tensor *weight_grad_by_columns(aten_scope *s, const porta_tensor *x,
+                                            const porta_tensor *gy, const conv_geometry *g,
+                                            const int64_t *kernel) {
+    int64_t lists[4][2];
+    column_lists(g, kernel, lists);
+    porta_tensor *columns = sample_op(s, "im2col", x, lists, 4); /* [N, Cin*K, L] */
+    if (!columns || !gy) return NULL;
+    int64_t n = x->sizes[0], cout = gy->sizes[1], rows = columns->sizes[1];
+    int64_t flat[3] = {n, cout, columns->sizes[2]};
+    int swap[3] = {0, 2, 1};
+    porta_tensor *per_image = scope_matmul(s, scope_reshape(s, gy, 3, flat), scope_permute(s, columns, swap));
+    int batch = 0;
+    porta_tensor *summed = scope_reduce(s, PORTA_REDUCE_SUM, per_image, &batch, 1, false);
+    int64_t shape[4] = {cout, rows / (kernel[0] * kernel[1]), kernel[0], kernel[1]};
+    return scope_reshape(s, summed, 4, shape);
+}
+
+/* d conv / d x: w^T [Cin*K, Cout] @ gy [N, Cout, L] gives each image's
+ * columns, which col2im sums into [N, Cin, H, W]. */
+static porta_tensor *input_grad_by_columns(aten_scope *s, const porta_tensor *gy,
+                                           const porta_tensor *w, const conv_geometry *g,
+                                           const int64_t *in_size) {
+    if (!gy || !w) return NULL;
+    int64_t n = gy->sizes[0], cout = w->sizes[0], rows = porta_tensor_numel(w) / cout;
+    int64_t kernel[2] = {w->sizes[2], w->sizes[3]}, lists[5][2] = {{in_size[0], in_size[1]}};
+    column_lists(g, kernel, lists + 1);
+    int64_t wflat[2] = {cout, rows}, gflat[3] = {n, cout, gy->sizes[2] * gy->sizes[3]};
+    int64_t wide[3] = {n, rows, cout};
+    int swap[2] = {1, 0};
+    porta_tensor *wt = scope_permute(s, scope_reshape(s, w, 2, wflat), swap);
+    porta_tensor *columns = scope_matmul(s, scope_expand(s, wt, 3, wide), scope_reshape(s, gy, 3, gflat));
+    return sample_op(s, "col2im", columns, (const int64_t(*)[2])lists, 5);
+}
+
+/* The spatial size of conv_transpose's result for input x. */
+static void transposed_size(const porta_tensor *x, const porta_tensor *w, const conv_geometry *g,
+                            int64_t *target) {
+    for (int i = 0; i < g->spatial; i++)
+        target[i] = (x->sizes[2 + i] - 1) * g->stride[i] - 2 * g->padding[i] +
+                    g->dilation[i] * (w->sizes[2 + i] - 1) + g->output_padding[i] + 1;
+}
+
+static porta_status *check_transposed_shapes(const porta_tensor *x, const porta_tensor *w,
+                                             const conv_geometry *g, const int64_t *target) {
+    char bx[PORTA_SHAPE_STR_CAP], bw[PORTA_SHAPE_STR_CAP];
+    porta_format_shape(bx, sizeof bx, x->rank, x->sizes);
+    porta_format_shape(bw, sizeof bw, w->rank, w->sizes);
+    if (x->sizes[1] != w->sizes[0] || w->sizes[0] % g->groups)
+        return porta_error(PORTA_ERR_SHAPE,
+                           "convolution: transposed weight %s expects %lld input channels (in "
+                           "%lld groups), but input %s has %lld",
+                           bw, (long long)w->sizes[0], (long long)g->groups, bx,
+                           (long long)x->sizes[1]);
+    for (int i = 0; i < g->spatial; i++) {
+        if (g->output_padding[i] >= g->stride[i] && g->output_padding[i] >= g->dilation[i])
+            return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                               "convolution: output padding must be smaller than either stride "
+                               "or dilation, got output_padding %lld, stride %lld, dilation %lld",
+                               (long long)g->output_padding[i], (long long)g->stride[i],
+                               (long long)g->dilation[i]);
+        if (target[i] < 1)
+            return porta_error(PORTA_ERR_SHAPE,
+                               "convolution: transposed output size along spatial axis %d is "
+                               "too small (%lld) for input %s and weight %s",
+                               i, (long long)target[i], bx, bw);
+    }
+    return NULL;
+}
+
+/* Bias [C] added along axis 1 of y. */
+static porta_tensor *add_bias(aten_scope *s, porta_tensor *y, const porta_tensor *bias) {
+    if (!y || !bias) return y;
+    int64_t sizes[PORTA_MAX_RANK] = {1, bias->sizes[0]};
+    for (int i = 2; i < y->rank; i++) sizes[i] = 1;
+    return scope_binary(s, PORTA_ADD, y, scope_reshape(s, bias, y->rank, sizes));
+}
+
+/* convolution(input, weight, bias?, stride, padding, dilation, transposed,
+ * output_padding, groups) */
+static porta_status *convolution(const porta_value *args, aten_results *results) {
+    const porta_tensor *x = args[0].tensor, *w = args[1].tensor;
+    const porta_tensor *bias = args[2].kind == PORTA_VALUE_TENSOR ? args[2].tensor : NULL;
+    if (args[0].kind != PORTA_VALUE_TENSOR || args[1].kind != PORTA_VALUE_TENSOR)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "convolution: expected tensors");
+    conv_geometry g;
+    PORTA_TRY(read_geometry(x, w, &args[3], &g));
+    PORTA_TRY(check_dtypes(x, w, bias));
+    aten_scope s;
+    scope_begin(&s);
+    porta_tensor *cx = computable(&s, x), *cw = computable(&s, w), *cb = computable(&s, bias);
+    porta_tensor *y;
+    if (g.transposed) {
+        int64_t target[PORTA_MAX_RANK];
+        transposed_size(x, w, &g, target);
+        porta_status *bad = check_transposed_shapes(x, w, &g, target);
+        if (bad) scope_fail(&s, bad);
+        y = add_bias(&s, conv_transpose(&s, cx, cw, &g, target), cb);
+    } else {
+        porta_conv_params p = forward_params(&g);
+        y = scope_conv(&s, cx, cw, cb, &p);
+    }
+    if (y && y->dtype != x->dtype) y = scope_cast(&s, y, x->dtype);
+    scope_push(&s, results, y);
+    return scope_end(&s);
+}
+
+/* convolution_backward(grad_output, input, weight, bias_sizes?, stride,
+ * padding, dilation, transposed, output_padding, groups, output_mask) */
+static porta_status *convolution_backward(const porta_value *args, aten_results *results) {
+    const porta_tensor *gy = args[0].tensor, *x = args[1].tensor, *w = args[2].tensor;
+    conv_geometry g;
+    PORTA_TRY(read_geometry(x, w, &args[4], &g));
+    PORTA_TRY(check_dtypes(x, w, NULL));
+    const porta_value *mask = &args[10];
+    if (mask->ints.count != 3)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "convolution_backward: expected an output_mask of 3 bools, got %d",
+                           mask->ints.count);
+    aten_scope s;
+    scope_begin(&s);
+    porta_tensor *cgy = computable(&s, gy), *cx = computable(&s, x), *cw = computable(&s, w);
+    int64_t in_size[PORTA_MAX_RANK], kernel[PORTA_MAX_RANK];
+    for (int i = 0; i < g.spatial; i++) {
+        in_size[i] = x->sizes[2 + i];
+        kernel[i] = w->sizes[2 + i];
+    }
+    porta_tensor *gx = NULL, *gw = NULL, *gb = NULL;
+    if (mask->ints.items[0]) {
+        if (g.transposed) {
+            /* an output_padding of at least the stride leaves rows no
+             * input row reached: the forward convolution sees them too */
+            porta_conv_params p = forward_params(&g);
+            gx = scope_conv(&s, cgy, cw, NULL, &p);
+            for (int i = 0; i < g.spatial; i++) gx = scope_slice(&s, gx, 2 + i, 0, in_size[i], 1);
+            gx = scope_contiguous(&s, gx);
+        } else if (columns_road(&g, x)) {
+            gx = input_grad_by_columns(&s, cgy, cw, &g, in_size);
+        } else {
+            gx = conv_transpose(&s, cgy, cw, &g, in_size);
+        }
+    }
+    if (mask->ints.items[1]) {
+        if (columns_road(&g, x))
+            gw = weight_grad_by_columns(&s, cx, cgy, &g, kernel);
+        else
+            gw = g.transposed ? conv_weight_grad(&s, cgy, cx, &g, kernel)
+                              : conv_weight_grad(&s, cx, cgy, &g, kernel);
+    }
+    if (mask->ints.items[2]) {
+        int axes[PORTA_MAX_RANK] = {0};
+        for (int i = 0; i < g.spatial; i++) axes[1 + i] = 2 + i;
+        gb = scope_reduce(&s, PORTA_REDUCE_SUM, gy, axes, 1 + g.spatial, false);
+    }
+    porta_tensor *grads[3] = {gx, gw, gb};
+    for (int k = 0; k < 3; k++) {
+        if (!mask->ints.items[k]) {
+            scope_push_none(&s, results);
+            continue;
+        }
+        porta_tensor *grad = grads[k];
+        if (grad && grad->dtype != x->dtype) grad = scope_cast(&s, grad, x->dtype);
+        scope_push(&s, results, grad);
+    }
+    return scope_end(&s);
+}
+
+const aten_op aten_nn_conv_ops[] = {
+    {"convolution", "TTtIIIbIi", convolution},
+    {"convolution_backward", "TTTJIIIbIiI", convolution_backward},
+    {NULL, NULL, NULL},
+};
