@@ -145,8 +145,8 @@ int main(void) {
 
     /* The triad runs on the arrays the porta tensors own, so both touch
      * the same pages. */
-    triad t = {(float *)(void *)porta_tensor_data(out), (const float *)(void *)porta_tensor_data(a),
-               (const float *)(void *)porta_tensor_data(b), 3.0f};
+    triad t = {(float *)(void *)core_tensor_data(out), (const float *)(void *)core_tensor_data(a),
+               (const float *)(void *)core_tensor_data(b), 3.0f};
     double triad_s, add_s, mul_s;
     time_triad_add_mul(&t, a, b, out, &triad_s, &add_s, &mul_s);
     double moved = 3.0 * 4.0 * N, triad_gbs = moved / triad_s * 1e-9;

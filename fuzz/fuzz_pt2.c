@@ -123,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         porta_tensor_release(tensor);
     }
     zip_close(zip);
-    porta_text text = {0};
+    core_text text = {0};
     pt2_weight_names names = {0};
     status = pt2_graph_to_porta(archive, &text, &names);
     if (!status) status = text_failure(&text, "graph");

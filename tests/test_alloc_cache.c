@@ -7,73 +7,73 @@
 #define MIB ((size_t)1 << 20)
 
 TEST(test_alloc_cache_reuses_large_blocks) {
-    porta_host_cache_release();
+    core_host_cache_release();
     uint64_t before = porta_memory_allocated();
     void *first = NULL, *second = NULL;
-    CHECK_OK(porta_host_alloc(16 * MIB, "a test block", &first));
+    CHECK_OK(core_host_alloc(16 * MIB, "a test block", &first));
     CHECK(porta_memory_allocated() == before + 16 * MIB);
-    porta_host_free(first);
+    core_host_free(first);
     CHECK(porta_memory_allocated() == before);
-    CHECK(porta_host_cache_bytes() >= 16 * MIB);
+    CHECK(core_host_cache_bytes() >= 16 * MIB);
     /* A request rounding to the same whole pages gets the same block. */
-    CHECK_OK(porta_host_alloc(16 * MIB + 100, "a test block", &second));
+    CHECK_OK(core_host_alloc(16 * MIB + 100, "a test block", &second));
     CHECK(second == first);
-    CHECK(porta_host_cache_bytes() == 0);
+    CHECK(core_host_cache_bytes() == 0);
     CHECK(porta_memory_allocated() == before + 16 * MIB + 100);
-    porta_host_free(second);
-    porta_host_cache_release();
-    CHECK(porta_host_cache_bytes() == 0);
+    core_host_free(second);
+    core_host_cache_release();
+    CHECK(core_host_cache_bytes() == 0);
     CHECK(porta_memory_allocated() == before);
 }
 
 TEST(test_alloc_cache_skips_small_blocks) {
-    porta_host_cache_release();
+    core_host_cache_release();
     void *small = NULL;
-    CHECK_OK(porta_host_alloc(16 * 1024, "a small block", &small));
-    porta_host_free(small);
-    CHECK(porta_host_cache_bytes() == 0);
+    CHECK_OK(core_host_alloc(16 * 1024, "a small block", &small));
+    core_host_free(small);
+    CHECK(core_host_cache_bytes() == 0);
 }
 
 TEST(test_alloc_cache_is_bounded) {
-    porta_host_cache_release();
+    core_host_cache_release();
     enum { BLOCKS = 40 };
     void *blocks[BLOCKS] = {NULL};
     for (int i = 0; i < BLOCKS; i++)
-        CHECK_OK(porta_host_alloc((size_t)(i + 1) * MIB, "a test block", &blocks[i]));
-    for (int i = 0; i < BLOCKS; i++) porta_host_free(blocks[i]);
+        CHECK_OK(core_host_alloc((size_t)(i + 1) * MIB, "a test block", &blocks[i]));
+    for (int i = 0; i < BLOCKS; i++) core_host_free(blocks[i]);
     /* Sizes 1..40 MiB sum to 820 MiB: the cache keeps 256 MiB at most, in
      * at most 16 blocks, the most recently freed. */
-    size_t kept = porta_host_cache_bytes();
+    size_t kept = core_host_cache_bytes();
     CHECK(kept > 0 && kept <= 256 * MIB);
     void *again = NULL;
-    CHECK_OK(porta_host_alloc(40 * MIB, "a test block", &again));
+    CHECK_OK(core_host_alloc(40 * MIB, "a test block", &again));
     CHECK(again == blocks[BLOCKS - 1]);
-    porta_host_free(again);
-    porta_host_cache_release();
+    core_host_free(again);
+    core_host_cache_release();
 }
 
 TEST(test_alloc_cache_within_memory_limit) {
-    porta_host_cache_release();
+    core_host_cache_release();
     uint64_t before = porta_memory_allocated();
     void *a = NULL, *b = NULL;
-    CHECK_OK(porta_host_alloc(8 * MIB, "a test block", &a));
-    porta_host_free(a);
-    CHECK(porta_host_cache_bytes() >= 8 * MIB);
+    CHECK_OK(core_host_alloc(8 * MIB, "a test block", &a));
+    core_host_free(a);
+    CHECK(core_host_cache_bytes() >= 8 * MIB);
     /* A limit leaving less than the cached bytes drops them. */
     uint64_t previous = porta_set_memory_limit(before + 4 * MIB);
-    CHECK(porta_host_cache_bytes() == 0);
+    CHECK(core_host_cache_bytes() == 0);
     /* Under the limit, live plus cached bytes stay within it. */
-    CHECK_OK(porta_host_alloc(3 * MIB, "a test block", &a));
-    porta_host_free(a);
-    CHECK(porta_host_cache_bytes() <= 4 * MIB);
-    CHECK_OK(porta_host_alloc(2 * MIB, "a test block", &b));
-    CHECK(porta_memory_allocated() + porta_host_cache_bytes() <= before + 4 * MIB);
+    CHECK_OK(core_host_alloc(3 * MIB, "a test block", &a));
+    core_host_free(a);
+    CHECK(core_host_cache_bytes() <= 4 * MIB);
+    CHECK_OK(core_host_alloc(2 * MIB, "a test block", &b));
+    CHECK(porta_memory_allocated() + core_host_cache_bytes() <= before + 4 * MIB);
     /* The limit counts what callers hold, not what is cached. */
     void *over = NULL;
-    CHECK_ERR(porta_host_alloc(3 * MIB, "a test block", &over), PORTA_ERR_OUT_OF_MEMORY,
+    CHECK_ERR(core_host_alloc(3 * MIB, "a test block", &over), PORTA_ERR_OUT_OF_MEMORY,
               "memory limit");
-    porta_host_free(b);
+    core_host_free(b);
     porta_set_memory_limit(previous);
-    porta_host_cache_release();
+    core_host_cache_release();
     CHECK(porta_memory_allocated() == before);
 }

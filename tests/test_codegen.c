@@ -85,7 +85,7 @@ static int store(kir_kernel *k, int value, kir_space space, kir_last_stride last
 
 /* Access `a` walks tensor t, whose leading dims line up with the domain's. */
 static void bind(kir_args *args, int a, const porta_tensor *t) {
-    args->data[a] = porta_tensor_data(t);
+    args->data[a] = core_tensor_data(t);
     for (int d = 0; d < porta_tensor_rank(t); d++) args->strides[a][d] = porta_tensor_strides(t)[d];
 }
 
@@ -217,7 +217,7 @@ TEST(codegen_tile_entry_writes_its_block) {
     const cpu_program *p = build(k);
     if (p && p->tile) {
         kir_args args = {.sizes = {20, 50}};
-        args.data[0] = porta_tensor_data(x), args.strides[0][0] = 50, args.strides[0][1] = 1;
+        args.data[0] = core_tensor_data(x), args.strides[0][0] = 50, args.strides[0][1] = 1;
         bind(&args, 1, out);
         p->tile(&args, cpu_kir_runtime(), 3, 4, 7, 30);
         double *o = test_to_doubles(out);
@@ -351,7 +351,7 @@ static void check_softmax(int64_t rows, int64_t cols, bool in_place) {
     int64_t dom[2] = {rows, cols};
     porta_tensor *x = test_random_tensor(&rng, PORTA_F32, 2, dom, -20, 20);
     porta_tensor *out = test_empty(PORTA_F32, 2, dom);
-    if (x) ((float *)(void *)porta_tensor_data(x))[1 * cols + 17] = NAN;
+    if (x) ((float *)(void *)core_tensor_data(x))[1 * cols + 17] = NAN;
     kir_kernel *k = kernel_new(2, 1);
     int v = load(k, PORTA_F32, KIR_FULL, KIR_LAST_UNIT);
     int max = REDUCE(k, PORTA_REDUCE_MAX, PORTA_F32, v);
@@ -469,7 +469,7 @@ TEST(codegen_reductions_of_integers_over_a_strided_axis) {
     const cpu_program *p = build(k);
     if (p) {
         kir_args args = {.sizes = {40, 300}};
-        args.data[0] = porta_tensor_data(t[0]), args.strides[0][0] = 1, args.strides[0][1] = 40;
+        args.data[0] = core_tensor_data(t[0]), args.strides[0][0] = 1, args.strides[0][1] = 40;
         for (int i = 1; i <= 4; i++) bind(&args, i, t[i]);
         run(p, &args, 40);
         porta_reduce_op ops[4] = {PORTA_REDUCE_SUM, PORTA_REDUCE_MAX, PORTA_REDUCE_ANY,
@@ -497,7 +497,7 @@ TEST(codegen_reductions_of_floats_over_two_dims_and_everything) {
     t[0] = test_random_tensor(&rng, PORTA_F32, 3, shape, 0.9, 1.1);
     for (int i = 1; i <= 4; i++) t[i] = test_empty(PORTA_F32, 1, rows);
     t[5] = test_empty(PORTA_F64, 0, NULL);
-    if (t[0]) ((float *)(void *)porta_tensor_data(t[0]))[2 * 315 + 100] = NAN;
+    if (t[0]) ((float *)(void *)core_tensor_data(t[0]))[2 * 315 + 100] = NAN;
     kir_kernel *k = kernel_new(3, 1);
     int v = load(k, PORTA_F32, KIR_FULL, KIR_LAST_UNIT);
     porta_reduce_op ops[4] = {PORTA_REDUCE_SUM, PORTA_REDUCE_PROD, PORTA_REDUCE_MAX,
@@ -516,8 +516,8 @@ TEST(codegen_reductions_of_floats_over_two_dims_and_everything) {
         for (int i = 1; i <= 4; i++) bind(&args, i, t[i]);
         run(p, &args, 6);
         kir_args fargs = {.sizes = {6 * 7 * 45}};
-        fargs.data[0] = porta_tensor_data(t[0]), fargs.strides[0][0] = 1;
-        fargs.data[1] = porta_tensor_data(t[5]);
+        fargs.data[0] = core_tensor_data(t[0]), fargs.strides[0][0] = 1;
+        fargs.data[1] = core_tensor_data(t[5]);
         run(pf, &fargs, 1);
         int axes[2] = {1, 2};
         for (int i = 0; i < 4; i++) {
@@ -1053,7 +1053,7 @@ TEST(codegen_tiles_of_ragged_shapes_cover_the_domain) {
     porta_tensor *x = test_random_tensor(&rng, PORTA_F32, 2, dom, -2, 2);
     porta_tensor *b = test_random_tensor(&rng, PORTA_F32, 1, row, -1, 1);
     porta_tensor *out = test_empty(PORTA_F32, 2, dom);
-    float *xs = (float *)porta_tensor_data(x);
+    float *xs = (float *)core_tensor_data(x);
     const float specials[] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f};
     for (int i = 0; i < R * C; i += 7) xs[i] = specials[(i / 7) % 5];
     kir_kernel *k = kernel_new(2, 2);
@@ -1068,9 +1068,9 @@ TEST(codegen_tiles_of_ragged_shapes_cover_the_domain) {
         float param = round ? -0.0f : 0.0f;
         kir_args args = {.sizes = {R, C}, .params = {param}};
         bind(&args, 0, x);
-        args.data[1] = porta_tensor_data(b), args.strides[1][0] = 0, args.strides[1][1] = 1;
+        args.data[1] = core_tensor_data(b), args.strides[1][0] = 0, args.strides[1][1] = 1;
         bind(&args, 2, out);
-        float *o = (float *)porta_tensor_data(out);
+        float *o = (float *)core_tensor_data(out);
         for (int i = 0; i < R * C; i++) o[i] = 12345;
         /* columns in widths 1, 2, ..., rows in heights 1..5 */
         for (int64_t col = 0, width = 1; col < C; col += width, width++) {
@@ -1080,7 +1080,7 @@ TEST(codegen_tiles_of_ragged_shapes_cover_the_domain) {
                 p->tile(&args, cpu_kir_runtime(), r0, h, col, width);
             }
         }
-        const float *bs = (const float *)porta_tensor_data(b);
+        const float *bs = (const float *)core_tensor_data(b);
         int bad = 0;
         for (int i = 0; i < R; i++)
             for (int j = 0; j < C; j++) {
@@ -1158,15 +1158,15 @@ TEST(codegen_short_rows_of_every_length) {
         porta_tensor *t[5] = {test_random_tensor(&rng, PORTA_F32, 2, dom, -3, 3),
                               test_empty(PORTA_F32, 1, rows), test_empty(PORTA_F32, 1, rows),
                               test_empty(PORTA_F32, 1, rows), test_empty(PORTA_F32, 2, dom)};
-        float *xs = (float *)porta_tensor_data(t[0]);
+        float *xs = (float *)core_tensor_data(t[0]);
         xs[(R - 1) * n + n / 2] = NAN; /* the last row holds a NaN */
         kir_args args = {.sizes = {R, n}};
         for (int i = 0; i < 5; i++) bind(&args, i, t[i]);
         run(p, &args, R);
-        const float *s = (const float *)porta_tensor_data(t[1]);
-        const float *mx = (const float *)porta_tensor_data(t[2]);
-        const float *mn = (const float *)porta_tensor_data(t[3]);
-        const float *d = (const float *)porta_tensor_data(t[4]);
+        const float *s = (const float *)core_tensor_data(t[1]);
+        const float *mx = (const float *)core_tensor_data(t[2]);
+        const float *mn = (const float *)core_tensor_data(t[3]);
+        const float *d = (const float *)core_tensor_data(t[4]);
         int bad = 0;
         for (int r = 0; r < R; r++) {
             double want_sum = 0;

@@ -104,7 +104,7 @@ static porta_status *upload(const conf_case *c, int i, porta_device *device, por
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "conformance: host inputs");
     }
     for (int64_t k = 0; k < numel; k++)
-        porta_store_from_double(in->dtype, bytes + (size_t)k * elem, values[k]);
+        core_store_from_double(in->dtype, bytes + (size_t)k * elem, values[k]);
     free(values);
     memcpy(stored, in->sizes, sizeof stored);
     int dims[PORTA_MAX_RANK];
@@ -159,7 +159,7 @@ static porta_status *run_op(const conf_case *c, porta_device *device, porta_tens
         return porta_sort(in[0], c->axis, c->op, &r[0], &r[1]);
     default:
         return porta_error(PORTA_ERR_INTERNAL, "conformance: no call for %s",
-                           porta_prim_kind_name(c->kind));
+                           ir_prim_kind_name(c->kind));
     }
 }
 
@@ -228,7 +228,7 @@ static double *host_values(const porta_tensor *t, porta_status **status) {
                               : porta_error(PORTA_ERR_OUT_OF_MEMORY, "conformance: results");
     if (!*status)
         for (int64_t k = 0; k < numel; k++)
-            values[k] = porta_load_as_double(porta_tensor_dtype(t), bytes + (size_t)k * elem);
+            values[k] = core_load_as_double(porta_tensor_dtype(t), bytes + (size_t)k * elem);
     free(bytes);
     if (*status) {
         free(values);
@@ -381,7 +381,7 @@ static bool *through_compiler(const conf_case *cases, int count) {
  * when it is alone (so the suite is never empty) or in a full run: its
  * compiler is checked against its eager kernels bit for bit by
  * test_codegen.c, and each of its fused kernels costs a C compiler run. */
-static void conformance(porta_prim_kind kind) {
+static void conformance(ir_prim_kind kind) {
     conf_device devices[CONF_MAX_DEVICES];
     int reference;
     int device_count = conf_devices(devices, CONF_MAX_DEVICES, &reference);
@@ -433,12 +433,12 @@ static void conformance(porta_prim_kind kind) {
     free(compiled);
     porta_compiler_stats_get(&after);
     fprintf(stderr, "conformance %s: %llu primitives ran inside fused kernels\n",
-            porta_prim_kind_name(kind),
+            ir_prim_kind_name(kind),
             (unsigned long long)(after.prims_fused - before.prims_fused));
     for (int d = 0; d < device_count; d++)
         for (int fused = d == reference; fused < 2 && (d != reference || check_reference); fused++)
             fprintf(stderr, "conformance %s: porta:%d %s %s: %d cases, %d failed, %.2f s\n",
-                    porta_prim_kind_name(kind), devices[d].info.index, devices[d].info.backend,
+                    ir_prim_kind_name(kind), devices[d].info.index, devices[d].info.backend,
                     fused ? "fused" : "eager", ran[d][fused], failed[d][fused],
                     seconds[d][fused]);
 }
@@ -450,7 +450,7 @@ TEST(test_conformance_table_covers_every_computing_primitive) {
     for (int i = 0; i < count; i++) per_kind[cases[i].kind]++;
     for (int kind = PRIM_UNARY; kind < PRIM_RESHAPE; kind++)
         CHECK_MSG(per_kind[kind] > 0, "no conformance case for %s",
-                  porta_prim_kind_name((porta_prim_kind)kind));
+                  ir_prim_kind_name((ir_prim_kind)kind));
     /* Names identify cases in reports and in known_failures[]: unique. */
     for (int i = 0; i < count; i++)
         for (int j = i + 1; j < count; j++)

@@ -48,7 +48,7 @@ double conf_tolerance(porta_dtype dtype) {
 
 /* A new case with the result dtype's tolerance (relative and absolute, the
  * latter for results near zero), named by the format. */
-static conf_case *add(porta_prim_kind kind, int op, porta_dtype dtype, const char *fmt, ...) {
+static conf_case *add(ir_prim_kind kind, int op, porta_dtype dtype, const char *fmt, ...) {
     if (table_count == table_cap) {
         table_cap = table_cap ? 2 * table_cap : 512;
         conf_case *grown = realloc(table, (size_t)table_cap * sizeof *table);

@@ -32,7 +32,7 @@ typedef struct conf_input {
 
 typedef struct conf_case {
     char name[160];      /* unique: "binary.add float32 [3,4] [4]" */
-    porta_prim_kind kind;
+    ir_prim_kind kind;
     int op; /* the porta_*_op, porta_scatter_reduce, porta_sort_order; CAST: the source dtype */
     porta_dtype dtype;   /* CAST: the target; FILL, RANDOM: the result's */
     int input_count;

@@ -27,10 +27,10 @@ TEST(test_core_status) {
     porta_status_free(s);
     CHECK(porta_status_code(NULL) == PORTA_OK);
     porta_status_free(NULL);
-    char buf[PORTA_SHAPE_STR_CAP];
+    char buf[CORE_SHAPE_STR_CAP];
     int64_t sizes[3] = {2, 0, 7};
-    CHECK(strcmp(porta_format_shape(buf, sizeof buf, 3, sizes), "[2, 0, 7]") == 0);
-    CHECK(strcmp(porta_format_shape(buf, sizeof buf, 0, sizes), "[]") == 0);
+    CHECK(strcmp(core_format_shape(buf, sizeof buf, 3, sizes), "[2, 0, 7]") == 0);
+    CHECK(strcmp(core_format_shape(buf, sizeof buf, 0, sizes), "[]") == 0);
 }
 
 TEST(test_core_dtype_basics) {
@@ -87,19 +87,19 @@ TEST(test_core_result_type_matches_torch) {
 TEST(test_core_half_conversions) {
     const float exact[] = {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 6.103515625e-05f, 5.9604644775390625e-08f};
     for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
-        CHECK(porta_f16_to_f32(porta_f32_to_f16(exact[i])) == exact[i]);
-    CHECK(porta_f32_to_f16(65520.0f) == 0x7c00);            /* rounds to inf */
-    CHECK(porta_f32_to_f16(1.0f + 0x1.0p-11f) == 0x3c00);   /* tie to even */
-    CHECK(porta_f32_to_f16(1.0f + 0x1.8p-11f) == 0x3c01);
-    CHECK(isnan(porta_f16_to_f32(porta_f32_to_f16(NAN))));
-    CHECK(porta_bf16_to_f32(porta_f32_to_bf16(3.0f)) == 3.0f);
-    CHECK(porta_f32_to_bf16(1.0f + 0x1.0p-8f) == 0x3f80);   /* tie to even */
-    CHECK(isnan(porta_bf16_to_f32(porta_f32_to_bf16(NAN))));
+        CHECK(core_f16_to_f32(core_f32_to_f16(exact[i])) == exact[i]);
+    CHECK(core_f32_to_f16(65520.0f) == 0x7c00);            /* rounds to inf */
+    CHECK(core_f32_to_f16(1.0f + 0x1.0p-11f) == 0x3c00);   /* tie to even */
+    CHECK(core_f32_to_f16(1.0f + 0x1.8p-11f) == 0x3c01);
+    CHECK(isnan(core_f16_to_f32(core_f32_to_f16(NAN))));
+    CHECK(core_bf16_to_f32(core_f32_to_bf16(3.0f)) == 3.0f);
+    CHECK(core_f32_to_bf16(1.0f + 0x1.0p-8f) == 0x3f80);   /* tie to even */
+    CHECK(isnan(core_bf16_to_f32(core_f32_to_bf16(NAN))));
     /* Every half value survives a round trip through float. */
     int mismatches = 0;
     for (uint32_t h = 0; h < 0x10000; h++) {
-        float f = porta_f16_to_f32((uint16_t)h);
-        if (f == f && porta_f32_to_f16(f) != h) mismatches++;
+        float f = core_f16_to_f32((uint16_t)h);
+        if (f == f && core_f32_to_f16(f) != h) mismatches++;
     }
     CHECK_MSG(mismatches == 0, "%d half values do not round-trip", mismatches);
 }

@@ -370,7 +370,7 @@ TEST(test_ew_binary_integer_faults) {
     CHECK(out == NULL);
     /* True division of integers is float division: x / 0 is inf or nan. */
     CHECK_OK(porta_binary(PORTA_DIV, a, b, &out));
-    const float *q = (const float *)porta_tensor_data(out);
+    const float *q = (const float *)core_tensor_data(out);
     CHECK(out->dtype == PORTA_F32 && q[0] == 3.5f && isinf(q[1]) && q[1] < 0 && q[2] == -3.0f);
     porta_tensor_release(out);
     porta_tensor_release(a);
@@ -387,22 +387,22 @@ TEST(test_ew_binary_edge_values) {
     CHECK_OK(porta_tensor_from_host(test_cpu(), PORTA_I32, 1, &n, a32, &a));
     CHECK_OK(porta_tensor_from_host(test_cpu(), PORTA_I32, 1, &n, b32, &b));
     CHECK_OK(porta_binary(PORTA_FLOOR_DIVIDE, a, b, &out));
-    const int32_t *q = (const int32_t *)porta_tensor_data(out);
+    const int32_t *q = (const int32_t *)core_tensor_data(out);
     CHECK(q[0] == INT32_MIN && q[1] == INT32_MIN && q[2] == INT32_MAX && q[3] == 7);
     porta_tensor_release(out);
     out = NULL;
     CHECK_OK(porta_binary(PORTA_REMAINDER, a, b, &out));
-    q = (const int32_t *)porta_tensor_data(out);
+    q = (const int32_t *)core_tensor_data(out);
     CHECK(q[0] == 0 && q[1] == 0 && q[3] == 0);
     porta_tensor_release(out);
     out = NULL;
     CHECK_OK(porta_binary(PORTA_ADD, a, b, &out)); /* wraps */
-    q = (const int32_t *)porta_tensor_data(out);
+    q = (const int32_t *)core_tensor_data(out);
     CHECK(q[0] == INT32_MAX && q[2] == INT32_MIN);
     porta_tensor_release(out);
     out = NULL;
     CHECK_OK(porta_binary(PORTA_MUL, a, a, &out));
-    q = (const int32_t *)porta_tensor_data(out);
+    q = (const int32_t *)core_tensor_data(out);
     CHECK(q[0] == 0 && q[2] == 1 && q[3] == 49);
     porta_tensor_release(out);
     porta_tensor_release(a);
@@ -414,12 +414,12 @@ TEST(test_ew_binary_edge_values) {
     CHECK_OK(porta_tensor_from_host(test_cpu(), PORTA_I64, 1, &n, b64, &b));
     out = NULL;
     CHECK_OK(porta_binary(PORTA_SHIFT_LEFT, a, b, &out));
-    const int64_t *s = (const int64_t *)porta_tensor_data(out);
+    const int64_t *s = (const int64_t *)core_tensor_data(out);
     CHECK(s[0] == 0 && s[1] == INT64_MIN && s[2] == 0 && s[3] == 0);
     porta_tensor_release(out);
     out = NULL;
     CHECK_OK(porta_binary(PORTA_SHIFT_RIGHT, a, b, &out));
-    s = (const int64_t *)porta_tensor_data(out);
+    s = (const int64_t *)core_tensor_data(out);
     CHECK(s[0] == -1 && s[1] == 0 && s[2] == -1 && s[3] == 0);
     porta_tensor_release(out);
     porta_tensor_release(a);
@@ -433,13 +433,13 @@ TEST(test_ew_binary_edge_values) {
     for (int k = 0; k < 2; k++) {
         out = NULL;
         CHECK_OK(porta_binary(nan_ops[k], a, b, &out));
-        const double *m = (const double *)porta_tensor_data(out);
+        const double *m = (const double *)core_tensor_data(out);
         CHECK(isnan(m[0]) && isnan(m[1]));
         porta_tensor_release(out);
     }
     out = NULL;
     CHECK_OK(porta_binary(PORTA_FLOOR_DIVIDE, a, b, &out));
-    const double *f = (const double *)porta_tensor_data(out);
+    const double *f = (const double *)core_tensor_data(out);
     CHECK(isnan(f[0]) && isnan(f[1]) && f[2] == 0 && signbit(f[2]) && isinf(f[3]) && f[3] < 0);
     porta_tensor_release(out);
     porta_tensor_release(a);
@@ -628,7 +628,7 @@ TEST(test_ew_binary_special_values_vectorized) {
             porta_tensor *out = NULL;
             CHECK_OK(porta_binary(ops[k], a, b, &out));
             if (!out) continue;
-            const float *got = (const float *)porta_tensor_data(out);
+            const float *got = (const float *)core_tensor_data(out);
             for (int i = 0; i < N; i++) {
                 float want = special_ref_f32(ops[k], av[i], bv[i]);
                 bool same = isnan(want) ? isnan(got[i]) : memcmp(&want, &got[i], sizeof want) == 0;

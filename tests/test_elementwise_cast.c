@@ -19,7 +19,7 @@ static const double specials[] = {
 };
 #define SPECIAL_COUNT ((int64_t)(sizeof specials / sizeof specials[0]))
 
-/* The conversion PyTorch defines (and porta_store_from_double follows). */
+/* The conversion PyTorch defines (and core_store_from_double follows). */
 static void expect_cast(const char *what, const porta_tensor *x, const porta_tensor *out) {
     int64_t n = porta_tensor_numel(x);
     double *xv = test_to_doubles(x), *got = test_to_doubles(out);
@@ -68,17 +68,17 @@ TEST(test_ew_cast_rules) {
     porta_tensor *x, *out = NULL;
     CHECK_OK(porta_tensor_from_host(test_cpu(), PORTA_F32, 1, &n, values, &x));
     CHECK_OK(porta_cast(x, PORTA_U8, &out));
-    const uint8_t *u = (const uint8_t *)porta_tensor_data(out);
+    const uint8_t *u = (const uint8_t *)core_tensor_data(out);
     CHECK(u[0] == 253 && u[1] == 3 && u[2] == 0 && u[3] == 44 && u[4] == 0);
     porta_tensor_release(out);
     out = NULL;
     CHECK_OK(porta_cast(x, PORTA_BOOL, &out));
-    const uint8_t *b = (const uint8_t *)porta_tensor_data(out);
+    const uint8_t *b = (const uint8_t *)core_tensor_data(out);
     CHECK(b[0] == 1 && b[2] == 1 && b[4] == 1); /* NaN is nonzero */
     porta_tensor_release(out);
     out = NULL;
     CHECK_OK(porta_cast(x, PORTA_F16, &out));
-    const uint16_t *h = (const uint16_t *)porta_tensor_data(out);
+    const uint16_t *h = (const uint16_t *)core_tensor_data(out);
     CHECK(h[5] == 0x7c00); /* 65520 rounds up to infinity */
     CHECK((h[4] & 0x7c00) == 0x7c00 && (h[4] & 0x3ff) != 0);
     porta_tensor_release(out);
@@ -88,7 +88,7 @@ TEST(test_ew_cast_rules) {
     CHECK_OK(porta_tensor_empty(test_cpu(), PORTA_F64, 1, &n, &wide));
     out = wide;
     CHECK_OK(porta_cast(x, PORTA_F32, &out));
-    CHECK(out == wide && ((const double *)porta_tensor_data(wide))[0] == (double)-3.7f);
+    CHECK(out == wide && ((const double *)core_tensor_data(wide))[0] == (double)-3.7f);
     /* ...but not narrowed from float into an integer out. */
     porta_tensor *ints;
     CHECK_OK(porta_tensor_empty(test_cpu(), PORTA_I32, 1, &n, &ints));
@@ -187,7 +187,7 @@ TEST(test_ew_fill_every_dtype_and_layout) {
 
 /* The primitive path the graph executor takes: a fill with no out. */
 TEST(test_ew_fill_primitive_without_out) {
-    porta_prim prim;
+    ir_prim prim;
     memset(&prim, 0, sizeof prim);
     prim.kind = PRIM_FILL;
     prim.dtype = PORTA_I16;
@@ -196,17 +196,17 @@ TEST(test_ew_fill_primitive_without_out) {
     prim.sizes[1] = 2;
     prim.value = -7;
     porta_tensor *out = NULL;
-    CHECK_OK(porta_prim_run(&prim, NULL, 0, &out));
+    CHECK_OK(ops_prim_run(&prim, NULL, 0, &out));
     CHECK(out->dtype == PORTA_I16 && out->rank == 2 && out->sizes[0] == 3 && out->sizes[1] == 2);
-    const int16_t *v = (const int16_t *)porta_tensor_data(out);
+    const int16_t *v = (const int16_t *)core_tensor_data(out);
     for (int i = 0; i < 6; i++) CHECK(v[i] == -7);
     porta_tensor_release(out);
     out = NULL;
     prim.sizes[1] = -2;
-    CHECK_ERR(porta_prim_run(&prim, NULL, 0, &out), PORTA_ERR_SHAPE, "negative");
+    CHECK_ERR(ops_prim_run(&prim, NULL, 0, &out), PORTA_ERR_SHAPE, "negative");
     prim.sizes[1] = 2;
     prim.dtype = (porta_dtype)-3;
-    CHECK_ERR(porta_prim_run(&prim, NULL, 0, &out), PORTA_ERR_DTYPE, NULL);
+    CHECK_ERR(ops_prim_run(&prim, NULL, 0, &out), PORTA_ERR_DTYPE, NULL);
     CHECK(out == NULL);
 }
 
@@ -242,21 +242,21 @@ static void check_half_stages(void) {
         porta_tensor *x, *wide = NULL, *f, *narrow = NULL;
         CHECK_OK(porta_tensor_from_host(test_cpu(), half, 1, &all, halves, &x));
         CHECK_OK(porta_cast(x, PORTA_F32, &wide));
-        const float *w = (const float *)porta_tensor_data(wide);
+        const float *w = (const float *)core_tensor_data(wide);
         int64_t wrong = 0;
         for (int64_t i = 0; i < all; i++) {
-            float want = half == PORTA_F16 ? porta_f16_to_f32(halves[i]) : porta_bf16_to_f32(halves[i]);
+            float want = half == PORTA_F16 ? core_f16_to_f32(halves[i]) : core_bf16_to_f32(halves[i]);
             wrong += isnan(want) ? !isnan(w[i]) : memcmp(&want, &w[i], 4) != 0;
         }
         CHECK_MSG(wrong == 0, "%s -> float32: %lld values differ", porta_dtype_name(half), (long long)wrong);
 
         CHECK_OK(porta_tensor_from_host(test_cpu(), PORTA_F32, 1, &count, bits, &f));
         CHECK_OK(porta_cast(f, half, &narrow));
-        const uint16_t *nv = (const uint16_t *)porta_tensor_data(narrow);
-        const float *fv = (const float *)porta_tensor_data(f);
+        const uint16_t *nv = (const uint16_t *)core_tensor_data(narrow);
+        const float *fv = (const float *)core_tensor_data(f);
         wrong = 0;
         for (int64_t i = 0; i < count; i++) {
-            uint16_t want = half == PORTA_F16 ? porta_f32_to_f16(fv[i]) : porta_f32_to_bf16(fv[i]);
+            uint16_t want = half == PORTA_F16 ? core_f32_to_f16(fv[i]) : core_f32_to_bf16(fv[i]);
             bool nan = isnan(fv[i]);
             bool got_nan = half == PORTA_F16 ? (nv[i] & 0x7c00) == 0x7c00 && (nv[i] & 0x3ff)
                                              : (nv[i] & 0x7f80) == 0x7f80 && (nv[i] & 0x7f);

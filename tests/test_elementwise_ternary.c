@@ -108,7 +108,7 @@ TEST(test_ew_ternary_fma) {
     CHECK_OK(porta_tensor_from_host(test_cpu(), PORTA_I8, 1, &one, &b, &tb));
     CHECK_OK(porta_tensor_from_host(test_cpu(), PORTA_I8, 1, &one, &c, &tc));
     CHECK_OK(porta_ternary(PORTA_FMA, ta, tb, tc, &out));
-    CHECK(*(const int8_t *)porta_tensor_data(out) == (int8_t)(310 - 256));
+    CHECK(*(const int8_t *)core_tensor_data(out) == (int8_t)(310 - 256));
     porta_tensor_release(out);
     porta_tensor_release(ta);
     porta_tensor_release(tb);

@@ -276,8 +276,8 @@ TEST(test_ew_unary_special_values) {
     porta_tensor *neg = NULL, *abs_out = NULL;
     CHECK_OK(porta_unary(PORTA_NEG, x, &neg));
     CHECK_OK(porta_unary(PORTA_ABS, x, &abs_out));
-    const int64_t *nv = (const int64_t *)porta_tensor_data(neg);
-    const int64_t *av = (const int64_t *)porta_tensor_data(abs_out);
+    const int64_t *nv = (const int64_t *)core_tensor_data(neg);
+    const int64_t *av = (const int64_t *)core_tensor_data(abs_out);
     CHECK(nv[0] == INT64_MIN && nv[1] == 7 && nv[2] == -INT64_MAX);
     CHECK(av[0] == INT64_MIN && av[1] == 7 && av[2] == INT64_MAX);
     porta_tensor_release(neg);
@@ -289,7 +289,7 @@ TEST(test_ew_unary_special_values) {
     CHECK_OK(porta_tensor_from_host(test_cpu(), PORTA_I8, 1, &two, small, &x));
     neg = NULL;
     CHECK_OK(porta_unary(PORTA_NEG, x, &neg));
-    const int8_t *sv = (const int8_t *)porta_tensor_data(neg);
+    const int8_t *sv = (const int8_t *)core_tensor_data(neg);
     CHECK(sv[0] == INT8_MIN && sv[1] == -5);
     porta_tensor_release(neg);
     porta_tensor_release(x);

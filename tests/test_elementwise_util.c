@@ -64,11 +64,11 @@ void ew_write(porta_tensor *t, const double *values) {
     int64_t idx[PORTA_MAX_RANK] = {0};
     if (porta_tensor_numel(t) == 0) return;
     size_t elem = porta_dtype_size(t->dtype);
-    char *base = porta_tensor_data(t);
+    char *base = core_tensor_data(t);
     int64_t i = 0;
     do {
         int64_t off = test_offset(t->rank, idx, t->strides);
-        porta_store_from_double(t->dtype, base + off * (int64_t)elem, values[i++]);
+        core_store_from_double(t->dtype, base + off * (int64_t)elem, values[i++]);
     } while (test_next_index(t->rank, t->sizes, idx));
 }
 
@@ -106,8 +106,8 @@ double ew_round_to(porta_dtype dtype, double v) {
         double f64;
         uint64_t bits;
     } slot;
-    porta_store_from_double(dtype, &slot, v);
-    return porta_load_as_double(dtype, &slot);
+    core_store_from_double(dtype, &slot, v);
+    return core_load_as_double(dtype, &slot);
 }
 
 bool ew_check(const char *what, const porta_tensor *out, const double *want) {
@@ -120,9 +120,9 @@ bool ew_check(const char *what, const porta_tensor *out, const double *want) {
 
 const char *ew_describe(char *buf, size_t cap, porta_dtype dtype, int rank, const int64_t *sizes,
                         ew_layout layout) {
-    char shape[PORTA_SHAPE_STR_CAP];
+    char shape[CORE_SHAPE_STR_CAP];
     snprintf(buf, cap, "%s %s %s", porta_dtype_name(dtype),
-             porta_format_shape(shape, sizeof shape, rank, sizes),
+             core_format_shape(shape, sizeof shape, rank, sizes),
              layout == EW_CONTIGUOUS ? "contiguous" : "scrambled");
     return buf;
 }

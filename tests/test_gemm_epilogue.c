@@ -260,13 +260,13 @@ static void check_fused(int64_t m, int64_t n, int64_t k, bool transpose_a, int t
     porta_tensor *want = NULL;
     if (a && b && bias && out) {
         CHECK_OK(porta_matmul(a, b, &want));
-        porta_prim prim = {.kind = PRIM_MATMUL};
+        ir_prim prim = {.kind = PRIM_MATMUL};
         cpu_program program = {.tile = relu_bias_tile};
         kir_args args = {.sizes = {m, n}};
-        args.data[0] = porta_tensor_data(out);
+        args.data[0] = core_tensor_data(out);
         args.strides[0][0] = out->strides[0];
         args.strides[0][1] = out->strides[1];
-        args.data[1] = porta_tensor_data(bias);
+        args.data[1] = core_tensor_data(bias);
         args.strides[1][0] = 0;
         args.strides[1][1] = bias->strides[0];
         const porta_tensor *inputs[2] = {a, b};
@@ -274,9 +274,9 @@ static void check_fused(int64_t m, int64_t n, int64_t k, bool transpose_a, int t
         CHECK(cpu->ops->run_matmul_epilogue != NULL);
         if (cpu->ops->run_matmul_epilogue)
             CHECK_OK(cpu->ops->run_matmul_epilogue(cpu, &prim, inputs, 2, out, &program, &args));
-        const float *got = (const float *)porta_tensor_data(out);
-        const float *plain = (const float *)porta_tensor_data(want);
-        const float *bv = (const float *)porta_tensor_data(bias);
+        const float *got = (const float *)core_tensor_data(out);
+        const float *plain = (const float *)core_tensor_data(want);
+        const float *bv = (const float *)core_tensor_data(bias);
         int failures = 0;
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++) {
@@ -312,7 +312,7 @@ TEST(test_cpu_matmul_epilogue_refuses_what_it_cannot_fuse) {
     porta_device *cpu = test_cpu();
     CHECK(cpu->ops->run_matmul_epilogue != NULL);
     if (!cpu->ops->run_matmul_epilogue) return;
-    porta_prim prim = {.kind = PRIM_MATMUL};
+    ir_prim prim = {.kind = PRIM_MATMUL};
     cpu_program with_tile = {.tile = relu_bias_tile}, without_tile = {0};
     kir_args args = {0};
     int64_t batched_a[3] = {2, 3, 4}, batched_b[3] = {2, 4, 5}, batched_out[3] = {2, 3, 5};
@@ -327,7 +327,7 @@ TEST(test_cpu_matmul_epilogue_refuses_what_it_cannot_fuse) {
     porta_tensor *b = test_random_tensor(&rng, PORTA_F32, 2, b_sizes, -1.0, 1.0);
     porta_tensor *out = test_random_tensor(&rng, PORTA_F32, 2, out_sizes, -1.0, 1.0);
     if (a3 && b3 && out3 && a64 && b64 && out64 && a && b && out) {
-        float before = *(const float *)porta_tensor_data(out);
+        float before = *(const float *)core_tensor_data(out);
         const porta_tensor *batched[2] = {a3, b3}, *doubles[2] = {a64, b64}, *floats[2] = {a, b};
         CHECK_ERR(cpu->ops->run_matmul_epilogue(cpu, &prim, batched, 2, out3, &with_tile, &args),
                   PORTA_ERR_UNSUPPORTED, "rank 3");
@@ -335,7 +335,7 @@ TEST(test_cpu_matmul_epilogue_refuses_what_it_cannot_fuse) {
                   PORTA_ERR_UNSUPPORTED, "float64");
         CHECK_ERR(cpu->ops->run_matmul_epilogue(cpu, &prim, floats, 2, out, &without_tile, &args),
                   PORTA_ERR_UNSUPPORTED, "tile");
-        CHECK(*(const float *)porta_tensor_data(out) == before);
+        CHECK(*(const float *)core_tensor_data(out) == before);
     }
     porta_tensor *all[] = {a3, b3, out3, a64, b64, out64, a, b, out};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) porta_tensor_release(all[i]);

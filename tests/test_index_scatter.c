@@ -13,8 +13,8 @@ static const porta_scatter_reduce reductions[] = {
 
 static double rounded(porta_dtype dtype, double v) {
     unsigned char bytes[8];
-    porta_store_from_double(dtype, bytes, v);
-    return porta_load_as_double(dtype, bytes);
+    core_store_from_double(dtype, bytes, v);
+    return core_load_as_double(dtype, bytes);
 }
 
 static double combine(porta_scatter_reduce reduce, double a, double b) {

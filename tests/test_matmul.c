@@ -103,8 +103,8 @@ static void check_matmul(const porta_tensor *a, const porta_tensor *b, const por
                     ok = fabs(got - want) <= rtol * mag + 1e-30;
                 } else {
                     char wrapped[8];
-                    porta_store_from_double(dtype, wrapped, (double)isum);
-                    want = porta_load_as_double(dtype, wrapped);
+                    core_store_from_double(dtype, wrapped, (double)isum);
+                    want = core_load_as_double(dtype, wrapped);
                     ok = got == want;
                 }
                 if (!ok && failures++ < 3)

@@ -53,11 +53,11 @@ void test_move_fill(porta_tensor *t, const double *values) {
     const int64_t *sizes = porta_tensor_sizes(t), *strides = porta_tensor_strides(t);
     if (porta_tensor_numel(t) == 0) return;
     size_t elem = porta_dtype_size(porta_tensor_dtype(t));
-    char *data = porta_tensor_data(t);
+    char *data = core_tensor_data(t);
     int64_t idx[PORTA_MAX_RANK] = {0};
     int64_t n = 0;
     do {
-        porta_store_from_double(porta_tensor_dtype(t),
+        core_store_from_double(porta_tensor_dtype(t),
                                 data + test_offset(rank, idx, strides) * (int64_t)elem,
                                 values[n++]);
     } while (test_next_index(rank, sizes, idx));
@@ -92,8 +92,8 @@ bool test_move_check_map(const char *what, const porta_tensor *x, const porta_te
     int64_t numel = porta_tensor_numel(out);
     if (numel == 0) return true;
     unsigned char rounded[8];
-    porta_store_from_double(porta_tensor_dtype(out), rounded, fill);
-    double pad = porta_load_as_double(porta_tensor_dtype(out), rounded);
+    core_store_from_double(porta_tensor_dtype(out), rounded, fill);
+    double pad = core_load_as_double(porta_tensor_dtype(out), rounded);
     double *xs = test_to_doubles(x), *got = test_to_doubles(out);
     double *want = malloc((size_t)numel * sizeof *want);
     int64_t idx[PORTA_MAX_RANK] = {0}, x_idx[PORTA_MAX_RANK];

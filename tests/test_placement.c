@@ -19,10 +19,10 @@
 /* ---- the device that lacks float64 and matmul ---- */
 
 static porta_status *lacking_alloc(porta_device *device, size_t bytes, void **handle) {
-    return porta_host_alloc(bytes ? bytes : 1, "a test device's buffer", handle);
+    return core_host_alloc(bytes ? bytes : 1, "a test device's buffer", handle);
 }
 
-static void lacking_free(porta_device *device, void *handle) { porta_host_free(handle); }
+static void lacking_free(porta_device *device, void *handle) { core_host_free(handle); }
 
 static porta_status *lacking_write(porta_device *device, void *handle, size_t offset,
                                    const void *src, size_t bytes) {
@@ -36,7 +36,7 @@ static porta_status *lacking_read(porta_device *device, void *handle, size_t off
     return NULL;
 }
 
-static bool lacking_supports(porta_device *device, const porta_prim *prim,
+static bool lacking_supports(porta_device *device, const ir_prim *prim,
                              const porta_tensor *const *inputs, int input_count) {
     if (prim->kind <= PRIM_CONSTANT || prim->kind >= PRIM_RESHAPE || prim->kind == PRIM_MATMUL)
         return false;
@@ -48,18 +48,18 @@ static bool lacking_supports(porta_device *device, const porta_prim *prim,
 
 static int lacking_executed; /* primitives the device ran itself */
 
-static porta_status *lacking_execute(porta_device *device, const porta_prim *prim,
+static porta_status *lacking_execute(porta_device *device, const ir_prim *prim,
                                      const porta_tensor *const *inputs, int input_count,
                                      porta_tensor *out) {
     if (!lacking_supports(device, prim, inputs, input_count))
         return porta_error(PORTA_ERR_INTERNAL, "the test device was asked to run %s",
-                           porta_prim_name(prim));
+                           ir_prim_name(prim));
     lacking_executed++;
     porta_device *cpu = test_cpu(); /* its buffers are host memory: the CPU's kernels run */
     return cpu->ops->execute(cpu, prim, inputs, input_count, out);
 }
 
-static const porta_backend_ops lacking_ops = {
+static const rt_backend_ops lacking_ops = {
     .buffer_alloc = lacking_alloc,
     .buffer_free = lacking_free,
     .buffer_write = lacking_write,

@@ -43,17 +43,17 @@ TEST(test_random_philox_known_answers) {
          {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        porta_philox_words counter;
+        core_philox_words counter;
         memcpy(counter.x, cases[c].counter, sizeof counter.x);
-        porta_philox_words got = porta_philox4x32_10(counter, cases[c].key[0], cases[c].key[1]);
+        core_philox_words got = core_philox4x32_10(counter, cases[c].key[0], cases[c].key[1]);
         for (int i = 0; i < 4; i++)
             CHECK_MSG(got.x[i] == cases[c].want[i], "case %zu word %d: 0x%08x, expected 0x%08x",
                       c, i, got.x[i], cases[c].want[i]);
     }
     /* Block b's counter is {lo32(b), hi32(b), 0, 0}, its key the seed. */
-    porta_philox_words counter = {{0x89abcdefu, 0x01234567u, 0, 0}};
-    porta_philox_words direct = porta_philox4x32_10(counter, 0x9abcdef0u, 0x12345678u);
-    porta_philox_words block = porta_philox_block(0x123456789abcdef0ull, 0x0123456789abcdefull);
+    core_philox_words counter = {{0x89abcdefu, 0x01234567u, 0, 0}};
+    core_philox_words direct = core_philox4x32_10(counter, 0x9abcdef0u, 0x12345678u);
+    core_philox_words block = core_philox_block(0x123456789abcdef0ull, 0x0123456789abcdefull);
     CHECK(memcmp(&direct, &block, sizeof direct) == 0);
 }
 
@@ -65,25 +65,25 @@ TEST(test_random_follows_documented_mapping) {
     porta_tensor *z = filled(PORTA_F32, n, true, seed, offset, 0.5, 2.0);
     porta_tensor *z64 = filled(PORTA_F64, n, true, seed, offset, 0.5, 2.0);
     if (!u || !z || !z64) goto done;
-    const float *uf = (const float *)porta_tensor_data(u), *zf = (const float *)porta_tensor_data(z);
-    const double *zd = (const double *)porta_tensor_data(z64);
+    const float *uf = (const float *)core_tensor_data(u), *zf = (const float *)core_tensor_data(z);
+    const double *zd = (const double *)core_tensor_data(z64);
     for (int64_t i = 0; i < n; i++) {
         uint64_t position = offset + (uint64_t)i;
-        porta_philox_words w = porta_philox_block(seed, position / 4);
+        core_philox_words w = core_philox_block(seed, position / 4);
         unsigned lane = (unsigned)(position % 4), even = lane & ~1u;
         float want_u = -1.0f + 4.0f * ((float)(w.x[lane] >> 8) * 0x1p-24f);
         CHECK_MSG(uf[i] == want_u, "uniform %lld: %.9g vs %.9g", (long long)i, uf[i], want_u);
         float z0, z1;
-        porta_philox_box_muller_f32(w.x[even], w.x[even + 1], &z0, &z1);
+        core_philox_box_muller_f32(w.x[even], w.x[even + 1], &z0, &z1);
         float want_z = 0.5f + 2.0f * (lane & 1 ? z1 : z0);
         CHECK_MSG(zf[i] == want_z, "normal %lld: %.9g vs %.9g", (long long)i, zf[i], want_z);
         double d0, d1;
-        porta_philox_box_muller_f64(w.x[even], w.x[even + 1], &d0, &d1);
+        core_philox_box_muller_f64(w.x[even], w.x[even + 1], &d0, &d1);
         double want_d = 0.5 + 2.0 * (lane & 1 ? d1 : d0);
         CHECK_MSG(zd[i] == want_d, "normal f64 %lld: %.17g vs %.17g", (long long)i, zd[i],
                   want_d);
         /* Box-Muller: the radius comes from (word >> 8) + 1, never 0. */
-        CHECK(porta_philox_unit_nonzero(0) > 0.0f && porta_philox_unit_nonzero(~0u) == 1.0f);
+        CHECK(core_philox_unit_nonzero(0) > 0.0f && core_philox_unit_nonzero(~0u) == 1.0f);
     }
 done:
     porta_tensor_release(u);
@@ -99,8 +99,8 @@ TEST(test_random_is_deterministic) {
             porta_tensor *c = filled(float_dtypes[d], 1000, normal, 43, 7, 0.0, 1.0);
             if (a && b && c) {
                 size_t bytes = 1000 * porta_dtype_size(float_dtypes[d]);
-                CHECK(memcmp(porta_tensor_data(a), porta_tensor_data(b), bytes) == 0);
-                CHECK(memcmp(porta_tensor_data(a), porta_tensor_data(c), bytes) != 0);
+                CHECK(memcmp(core_tensor_data(a), core_tensor_data(b), bytes) == 0);
+                CHECK(memcmp(core_tensor_data(a), core_tensor_data(c), bytes) != 0);
             }
             porta_tensor_release(a);
             porta_tensor_release(b);
@@ -125,9 +125,9 @@ TEST(test_random_split_fills_concatenate) {
                     porta_tensor *tail =
                         filled(dtype, 20 - k, normal, 99, offset + (uint64_t)k, -2.0, 5.0);
                     if (head && tail) {
-                        const char *w = porta_tensor_data(whole);
-                        CHECK_MSG(memcmp(w, porta_tensor_data(head), (size_t)k * elem) == 0 &&
-                                      memcmp(w + (size_t)k * elem, porta_tensor_data(tail),
+                        const char *w = core_tensor_data(whole);
+                        CHECK_MSG(memcmp(w, core_tensor_data(head), (size_t)k * elem) == 0 &&
+                                      memcmp(w + (size_t)k * elem, core_tensor_data(tail),
                                              (size_t)(20 - k) * elem) == 0,
                                   "%s %s split at %lld, offset %llu",
                                   porta_dtype_name(dtype), normal ? "normal" : "uniform",
@@ -149,9 +149,9 @@ TEST(test_random_offset_wraps_around) {
         porta_tensor *before = filled(PORTA_F32, 6, normal, 3, UINT64_MAX - 5, 0.0, 1.0);
         porta_tensor *after = filled(PORTA_F32, 6, normal, 3, 0, 0.0, 1.0);
         if (across && before && after) {
-            const char *a = porta_tensor_data(across);
-            CHECK(memcmp(a, porta_tensor_data(before), 6 * sizeof(float)) == 0);
-            CHECK(memcmp(a + 6 * sizeof(float), porta_tensor_data(after), 6 * sizeof(float)) ==
+            const char *a = core_tensor_data(across);
+            CHECK(memcmp(a, core_tensor_data(before), 6 * sizeof(float)) == 0);
+            CHECK(memcmp(a + 6 * sizeof(float), core_tensor_data(after), 6 * sizeof(float)) ==
                   0);
         }
         porta_tensor_release(across);
@@ -298,7 +298,7 @@ TEST(test_random_scalar_and_empty) {
     CHECK_OK(porta_tensor_empty(test_cpu(), PORTA_F32, 0, NULL, &scalar));
     CHECK_OK(porta_random_uniform(scalar, 1, 6, 0.0, 1.0));
     porta_tensor *ref = filled(PORTA_F32, 1, false, 1, 6, 0.0, 1.0);
-    if (ref) CHECK(*(float *)porta_tensor_data(scalar) == *(float *)porta_tensor_data(ref));
+    if (ref) CHECK(*(float *)core_tensor_data(scalar) == *(float *)core_tensor_data(ref));
     porta_tensor_release(ref);
     CHECK_OK(porta_tensor_empty(test_cpu(), PORTA_F64, 2, sizes, &empty));
     CHECK_OK(porta_random_normal(empty, 1, 0, 0.0, 1.0));
@@ -319,7 +319,7 @@ TEST(test_random_graph_and_prim) {
     if (!status) status = porta_graph_run(graph, test_cpu(), NULL, 0, &from_graph, 1);
     porta_tensor *fresh = NULL;
     if (!status) {
-        porta_prim prim;
+        ir_prim prim;
         memset(&prim, 0, sizeof prim);
         prim.kind = PRIM_RANDOM;
         prim.normal = true;
@@ -329,7 +329,7 @@ TEST(test_random_graph_and_prim) {
         prim.seed = 8;
         prim.offset = 9;
         prim.value2 = 1.0;
-        status = porta_prim_run(&prim, NULL, 0, &fresh);
+        status = ops_prim_run(&prim, NULL, 0, &fresh);
     }
     if (status) {
         test_fail(__FILE__, __LINE__, "%s", porta_status_message(status));
@@ -379,7 +379,7 @@ TEST(test_random_errors) {
 }
 
 TEST(test_random_out_of_memory) {
-    porta_prim prim;
+    ir_prim prim;
     memset(&prim, 0, sizeof prim);
     prim.kind = PRIM_RANDOM;
     prim.dtype = PORTA_F32;
@@ -388,7 +388,7 @@ TEST(test_random_out_of_memory) {
     prim.value2 = 1.0;
     porta_tensor *out = NULL;
     porta_set_memory_limit(porta_memory_allocated() + 64);
-    CHECK_ERR(porta_prim_run(&prim, NULL, 0, &out), PORTA_ERR_OUT_OF_MEMORY, NULL);
+    CHECK_ERR(ops_prim_run(&prim, NULL, 0, &out), PORTA_ERR_OUT_OF_MEMORY, NULL);
     porta_set_memory_limit(0);
     CHECK(out == NULL);
 }

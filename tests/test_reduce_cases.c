@@ -20,7 +20,7 @@ static porta_tensor *from_doubles(porta_dtype dtype, int rank, const int64_t *si
     if (!t) return NULL;
     size_t elem = porta_dtype_size(dtype);
     for (int64_t i = 0; i < porta_tensor_numel(t); i++)
-        porta_store_from_double(dtype, porta_tensor_data(t) + (size_t)i * elem, values[i]);
+        core_store_from_double(dtype, core_tensor_data(t) + (size_t)i * elem, values[i]);
     return t;
 }
 
@@ -271,8 +271,8 @@ TEST(test_reduce_out_tensor) {
 /* Inference rewrites axes as a sorted set (all of them for "none"), and
  * rewriting twice changes nothing, as graphs rely on when they hash nodes. */
 TEST(test_reduce_infer_normalizes_axes) {
-    porta_meta x = {PORTA_I8, 3, {4, 5, 6}}, out;
-    porta_prim prim;
+    ir_meta x = {PORTA_I8, 3, {4, 5, 6}}, out;
+    ir_prim prim;
     memset(&prim, 0, sizeof prim);
     prim.kind = PRIM_REDUCE;
     prim.op = PORTA_REDUCE_SUM;
@@ -280,23 +280,23 @@ TEST(test_reduce_infer_normalizes_axes) {
     prim.axes[1] = -3;
     prim.axis_count = 2;
     prim.keepdim = true;
-    CHECK_OK(porta_infer(&prim, &x, 1, &out));
+    CHECK_OK(ir_infer(&prim, &x, 1, &out));
     CHECK(prim.axis_count == 2 && prim.axes[0] == 0 && prim.axes[1] == 2);
     CHECK(out.dtype == PORTA_I64 && out.rank == 3 && out.sizes[0] == 1 && out.sizes[1] == 5 &&
           out.sizes[2] == 1);
-    porta_prim again = prim;
-    CHECK_OK(porta_infer(&again, &x, 1, &out));
+    ir_prim again = prim;
+    CHECK_OK(ir_infer(&again, &x, 1, &out));
     CHECK(!memcmp(&again, &prim, sizeof prim));
 
     prim.axis_count = 0;
     prim.keepdim = false;
-    CHECK_OK(porta_infer(&prim, &x, 1, &out));
+    CHECK_OK(ir_infer(&prim, &x, 1, &out));
     CHECK(prim.axis_count == 3 && prim.axes[0] == 0 && prim.axes[1] == 1 && prim.axes[2] == 2);
     CHECK(out.rank == 0);
 
     prim.op = PORTA_REDUCE_ARGMIN;
     prim.axis_count = 0;
-    CHECK_OK(porta_infer(&prim, &x, 1, &out));
+    CHECK_OK(ir_infer(&prim, &x, 1, &out));
     CHECK(prim.axis_count == 0 && prim.axes[0] == 0 && out.rank == 0 && out.dtype == PORTA_I64);
 }
 

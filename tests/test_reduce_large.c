@@ -26,7 +26,7 @@ TEST(test_reduce_large_sum_accuracy) {
     enum { N = 1 << 24 };
     porta_tensor *x = NULL;
     CHECK_OK(porta_tensor_empty(test_cpu(), PORTA_F32, 1, SHAPE(N), &x));
-    float *data = (float *)porta_tensor_data(x);
+    float *data = (float *)core_tensor_data(x);
     test_rng rng = test_rng_make(2024);
     double exact = 0, columns[4] = {0, 0, 0, 0};
     for (int64_t i = 0; i < N; i++) {

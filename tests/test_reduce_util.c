@@ -39,9 +39,9 @@ porta_tensor *reduce_random_tensor(test_rng *rng, porta_dtype dtype, int rank,
     porta_tensor *t = test_empty(dtype, rank, sizes);
     if (!t) return NULL;
     size_t elem = porta_dtype_size(dtype);
-    char *data = porta_tensor_data(t);
+    char *data = core_tensor_data(t);
     for (int64_t i = 0; i < porta_tensor_numel(t); i++)
-        porta_store_from_double(dtype, data + (size_t)i * elem, random_value(rng, dtype, fill));
+        core_store_from_double(dtype, data + (size_t)i * elem, random_value(rng, dtype, fill));
     return t;
 }
 
@@ -63,7 +63,7 @@ porta_tensor *reduce_random_view(test_rng *rng, porta_dtype dtype, int rank,
     }
     porta_tensor *base = reduce_random_tensor(rng, dtype, rank, base_sizes, fill);
     if (!base) return NULL;
-    porta_contiguous_strides(rank, base_sizes, base_strides);
+    core_contiguous_strides(rank, base_sizes, base_strides);
     int64_t strides[PORTA_MAX_RANK], offset = 0;
     for (int k = 0; k < rank; k++) {
         int d = order[k];
@@ -225,10 +225,10 @@ bool reduce_check_out(porta_reduce_op op, const porta_tensor *x, const int *axes
     } else {
         porta_dtype want_dtype =
             out ? porta_tensor_dtype(out) : reduce_expected_dtype(op, porta_tensor_dtype(x));
-        char got_shape[PORTA_SHAPE_STR_CAP], want_shape[PORTA_SHAPE_STR_CAP];
-        porta_format_shape(got_shape, sizeof got_shape, porta_tensor_rank(result),
+        char got_shape[CORE_SHAPE_STR_CAP], want_shape[CORE_SHAPE_STR_CAP];
+        core_format_shape(got_shape, sizeof got_shape, porta_tensor_rank(result),
                            porta_tensor_sizes(result));
-        porta_format_shape(want_shape, sizeof want_shape, ref.rank, ref.sizes);
+        core_format_shape(want_shape, sizeof want_shape, ref.rank, ref.sizes);
         ok = porta_tensor_dtype(result) == want_dtype && strcmp(got_shape, want_shape) == 0;
         CHECK_MSG(ok, "%s: got %s (%s), expected %s (%s)", what,
                   porta_dtype_name(porta_tensor_dtype(result)), got_shape,

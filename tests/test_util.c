@@ -47,14 +47,14 @@ porta_tensor *test_random_tensor(test_rng *rng, porta_dtype dtype, int rank, con
     }
     int64_t numel = porta_tensor_numel(t);
     size_t elem = porta_dtype_size(dtype);
-    status = porta_buffer_host_access(t->buffer); /* written in place below */
+    status = rt_buffer_host_access(t->buffer); /* written in place below */
     if (status) {
         fprintf(stderr, "test_random_tensor: %s\n", porta_status_message(status));
         porta_status_free(status);
         porta_tensor_release(t);
         return NULL;
     }
-    char *data = porta_tensor_data(t);
+    char *data = core_tensor_data(t);
     for (int64_t i = 0; i < numel; i++) {
         double v;
         if (dtype == PORTA_BOOL)
@@ -65,7 +65,7 @@ porta_tensor *test_random_tensor(test_rng *rng, porta_dtype dtype, int rank, con
             v = (double)test_int(rng, 0, 20);
         else
             v = (double)test_int(rng, -10, 10);
-        porta_store_from_double(dtype, data + (size_t)i * elem, v);
+        core_store_from_double(dtype, data + (size_t)i * elem, v);
     }
     return t;
 }
@@ -129,7 +129,7 @@ double *test_to_doubles(const porta_tensor *t) {
         porta_status_free(status);
         memset(bytes, 0, (size_t)(numel > 0 ? numel : 1) * elem);
     }
-    for (int64_t i = 0; i < numel; i++) values[i] = porta_load_as_double(t->dtype, bytes + (size_t)i * elem);
+    for (int64_t i = 0; i < numel; i++) values[i] = core_load_as_double(t->dtype, bytes + (size_t)i * elem);
     free(bytes);
     return values;
 }

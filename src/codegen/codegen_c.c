@@ -350,7 +350,7 @@ static void render_elementwise(render *r) {
 porta_status *kir_render_c(const kir_kernel *kernel, char **source) {
     if (!source) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "source is NULL");
     PORTA_TRY(kir_check(kernel));
-    porta_text text = {0};
+    core_text text = {0};
     render *r = calloc(1, sizeof *r);
     if (!r) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "out of memory rendering a kernel");
     r->k = kernel;

@@ -1,5 +1,5 @@
 /* Shared by the C renderer's files: the C spelling of each dtype and op,
- * appended to a porta_text (core/text.h). */
+ * appended to a core_text (core/text.h). */
 #ifndef PORTA_CODEGEN_CODEGEN_C_INTERNAL_H
 #define PORTA_CODEGEN_CODEGEN_C_INTERNAL_H
 
@@ -23,16 +23,16 @@ const char *kir_c_array_function(const kir_value *value);
  * any float16/bfloat16 rounding. Returns false, appending nothing useful,
  * when the op or dtype is not supported. Loads, reductions and
  * array-function values are spelled elsewhere. */
-bool kir_c_expression(porta_text *text, const kir_value *value, porta_dtype arg_dtype,
+bool kir_c_expression(core_text *text, const kir_value *value, porta_dtype arg_dtype,
                       const char *const x[3]);
 
 /* The constant of a KIR_CONST value as a C literal of its compute type,
  * converted as an eager fill converts it. */
-void kir_c_constant(porta_text *text, const kir_value *value);
+void kir_c_constant(core_text *text, const kir_value *value);
 
 /* A KIR_PARAM value: args->params[param] converted to its compute type as
  * an eager fill converts (float16/bfloat16 are rounded after). */
-void kir_c_param(porta_text *text, const kir_value *value);
+void kir_c_param(core_text *text, const kir_value *value);
 
 /* The helpers the expressions call (kir_max_f, kir_floor_divide_f, ...). */
 extern const char kir_c_helpers[];

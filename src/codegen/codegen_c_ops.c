@@ -94,7 +94,7 @@ static const char *libm_unary(int op) {
     }
 }
 
-static bool unary_expression(porta_text *t, const kir_value *v, porta_dtype in, const char *x) {
+static bool unary_expression(core_text *t, const kir_value *v, porta_dtype in, const char *x) {
     porta_dtype d = v->dtype;
     const char *T = kir_c_compute_type(d);
     switch (v->op) {
@@ -175,10 +175,10 @@ static const char *comparison_operator(int op) {
     }
 }
 
-static bool binary_expression(porta_text *t, const kir_value *v, porta_dtype in, const char *a,
+static bool binary_expression(core_text *t, const kir_value *v, porta_dtype in, const char *a,
                               const char *b) {
     if (!is_valid(in)) return false;
-    if (porta_binary_gives_bool((porta_binary_op)v->op)) {
+    if (ir_binary_gives_bool((porta_binary_op)v->op)) {
         if (v->dtype != PORTA_BOOL) return false;
         switch (v->op) {
         case PORTA_LOGICAL_AND: text_printf(t, "(uint8_t)(%s != 0 && %s != 0)", a, b); break;
@@ -246,7 +246,7 @@ static bool binary_expression(porta_text *t, const kir_value *v, porta_dtype in,
     }
 }
 
-static bool ternary_expression(porta_text *t, const kir_value *v, porta_dtype in,
+static bool ternary_expression(core_text *t, const kir_value *v, porta_dtype in,
                                const char *const x[3]) {
     porta_dtype d = v->dtype;
     if (v->op == PORTA_WHERE) {
@@ -269,7 +269,7 @@ static bool ternary_expression(porta_text *t, const kir_value *v, porta_dtype in
 /* The eager CAST kernel widens to int64 (bool, integers) or double (floats)
  * and narrows to the target; float16/bfloat16 targets go through float and
  * are rounded afterwards like every half value. */
-static bool cast_expression(porta_text *t, const kir_value *v, porta_dtype from, const char *x) {
+static bool cast_expression(core_text *t, const kir_value *v, porta_dtype from, const char *x) {
     porta_dtype to = v->dtype;
     if (!is_valid(from) || !is_valid(to)) return false;
     const char *T = kir_c_compute_type(to);
@@ -284,7 +284,7 @@ static bool cast_expression(porta_text *t, const kir_value *v, porta_dtype from,
     return true;
 }
 
-bool kir_c_expression(porta_text *t, const kir_value *v, porta_dtype arg_dtype,
+bool kir_c_expression(core_text *t, const kir_value *v, porta_dtype arg_dtype,
                       const char *const x[3]) {
     switch (v->kind) {
     case KIR_UNARY: return unary_expression(t, v, arg_dtype, x[0]);
@@ -295,7 +295,7 @@ bool kir_c_expression(porta_text *t, const kir_value *v, porta_dtype arg_dtype,
     }
 }
 
-static void float_literal(porta_text *t, double value, bool single) {
+static void float_literal(core_text *t, double value, bool single) {
     if (value != value)
         text_printf(t, "%s", single ? "(float)NAN" : "(double)NAN");
     else if (isinf(value))
@@ -304,17 +304,17 @@ static void float_literal(porta_text *t, double value, bool single) {
         text_printf(t, single ? "%af" : "%a", value);
 }
 
-void kir_c_constant(porta_text *t, const kir_value *v) {
+void kir_c_constant(core_text *t, const kir_value *v) {
     double c = v->constant;
     switch (v->dtype) {
     case PORTA_BOOL: text_printf(t, "(uint8_t)%d", c != 0); return;
-    case PORTA_F16: float_literal(t, porta_f16_to_f32(porta_f32_to_f16((float)c)), true); return;
-    case PORTA_BF16: float_literal(t, porta_bf16_to_f32(porta_f32_to_bf16((float)c)), true); return;
+    case PORTA_F16: float_literal(t, core_f16_to_f32(core_f32_to_f16((float)c)), true); return;
+    case PORTA_BF16: float_literal(t, core_bf16_to_f32(core_f32_to_bf16((float)c)), true); return;
     case PORTA_F32: float_literal(t, (float)c, true); return;
     case PORTA_F64: float_literal(t, c, false); return;
     default: break;
     }
-    int64_t i = porta_double_to_i64(c);
+    int64_t i = core_double_to_i64(c);
     switch (v->dtype) {
     case PORTA_U8: i = (uint8_t)i; break;
     case PORTA_I8: i = (int8_t)i; break;
@@ -328,7 +328,7 @@ void kir_c_constant(porta_text *t, const kir_value *v) {
         text_printf(t, "(%s)%lldLL", kir_c_compute_type(v->dtype), (long long)i);
 }
 
-void kir_c_param(porta_text *t, const kir_value *v) {
+void kir_c_param(core_text *t, const kir_value *v) {
     const char *T = kir_c_compute_type(v->dtype);
     if (v->dtype == PORTA_BOOL)
         text_printf(t, "(uint8_t)(args->params[%d] != 0)", v->param);

@@ -8,7 +8,7 @@
 
 typedef struct render {
     const kir_kernel *k;
-    porta_text *t;
+    core_text *t;
     int block; /* KIR_B */
     bool scalar[KIR_MAX_VALUES];  /* one value per span (no reductions) or row */
     int level[KIR_MAX_VALUES];    /* reductions needed before the value exists */

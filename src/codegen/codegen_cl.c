@@ -22,7 +22,7 @@
 
 typedef struct cl_render {
     const kir_kernel *k;
-    porta_text *t;
+    core_text *t;
     int level[KIR_MAX_VALUES];
     bool live[KIR_MAX_VALUES];
 } cl_render;
@@ -337,7 +337,7 @@ porta_status *kir_render_cl(const kir_kernel *kernel, char **source) {
     if (!kernel || !source) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "render_cl: NULL");
     PORTA_TRY(kir_check(kernel));
     cl_render r = {.k = kernel};
-    porta_text text = {0};
+    core_text text = {0};
     r.t = &text;
     analyse(&r);
     int params = 0;

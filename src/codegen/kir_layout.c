@@ -77,7 +77,7 @@ void kir_classify_last(kir_kernel *k, const kir_args *args) {
 
 void kir_bind_tensor(kir_args *args, int access, const porta_tensor *t) {
     if (t->buffer->device->info.capabilities & PORTA_CAP_HOST_MEMORY) {
-        args->data[access] = porta_tensor_data(t);
+        args->data[access] = core_tensor_data(t);
         args->offsets[access] = 0;
     } else {
         args->data[access] = t->buffer->handle;

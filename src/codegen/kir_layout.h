@@ -31,5 +31,5 @@ void kir_bind_tensor(kir_args *args, int access, const porta_tensor *t);
  * backends that run eager ops through their compiler. Fills kernel, args
  * (sizes, strides, the fill's value as parameter 0; not the buffers) and
  * work (elements, or rows). False when the kernel IR cannot express it. */
-bool kir_single(const porta_prim *prim, const porta_tensor *const *inputs, int input_count,
+bool kir_single(const ir_prim *prim, const porta_tensor *const *inputs, int input_count,
                 const porta_tensor *out, kir_kernel *kernel, kir_args *args, int64_t *work);

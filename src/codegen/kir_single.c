@@ -29,7 +29,7 @@ static void add_store(kir_kernel *k, int64_t (*strides)[PORTA_MAX_RANK], const p
     k->accesses[a].value = value;
 }
 
-static bool elementwise(const porta_prim *prim, const porta_tensor *const *inputs, int count,
+static bool elementwise(const ir_prim *prim, const porta_tensor *const *inputs, int count,
                         const porta_tensor *out, kir_kernel *k, kir_args *args) {
     int64_t strides[KIR_MAX_ACCESSES][PORTA_MAX_RANK];
     kir_value value = {.op = prim->op, .dtype = out->dtype, .space = KIR_FULL};
@@ -58,7 +58,7 @@ static bool elementwise(const porta_prim *prim, const porta_tensor *const *input
 }
 
 /* x's dims reordered: kept axes in order, then the reduced ones. */
-static bool reduction(const porta_prim *prim, const porta_tensor *x, const porta_tensor *out,
+static bool reduction(const ir_prim *prim, const porta_tensor *x, const porta_tensor *out,
                       kir_kernel *k, kir_args *args) {
     int op = prim->op;
     switch (op) {
@@ -106,7 +106,7 @@ static bool reduction(const porta_prim *prim, const porta_tensor *x, const porta
     return true;
 }
 
-bool kir_single(const porta_prim *prim, const porta_tensor *const *inputs, int input_count,
+bool kir_single(const ir_prim *prim, const porta_tensor *const *inputs, int input_count,
                 const porta_tensor *out, kir_kernel *kernel, kir_args *args, int64_t *work) {
     memset(kernel, 0, sizeof *kernel);
     bool ok = prim->kind == PRIM_REDUCE

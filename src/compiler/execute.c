@@ -23,9 +23,9 @@
  * which is far from the line that caused it. */
 static porta_status *blame(porta_status *status, const trace_record *record) {
     if (record->site[0])
-        return porta_error_context(status, "%s (issued at %s)", porta_prim_name(&record->prim),
+        return porta_error_context(status, "%s (issued at %s)", ir_prim_name(&record->prim),
                                    record->site);
-    return porta_error_context(status, "%s", porta_prim_name(&record->prim));
+    return porta_error_context(status, "%s", ir_prim_name(&record->prim));
 }
 
 static porta_status *run_alone(trace_record *record) {
@@ -36,11 +36,11 @@ static porta_status *run_alone(trace_record *record) {
      * copies there and back (devices/placement.h) */
     uint64_t begin = prof_begin();
     porta_status *status =
-        porta_device_runs(device, &record->prim, inputs, record->input_count)
+        dev_runs(device, &record->prim, inputs, record->input_count)
             ? device->ops->execute(device, &record->prim, inputs, record->input_count,
                                    &record->out)
-            : porta_placement_run(&record->prim, inputs, record->input_count, &record->out);
-    prof_end(PROF_KERNEL, device, porta_prim_name(&record->prim), NULL, -1, begin);
+            : dev_placement_run(&record->prim, inputs, record->input_count, &record->out);
+    prof_end(PROF_KERNEL, device, ir_prim_name(&record->prim), NULL, -1, begin);
     return status ? blame(status, record) : NULL;
 }
 
@@ -68,12 +68,12 @@ static porta_status *materialize(const plan_step *step, trace_record *records) {
     if (step->kind != STEP_FUSED) {
         trace_record *record = &records[step->first];
         for (int i = 0; i < record->input_count; i++)
-            PORTA_TRY(porta_buffer_materialize(record->inputs[i].buffer));
-        PORTA_TRY(porta_buffer_materialize(record->out.buffer));
+            PORTA_TRY(rt_buffer_materialize(record->inputs[i].buffer));
+        PORTA_TRY(rt_buffer_materialize(record->out.buffer));
     }
     if (step->kind != STEP_ALONE)
         for (int a = 0; a < step->kernel->access_count; a++)
-            PORTA_TRY(porta_buffer_materialize(bound_buffer(records, &step->bindings[a])));
+            PORTA_TRY(rt_buffer_materialize(bound_buffer(records, &step->bindings[a])));
     return NULL;
 }
 
@@ -121,15 +121,15 @@ static void explain_plan(const plan *p, const trace_record *records, uint64_t ha
             for (int k = 0; k < record->input_count; k++) inputs[k] = &record->inputs[k];
             porta_device *own = record->out.buffer->device;
             porta_device *placed =
-                porta_device_runs(own, &record->prim, inputs, record->input_count)
+                dev_runs(own, &record->prim, inputs, record->input_count)
                     ? NULL
-                    : porta_placement_find(own, &record->prim, inputs, record->input_count);
+                    : dev_placement_find(own, &record->prim, inputs, record->input_count);
             if (placed)
                 explain_printf("  kernel %d: %s, placed on porta:%d (%s)\n", i,
-                               porta_prim_name(&record->prim), placed->info.index,
+                               ir_prim_name(&record->prim), placed->info.index,
                                placed->info.backend);
             else
-                explain_printf("  kernel %d: %s\n", i, porta_prim_name(&record->prim));
+                explain_printf("  kernel %d: %s\n", i, ir_prim_name(&record->prim));
             continue;
         }
         explain_printf("  kernel %d: %s\n", i, step->summary);
@@ -213,7 +213,7 @@ porta_status *trace_execute(trace_record *records, int count) {
         const plan_step *step = &p->steps[i];
         PORTA_TRY(run_step(step, records));
         for (int k = 0; k < step->release_count; k++)
-            porta_buffer_discard(bound_buffer(records, &step->release[k]));
+            rt_buffer_discard(bound_buffer(records, &step->release[k]));
     }
     return NULL;
 }

@@ -17,7 +17,7 @@
 #define FUSED_REDUCE_SHORT_ROW 65536
 
 bool record_is_constant(const trace_record *record) {
-    return record->prim.kind == PRIM_FILL && porta_shape_numel(record->out.rank,
+    return record->prim.kind == PRIM_FILL && core_shape_numel(record->out.rank,
                                                                 record->out.sizes) == 1;
 }
 
@@ -221,14 +221,14 @@ static int possible_stores(const group *g, const trace_facts *facts, int r) {
 }
 
 static bool supported_reduce(const trace_record *record, int *reduced) {
-    const porta_prim *prim = &record->prim;
+    const ir_prim *prim = &record->prim;
     if (prim->op == PORTA_REDUCE_ARGMAX || prim->op == PORTA_REDUCE_ARGMIN) return false;
     const porta_tensor *x = &record->inputs[0];
     if (prim->axis_count < 1) return false;
     for (int i = 0; i < prim->axis_count; i++)
         if (prim->axes[i] != x->rank - prim->axis_count + i) return false; /* trailing only */
-    int64_t rows = porta_shape_numel(x->rank - prim->axis_count, x->sizes);
-    int64_t row = porta_shape_numel(prim->axis_count, x->sizes + x->rank - prim->axis_count);
+    int64_t rows = core_shape_numel(x->rank - prim->axis_count, x->sizes);
+    int64_t row = core_shape_numel(prim->axis_count, x->sizes + x->rank - prim->axis_count);
     if (rows < FUSED_REDUCE_MIN_ROWS && row > FUSED_REDUCE_SHORT_ROW) return false;
     *reduced = prim->axis_count;
     return true;
@@ -240,7 +240,7 @@ static bool supported_reduce(const trace_record *record, int *reduced) {
 static bool runs_on_device(const trace_record *record) {
     const porta_tensor *inputs[TRACE_MAX_INPUTS];
     for (int i = 0; i < record->input_count; i++) inputs[i] = &record->inputs[i];
-    return porta_device_runs(record->out.buffer->device, &record->prim, inputs,
+    return dev_runs(record->out.buffer->device, &record->prim, inputs,
                              record->input_count);
 }
 
@@ -249,7 +249,7 @@ static bool runs_on_device(const trace_record *record) {
 static bool add_record(group *g, const trace_record *records, int r, const trace_facts *facts,
                        const trace_constant *constants) {
     const trace_record *record = &records[r];
-    const porta_prim *prim = &record->prim;
+    const ir_prim *prim = &record->prim;
     if (record->out.buffer->device != g->device || !runs_on_device(record)) return false;
     kir_value value = {.op = prim->op, .dtype = record->out.dtype};
     porta_dtype arg_dtype = record->input_count ? record->inputs[0].dtype : record->out.dtype;
@@ -327,7 +327,7 @@ bool group_start(group *g, const trace_record *records, int index, const trace_f
     memset(g, 0, sizeof *g);
     g->device = device;
     g->first = index;
-    const porta_prim *prim = &record->prim;
+    const ir_prim *prim = &record->prim;
     const porta_tensor *shape = &record->out;
     if (prim->kind == PRIM_MATMUL) {
         if (!device->ops->run_matmul_epilogue || record->out.dtype != PORTA_F32 ||
@@ -353,7 +353,7 @@ bool group_start(group *g, const trace_record *records, int index, const trace_f
     }
     g->rank = shape->rank;
     memcpy(g->sizes, shape->sizes, (size_t)shape->rank * sizeof *g->sizes);
-    if (porta_shape_numel(g->rank, g->sizes) <= 0) return false;
+    if (core_shape_numel(g->rank, g->sizes) <= 0) return false;
     return group_try_add(g, records, index, facts, constants);
 }
 

@@ -57,9 +57,9 @@ static char *describe(const group *g, const trace_record *records) {
     used += (size_t)snprintf(text, cap, "%s [", what);
     for (int m = 0; m < g->member_count && used < cap; m++)
         used += (size_t)snprintf(text + used, cap - used, "%s%s", m ? ", " : "",
-                                 porta_prim_name(&records[g->members[m]].prim));
-    char shape[PORTA_SHAPE_STR_CAP];
-    porta_format_shape(shape, sizeof shape, g->rank, g->sizes);
+                                 ir_prim_name(&records[g->members[m]].prim));
+    char shape[CORE_SHAPE_STR_CAP];
+    core_format_shape(shape, sizeof shape, g->rank, g->sizes);
     if (used < cap) snprintf(text + used, cap - used, "] over %s", shape);
     return text;
 }

@@ -267,7 +267,7 @@ static void note_release(void *ctx, int record, int slot) {
 }
 
 /* The memory plan: each buffer the trace alone holds is given memory when a
- * step first needs it (porta_buffer_materialize) and back after the last
+ * step first needs it (rt_buffer_materialize) and back after the last
  * step that uses it, so later steps reuse it through the block cache. */
 static porta_status *plan_releases(builder *b, plan *p) {
     last_use u = {.facts = &b->facts};
@@ -338,9 +338,9 @@ porta_status *plan_build(const trace_record *records, int count, const trace_fac
         status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "schedule: no memory for %d records", count);
         goto done;
     }
-    PORTA_TRY_GOTO(status, group_records(&b), done);
-    PORTA_TRY_GOTO(status, prepare_kernels(&b), done);
-    PORTA_TRY_GOTO(status, finish(&b, p), done);
+    CORE_TRY_GOTO(status, group_records(&b), done);
+    CORE_TRY_GOTO(status, prepare_kernels(&b), done);
+    CORE_TRY_GOTO(status, finish(&b, p), done);
 done:
     if (b.items)
         for (int i = 0; i < b.item_count; i++)

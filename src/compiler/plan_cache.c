@@ -57,7 +57,7 @@ static void put_tensor(writer *w, const porta_tensor *t, int buffer, bool extern
 
 /* The primitive, less what a replay takes from the new trace itself. */
 static void put_prim(writer *w, const trace_record *record) {
-    porta_prim prim = record->prim;
+    ir_prim prim = record->prim;
     if (record_is_constant(record)) prim.value = 0; /* a kernel parameter */
     if (prim.kind == PRIM_RANDOM) prim.seed = prim.offset = 0;
     put(w, &prim, sizeof prim);
@@ -180,7 +180,7 @@ void plan_cache_explain_miss(const trace_record *records, int count, const trace
         bool same_prim = at + prim_bytes <= old_size && !memcmp(old + at, w.bytes, prim_bytes);
         if (!same_prim) {
             snprintf(reason, cap, "primitive %d is %s where the earlier trace of %d primitives "
-                     "differs (another op or attributes)", r, porta_prim_name(&records[r].prim),
+                     "differs (another op or attributes)", r, ir_prim_name(&records[r].prim),
                      count);
             break;
         }
@@ -198,10 +198,10 @@ void plan_cache_explain_miss(const trace_record *records, int count, const trace
             memcpy(head, old + cursor, sizeof head);
             if (head[1] != (int32_t)t->dtype || head[2] != t->rank ||
                 memcmp(old + cursor + sizeof head, t->sizes, (size_t)t->rank * sizeof(int64_t))) {
-                char shape[PORTA_SHAPE_STR_CAP];
-                porta_format_shape(shape, sizeof shape, t->rank, t->sizes);
+                char shape[CORE_SHAPE_STR_CAP];
+                core_format_shape(shape, sizeof shape, t->rank, t->sizes);
                 snprintf(reason, cap, "%s (primitive %d) now has %s %s, was dtype %s rank %d",
-                         porta_prim_name(&records[r].prim), r, porta_dtype_name(t->dtype), shape,
+                         ir_prim_name(&records[r].prim), r, porta_dtype_name(t->dtype), shape,
                          porta_dtype_name((porta_dtype)head[1]), head[2]);
                 first_changed = t;
                 break;
@@ -212,7 +212,7 @@ void plan_cache_explain_miss(const trace_record *records, int count, const trace
         if (cursor > old_size || memcmp(old + at + prim_bytes, key->bytes + at + prim_bytes,
                                         cursor - at - prim_bytes)) {
             snprintf(reason, cap, "%s (primitive %d): a tensor's strides, offset or sharing "
-                     "changed", porta_prim_name(&records[r].prim), r);
+                     "changed", ir_prim_name(&records[r].prim), r);
             break;
         }
         at = cursor;

@@ -62,11 +62,11 @@ static porta_status *run_locked(void) {
     return status;
 }
 
-porta_status *trace_record_prim(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *trace_record_prim(const ir_prim *prim, const porta_tensor *const *inputs,
                                 int input_count, const porta_tensor *out) {
     if (input_count > TRACE_MAX_INPUTS)
         return porta_error(PORTA_ERR_INTERNAL, "trace: %s has %d inputs, at most %d are recorded",
-                           porta_prim_name(prim), input_count, TRACE_MAX_INPUTS);
+                           ir_prim_name(prim), input_count, TRACE_MAX_INPUTS);
     pthread_mutex_lock(&trace_lock);
     porta_status *status = NULL;
     int count = atomic_load(&pending_count);
@@ -118,14 +118,14 @@ porta_status *trace_sync_buffer(const porta_buffer *buffer) {
 /* Buffers and device syncs reach the trace through the runtime's hooks.
  * Nothing is recorded before fusion is first on, so registering then is
  * early enough. */
-static const porta_deferred_hooks trace_hooks = {
+static const rt_deferred_hooks trace_hooks = {
     .recording = trace_recording,
     .sync_buffer = trace_sync_buffer,
     .flush = porta_flush,
 };
 
 porta_status *porta_set_fusion(bool on) {
-    if (on) porta_deferred_register(&trace_hooks);
+    if (on) rt_deferred_register(&trace_hooks);
     porta_status *status = on ? NULL : porta_flush(); /* off even when the flush failed */
     atomic_store(&fusion_on, on);
     return status;

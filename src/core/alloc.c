@@ -111,9 +111,9 @@ static void cache_put(char *block, size_t size) {
     if (!kept) free(block); /* another thread filled the slot meanwhile */
 }
 
-void porta_host_cache_release(void) { cache_trim(0, 0); }
+void core_host_cache_release(void) { cache_trim(0, 0); }
 
-size_t porta_host_cache_bytes(void) {
+size_t core_host_cache_bytes(void) {
     pthread_mutex_lock(&cache.lock);
     size_t bytes = cache.bytes;
     pthread_mutex_unlock(&cache.lock);
@@ -129,7 +129,7 @@ uint64_t porta_memory_allocated(void) { return atomic_load(&allocated_bytes); }
 uint64_t porta_memory_peak(void) { return atomic_load(&peak_bytes); }
 void porta_memory_reset_peak(void) { atomic_store(&peak_bytes, atomic_load(&allocated_bytes)); }
 
-porta_status *porta_memory_reserve(size_t bytes, const char *what) {
+porta_status *core_memory_reserve(size_t bytes, const char *what) {
     uint64_t limit = atomic_load(&limit_bytes);
     uint64_t now = atomic_fetch_add(&allocated_bytes, bytes) + bytes;
     if (limit && now > limit) {
@@ -147,7 +147,7 @@ porta_status *porta_memory_reserve(size_t bytes, const char *what) {
     return NULL;
 }
 
-void porta_memory_unreserve(size_t bytes) { atomic_fetch_sub(&allocated_bytes, bytes); }
+void core_memory_unreserve(size_t bytes) { atomic_fetch_sub(&allocated_bytes, bytes); }
 
 /* The size of the block holding `bytes` after the header: whole pages for
  * the cached sizes, so that requests of nearly equal sizes share blocks. */
@@ -172,21 +172,21 @@ static char *system_block(size_t size, char **raw) {
     return (char *)at;
 }
 
-porta_status *porta_host_alloc(size_t bytes, const char *what, void **out) {
+porta_status *core_host_alloc(size_t bytes, const char *what, void **out) {
     if (bytes > SIZE_MAX - 2 * HEADER - PAGE)
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes for %s",
                            bytes, what);
-    PORTA_TRY(porta_memory_reserve(bytes, what));
+    PORTA_TRY(core_memory_reserve(bytes, what));
     size_t size = block_size(bytes);
     char *raw = NULL;
     char *block = size >= CACHE_MIN_BYTES ? cache_take(size) : NULL;
     if (!block) block = system_block(size, &raw);
     if (!block) { /* what the cache holds may be what the system lacks */
-        porta_host_cache_release();
+        core_host_cache_release();
         block = system_block(size, &raw);
     }
     if (!block) {
-        porta_memory_unreserve(bytes);
+        core_memory_unreserve(bytes);
         return porta_error(PORTA_ERR_OUT_OF_MEMORY,
                            "the system could not allocate %zu bytes for %s", bytes, what);
     }
@@ -196,12 +196,12 @@ porta_status *porta_host_alloc(size_t bytes, const char *what, void **out) {
     return NULL;
 }
 
-void porta_host_free(void *ptr) {
+void core_host_free(void *ptr) {
     if (!ptr) return;
     char *block = (char *)ptr - HEADER;
     header h;
     memcpy(&h, block, sizeof h);
-    porta_memory_unreserve(h.bytes);
+    core_memory_unreserve(h.bytes);
     size_t size = block_size(h.bytes);
     if (size >= CACHE_MIN_BYTES)
         cache_put(block, size);

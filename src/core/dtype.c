@@ -11,14 +11,14 @@ static const struct {
     [PORTA_F32] = {"float32", 4},   [PORTA_F64] = {"float64", 8},
 };
 
-bool porta_dtype_is_valid(int dtype) { return dtype >= 0 && dtype < PORTA_DTYPE_COUNT; }
+bool core_dtype_is_valid(int dtype) { return dtype >= 0 && dtype < PORTA_DTYPE_COUNT; }
 
 const char *porta_dtype_name(porta_dtype dtype) {
-    return porta_dtype_is_valid((int)dtype) ? dtype_table[dtype].name : "invalid dtype";
+    return core_dtype_is_valid((int)dtype) ? dtype_table[dtype].name : "invalid dtype";
 }
 
 size_t porta_dtype_size(porta_dtype dtype) {
-    return porta_dtype_is_valid((int)dtype) ? dtype_table[dtype].size : 0;
+    return core_dtype_is_valid((int)dtype) ? dtype_table[dtype].size : 0;
 }
 
 bool porta_dtype_is_float(porta_dtype dtype) {
@@ -26,7 +26,7 @@ bool porta_dtype_is_float(porta_dtype dtype) {
            dtype == PORTA_F64;
 }
 
-bool porta_dtype_is_integral(porta_dtype dtype) {
+bool core_dtype_is_integral(porta_dtype dtype) {
     return dtype >= PORTA_U8 && dtype <= PORTA_I64;
 }
 
@@ -80,7 +80,7 @@ static int combine(int higher, int lower) {
 /* Tensors (of any rank) that all share one valid dtype give that dtype:
  * the common case, decided without the category walk. */
 static bool one_tensor_dtype(const porta_operand_type *operands, int count) {
-    if (count < 1 || !porta_dtype_is_valid((int)operands[0].dtype)) return false;
+    if (count < 1 || !core_dtype_is_valid((int)operands[0].dtype)) return false;
     for (int i = 0; i < count; i++)
         if (operands[i].dtype != operands[0].dtype ||
             (operands[i].kind != PORTA_OPERAND_TENSOR && operands[i].kind != PORTA_OPERAND_ZERO_DIM))
@@ -94,7 +94,7 @@ porta_dtype porta_result_type(const porta_operand_type *operands, int count) {
     for (int i = 0; i < count; i++) {
         porta_dtype d = operands[i].dtype;
         int kind = operands[i].kind;
-        if (kind < 0 || kind > 2 || !porta_dtype_is_valid((int)d)) continue;
+        if (kind < 0 || kind > 2 || !core_dtype_is_valid((int)d)) continue;
         if (kind == PORTA_OPERAND_SCALAR) /* Python numbers take the defaults */
             d = porta_dtype_is_float(d) ? PORTA_F32 : d == PORTA_BOOL ? PORTA_BOOL : PORTA_I64;
         state[kind] = state[kind] == CATEGORY_NONE

@@ -9,11 +9,11 @@
 
 #include "porta.h"
 
-bool porta_dtype_is_valid(int dtype);
-bool porta_dtype_is_integral(porta_dtype dtype); /* integers, not bool */
+bool core_dtype_is_valid(int dtype);
+bool core_dtype_is_integral(porta_dtype dtype); /* integers, not bool */
 
 /* IEEE binary16 <-> binary32, round to nearest even; NaN stays NaN. */
-static inline float porta_f16_to_f32(uint16_t h) {
+static inline float core_f16_to_f32(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16;
     uint32_t exp = (h >> 10) & 0x1f;
     uint32_t mant = h & 0x3ff;
@@ -36,7 +36,7 @@ static inline float porta_f16_to_f32(uint16_t h) {
     return out;
 }
 
-static inline uint16_t porta_f32_to_f16(float f) {
+static inline uint16_t core_f32_to_f16(float f) {
     uint32_t bits;
     memcpy(&bits, &f, 4);
     uint16_t sign = (uint16_t)((bits >> 16) & 0x8000);
@@ -60,14 +60,14 @@ static inline uint16_t porta_f32_to_f16(float f) {
     return sign | (uint16_t)(abs >> 13);
 }
 
-static inline float porta_bf16_to_f32(uint16_t b) {
+static inline float core_bf16_to_f32(uint16_t b) {
     uint32_t bits = (uint32_t)b << 16;
     float out;
     memcpy(&out, &bits, 4);
     return out;
 }
 
-static inline uint16_t porta_f32_to_bf16(float f) {
+static inline uint16_t core_f32_to_bf16(float f) {
     uint32_t bits;
     memcpy(&bits, &f, 4);
     if ((bits & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((bits >> 16) | 0x40);
@@ -78,14 +78,14 @@ static inline uint16_t porta_f32_to_bf16(float f) {
 /* Conversions from double follow C's casts with PyTorch's choices where C
  * leaves them undefined: float -> integer truncates toward zero and wraps
  * modulo 2^n (via int64), NaN -> 0, and anything nonzero -> true. */
-static inline int64_t porta_double_to_i64(double v) {
+static inline int64_t core_double_to_i64(double v) {
     if (v != v) return 0;
     if (v >= 9223372036854775807.0) return INT64_MIN; /* as x86 cvttsd2si */
     if (v < -9223372036854775808.0) return INT64_MIN;
     return (int64_t)v;
 }
 
-static inline double porta_load_as_double(porta_dtype dtype, const void *p) {
+static inline double core_load_as_double(porta_dtype dtype, const void *p) {
     switch (dtype) {
     case PORTA_BOOL: return *(const uint8_t *)p ? 1.0 : 0.0;
     case PORTA_U8: return *(const uint8_t *)p;
@@ -93,24 +93,24 @@ static inline double porta_load_as_double(porta_dtype dtype, const void *p) {
     case PORTA_I16: return *(const int16_t *)p;
     case PORTA_I32: return *(const int32_t *)p;
     case PORTA_I64: return (double)*(const int64_t *)p;
-    case PORTA_F16: return porta_f16_to_f32(*(const uint16_t *)p);
-    case PORTA_BF16: return porta_bf16_to_f32(*(const uint16_t *)p);
+    case PORTA_F16: return core_f16_to_f32(*(const uint16_t *)p);
+    case PORTA_BF16: return core_bf16_to_f32(*(const uint16_t *)p);
     case PORTA_F32: return *(const float *)p;
     case PORTA_F64: return *(const double *)p;
     default: return 0.0;
     }
 }
 
-static inline void porta_store_from_double(porta_dtype dtype, void *p, double v) {
+static inline void core_store_from_double(porta_dtype dtype, void *p, double v) {
     switch (dtype) {
     case PORTA_BOOL: *(uint8_t *)p = v != 0.0; break;
-    case PORTA_U8: *(uint8_t *)p = (uint8_t)porta_double_to_i64(v); break;
-    case PORTA_I8: *(int8_t *)p = (int8_t)porta_double_to_i64(v); break;
-    case PORTA_I16: *(int16_t *)p = (int16_t)porta_double_to_i64(v); break;
-    case PORTA_I32: *(int32_t *)p = (int32_t)porta_double_to_i64(v); break;
-    case PORTA_I64: *(int64_t *)p = porta_double_to_i64(v); break;
-    case PORTA_F16: *(uint16_t *)p = porta_f32_to_f16((float)v); break;
-    case PORTA_BF16: *(uint16_t *)p = porta_f32_to_bf16((float)v); break;
+    case PORTA_U8: *(uint8_t *)p = (uint8_t)core_double_to_i64(v); break;
+    case PORTA_I8: *(int8_t *)p = (int8_t)core_double_to_i64(v); break;
+    case PORTA_I16: *(int16_t *)p = (int16_t)core_double_to_i64(v); break;
+    case PORTA_I32: *(int32_t *)p = (int32_t)core_double_to_i64(v); break;
+    case PORTA_I64: *(int64_t *)p = core_double_to_i64(v); break;
+    case PORTA_F16: *(uint16_t *)p = core_f32_to_f16((float)v); break;
+    case PORTA_BF16: *(uint16_t *)p = core_f32_to_bf16((float)v); break;
     case PORTA_F32: *(float *)p = (float)v; break;
     case PORTA_F64: *(double *)p = v; break;
     default: break;

@@ -36,65 +36,65 @@
 #include <stdint.h>
 
 /* Round multipliers and Weyl key increments of Philox4x32. */
-#define PORTA_PHILOX_M0 0xD2511F53u
-#define PORTA_PHILOX_M1 0xCD9E8D57u
-#define PORTA_PHILOX_W0 0x9E3779B9u
-#define PORTA_PHILOX_W1 0xBB67AE85u
+#define CORE_PHILOX_M0 0xD2511F53u
+#define CORE_PHILOX_M1 0xCD9E8D57u
+#define CORE_PHILOX_W0 0x9E3779B9u
+#define CORE_PHILOX_W1 0xBB67AE85u
 
-typedef struct porta_philox_words {
+typedef struct core_philox_words {
     uint32_t x[4];
-} porta_philox_words;
+} core_philox_words;
 
 /* philox4x32_10(counter, key), as Random123 defines it. */
-static inline porta_philox_words porta_philox4x32_10(porta_philox_words counter,
+static inline core_philox_words core_philox4x32_10(core_philox_words counter,
                                                      uint32_t key0, uint32_t key1) {
     uint32_t c0 = counter.x[0], c1 = counter.x[1], c2 = counter.x[2], c3 = counter.x[3];
     for (int round = 0; round < 10; round++) {
-        uint64_t p0 = (uint64_t)PORTA_PHILOX_M0 * c0;
-        uint64_t p1 = (uint64_t)PORTA_PHILOX_M1 * c2;
+        uint64_t p0 = (uint64_t)CORE_PHILOX_M0 * c0;
+        uint64_t p1 = (uint64_t)CORE_PHILOX_M1 * c2;
         uint32_t hi0 = (uint32_t)(p0 >> 32), lo0 = (uint32_t)p0;
         uint32_t hi1 = (uint32_t)(p1 >> 32), lo1 = (uint32_t)p1;
         c0 = hi1 ^ c1 ^ key0;
         c1 = lo1;
         c2 = hi0 ^ c3 ^ key1;
         c3 = lo0;
-        key0 += PORTA_PHILOX_W0;
-        key1 += PORTA_PHILOX_W1;
+        key0 += CORE_PHILOX_W0;
+        key1 += CORE_PHILOX_W1;
     }
-    porta_philox_words out = {{c0, c1, c2, c3}};
+    core_philox_words out = {{c0, c1, c2, c3}};
     return out;
 }
 
 /* The four words of stream block `block` (positions 4*block .. 4*block+3). */
-static inline porta_philox_words porta_philox_block(uint64_t seed, uint64_t block) {
-    porta_philox_words counter = {{(uint32_t)block, (uint32_t)(block >> 32), 0, 0}};
-    return porta_philox4x32_10(counter, (uint32_t)seed, (uint32_t)(seed >> 32));
+static inline core_philox_words core_philox_block(uint64_t seed, uint64_t block) {
+    core_philox_words counter = {{(uint32_t)block, (uint32_t)(block >> 32), 0, 0}};
+    return core_philox4x32_10(counter, (uint32_t)seed, (uint32_t)(seed >> 32));
 }
 
 /* [0, 1) with 24 random bits: exactly representable in float. */
-static inline float porta_philox_unit(uint32_t word) {
+static inline float core_philox_unit(uint32_t word) {
     return (float)(word >> 8) * 0x1p-24f;
 }
 
 /* (0, 1]: the Box-Muller radius input, never 0. */
-static inline float porta_philox_unit_nonzero(uint32_t word) {
+static inline float core_philox_unit_nonzero(uint32_t word) {
     return (float)((word >> 8) + 1) * 0x1p-24f;
 }
 
 /* Standard normals for the lane pair (even, odd), in float. */
-static inline void porta_philox_box_muller_f32(uint32_t even, uint32_t odd, float *z_even,
+static inline void core_philox_box_muller_f32(uint32_t even, uint32_t odd, float *z_even,
                                                float *z_odd) {
-    float r = sqrtf(-2.0f * logf(porta_philox_unit_nonzero(even)));
-    float theta = 6.2831853071795864769f * porta_philox_unit(odd);
+    float r = sqrtf(-2.0f * logf(core_philox_unit_nonzero(even)));
+    float theta = 6.2831853071795864769f * core_philox_unit(odd);
     *z_even = r * cosf(theta);
     *z_odd = r * sinf(theta);
 }
 
 /* The same in double, for float64 destinations. */
-static inline void porta_philox_box_muller_f64(uint32_t even, uint32_t odd, double *z_even,
+static inline void core_philox_box_muller_f64(uint32_t even, uint32_t odd, double *z_even,
                                                double *z_odd) {
-    double r = sqrt(-2.0 * log((double)porta_philox_unit_nonzero(even)));
-    double theta = 6.2831853071795864769 * (double)porta_philox_unit(odd);
+    double r = sqrt(-2.0 * log((double)core_philox_unit_nonzero(even)));
+    double theta = 6.2831853071795864769 * (double)core_philox_unit(odd);
     *z_even = r * cos(theta);
     *z_odd = r * sin(theta);
 }

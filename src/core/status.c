@@ -92,7 +92,7 @@ const char *porta_code_name(porta_code code) {
     return "unknown error";
 }
 
-const char *porta_format_shape(char *buf, size_t cap, int rank, const int64_t *sizes) {
+const char *core_format_shape(char *buf, size_t cap, int rank, const int64_t *sizes) {
     size_t used = 0;
     used += (size_t)snprintf(buf, cap, "[");
     for (int i = 0; i < rank && used < cap; i++)

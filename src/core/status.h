@@ -7,12 +7,12 @@
 #include "porta.h"
 
 /* Writes "[2, 3]" into buf (always NUL-terminated) and returns buf. */
-const char *porta_format_shape(char *buf, size_t cap, int rank, const int64_t *sizes);
-#define PORTA_SHAPE_STR_CAP 256
+const char *core_format_shape(char *buf, size_t cap, int rank, const int64_t *sizes);
+#define CORE_SHAPE_STR_CAP 256
 
 /* Assigns the status to `var` and jumps to `label` on error, for functions
  * that must release what they hold before returning. */
-#define PORTA_TRY_GOTO(var, expr, label) \
+#define CORE_TRY_GOTO(var, expr, label) \
     do {                                 \
         (var) = (expr);                  \
         if (var) goto label;             \

@@ -19,7 +19,7 @@ struct porta_buffer {
      * kernels keep in registers never take any. */
     atomic_bool deferred;
     /* Memory the buffer does not own (a mapped file, see
-     * porta_buffer_wrap_host): on the last release, release(release_context)
+     * rt_buffer_wrap_host): on the last release, release(release_context)
      * is called instead of the device's buffer_free. NULL otherwise. */
     void (*release)(void *release_context);
     void *release_context;
@@ -36,16 +36,16 @@ struct porta_tensor {
 };
 
 /* Element count, or -1 when the product overflows int64. */
-int64_t porta_shape_numel(int rank, const int64_t *sizes);
+int64_t core_shape_numel(int rank, const int64_t *sizes);
 /* Row-major strides for sizes. */
-void porta_contiguous_strides(int rank, const int64_t *sizes, int64_t *strides);
+void core_contiguous_strides(int rank, const int64_t *sizes, int64_t *strides);
 /* Pointer to element 0 of a tensor on a host-memory device. */
-static inline char *porta_tensor_data(const porta_tensor *t) {
+static inline char *core_tensor_data(const porta_tensor *t) {
     return (char *)t->buffer->handle + t->offset * (int64_t)porta_dtype_size(t->dtype);
 }
 /* Rejects NULL tensors with a message naming the argument. */
-porta_status *porta_check_tensor(const porta_tensor *t, const char *arg_name);
+porta_status *core_check_tensor(const porta_tensor *t, const char *arg_name);
 /* Normalizes a possibly negative axis against rank; error names the op. */
-porta_status *porta_normalize_axis(const char *op, int axis, int rank, int *out);
+porta_status *core_normalize_axis(const char *op, int axis, int rank, int *out);
 
 #endif

@@ -9,7 +9,7 @@
 
 #include "core/status.h"
 
-static bool reserve(porta_text *t, size_t more) {
+static bool reserve(core_text *t, size_t more) {
     if (!t || t->failed) return false;
     if (t->length + more + 1 <= t->capacity) return true;
     size_t capacity = t->capacity ? t->capacity : 256;
@@ -24,16 +24,16 @@ static bool reserve(porta_text *t, size_t more) {
     return true;
 }
 
-void text_append(porta_text *t, const char *s, size_t length) {
+void text_append(core_text *t, const char *s, size_t length) {
     if (!reserve(t, length)) return;
     memcpy(t->chars + t->length, s, length);
     t->length += length;
     t->chars[t->length] = '\0';
 }
 
-void text_puts(porta_text *t, const char *s) { text_append(t, s, strlen(s)); }
+void text_puts(core_text *t, const char *s) { text_append(t, s, strlen(s)); }
 
-void text_printf(porta_text *t, const char *fmt, ...) {
+void text_printf(core_text *t, const char *fmt, ...) {
     if (!t || t->failed) return;
     va_list args, copy;
     va_start(args, fmt);
@@ -49,7 +49,7 @@ void text_printf(porta_text *t, const char *fmt, ...) {
     va_end(args);
 }
 
-void text_json_string(porta_text *t, const char *s, size_t length) {
+void text_json_string(core_text *t, const char *s, size_t length) {
     text_append(t, "\"", 1);
     size_t run = 0;
     for (size_t i = 0; i < length; i++) {
@@ -66,18 +66,18 @@ void text_json_string(porta_text *t, const char *s, size_t length) {
     text_append(t, "\"", 1);
 }
 
-void text_json_cstring(porta_text *t, const char *s) {
+void text_json_cstring(core_text *t, const char *s) {
     text_json_string(t, s ? s : "", s ? strlen(s) : 0);
 }
 
-void text_json_number(porta_text *t, double value) {
+void text_json_number(core_text *t, double value) {
     if (isfinite(value))
         text_printf(t, "%.17g", value);
     else
         text_puts(t, "null");
 }
 
-void text_html(porta_text *t, const char *value) {
+void text_html(core_text *t, const char *value) {
     const char *run = value ? value : "", *c = run;
     for (; *c; c++) {
         const char *entity = *c == '&'    ? "&amp;"
@@ -94,12 +94,12 @@ void text_html(porta_text *t, const char *value) {
     text_append(t, run, (size_t)(c - run));
 }
 
-porta_status *text_failure(const porta_text *t, const char *what) {
+porta_status *text_failure(const core_text *t, const char *what) {
     return t->failed ? porta_error(PORTA_ERR_OUT_OF_MEMORY, "out of memory writing the %s", what)
                      : NULL;
 }
 
-porta_status *text_take(porta_text *t, const char *what, char **out) {
+porta_status *text_take(core_text *t, const char *what, char **out) {
     if (!reserve(t, 0)) {
         porta_status *status = text_failure(t, what);
         text_free(t);
@@ -107,11 +107,11 @@ porta_status *text_take(porta_text *t, const char *what, char **out) {
     }
     t->chars[t->length] = '\0';
     *out = t->chars;
-    *t = (porta_text){0};
+    *t = (core_text){0};
     return NULL;
 }
 
-void text_free(porta_text *t) {
+void text_free(core_text *t) {
     free(t->chars);
-    *t = (porta_text){0};
+    *t = (core_text){0};
 }

@@ -57,7 +57,7 @@ void porta_placement_counts_reset(void) {
 
 /* ---- choice of device ---- */
 
-bool porta_device_runs(porta_device *device, const porta_prim *prim,
+bool dev_runs(porta_device *device, const ir_prim *prim,
                        const porta_tensor *const *inputs, int input_count) {
     return !device->ops->supports || device->ops->supports(device, prim, inputs, input_count);
 }
@@ -66,7 +66,7 @@ static bool host_memory(const porta_device *device) {
     return device->info.capabilities & PORTA_CAP_HOST_MEMORY;
 }
 
-porta_device *porta_placement_find(porta_device *device, const porta_prim *prim,
+porta_device *dev_placement_find(porta_device *device, const ir_prim *prim,
                                    const porta_tensor *const *inputs, int input_count) {
     int count = porta_device_count();
     /* The host first: every copy between devices stages through host
@@ -81,7 +81,7 @@ porta_device *porta_placement_find(porta_device *device, const porta_prim *prim,
                 continue;
             }
             if (candidate == device || host_memory(candidate) != (host == 1)) continue;
-            if (porta_device_runs(candidate, prim, inputs, input_count)) return candidate;
+            if (dev_runs(candidate, prim, inputs, input_count)) return candidate;
         }
     return NULL;
 }
@@ -116,10 +116,10 @@ static porta_status *copy_bytes(porta_device *from, void *from_handle, size_t fr
         return to->ops->buffer_write(to, to_handle, to_offset,
                                      (const char *)from_handle + from_offset, bytes);
     void *host;
-    PORTA_TRY(porta_host_alloc(bytes, "a placement's copy", &host));
+    PORTA_TRY(core_host_alloc(bytes, "a placement's copy", &host));
     porta_status *status = from->ops->buffer_read(from, from_handle, from_offset, host, bytes);
     if (!status) status = to->ops->buffer_write(to, to_handle, to_offset, host, bytes);
-    porta_host_free(host);
+    core_host_free(host);
     return status;
 }
 
@@ -133,14 +133,14 @@ static porta_status *mirror(const porta_tensor *t, porta_device *to, bool fill,
     size_t bytes = (size_t)(hi - lo) * elem;
     porta_buffer *buffer;
     PORTA_TRY(porta_buffer_alloc(to, bytes, &buffer));
-    porta_status *status = porta_buffer_materialize(buffer);
+    porta_status *status = rt_buffer_materialize(buffer);
     if (!status && fill) {
         status = copy_bytes(t->buffer->device, t->buffer->handle, (size_t)lo * elem, to,
                             buffer->handle, 0, bytes);
         if (!status) *bytes_copied += bytes;
     }
     if (!status)
-        status = porta_tensor_wrap(buffer, t->dtype, t->rank, t->sizes, t->strides,
+        status = rt_tensor_wrap(buffer, t->dtype, t->rank, t->sizes, t->strides,
                                    t->offset - lo, out);
     porta_buffer_release(buffer); /* the tensor holds its own reference */
     return status;
@@ -156,17 +156,17 @@ static bool dense(const porta_tensor *t) {
 
 #define MAX_PLACED_INPUTS 8
 
-porta_status *porta_placement_run(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *dev_placement_run(const ir_prim *prim, const porta_tensor *const *inputs,
                                   int input_count, porta_tensor *out) {
     porta_device *from = out->buffer->device;
-    porta_device *to = porta_placement_find(from, prim, inputs, input_count);
+    porta_device *to = dev_placement_find(from, prim, inputs, input_count);
     if (!to)
         return porta_error(PORTA_ERR_UNSUPPORTED,
                            "%s is not supported on porta:%d (%s), nor on any other device",
-                           porta_prim_name(prim), from->info.index, from->info.backend);
+                           ir_prim_name(prim), from->info.index, from->info.backend);
     if (input_count > MAX_PLACED_INPUTS)
         return porta_error(PORTA_ERR_INTERNAL, "placing %s: %d inputs, at most %d expected",
-                           porta_prim_name(prim), input_count, MAX_PLACED_INPUTS);
+                           ir_prim_name(prim), input_count, MAX_PLACED_INPUTS);
     if (porta_tensor_numel(out) == 0) return NULL; /* nothing to compute or copy */
     porta_tensor *moved[MAX_PLACED_INPUTS] = {NULL};
     porta_tensor *result = NULL;
@@ -186,14 +186,14 @@ porta_status *porta_placement_run(const porta_prim *prim, const porta_tensor *co
         status = copy_bytes(to, result->buffer->handle, 0, from, out->buffer->handle,
                             (size_t)lo * elem, bytes);
         if (!status)
-            count_placement(porta_prim_name(prim), from->info.index, to->info.index, bytes_in,
+            count_placement(ir_prim_name(prim), from->info.index, to->info.index, bytes_in,
                             bytes);
     }
     for (int i = 0; i < input_count; i++) porta_tensor_release(moved[i]);
     porta_tensor_release(result);
     if (status)
         return porta_error_context(status, "%s placed on porta:%d (%s) from porta:%d (%s)",
-                                   porta_prim_name(prim), to->info.index, to->info.backend,
+                                   ir_prim_name(prim), to->info.index, to->info.backend,
                                    from->info.index, from->info.backend);
     return NULL;
 }

@@ -1,7 +1,7 @@
 /* Placement: running a primitive on another device when its own cannot
  * (porta_place.h says which device and why). Eager execution
  * (ops/run.c) and the compiler's executor (compiler/execute.c) both come
- * here; the scheduler asks porta_device_runs so it never fuses such a
+ * here; the scheduler asks dev_runs so it never fuses such a
  * primitive into the device's kernels. */
 #ifndef PORTA_DEVICES_PLACEMENT_H
 #define PORTA_DEVICES_PLACEMENT_H
@@ -9,13 +9,13 @@
 #include "runtime/device.h"
 
 /* Whether `device` itself runs prim with these inputs (its supports()). */
-bool porta_device_runs(porta_device *device, const porta_prim *prim,
+bool dev_runs(porta_device *device, const ir_prim *prim,
                        const porta_tensor *const *inputs, int input_count);
 
 /* The device that runs prim in place of `device`: the first visible
  * host-memory (CPU) device that supports prim, else the first other visible
  * device that does, in porta:N order; NULL when none does. */
-porta_device *porta_placement_find(porta_device *device, const porta_prim *prim,
+porta_device *dev_placement_find(porta_device *device, const ir_prim *prim,
                                    const porta_tensor *const *inputs, int input_count);
 
 /* Runs prim on the fallback device: each input's elements (the span of its
@@ -26,7 +26,7 @@ porta_device *porta_placement_find(porta_device *device, const porta_prim *prim,
  * memory. Copies use the backends' buffer reads and writes directly, never
  * a kernel of the device that could not run prim. PORTA_ERR_UNSUPPORTED,
  * naming the primitive and device, when no device runs it. */
-porta_status *porta_placement_run(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *dev_placement_run(const ir_prim *prim, const porta_tensor *const *inputs,
                                   int input_count, porta_tensor *out);
 
 #endif

@@ -12,14 +12,14 @@
 #include "runtime/device_lookup.h"
 #include "runtime/profiler.h"
 
-void porta_cpu_backend_probe(const porta_probe_sink *sink);
-void porta_opencl_backend_probe(const porta_probe_sink *sink);
-void porta_cuda_backend_probe(const porta_probe_sink *sink);
+void cpu_backend_probe(const rt_probe_sink *sink);
+void cl_backend_probe(const rt_probe_sink *sink);
+void cu_backend_probe(const rt_probe_sink *sink);
 
-static const porta_backend_probe probes[] = {
-    porta_cpu_backend_probe, /* porta:0 unless PORTA_VISIBLE_DEVICES says otherwise */
-    porta_opencl_backend_probe,
-    porta_cuda_backend_probe,
+static const rt_backend_probe probes[] = {
+    cpu_backend_probe, /* porta:0 unless PORTA_VISIBLE_DEVICES says otherwise */
+    cl_backend_probe,
+    cu_backend_probe,
 };
 
 #define MAX_DEVICES 64
@@ -92,7 +92,7 @@ static void apply_visible(const char *list) {
 }
 
 static void probe_all(void) {
-    static const porta_probe_sink sink = {.add = add_found, .unavailable = add_unavailable};
+    static const rt_probe_sink sink = {.add = add_found, .unavailable = add_unavailable};
     for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) probes[i](&sink);
     const char *visible = getenv("PORTA_VISIBLE_DEVICES");
     if (visible) {
@@ -122,9 +122,9 @@ porta_status *porta_device_get(int index, porta_device **out) {
  * numbering too. Registered at load time, before any caller can ask: a
  * probe on their first lookup must run as it does for porta_device_get. */
 __attribute__((constructor)) static void register_numbering(void) {
-    static const porta_device_numbering numbering = {.count = porta_device_count,
+    static const rt_device_numbering numbering = {.count = porta_device_count,
                                                      .get = porta_device_get};
-    porta_device_lookup_register(&numbering);
+    rt_device_lookup_register(&numbering);
 }
 
 porta_status *porta_device_info_get(const porta_device *device, porta_device_info *info) {
@@ -137,7 +137,7 @@ porta_status *porta_device_info_get(const porta_device *device, porta_device_inf
 porta_status *porta_device_synchronize(porta_device *device) {
     if (!device) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "synchronize: device is NULL");
     uint64_t begin = prof_begin();
-    porta_status *status = porta_deferred_flush();
+    porta_status *status = rt_deferred_flush();
     if (!status) status = device->ops->synchronize(device);
     prof_end(PROF_SYNC, device, "synchronize", NULL, -1, begin);
     return status;

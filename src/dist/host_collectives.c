@@ -37,7 +37,7 @@ static porta_status *check_op(const char *call, porta_dist_op op, porta_dtype dt
 
 static porta_status *check_buffer(const char *call, const char *arg, const void *data,
                                   int64_t count, porta_dtype dtype) {
-    if (!porta_dtype_is_valid((int)dtype))
+    if (!core_dtype_is_valid((int)dtype))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "porta_dist_%s: invalid dtype %d",
                            call, (int)dtype);
     if (count < 0 || count > INT_MAX)
@@ -85,13 +85,13 @@ static bool is_half(porta_dtype dtype) { return dtype == PORTA_F16 || dtype == P
 static void half_to_f32(porta_dtype dtype, const void *src, float *dst, int64_t count) {
     const uint16_t *h = src;
     for (int64_t i = 0; i < count; i++)
-        dst[i] = dtype == PORTA_F16 ? porta_f16_to_f32(h[i]) : porta_bf16_to_f32(h[i]);
+        dst[i] = dtype == PORTA_F16 ? core_f16_to_f32(h[i]) : core_bf16_to_f32(h[i]);
 }
 
 static void f32_to_half(porta_dtype dtype, const float *src, void *dst, int64_t count) {
     uint16_t *h = dst;
     for (int64_t i = 0; i < count; i++)
-        h[i] = dtype == PORTA_F16 ? porta_f32_to_f16(src[i]) : porta_f32_to_bf16(src[i]);
+        h[i] = dtype == PORTA_F16 ? core_f32_to_f16(src[i]) : core_f32_to_bf16(src[i]);
 }
 
 /* Divides `count` floats of the reduced dtype by the world size. */
@@ -111,7 +111,7 @@ static porta_status *widen(porta_dtype dtype, const void *data, int64_t count, f
     if (!is_half(dtype))
         return NULL;
     void *wide = NULL;
-    PORTA_TRY(porta_host_alloc((size_t)count * sizeof(float), "porta_dist float32 staging",
+    PORTA_TRY(core_host_alloc((size_t)count * sizeof(float), "porta_dist float32 staging",
                                &wide));
     if (data)
         half_to_f32(dtype, data, wide, count);
@@ -141,7 +141,7 @@ static porta_status *run_all_reduce(const dist_world *w, const porta_dist_group 
         scale_average(target, wide ? PORTA_F32 : c->dtype, c->count, g->size);
     if (!status && wide)
         f32_to_half(c->dtype, wide, c->out, c->count);
-    porta_host_free(wide);
+    core_host_free(wide);
     return status ? porta_error_context(status, "all_reduce(%s) of %lld %s", op_name(c->op),
                                         (long long)c->count, porta_dtype_name(c->dtype))
                   : NULL;
@@ -155,7 +155,7 @@ static porta_status *run_reduce_scatter(const dist_world *w, const porta_dist_gr
     if (!status)
         status = widen(c->dtype, NULL, c->count, &wide_out);
     if (status) {
-        porta_host_free(wide_in);
+        core_host_free(wide_in);
         return status;
     }
     mpi_datatype type;
@@ -173,8 +173,8 @@ static porta_status *run_reduce_scatter(const dist_world *w, const porta_dist_gr
         scale_average(target, wide_out ? PORTA_F32 : c->dtype, c->count, g->size);
     if (!status && wide_out)
         f32_to_half(c->dtype, wide_out, c->out, c->count);
-    porta_host_free(wide_in);
-    porta_host_free(wide_out);
+    core_host_free(wide_in);
+    core_host_free(wide_out);
     return status;
 }
 
@@ -296,7 +296,7 @@ porta_status *dist_check_call(dist_call *c) {
     case DIST_RECV: PORTA_TRY(check_buffer(name, "data", c->out, c->count, c->dtype)); break;
     case DIST_SEND: PORTA_TRY(check_buffer(name, "data", c->in, c->count, c->dtype)); break;
     case DIST_ALL_TO_ALL:
-        if (!porta_dtype_is_valid((int)c->dtype))
+        if (!core_dtype_is_valid((int)c->dtype))
             return porta_error(PORTA_ERR_INVALID_ARGUMENT, "porta_dist_%s: invalid dtype %d",
                                name, (int)c->dtype);
         break;

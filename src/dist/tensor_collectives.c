@@ -36,18 +36,18 @@ porta_status *dist_stage(porta_tensor *t, bool read, bool write_back, dist_stage
     size_t bytes = tensor_bytes(t);
     if (on_host_memory(t) && porta_tensor_is_contiguous(t)) {
         /* Host access runs what is recorded on the buffer (fused mode). */
-        PORTA_TRY(porta_buffer_host_access(porta_tensor_buffer(t)));
+        PORTA_TRY(rt_buffer_host_access(porta_tensor_buffer(t)));
         porta_tensor_retain(t);
-        *out = (dist_staged){.tensor = t, .host = bytes ? porta_tensor_data(t) : NULL,
+        *out = (dist_staged){.tensor = t, .host = bytes ? core_tensor_data(t) : NULL,
                              .in_place = true, .write_back = write_back};
         return NULL;
     }
     void *host = NULL;
-    PORTA_TRY(porta_host_alloc(bytes, "porta_dist staging", &host));
+    PORTA_TRY(core_host_alloc(bytes, "porta_dist staging", &host));
     if (read) {
         porta_status *status = porta_tensor_to_host(t, host, bytes);
         if (status) {
-            porta_host_free(host);
+            core_host_free(host);
             return status;
         }
     }
@@ -79,7 +79,7 @@ porta_status *dist_staged_write_back(dist_staged *s) {
 
 void dist_staged_release(dist_staged *s) {
     if (!s->in_place)
-        porta_host_free(s->host);
+        core_host_free(s->host);
     porta_tensor_release(s->tensor);
     memset(s, 0, sizeof *s);
 }

@@ -11,7 +11,7 @@
 /* Binary ops whose operands can be swapped without changing the result,
  * its dtype or its shape; their inputs are ordered by id so that a+b and b+a
  * become one node. */
-static bool is_commutative(const porta_prim *prim) {
+static bool is_commutative(const ir_prim *prim) {
     if (prim->kind != PRIM_BINARY) return false;
     switch ((porta_binary_op)prim->op) {
     case PORTA_ADD:
@@ -30,27 +30,27 @@ static bool is_commutative(const porta_prim *prim) {
     }
 }
 
-static porta_status *check_graph(const porta_graph *graph, const porta_prim *prim,
+static porta_status *check_graph(const porta_graph *graph, const ir_prim *prim,
                                  const porta_node *out) {
     if (!graph)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: graph is NULL",
-                           porta_prim_name(prim));
+                           ir_prim_name(prim));
     if (!out)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: out is NULL",
-                           porta_prim_name(prim));
+                           ir_prim_name(prim));
     return NULL;
 }
 
 /* Arrays passed with a count or rank are copied into fixed-size prim fields,
  * so their length is checked before anything is copied. */
-static porta_status *check_array(const porta_prim *prim, const char *count_name,
+static porta_status *check_array(const ir_prim *prim, const char *count_name,
                                  const char *array_name, const void *array, int count) {
     if (count < 0 || count > PORTA_MAX_RANK)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: %s must be 0..%d, got %d",
-                           porta_prim_name(prim), count_name, PORTA_MAX_RANK, count);
+                           ir_prim_name(prim), count_name, PORTA_MAX_RANK, count);
     if (count > 0 && !array)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: %s is NULL, but %s is %d",
-                           porta_prim_name(prim), array_name, count_name, count);
+                           ir_prim_name(prim), array_name, count_name, count);
     return NULL;
 }
 
@@ -68,49 +68,49 @@ static const char *describe_inputs(char *buf, size_t cap, const porta_node *inpu
 
 /* Validates the input ids, infers the node's type and interns it. `prim`
  * may be normalized by inference before it is hashed. */
-static porta_status *add_node(porta_graph *graph, porta_prim *prim, const porta_node *inputs,
+static porta_status *add_node(porta_graph *graph, ir_prim *prim, const porta_node *inputs,
                               int input_count, porta_node *out) {
     PORTA_TRY(check_graph(graph, prim, out));
-    porta_meta metas[PORTA_GRAPH_MAX_INPUTS] = {0}; /* leaves read none, but gcc cannot tell */
+    ir_meta metas[GRAPH_MAX_INPUTS] = {0}; /* leaves read none, but gcc cannot tell */
     for (int i = 0; i < input_count; i++) {
-        PORTA_TRY(porta_graph_check_node(graph, porta_prim_name(prim), inputs[i]));
+        PORTA_TRY(graph_check_node(graph, ir_prim_name(prim), inputs[i]));
         metas[i] = graph->nodes[inputs[i]].meta;
     }
-    porta_meta meta;
-    porta_status *status = porta_graph_infer_node(prim, metas, input_count, &meta);
+    ir_meta meta;
+    porta_status *status = graph_infer_node(prim, metas, input_count, &meta);
     if (status) {
         char from[64];
         return porta_error_context(status, "graph: building node %d%s", graph->node_count,
                                    describe_inputs(from, sizeof from, inputs, input_count));
     }
-    porta_node ordered[PORTA_GRAPH_MAX_INPUTS] = {0}; /* never NULL, even without inputs */
+    porta_node ordered[GRAPH_MAX_INPUTS] = {0}; /* never NULL, even without inputs */
     for (int i = 0; i < input_count; i++) ordered[i] = inputs[i];
     if (is_commutative(prim) && ordered[0] > ordered[1]) {
         ordered[0] = inputs[1];
         ordered[1] = inputs[0];
     }
-    return porta_graph_intern(graph, prim, ordered, input_count, &meta, out);
+    return graph_intern(graph, prim, ordered, input_count, &meta, out);
 }
 
-static void init_prim(porta_prim *prim, porta_prim_kind kind, int op) {
+static void init_prim(ir_prim *prim, ir_prim_kind kind, int op) {
     memset(prim, 0, sizeof *prim); /* padding too: prims are hashed bytewise */
     prim->kind = kind;
     prim->op = op;
 }
 
 /* The type of an existing node, for builders whose arguments depend on it. */
-static porta_status *node_meta(const porta_graph *graph, const porta_prim *prim,
+static porta_status *node_meta(const porta_graph *graph, const ir_prim *prim,
                                porta_node node, const porta_node *out,
-                               const porta_meta **meta) {
+                               const ir_meta **meta) {
     PORTA_TRY(check_graph(graph, prim, out));
-    PORTA_TRY(porta_graph_check_node(graph, porta_prim_name(prim), node));
+    PORTA_TRY(graph_check_node(graph, ir_prim_name(prim), node));
     *meta = &graph->nodes[node].meta;
     return NULL;
 }
 
 porta_status *porta_graph_input(porta_graph *graph, porta_dtype dtype, int rank,
                                 const int64_t *sizes, porta_node *out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_INPUT, 0);
     PORTA_TRY(check_graph(graph, &prim, out));
     PORTA_TRY(check_array(&prim, "rank", "sizes", sizes, rank));
@@ -123,7 +123,7 @@ porta_status *porta_graph_input(porta_graph *graph, porta_dtype dtype, int rank,
 
 porta_status *porta_graph_constant(porta_graph *graph, porta_dtype dtype, double value,
                                    porta_node *out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_CONSTANT, 0);
     prim.dtype = dtype;
     prim.value = value;
@@ -132,14 +132,14 @@ porta_status *porta_graph_constant(porta_graph *graph, porta_dtype dtype, double
 
 porta_status *porta_graph_unary(porta_graph *graph, porta_unary_op op, porta_node x,
                                 porta_node *out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_UNARY, (int)op);
     return add_node(graph, &prim, &x, 1, out);
 }
 
 porta_status *porta_graph_binary(porta_graph *graph, porta_binary_op op, porta_node a,
                                  porta_node b, porta_node *out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_BINARY, (int)op);
     porta_node inputs[] = {a, b};
     return add_node(graph, &prim, inputs, 2, out);
@@ -147,7 +147,7 @@ porta_status *porta_graph_binary(porta_graph *graph, porta_binary_op op, porta_n
 
 porta_status *porta_graph_ternary(porta_graph *graph, porta_ternary_op op, porta_node a,
                                   porta_node b, porta_node c, porta_node *out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_TERNARY, (int)op);
     porta_node inputs[] = {a, b, c};
     return add_node(graph, &prim, inputs, 3, out);
@@ -155,7 +155,7 @@ porta_status *porta_graph_ternary(porta_graph *graph, porta_ternary_op op, porta
 
 porta_status *porta_graph_cast(porta_graph *graph, porta_node x, porta_dtype dtype,
                                porta_node *out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_CAST, 0);
     prim.dtype = dtype;
     return add_node(graph, &prim, &x, 1, out);
@@ -164,7 +164,7 @@ porta_status *porta_graph_cast(porta_graph *graph, porta_node x, porta_dtype dty
 porta_status *porta_graph_reduce(porta_graph *graph, porta_reduce_op op, porta_node x,
                                  const int *axes, int axis_count, bool keepdim,
                                  porta_node *out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_REDUCE, (int)op);
     PORTA_TRY(check_array(&prim, "axis_count", "axes", axes, axis_count));
     if (axis_count) memcpy(prim.axes, axes, (size_t)axis_count * sizeof *axes);
@@ -174,9 +174,9 @@ porta_status *porta_graph_reduce(porta_graph *graph, porta_reduce_op op, porta_n
 }
 
 /* Reshape and expand: x and the shape it becomes. */
-static porta_status *add_shape_node(porta_graph *graph, porta_prim_kind kind, porta_node x,
+static porta_status *add_shape_node(porta_graph *graph, ir_prim_kind kind, porta_node x,
                                     int rank, const int64_t *sizes, porta_node *out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, kind, 0);
     PORTA_TRY(check_array(&prim, "rank", "sizes", sizes, rank));
     prim.rank = rank;
@@ -191,9 +191,9 @@ porta_status *porta_graph_reshape(porta_graph *graph, porta_node x, int rank,
 
 porta_status *porta_graph_permute(porta_graph *graph, porta_node x, const int *dims,
                                   porta_node *out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_PERMUTE, 0);
-    const porta_meta *meta;
+    const ir_meta *meta;
     PORTA_TRY(node_meta(graph, &prim, x, out, &meta));
     PORTA_TRY(check_array(&prim, "the rank of x", "dims", dims, meta->rank));
     prim.axis_count = meta->rank;
@@ -208,7 +208,7 @@ porta_status *porta_graph_expand(porta_graph *graph, porta_node x, int rank,
 
 porta_status *porta_graph_slice(porta_graph *graph, porta_node x, int axis, int64_t start,
                                 int64_t stop, int64_t step, porta_node *out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_SLICE, 0);
     prim.axis = axis;
     prim.start = start;
@@ -219,7 +219,7 @@ porta_status *porta_graph_slice(porta_graph *graph, porta_node x, int axis, int6
 
 porta_status *porta_graph_flip(porta_graph *graph, porta_node x, const int *axes,
                                int axis_count, porta_node *out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_FLIP, 0);
     PORTA_TRY(check_array(&prim, "axis_count", "axes", axes, axis_count));
     if (axis_count) memcpy(prim.axes, axes, (size_t)axis_count * sizeof *axes);
@@ -229,9 +229,9 @@ porta_status *porta_graph_flip(porta_graph *graph, porta_node x, const int *axes
 
 porta_status *porta_graph_pad(porta_graph *graph, porta_node x, const int64_t *pads,
                               double value, porta_node *out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_PAD, 0);
-    const porta_meta *meta;
+    const ir_meta *meta;
     PORTA_TRY(node_meta(graph, &prim, x, out, &meta));
     PORTA_TRY(check_array(&prim, "the rank of x", "pads", pads, meta->rank));
     if (meta->rank) memcpy(prim.pads, pads, 2 * (size_t)meta->rank * sizeof *pads);
@@ -241,7 +241,7 @@ porta_status *porta_graph_pad(porta_graph *graph, porta_node x, const int64_t *p
 
 porta_status *porta_graph_gather(porta_graph *graph, porta_node x, int axis, porta_node index,
                                  porta_node *out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_GATHER, 0);
     prim.axis = axis;
     porta_node inputs[] = {x, index};
@@ -251,7 +251,7 @@ porta_status *porta_graph_gather(porta_graph *graph, porta_node x, int axis, por
 porta_status *porta_graph_scatter(porta_graph *graph, porta_node x, int axis, porta_node index,
                                   porta_node src, porta_scatter_reduce reduce,
                                   porta_node *out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_SCATTER, (int)reduce);
     prim.axis = axis;
     porta_node inputs[] = {x, index, src};
@@ -260,7 +260,7 @@ porta_status *porta_graph_scatter(porta_graph *graph, porta_node x, int axis, po
 
 porta_status *porta_graph_index_select(porta_graph *graph, porta_node x, int axis,
                                        porta_node index, porta_node *out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_INDEX_SELECT, 0);
     prim.axis = axis;
     porta_node inputs[] = {x, index};
@@ -269,7 +269,7 @@ porta_status *porta_graph_index_select(porta_graph *graph, porta_node x, int axi
 
 porta_status *porta_graph_matmul(porta_graph *graph, porta_node a, porta_node b,
                                  porta_node *out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_MATMUL, 0);
     porta_node inputs[] = {a, b};
     return add_node(graph, &prim, inputs, 2, out);
@@ -277,7 +277,7 @@ porta_status *porta_graph_matmul(porta_graph *graph, porta_node a, porta_node b,
 
 porta_status *porta_graph_conv(porta_graph *graph, porta_node x, porta_node w, porta_node bias,
                                const porta_conv_params *params, porta_node *out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_CONV, 0);
     if (!params) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "conv: params is NULL");
     prim.conv = *params; /* inference zeroes the entries past the spatial axes */
@@ -288,7 +288,7 @@ porta_status *porta_graph_conv(porta_graph *graph, porta_node x, porta_node w, p
 porta_status *porta_graph_random(porta_graph *graph, porta_dtype dtype, int rank,
                                  const int64_t *sizes, bool normal, uint64_t seed,
                                  uint64_t offset, porta_node *out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_RANDOM, 0);
     prim.normal = normal;
     PORTA_TRY(check_array(&prim, "rank", "sizes", sizes, rank));
@@ -305,8 +305,8 @@ porta_status *porta_graph_random(porta_graph *graph, porta_dtype dtype, int rank
 porta_status *porta_graph_node_type(const porta_graph *graph, porta_node node,
                                     porta_dtype *dtype, int *rank, int64_t *sizes) {
     if (!graph) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "graph.node_type: graph is NULL");
-    PORTA_TRY(porta_graph_check_node(graph, "graph.node_type", node));
-    const porta_meta *meta = &graph->nodes[node].meta;
+    PORTA_TRY(graph_check_node(graph, "graph.node_type", node));
+    const ir_meta *meta = &graph->nodes[node].meta;
     if (dtype) *dtype = meta->dtype;
     if (rank) *rank = meta->rank;
     if (sizes && meta->rank) memcpy(sizes, meta->sizes, (size_t)meta->rank * sizeof *sizes);
@@ -315,17 +315,17 @@ porta_status *porta_graph_node_type(const porta_graph *graph, porta_node node,
 
 porta_status *porta_graph_output(porta_graph *graph, porta_node node) {
     if (!graph) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "graph.output: graph is NULL");
-    PORTA_TRY(porta_graph_check_node(graph, "graph.output", node));
+    PORTA_TRY(graph_check_node(graph, "graph.output", node));
     if (graph->output_count == graph->output_capacity) {
         if (graph->output_capacity > INT32_MAX / 2)
             return porta_error(PORTA_ERR_OUT_OF_MEMORY, "graph.output: too many outputs");
         int capacity = graph->output_capacity ? 2 * graph->output_capacity : 8;
         porta_node *outputs;
-        PORTA_TRY(porta_host_alloc((size_t)capacity * sizeof *outputs, "graph outputs",
+        PORTA_TRY(core_host_alloc((size_t)capacity * sizeof *outputs, "graph outputs",
                                    (void **)&outputs));
         if (graph->output_count)
             memcpy(outputs, graph->outputs, (size_t)graph->output_count * sizeof *outputs);
-        porta_host_free(graph->outputs);
+        core_host_free(graph->outputs);
         graph->outputs = outputs;
         graph->output_capacity = capacity;
     }

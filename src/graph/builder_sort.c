@@ -7,20 +7,20 @@
 
 porta_status *porta_graph_sort(porta_graph *graph, porta_node x, int axis,
                                porta_sort_order order, porta_node *out) {
-    porta_prim prim;
+    ir_prim prim;
     memset(&prim, 0, sizeof prim); /* padding too: prims are hashed bytewise */
     prim.kind = PRIM_SORT;
     prim.op = (int)order;
     prim.axis = axis;
-    const char *op = porta_prim_name(&prim);
+    const char *op = ir_prim_name(&prim);
     if (!graph || !out)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: %s is NULL", op,
                            graph ? "out" : "graph");
-    PORTA_TRY(porta_graph_check_node(graph, op, x));
-    porta_meta meta;
-    porta_status *status = porta_graph_infer_node(&prim, &graph->nodes[x].meta, 1, &meta);
+    PORTA_TRY(graph_check_node(graph, op, x));
+    ir_meta meta;
+    porta_status *status = graph_infer_node(&prim, &graph->nodes[x].meta, 1, &meta);
     if (status)
         return porta_error_context(status, "graph: building node %d from node %d",
                                    graph->node_count, (int)x);
-    return porta_graph_intern(graph, &prim, &x, 1, &meta, out);
+    return graph_intern(graph, &prim, &x, 1, &meta, out);
 }

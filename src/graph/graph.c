@@ -14,7 +14,7 @@
 porta_status *porta_graph_create(porta_graph **out) {
     if (!out) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "graph.create: out is NULL");
     porta_graph *graph;
-    PORTA_TRY(porta_host_alloc(sizeof *graph, "a graph", (void **)&graph));
+    PORTA_TRY(core_host_alloc(sizeof *graph, "a graph", (void **)&graph));
     memset(graph, 0, sizeof *graph);
     *out = graph;
     return NULL;
@@ -22,15 +22,15 @@ porta_status *porta_graph_create(porta_graph **out) {
 
 void porta_graph_free(porta_graph *graph) {
     if (!graph) return;
-    porta_host_free(graph->nodes);
-    porta_host_free(graph->table);
-    porta_host_free(graph->outputs);
-    porta_host_free(graph);
+    core_host_free(graph->nodes);
+    core_host_free(graph->table);
+    core_host_free(graph->outputs);
+    core_host_free(graph);
 }
 
 int porta_graph_node_count(const porta_graph *graph) { return graph ? graph->node_count : 0; }
 
-porta_status *porta_graph_check_node(const porta_graph *graph, const char *op,
+porta_status *graph_check_node(const porta_graph *graph, const char *op,
                                      porta_node node) {
     if (node < 0 || node >= graph->node_count)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
@@ -41,27 +41,27 @@ porta_status *porta_graph_check_node(const porta_graph *graph, const char *op,
 
 /* Graph inputs and constants have no inputs to infer from: their type is
  * spelled out in the prim, and only has to be valid. */
-static porta_status *infer_leaf(const porta_prim *prim, int input_count, porta_meta *out) {
-    const char *op = porta_prim_name(prim);
+static porta_status *infer_leaf(const ir_prim *prim, int input_count, ir_meta *out) {
+    const char *op = ir_prim_name(prim);
     if (input_count != 0)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: expected no inputs, got %d", op,
                            input_count);
-    if (!porta_dtype_is_valid((int)prim->dtype))
+    if (!core_dtype_is_valid((int)prim->dtype))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: %d is not a dtype", op,
                            (int)prim->dtype);
     int rank = prim->kind == PRIM_INPUT ? prim->rank : 0;
     if (rank < 0 || rank > PORTA_MAX_RANK)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: rank must be 0..%d, got %d", op,
                            PORTA_MAX_RANK, rank);
-    char buf[PORTA_SHAPE_STR_CAP];
+    char buf[CORE_SHAPE_STR_CAP];
     for (int i = 0; i < rank; i++)
         if (prim->sizes[i] < 0)
             return porta_error(PORTA_ERR_SHAPE, "%s: size %lld of axis %d in shape %s is negative",
                                op, (long long)prim->sizes[i], i,
-                               porta_format_shape(buf, sizeof buf, rank, prim->sizes));
-    if (porta_shape_numel(rank, prim->sizes) < 0)
+                               core_format_shape(buf, sizeof buf, rank, prim->sizes));
+    if (core_shape_numel(rank, prim->sizes) < 0)
         return porta_error(PORTA_ERR_SHAPE, "%s: shape %s has more elements than fit in int64",
-                           op, porta_format_shape(buf, sizeof buf, rank, prim->sizes));
+                           op, core_format_shape(buf, sizeof buf, rank, prim->sizes));
     memset(out, 0, sizeof *out);
     out->dtype = prim->dtype;
     out->rank = rank;
@@ -69,11 +69,11 @@ static porta_status *infer_leaf(const porta_prim *prim, int input_count, porta_m
     return NULL;
 }
 
-porta_status *porta_graph_infer_node(porta_prim *prim, const porta_meta *inputs,
-                                     int input_count, porta_meta *out) {
+porta_status *graph_infer_node(ir_prim *prim, const ir_meta *inputs,
+                                     int input_count, ir_meta *out) {
     if (prim->kind == PRIM_INPUT || prim->kind == PRIM_CONSTANT)
         return infer_leaf(prim, input_count, out);
-    return porta_infer(prim, inputs, input_count, out);
+    return ir_infer(prim, inputs, input_count, out);
 }
 
 /* Word-at-a-time mixing; the final avalanche (MurmurHash3's fmix64) spreads
@@ -99,7 +99,7 @@ static uint64_t mix_bytes(uint64_t hash, const void *data, size_t bytes) {
     return hash;
 }
 
-static uint64_t hash_node(const porta_prim *prim, const porta_node *inputs, int input_count) {
+static uint64_t hash_node(const ir_prim *prim, const porta_node *inputs, int input_count) {
     uint64_t hash = mix_bytes(0, prim, sizeof *prim);
     hash = mix_word(hash, (uint64_t)input_count);
     hash = mix_bytes(hash, inputs, sizeof *inputs * (size_t)input_count);
@@ -111,7 +111,7 @@ static uint64_t hash_node(const porta_prim *prim, const porta_node *inputs, int 
     return hash;
 }
 
-static bool node_matches(const porta_graph_node *node, uint64_t hash, const porta_prim *prim,
+static bool node_matches(const graph_node *node, uint64_t hash, const ir_prim *prim,
                          const porta_node *inputs, int input_count) {
     return node->hash == hash && node->input_count == input_count &&
            memcmp(node->inputs, inputs, sizeof *inputs * (size_t)input_count) == 0 &&
@@ -119,7 +119,7 @@ static bool node_matches(const porta_graph_node *node, uint64_t hash, const port
 }
 
 /* The slot holding an equal node, or the empty slot where it belongs. */
-static size_t probe(const porta_graph *graph, uint64_t hash, const porta_prim *prim,
+static size_t probe(const porta_graph *graph, uint64_t hash, const ir_prim *prim,
                     const porta_node *inputs, int input_count) {
     size_t mask = graph->table_capacity - 1;
     size_t slot = (size_t)hash & mask;
@@ -145,22 +145,22 @@ static porta_status *reserve_node(porta_graph *graph) {
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "graph: cannot hold more than %d nodes",
                            (int)INT32_MAX);
     size_t needed = (size_t)graph->node_count + 1;
-    porta_graph_node *nodes = NULL;
+    graph_node *nodes = NULL;
     size_t node_capacity = (size_t)graph->node_capacity;
     if (needed > node_capacity) {
         node_capacity = node_capacity ? node_capacity * 2 : INITIAL_NODE_CAPACITY;
         if (node_capacity > INT32_MAX) node_capacity = INT32_MAX;
-        PORTA_TRY(porta_host_alloc(node_capacity * sizeof *nodes, "graph nodes",
+        PORTA_TRY(core_host_alloc(node_capacity * sizeof *nodes, "graph nodes",
                                    (void **)&nodes));
     }
     porta_node *table = NULL;
     size_t table_capacity = graph->table_capacity;
     if (2 * needed > table_capacity) {
         table_capacity = table_capacity ? table_capacity * 2 : 2 * INITIAL_NODE_CAPACITY;
-        porta_status *status = porta_host_alloc(table_capacity * sizeof *table,
+        porta_status *status = core_host_alloc(table_capacity * sizeof *table,
                                                 "the graph's node table", (void **)&table);
         if (status) {
-            porta_host_free(nodes);
+            core_host_free(nodes);
             return status;
         }
         memset(table, 0xff, table_capacity * sizeof *table); /* every slot EMPTY_SLOT */
@@ -170,21 +170,21 @@ static porta_status *reserve_node(porta_graph *graph) {
     if (nodes) {
         if (graph->node_count)
             memcpy(nodes, graph->nodes, (size_t)graph->node_count * sizeof *nodes);
-        porta_host_free(graph->nodes);
+        core_host_free(graph->nodes);
         graph->nodes = nodes;
         graph->node_capacity = (int)node_capacity;
     }
     if (table) {
-        porta_host_free(graph->table);
+        core_host_free(graph->table);
         graph->table = table;
         graph->table_capacity = table_capacity;
     }
     return NULL;
 }
 
-porta_status *porta_graph_intern(porta_graph *graph, const porta_prim *prim,
+porta_status *graph_intern(porta_graph *graph, const ir_prim *prim,
                                  const porta_node *inputs, int input_count,
-                                 const porta_meta *meta, porta_node *out) {
+                                 const ir_meta *meta, porta_node *out) {
     uint64_t hash = hash_node(prim, inputs, input_count);
     if (graph->table_capacity) {
         porta_node existing = graph->table[probe(graph, hash, prim, inputs, input_count)];
@@ -195,7 +195,7 @@ porta_status *porta_graph_intern(porta_graph *graph, const porta_prim *prim,
     }
     PORTA_TRY(reserve_node(graph));
     porta_node id = graph->node_count;
-    porta_graph_node *node = &graph->nodes[id];
+    graph_node *node = &graph->nodes[id];
     memset(node, 0, sizeof *node);
     memcpy(&node->prim, prim, sizeof *prim); /* bytewise, padding included */
     node->input_count = input_count;

@@ -8,21 +8,21 @@
 #include "ir/infer.h"
 
 /* The most inputs any primitive takes (TERNARY, SCATTER, CONV with bias). */
-#define PORTA_GRAPH_MAX_INPUTS 3
+#define GRAPH_MAX_INPUTS 3
 
-typedef struct porta_graph_node {
+typedef struct graph_node {
     /* Zeroed before it is filled, so it compares and hashes bytewise.
      * PRIM_INPUT nodes carry their input serial in prim.offset, which keeps
      * distinct inputs from merging. */
-    porta_prim prim;
+    ir_prim prim;
     int input_count;
-    porta_node inputs[PORTA_GRAPH_MAX_INPUTS]; /* unused slots are 0 */
-    porta_meta meta;                           /* what the node produces */
+    porta_node inputs[GRAPH_MAX_INPUTS]; /* unused slots are 0 */
+    ir_meta meta;                           /* what the node produces */
     uint64_t hash;                             /* of prim, input_count, inputs */
-} porta_graph_node;
+} graph_node;
 
 struct porta_graph {
-    porta_graph_node *nodes;
+    graph_node *nodes;
     int node_count;
     int node_capacity;
     /* Open addressing with linear probing: slots hold node ids, -1 is empty.
@@ -35,24 +35,24 @@ struct porta_graph {
     int output_capacity;
 };
 
-/* porta_infer, extended to the kinds only graphs have (INPUT, CONSTANT). */
-porta_status *porta_graph_infer_node(porta_prim *prim, const porta_meta *inputs,
-                                     int input_count, porta_meta *out);
+/* ir_infer, extended to the kinds only graphs have (INPUT, CONSTANT). */
+porta_status *graph_infer_node(ir_prim *prim, const ir_meta *inputs,
+                                     int input_count, ir_meta *out);
 
 /* Adds a node unless an identical one exists; *out is the id either way.
- * `prim` must have been zeroed before it was filled and passed porta_infer. */
-porta_status *porta_graph_intern(porta_graph *graph, const porta_prim *prim,
+ * `prim` must have been zeroed before it was filled and passed ir_infer. */
+porta_status *graph_intern(porta_graph *graph, const ir_prim *prim,
                                  const porta_node *inputs, int input_count,
-                                 const porta_meta *meta, porta_node *out);
+                                 const ir_meta *meta, porta_node *out);
 
 /* The part of porta_graph_verify that running a graph needs to stay in
  * bounds: kinds, input ids and counts, input serials, outputs. porta_graph_run
  * checks this on every run; types it checks as each node produces its
  * result, so it skips re-inferring every node up front. */
-porta_status *porta_graph_check_structure(const porta_graph *graph);
+porta_status *graph_check_structure(const porta_graph *graph);
 
 /* Checks that `node` names a node of graph; the error names `op`. */
-porta_status *porta_graph_check_node(const porta_graph *graph, const char *op,
+porta_status *graph_check_node(const porta_graph *graph, const char *op,
                                      porta_node node);
 
 #endif

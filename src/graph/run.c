@@ -1,6 +1,6 @@
 /* porta_graph_run, a front end of the compiler's trace: it issues the nodes
  * an output depends on, in creation order, through the path the public ops
- * take (porta_prim_run) with fusion on, then flushes. So a graph runs as
+ * take (ops_prim_run) with fusion on, then flushes. So a graph runs as
  * fused kernels, scheduled, cached and profiled like every other trace, and
  * Porta has one deferred-execution mechanism instead of a second executor
  * that ran nodes one at a time. Each intermediate's handle is released as
@@ -25,7 +25,7 @@ typedef struct run_state {
 } run_state;
 
 static porta_status *check_input(porta_device *device, porta_tensor *const *inputs,
-                                 const porta_graph_node *node) {
+                                 const graph_node *node) {
     int serial = (int)node->prim.offset;
     const porta_tensor *t = inputs[serial];
     if (!t)
@@ -36,16 +36,16 @@ static porta_status *check_input(porta_device *device, porta_tensor *const *inpu
                            "porta:%d (%s)",
                            serial, t->buffer->device->info.index, t->buffer->device->info.backend,
                            device->info.index, device->info.backend);
-    const porta_meta *meta = &node->meta;
+    const ir_meta *meta = &node->meta;
     if (t->dtype != meta->dtype)
         return porta_error(PORTA_ERR_DTYPE, "graph.run: input %d has dtype %s, expected %s",
                            serial, porta_dtype_name(t->dtype), porta_dtype_name(meta->dtype));
     if (t->rank != meta->rank ||
         (t->rank && memcmp(t->sizes, meta->sizes, (size_t)t->rank * sizeof *t->sizes))) {
-        char got[PORTA_SHAPE_STR_CAP], want[PORTA_SHAPE_STR_CAP];
+        char got[CORE_SHAPE_STR_CAP], want[CORE_SHAPE_STR_CAP];
         return porta_error(PORTA_ERR_SHAPE, "graph.run: input %d has shape %s, expected %s",
-                           serial, porta_format_shape(got, sizeof got, t->rank, t->sizes),
-                           porta_format_shape(want, sizeof want, meta->rank, meta->sizes));
+                           serial, core_format_shape(got, sizeof got, t->rank, t->sizes),
+                           core_format_shape(want, sizeof want, meta->rank, meta->sizes));
     }
     return NULL;
 }
@@ -56,7 +56,7 @@ static porta_status *check_call(const porta_graph *graph, porta_device *device,
     if (!graph || !device)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "graph.run: %s is NULL",
                            graph ? "device" : "graph");
-    PORTA_TRY(porta_graph_check_structure(graph));
+    PORTA_TRY(graph_check_structure(graph));
     if (input_count != graph->input_count)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "graph.run: the graph has %d inputs, but %d tensors were given",
@@ -81,7 +81,7 @@ static void count_uses(const porta_graph *graph, int *uses) {
     for (int i = 0; i < graph->output_count; i++) uses[graph->outputs[i]]++;
     for (int id = graph->node_count - 1; id >= 0; id--) {
         if (!uses[id]) continue;
-        const porta_graph_node *node = &graph->nodes[id];
+        const graph_node *node = &graph->nodes[id];
         for (int i = 0; i < node->input_count; i++) uses[node->inputs[i]]++;
     }
 }
@@ -89,13 +89,13 @@ static void count_uses(const porta_graph *graph, int *uses) {
 /* Nodes without inputs have no tensor to take a device from, so their
  * output is allocated here (without memory until the trace runs) and
  * filled in place. */
-static porta_status *issue_leaf(const porta_graph_node *node, porta_device *device,
+static porta_status *issue_leaf(const graph_node *node, porta_device *device,
                               porta_tensor **out) {
     porta_tensor *t;
-    PORTA_TRY(porta_alloc_meta(device, &node->meta, &t));
+    PORTA_TRY(ops_alloc_meta(device, &node->meta, &t));
     porta_status *status = node->prim.kind == PRIM_CONSTANT
                                ? porta_fill(t, node->prim.value)
-                               : porta_prim_run(&node->prim, NULL, 0, &t);
+                               : ops_prim_run(&node->prim, NULL, 0, &t);
     if (status) {
         porta_tensor_release(t);
         return status;
@@ -107,28 +107,28 @@ static porta_status *issue_leaf(const porta_graph_node *node, porta_device *devi
 /* Issuing re-infers each node; a disagreement with the type recorded in
  * the graph is a bug in one of the two, caught here rather than
  * downstream. */
-static porta_status *check_result(const porta_graph_node *node, const porta_tensor *t) {
-    const porta_meta *meta = &node->meta;
+static porta_status *check_result(const graph_node *node, const porta_tensor *t) {
+    const ir_meta *meta = &node->meta;
     if (t->dtype == meta->dtype && t->rank == meta->rank &&
         (!t->rank || !memcmp(t->sizes, meta->sizes, (size_t)t->rank * sizeof *t->sizes)))
         return NULL;
-    char got[PORTA_SHAPE_STR_CAP], want[PORTA_SHAPE_STR_CAP];
+    char got[CORE_SHAPE_STR_CAP], want[CORE_SHAPE_STR_CAP];
     return porta_error(PORTA_ERR_INTERNAL, "produced %s %s, but the graph expects %s %s",
                        porta_dtype_name(t->dtype),
-                       porta_format_shape(got, sizeof got, t->rank, t->sizes),
+                       core_format_shape(got, sizeof got, t->rank, t->sizes),
                        porta_dtype_name(meta->dtype),
-                       porta_format_shape(want, sizeof want, meta->rank, meta->sizes));
+                       core_format_shape(want, sizeof want, meta->rank, meta->sizes));
 }
 
 static porta_status *issue_node(const porta_graph *graph, porta_node id, porta_device *device,
                                 porta_tensor *const *inputs, run_state *state) {
-    const porta_graph_node *node = &graph->nodes[id];
+    const graph_node *node = &graph->nodes[id];
     porta_tensor *result = NULL;
     porta_status *status;
     /* A failure at the flush names the node through its site, as a failure
      * while issuing names it through the context below. */
     char site[TRACE_SITE_CAP];
-    snprintf(site, sizeof site, "graph.run: node %d (%s)", (int)id, porta_prim_name(&node->prim));
+    snprintf(site, sizeof site, "graph.run: node %d (%s)", (int)id, ir_prim_name(&node->prim));
     porta_trace_set_site(site);
     if (node->prim.kind == PRIM_INPUT) {
         result = inputs[node->prim.offset];
@@ -137,15 +137,15 @@ static porta_status *issue_node(const porta_graph *graph, porta_node id, porta_d
     } else if (node->input_count == 0) {
         status = issue_leaf(node, device, &result);
     } else {
-        const porta_tensor *args[PORTA_GRAPH_MAX_INPUTS];
+        const porta_tensor *args[GRAPH_MAX_INPUTS];
         for (int i = 0; i < node->input_count; i++) args[i] = state->values[node->inputs[i]];
-        status = porta_prim_run(&node->prim, args, node->input_count, &result);
+        status = ops_prim_run(&node->prim, args, node->input_count, &result);
     }
     if (!status) status = check_result(node, result);
     if (status) {
         porta_tensor_release(result);
         return porta_error_context(status, "graph.run: node %d (%s)", (int)id,
-                                   porta_prim_name(&node->prim));
+                                   ir_prim_name(&node->prim));
     }
     state->values[id] = result;
     for (int i = 0; i < node->input_count; i++) {
@@ -180,7 +180,7 @@ porta_status *porta_graph_run(const porta_graph *graph, porta_device *device,
     size_t n = (size_t)graph->node_count;
     run_state state;
     /* One block for both arrays; pointers first keeps the ints aligned. */
-    PORTA_TRY(porta_host_alloc(n * (sizeof *state.values + sizeof *state.uses),
+    PORTA_TRY(core_host_alloc(n * (sizeof *state.values + sizeof *state.uses),
                                "graph execution state", (void **)&state.values));
     memset(state.values, 0, n * sizeof *state.values);
     state.uses = (int *)(state.values + n);
@@ -205,6 +205,6 @@ porta_status *porta_graph_run(const porta_graph *graph, porta_device *device,
         }
     }
     for (size_t i = 0; i < n; i++) porta_tensor_release(state.values[i]);
-    porta_host_free(state.values);
+    core_host_free(state.values);
     return status;
 }

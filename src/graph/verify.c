@@ -7,15 +7,15 @@
 #include "core/dtype.h"
 #include "core/status.h"
 
-static bool same_shape(const porta_meta *a, const porta_meta *b) {
+static bool same_shape(const ir_meta *a, const ir_meta *b) {
     return a->rank == b->rank &&
            (a->rank == 0 || memcmp(a->sizes, b->sizes, (size_t)a->rank * sizeof *a->sizes) == 0);
 }
 
 static porta_status *check_input_ids(const porta_graph *graph, porta_node id) {
-    const porta_graph_node *node = &graph->nodes[id];
-    const char *op = porta_prim_name(&node->prim);
-    int expected = porta_prim_input_count(&node->prim);
+    const graph_node *node = &graph->nodes[id];
+    const char *op = ir_prim_name(&node->prim);
+    int expected = ir_prim_input_count(&node->prim);
     bool count_ok = node->prim.kind == PRIM_CONV
                         ? node->input_count == 2 || node->input_count == 3
                         : node->input_count == expected;
@@ -42,15 +42,15 @@ static porta_status *check_input_ids(const porta_graph *graph, porta_node id) {
 /* A recorded type that is not even a type: porta_graph_run would index sizes
  * or name the dtype with it before any inference could object. */
 static porta_status *check_meta_bounds(const porta_graph *graph, porta_node id) {
-    const porta_graph_node *node = &graph->nodes[id];
-    if (!porta_dtype_is_valid((int)node->meta.dtype))
+    const graph_node *node = &graph->nodes[id];
+    if (!core_dtype_is_valid((int)node->meta.dtype))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "graph: node %d (%s) is recorded with dtype %d, which is not a dtype",
-                           (int)id, porta_prim_name(&node->prim), (int)node->meta.dtype);
+                           (int)id, ir_prim_name(&node->prim), (int)node->meta.dtype);
     if (node->meta.rank < 0 || node->meta.rank > PORTA_MAX_RANK)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "graph: node %d (%s) is recorded with rank %d, expected 0..%d",
-                           (int)id, porta_prim_name(&node->prim), node->meta.rank,
+                           (int)id, ir_prim_name(&node->prim), node->meta.rank,
                            PORTA_MAX_RANK);
     return NULL;
 }
@@ -58,35 +58,35 @@ static porta_status *check_meta_bounds(const porta_graph *graph, porta_node id) 
 /* Infers the node's type again from its inputs' recorded types and compares
  * it with the type recorded for the node. */
 static porta_status *check_type(const porta_graph *graph, porta_node id) {
-    const porta_graph_node *node = &graph->nodes[id];
-    const char *op = porta_prim_name(&node->prim);
-    porta_meta inputs[PORTA_GRAPH_MAX_INPUTS];
+    const graph_node *node = &graph->nodes[id];
+    const char *op = ir_prim_name(&node->prim);
+    ir_meta inputs[GRAPH_MAX_INPUTS];
     for (int i = 0; i < node->input_count; i++) inputs[i] = graph->nodes[node->inputs[i]].meta;
-    porta_prim prim;
+    ir_prim prim;
     memcpy(&prim, &node->prim, sizeof prim); /* inference may normalize it */
-    porta_meta inferred;
-    porta_status *status = porta_graph_infer_node(&prim, inputs, node->input_count, &inferred);
+    ir_meta inferred;
+    porta_status *status = graph_infer_node(&prim, inputs, node->input_count, &inferred);
     if (status) return porta_error_context(status, "graph: node %d", (int)id);
-    const porta_meta *recorded = &node->meta;
+    const ir_meta *recorded = &node->meta;
     if (recorded->dtype != inferred.dtype)
         return porta_error(PORTA_ERR_DTYPE,
                            "graph: node %d (%s) is recorded as %s, but its inputs give %s",
                            (int)id, op, porta_dtype_name(recorded->dtype),
                            porta_dtype_name(inferred.dtype));
     if (!same_shape(recorded, &inferred)) {
-        char want[PORTA_SHAPE_STR_CAP], got[PORTA_SHAPE_STR_CAP];
+        char want[CORE_SHAPE_STR_CAP], got[CORE_SHAPE_STR_CAP];
         return porta_error(
             PORTA_ERR_SHAPE, "graph: node %d (%s) is recorded with shape %s, but its inputs give %s",
-            (int)id, op, porta_format_shape(want, sizeof want, recorded->rank, recorded->sizes),
-            porta_format_shape(got, sizeof got, inferred.rank, inferred.sizes));
+            (int)id, op, core_format_shape(want, sizeof want, recorded->rank, recorded->sizes),
+            core_format_shape(got, sizeof got, inferred.rank, inferred.sizes));
     }
     return NULL;
 }
 
-porta_status *porta_graph_check_structure(const porta_graph *graph) {
+porta_status *graph_check_structure(const porta_graph *graph) {
     int inputs_seen = 0;
     for (porta_node id = 0; id < graph->node_count; id++) {
-        const porta_prim *prim = &graph->nodes[id].prim;
+        const ir_prim *prim = &graph->nodes[id].prim;
         if ((unsigned)prim->kind >= PRIM_KIND_COUNT)
             return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                "graph: node %d has primitive kind %d, expected 0..%d", (int)id,
@@ -119,7 +119,7 @@ porta_status *porta_graph_check_structure(const porta_graph *graph) {
 
 porta_status *porta_graph_verify(const porta_graph *graph) {
     if (!graph) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "graph.verify: graph is NULL");
-    PORTA_TRY(porta_graph_check_structure(graph));
+    PORTA_TRY(graph_check_structure(graph));
     for (porta_node id = 0; id < graph->node_count; id++) PORTA_TRY(check_type(graph, id));
     return NULL;
 }

@@ -285,13 +285,13 @@ static porta_status *load(zip_archive *zip, const char *model, pt2_archive **out
     }
     a->zip = zip;
     porta_status *status = NULL;
-    PORTA_TRY_GOTO(status, find_root(a), fail);
-    PORTA_TRY_GOTO(status, check_markers(a), fail);
-    PORTA_TRY_GOTO(status, choose_model(a, model), fail);
-    PORTA_TRY_GOTO(status, read_program(a), fail);
-    PORTA_TRY_GOTO(status, read_config(a, PT2_WEIGHT), fail);
-    PORTA_TRY_GOTO(status, read_config(a, PT2_CONSTANT), fail);
-    PORTA_TRY_GOTO(status, index_names(a), fail);
+    CORE_TRY_GOTO(status, find_root(a), fail);
+    CORE_TRY_GOTO(status, check_markers(a), fail);
+    CORE_TRY_GOTO(status, choose_model(a, model), fail);
+    CORE_TRY_GOTO(status, read_program(a), fail);
+    CORE_TRY_GOTO(status, read_config(a, PT2_WEIGHT), fail);
+    CORE_TRY_GOTO(status, read_config(a, PT2_CONSTANT), fail);
+    CORE_TRY_GOTO(status, index_names(a), fail);
     *out = a;
     return NULL;
 fail:
@@ -374,7 +374,7 @@ static porta_status *storage_buffer(pt2_archive *a, const zip_entry *e, porta_dt
     if (host && (uintptr_t)e->data % porta_dtype_size(dtype) == 0) {
         zip_retain(a->zip);
         porta_status *status =
-            porta_buffer_wrap_host(device, e->data, (size_t)e->size, zip_release, a->zip, out);
+            rt_buffer_wrap_host(device, e->data, (size_t)e->size, zip_release, a->zip, out);
         if (status) zip_release(a->zip);
         return status;
     }

@@ -125,7 +125,7 @@ static porta_status *read_offsets(const json_value *v, const char *name, st_tens
  * product is folded left to right with overflow checks, as the reference
  * implementation does, and must fit int64 (Porta's sizes). */
 static porta_status *check_size(const st_tensor *t) {
-    char quoted[UTF8_EXCERPT_CAP], shape[PORTA_SHAPE_STR_CAP];
+    char quoted[UTF8_EXCERPT_CAP], shape[CORE_SHAPE_STR_CAP];
     uint64_t bytes = porta_dtype_size(t->dtype);
     for (int d = 0; d < t->rank; d++) {
         uint64_t size = (uint64_t)t->sizes[d];
@@ -134,7 +134,7 @@ static porta_status *check_size(const st_tensor *t) {
                                "tensor %s: expected a shape whose byte size fits in 63 bits, got "
                                "%s of %s (the product overflows)",
                                utf8_excerpt(t->name, strlen(t->name), quoted, sizeof quoted),
-                               porta_format_shape(shape, sizeof shape, t->rank, t->sizes),
+                               core_format_shape(shape, sizeof shape, t->rank, t->sizes),
                                st_dtype_name(t->dtype));
         bytes *= size;
     }
@@ -144,7 +144,7 @@ static porta_status *check_size(const st_tensor *t) {
                            "[%llu, %llu] of %llu bytes",
                            utf8_excerpt(t->name, strlen(t->name), quoted, sizeof quoted),
                            (unsigned long long)bytes,
-                           porta_format_shape(shape, sizeof shape, t->rank, t->sizes),
+                           core_format_shape(shape, sizeof shape, t->rank, t->sizes),
                            st_dtype_name(t->dtype), (unsigned long long)t->begin,
                            (unsigned long long)t->end, (unsigned long long)(t->end - t->begin));
     return NULL;

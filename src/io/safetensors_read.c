@@ -26,7 +26,7 @@ struct porta_safetensors {
     atomic_int refcount;
     unsigned char *bytes;
     size_t size;
-    bool mapped; /* munmap on the last release; else porta_host_free */
+    bool mapped; /* munmap on the last release; else core_host_free */
     st_header header;
 };
 
@@ -36,7 +36,7 @@ static void file_release(void *context) {
     if (file->mapped)
         munmap(file->bytes, file->size);
     else
-        porta_host_free(file->bytes);
+        core_host_free(file->bytes);
     st_header_free(&file->header);
     free(file);
 }
@@ -49,7 +49,7 @@ static porta_status *adopt_bytes(unsigned char *bytes, size_t size, bool mapped,
         if (mapped)
             munmap(bytes, size);
         else
-            porta_host_free(bytes);
+            core_host_free(bytes);
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "safetensors: no memory for the handle");
     }
     atomic_init(&file->refcount, 1);
@@ -70,7 +70,7 @@ porta_status *porta_safetensors_parse(const void *data, size_t size, porta_safet
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "safetensors_parse: expected data and an output pointer, got NULL");
     void *copy;
-    PORTA_TRY(porta_host_alloc(size, "safetensors bytes", &copy));
+    PORTA_TRY(core_host_alloc(size, "safetensors bytes", &copy));
     if (size) memcpy(copy, data, size);
     porta_status *status = adopt_bytes(copy, size, false, out);
     return status ? porta_error_context(status, "safetensors") : NULL;
@@ -181,14 +181,14 @@ static porta_status *view_of_file(porta_safetensors *file, const st_tensor *t,
                                   porta_tensor **out) {
     atomic_fetch_add(&file->refcount, 1);
     porta_buffer *buffer;
-    porta_status *status = porta_buffer_wrap_host(device, data, bytes, file_release, file, &buffer);
+    porta_status *status = rt_buffer_wrap_host(device, data, bytes, file_release, file, &buffer);
     if (status) {
         file_release(file);
         return status;
     }
     int64_t strides[PORTA_MAX_RANK];
-    porta_contiguous_strides(t->rank, t->sizes, strides);
-    status = porta_tensor_wrap(buffer, t->dtype, t->rank, t->sizes, strides, 0, out);
+    core_contiguous_strides(t->rank, t->sizes, strides);
+    status = rt_tensor_wrap(buffer, t->dtype, t->rank, t->sizes, strides, 0, out);
     porta_buffer_release(buffer); /* the tensor holds its own reference */
     return status;
 }

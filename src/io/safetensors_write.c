@@ -98,7 +98,7 @@ static porta_status *check_arguments(const porta_safetensors_entry *tensors, int
  * *largest receives the largest tensor's byte size. */
 static porta_status *build_header(const porta_safetensors_entry *tensors, const int *order,
                                   int count, const porta_safetensors_pair *metadata,
-                                  int metadata_count, porta_text *header, size_t *largest) {
+                                  int metadata_count, core_text *header, size_t *largest) {
     text_append(header, "{", 1);
     if (metadata_count) {
         text_puts(header, "\"__metadata__\":{");
@@ -159,7 +159,7 @@ static porta_status *write_all(int fd, const char *path, const void *data, size_
     return NULL;
 }
 
-static porta_status *write_contents(int fd, const char *path, const porta_text *header,
+static porta_status *write_contents(int fd, const char *path, const core_text *header,
                                     const porta_safetensors_entry *tensors, const int *order,
                                     int count, size_t largest) {
     unsigned char length[8];
@@ -170,7 +170,7 @@ static porta_status *write_contents(int fd, const char *path, const porta_text *
     /* One staging block for every tensor: tensors may live on any device
      * and have any strides; porta_tensor_to_host packs them row-major. */
     void *staging;
-    PORTA_TRY(porta_host_alloc(largest, "safetensors staging", &staging));
+    PORTA_TRY(core_host_alloc(largest, "safetensors staging", &staging));
     porta_status *status = NULL;
     for (int k = 0; k < count && !status; k++) {
         const porta_tensor *t = tensors[order[k]].tensor;
@@ -178,7 +178,7 @@ static porta_status *write_contents(int fd, const char *path, const porta_text *
         status = porta_tensor_to_host(t, staging, bytes);
         if (!status) status = write_all(fd, path, staging, bytes);
     }
-    porta_host_free(staging);
+    core_host_free(staging);
     if (!status && fsync(fd) != 0)
         status = porta_error(PORTA_ERR_IO, "safetensors_save: cannot sync %s: %s", path,
                              strerror(errno));
@@ -228,7 +228,7 @@ porta_status *porta_safetensors_save(const char *path, const porta_safetensors_e
     PORTA_TRY(check_arguments(tensors, count, metadata, metadata_count));
     int *order = data_order(tensors, count);
     if (!order) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "safetensors_save: no memory");
-    porta_text header = {0};
+    core_text header = {0};
     size_t largest;
     porta_status *status =
         build_header(tensors, order, count, metadata, metadata_count, &header, &largest);

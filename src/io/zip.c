@@ -22,7 +22,7 @@ struct zip_archive {
     atomic_int refcount; /* the handle's and each view's */
     unsigned char *bytes;
     size_t size;
-    bool mapped; /* munmap on the last release; else porta_host_free */
+    bool mapped; /* munmap on the last release; else core_host_free */
     zip_directory directory;
 };
 
@@ -34,7 +34,7 @@ void zip_release(void *context) {
     if (archive->mapped)
         munmap(archive->bytes, archive->size);
     else
-        porta_host_free(archive->bytes);
+        core_host_free(archive->bytes);
     zip_directory_free(&archive->directory);
     free(archive);
 }
@@ -48,7 +48,7 @@ static porta_status *adopt(unsigned char *bytes, size_t size, bool mapped, zip_a
         if (mapped)
             munmap(bytes, size);
         else
-            porta_host_free(bytes);
+            core_host_free(bytes);
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "no memory for the archive's handle");
     }
     atomic_init(&archive->refcount, 1);
@@ -70,7 +70,7 @@ porta_status *zip_parse(const void *data, size_t size, zip_archive **out) {
                            "zip_parse: expected data and an output pointer, got NULL");
     *out = NULL;
     void *copy;
-    PORTA_TRY(porta_host_alloc(size ? size : 1, "zip archive bytes", &copy));
+    PORTA_TRY(core_host_alloc(size ? size : 1, "zip archive bytes", &copy));
     if (size) memcpy(copy, data, size);
     porta_status *status = adopt(copy, size, false, out);
     return status ? porta_error_context(status, "zip archive") : NULL;

@@ -42,7 +42,7 @@ porta_status *zip_parse(const void *data, size_t size, zip_archive **out);
  * zip_retain/zip_release are for the holders of views. */
 void zip_close(zip_archive *archive);
 void zip_retain(zip_archive *archive);
-void zip_release(void *archive); /* a void * for porta_buffer_wrap_host */
+void zip_release(void *archive); /* a void * for rt_buffer_wrap_host */
 
 /* The entries, in the order of the central directory. */
 size_t zip_count(const zip_archive *archive);

@@ -514,10 +514,10 @@ porta_status *zip_directory_read(unsigned char *bytes, size_t size, zip_director
         status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "no memory for %zu entries", d.count);
         goto done;
     }
-    PORTA_TRY_GOTO(status, read_entries(bytes, &end, &d, spans), done);
-    PORTA_TRY_GOTO(status, check_coverage(&d, spans, end.cd_offset), done);
-    PORTA_TRY_GOTO(status, check_names_unique(&d), done);
-    PORTA_TRY_GOTO(status, check_crcs(&d), done);
+    CORE_TRY_GOTO(status, read_entries(bytes, &end, &d, spans), done);
+    CORE_TRY_GOTO(status, check_coverage(&d, spans, end.cd_offset), done);
+    CORE_TRY_GOTO(status, check_names_unique(&d), done);
+    CORE_TRY_GOTO(status, check_crcs(&d), done);
 done:
     free(spans);
     if (status)

@@ -8,35 +8,35 @@
 #include "core/status.h"
 #include "core/tensor_layout.h"
 
-porta_status *porta_infer(porta_prim *prim, const porta_meta *inputs, int input_count,
-                          porta_meta *out) {
+porta_status *ir_infer(ir_prim *prim, const ir_meta *inputs, int input_count,
+                          ir_meta *out) {
     if (!prim || !out || (input_count > 0 && !inputs))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "infer: NULL argument");
     for (int i = 0; i < input_count; i++)
-        if (!porta_dtype_is_valid((int)inputs[i].dtype) || inputs[i].rank < 0 ||
+        if (!core_dtype_is_valid((int)inputs[i].dtype) || inputs[i].rank < 0 ||
             inputs[i].rank > PORTA_MAX_RANK)
             return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: input %d has an invalid type",
-                               porta_prim_name(prim), i);
+                               ir_prim_name(prim), i);
     switch (prim->kind) {
     case PRIM_UNARY:
     case PRIM_BINARY:
     case PRIM_TERNARY:
     case PRIM_CAST:
-    case PRIM_FILL: return porta_infer_elementwise(prim, inputs, input_count, out);
-    case PRIM_REDUCE: return porta_infer_reduce(prim, inputs, input_count, out);
+    case PRIM_FILL: return ir_infer_elementwise(prim, inputs, input_count, out);
+    case PRIM_REDUCE: return ir_infer_reduce(prim, inputs, input_count, out);
     case PRIM_PAD:
     case PRIM_RESHAPE:
     case PRIM_PERMUTE:
     case PRIM_EXPAND:
     case PRIM_SLICE:
-    case PRIM_FLIP: return porta_infer_movement(prim, inputs, input_count, out);
+    case PRIM_FLIP: return ir_infer_movement(prim, inputs, input_count, out);
     case PRIM_GATHER:
     case PRIM_SCATTER:
-    case PRIM_INDEX_SELECT: return porta_infer_index(prim, inputs, input_count, out);
+    case PRIM_INDEX_SELECT: return ir_infer_index(prim, inputs, input_count, out);
     case PRIM_MATMUL:
-    case PRIM_CONV: return porta_infer_linalg(prim, inputs, input_count, out);
-    case PRIM_RANDOM: return porta_infer_random(prim, inputs, input_count, out);
-    case PRIM_SORT: return porta_infer_sort(prim, inputs, input_count, out);
+    case PRIM_CONV: return ir_infer_linalg(prim, inputs, input_count, out);
+    case PRIM_RANDOM: return ir_infer_random(prim, inputs, input_count, out);
+    case PRIM_SORT: return ir_infer_sort(prim, inputs, input_count, out);
     case PRIM_INPUT:
     case PRIM_CONSTANT:
     case PRIM_KIND_COUNT: break;
@@ -45,7 +45,7 @@ porta_status *porta_infer(porta_prim *prim, const porta_meta *inputs, int input_
                        (int)prim->kind);
 }
 
-porta_status *porta_broadcast_shapes(const char *op, int rank_a, const int64_t *a, int rank_b,
+porta_status *ir_broadcast_shapes(const char *op, int rank_a, const int64_t *a, int rank_b,
                                      const int64_t *b, int *rank_out, int64_t *out) {
     int rank = rank_a > rank_b ? rank_a : rank_b;
     int64_t result[PORTA_MAX_RANK];
@@ -53,12 +53,12 @@ porta_status *porta_broadcast_shapes(const char *op, int rank_a, const int64_t *
         int ia = i - (rank - rank_a), ib = i - (rank - rank_b);
         int64_t sa = ia >= 0 ? a[ia] : 1, sb = ib >= 0 ? b[ib] : 1;
         if (sa != sb && sa != 1 && sb != 1) {
-            char bufa[PORTA_SHAPE_STR_CAP], bufb[PORTA_SHAPE_STR_CAP];
+            char bufa[CORE_SHAPE_STR_CAP], bufb[CORE_SHAPE_STR_CAP];
             return porta_error(PORTA_ERR_SHAPE,
                                "%s: shapes %s and %s cannot be broadcast (size %lld vs %lld at "
                                "axis %d)",
-                               op, porta_format_shape(bufa, sizeof bufa, rank_a, a),
-                               porta_format_shape(bufb, sizeof bufb, rank_b, b), (long long)sa,
+                               op, core_format_shape(bufa, sizeof bufa, rank_a, a),
+                               core_format_shape(bufb, sizeof bufb, rank_b, b), (long long)sa,
                                (long long)sb, i);
         }
         result[i] = sa == 1 ? sb : sa;
@@ -68,7 +68,7 @@ porta_status *porta_broadcast_shapes(const char *op, int rank_a, const int64_t *
     return NULL;
 }
 
-void porta_meta_of(const porta_tensor *t, porta_meta *out) {
+void ir_meta_of(const porta_tensor *t, ir_meta *out) {
     memset(out, 0, sizeof *out);
     out->dtype = t->dtype;
     out->rank = t->rank;

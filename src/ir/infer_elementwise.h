@@ -6,12 +6,12 @@
 #include "ir/infer.h"
 
 /* Ops whose result is bool whatever their inputs' dtype. */
-bool porta_unary_gives_bool(porta_unary_op op);
-bool porta_binary_gives_bool(porta_binary_op op);
+bool ir_unary_gives_bool(porta_unary_op op);
+bool ir_binary_gives_bool(porta_binary_op op);
 
 /* The dtype input `index` must have when the primitive executes (the
  * contract in ir/prim.h), given the inputs and the inferred `out`. */
-porta_dtype porta_elementwise_input_dtype(const porta_prim *prim, const porta_meta *inputs,
-                                          int index, const porta_meta *out);
+porta_dtype ir_elementwise_input_dtype(const ir_prim *prim, const ir_meta *inputs,
+                                          int index, const ir_meta *out);
 
 #endif

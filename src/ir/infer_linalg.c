@@ -6,23 +6,23 @@
 #include "core/status.h"
 #include "ir/infer.h"
 
-static porta_status *infer_matmul(const porta_meta *inputs, int input_count, porta_meta *out) {
+static porta_status *infer_matmul(const ir_meta *inputs, int input_count, ir_meta *out) {
     if (input_count != 2)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "matmul: expected 2 inputs, got %d",
                            input_count);
-    const porta_meta *a = &inputs[0], *b = &inputs[1];
-    char ba[PORTA_SHAPE_STR_CAP], bb[PORTA_SHAPE_STR_CAP];
+    const ir_meta *a = &inputs[0], *b = &inputs[1];
+    char ba[CORE_SHAPE_STR_CAP], bb[CORE_SHAPE_STR_CAP];
     if (a->rank < 2 || b->rank < 2)
         return porta_error(PORTA_ERR_SHAPE,
                            "matmul: expected operands of rank >= 2, got shapes %s and %s",
-                           porta_format_shape(ba, sizeof ba, a->rank, a->sizes),
-                           porta_format_shape(bb, sizeof bb, b->rank, b->sizes));
+                           core_format_shape(ba, sizeof ba, a->rank, a->sizes),
+                           core_format_shape(bb, sizeof bb, b->rank, b->sizes));
     int64_t k_a = a->sizes[a->rank - 1], k_b = b->sizes[b->rank - 2];
     if (k_a != k_b)
         return porta_error(PORTA_ERR_SHAPE, "matmul: shapes %s and %s cannot be multiplied "
                            "(%lld != %lld)",
-                           porta_format_shape(ba, sizeof ba, a->rank, a->sizes),
-                           porta_format_shape(bb, sizeof bb, b->rank, b->sizes),
+                           core_format_shape(ba, sizeof ba, a->rank, a->sizes),
+                           core_format_shape(bb, sizeof bb, b->rank, b->sizes),
                            (long long)k_a, (long long)k_b);
     if (a->dtype == PORTA_BOOL || b->dtype == PORTA_BOOL)
         return porta_error(PORTA_ERR_DTYPE,
@@ -30,7 +30,7 @@ static porta_status *infer_matmul(const porta_meta *inputs, int input_count, por
                            porta_dtype_name(a->dtype), porta_dtype_name(b->dtype));
     memset(out, 0, sizeof *out);
     int batch_rank;
-    PORTA_TRY(porta_broadcast_shapes("matmul (batch dimensions)", a->rank - 2, a->sizes,
+    PORTA_TRY(ir_broadcast_shapes("matmul (batch dimensions)", a->rank - 2, a->sizes,
                                      b->rank - 2, b->sizes, &batch_rank, out->sizes));
     out->rank = batch_rank + 2;
     out->sizes[batch_rank] = a->sizes[a->rank - 2];
@@ -52,11 +52,11 @@ static porta_status *check_conv_param(int64_t *values, int spatial, int64_t min,
     return NULL;
 }
 
-static porta_status *check_conv_shapes(const porta_meta *x, const porta_meta *w,
-                                       const porta_meta *bias, int64_t groups) {
-    char bx[PORTA_SHAPE_STR_CAP], bw[PORTA_SHAPE_STR_CAP];
-    porta_format_shape(bx, sizeof bx, x->rank, x->sizes);
-    porta_format_shape(bw, sizeof bw, w->rank, w->sizes);
+static porta_status *check_conv_shapes(const ir_meta *x, const ir_meta *w,
+                                       const ir_meta *bias, int64_t groups) {
+    char bx[CORE_SHAPE_STR_CAP], bw[CORE_SHAPE_STR_CAP];
+    core_format_shape(bx, sizeof bx, x->rank, x->sizes);
+    core_format_shape(bw, sizeof bw, w->rank, w->sizes);
     if (x->rank < 3)
         return porta_error(PORTA_ERR_SHAPE,
                            "conv: expected input [batch, channels, *spatial] of rank >= 3, got "
@@ -83,24 +83,24 @@ static porta_status *check_conv_shapes(const porta_meta *x, const porta_meta *w,
             return porta_error(PORTA_ERR_SHAPE, "conv: weight %s has an empty kernel axis %d",
                                bw, i);
     if (bias && (bias->rank != 1 || bias->sizes[0] != out_channels)) {
-        char bb[PORTA_SHAPE_STR_CAP];
+        char bb[CORE_SHAPE_STR_CAP];
         return porta_error(PORTA_ERR_SHAPE,
                            "conv: expected a bias of shape [%lld] (one per output channel), "
                            "got %s",
                            (long long)out_channels,
-                           porta_format_shape(bb, sizeof bb, bias->rank, bias->sizes));
+                           core_format_shape(bb, sizeof bb, bias->rank, bias->sizes));
     }
     return NULL;
 }
 
-static porta_status *infer_conv(porta_conv_params *params, const porta_meta *inputs,
-                                int input_count, porta_meta *out) {
+static porta_status *infer_conv(porta_conv_params *params, const ir_meta *inputs,
+                                int input_count, ir_meta *out) {
     if (input_count != 2 && input_count != 3)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "conv: expected 2 inputs (x, weight) or 3 (x, weight, bias), got %d",
                            input_count);
-    const porta_meta *x = &inputs[0], *w = &inputs[1];
-    const porta_meta *bias = input_count == 3 ? &inputs[2] : NULL;
+    const ir_meta *x = &inputs[0], *w = &inputs[1];
+    const ir_meta *bias = input_count == 3 ? &inputs[2] : NULL;
     if (params->groups < 1)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "conv: groups must be >= 1, got %lld",
                            (long long)params->groups);
@@ -135,14 +135,14 @@ static porta_status *infer_conv(porta_conv_params *params, const porta_meta *inp
                                "too large",
                                (long long)params->padding[i], (long long)params->dilation[i], i);
         if (padded < span) {
-            char bx[PORTA_SHAPE_STR_CAP], bw[PORTA_SHAPE_STR_CAP];
+            char bx[CORE_SHAPE_STR_CAP], bw[CORE_SHAPE_STR_CAP];
             return porta_error(PORTA_ERR_SHAPE,
                                "conv: computed output size along spatial axis %d is too small "
                                "(input %s padded to %lld, but kernel %s with dilation %lld "
                                "spans %lld)",
-                               i, porta_format_shape(bx, sizeof bx, x->rank, x->sizes),
+                               i, core_format_shape(bx, sizeof bx, x->rank, x->sizes),
                                (long long)padded,
-                               porta_format_shape(bw, sizeof bw, w->rank, w->sizes),
+                               core_format_shape(bw, sizeof bw, w->rank, w->sizes),
                                (long long)params->dilation[i], (long long)span);
         }
         out->sizes[2 + i] = (padded - span) / params->stride[i] + 1;
@@ -150,8 +150,8 @@ static porta_status *infer_conv(porta_conv_params *params, const porta_meta *inp
     return NULL;
 }
 
-porta_status *porta_infer_linalg(porta_prim *prim, const porta_meta *inputs, int input_count,
-                                 porta_meta *out) {
+porta_status *ir_infer_linalg(ir_prim *prim, const ir_meta *inputs, int input_count,
+                                 ir_meta *out) {
     if (prim->kind == PRIM_MATMUL) return infer_matmul(inputs, input_count, out);
     return infer_conv(&prim->conv, inputs, input_count, out);
 }

@@ -16,7 +16,7 @@ static porta_status *check_rank(const char *op, int rank) {
     return NULL;
 }
 
-static void set_out(porta_meta *out, porta_dtype dtype, int rank, const int64_t *sizes) {
+static void set_out(ir_meta *out, porta_dtype dtype, int rank, const int64_t *sizes) {
     memset(out, 0, sizeof *out);
     out->dtype = dtype;
     out->rank = rank;
@@ -24,10 +24,10 @@ static void set_out(porta_meta *out, porta_dtype dtype, int rank, const int64_t 
 }
 
 /* torch.reshape's size rules: one -1 is inferred from the element count. */
-static porta_status *infer_reshape(porta_prim *prim, const porta_meta *x, porta_meta *out) {
+static porta_status *infer_reshape(ir_prim *prim, const ir_meta *x, ir_meta *out) {
     PORTA_TRY(check_rank("reshape", prim->rank));
-    char shape[PORTA_SHAPE_STR_CAP];
-    porta_format_shape(shape, sizeof shape, prim->rank, prim->sizes);
+    char shape[CORE_SHAPE_STR_CAP];
+    core_format_shape(shape, sizeof shape, prim->rank, prim->sizes);
     int inferred = -1;
     int64_t known = 1;
     for (int i = 0; i < prim->rank; i++) {
@@ -48,7 +48,7 @@ static porta_status *infer_reshape(porta_prim *prim, const porta_meta *x, porta_
                                "reshape: shape '%s' has more elements than fit in int64", shape);
         }
     }
-    int64_t numel = porta_shape_numel(x->rank, x->sizes);
+    int64_t numel = core_shape_numel(x->rank, x->sizes);
     if (inferred >= 0) {
         if (known == 0)
             return porta_error(PORTA_ERR_SHAPE,
@@ -69,7 +69,7 @@ static porta_status *infer_reshape(porta_prim *prim, const porta_meta *x, porta_
     return NULL;
 }
 
-static porta_status *infer_permute(porta_prim *prim, const porta_meta *x, porta_meta *out) {
+static porta_status *infer_permute(ir_prim *prim, const ir_meta *x, ir_meta *out) {
     if (prim->axis_count != x->rank)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "permute: expected %d dims for a rank-%d tensor, got %d", x->rank,
@@ -78,7 +78,7 @@ static porta_status *infer_permute(porta_prim *prim, const porta_meta *x, porta_
     int64_t sizes[PORTA_MAX_RANK];
     for (int i = 0; i < x->rank; i++) {
         int axis;
-        PORTA_TRY(porta_normalize_axis("permute", prim->axes[i], x->rank, &axis));
+        PORTA_TRY(core_normalize_axis("permute", prim->axes[i], x->rank, &axis));
         if (seen[axis])
             return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                "permute: dim %d appears twice; dims must be a permutation of "
@@ -94,11 +94,11 @@ static porta_status *infer_permute(porta_prim *prim, const porta_meta *x, porta_
 }
 
 /* torch.expand: new leading dims, -1 keeps a size, only size-1 dims grow. */
-static porta_status *infer_expand(porta_prim *prim, const porta_meta *x, porta_meta *out) {
+static porta_status *infer_expand(ir_prim *prim, const ir_meta *x, ir_meta *out) {
     PORTA_TRY(check_rank("expand", prim->rank));
-    char target[PORTA_SHAPE_STR_CAP], given[PORTA_SHAPE_STR_CAP];
-    porta_format_shape(target, sizeof target, prim->rank, prim->sizes);
-    porta_format_shape(given, sizeof given, x->rank, x->sizes);
+    char target[CORE_SHAPE_STR_CAP], given[CORE_SHAPE_STR_CAP];
+    core_format_shape(target, sizeof target, prim->rank, prim->sizes);
+    core_format_shape(given, sizeof given, x->rank, x->sizes);
     if (prim->rank < x->rank)
         return porta_error(PORTA_ERR_SHAPE,
                            "expand: the number of sizes provided (%d) must be greater or equal "
@@ -127,7 +127,7 @@ static porta_status *infer_expand(porta_prim *prim, const porta_meta *x, porta_m
                                (long long)want, (long long)have, i, target, given);
         }
     }
-    if (porta_shape_numel(prim->rank, prim->sizes) < 0)
+    if (core_shape_numel(prim->rank, prim->sizes) < 0)
         return porta_error(PORTA_ERR_SHAPE, "expand: sizes %s have more elements than fit in int64",
                            target);
     for (int i = prim->rank; i < PORTA_MAX_RANK; i++) prim->sizes[i] = 0;
@@ -145,10 +145,10 @@ static int64_t clamp_bound(int64_t bound, int64_t n, bool forward) {
     return bound;
 }
 
-static porta_status *infer_slice(porta_prim *prim, const porta_meta *x, porta_meta *out) {
+static porta_status *infer_slice(ir_prim *prim, const ir_meta *x, ir_meta *out) {
     if (x->rank == 0) return porta_error(PORTA_ERR_SHAPE, "slice: cannot slice a rank-0 tensor");
     int axis;
-    PORTA_TRY(porta_normalize_axis("slice", prim->axis, x->rank, &axis));
+    PORTA_TRY(core_normalize_axis("slice", prim->axis, x->rank, &axis));
     int64_t step = prim->step;
     if (step == 0) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "slice: step must be non-zero");
     int64_t n = x->sizes[axis];
@@ -181,14 +181,14 @@ static porta_status *infer_slice(porta_prim *prim, const porta_meta *x, porta_me
     return NULL;
 }
 
-static porta_status *infer_flip(porta_prim *prim, const porta_meta *x, porta_meta *out) {
+static porta_status *infer_flip(ir_prim *prim, const ir_meta *x, ir_meta *out) {
     if (prim->axis_count < 0 || prim->axis_count > PORTA_MAX_RANK)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "flip: axis_count must be 0..%d, got %d",
                            PORTA_MAX_RANK, prim->axis_count);
     bool flipped[PORTA_MAX_RANK] = {false};
     for (int i = 0; i < prim->axis_count; i++) {
         int axis;
-        PORTA_TRY(porta_normalize_axis("flip", prim->axes[i], x->rank, &axis));
+        PORTA_TRY(core_normalize_axis("flip", prim->axes[i], x->rank, &axis));
         if (flipped[axis])
             return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                "flip: dim %d appears multiple times in the list of dims", axis);
@@ -205,23 +205,23 @@ static porta_status *infer_flip(porta_prim *prim, const porta_meta *x, porta_met
     return NULL;
 }
 
-static porta_status *infer_pad(porta_prim *prim, const porta_meta *x, porta_meta *out) {
+static porta_status *infer_pad(ir_prim *prim, const ir_meta *x, ir_meta *out) {
     int64_t sizes[PORTA_MAX_RANK];
     for (int i = 0; i < x->rank; i++) {
         int64_t before = prim->pads[2 * i], after = prim->pads[2 * i + 1];
         int64_t size;
         if (__builtin_add_overflow(x->sizes[i], before, &size) ||
             __builtin_add_overflow(size, after, &size) || size < 0) {
-            char shape[PORTA_SHAPE_STR_CAP];
+            char shape[CORE_SHAPE_STR_CAP];
             return porta_error(PORTA_ERR_SHAPE,
                                "pad: padding (%lld, %lld) on axis %d of a tensor of shape %s "
                                "gives an invalid size",
                                (long long)before, (long long)after, i,
-                               porta_format_shape(shape, sizeof shape, x->rank, x->sizes));
+                               core_format_shape(shape, sizeof shape, x->rank, x->sizes));
         }
         sizes[i] = size;
     }
-    if (porta_shape_numel(x->rank, sizes) < 0)
+    if (core_shape_numel(x->rank, sizes) < 0)
         return porta_error(PORTA_ERR_SHAPE, "pad: the padded shape has more elements than fit in "
                            "int64");
     for (int i = 2 * x->rank; i < 2 * PORTA_MAX_RANK; i++) prim->pads[i] = 0;
@@ -229,9 +229,9 @@ static porta_status *infer_pad(porta_prim *prim, const porta_meta *x, porta_meta
     return NULL;
 }
 
-porta_status *porta_infer_movement(porta_prim *prim, const porta_meta *inputs, int input_count,
-                                   porta_meta *out) {
-    const char *op = porta_prim_name(prim);
+porta_status *ir_infer_movement(ir_prim *prim, const ir_meta *inputs, int input_count,
+                                   ir_meta *out) {
+    const char *op = ir_prim_name(prim);
     if (input_count != 1)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: expected 1 input, got %d", op,
                            input_count);

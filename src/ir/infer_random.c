@@ -8,7 +8,7 @@
 #include "core/tensor_layout.h"
 #include "ir/infer.h"
 
-static porta_status *check_distribution(const char *op, const porta_prim *prim) {
+static porta_status *check_distribution(const char *op, const ir_prim *prim) {
     if (prim->normal) {
         if (!isfinite(prim->value))
             return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: mean must be finite, got %g", op,
@@ -33,17 +33,17 @@ static porta_status *check_distribution(const char *op, const porta_prim *prim) 
     return NULL;
 }
 
-porta_status *porta_infer_random(porta_prim *prim, const porta_meta *inputs, int input_count,
-                                 porta_meta *out) {
-    const char *op = porta_prim_name(prim);
+porta_status *ir_infer_random(ir_prim *prim, const ir_meta *inputs, int input_count,
+                                 ir_meta *out) {
+    const char *op = ir_prim_name(prim);
     if (input_count != 0)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: expected no inputs, got %d", op,
                            input_count);
-    if (!porta_dtype_is_valid((int)prim->dtype) || !porta_dtype_is_float(prim->dtype))
+    if (!core_dtype_is_valid((int)prim->dtype) || !porta_dtype_is_float(prim->dtype))
         return porta_error(PORTA_ERR_DTYPE,
                            "%s: expected a floating-point dtype (float16, bfloat16, float32 or "
                            "float64), got %s",
-                           op, porta_dtype_is_valid((int)prim->dtype)
+                           op, core_dtype_is_valid((int)prim->dtype)
                                    ? porta_dtype_name(prim->dtype) : "an invalid dtype");
     if (prim->rank < 0 || prim->rank > PORTA_MAX_RANK)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: rank must be 0..%d, got %d", op,
@@ -52,10 +52,10 @@ porta_status *porta_infer_random(porta_prim *prim, const porta_meta *inputs, int
         if (prim->sizes[i] < 0)
             return porta_error(PORTA_ERR_SHAPE, "%s: size %lld at axis %d is negative", op,
                                (long long)prim->sizes[i], i);
-    if (porta_shape_numel(prim->rank, prim->sizes) < 0) {
-        char buf[PORTA_SHAPE_STR_CAP];
+    if (core_shape_numel(prim->rank, prim->sizes) < 0) {
+        char buf[CORE_SHAPE_STR_CAP];
         return porta_error(PORTA_ERR_SHAPE, "%s: shape %s has too many elements", op,
-                           porta_format_shape(buf, sizeof buf, prim->rank, prim->sizes));
+                           core_format_shape(buf, sizeof buf, prim->rank, prim->sizes));
     }
     PORTA_TRY(check_distribution(op, prim));
     /* Sizes past the rank take no part in the result; zero them so equal

@@ -24,7 +24,7 @@ static porta_dtype reduce_result_dtype(int op, porta_dtype x) {
  * reductions hash equally; an arg op keeps axis_count 0 for "flattened". A
  * rank-0 tensor accepts axis 0 and -1 as in PyTorch, which leaves no axis to
  * list: its single element is the reduction. */
-static porta_status *normalize_axes(porta_prim *prim, const char *name, int rank) {
+static porta_status *normalize_axes(ir_prim *prim, const char *name, int rank) {
     if (prim->axis_count < 0 || prim->axis_count > PORTA_MAX_RANK)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "%s: axis_count must be 0..%d, got %d", name, PORTA_MAX_RANK,
@@ -35,7 +35,7 @@ static porta_status *normalize_axes(porta_prim *prim, const char *name, int rank
     bool seen[PORTA_MAX_RANK] = {false};
     for (int i = 0; i < prim->axis_count; i++) {
         int axis;
-        PORTA_TRY(porta_normalize_axis(name, prim->axes[i], rank, &axis));
+        PORTA_TRY(core_normalize_axis(name, prim->axes[i], rank, &axis));
         if (seen[axis])
             return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                "%s: dim %d appears multiple times in the list of dims", name,
@@ -53,15 +53,15 @@ static porta_status *normalize_axes(porta_prim *prim, const char *name, int rank
     return NULL;
 }
 
-porta_status *porta_infer_reduce(porta_prim *prim, const porta_meta *inputs, int input_count,
-                                 porta_meta *out) {
+porta_status *ir_infer_reduce(ir_prim *prim, const ir_meta *inputs, int input_count,
+                                 ir_meta *out) {
     if (prim->op < 0 || prim->op >= PORTA_REDUCE_OP_COUNT)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "reduce: invalid op %d", prim->op);
-    const char *name = porta_prim_name(prim);
+    const char *name = ir_prim_name(prim);
     if (input_count != 1)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: expected 1 input, got %d", name,
                            input_count);
-    const porta_meta *x = &inputs[0];
+    const ir_meta *x = &inputs[0];
     if (is_arg_op(prim->op) && x->dtype == PORTA_BOOL)
         return porta_error(PORTA_ERR_DTYPE, "%s: expected a numeric input, got bool", name);
     PORTA_TRY(normalize_axes(prim, name, x->rank));
@@ -76,12 +76,12 @@ porta_status *porta_infer_reduce(porta_prim *prim, const porta_meta *inputs, int
                           is_arg_op(prim->op);
     for (int axis = 0; axis < x->rank && needs_elements; axis++) {
         if (reduced[axis] && x->sizes[axis] == 0) {
-            char shape[PORTA_SHAPE_STR_CAP];
+            char shape[CORE_SHAPE_STR_CAP];
             return porta_error(PORTA_ERR_SHAPE,
                                "%s: expected reduction axis %d to have non-zero size, got "
                                "shape %s",
                                name, axis,
-                               porta_format_shape(shape, sizeof shape, x->rank, x->sizes));
+                               core_format_shape(shape, sizeof shape, x->rank, x->sizes));
         }
     }
 

@@ -5,9 +5,9 @@
 #include "core/tensor_layout.h"
 #include "ir/infer.h"
 
-porta_status *porta_infer_sort(porta_prim *prim, const porta_meta *inputs, int input_count,
-                               porta_meta *out) {
-    const char *op = porta_prim_name(prim);
+porta_status *ir_infer_sort(ir_prim *prim, const ir_meta *inputs, int input_count,
+                               ir_meta *out) {
+    const char *op = ir_prim_name(prim);
     if (input_count != 1)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: expected 1 input, got %d", op,
                            input_count);
@@ -15,8 +15,8 @@ porta_status *porta_infer_sort(porta_prim *prim, const porta_meta *inputs, int i
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "sort: expected order 0 (ascending) or 1 (descending), got %d",
                            prim->op);
-    const porta_meta *x = &inputs[0];
-    PORTA_TRY(porta_normalize_axis(op, prim->axis, x->rank, &prim->axis));
+    const ir_meta *x = &inputs[0];
+    PORTA_TRY(core_normalize_axis(op, prim->axis, x->rank, &prim->axis));
     *out = *x;
     out->dtype = PORTA_I64;
     return NULL;

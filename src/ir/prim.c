@@ -4,7 +4,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
-int porta_prim_input_count(const porta_prim *prim) {
+int ir_prim_input_count(const ir_prim *prim) {
     switch (prim->kind) {
     case PRIM_INPUT:
     case PRIM_CONSTANT:
@@ -37,7 +37,7 @@ int porta_prim_input_count(const porta_prim *prim) {
     return -1;
 }
 
-const char *porta_prim_kind_name(porta_prim_kind kind) {
+const char *ir_prim_kind_name(ir_prim_kind kind) {
     static const char *const names[PRIM_KIND_COUNT] = {
         [PRIM_INPUT] = "input",     [PRIM_CONSTANT] = "constant",
         [PRIM_UNARY] = "unary",     [PRIM_BINARY] = "binary",
@@ -81,7 +81,7 @@ static const char *op_name(const char (*names)[NAME_CAP], int count, int op,
     return op >= 0 && op < count ? names[op] : invalid;
 }
 
-const char *porta_prim_name(const porta_prim *prim) {
+const char *ir_prim_name(const ir_prim *prim) {
     pthread_once(&names_once, join_names);
     switch (prim->kind) {
     case PRIM_UNARY:
@@ -107,6 +107,6 @@ const char *porta_prim_name(const porta_prim *prim) {
     case PRIM_SORT:
         return prim->op == PORTA_SORT_DESCENDING ? "sort.descending" : "sort.ascending";
     default:
-        return porta_prim_kind_name(prim->kind);
+        return ir_prim_kind_name(prim->kind);
     }
 }

@@ -6,7 +6,7 @@
 
 #include "porta.h"
 
-typedef enum porta_prim_kind {
+typedef enum ir_prim_kind {
     PRIM_INPUT = 0,   /* graph input */
     PRIM_CONSTANT,    /* scalar constant: value, dtype; broadcast by consumers */
     /* compute: executed by backends */
@@ -31,10 +31,10 @@ typedef enum porta_prim_kind {
     PRIM_SLICE,       /* axis, start, stop, step */
     PRIM_FLIP,        /* axes */
     PRIM_KIND_COUNT
-} porta_prim_kind;
+} ir_prim_kind;
 
-typedef struct porta_prim {
-    porta_prim_kind kind;
+typedef struct ir_prim {
+    ir_prim_kind kind;
     int op;
     porta_dtype dtype; /* PRIM_INPUT / CONSTANT / CAST / RANDOM: the dtype */
     int axis;
@@ -49,7 +49,7 @@ typedef struct porta_prim {
     double value, value2;
     uint64_t seed, offset;
     porta_conv_params conv;
-} porta_prim;
+} ir_prim;
 
 /*
  * Dtype contract of `execute` per primitive (the op layer inserts casts):
@@ -78,9 +78,9 @@ typedef struct porta_prim {
  */
 
 /* Input counts per kind (-1: variable, CONV has 2 or 3). */
-int porta_prim_input_count(const porta_prim *prim);
-const char *porta_prim_kind_name(porta_prim_kind kind);
+int ir_prim_input_count(const ir_prim *prim);
+const char *ir_prim_kind_name(ir_prim_kind kind);
 /* A readable name such as "binary.add" or "reduce.sum". */
-const char *porta_prim_name(const porta_prim *prim);
+const char *ir_prim_name(const ir_prim *prim);
 
 #endif

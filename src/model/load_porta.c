@@ -56,13 +56,13 @@ static porta_status *check_weights(const char *path, const model_program *graph,
         if (!same) {
             int64_t sizes[PORTA_MAX_RANK];
             for (int d = 0; d < decl->rank; d++) sizes[d] = decl->dims[d].size;
-            char want[PORTA_SHAPE_STR_CAP], have[PORTA_SHAPE_STR_CAP];
+            char want[CORE_SHAPE_STR_CAP], have[CORE_SHAPE_STR_CAP];
             return porta_error(PORTA_ERR_SHAPE,
                                "%s: weight %s: the graph declares %s %s, the file holds %s %s",
                                path, decl->name, porta_dtype_name(decl->dtype),
-                               porta_format_shape(want, sizeof want, decl->rank, sizes),
+                               core_format_shape(want, sizeof want, decl->rank, sizes),
                                porta_dtype_name(info.dtype),
-                               porta_format_shape(have, sizeof have, info.rank, info.sizes));
+                               core_format_shape(have, sizeof have, info.rank, info.sizes));
         }
     }
     return NULL;

@@ -39,7 +39,7 @@ porta_status *model_load_pt2(const char *path, porta_model **out) {
         close_state(s);
         return status;
     }
-    porta_text graph_text = {0};
+    core_text graph_text = {0};
     model_program *graph = NULL;
     status = pt2_graph_to_porta(s->archive, &graph_text, &s->names);
     if (!status) status = model_program_parse(graph_text.chars, graph_text.length, &graph);

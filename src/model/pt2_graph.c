@@ -48,10 +48,10 @@ static porta_status *name_of(const json_value *v, const char *where, const char 
     return NULL;
 }
 
-static void put_string(porta_text *t, const char *s) { text_json_string(t, s, strlen(s)); }
+static void put_string(core_text *t, const char *s) { text_json_string(t, s, strlen(s)); }
 
 /* A JSON value as text (the schema table's defaults). */
-static void put_json(porta_text *t, const json_value *v) {
+static void put_json(core_text *t, const json_value *v) {
     switch (v->type) {
     case JSON_NULL: text_puts(t, "null"); break;
     case JSON_TRUE: text_puts(t, "true"); break;
@@ -100,7 +100,7 @@ static const char *dtype_name(const json_value *v) {
     }
 }
 
-static porta_status *put_int(porta_text *t, const json_value *v, const char *where) {
+static porta_status *put_int(core_text *t, const json_value *v, const char *where) {
     if (v->type != JSON_NUMBER || !v->as.number.is_integer)
         return bad(where, "an integer within int64", v);
     text_printf(t, "%lld", (long long)v->as.number.integer);
@@ -108,7 +108,7 @@ static porta_status *put_int(porta_text *t, const json_value *v, const char *whe
 }
 
 /* SymInt: {"as_name": n} or {"as_int": i}, as a .porta "ints" item or arg. */
-static porta_status *put_sym_int(porta_text *t, const json_value *v, const char *where, bool wrapped) {
+static porta_status *put_sym_int(core_text *t, const json_value *v, const char *where, bool wrapped) {
     const char *key = NULL;
     const json_value *value = NULL;
     PORTA_TRY(union_member(v, where, &key, &value));
@@ -125,7 +125,7 @@ static porta_status *put_sym_int(porta_text *t, const json_value *v, const char 
     return NULL;
 }
 
-static porta_status *put_list(porta_text *t, const json_value *list, const char *kind,
+static porta_status *put_list(core_text *t, const json_value *list, const char *kind,
                               const char *where) {
     if (list->type != JSON_ARRAY) return bad(where, "an array", list);
     text_printf(t, "{\"%s\":[", kind);
@@ -145,7 +145,7 @@ static porta_status *put_list(porta_text *t, const json_value *list, const char 
 }
 
 /* One Argument of schema.py as a .porta argument. */
-static porta_status *put_argument(porta_text *t, const json_value *arg, const char *where) {
+static porta_status *put_argument(core_text *t, const json_value *arg, const char *where) {
     const char *key = NULL;
     const json_value *v = NULL;
     PORTA_TRY(union_member(arg, where, &key, &v));
@@ -253,7 +253,7 @@ static const json_value *named_input(const json_value *inputs, const char *name)
 }
 
 /* Every argument of op in schema order: the node's, else the default. */
-static porta_status *put_aten_args(porta_text *t, const char *op, const json_value *inputs,
+static porta_status *put_aten_args(core_text *t, const char *op, const json_value *inputs,
                                    const char *where) {
     const pt2_schema *schema = find_schema(op);
     if (!schema)
@@ -322,7 +322,7 @@ static bool skipped(const char *target) {
     return false;
 }
 
-static porta_status *put_outputs(porta_text *t, const json_value *outputs, const char *where) {
+static porta_status *put_outputs(core_text *t, const json_value *outputs, const char *where) {
     text_puts(t, "[");
     bool first = true;
     for (size_t i = 0; i < outputs->as.array.count; i++) {
@@ -358,7 +358,7 @@ static porta_status *put_outputs(porta_text *t, const json_value *outputs, const
     return NULL;
 }
 
-static porta_status *put_node(porta_text *t, const json_value *node, size_t index, bool *first) {
+static porta_status *put_node(core_text *t, const json_value *node, size_t index, bool *first) {
     char where[320];
     snprintf(where, sizeof where, "node %zu", index);
     const json_value *target = NULL, *inputs = NULL, *outputs = NULL;
@@ -425,7 +425,7 @@ static bool symbol_name(const char *expr, char *out, size_t cap) {
     return true;
 }
 
-static porta_status *put_symbols(porta_text *t, const json_value *program) {
+static porta_status *put_symbols(core_text *t, const json_value *program) {
     const json_value *ranges = json_object_get(program, "range_constraints");
     text_puts(t, "\"symbols\":[");
     if (ranges && ranges->type == JSON_OBJECT) {
@@ -453,7 +453,7 @@ static porta_status *put_symbols(porta_text *t, const json_value *program) {
 }
 
 /* A user input's declaration from graph.tensor_values. */
-static porta_status *put_input(porta_text *t, const json_value *graph, const char *name) {
+static porta_status *put_input(core_text *t, const json_value *graph, const char *name) {
     const json_value *values = NULL, *meta = NULL, *sizes = NULL;
     PORTA_TRY(get(graph, "tensor_values", JSON_OBJECT, "the graph", &values));
     PORTA_TRY(get(values, name, JSON_OBJECT, "tensor_values", &meta));
@@ -510,11 +510,11 @@ static porta_status *add_weight(pt2_weight_names *w, const char *placeholder, co
 }
 
 /* Inputs and weights from the signature's input specs, in graph order. */
-static porta_status *put_inputs(porta_text *t, const pt2_archive *archive, const json_value *graph,
+static porta_status *put_inputs(core_text *t, const pt2_archive *archive, const json_value *graph,
                                 const json_value *signature, pt2_weight_names *w) {
     const json_value *specs = NULL;
     PORTA_TRY(get(signature, "input_specs", JSON_ARRAY, "the signature", &specs));
-    porta_text *weights = &(porta_text){0};
+    core_text *weights = &(core_text){0};
     porta_status *status = NULL;
     text_puts(t, "\"inputs\":[");
     text_puts(weights, "\"weights\":[");
@@ -571,7 +571,7 @@ static porta_status *put_inputs(porta_text *t, const pt2_archive *archive, const
     return status;
 }
 
-static porta_status *put_graph_outputs(porta_text *t, const json_value *signature) {
+static porta_status *put_graph_outputs(core_text *t, const json_value *signature) {
     const json_value *specs = NULL;
     PORTA_TRY(get(signature, "output_specs", JSON_ARRAY, "the signature", &specs));
     text_puts(t, "\"outputs\":[");
@@ -596,7 +596,7 @@ static porta_status *put_graph_outputs(porta_text *t, const json_value *signatur
     return NULL;
 }
 
-porta_status *pt2_graph_to_porta(const pt2_archive *archive, porta_text *out, pt2_weight_names *weights) {
+porta_status *pt2_graph_to_porta(const pt2_archive *archive, core_text *out, pt2_weight_names *weights) {
     const json_value *program = pt2_program(archive), *module, *graph, *signature, *nodes;
     PORTA_TRY(get(program, "graph_module", JSON_OBJECT, "the program", &module));
     PORTA_TRY(get(module, "graph", JSON_OBJECT, "graph_module", &graph));

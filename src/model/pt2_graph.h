@@ -17,7 +17,7 @@ typedef struct pt2_weight_names {
 
 /* Appends the .porta graph to `out` and fills `weights` (free it with
  * pt2_weight_names_free, on error too). */
-porta_status *pt2_graph_to_porta(const pt2_archive *archive, porta_text *out,
+porta_status *pt2_graph_to_porta(const pt2_archive *archive, core_text *out,
                                  pt2_weight_names *weights);
 void pt2_weight_names_free(pt2_weight_names *weights);
 

@@ -34,11 +34,11 @@ static porta_status *check_input(const model_program *g, int i, const porta_tens
                            porta_dtype_name(porta_tensor_dtype(t)));
     int rank = porta_tensor_rank(t);
     const int64_t *sizes = porta_tensor_sizes(t);
-    char given[PORTA_SHAPE_STR_CAP];
+    char given[CORE_SHAPE_STR_CAP];
     if (rank != decl->rank)
         return porta_error(PORTA_ERR_SHAPE, "model input %d (%s): expected %d dims, got shape %s",
                            i, decl->name, decl->rank,
-                           porta_format_shape(given, sizeof given, rank, sizes));
+                           core_format_shape(given, sizeof given, rank, sizes));
     for (int d = 0; d < rank; d++) {
         const model_dim *dim = &decl->dims[d];
         if (dim->size >= 0) {
@@ -46,7 +46,7 @@ static porta_status *check_input(const model_program *g, int i, const porta_tens
                 return porta_error(PORTA_ERR_SHAPE,
                                    "model input %d (%s): expected size %lld in dim %d, got shape %s",
                                    i, decl->name, (long long)dim->size, d,
-                                   porta_format_shape(given, sizeof given, rank, sizes));
+                                   core_format_shape(given, sizeof given, rank, sizes));
             continue;
         }
         const model_symbol *s = &g->symbols[dim->symbol];
@@ -56,13 +56,13 @@ static porta_status *check_input(const model_program *g, int i, const porta_tens
                                "model input %d (%s): dim %d is symbol %s, which is %lld elsewhere; "
                                "got shape %s",
                                i, decl->name, d, s->name, (long long)*bound,
-                               porta_format_shape(given, sizeof given, rank, sizes));
+                               core_format_shape(given, sizeof given, rank, sizes));
         if (sizes[d] < s->min || sizes[d] > s->max)
             return porta_error(PORTA_ERR_SHAPE,
                                "model input %d (%s): dim %d (symbol %s) must be in [%lld, %lld], "
                                "got shape %s",
                                i, decl->name, d, s->name, (long long)s->min, (long long)s->max,
-                               porta_format_shape(given, sizeof given, rank, sizes));
+                               core_format_shape(given, sizeof given, rank, sizes));
         *bound = sizes[d];
     }
     return NULL;

@@ -59,24 +59,24 @@ static bool overlaps_partially(const porta_tensor *out, const porta_tensor *in) 
 }
 
 /* Executes into dst, through a temporary when dst overlaps an input. */
-static porta_status *execute_into(const porta_prim *prim, const porta_tensor *const *operands,
+static porta_status *execute_into(const ir_prim *prim, const porta_tensor *const *operands,
                                   int input_count, porta_tensor *dst) {
     bool overlap = false;
     for (int i = 0; i < input_count; i++) overlap = overlap || overlaps_partially(dst, operands[i]);
-    if (!overlap) return porta_device_execute(prim, operands, input_count, dst);
+    if (!overlap) return ops_device_execute(prim, operands, input_count, dst);
 
-    porta_meta meta;
-    porta_meta_of(dst, &meta);
+    ir_meta meta;
+    ir_meta_of(dst, &meta);
     porta_tensor *temp;
-    PORTA_TRY(porta_alloc_meta(dst->buffer->device, &meta, &temp));
-    porta_status *status = porta_device_execute(prim, operands, input_count, temp);
+    PORTA_TRY(ops_alloc_meta(dst->buffer->device, &meta, &temp));
+    porta_status *status = ops_device_execute(prim, operands, input_count, temp);
     if (!status) {
-        porta_prim copy;
+        ir_prim copy;
         memset(&copy, 0, sizeof copy);
         copy.kind = PRIM_CAST;
         copy.dtype = dst->dtype;
         const porta_tensor *source = temp;
-        status = porta_device_execute(&copy, &source, 1, dst);
+        status = ops_device_execute(&copy, &source, 1, dst);
     }
     porta_tensor_release(temp);
     return status;
@@ -98,20 +98,20 @@ typedef struct ew_input {
 } ew_input;
 
 static porta_status *prepare_input(const porta_tensor *x, porta_dtype dtype,
-                                   const porta_meta *meta, ew_input *in) {
+                                   const ir_meta *meta, ew_input *in) {
     bool same_shape = x->rank == meta->rank &&
                       (meta->rank == 0 ||
                        !memcmp(x->sizes, meta->sizes, (size_t)meta->rank * sizeof meta->sizes[0]));
     in->ready = x;
     in->owned = NULL;
     if (x->dtype != dtype) {
-        PORTA_TRY(porta_to_dtype(x, dtype, &in->owned));
+        PORTA_TRY(ops_to_dtype(x, dtype, &in->owned));
         in->ready = in->owned;
     }
     if (same_shape) return NULL;
     const porta_tensor *source = in->ready;
     porta_status *status =
-        porta_broadcast_strides(source, meta->rank, meta->sizes, in->view.strides);
+        ops_broadcast_strides(source, meta->rank, meta->sizes, in->view.strides);
     if (status) {
         porta_tensor_release(in->owned);
         in->owned = NULL;
@@ -133,7 +133,7 @@ static porta_status *prepare_input(const porta_tensor *x, porta_dtype dtype,
 static porta_status *run_device(const char *name, const porta_tensor *const *inputs,
                                 int input_count, const porta_tensor *out,
                                 porta_device **device) {
-    PORTA_TRY(porta_common_device(name, inputs, input_count, device));
+    PORTA_TRY(ops_common_device(name, inputs, input_count, device));
     if (*device) return NULL;
     if (out) {
         *device = out->buffer->device;
@@ -144,16 +144,16 @@ static porta_status *run_device(const char *name, const porta_tensor *const *inp
 
 /* The runner on a prim it may normalize in place (the public entry copies
  * the caller's const prim first; the public ops build their own). */
-static porta_status *run_elementwise(porta_prim *prim, const porta_tensor *const *inputs,
+static porta_status *run_elementwise(ir_prim *prim, const porta_tensor *const *inputs,
                                      int input_count, porta_tensor **out) {
-    const char *name = porta_prim_name(prim);
+    const char *name = ir_prim_name(prim);
     porta_device *device;
     PORTA_TRY(run_device(name, inputs, input_count, *out, &device));
-    porta_meta metas[3], meta;
-    for (int i = 0; i < input_count; i++) porta_meta_of(inputs[i], &metas[i]);
-    /* straight to the family's inference: porta_infer's checks of the
+    ir_meta metas[3], meta;
+    for (int i = 0; i < input_count; i++) ir_meta_of(inputs[i], &metas[i]);
+    /* straight to the family's inference: ir_infer's checks of the
      * metas hold for any tensor's */
-    PORTA_TRY(porta_infer_elementwise(prim, metas, input_count, &meta));
+    PORTA_TRY(ir_infer_elementwise(prim, metas, input_count, &meta));
     if (*out) PORTA_TRY(check_writable(name, *out));
 
     porta_status *status = NULL;
@@ -161,28 +161,28 @@ static porta_status *run_elementwise(porta_prim *prim, const porta_tensor *const
     const porta_tensor *ready[3];
     int count = 0;
     for (; count < input_count; count++) {
-        PORTA_TRY_GOTO(status,
+        CORE_TRY_GOTO(status,
                        prepare_input(inputs[count],
-                                     porta_elementwise_input_dtype(prim, metas, count, &meta),
+                                     ir_elementwise_input_dtype(prim, metas, count, &meta),
                                      &meta, &prepared[count]),
                        done);
         ready[count] = prepared[count].ready;
     }
     porta_tensor *dst;
     bool needs_copy;
-    PORTA_TRY_GOTO(status, porta_prepare_out(name, device, &meta, out, &dst, &needs_copy), done);
+    CORE_TRY_GOTO(status, ops_prepare_out(name, device, &meta, out, &dst, &needs_copy), done);
     status = execute_into(prim, ready, input_count, dst);
     if (status) {
         if (dst != *out) porta_tensor_release(dst);
         goto done;
     }
-    status = porta_finish_out(dst, needs_copy, out);
+    status = ops_finish_out(dst, needs_copy, out);
 done:
     for (int i = 0; i < count; i++) porta_tensor_release(prepared[i].owned);
     return status;
 }
 
-static bool valid_call(const porta_prim *prim, const porta_tensor *const *inputs,
+static bool valid_call(const ir_prim *prim, const porta_tensor *const *inputs,
                        int input_count, porta_tensor **out) {
     return prim && out && input_count >= 0 && input_count <= 3 && (input_count == 0 || inputs);
 }
@@ -194,40 +194,40 @@ static porta_status *invalid_call(int input_count) {
                        input_count);
 }
 
-porta_status *porta_run_elementwise(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *ops_run_elementwise(const ir_prim *prim, const porta_tensor *const *inputs,
                                     int input_count, porta_tensor **out) {
     if (!valid_call(prim, inputs, input_count, out)) return invalid_call(input_count);
-    porta_prim inferred = *prim;
+    ir_prim inferred = *prim;
     return run_elementwise(&inferred, inputs, input_count, out);
 }
 
 /* ---- public ops ---- */
 
 /* Fills *prim in place: returning the ~1 KiB struct by value would copy it. */
-static void init_prim(porta_prim *prim, porta_prim_kind kind, int op) {
+static void init_prim(ir_prim *prim, ir_prim_kind kind, int op) {
     memset(prim, 0, sizeof *prim);
     prim->kind = kind;
     prim->op = op;
 }
 
-static porta_status *run_op(porta_prim *prim, const porta_tensor *const *inputs,
+static porta_status *run_op(ir_prim *prim, const porta_tensor *const *inputs,
                             int input_count, porta_tensor **out) {
     if (!out)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: the out pointer is NULL",
-                           porta_prim_name(prim));
+                           ir_prim_name(prim));
     if (!valid_call(prim, inputs, input_count, out)) return invalid_call(input_count);
     return run_elementwise(prim, inputs, input_count, out);
 }
 
 porta_status *porta_unary(porta_unary_op op, const porta_tensor *x, porta_tensor **out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_UNARY, (int)op);
     return run_op(&prim, &x, 1, out);
 }
 
 porta_status *porta_binary(porta_binary_op op, const porta_tensor *a, const porta_tensor *b,
                            porta_tensor **out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_BINARY, (int)op);
     const porta_tensor *inputs[2] = {a, b};
     return run_op(&prim, inputs, 2, out);
@@ -235,14 +235,14 @@ porta_status *porta_binary(porta_binary_op op, const porta_tensor *a, const port
 
 porta_status *porta_ternary(porta_ternary_op op, const porta_tensor *a, const porta_tensor *b,
                             const porta_tensor *c, porta_tensor **out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_TERNARY, (int)op);
     const porta_tensor *inputs[3] = {a, b, c};
     return run_op(&prim, inputs, 3, out);
 }
 
 porta_status *porta_cast(const porta_tensor *x, porta_dtype dtype, porta_tensor **out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_CAST, 0);
     prim.dtype = dtype;
     return run_op(&prim, &x, 1, out);
@@ -251,16 +251,16 @@ porta_status *porta_cast(const porta_tensor *x, porta_dtype dtype, porta_tensor 
 porta_status *porta_copy(const porta_tensor *src, porta_tensor *dst) {
     if (src && dst && src->buffer->device != dst->buffer->device) {
         PORTA_TRY(check_writable("copy", dst));
-        return porta_copy_between_devices(src, dst);
+        return ops_copy_between_devices(src, dst);
     }
     const porta_tensor *both[2] = {src, dst};
     porta_device *device;
-    PORTA_TRY(porta_common_device("copy", both, 2, &device));
+    PORTA_TRY(ops_common_device("copy", both, 2, &device));
     PORTA_TRY(check_writable("copy", dst));
     porta_tensor *view;
-    porta_status *status = porta_broadcast_to(src, dst->rank, dst->sizes, &view);
+    porta_status *status = ops_broadcast_to(src, dst->rank, dst->sizes, &view);
     if (status) return porta_error_context(status, "copy");
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_CAST, 0);
     prim.dtype = dst->dtype;
     status = execute_into(&prim, (const porta_tensor *const *)&view, 1, dst);
@@ -269,13 +269,13 @@ porta_status *porta_copy(const porta_tensor *src, porta_tensor *dst) {
 }
 
 porta_status *porta_fill(porta_tensor *dst, double value) {
-    PORTA_TRY(porta_check_tensor(dst, "dst"));
+    PORTA_TRY(core_check_tensor(dst, "dst"));
     PORTA_TRY(check_writable("fill", dst));
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_FILL, 0);
     prim.dtype = dst->dtype;
     prim.value = value;
     prim.rank = dst->rank;
     if (dst->rank) memcpy(prim.sizes, dst->sizes, (size_t)dst->rank * sizeof dst->sizes[0]);
-    return porta_device_execute(&prim, NULL, 0, dst);
+    return ops_device_execute(&prim, NULL, 0, dst);
 }

@@ -19,7 +19,7 @@ porta_status *porta_tensor_full(porta_device *device, porta_dtype dtype, int ran
             uint64_t bits;
             double f64; /* aligns the value for every dtype */
         } element = {0};
-        porta_store_from_double(dtype, &element, value);
+        core_store_from_double(dtype, &element, value);
         status = porta_buffer_write(t->buffer, 0, &element, porta_dtype_size(dtype));
     } else {
         status = porta_fill(t, value);
@@ -47,18 +47,18 @@ porta_status *porta_tensor_arange(porta_device *device, porta_dtype dtype, doubl
     double count = ceil((end - start) / step);
     if (count > 9.0e15)
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "arange: %g elements are too many", count);
-    if (!porta_dtype_is_valid((int)dtype) || dtype == PORTA_BOOL)
+    if (!core_dtype_is_valid((int)dtype) || dtype == PORTA_BOOL)
         return porta_error(PORTA_ERR_DTYPE, "arange: expected a numeric dtype, got %s",
                            porta_dtype_name(dtype));
     int64_t n = (int64_t)count;
     size_t elem = porta_dtype_size(dtype);
     char *host;
-    PORTA_TRY(porta_host_alloc((size_t)n * elem, "arange staging", (void **)&host));
+    PORTA_TRY(core_host_alloc((size_t)n * elem, "arange staging", (void **)&host));
     /* Computed on the host and uploaded once: start + i * step, as PyTorch
      * does, rather than accumulating the step. */
     for (int64_t i = 0; i < n; i++)
-        porta_store_from_double(dtype, host + (size_t)i * elem, start + (double)i * step);
+        core_store_from_double(dtype, host + (size_t)i * elem, start + (double)i * step);
     porta_status *status = porta_tensor_from_host(device, dtype, 1, &n, host, out);
-    porta_host_free(host);
+    core_host_free(host);
     return status;
 }

@@ -9,44 +9,44 @@
 #define INDEX_MAX_INPUTS 3
 #define INDEX_INPUT 1 /* the index is the second input of every index op */
 
-porta_status *porta_run_index(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *ops_run_index(const ir_prim *prim, const porta_tensor *const *inputs,
                               int input_count, porta_tensor **out) {
-    const char *op = porta_prim_name(prim);
+    const char *op = ir_prim_name(prim);
     if (!inputs || input_count < 2 || input_count > INDEX_MAX_INPUTS)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: got %d inputs", op,
                            inputs ? input_count : 0);
     porta_device *device;
-    PORTA_TRY(porta_common_device(op, inputs, input_count, &device));
+    PORTA_TRY(ops_common_device(op, inputs, input_count, &device));
 
-    porta_meta metas[INDEX_MAX_INPUTS], meta;
-    for (int i = 0; i < input_count; i++) porta_meta_of(inputs[i], &metas[i]);
-    porta_prim local = *prim; /* inference normalizes the axis */
-    PORTA_TRY(porta_infer(&local, metas, input_count, &meta));
+    ir_meta metas[INDEX_MAX_INPUTS], meta;
+    for (int i = 0; i < input_count; i++) ir_meta_of(inputs[i], &metas[i]);
+    ir_prim local = *prim; /* inference normalizes the axis */
+    PORTA_TRY(ir_infer(&local, metas, input_count, &meta));
 
     const porta_tensor *operands[INDEX_MAX_INPUTS];
     memcpy(operands, inputs, (size_t)input_count * sizeof *inputs);
     porta_tensor *index;
-    PORTA_TRY(porta_to_dtype(inputs[INDEX_INPUT], PORTA_I64, &index));
+    PORTA_TRY(ops_to_dtype(inputs[INDEX_INPUT], PORTA_I64, &index));
     operands[INDEX_INPUT] = index;
 
-    porta_status *status = porta_execute_out(&local, device, &meta, operands, input_count, out);
+    porta_status *status = ops_execute_out(&local, device, &meta, operands, input_count, out);
     porta_tensor_release(index);
     return status;
 }
 
 /* ---- public entry points ---- */
 
-static porta_status *run_index_prim(porta_prim_kind kind, int op, int axis,
+static porta_status *run_index_prim(ir_prim_kind kind, int op, int axis,
                                     const porta_tensor *const *inputs, int input_count,
                                     porta_tensor **out) {
-    porta_prim prim;
+    ir_prim prim;
     memset(&prim, 0, sizeof prim); /* prims are hashed and compared bytewise */
     prim.kind = kind;
     prim.op = op;
     prim.axis = axis;
     if (!out)
-        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: out is NULL", porta_prim_name(&prim));
-    return porta_prim_run(&prim, inputs, input_count, out);
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: out is NULL", ir_prim_name(&prim));
+    return ops_prim_run(&prim, inputs, input_count, out);
 }
 
 porta_status *porta_gather(const porta_tensor *x, int axis, const porta_tensor *index,

@@ -11,7 +11,7 @@
 
 /* The views the backend gets: a [..., M, K] and b [..., K, N] with the
  * output's batch axes (stride 0 where broadcast). */
-static porta_status *broadcast_matmul_operands(porta_tensor **operands, const porta_meta *meta) {
+static porta_status *broadcast_matmul_operands(porta_tensor **operands, const ir_meta *meta) {
     int batch = meta->rank - 2;
     for (int i = 0; i < 2; i++) {
         porta_tensor *x = operands[i];
@@ -22,7 +22,7 @@ static porta_status *broadcast_matmul_operands(porta_tensor **operands, const po
         if (x->rank == meta->rank && !memcmp(x->sizes, sizes, (size_t)x->rank * sizeof sizes[0]))
             continue; /* already of that shape (plain 2-d products): no view needed */
         porta_tensor *view;
-        PORTA_TRY(porta_broadcast_to(x, meta->rank, sizes, &view));
+        PORTA_TRY(ops_broadcast_to(x, meta->rank, sizes, &view));
         porta_tensor_release(x);
         operands[i] = view;
     }
@@ -37,55 +37,55 @@ static bool shares_storage(const porta_tensor *out, porta_tensor *const *operand
 
 /* The runner on a prim that inference may normalize in place: the public
  * ops pass their own, the generic entry a copy of the caller's. */
-static porta_status *run_linalg(porta_prim *local, const porta_tensor *const *inputs,
+static porta_status *run_linalg(ir_prim *local, const porta_tensor *const *inputs,
                                 int input_count, porta_tensor **out) {
-    const char *op = porta_prim_name(local);
+    const char *op = ir_prim_name(local);
     if (input_count < 2 || input_count > LINALG_MAX_INPUTS ||
         (local->kind == PRIM_MATMUL && input_count != 2))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: got %d inputs", op, input_count);
     if (!inputs) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: inputs is NULL", op);
     porta_device *device;
-    PORTA_TRY(porta_common_device(op, inputs, input_count, &device));
+    PORTA_TRY(ops_common_device(op, inputs, input_count, &device));
 
-    porta_meta metas[LINALG_MAX_INPUTS], meta;
-    for (int i = 0; i < input_count; i++) porta_meta_of(inputs[i], &metas[i]);
-    PORTA_TRY(porta_infer(local, metas, input_count, &meta));
+    ir_meta metas[LINALG_MAX_INPUTS], meta;
+    for (int i = 0; i < input_count; i++) ir_meta_of(inputs[i], &metas[i]);
+    PORTA_TRY(ir_infer(local, metas, input_count, &meta));
 
     porta_tensor *operands[LINALG_MAX_INPUTS] = {NULL};
     porta_tensor *dst = NULL;
     bool needs_copy = false;
     porta_status *status = NULL;
     for (int i = 0; i < input_count; i++)
-        PORTA_TRY_GOTO(status, porta_to_dtype(inputs[i], meta.dtype, &operands[i]), cleanup);
+        CORE_TRY_GOTO(status, ops_to_dtype(inputs[i], meta.dtype, &operands[i]), cleanup);
     if (local->kind == PRIM_MATMUL)
-        PORTA_TRY_GOTO(status, broadcast_matmul_operands(operands, &meta), cleanup);
-    PORTA_TRY_GOTO(status, porta_prepare_out(op, device, &meta, out, &dst, &needs_copy), cleanup);
+        CORE_TRY_GOTO(status, broadcast_matmul_operands(operands, &meta), cleanup);
+    CORE_TRY_GOTO(status, ops_prepare_out(op, device, &meta, out, &dst, &needs_copy), cleanup);
     if (dst == *out && shares_storage(dst, operands, input_count)) {
         /* out= aliasing an operand would be read after it is written:
          * compute into a temporary and copy it over. */
-        PORTA_TRY_GOTO(status, porta_alloc_meta(device, &meta, &dst), cleanup);
+        CORE_TRY_GOTO(status, ops_alloc_meta(device, &meta, &dst), cleanup);
         needs_copy = true;
     }
-    status = porta_device_execute(local, (const porta_tensor *const *)operands, input_count, dst);
+    status = ops_device_execute(local, (const porta_tensor *const *)operands, input_count, dst);
     if (status) {
         if (dst != *out) porta_tensor_release(dst);
         goto cleanup;
     }
-    status = porta_finish_out(dst, needs_copy, out);
+    status = ops_finish_out(dst, needs_copy, out);
 cleanup:
     for (int i = 0; i < input_count; i++) porta_tensor_release(operands[i]);
     return status;
 }
 
-porta_status *porta_run_linalg(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *ops_run_linalg(const ir_prim *prim, const porta_tensor *const *inputs,
                                int input_count, porta_tensor **out) {
-    porta_prim local = *prim;
+    ir_prim local = *prim;
     return run_linalg(&local, inputs, input_count, out);
 }
 
 porta_status *porta_matmul(const porta_tensor *a, const porta_tensor *b, porta_tensor **out) {
     if (!out) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "matmul: out is NULL");
-    porta_prim prim;
+    ir_prim prim;
     memset(&prim, 0, sizeof prim);
     prim.kind = PRIM_MATMUL;
     const porta_tensor *inputs[2] = {a, b};
@@ -96,7 +96,7 @@ porta_status *porta_conv(const porta_tensor *x, const porta_tensor *w, const por
                          const porta_conv_params *params, porta_tensor **out) {
     if (!out) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "conv: out is NULL");
     if (!params) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "conv: params is NULL");
-    porta_prim prim;
+    ir_prim prim;
     memset(&prim, 0, sizeof prim);
     prim.kind = PRIM_CONV;
     prim.conv = *params;

@@ -10,10 +10,10 @@
 /* PyTorch's computeStride: the new shape is a view of x when every run of
  * x's dims that it merges or splits is contiguous within itself. Products
  * cannot overflow: each is bounded by the span x already addresses. */
-static bool reshape_view_strides(const porta_tensor *x, const porta_meta *meta,
+static bool reshape_view_strides(const porta_tensor *x, const ir_meta *meta,
                                  int64_t *strides) {
     if (x->rank == 0 || porta_tensor_numel(x) == 0) {
-        porta_contiguous_strides(meta->rank, meta->sizes, strides);
+        core_contiguous_strides(meta->rank, meta->sizes, strides);
         return true;
     }
     int view_d = meta->rank - 1;
@@ -40,56 +40,56 @@ static bool reshape_view_strides(const porta_tensor *x, const porta_meta *meta,
     return view_d == -1;
 }
 
-static porta_status *reshape(const porta_tensor *x, porta_device *device, const porta_meta *meta,
+static porta_status *reshape(const porta_tensor *x, porta_device *device, const ir_meta *meta,
                              porta_tensor **out) {
     int64_t strides[PORTA_MAX_RANK];
     if (reshape_view_strides(x, meta, strides))
-        return porta_tensor_restride(x, meta->rank, meta->sizes, strides, x->offset, out);
+        return rt_tensor_restride(x, meta->rank, meta->sizes, strides, x->offset, out);
     /* Copy x into a contiguous buffer in its own shape, then view that. */
-    porta_meta packed_meta;
-    porta_meta_of(x, &packed_meta);
+    ir_meta packed_meta;
+    ir_meta_of(x, &packed_meta);
     porta_tensor *packed;
-    PORTA_TRY(porta_alloc_meta(device, &packed_meta, &packed));
-    porta_prim copy;
+    PORTA_TRY(ops_alloc_meta(device, &packed_meta, &packed));
+    ir_prim copy;
     memset(&copy, 0, sizeof copy);
     copy.kind = PRIM_CAST;
     copy.dtype = x->dtype;
-    porta_status *status = porta_device_execute(&copy, &x, 1, packed);
+    porta_status *status = ops_device_execute(&copy, &x, 1, packed);
     if (!status) {
-        porta_contiguous_strides(meta->rank, meta->sizes, strides);
-        status = porta_tensor_restride(packed, meta->rank, meta->sizes, strides, 0, out);
+        core_contiguous_strides(meta->rank, meta->sizes, strides);
+        status = rt_tensor_restride(packed, meta->rank, meta->sizes, strides, 0, out);
     }
     porta_tensor_release(packed);
     return status;
 }
 
-static porta_status *permute(const porta_tensor *x, const porta_prim *prim, porta_tensor **out) {
+static porta_status *permute(const porta_tensor *x, const ir_prim *prim, porta_tensor **out) {
     int64_t sizes[PORTA_MAX_RANK], strides[PORTA_MAX_RANK];
     for (int i = 0; i < x->rank; i++) {
         sizes[i] = x->sizes[prim->axes[i]];
         strides[i] = x->strides[prim->axes[i]];
     }
-    return porta_tensor_restride(x, x->rank, sizes, strides, x->offset, out);
+    return rt_tensor_restride(x, x->rank, sizes, strides, x->offset, out);
 }
 
 /* The bounds in prim are normalized: start is the first element taken. An
  * empty result keeps x's layout, which addresses nothing; otherwise every
  * product below stays inside the span x addresses, so none overflows. */
-static porta_status *slice(const porta_tensor *x, const porta_prim *prim, const porta_meta *meta,
+static porta_status *slice(const porta_tensor *x, const ir_prim *prim, const ir_meta *meta,
                            porta_tensor **out) {
     int axis = prim->axis;
     int64_t strides[PORTA_MAX_RANK];
     memcpy(strides, x->strides, (size_t)x->rank * sizeof *strides);
     int64_t offset = x->offset;
-    if (porta_shape_numel(meta->rank, meta->sizes) > 0) {
+    if (core_shape_numel(meta->rank, meta->sizes) > 0) {
         offset += prim->start * x->strides[axis];
         /* A single element needs no step, and a huge step would overflow. */
         if (meta->sizes[axis] > 1) strides[axis] *= prim->step;
     }
-    return porta_tensor_restride(x, meta->rank, meta->sizes, strides, offset, out);
+    return rt_tensor_restride(x, meta->rank, meta->sizes, strides, offset, out);
 }
 
-static porta_status *flip(const porta_tensor *x, const porta_prim *prim, porta_tensor **out) {
+static porta_status *flip(const porta_tensor *x, const ir_prim *prim, porta_tensor **out) {
     int64_t strides[PORTA_MAX_RANK];
     memcpy(strides, x->strides, (size_t)x->rank * sizeof *strides);
     int64_t offset = x->offset;
@@ -99,42 +99,42 @@ static porta_status *flip(const porta_tensor *x, const porta_prim *prim, porta_t
         if (!empty) offset += (x->sizes[axis] - 1) * x->strides[axis];
         strides[axis] = -strides[axis];
     }
-    return porta_tensor_restride(x, x->rank, x->sizes, strides, offset, out);
+    return rt_tensor_restride(x, x->rank, x->sizes, strides, offset, out);
 }
 
-static porta_status *pad(const porta_prim *prim, const porta_tensor *x, porta_device *device,
-                         const porta_meta *meta, porta_tensor **out) {
+static porta_status *pad(const ir_prim *prim, const porta_tensor *x, porta_device *device,
+                         const ir_meta *meta, porta_tensor **out) {
     porta_tensor *dst;
     bool needs_copy;
-    PORTA_TRY(porta_prepare_out("pad", device, meta, out, &dst, &needs_copy));
-    porta_status *status = porta_device_execute(prim, &x, 1, dst);
+    PORTA_TRY(ops_prepare_out("pad", device, meta, out, &dst, &needs_copy));
+    porta_status *status = ops_device_execute(prim, &x, 1, dst);
     if (status) {
         if (dst != *out) porta_tensor_release(dst);
         return status;
     }
-    return porta_finish_out(dst, needs_copy, out);
+    return ops_finish_out(dst, needs_copy, out);
 }
 
-porta_status *porta_run_movement(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *ops_run_movement(const ir_prim *prim, const porta_tensor *const *inputs,
                                  int input_count, porta_tensor **out) {
-    const char *op = porta_prim_name(prim);
+    const char *op = ir_prim_name(prim);
     if (input_count != 1 || !inputs)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: expected 1 input, got %d", op,
                            inputs ? input_count : 0);
     porta_device *device;
-    PORTA_TRY(porta_common_device(op, inputs, 1, &device));
+    PORTA_TRY(ops_common_device(op, inputs, 1, &device));
     if (prim->kind != PRIM_PAD && *out)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "%s: returns a view of its input, so *out must be NULL", op);
     const porta_tensor *x = inputs[0];
-    porta_prim local = *prim; /* inference normalizes it */
-    porta_meta in, meta;
-    porta_meta_of(x, &in);
-    PORTA_TRY(porta_infer(&local, &in, 1, &meta));
+    ir_prim local = *prim; /* inference normalizes it */
+    ir_meta in, meta;
+    ir_meta_of(x, &in);
+    PORTA_TRY(ir_infer(&local, &in, 1, &meta));
     switch (local.kind) {
     case PRIM_RESHAPE: return reshape(x, device, &meta, out);
     case PRIM_PERMUTE: return permute(x, &local, out);
-    case PRIM_EXPAND: return porta_broadcast_to(x, meta.rank, meta.sizes, out);
+    case PRIM_EXPAND: return ops_broadcast_to(x, meta.rank, meta.sizes, out);
     case PRIM_SLICE: return slice(x, &local, &meta, out);
     case PRIM_FLIP: return flip(x, &local, out);
     case PRIM_PAD: return pad(&local, x, device, &meta, out);
@@ -145,7 +145,7 @@ porta_status *porta_run_movement(const porta_prim *prim, const porta_tensor *con
 
 /* ---- public entry points ---- */
 
-static void init_prim(porta_prim *prim, porta_prim_kind kind) {
+static void init_prim(ir_prim *prim, ir_prim_kind kind) {
     memset(prim, 0, sizeof *prim); /* prims are hashed and compared bytewise */
     prim->kind = kind;
 }
@@ -161,18 +161,18 @@ static porta_status *check_array(const char *op, const char *name, const void *a
     return NULL;
 }
 
-static porta_status *run_on(const porta_prim *prim, const porta_tensor *x, porta_tensor **out) {
+static porta_status *run_on(const ir_prim *prim, const porta_tensor *x, porta_tensor **out) {
     if (!out)
-        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: out is NULL", porta_prim_name(prim));
-    return porta_prim_run(prim, &x, 1, out);
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: out is NULL", ir_prim_name(prim));
+    return ops_prim_run(prim, &x, 1, out);
 }
 
 /* Reshape and expand: x and the shape it becomes. */
-static porta_status *run_shape_op(porta_prim_kind kind, const porta_tensor *x, int rank,
+static porta_status *run_shape_op(ir_prim_kind kind, const porta_tensor *x, int rank,
                                   const int64_t *sizes, porta_tensor **out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, kind);
-    PORTA_TRY(check_array(porta_prim_name(&prim), "sizes", sizes, rank, PORTA_MAX_RANK));
+    PORTA_TRY(check_array(ir_prim_name(&prim), "sizes", sizes, rank, PORTA_MAX_RANK));
     prim.rank = rank;
     if (rank) memcpy(prim.sizes, sizes, (size_t)rank * sizeof *sizes);
     return run_on(&prim, x, out);
@@ -184,9 +184,9 @@ porta_status *porta_reshape(const porta_tensor *x, int rank, const int64_t *size
 }
 
 porta_status *porta_permute(const porta_tensor *x, const int *dims, porta_tensor **out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_PERMUTE);
-    PORTA_TRY(porta_check_tensor(x, "x"));
+    PORTA_TRY(core_check_tensor(x, "x"));
     PORTA_TRY(check_array("permute", "dims", dims, x->rank, PORTA_MAX_RANK));
     prim.axis_count = x->rank;
     if (x->rank) memcpy(prim.axes, dims, (size_t)x->rank * sizeof *dims);
@@ -200,7 +200,7 @@ porta_status *porta_expand(const porta_tensor *x, int rank, const int64_t *sizes
 
 porta_status *porta_slice(const porta_tensor *x, int axis, int64_t start, int64_t stop,
                           int64_t step, porta_tensor **out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_SLICE);
     prim.axis = axis;
     prim.start = start;
@@ -211,7 +211,7 @@ porta_status *porta_slice(const porta_tensor *x, int axis, int64_t start, int64_
 
 porta_status *porta_flip(const porta_tensor *x, const int *axes, int axis_count,
                          porta_tensor **out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_FLIP);
     PORTA_TRY(check_array("flip", "axes", axes, axis_count, PORTA_MAX_RANK));
     prim.axis_count = axis_count;
@@ -221,9 +221,9 @@ porta_status *porta_flip(const porta_tensor *x, const int *axes, int axis_count,
 
 porta_status *porta_pad(const porta_tensor *x, const int64_t *pads, double value,
                         porta_tensor **out) {
-    porta_prim prim;
+    ir_prim prim;
     init_prim(&prim, PRIM_PAD);
-    PORTA_TRY(porta_check_tensor(x, "x"));
+    PORTA_TRY(core_check_tensor(x, "x"));
     PORTA_TRY(check_array("pad", "pads", pads, 2 * x->rank, 2 * PORTA_MAX_RANK));
     if (x->rank) memcpy(prim.pads, pads, 2 * (size_t)x->rank * sizeof *pads);
     prim.value = value;

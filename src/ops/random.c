@@ -7,18 +7,18 @@
 #include "ops/run.h"
 #include "runtime/tensor.h"
 
-porta_status *porta_run_random(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *ops_run_random(const ir_prim *prim, const porta_tensor *const *inputs,
                                int input_count, porta_tensor **out) {
-    porta_prim local = *prim; /* inference may normalize it */
-    porta_meta meta;
-    PORTA_TRY(porta_infer(&local, NULL, input_count, &meta));
+    ir_prim local = *prim; /* inference may normalize it */
+    ir_meta meta;
+    PORTA_TRY(ir_infer(&local, NULL, input_count, &meta));
     /* Without a destination the result goes to the default device, porta:0. */
     porta_device *device;
     if (*out)
         device = (*out)->buffer->device;
     else
         PORTA_TRY(porta_device_get(0, &device));
-    return porta_execute_out(&local, device, &meta, NULL, 0, out);
+    return ops_execute_out(&local, device, &meta, NULL, 0, out);
 }
 
 static porta_status *random_fill(porta_tensor *dst, bool normal, uint64_t seed, uint64_t offset,
@@ -26,7 +26,7 @@ static porta_status *random_fill(porta_tensor *dst, bool normal, uint64_t seed, 
     if (!dst)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "random.%s: dst is NULL",
                            normal ? "normal" : "uniform");
-    porta_prim prim;
+    ir_prim prim;
     memset(&prim, 0, sizeof prim);
     prim.kind = PRIM_RANDOM;
     prim.normal = normal;
@@ -38,7 +38,7 @@ static porta_status *random_fill(porta_tensor *dst, bool normal, uint64_t seed, 
     prim.value = value;
     prim.value2 = value2;
     porta_tensor *target = dst;
-    return porta_prim_run(&prim, NULL, 0, &target);
+    return ops_prim_run(&prim, NULL, 0, &target);
 }
 
 porta_status *porta_random_uniform(porta_tensor *dst, uint64_t seed, uint64_t offset, double low,

@@ -16,31 +16,31 @@ static porta_dtype kernel_input_dtype(int op, porta_dtype x) {
 
 /* The runner on a prim that inference normalizes in place (sorted axes):
  * porta_reduce passes its own, the generic entry a copy of the caller's. */
-static porta_status *run_reduce(porta_prim *normalized, const porta_tensor *const *inputs,
+static porta_status *run_reduce(ir_prim *normalized, const porta_tensor *const *inputs,
                                 int input_count, porta_tensor **out) {
     if (input_count != 1)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "reduce: expected 1 input, got %d",
                            input_count);
     porta_device *device;
-    PORTA_TRY(porta_common_device("reduce", inputs, input_count, &device));
-    porta_meta x_meta, out_meta;
-    porta_meta_of(inputs[0], &x_meta);
-    PORTA_TRY(porta_infer(normalized, &x_meta, 1, &out_meta));
+    PORTA_TRY(ops_common_device("reduce", inputs, input_count, &device));
+    ir_meta x_meta, out_meta;
+    ir_meta_of(inputs[0], &x_meta);
+    PORTA_TRY(ir_infer(normalized, &x_meta, 1, &out_meta));
 
     porta_dtype kernel_dtype = kernel_input_dtype(normalized->op, x_meta.dtype);
     if (kernel_dtype == x_meta.dtype) /* no conversion: the input is lent as it is */
-        return porta_execute_out(normalized, device, &out_meta, inputs, 1, out);
+        return ops_execute_out(normalized, device, &out_meta, inputs, 1, out);
     porta_tensor *x;
-    PORTA_TRY(porta_to_dtype(inputs[0], kernel_dtype, &x));
+    PORTA_TRY(ops_to_dtype(inputs[0], kernel_dtype, &x));
     const porta_tensor *kernel_inputs[1] = {x};
-    porta_status *status = porta_execute_out(normalized, device, &out_meta, kernel_inputs, 1, out);
+    porta_status *status = ops_execute_out(normalized, device, &out_meta, kernel_inputs, 1, out);
     porta_tensor_release(x);
     return status;
 }
 
-porta_status *porta_run_reduce(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *ops_run_reduce(const ir_prim *prim, const porta_tensor *const *inputs,
                                int input_count, porta_tensor **out) {
-    porta_prim normalized = *prim;
+    ir_prim normalized = *prim;
     return run_reduce(&normalized, inputs, input_count, out);
 }
 
@@ -49,7 +49,7 @@ porta_status *porta_reduce(porta_reduce_op op, const porta_tensor *x, const int 
     if ((int)op < 0 || op >= PORTA_REDUCE_OP_COUNT)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "reduce: invalid op %d", (int)op);
     const char *name = porta_reduce_op_name(op);
-    PORTA_TRY(porta_check_tensor(x, "x"));
+    PORTA_TRY(core_check_tensor(x, "x"));
     if (!out)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "reduce.%s: out must not be NULL", name);
     if (axis_count < 0 || axis_count > PORTA_MAX_RANK)
@@ -59,7 +59,7 @@ porta_status *porta_reduce(porta_reduce_op op, const porta_tensor *x, const int 
     if (axis_count > 0 && !axes)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "reduce.%s: axes is NULL but axis_count is %d", name, axis_count);
-    porta_prim prim;
+    ir_prim prim;
     memset(&prim, 0, sizeof prim);
     prim.kind = PRIM_REDUCE;
     prim.op = (int)op;

@@ -6,34 +6,34 @@
 #include "ops/run.h"
 #include "runtime/tensor.h"
 
-porta_status *porta_run_sort(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *ops_run_sort(const ir_prim *prim, const porta_tensor *const *inputs,
                              int input_count, porta_tensor **out) {
-    const char *op = porta_prim_name(prim);
+    const char *op = ir_prim_name(prim);
     if (!inputs || input_count != 1)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: expected 1 input, got %d", op,
                            inputs ? input_count : 0);
     porta_device *device;
-    PORTA_TRY(porta_common_device(op, inputs, 1, &device));
-    porta_meta x_meta, meta;
-    porta_meta_of(inputs[0], &x_meta);
-    porta_prim local = *prim; /* inference normalizes the axis */
-    PORTA_TRY(porta_infer(&local, &x_meta, 1, &meta));
-    return porta_execute_out(&local, device, &meta, inputs, 1, out);
+    PORTA_TRY(ops_common_device(op, inputs, 1, &device));
+    ir_meta x_meta, meta;
+    ir_meta_of(inputs[0], &x_meta);
+    ir_prim local = *prim; /* inference normalizes the axis */
+    PORTA_TRY(ir_infer(&local, &x_meta, 1, &meta));
+    return ops_execute_out(&local, device, &meta, inputs, 1, out);
 }
 
 porta_status *porta_sort(const porta_tensor *x, int axis, porta_sort_order order,
                          porta_tensor **values, porta_tensor **indices) {
-    PORTA_TRY(porta_check_tensor(x, "x"));
+    PORTA_TRY(core_check_tensor(x, "x"));
     if (!values && !indices)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "sort: values and indices are both NULL; expected at least one");
-    porta_prim prim;
+    ir_prim prim;
     memset(&prim, 0, sizeof prim); /* prims are hashed and compared bytewise */
     prim.kind = PRIM_SORT;
     prim.op = (int)order;
     prim.axis = axis;
     porta_tensor *permutation = indices ? *indices : NULL;
-    PORTA_TRY(porta_prim_run(&prim, &x, 1, &permutation));
+    PORTA_TRY(ops_prim_run(&prim, &x, 1, &permutation));
     if (values) {
         porta_status *status = porta_gather(x, axis, permutation, values);
         if (status) {

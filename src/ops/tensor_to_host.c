@@ -12,7 +12,7 @@
 static void gather_host(const porta_tensor *t, char *dst) {
     size_t elem = porta_dtype_size(t->dtype);
     int64_t idx[PORTA_MAX_RANK] = {0};
-    const char *base = porta_tensor_data(t);
+    const char *base = core_tensor_data(t);
     int64_t numel = porta_tensor_numel(t);
     for (int64_t n = 0; n < numel; n++) {
         int64_t off = 0;
@@ -26,7 +26,7 @@ static void gather_host(const porta_tensor *t, char *dst) {
 }
 
 porta_status *porta_tensor_to_host(const porta_tensor *tensor, void *dst, size_t dst_bytes) {
-    PORTA_TRY(porta_check_tensor(tensor, "tensor"));
+    PORTA_TRY(core_check_tensor(tensor, "tensor"));
     size_t bytes = (size_t)porta_tensor_numel(tensor) * porta_dtype_size(tensor->dtype);
     if (dst_bytes < bytes || (bytes && !dst))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
@@ -37,7 +37,7 @@ porta_status *porta_tensor_to_host(const porta_tensor *tensor, void *dst, size_t
     if (porta_tensor_is_contiguous(tensor))
         return porta_buffer_read(tensor->buffer, (size_t)tensor->offset * elem, dst, bytes);
     if (tensor->buffer->device->info.capabilities & PORTA_CAP_HOST_MEMORY) {
-        PORTA_TRY(porta_buffer_host_access(tensor->buffer)); /* read in place */
+        PORTA_TRY(rt_buffer_host_access(tensor->buffer)); /* read in place */
         gather_host(tensor, dst);
         return NULL;
     }

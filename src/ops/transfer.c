@@ -13,18 +13,18 @@
 #include "runtime/profiler.h"
 #include "runtime/tensor.h"
 
-porta_status *porta_copy_between_devices(const porta_tensor *src, porta_tensor *dst) {
+porta_status *ops_copy_between_devices(const porta_tensor *src, porta_tensor *dst) {
     int64_t numel = porta_tensor_numel(src);
     size_t bytes = (size_t)numel * porta_dtype_size(src->dtype);
     void *host;
-    PORTA_TRY(porta_host_alloc(bytes, "a copy between devices", &host));
+    PORTA_TRY(core_host_alloc(bytes, "a copy between devices", &host));
     porta_tensor *staged = NULL;
     uint64_t begin = prof_begin();
     porta_status *status = porta_tensor_to_host(src, host, bytes);
     if (!status)
         status = porta_tensor_from_host(dst->buffer->device, src->dtype, src->rank, src->sizes,
                                         host, &staged);
-    porta_host_free(host);
+    core_host_free(host);
     if (!status) status = porta_copy(staged, dst);
     porta_tensor_release(staged);
     if (begin) { /* on the destination's track */

@@ -182,7 +182,7 @@ porta_status *porta_report_apply_prices(porta_report *report, const char *text, 
         }
         bool fits;
         for (int i = 0; i < report->count; i++)
-            PORTA_TRY_GOTO(status, rule_matches(json_object_get(rule, "match"),
+            CORE_TRY_GOTO(status, rule_matches(json_object_get(rule, "match"),
                                                 &report->devices[i], &fits), done);
     }
     snprintf(report->currency, sizeof report->currency, "%s", currency->as.string.chars);

@@ -29,7 +29,7 @@ static const char *const style =
     "svg text{font-family:sans-serif;font-size:12px}"
     ".note{color:#555;font-size:13px}";
 
-static void svg_open(porta_text *t, const char *id, const char *title) {
+static void svg_open(core_text *t, const char *id, const char *title) {
     text_printf(t, "<svg class=\"plot\" id=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" "
                 "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n"
                 "<text x=\"%d\" y=\"18\" font-weight=\"bold\">", id, WIDTH, HEIGHT, WIDTH,
@@ -42,7 +42,7 @@ static void svg_open(porta_text *t, const char *id, const char *title) {
 }
 
 /* Axis label and ticks at 0, max/2, max along y. */
-static void y_axis(porta_text *t, double max, const char *unit) {
+static void y_axis(core_text *t, double max, const char *unit) {
     for (int k = 0; k <= 2; k++) {
         double y = HEIGHT - BOTTOM - k * (HEIGHT - TOP - BOTTOM) / 2.0;
         text_printf(t, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.3g</text>\n", LEFT - 6,
@@ -54,14 +54,14 @@ static void y_axis(porta_text *t, double max, const char *unit) {
     text_printf(t, "</text>\n");
 }
 
-static void empty_message(porta_text *t, const char *message) {
+static void empty_message(core_text *t, const char *message) {
     text_printf(t, "<text class=\"empty\" x=\"%d\" y=\"%d\">", LEFT + 10, (HEIGHT - BOTTOM + TOP) / 2);
     text_html(t, message);
     text_printf(t, "</text>\n");
 }
 
 /* Bars of `values` (NaN: a note in the bar's place instead). */
-static void bar_plot(porta_text *t, const porta_report *r, const char *id, const char *title,
+static void bar_plot(core_text *t, const porta_report *r, const char *id, const char *title,
                      const char *unit, const double *values, const char *const *missing) {
     svg_open(t, id, title);
     double max = 0;
@@ -94,7 +94,7 @@ static void bar_plot(porta_text *t, const porta_report *r, const char *id, const
 
 /* Throughput (up) against cost per million samples (right): better is up
  * and to the left. */
-static void cost_plot(porta_text *t, const porta_report *r) {
+static void cost_plot(core_text *t, const porta_report *r) {
     char title[96];
     snprintf(title, sizeof title, "Throughput vs cost per million samples (%s)",
              r->currency[0] ? r->currency : "no price file");
@@ -136,7 +136,7 @@ static void cost_plot(porta_text *t, const porta_report *r) {
 
 /* Each measured step's time per device, in order: warm-up effects and
  * outliers show as the line's shape. */
-static void latency_plot(porta_text *t, const porta_report *r) {
+static void latency_plot(core_text *t, const porta_report *r) {
     svg_open(t, "latency", "Latency of each measured step");
     double max_y = 0;
     int max_steps = 1;
@@ -172,14 +172,14 @@ static void latency_plot(porta_text *t, const porta_report *r) {
     text_printf(t, "</svg>\n");
 }
 
-static void table_cell(porta_text *t, double value, const char *fmt, const char *missing) {
+static void table_cell(core_text *t, double value, const char *fmt, const char *missing) {
     text_printf(t, "<td>");
     if (isfinite(value)) text_printf(t, fmt, value);
     else text_html(t, missing);
     text_printf(t, "</td>");
 }
 
-static void summary_table(porta_text *t, const porta_report *r) {
+static void summary_table(core_text *t, const porta_report *r) {
     text_printf(t, "<table id=\"summary\"><tr><th class=\"text\">device</th><th class=\"text\">"
                 "backend</th><th>samples/s</th><th>p50 ms</th><th>p99 ms</th><th>peak memory"
                 "</th><th>J/step</th><th>cost per 1M samples</th><th class=\"text\">name</th>"
@@ -221,7 +221,7 @@ static void summary_table(porta_text *t, const porta_report *r) {
 }
 
 porta_status *porta_report_html(const porta_report *r, char **out) {
-    porta_text t = {0};
+    core_text t = {0};
     text_printf(&t, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                 "<title>Porta comparison</title><style>%s</style></head><body>\n"
                 "<h1>Porta comparison</h1>\n<p>workload: ", style);

@@ -14,7 +14,7 @@
 #define FORMAT_NAME "porta-compare"
 #define FORMAT_VERSION 1
 
-static void write_device(porta_text *t, const porta_report_device *d) {
+static void write_device(core_text *t, const porta_report_device *d) {
     text_printf(t, "    {\"device\": ");
     text_json_cstring(t, d->id);
     text_printf(t, ", \"backend\": ");
@@ -68,7 +68,7 @@ static void write_device(porta_text *t, const porta_report_device *d) {
 }
 
 porta_status *porta_report_to_json(const porta_report *report, char **out) {
-    porta_text t = {0};
+    core_text t = {0};
     text_printf(&t, "{\"format\": \"%s\", \"version\": %d,\n \"workload\": ", FORMAT_NAME,
                 FORMAT_VERSION);
     text_json_cstring(&t, report->workload);
@@ -209,12 +209,12 @@ porta_status *porta_report_from_json(const char *text, size_t length, porta_repo
         goto done;
     }
     char workload[PORTA_REPORT_TEXT_CAP];
-    PORTA_TRY_GOTO(status, get_string(root, "workload", workload, sizeof workload, false), done);
-    PORTA_TRY_GOTO(status, porta_report_new(workload, &report), done);
-    PORTA_TRY_GOTO(status, get_string(root, "currency", report->currency,
+    CORE_TRY_GOTO(status, get_string(root, "workload", workload, sizeof workload, false), done);
+    CORE_TRY_GOTO(status, porta_report_new(workload, &report), done);
+    CORE_TRY_GOTO(status, get_string(root, "currency", report->currency,
                                       sizeof report->currency, false), done);
     for (size_t i = 0; i < devices->as.array.count; i++)
-        PORTA_TRY_GOTO(status, read_device(report, devices->as.array.items[i]), done);
+        CORE_TRY_GOTO(status, read_device(report, devices->as.array.items[i]), done);
     porta_report_derive(report);
 done:
     json_document_free(document);

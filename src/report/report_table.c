@@ -6,14 +6,14 @@
 #include "porta_report.h"
 #include "core/text.h"
 
-static void cell(porta_text *t, int width, double value, const char *fmt) {
+static void cell(core_text *t, int width, double value, const char *fmt) {
     char buf[64];
     if (isfinite(value)) snprintf(buf, sizeof buf, fmt, value);
     else snprintf(buf, sizeof buf, "-");
     text_printf(t, " %*s", width, buf);
 }
 
-static void memory_cell(porta_text *t, int64_t bytes) {
+static void memory_cell(core_text *t, int64_t bytes) {
     char buf[32];
     if (bytes < 0) snprintf(buf, sizeof buf, "-");
     else snprintf(buf, sizeof buf, "%.1f MiB", (double)bytes / (1 << 20));
@@ -21,7 +21,7 @@ static void memory_cell(porta_text *t, int64_t bytes) {
 }
 
 porta_status *porta_report_table(const porta_report *report, char **out) {
-    porta_text t = {0};
+    core_text t = {0};
     char cost_header[32];
     snprintf(cost_header, sizeof cost_header, "%s/1M samples",
              report->currency[0] ? report->currency : "cost");

@@ -29,7 +29,7 @@ typedef struct store {
 
 static porta_status *store_path(char *path, size_t cap) {
     char dir[1024];
-    PORTA_TRY(porta_kernel_cache_dir("select", dir, sizeof dir));
+    PORTA_TRY(rt_kernel_cache_dir("select", dir, sizeof dir));
     int n = snprintf(path, cap, "%s/measurements.json", dir);
     return n > 0 && (size_t)n < cap ? NULL
                                     : porta_error(PORTA_ERR_IO, "measurement store path too long");
@@ -113,9 +113,9 @@ static porta_status *store_load(store *s) {
 
 static porta_status *store_save(const store *s) {
     char path[1100], dir[1024];
-    PORTA_TRY(porta_kernel_cache_dir("select", dir, sizeof dir));
+    PORTA_TRY(rt_kernel_cache_dir("select", dir, sizeof dir));
     PORTA_TRY(store_path(path, sizeof path));
-    porta_text t = {0};
+    core_text t = {0};
     text_printf(&t, "{");
     bool first_key = true;
     for (int i = 0; i < s->count; i++) {
@@ -152,7 +152,7 @@ static porta_status *store_save(const store *s) {
     char *text = NULL;
     PORTA_TRY(text_take(&t, "measurement store", &text));
     /* Whole file or none: processes share the store. */
-    porta_status *status = porta_kernel_cache_write(dir, "measurements.json", text, strlen(text));
+    porta_status *status = rt_kernel_cache_write(dir, "measurements.json", text, strlen(text));
     free(text);
     return status;
 }
@@ -355,7 +355,7 @@ porta_status *porta_select_device(const char *objective, const char *workload,
         status = porta_error(PORTA_ERR_UNAVAILABLE, "select_device: no measurements for workload "
                              "'%s'; compare on it first", workload);
     if (!status && which == 2) status = costs(prices_path, found, count, score);
-    porta_text reasons = {0};
+    core_text reasons = {0};
     int best = -1;
     for (int i = 0; !status && i < count; i++) {
         if (!found[i]) continue;

@@ -18,7 +18,7 @@ porta_status *porta_buffer_alloc(porta_device *device, size_t bytes, porta_buffe
     buffer->handle = NULL;
     buffer->release = NULL;
     buffer->release_context = NULL;
-    bool defer = bytes > 0 && porta_deferred_recording();
+    bool defer = bytes > 0 && rt_deferred_recording();
     atomic_init(&buffer->deferred, defer);
     porta_status *status = defer ? NULL : device->ops->buffer_alloc(device, bytes, &buffer->handle);
     if (status) {
@@ -32,7 +32,7 @@ porta_status *porta_buffer_alloc(porta_device *device, size_t bytes, porta_buffe
     return NULL;
 }
 
-porta_status *porta_buffer_wrap_host(porta_device *device, void *data, size_t bytes,
+porta_status *rt_buffer_wrap_host(porta_device *device, void *data, size_t bytes,
                                      void (*release)(void *context), void *context,
                                      porta_buffer **out) {
     if (!device || !release || !out || (!data && bytes))
@@ -77,7 +77,7 @@ void porta_buffer_release(porta_buffer *buffer) {
 
 static pthread_mutex_t materialize_lock = PTHREAD_MUTEX_INITIALIZER;
 
-porta_status *porta_buffer_materialize(porta_buffer *buffer) {
+porta_status *rt_buffer_materialize(porta_buffer *buffer) {
     if (!atomic_load_explicit(&buffer->deferred, memory_order_acquire)) return NULL;
     porta_status *status = NULL;
     pthread_mutex_lock(&materialize_lock);
@@ -89,13 +89,13 @@ porta_status *porta_buffer_materialize(porta_buffer *buffer) {
     return status;
 }
 
-porta_status *porta_buffer_host_access(porta_buffer *buffer) {
+porta_status *rt_buffer_host_access(porta_buffer *buffer) {
     /* Recorded ops may not have written it yet, or may still read it. */
-    PORTA_TRY(porta_deferred_sync_buffer(buffer));
-    return porta_buffer_materialize(buffer);
+    PORTA_TRY(rt_deferred_sync_buffer(buffer));
+    return rt_buffer_materialize(buffer);
 }
 
-void porta_buffer_discard(porta_buffer *buffer) {
+void rt_buffer_discard(porta_buffer *buffer) {
     if (buffer->release) return; /* memory Porta does not own stays */
     pthread_mutex_lock(&materialize_lock);
     if (!atomic_load(&buffer->deferred) && buffer->size) {
@@ -128,7 +128,7 @@ porta_status *porta_buffer_write(porta_buffer *buffer, size_t offset, const void
                                  size_t bytes) {
     PORTA_TRY(check_range("buffer_write", buffer, offset, src, bytes));
     if (!bytes) return NULL;
-    PORTA_TRY(porta_buffer_host_access(buffer));
+    PORTA_TRY(rt_buffer_host_access(buffer));
     return buffer->device->ops->buffer_write(buffer->device, buffer->handle, offset, src, bytes);
 }
 
@@ -136,6 +136,6 @@ porta_status *porta_buffer_read(const porta_buffer *buffer, size_t offset, void 
                                 size_t bytes) {
     PORTA_TRY(check_range("buffer_read", buffer, offset, dst, bytes));
     if (!bytes) return NULL;
-    PORTA_TRY(porta_buffer_host_access((porta_buffer *)buffer));
+    PORTA_TRY(rt_buffer_host_access((porta_buffer *)buffer));
     return buffer->device->ops->buffer_read(buffer->device, buffer->handle, offset, dst, bytes);
 }

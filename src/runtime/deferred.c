@@ -3,27 +3,27 @@
 
 #include <stdatomic.h>
 
-static _Atomic(const porta_deferred_hooks *) registered;
+static _Atomic(const rt_deferred_hooks *) registered;
 
-void porta_deferred_register(const porta_deferred_hooks *hooks) {
+void rt_deferred_register(const rt_deferred_hooks *hooks) {
     atomic_store_explicit(&registered, hooks, memory_order_release);
 }
 
-static const porta_deferred_hooks *hooks_now(void) {
+static const rt_deferred_hooks *hooks_now(void) {
     return atomic_load_explicit(&registered, memory_order_acquire);
 }
 
-bool porta_deferred_recording(void) {
-    const porta_deferred_hooks *hooks = hooks_now();
+bool rt_deferred_recording(void) {
+    const rt_deferred_hooks *hooks = hooks_now();
     return hooks && hooks->recording();
 }
 
-porta_status *porta_deferred_sync_buffer(const porta_buffer *buffer) {
-    const porta_deferred_hooks *hooks = hooks_now();
+porta_status *rt_deferred_sync_buffer(const porta_buffer *buffer) {
+    const rt_deferred_hooks *hooks = hooks_now();
     return hooks ? hooks->sync_buffer(buffer) : NULL;
 }
 
-porta_status *porta_deferred_flush(void) {
-    const porta_deferred_hooks *hooks = hooks_now();
+porta_status *rt_deferred_flush(void) {
+    const rt_deferred_hooks *hooks = hooks_now();
     return hooks ? hooks->flush() : NULL;
 }

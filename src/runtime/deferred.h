@@ -10,7 +10,7 @@
 
 #include "porta.h"
 
-typedef struct porta_deferred_hooks {
+typedef struct rt_deferred_hooks {
     /* Whether new work is being recorded rather than run: a buffer made now
      * need not get memory until a kernel writes it. */
     bool (*recording)(void);
@@ -19,14 +19,14 @@ typedef struct porta_deferred_hooks {
     porta_status *(*sync_buffer)(const porta_buffer *buffer);
     /* Runs all pending work. */
     porta_status *(*flush)(void);
-} porta_deferred_hooks;
+} rt_deferred_hooks;
 
 /* Registers the hooks (a static table; registering again replaces it). */
-void porta_deferred_register(const porta_deferred_hooks *hooks);
+void rt_deferred_register(const rt_deferred_hooks *hooks);
 
 /* The hooks, or their "nothing deferred" answers before any registration. */
-bool porta_deferred_recording(void);
-porta_status *porta_deferred_sync_buffer(const porta_buffer *buffer);
-porta_status *porta_deferred_flush(void);
+bool rt_deferred_recording(void);
+porta_status *rt_deferred_sync_buffer(const porta_buffer *buffer);
+porta_status *rt_deferred_flush(void);
 
 #endif

@@ -7,7 +7,7 @@
 #include "ir/prim.h"
 #include "porta.h"
 
-typedef struct porta_backend_ops {
+typedef struct rt_backend_ops {
     /* Memory. `handle` is opaque to the rest of Porta, except on devices with
      * PORTA_CAP_HOST_MEMORY, where it is a host pointer. */
     porta_status *(*buffer_alloc)(porta_device *device, size_t bytes, void **handle);
@@ -18,13 +18,13 @@ typedef struct porta_backend_ops {
                                  void *dst, size_t bytes);
     /* Whether `execute` accepts this primitive with these input dtypes, so a
      * scheduler can place it elsewhere instead of failing. */
-    bool (*supports)(porta_device *device, const porta_prim *prim,
+    bool (*supports)(porta_device *device, const ir_prim *prim,
                      const porta_tensor *const *inputs, int input_count);
     /* Runs one primitive. The op layer has validated everything: inputs and
      * `out` live on this device, elementwise inputs are already broadcast to
      * out's shape, and dtypes are those the primitive's contract names (see
      * ir/prim.h). `out` may have any non-overlapping strides. */
-    porta_status *(*execute)(porta_device *device, const porta_prim *prim,
+    porta_status *(*execute)(porta_device *device, const ir_prim *prim,
                              const porta_tensor *const *inputs, int input_count,
                              porta_tensor *out);
     porta_status *(*synchronize)(porta_device *device);
@@ -42,26 +42,26 @@ typedef struct porta_backend_ops {
                                     void **program);
     porta_status *(*run_kernel)(porta_device *device, void *program, const kir_args *args,
                                 int64_t work);
-    porta_status *(*run_matmul_epilogue)(porta_device *device, const porta_prim *prim,
+    porta_status *(*run_matmul_epilogue)(porta_device *device, const ir_prim *prim,
                                          const porta_tensor *const *inputs, int input_count,
                                          porta_tensor *out, void *program, const kir_args *args);
-} porta_backend_ops;
+} rt_backend_ops;
 
 struct porta_device {
-    const porta_backend_ops *ops;
+    const rt_backend_ops *ops;
     porta_device_info info;
     void *impl; /* backend state */
 };
 
 /* Where a backend's probe reports what it found: the device registry
  * (devices/registry.c) passes its own, so no backend calls up into it. */
-typedef struct porta_probe_sink {
+typedef struct rt_probe_sink {
     /* Takes ownership of nothing: `device` must live for the process. */
     void (*add)(porta_device *device);
     /* The backend is unusable here, and why (both strings must live for
      * the process). */
     void (*unavailable)(const char *backend, const char *why);
-} porta_probe_sink;
-typedef void (*porta_backend_probe)(const porta_probe_sink *sink);
+} rt_probe_sink;
+typedef void (*rt_backend_probe)(const rt_probe_sink *sink);
 
 #endif

@@ -8,17 +8,17 @@
 
 #include "porta.h"
 
-typedef struct porta_device_numbering {
+typedef struct rt_device_numbering {
     int (*count)(void);
     porta_status *(*get)(int index, porta_device **out);
-} porta_device_numbering;
+} rt_device_numbering;
 
 /* Registers the numbering (a static table). */
-void porta_device_lookup_register(const porta_device_numbering *numbering);
+void rt_device_lookup_register(const rt_device_numbering *numbering);
 
 /* porta_device_count and porta_device_get through the registered
  * numbering; without one there are no devices. */
-int porta_lookup_device_count(void);
-porta_status *porta_lookup_device(int index, porta_device **out);
+int rt_lookup_device_count(void);
+porta_status *rt_lookup_device(int index, porta_device **out);
 
 #endif

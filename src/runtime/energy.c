@@ -174,7 +174,7 @@ static int cuda_ordinal(int index) {
     int n = 0;
     for (int i = 0; i < index; i++) {
         porta_device *other;
-        if (!porta_lookup_device(i, &other) && !strcmp(other->info.backend, "cuda")) n++;
+        if (!rt_lookup_device(i, &other) && !strcmp(other->info.backend, "cuda")) n++;
     }
     return n;
 }

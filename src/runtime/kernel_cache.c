@@ -52,7 +52,7 @@ static porta_status *private_cache_dir(const char *sub, char *dir, size_t cap,
     return status;
 }
 
-porta_status *porta_kernel_cache_dir(const char *sub, char *dir, size_t cap) {
+porta_status *rt_kernel_cache_dir(const char *sub, char *dir, size_t cap) {
     const char *env = getenv("PORTA_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME");
     const char *home = getenv("HOME");
     int n;
@@ -74,7 +74,7 @@ porta_status *porta_kernel_cache_dir(const char *sub, char *dir, size_t cap) {
 
 static atomic_uint temp_counter;
 
-porta_status *porta_kernel_cache_write(const char *dir, const char *name, const void *data,
+porta_status *rt_kernel_cache_write(const char *dir, const char *name, const void *data,
                                        size_t bytes) {
     char tmp[1024], final[1024];
     snprintf(tmp, sizeof tmp, "%s/.%s.%ld.%u.tmp", dir, name, (long)getpid(),
@@ -93,7 +93,7 @@ porta_status *porta_kernel_cache_write(const char *dir, const char *name, const 
     return NULL;
 }
 
-uint64_t porta_hash_text(uint64_t h, const char *s) {
+uint64_t rt_hash_text(uint64_t h, const char *s) {
     for (; *s; s++) {
         h ^= (unsigned char)*s;
         h *= 0x100000001b3ull;

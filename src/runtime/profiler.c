@@ -145,7 +145,7 @@ porta_status *porta_profiler_record(const char *category, int device_index, cons
                            "fallback, but got \"%s\"",
                            category);
     porta_device *device = NULL;
-    if (device_index != -1) PORTA_TRY(porta_lookup_device(device_index, &device));
+    if (device_index != -1) PORTA_TRY(rt_lookup_device(device_index, &device));
     prof_end((prof_category)found, device, name, NULL, -1, begin);
     return NULL;
 }

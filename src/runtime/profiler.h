@@ -51,7 +51,7 @@ void prof_record_event(prof_category category, const porta_device *device, const
  * `device` NULL puts it on the host's track; `detail` (optional) and
  * `bytes` (ignored when negative) become the event's args. Strings are
  * copied (truncated to a fixed length). A macro, so that the other
- * arguments (porta_prim_name(...), ...) are evaluated only while recording:
+ * arguments (ir_prim_name(...), ...) are evaluated only while recording:
  * the compiler cannot drop calls it cannot see into. */
 #define prof_end(category, device, name, detail, bytes, begin)                 \
     do {                                                                       \

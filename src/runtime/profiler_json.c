@@ -56,7 +56,7 @@ static void put_event(FILE *f, const prof_event *e) {
 static void put_track_names(FILE *f, int device) {
     char label[320];
     porta_device *d = NULL;
-    porta_status *status = device >= 0 ? porta_lookup_device(device, &d) : NULL;
+    porta_status *status = device >= 0 ? rt_lookup_device(device, &d) : NULL;
     porta_status_free(status);
     if (d)
         snprintf(label, sizeof label, "porta:%d %s (%s)", device, d->info.backend,
@@ -81,7 +81,7 @@ porta_status *prof_write_json(const char *path, const prof_event *events, int co
                            strerror(errno));
     fputs("{\"traceEvents\":[\n", f);
     /* A track for each device that has events, and for the host. */
-    int devices = porta_lookup_device_count();
+    int devices = rt_lookup_device_count();
     bool *used = calloc((size_t)devices + 1, sizeof *used); /* [0]: the host */
     if (!used) {
         fclose(f);

@@ -19,10 +19,10 @@ static porta_status *check_shape(const char *op, int rank, const int64_t *sizes)
         if (sizes[i] < 0)
             return porta_error(PORTA_ERR_SHAPE, "%s: size %lld of axis %d is negative", op,
                                (long long)sizes[i], i);
-    if (porta_shape_numel(rank, sizes) < 0) {
-        char buf[PORTA_SHAPE_STR_CAP];
+    if (core_shape_numel(rank, sizes) < 0) {
+        char buf[CORE_SHAPE_STR_CAP];
         return porta_error(PORTA_ERR_SHAPE, "%s: shape %s has more elements than fit in int64",
-                           op, porta_format_shape(buf, sizeof buf, rank, sizes));
+                           op, core_format_shape(buf, sizeof buf, rank, sizes));
     }
     return NULL;
 }
@@ -50,16 +50,16 @@ static porta_status *adopt_buffer(porta_buffer *buffer, porta_dtype dtype, int r
     return NULL;
 }
 
-porta_status *porta_tensor_wrap(porta_buffer *buffer, porta_dtype dtype, int rank,
+porta_status *rt_tensor_wrap(porta_buffer *buffer, porta_dtype dtype, int rank,
                                 const int64_t *sizes, const int64_t *strides, int64_t offset,
                                 porta_tensor **out) {
     porta_buffer_retain(buffer);
     return adopt_buffer(buffer, dtype, rank, sizes, strides, offset, out);
 }
 
-porta_status *porta_tensor_restride(const porta_tensor *base, int rank, const int64_t *sizes,
+porta_status *rt_tensor_restride(const porta_tensor *base, int rank, const int64_t *sizes,
                                     const int64_t *strides, int64_t offset, porta_tensor **out) {
-    return porta_tensor_wrap(base->buffer, base->dtype, rank, sizes, strides, offset, out);
+    return rt_tensor_wrap(base->buffer, base->dtype, rank, sizes, strides, offset, out);
 }
 
 porta_status *porta_tensor_empty(porta_device *device, porta_dtype dtype, int rank,
@@ -67,16 +67,16 @@ porta_status *porta_tensor_empty(porta_device *device, porta_dtype dtype, int ra
     if (!device || !out)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "tensor_empty: expected a device and an output pointer, got NULL");
-    if (!porta_dtype_is_valid((int)dtype))
+    if (!core_dtype_is_valid((int)dtype))
         return porta_error(PORTA_ERR_DTYPE, "tensor_empty: invalid dtype %d", (int)dtype);
     PORTA_TRY(check_shape("tensor_empty", rank, sizes));
-    int64_t numel = porta_shape_numel(rank, sizes);
+    int64_t numel = core_shape_numel(rank, sizes);
     size_t elem = porta_dtype_size(dtype);
     if ((uint64_t)numel > SIZE_MAX / elem)
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "tensor_empty: %lld elements do not fit in memory",
                            (long long)numel);
     int64_t strides[PORTA_MAX_RANK];
-    porta_contiguous_strides(rank, sizes, strides);
+    core_contiguous_strides(rank, sizes, strides);
     porta_buffer *buffer;
     PORTA_TRY(porta_buffer_alloc(device, (size_t)numel * elem, &buffer));
     /* the new buffer's one reference becomes the tensor's */
@@ -89,10 +89,10 @@ porta_status *porta_tensor_view(porta_buffer *buffer, porta_dtype dtype, int ran
     if (!buffer || !out || (rank > 0 && !strides))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "tensor_view: expected a buffer, strides and an output pointer, got NULL");
-    if (!porta_dtype_is_valid((int)dtype))
+    if (!core_dtype_is_valid((int)dtype))
         return porta_error(PORTA_ERR_DTYPE, "tensor_view: invalid dtype %d", (int)dtype);
     PORTA_TRY(check_shape("tensor_view", rank, sizes));
-    if (porta_shape_numel(rank, sizes) > 0) {
+    if (core_shape_numel(rank, sizes) > 0) {
         /* The lowest and highest element addressed must both lie in the buffer. */
         int64_t low = offset, high = offset;
         for (int i = 0; i < rank; i++) {
@@ -110,7 +110,7 @@ porta_status *porta_tensor_view(porta_buffer *buffer, porta_dtype dtype, int ran
                                (long long)low, (long long)high, (long long)capacity,
                                porta_dtype_name(dtype));
     }
-    return porta_tensor_wrap(buffer, dtype, rank, sizes, strides, offset, out);
+    return rt_tensor_wrap(buffer, dtype, rank, sizes, strides, offset, out);
 }
 
 porta_status *porta_tensor_from_host(porta_device *device, porta_dtype dtype, int rank,
@@ -151,7 +151,7 @@ int porta_tensor_rank(const porta_tensor *t) { return t->rank; }
 const int64_t *porta_tensor_sizes(const porta_tensor *t) { return t->sizes; }
 const int64_t *porta_tensor_strides(const porta_tensor *t) { return t->strides; }
 int64_t porta_tensor_offset(const porta_tensor *t) { return t->offset; }
-int64_t porta_tensor_numel(const porta_tensor *t) { return porta_shape_numel(t->rank, t->sizes); }
+int64_t porta_tensor_numel(const porta_tensor *t) { return core_shape_numel(t->rank, t->sizes); }
 porta_buffer *porta_tensor_buffer(const porta_tensor *t) { return t->buffer; }
 porta_device *porta_tensor_device(const porta_tensor *t) { return t->buffer->device; }
 

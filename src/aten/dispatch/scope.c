@@ -235,7 +235,7 @@ porta_tensor *scope_scatter(aten_scope *s, const porta_tensor *x, int axis,
 
 porta_tensor *scope_restride(aten_scope *s, const porta_tensor *x, int rank, const int64_t *sizes,
                              const int64_t *strides) {
-    STEP(ready(s, x, x), porta_tensor_restride(x, rank, sizes, strides, x->offset, &out));
+    STEP(ready(s, x, x), rt_tensor_restride(x, rank, sizes, strides, x->offset, &out));
 }
 
 porta_tensor *scope_arange(aten_scope *s, porta_device *device, int64_t n) {

@@ -195,7 +195,7 @@ static bool has_product_form(double exponent) {
 static porta_status *power(porta_binary_op op, const porta_value *a, const porta_value *b,
                            porta_tensor *into, aten_results *results) {
     porta_dtype dtype = ew_result_type(a, b, NULL);
-    if (b->kind != PORTA_VALUE_TENSOR && aten_number(b) < 0 && porta_dtype_is_integral(dtype))
+    if (b->kind != PORTA_VALUE_TENSOR && aten_number(b) < 0 && core_dtype_is_integral(dtype))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "Integers to negative integer powers are not allowed.");
     if (a->kind == PORTA_VALUE_TENSOR && b->kind != PORTA_VALUE_TENSOR &&

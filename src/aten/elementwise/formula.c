@@ -21,7 +21,7 @@ porta_tensor *ew_out_target(const porta_value *operands, int count, porta_tensor
         if (operands[i].kind != PORTA_VALUE_TENSOR) continue;
         const porta_tensor *t = operands[i].tensor;
         porta_status *status =
-            porta_broadcast_shapes("out=", rank, shape, t->rank, t->sizes, &rank, shape);
+            ir_broadcast_shapes("out=", rank, shape, t->rank, t->sizes, &rank, shape);
         if (status) { /* the op itself reports operands that do not broadcast */
             porta_status_free(status);
             return out;
@@ -55,10 +55,10 @@ static porta_status *write_into(const porta_tensor *result, porta_tensor *into) 
                       (!into->rank || !memcmp(result->sizes, into->sizes,
                                               (size_t)into->rank * sizeof into->sizes[0]));
     if (!same_shape) {
-        char given[PORTA_SHAPE_STR_CAP], needed[PORTA_SHAPE_STR_CAP];
+        char given[CORE_SHAPE_STR_CAP], needed[CORE_SHAPE_STR_CAP];
         return porta_error(PORTA_ERR_SHAPE, "output with shape %s doesn't match the broadcast shape %s",
-                           porta_format_shape(given, sizeof given, into->rank, into->sizes),
-                           porta_format_shape(needed, sizeof needed, result->rank, result->sizes));
+                           core_format_shape(given, sizeof given, into->rank, into->sizes),
+                           core_format_shape(needed, sizeof needed, result->rank, result->sizes));
     }
     if (!porta_dtype_can_cast(result->dtype, into->dtype))
         return porta_error(PORTA_ERR_DTYPE, "result type %s can't be cast to the desired output type %s",

@@ -111,7 +111,7 @@ static porta_tensor *nextafter_of(aten_scope *s, const porta_value *args) {
     if (s->status) return NULL;
     int rank;
     int64_t sizes[PORTA_MAX_RANK];
-    porta_status *status = porta_broadcast_shapes("nextafter", a->rank, a->sizes, b->rank, b->sizes,
+    porta_status *status = ir_broadcast_shapes("nextafter", a->rank, a->sizes, b->rank, b->sizes,
                                                   &rank, sizes);
     if (status) return scope_fail(s, status);
     porta_tensor *x = scope_contiguous(s, scope_expand(s, a, rank, sizes));

@@ -23,9 +23,9 @@ static bool same_ints(const porta_value *expected, int rank, const int64_t *got)
 
 static porta_status *mismatch(const char *what, const porta_value *expected, int rank,
                               const int64_t *got) {
-    char want[PORTA_SHAPE_STR_CAP], have[PORTA_SHAPE_STR_CAP];
-    porta_format_shape(want, sizeof want, expected->ints.count, expected->ints.items);
-    porta_format_shape(have, sizeof have, rank, got);
+    char want[CORE_SHAPE_STR_CAP], have[CORE_SHAPE_STR_CAP];
+    core_format_shape(want, sizeof want, expected->ints.count, expected->ints.items);
+    core_format_shape(have, sizeof have, rank, got);
     return porta_error(PORTA_ERR_SHAPE,
                        "_assert_tensor_metadata: tensor %s mismatch: expected %s, got %s", what,
                        want, have);

@@ -18,11 +18,11 @@ static porta_status *check_sizes(const porta_value *sizes) {
                            sizes->ints.count, PORTA_MAX_RANK);
     for (int i = 0; i < sizes->ints.count; i++)
         if (sizes->ints.items[i] < 0) {
-            char shape[PORTA_SHAPE_STR_CAP];
+            char shape[CORE_SHAPE_STR_CAP];
             return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                "Trying to create tensor with negative dimension %lld: %s",
                                (long long)sizes->ints.items[i],
-                               porta_format_shape(shape, sizeof shape, sizes->ints.count,
+                               core_format_shape(shape, sizeof shape, sizes->ints.count,
                                                   sizes->ints.items));
         }
     return NULL;

@@ -94,8 +94,8 @@ static double round_to(porta_dtype dtype, double v) {
     switch (dtype) {
     case PORTA_F64: return v;
     case PORTA_F32: return (float)v;
-    case PORTA_F16: return porta_f16_to_f32(porta_f32_to_f16((float)v));
-    case PORTA_BF16: return porta_bf16_to_f32(porta_f32_to_bf16((float)v));
+    case PORTA_F16: return core_f16_to_f32(core_f32_to_f16((float)v));
+    case PORTA_BF16: return core_bf16_to_f32(core_f32_to_bf16((float)v));
     default: return trunc(v);
     }
 }
@@ -138,7 +138,7 @@ static porta_status *make_space(const porta_value *start, const porta_value *end
     if (steps < 0)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "number of steps must be non-negative");
     double *values;
-    PORTA_TRY(porta_host_alloc((size_t)(steps ? steps : 1) * sizeof *values, "linspace staging",
+    PORTA_TRY(core_host_alloc((size_t)(steps ? steps : 1) * sizeof *values, "linspace staging",
                                (void **)&values));
     if (steps == 1) {
         values[0] = round_to(dtype, aten_number(start));
@@ -152,7 +152,7 @@ static porta_status *make_space(const porta_value *start, const porta_value *end
     if (log_base)
         for (int64_t i = 0; i < steps; i++) values[i] = round_to(dtype, pow(*log_base, values[i]));
     porta_status *status = from_doubles(device, dtype, steps, values, out);
-    porta_host_free(values);
+    core_host_free(values);
     return status;
 }
 
@@ -200,12 +200,12 @@ static porta_status *make_eye(int64_t n, int64_t m, porta_dtype dtype, porta_dev
     int64_t sizes[2] = {n, m}, diagonal = n < m ? n : m, stride = m + 1;
     porta_tensor *eye = NULL, *diag = NULL;
     porta_status *status;
-    PORTA_TRY_GOTO(status, porta_tensor_full(device, dtype, 2, sizes, 0.0, &eye), done);
+    CORE_TRY_GOTO(status, porta_tensor_full(device, dtype, 2, sizes, 0.0, &eye), done);
     if (diagonal) {
-        PORTA_TRY_GOTO(status,
+        CORE_TRY_GOTO(status,
                        porta_tensor_view(eye->buffer, dtype, 1, &diagonal, &stride, 0, &diag),
                        done);
-        PORTA_TRY_GOTO(status, porta_fill(diag, 1.0), done);
+        CORE_TRY_GOTO(status, porta_fill(diag, 1.0), done);
     }
     *out = eye;
     eye = NULL;

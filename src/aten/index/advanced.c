@@ -49,12 +49,12 @@ static porta_status *plan_add_mask(index_plan *plan, const porta_tensor *self, i
     if (dim + mask_rank > porta_tensor_rank(self)) return too_many(porta_tensor_rank(self));
     for (int j = 0; j < mask_rank; j++) {
         if (ms[j] == ss[dim + j]) continue;
-        char bm[PORTA_SHAPE_STR_CAP], bs[PORTA_SHAPE_STR_CAP];
+        char bm[CORE_SHAPE_STR_CAP], bs[CORE_SHAPE_STR_CAP];
         return porta_error(PORTA_ERR_OUT_OF_RANGE,
                            "The shape of the mask %s at index %d does not match the shape of the "
                            "indexed tensor %s at index %d",
-                           porta_format_shape(bm, sizeof bm, mask_rank, ms), j,
-                           porta_format_shape(bs, sizeof bs, porta_tensor_rank(self), ss),
+                           core_format_shape(bm, sizeof bm, mask_rank, ms), j,
+                           core_format_shape(bs, sizeof bs, porta_tensor_rank(self), ss),
                            dim + j);
     }
     porta_tensor *coords = NULL;
@@ -84,9 +84,9 @@ static porta_status *plan_broadcast(index_plan *plan) {
             int a = d - (out_rank - plan->rank), b = d - (out_rank - rank);
             int64_t sa = a >= 0 ? plan->sizes[a] : 1, sb = b >= 0 ? sizes[b] : 1;
             if (sa != sb && sa != 1 && sb != 1) {
-                char shapes[4 * PORTA_SHAPE_STR_CAP] = "", one[PORTA_SHAPE_STR_CAP];
+                char shapes[4 * CORE_SHAPE_STR_CAP] = "", one[CORE_SHAPE_STR_CAP];
                 for (int k = 0; k < plan->count; k++) {
-                    porta_format_shape(one, sizeof one, porta_tensor_rank(plan->index[k]),
+                    core_format_shape(one, sizeof one, porta_tensor_rank(plan->index[k]),
                                        porta_tensor_sizes(plan->index[k]));
                     if (k) strncat(shapes, ", ", sizeof shapes - strlen(shapes) - 1);
                     strncat(shapes, one, sizeof shapes - strlen(shapes) - 1);
@@ -179,7 +179,7 @@ static porta_status *merge(const porta_tensor *self, const index_plan *plan, mer
     for (int d = m->first; d < rank; d++)
         if (!indexed[d]) perm[n++] = d;
 
-    int64_t product = 1, linear_count = porta_shape_numel(plan->rank, plan->sizes);
+    int64_t product = 1, linear_count = core_shape_numel(plan->rank, plan->sizes);
     for (int j = 0; j < count; j++) product *= ss[plan->dims[j]];
     for (int d = 0; d < rank - count + 1; d++) {
         int from = d < m->first ? d : d + count - 1;
@@ -198,14 +198,14 @@ static porta_status *merge(const porta_tensor *self, const index_plan *plan, mer
 
     porta_status *status;
     porta_tensor *linear = NULL, *step = NULL;
-    PORTA_TRY_GOTO(status, porta_permute(self, perm, &m->permuted), failed);
-    PORTA_TRY_GOTO(status, porta_reshape(m->permuted, m->rank, m->sizes, &m->merged), failed);
+    CORE_TRY_GOTO(status, porta_permute(self, perm, &m->permuted), failed);
+    CORE_TRY_GOTO(status, porta_reshape(m->permuted, m->rank, m->sizes, &m->merged), failed);
     /* Row-major over the indexed dims: ((i0 * s1 + i1) * s2 + i2) ... */
     linear = plan->index[0];
     porta_tensor_retain(linear);
     for (int j = 1; j < count; j++) {
         porta_tensor *next = NULL;
-        PORTA_TRY_GOTO(status,
+        CORE_TRY_GOTO(status,
                        index_scalar(porta_tensor_device(self), PORTA_I64,
                                     (double)ss[plan->dims[j]], &step),
                        failed);
@@ -216,7 +216,7 @@ static porta_status *merge(const porta_tensor *self, const index_plan *plan, mer
         porta_tensor_release(linear);
         linear = next;
     }
-    PORTA_TRY_GOTO(status, porta_reshape(linear, 1, &linear_count, &m->linear), failed);
+    CORE_TRY_GOTO(status, porta_reshape(linear, 1, &linear_count, &m->linear), failed);
     porta_tensor_release(linear);
     return NULL;
 failed:
@@ -233,15 +233,15 @@ static porta_status *index_tensor(const porta_value *args, aten_results *r) {
     merged_view m = {0};
     porta_tensor *picked = NULL, *out = NULL;
     porta_status *status;
-    PORTA_TRY_GOTO(status, plan_build(self, &args[1], &plan), done);
+    CORE_TRY_GOTO(status, plan_build(self, &args[1], &plan), done);
     if (!plan.count) { /* every entry None: the whole tensor */
-        PORTA_TRY_GOTO(status, index_clone(self, &out), done);
+        CORE_TRY_GOTO(status, index_clone(self, &out), done);
         status = aten_push_tensor(r, out);
         goto done;
     }
-    PORTA_TRY_GOTO(status, merge(self, &plan, &m), done);
-    PORTA_TRY_GOTO(status, porta_index_select(m.merged, m.first, m.linear, &picked), done);
-    PORTA_TRY_GOTO(status, porta_reshape(picked, m.shape_rank, m.shape, &out), done);
+    CORE_TRY_GOTO(status, merge(self, &plan, &m), done);
+    CORE_TRY_GOTO(status, porta_index_select(m.merged, m.first, m.linear, &picked), done);
+    CORE_TRY_GOTO(status, porta_reshape(picked, m.shape_rank, m.shape, &out), done);
     status = aten_push_tensor(r, out);
 done:
     plan_free(&plan);
@@ -270,14 +270,14 @@ static porta_status *values_for(const porta_tensor *self, const porta_value *val
     }
     porta_status *status = porta_expand(given, m->shape_rank, m->shape, &spread);
     if (status) {
-        char bv[PORTA_SHAPE_STR_CAP], br[PORTA_SHAPE_STR_CAP];
+        char bv[CORE_SHAPE_STR_CAP], br[CORE_SHAPE_STR_CAP];
         porta_status_free(status);
         status = porta_error(PORTA_ERR_SHAPE,
                              "shape mismatch: value tensor of shape %s cannot be broadcast to "
                              "indexing result of shape %s",
-                             porta_format_shape(bv, sizeof bv, porta_tensor_rank(given),
+                             core_format_shape(bv, sizeof bv, porta_tensor_rank(given),
                                                 porta_tensor_sizes(given)),
-                             porta_format_shape(br, sizeof br, m->shape_rank, m->shape));
+                             core_format_shape(br, sizeof br, m->shape_rank, m->shape));
     }
     porta_tensor_release(given);
     if (status) return status;
@@ -297,20 +297,20 @@ static porta_status *put(porta_tensor *self, const porta_value *indices, const p
     merged_view m = {0};
     porta_tensor *vals = NULL, *spread = NULL, *back = NULL;
     porta_status *status;
-    PORTA_TRY_GOTO(status, plan_build(self, indices, &plan), done);
+    CORE_TRY_GOTO(status, plan_build(self, indices, &plan), done);
     if (!plan.count) {
         status = porta_error(PORTA_ERR_UNSUPPORTED, "index_put: no index tensor given");
         goto done;
     }
-    PORTA_TRY_GOTO(status, merge(self, &plan, &m), done);
-    PORTA_TRY_GOTO(status, values_for(self, values, &m, &vals), done);
-    PORTA_TRY_GOTO(status,
+    CORE_TRY_GOTO(status, merge(self, &plan, &m), done);
+    CORE_TRY_GOTO(status, values_for(self, values, &m, &vals), done);
+    CORE_TRY_GOTO(status,
                    index_along(m.linear, m.first, m.rank, porta_tensor_sizes(vals), &spread),
                    done);
-    PORTA_TRY_GOTO(status, porta_scatter(m.merged, m.first, spread, vals, reduce, &m.merged), done);
+    CORE_TRY_GOTO(status, porta_scatter(m.merged, m.first, spread, vals, reduce, &m.merged), done);
     if (porta_tensor_buffer(m.merged) != porta_tensor_buffer(self)) {
         /* The merge had to copy: write the result back through the view. */
-        PORTA_TRY_GOTO(status,
+        CORE_TRY_GOTO(status,
                        porta_reshape(m.merged, porta_tensor_rank(m.permuted),
                                      porta_tensor_sizes(m.permuted), &back),
                        done);

@@ -50,17 +50,17 @@ porta_status *index_wrap(const porta_tensor *index, int64_t size, int dim, porta
     porta_status *status = NULL;
     int64_t low = 0, high = 0;
     if (porta_tensor_numel(wide) == 0) goto done;
-    PORTA_TRY_GOTO(status, extreme(wide, PORTA_REDUCE_MIN, &low), done);
-    PORTA_TRY_GOTO(status, extreme(wide, PORTA_REDUCE_MAX, &high), done);
+    CORE_TRY_GOTO(status, extreme(wide, PORTA_REDUCE_MIN, &low), done);
+    CORE_TRY_GOTO(status, extreme(wide, PORTA_REDUCE_MAX, &high), done);
     if (low < -size || high >= size) {
         status = out_of_bounds(wide, size, dim);
         goto done;
     }
     if (low >= 0) goto done;
     /* Python's modulo (sign of the divisor) maps [-size, 0) to [0, size). */
-    PORTA_TRY_GOTO(status, index_scalar(porta_tensor_device(wide), PORTA_I64, (double)size, &bound),
+    CORE_TRY_GOTO(status, index_scalar(porta_tensor_device(wide), PORTA_I64, (double)size, &bound),
                    done);
-    PORTA_TRY_GOTO(status, porta_binary(PORTA_REMAINDER, wide, bound, &wrapped), done);
+    CORE_TRY_GOTO(status, porta_binary(PORTA_REMAINDER, wide, bound, &wrapped), done);
     porta_tensor_release(wide);
     wide = wrapped;
 done:
@@ -97,15 +97,15 @@ porta_status *index_nonzero(const porta_tensor *x, porta_tensor **out) {
     int rank = porta_tensor_rank(x);
     const int64_t *sizes = porta_tensor_sizes(x);
     porta_status *status;
-    PORTA_TRY_GOTO(status, index_scalar(porta_tensor_device(x), porta_tensor_dtype(x), 0, &zero),
+    CORE_TRY_GOTO(status, index_scalar(porta_tensor_device(x), porta_tensor_dtype(x), 0, &zero),
                    done);
-    PORTA_TRY_GOTO(status, porta_binary(PORTA_NE, x, zero, &mask), done);
+    CORE_TRY_GOTO(status, porta_binary(PORTA_NE, x, zero, &mask), done);
     host = malloc((size_t)(numel ? numel : 1));
     if (!host) {
         status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "nonzero: no memory for the mask");
         goto done;
     }
-    PORTA_TRY_GOTO(status, porta_tensor_to_host(mask, host, (size_t)numel), done);
+    CORE_TRY_GOTO(status, porta_tensor_to_host(mask, host, (size_t)numel), done);
     for (int64_t i = 0; i < numel; i++) count += host[i];
     int64_t cells = count * rank;
     coords = malloc((size_t)(cells > 0 ? cells : 1) * sizeof *coords);

@@ -40,12 +40,12 @@ static porta_status *check_index_copy(const porta_tensor *self, int dim, const p
         fits = d == dim ? source->sizes[d] == count : source->sizes[d] == self->sizes[d];
     if (self->rank == 0 || source->rank == 0) fits = fits && count == 1;
     if (fits) return NULL;
-    char have[PORTA_SHAPE_STR_CAP], given[PORTA_SHAPE_STR_CAP];
+    char have[CORE_SHAPE_STR_CAP], given[CORE_SHAPE_STR_CAP];
     return porta_error(PORTA_ERR_SHAPE,
                        "index_copy_(): source shape must match self shape except along dim %d "
                        "with one slice per index: got self %s, source %s, %lld indices",
-                       dim, porta_format_shape(have, sizeof have, self->rank, self->sizes),
-                       porta_format_shape(given, sizeof given, source->rank, source->sizes),
+                       dim, core_format_shape(have, sizeof have, self->rank, self->sizes),
+                       core_format_shape(given, sizeof given, source->rank, source->sizes),
                        (long long)count);
 }
 
@@ -54,7 +54,7 @@ static porta_status *check_index_copy(const porta_tensor *self, int dim, const p
 static porta_tensor *index_copy_of(aten_scope *s, const porta_value *a) {
     porta_tensor *self = a[0].tensor, *index = a[2].tensor, *source = a[3].tensor;
     int rank = self->rank, dim;
-    porta_status *status = porta_normalize_axis("index_copy", (int)a[1].i, rank ? rank : 1, &dim);
+    porta_status *status = core_normalize_axis("index_copy", (int)a[1].i, rank ? rank : 1, &dim);
     if (!status) status = check_index_copy(self, dim, index, source);
     if (status) return scope_fail(s, status);
     int view_rank = rank ? rank : 1;

@@ -37,9 +37,9 @@ static porta_status *embedding(const porta_value *args, aten_results *r) {
     shape[rank] = porta_tensor_sizes(weight)[1];
     porta_tensor *flat = NULL, *rows = NULL, *out = NULL;
     porta_status *status;
-    PORTA_TRY_GOTO(status, porta_reshape(indices, 1, &n, &flat), done);
-    PORTA_TRY_GOTO(status, porta_index_select(weight, 0, flat, &rows), done);
-    PORTA_TRY_GOTO(status, porta_reshape(rows, rank + 1, shape, &out), done);
+    CORE_TRY_GOTO(status, porta_reshape(indices, 1, &n, &flat), done);
+    CORE_TRY_GOTO(status, porta_index_select(weight, 0, flat, &rows), done);
+    CORE_TRY_GOTO(status, porta_reshape(rows, rank + 1, shape, &out), done);
     status = aten_push_tensor(r, out);
 done:
     porta_tensor_release(flat);
@@ -60,25 +60,25 @@ static porta_status *scaled_rows(porta_tensor *rows, const porta_tensor *index,
     porta_tensor_retain(scaled);
     porta_status *status = NULL;
     if (padding_idx >= 0) {
-        PORTA_TRY_GOTO(status, index_scalar(device, PORTA_I64, (double)padding_idx, &pad), done);
-        PORTA_TRY_GOTO(status, porta_binary(PORTA_NE, index, pad, &keep), done);
-        PORTA_TRY_GOTO(status, porta_reshape(keep, 2, column, &keep_col), done);
-        PORTA_TRY_GOTO(status, index_scalar(device, dtype, 0, &zero), done);
+        CORE_TRY_GOTO(status, index_scalar(device, PORTA_I64, (double)padding_idx, &pad), done);
+        CORE_TRY_GOTO(status, porta_binary(PORTA_NE, index, pad, &keep), done);
+        CORE_TRY_GOTO(status, porta_reshape(keep, 2, column, &keep_col), done);
+        CORE_TRY_GOTO(status, index_scalar(device, dtype, 0, &zero), done);
         porta_tensor *kept = NULL;
-        PORTA_TRY_GOTO(status, porta_ternary(PORTA_WHERE, keep_col, scaled, zero, &kept), done);
+        CORE_TRY_GOTO(status, porta_ternary(PORTA_WHERE, keep_col, scaled, zero, &kept), done);
         porta_tensor_release(scaled);
         scaled = kept;
     }
     if (by_freq) {
-        PORTA_TRY_GOTO(status, porta_tensor_full(device, dtype, 1, &num_weights, 0, &counts), done);
-        PORTA_TRY_GOTO(status, index_scalar(device, dtype, 1, &one), done);
-        PORTA_TRY_GOTO(status, porta_expand(one, 1, &n, &ones), done);
-        PORTA_TRY_GOTO(status, porta_scatter(counts, 0, index, ones, PORTA_SCATTER_ADD, &counts),
+        CORE_TRY_GOTO(status, porta_tensor_full(device, dtype, 1, &num_weights, 0, &counts), done);
+        CORE_TRY_GOTO(status, index_scalar(device, dtype, 1, &one), done);
+        CORE_TRY_GOTO(status, porta_expand(one, 1, &n, &ones), done);
+        CORE_TRY_GOTO(status, porta_scatter(counts, 0, index, ones, PORTA_SCATTER_ADD, &counts),
                        done);
-        PORTA_TRY_GOTO(status, porta_index_select(counts, 0, index, &per_row), done);
-        PORTA_TRY_GOTO(status, porta_reshape(per_row, 2, column, &per_col), done);
+        CORE_TRY_GOTO(status, porta_index_select(counts, 0, index, &per_row), done);
+        CORE_TRY_GOTO(status, porta_reshape(per_row, 2, column, &per_col), done);
         porta_tensor *divided = NULL;
-        PORTA_TRY_GOTO(status, porta_binary(PORTA_DIV, scaled, per_col, &divided), done);
+        CORE_TRY_GOTO(status, porta_binary(PORTA_DIV, scaled, per_col, &divided), done);
         porta_tensor_release(scaled);
         scaled = divided;
     }
@@ -113,17 +113,17 @@ static porta_status *embedding_dense_backward(const porta_value *args, aten_resu
     porta_tensor *index = NULL, *flat = NULL, *rows = NULL, *scaled = NULL, *spread = NULL,
                  *out = NULL;
     porta_status *status;
-    PORTA_TRY_GOTO(status, porta_reshape(indices, 1, &n, &flat), done);
-    PORTA_TRY_GOTO(status, porta_cast(flat, PORTA_I64, &index), done);
-    PORTA_TRY_GOTO(status, porta_reshape(grad, 2, rows_shape, &rows), done);
-    PORTA_TRY_GOTO(status, scaled_rows(rows, index, num_weights, args[3].i, args[4].b, &scaled),
+    CORE_TRY_GOTO(status, porta_reshape(indices, 1, &n, &flat), done);
+    CORE_TRY_GOTO(status, porta_cast(flat, PORTA_I64, &index), done);
+    CORE_TRY_GOTO(status, porta_reshape(grad, 2, rows_shape, &rows), done);
+    CORE_TRY_GOTO(status, scaled_rows(rows, index, num_weights, args[3].i, args[4].b, &scaled),
                    done);
-    PORTA_TRY_GOTO(status, index_along(index, 0, 2, rows_shape, &spread), done);
-    PORTA_TRY_GOTO(status,
+    CORE_TRY_GOTO(status, index_along(index, 0, 2, rows_shape, &spread), done);
+    CORE_TRY_GOTO(status,
                    porta_tensor_full(porta_tensor_device(grad), porta_tensor_dtype(grad), 2,
                                      out_shape, 0, &out),
                    done);
-    PORTA_TRY_GOTO(status, porta_scatter(out, 0, spread, scaled, PORTA_SCATTER_ADD, &out), done);
+    CORE_TRY_GOTO(status, porta_scatter(out, 0, spread, scaled, PORTA_SCATTER_ADD, &out), done);
     status = aten_push_tensor(r, out);
     out = NULL;
 done:

@@ -41,7 +41,7 @@ static porta_tensor *dim_mask(aten_scope *s, porta_device *device, const porta_t
 static porta_status *index_fill_into(const porta_value *a, bool in_place, aten_results *r) {
     porta_tensor *self = a[0].tensor, *index = a[2].tensor;
     int rank = self->rank, dim;
-    PORTA_TRY(porta_normalize_axis("index_fill", (int)a[1].i, rank ? rank : 1, &dim));
+    PORTA_TRY(core_normalize_axis("index_fill", (int)a[1].i, rank ? rank : 1, &dim));
     if (index->dtype != PORTA_I64)
         return porta_error(PORTA_ERR_OUT_OF_RANGE, "index_fill_(): Expected dtype int64 for index.");
     if (index->rank > 1)
@@ -83,9 +83,9 @@ static porta_status *masked_select(const porta_value *a, aten_results *r) {
         return porta_error(PORTA_ERR_DTYPE, "masked_select: expected BoolTensor for mask");
     int rank;
     int64_t sizes[PORTA_MAX_RANK];
-    PORTA_TRY(porta_broadcast_shapes("masked_select", self->rank, self->sizes, mask->rank,
+    PORTA_TRY(ir_broadcast_shapes("masked_select", self->rank, self->sizes, mask->rank,
                                      mask->sizes, &rank, sizes));
-    int64_t numel = porta_shape_numel(rank, sizes);
+    int64_t numel = core_shape_numel(rank, sizes);
     aten_scope s;
     scope_begin(&s);
     porta_tensor *flat_mask = scope_reshape(&s, scope_expand(&s, mask, rank, sizes), 1, &numel);
@@ -207,12 +207,12 @@ static porta_status *check_index_reduce(const porta_tensor *self, int dim,
         fits = d == dim ? source->sizes[d] == count : source->sizes[d] == self->sizes[d];
     if (self->rank == 0) fits = fits && count == 1;
     if (fits) return NULL;
-    char have[PORTA_SHAPE_STR_CAP], given[PORTA_SHAPE_STR_CAP];
+    char have[CORE_SHAPE_STR_CAP], given[CORE_SHAPE_STR_CAP];
     return porta_error(PORTA_ERR_SHAPE,
                        "source tensor shape must match self tensor shape, excluding the specified "
                        "dimension. Got self.shape = %s source.shape = %s (index has %lld elements)",
-                       porta_format_shape(have, sizeof have, self->rank, self->sizes),
-                       porta_format_shape(given, sizeof given, source->rank, source->sizes),
+                       core_format_shape(have, sizeof have, self->rank, self->sizes),
+                       core_format_shape(given, sizeof given, source->rank, source->sizes),
                        (long long)count);
 }
 
@@ -232,7 +232,7 @@ static porta_tensor *index_reduce_of(aten_scope *s, const porta_value *a) {
                                          "amax or amin but got %s.",
                                          name));
     int rank = self->rank, dim;
-    porta_status *status = porta_normalize_axis("index_reduce", (int)a[1].i, rank ? rank : 1, &dim);
+    porta_status *status = core_normalize_axis("index_reduce", (int)a[1].i, rank ? rank : 1, &dim);
     if (!status) status = check_index_reduce(self, dim, index, source);
     if (status) return scope_fail(s, status);
     bool include_self = a[5].b, mean = which == 1;

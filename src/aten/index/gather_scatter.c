@@ -62,10 +62,10 @@ static porta_status *gather(const porta_value *args, aten_results *r) {
         return aten_push_tensor(r, out);
     }
     porta_status *status;
-    PORTA_TRY_GOTO(status, at_least_1d(o.self, &self), done);
-    PORTA_TRY_GOTO(status, at_least_1d(o.index, &index), done);
-    PORTA_TRY_GOTO(status, gather_like_error(porta_gather(self, o.dim, index, &gathered)), done);
-    PORTA_TRY_GOTO(status, porta_reshape(gathered, porta_tensor_rank(o.index),
+    CORE_TRY_GOTO(status, at_least_1d(o.self, &self), done);
+    CORE_TRY_GOTO(status, at_least_1d(o.index, &index), done);
+    CORE_TRY_GOTO(status, gather_like_error(porta_gather(self, o.dim, index, &gathered)), done);
+    CORE_TRY_GOTO(status, porta_reshape(gathered, porta_tensor_rank(o.index),
                                          porta_tensor_sizes(o.index), &out), done);
     status = aten_push_tensor(r, out);
 done:
@@ -110,16 +110,16 @@ static porta_status *scatter_into(const dim_operands *o, porta_scatter_reduce re
     }
     porta_tensor *self = NULL, *index = NULL, *src = NULL, *scattered = NULL;
     porta_status *status;
-    PORTA_TRY_GOTO(status, at_least_1d(o->self, &self), done);
-    PORTA_TRY_GOTO(status, at_least_1d(o->index, &index), done);
-    PORTA_TRY_GOTO(status, at_least_1d(o->src, &src), done);
+    CORE_TRY_GOTO(status, at_least_1d(o->self, &self), done);
+    CORE_TRY_GOTO(status, at_least_1d(o->index, &index), done);
+    CORE_TRY_GOTO(status, at_least_1d(o->src, &src), done);
     porta_tensor *target = in_place ? self : NULL; /* in place: through self's view */
-    PORTA_TRY_GOTO(status, scatter_step(self, o->dim, index, src, reduce, &target), done);
+    CORE_TRY_GOTO(status, scatter_step(self, o->dim, index, src, reduce, &target), done);
     if (in_place) {
         porta_tensor_retain(out);
     } else {
         scattered = target;
-        PORTA_TRY_GOTO(status, porta_reshape(scattered, porta_tensor_rank(o->self),
+        CORE_TRY_GOTO(status, porta_reshape(scattered, porta_tensor_rank(o->self),
                                              porta_tensor_sizes(o->self), &out), done);
     }
     status = aten_push_tensor(r, out);
@@ -222,16 +222,16 @@ static porta_status *divide_by_counts(const porta_tensor *self, int dim, const p
     porta_dtype dtype = porta_tensor_dtype(self);
     porta_tensor *start = NULL, *one = NULL, *ones = NULL, *counts = NULL;
     porta_status *status;
-    PORTA_TRY_GOTO(status,
+    CORE_TRY_GOTO(status,
                    porta_tensor_full(device, dtype, porta_tensor_rank(self),
                                      porta_tensor_sizes(self), include_self ? 1 : 0, &start),
                    done);
-    PORTA_TRY_GOTO(status, index_scalar(device, dtype, 1, &one), done);
-    PORTA_TRY_GOTO(status,
+    CORE_TRY_GOTO(status, index_scalar(device, dtype, 1, &one), done);
+    CORE_TRY_GOTO(status,
                    porta_expand(one, porta_tensor_rank(index), porta_tensor_sizes(index), &ones),
                    done);
-    PORTA_TRY_GOTO(status, scatter_step(start, dim, index, ones, PORTA_SCATTER_ADD, &start), done);
-    PORTA_TRY_GOTO(status, porta_binary(PORTA_MAXIMUM, start, one, &counts), done);
+    CORE_TRY_GOTO(status, scatter_step(start, dim, index, ones, PORTA_SCATTER_ADD, &start), done);
+    CORE_TRY_GOTO(status, porta_binary(PORTA_MAXIMUM, start, one, &counts), done);
     status = porta_binary(porta_dtype_is_float(dtype) ? PORTA_DIV : PORTA_FLOOR_DIVIDE, sums,
                           counts, &sums);
 done:
@@ -265,14 +265,14 @@ static porta_status *scatter_reduce_two(const porta_value *args, bool in_place,
         } else {
             porta_value identity = {.kind = PORTA_VALUE_INT, .i = how == REDUCE_PROD};
             PORTA_TRY(value_like_index(&identity, self, index, &init));
-            PORTA_TRY_GOTO(status, scatter_step(self, dim, index, init, PORTA_SCATTER_NONE, &out),
+            CORE_TRY_GOTO(status, scatter_step(self, dim, index, init, PORTA_SCATTER_NONE, &out),
                            failed);
         }
         base = out;
     }
-    PORTA_TRY_GOTO(status, scatter_step(base, dim, index, src, prims[how], &out), failed);
+    CORE_TRY_GOTO(status, scatter_step(base, dim, index, src, prims[how], &out), failed);
     if (how == REDUCE_MEAN)
-        PORTA_TRY_GOTO(status, divide_by_counts(self, dim, index, include_self, out), failed);
+        CORE_TRY_GOTO(status, divide_by_counts(self, dim, index, include_self, out), failed);
     porta_tensor_release(init);
     if (in_place) porta_tensor_retain(self);
     return aten_push_tensor(r, out);
@@ -298,7 +298,7 @@ static porta_status *index_add_into(const porta_value *args, bool in_place, aten
     PORTA_TRY(operands_of(args, true, "index_add", &o));
     porta_tensor *self = o.self, *index = o.index, *source = o.src;
     int rank = porta_tensor_rank(self), dim;
-    PORTA_TRY(porta_normalize_axis("index_add", o.dim, rank ? rank : 1, &dim));
+    PORTA_TRY(core_normalize_axis("index_add", o.dim, rank ? rank : 1, &dim));
     int64_t count = porta_tensor_numel(index);
     if (porta_tensor_rank(index) > 1)
         return porta_error(PORTA_ERR_OUT_OF_RANGE,
@@ -308,12 +308,12 @@ static porta_status *index_add_into(const porta_value *args, bool in_place, aten
     bool same = porta_tensor_rank(source) == rank;
     for (int d = 0; same && d < rank; d++) same = d == dim ? rs[d] == count : rs[d] == ss[d];
     if (!same || (!rank && count != 1)) {
-        char bs[PORTA_SHAPE_STR_CAP], br[PORTA_SHAPE_STR_CAP];
+        char bs[CORE_SHAPE_STR_CAP], br[CORE_SHAPE_STR_CAP];
         return porta_error(PORTA_ERR_SHAPE,
                            "index_add_(): source %s must have self's shape %s apart from "
                            "dimension %d, where it must have the index's %lld elements",
-                           porta_format_shape(br, sizeof br, porta_tensor_rank(source), rs),
-                           porta_format_shape(bs, sizeof bs, rank, ss), dim, (long long)count);
+                           core_format_shape(br, sizeof br, porta_tensor_rank(source), rs),
+                           core_format_shape(bs, sizeof bs, rank, ss), dim, (long long)count);
     }
     /* A 0-dim self is a one-element vector here, so work on 1-D views of
      * self (or of its copy) and source. */
@@ -323,22 +323,22 @@ static porta_status *index_add_into(const porta_value *args, bool in_place, aten
                  *flat_source = NULL;
     porta_status *status;
     if (aten_number(&args[4]) != 1.0) {
-        PORTA_TRY_GOTO(status,
+        CORE_TRY_GOTO(status,
                        index_scalar(porta_tensor_device(self), porta_tensor_dtype(source),
                                     aten_number(&args[4]), &alpha),
                        done);
-        PORTA_TRY_GOTO(status, porta_binary(PORTA_MUL, source, alpha, &scaled), done);
+        CORE_TRY_GOTO(status, porta_binary(PORTA_MUL, source, alpha, &scaled), done);
         source = scaled;
     }
     if (in_place) {
         out = self;
         porta_tensor_retain(out);
     } else {
-        PORTA_TRY_GOTO(status, index_clone(self, &out), done);
+        CORE_TRY_GOTO(status, index_clone(self, &out), done);
     }
-    PORTA_TRY_GOTO(status, porta_reshape(out, view_rank, rank ? ss : &one, &target), done);
-    PORTA_TRY_GOTO(status, porta_reshape(source, view_rank, rank ? rs : &one, &flat_source), done);
-    PORTA_TRY_GOTO(status, index_along(index, dim, view_rank, rank ? rs : &one, &spread), done);
+    CORE_TRY_GOTO(status, porta_reshape(out, view_rank, rank ? ss : &one, &target), done);
+    CORE_TRY_GOTO(status, porta_reshape(source, view_rank, rank ? rs : &one, &flat_source), done);
+    CORE_TRY_GOTO(status, index_along(index, dim, view_rank, rank ? rs : &one, &spread), done);
     status = scatter_step(target, dim, spread, flat_source, PORTA_SCATTER_ADD, &target);
 done:
     porta_tensor_release(scaled);

@@ -96,7 +96,7 @@ static porta_tensor *scatter_masked(aten_scope *s, const porta_tensor *self,
                                          "Number of elements of source < number of ones in mask "
                                          "(%lld < %lld)",
                                          (long long)available, (long long)count));
-    int64_t numel = porta_shape_numel(rank, sizes);
+    int64_t numel = core_shape_numel(rank, sizes);
     porta_tensor *flat_self = scope_reshape(s, scope_contiguous(s, scope_expand(s, self, rank, sizes)), 1,
                                             &numel);
     porta_tensor *taken = scope_slice(s, scope_reshape(s, source, 1, &available), 0, 0, count, 1);
@@ -110,7 +110,7 @@ static porta_status *masked_scatter(const porta_value *args, aten_results *r) {
     PORTA_TRY(check_masked_scatter(self, mask, source));
     int rank;
     int64_t sizes[PORTA_MAX_RANK];
-    PORTA_TRY(porta_broadcast_shapes("masked_scatter", self->rank, self->sizes, mask->rank,
+    PORTA_TRY(ir_broadcast_shapes("masked_scatter", self->rank, self->sizes, mask->rank,
                                      mask->sizes, &rank, sizes));
     aten_scope s;
     scope_begin(&s);

@@ -64,7 +64,7 @@ static porta_status *unique_consecutive(const porta_value *a, aten_results *r) {
     const porta_tensor *x = a[0].tensor;
     bool inverse = a[1].b, counts = a[2].b, along = a[3].kind == PORTA_VALUE_INT;
     int axis = 0;
-    if (along) PORTA_TRY(porta_normalize_axis("unique_consecutive", (int)a[3].i, x->rank, &axis));
+    if (along) PORTA_TRY(core_normalize_axis("unique_consecutive", (int)a[3].i, x->rank, &axis));
     aten_scope s;
     scope_begin(&s);
     porta_device *device = porta_tensor_device(x);

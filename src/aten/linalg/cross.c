@@ -30,7 +30,7 @@ static porta_tensor *cross_of(aten_scope *s, const porta_value *args) {
         return scope_fail(s, porta_error(PORTA_ERR_DTYPE, "\"cross\" not implemented for 'Bool'"));
     int dim, rank;
     int64_t sizes[PORTA_MAX_RANK];
-    porta_status *status = porta_normalize_axis("linalg.cross", (int)args[2].i, x->rank, &dim);
+    porta_status *status = core_normalize_axis("linalg.cross", (int)args[2].i, x->rank, &dim);
     if (status) return scope_fail(s, status);
     if (x->sizes[dim] != 3 || y->sizes[dim] != 3)
         return scope_fail(s, porta_error(PORTA_ERR_SHAPE,
@@ -38,7 +38,7 @@ static porta_tensor *cross_of(aten_scope *s, const porta_value *args) {
                                          "Got %lld and %lld",
                                          (long long)args[2].i, (long long)x->sizes[dim],
                                          (long long)y->sizes[dim]));
-    status = porta_broadcast_shapes("linalg.cross", x->rank, x->sizes, y->rank, y->sizes, &rank,
+    status = ir_broadcast_shapes("linalg.cross", x->rank, x->sizes, y->rank, y->sizes, &rank,
                                     sizes);
     if (status) return scope_fail(s, status);
     static const int64_t once[3] = {1, 2, 0}, twice[3] = {2, 0, 1};

@@ -92,10 +92,10 @@ static porta_status *check_expands(const porta_tensor *self, int rank, const int
         fits = have == want || have == 1;
     }
     if (fits) return NULL;
-    char from[PORTA_SHAPE_STR_CAP], to[PORTA_SHAPE_STR_CAP];
+    char from[CORE_SHAPE_STR_CAP], to[CORE_SHAPE_STR_CAP];
     return porta_error(PORTA_ERR_SHAPE, "the tensor of shape %s cannot be expanded to %s",
-                       porta_format_shape(from, sizeof from, self->rank, self->sizes),
-                       porta_format_shape(to, sizeof to, rank, sizes));
+                       core_format_shape(from, sizeof from, self->rank, self->sizes),
+                       core_format_shape(to, sizeof to, rank, sizes));
 }
 
 /* beta * self + alpha * product; with beta 0 self is ignored, NaNs and
@@ -106,18 +106,18 @@ static porta_status *scaled_sum(const porta_value *self, porta_tensor *product,
     porta_tensor *bias = NULL, *scaled = NULL, *factor = NULL, *out = NULL;
     porta_status *status = NULL;
     double b = aten_number(beta), a = aten_number(alpha);
-    PORTA_TRY_GOTO(status, aten_operand(self, product->buffer->device, product->dtype, &bias),
+    CORE_TRY_GOTO(status, aten_operand(self, product->buffer->device, product->dtype, &bias),
                    done);
-    PORTA_TRY_GOTO(status, check_expands(bias, product->rank, product->sizes), done);
+    CORE_TRY_GOTO(status, check_expands(bias, product->rank, product->sizes), done);
     if (bias->dtype != product->dtype)
-        PORTA_TRY_GOTO(status,
+        CORE_TRY_GOTO(status,
                        porta_error(PORTA_ERR_DTYPE,
                                    "self and mat2 must have the same dtype, but got %s and %s",
                                    aten_dtype_label(bias->dtype),
                                    aten_dtype_label(product->dtype)),
                        done);
     if (a != 1.0) {
-        PORTA_TRY_GOTO(status, aten_binary_constant(PORTA_MUL, product, a, &scaled), done);
+        CORE_TRY_GOTO(status, aten_binary_constant(PORTA_MUL, product, a, &scaled), done);
         porta_tensor_release(product);
         product = scaled;
         scaled = NULL;
@@ -126,12 +126,12 @@ static porta_status *scaled_sum(const porta_value *self, porta_tensor *product,
         out = product;
         product = NULL;
     } else if (b == 1.0) {
-        PORTA_TRY_GOTO(status, porta_binary(PORTA_ADD, product, bias, &out), done);
+        CORE_TRY_GOTO(status, porta_binary(PORTA_ADD, product, bias, &out), done);
     } else {
-        PORTA_TRY_GOTO(status,
+        CORE_TRY_GOTO(status,
                        porta_tensor_full(bias->buffer->device, bias->dtype, 0, NULL, b, &factor),
                        done);
-        PORTA_TRY_GOTO(status, porta_ternary(PORTA_FMA, bias, factor, product, &out), done);
+        CORE_TRY_GOTO(status, porta_ternary(PORTA_FMA, bias, factor, product, &out), done);
     }
     status = aten_push_tensor(results, out);
 done:
@@ -179,9 +179,9 @@ static porta_status *dot(const porta_value *a, aten_results *r) {
     int64_t row_sizes[2] = {1, x->sizes[0]};
     porta_tensor *row = NULL, *product = NULL, *out = NULL;
     porta_status *status;
-    PORTA_TRY_GOTO(status, porta_reshape(x, 2, row_sizes, &row), done);
-    PORTA_TRY_GOTO(status, matrix_vector_product(row, y, &product), done);
-    PORTA_TRY_GOTO(status, porta_reshape(product, 0, NULL, &out), done);
+    CORE_TRY_GOTO(status, porta_reshape(x, 2, row_sizes, &row), done);
+    CORE_TRY_GOTO(status, matrix_vector_product(row, y, &product), done);
+    CORE_TRY_GOTO(status, porta_reshape(product, 0, NULL, &out), done);
     status = aten_push_tensor(r, out);
 done:
     porta_tensor_release(row);

@@ -35,15 +35,15 @@ static porta_status *addbmm(const porta_value *a, aten_results *results) {
     static const int batch_inside[3] = {1, 0, 2};
     porta_tensor *rows = NULL, *left = NULL, *right = NULL, *out = NULL;
     porta_status *status;
-    PORTA_TRY_GOTO(status, porta_permute(b1, batch_inside, &rows), done);
-    PORTA_TRY_GOTO(status, porta_reshape(rows, 2, left_sizes, &left), done);
-    PORTA_TRY_GOTO(status, porta_reshape(b2, 2, right_sizes, &right), done);
+    CORE_TRY_GOTO(status, porta_permute(b1, batch_inside, &rows), done);
+    CORE_TRY_GOTO(status, porta_reshape(rows, 2, left_sizes, &left), done);
+    CORE_TRY_GOTO(status, porta_reshape(b2, 2, right_sizes, &right), done);
     porta_value addmm_args[5] = {a[0],
                                  {.kind = PORTA_VALUE_TENSOR, .tensor = left},
                                  {.kind = PORTA_VALUE_TENSOR, .tensor = right},
                                  a[3],
                                  a[4]};
-    PORTA_TRY_GOTO(status, aten_call_op("addmm", addmm_args, 5, &out), done);
+    CORE_TRY_GOTO(status, aten_call_op("addmm", addmm_args, 5, &out), done);
     status = aten_push_tensor(results, out);
 done:
     porta_tensor_release(rows);
@@ -61,12 +61,12 @@ static porta_status *addbmm_inplace(const porta_value *a, aten_results *results)
         const porta_tensor *sum = computed.items[0].tensor;
         bool same = sum->rank == self->rank;
         for (int d = 0; same && d < self->rank; d++) same = sum->sizes[d] == self->sizes[d];
-        char have[PORTA_SHAPE_STR_CAP], want[PORTA_SHAPE_STR_CAP];
+        char have[CORE_SHAPE_STR_CAP], want[CORE_SHAPE_STR_CAP];
         status = same ? porta_copy(sum, self)
                       : porta_error(PORTA_ERR_SHAPE,
                                     "addbmm_: self has shape %s but the result has shape %s",
-                                    porta_format_shape(have, sizeof have, self->rank, self->sizes),
-                                    porta_format_shape(want, sizeof want, sum->rank, sum->sizes));
+                                    core_format_shape(have, sizeof have, self->rank, self->sizes),
+                                    core_format_shape(want, sizeof want, sum->rank, sum->sizes));
     }
     porta_aten_results_free(computed.items, computed.count);
     if (status) return status;

@@ -34,12 +34,12 @@ static int64_t per_axis(const porta_value *list, int i, int64_t fallback) {
 static porta_status *read_geometry(const porta_tensor *x, const porta_tensor *w,
                                    const porta_value *args, conv_geometry *g) {
     if (x->rank < 3 || w->rank != x->rank) {
-        char bx[PORTA_SHAPE_STR_CAP], bw[PORTA_SHAPE_STR_CAP];
+        char bx[CORE_SHAPE_STR_CAP], bw[CORE_SHAPE_STR_CAP];
         return porta_error(PORTA_ERR_SHAPE,
                            "convolution: expected input [batch, channels, *spatial] and a weight "
                            "of the same rank, got input %s and weight %s",
-                           porta_format_shape(bx, sizeof bx, x->rank, x->sizes),
-                           porta_format_shape(bw, sizeof bw, w->rank, w->sizes));
+                           core_format_shape(bx, sizeof bx, x->rank, x->sizes),
+                           core_format_shape(bw, sizeof bw, w->rank, w->sizes));
     }
     g->spatial = x->rank - 2;
     const porta_value *lists[4] = {&args[0], &args[1], &args[2], &args[4]};
@@ -256,9 +256,9 @@ static void transposed_size(const porta_tensor *x, const porta_tensor *w, const 
 
 static porta_status *check_transposed_shapes(const porta_tensor *x, const porta_tensor *w,
                                              const conv_geometry *g, const int64_t *target) {
-    char bx[PORTA_SHAPE_STR_CAP], bw[PORTA_SHAPE_STR_CAP];
-    porta_format_shape(bx, sizeof bx, x->rank, x->sizes);
-    porta_format_shape(bw, sizeof bw, w->rank, w->sizes);
+    char bx[CORE_SHAPE_STR_CAP], bw[CORE_SHAPE_STR_CAP];
+    core_format_shape(bx, sizeof bx, x->rank, x->sizes);
+    core_format_shape(bw, sizeof bw, w->rank, w->sizes);
     if (x->sizes[1] != w->sizes[0] || w->sizes[0] % g->groups)
         return porta_error(PORTA_ERR_SHAPE,
                            "convolution: transposed weight %s expects %lld input channels (in "

@@ -113,7 +113,7 @@ static porta_status *cdist_check(const porta_tensor *x1, const porta_tensor *x2,
 
 static void cdist_expand(aten_scope *s, const porta_tensor *x1, const porta_tensor *x2,
                          cdist_operands *o) {
-    porta_status *status = porta_broadcast_shapes("cdist", x1->rank - 2, x1->sizes, x2->rank - 2,
+    porta_status *status = ir_broadcast_shapes("cdist", x1->rank - 2, x1->sizes, x2->rank - 2,
                                                   x2->sizes, &o->batch_rank, o->batch);
     if (status) {
         scope_fail(s, status);

@@ -21,7 +21,7 @@ static porta_status *glu_axis(const char *op, const porta_tensor *x, int64_t dim
         return porta_error(PORTA_ERR_SHAPE,
                            "%s: glu does not support scalars because halving size must be even",
                            op);
-    PORTA_TRY(porta_normalize_axis(op, (int)dim, x->rank, axis));
+    PORTA_TRY(core_normalize_axis(op, (int)dim, x->rank, axis));
     if (x->sizes[*axis] % 2)
         return porta_error(PORTA_ERR_SHAPE,
                            "%s: Halving dimension must be even, but dimension %d is size %lld",

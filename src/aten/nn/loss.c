@@ -53,7 +53,7 @@ static porta_status *mse_loss_backward(const porta_value *args, aten_results *re
  * target has the input's shape without the class axis, int64 or uint8. */
 static porta_status *check_nll(const char *op, const porta_tensor *x, const porta_tensor *target,
                                const porta_tensor *weight, int *class_axis) {
-    char bx[PORTA_SHAPE_STR_CAP], bt[PORTA_SHAPE_STR_CAP];
+    char bx[CORE_SHAPE_STR_CAP], bt[CORE_SHAPE_STR_CAP];
     if (!porta_dtype_is_float(x->dtype))
         return porta_error(PORTA_ERR_DTYPE, "%s: expected a floating-point input, got %s", op,
                            porta_dtype_name(x->dtype));
@@ -67,8 +67,8 @@ static porta_status *check_nll(const char *op, const porta_tensor *x, const port
         if (i != axis) ok = x->sizes[i] == target->sizes[j++];
     if (!ok)
         return porta_error(PORTA_ERR_SHAPE, "%s: input %s does not match target %s", op,
-                           porta_format_shape(bx, sizeof bx, x->rank, x->sizes),
-                           porta_format_shape(bt, sizeof bt, target->rank, target->sizes));
+                           core_format_shape(bx, sizeof bx, x->rank, x->sizes),
+                           core_format_shape(bt, sizeof bt, target->rank, target->sizes));
     if (weight && weight->dtype != x->dtype)
         return porta_error(PORTA_ERR_DTYPE, "%s: expected weight of dtype %s, but found %s", op,
                            porta_dtype_name(x->dtype), porta_dtype_name(weight->dtype));
@@ -77,7 +77,7 @@ static porta_status *check_nll(const char *op, const porta_tensor *x, const port
                            "%s: weight tensor should be defined either for all %lld classes or "
                            "no classes but got weight tensor of shape %s",
                            op, (long long)x->sizes[axis],
-                           porta_format_shape(bt, sizeof bt, weight->rank, weight->sizes));
+                           core_format_shape(bt, sizeof bt, weight->rank, weight->sizes));
     *class_axis = axis;
     return NULL;
 }
@@ -202,15 +202,15 @@ static void check_probabilities(aten_scope *s, const porta_tensor *x) {
 static porta_status *check_bce(const porta_tensor *x, const porta_tensor *target,
                                const porta_tensor *weight, int64_t reduction) {
     PORTA_TRY(nn_check_reduction("binary_cross_entropy", reduction));
-    char bx[PORTA_SHAPE_STR_CAP], bt[PORTA_SHAPE_STR_CAP];
+    char bx[CORE_SHAPE_STR_CAP], bt[CORE_SHAPE_STR_CAP];
     bool same = x->rank == target->rank;
     for (int i = 0; same && i < x->rank; i++) same = x->sizes[i] == target->sizes[i];
     if (!same)
         return porta_error(PORTA_ERR_SHAPE,
                            "binary_cross_entropy: using a target size %s that is different to "
                            "the input size %s is not allowed",
-                           porta_format_shape(bt, sizeof bt, target->rank, target->sizes),
-                           porta_format_shape(bx, sizeof bx, x->rank, x->sizes));
+                           core_format_shape(bt, sizeof bt, target->rank, target->sizes),
+                           core_format_shape(bx, sizeof bx, x->rank, x->sizes));
     if (!porta_dtype_is_float(x->dtype) || target->dtype != x->dtype ||
         (weight && weight->dtype != x->dtype))
         return porta_error(PORTA_ERR_DTYPE,
@@ -287,11 +287,11 @@ static porta_status *check_soft_margin(const char *op, const porta_tensor *x,
         fits = t == 1 || t == x->sizes[x->rank - i];
     }
     if (!fits) {
-        char bx[PORTA_SHAPE_STR_CAP], bt[PORTA_SHAPE_STR_CAP];
+        char bx[CORE_SHAPE_STR_CAP], bt[CORE_SHAPE_STR_CAP];
         return porta_error(PORTA_ERR_SHAPE,
                            "%s: target of shape %s doesn't broadcast to the input's shape %s", op,
-                           porta_format_shape(bt, sizeof bt, target->rank, target->sizes),
-                           porta_format_shape(bx, sizeof bx, x->rank, x->sizes));
+                           core_format_shape(bt, sizeof bt, target->rank, target->sizes),
+                           core_format_shape(bx, sizeof bx, x->rank, x->sizes));
     }
     return NULL;
 }

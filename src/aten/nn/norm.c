@@ -62,17 +62,17 @@ static porta_status *check_float(const char *op, const porta_tensor *x) {
 
 static porta_status *check_batch_input(const porta_tensor *x, const porta_tensor *const *vectors) {
     PORTA_TRY(check_float("batch_norm", x));
-    char b[PORTA_SHAPE_STR_CAP];
+    char b[CORE_SHAPE_STR_CAP];
     if (x->rank < 2)
         return porta_error(PORTA_ERR_SHAPE, "batch_norm: expected an input of rank >= 2, got %s",
-                           porta_format_shape(b, sizeof b, x->rank, x->sizes));
+                           core_format_shape(b, sizeof b, x->rank, x->sizes));
     for (int i = 0; i < 4; i++)
         if (vectors[i] && (vectors[i]->rank != 1 || vectors[i]->sizes[0] != x->sizes[1]))
             return porta_error(PORTA_ERR_SHAPE,
                                "batch_norm: expected weight, bias and running stats of shape "
                                "[%lld], got %s",
                                (long long)x->sizes[1],
-                               porta_format_shape(b, sizeof b, vectors[i]->rank, vectors[i]->sizes));
+                               core_format_shape(b, sizeof b, vectors[i]->rank, vectors[i]->sizes));
     return NULL;
 }
 
@@ -224,12 +224,12 @@ static porta_status *layer_axes(const porta_tensor *x, const porta_value *shape,
     bool ok = k >= 1 && k <= x->rank;
     for (int i = 0; ok && i < k; i++) ok = x->sizes[x->rank - k + i] == shape->ints.items[i];
     if (!ok) {
-        char bx[PORTA_SHAPE_STR_CAP], bn[PORTA_SHAPE_STR_CAP];
+        char bx[CORE_SHAPE_STR_CAP], bn[CORE_SHAPE_STR_CAP];
         return porta_error(PORTA_ERR_SHAPE,
                            "layer_norm: given normalized_shape=%s, expected input ending in "
                            "those sizes, but got input of size %s",
-                           porta_format_shape(bn, sizeof bn, k, shape->ints.items),
-                           porta_format_shape(bx, sizeof bx, x->rank, x->sizes));
+                           core_format_shape(bn, sizeof bn, k, shape->ints.items),
+                           core_format_shape(bx, sizeof bx, x->rank, x->sizes));
     }
     for (int i = 0; i < k; i++) axes[i] = x->rank - k + i;
     *count = k;

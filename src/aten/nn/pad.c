@@ -25,7 +25,7 @@ static const char *const AXIS_LETTERS[PAD_MAX_DIMS][PAD_MAX_DIMS] = {
 
 static porta_status *read_pad(const char *op, pad_mode mode, int dims, const porta_tensor *x,
                               const porta_value *padding, pad_geometry *g) {
-    char b[PORTA_SHAPE_STR_CAP];
+    char b[CORE_SHAPE_STR_CAP];
     if (padding->ints.count != 2 * dims)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "%s: padding size is expected to be %d, but got: %d", op, 2 * dims,
@@ -37,7 +37,7 @@ static porta_status *read_pad(const char *op, pad_mode mode, int dims, const por
                            "%s: expected %dD or %dD (batch mode) tensor with possibly 0 batch "
                            "size and other non-zero dimensions for input, but got: %s",
                            op, dims + 1, dims + 2,
-                           porta_format_shape(b, sizeof b, x->rank, x->sizes));
+                           core_format_shape(b, sizeof b, x->rank, x->sizes));
     g->dims = dims;
     g->rank = x->rank;
     for (int i = 0; i < dims; i++) {
@@ -53,7 +53,7 @@ static porta_status *read_pad(const char *op, pad_mode mode, int dims, const por
                                "dimension, but got: padding (%lld, %lld) at dimension %d of "
                                "input %s",
                                op, (long long)g->before[i], (long long)g->after[i], axis,
-                               porta_format_shape(b, sizeof b, x->rank, x->sizes));
+                               core_format_shape(b, sizeof b, x->rank, x->sizes));
         if (g->out[i] < 1)
             return porta_error(PORTA_ERR_SHAPE,
                                "%s: input (%s: %lld) is too small. Calculated output %s: %lld", op,
@@ -135,11 +135,11 @@ static porta_status *pad_backward(const char *op, pad_mode mode, int dims,
     bool shaped = gy->rank == x->rank;
     for (int i = 0; shaped && i < x->rank; i++) shaped = gy->sizes[i] == expected[i];
     if (!shaped) {
-        char want[PORTA_SHAPE_STR_CAP], got[PORTA_SHAPE_STR_CAP];
+        char want[CORE_SHAPE_STR_CAP], got[CORE_SHAPE_STR_CAP];
         return porta_error(PORTA_ERR_SHAPE,
                            "%s: grad_output shape unexpected. Expected: %s, Got: %s", op,
-                           porta_format_shape(want, sizeof want, x->rank, expected),
-                           porta_format_shape(got, sizeof got, gy->rank, gy->sizes));
+                           core_format_shape(want, sizeof want, x->rank, expected),
+                           core_format_shape(got, sizeof got, gy->rank, gy->sizes));
     }
     aten_scope s;
     scope_begin(&s);

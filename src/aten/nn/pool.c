@@ -66,10 +66,10 @@ static porta_status *read_pool(const char *op, int dims, const porta_tensor *x,
                                "%s: kernel_size, stride, padding and dilation must be a single "
                                "int or %d ints (stride may be empty), got %d values",
                                op, dims, lists[k]->ints.count);
-    char b[PORTA_SHAPE_STR_CAP];
+    char b[CORE_SHAPE_STR_CAP];
     if (x->rank != dims + 1 && x->rank != dims + 2)
         return porta_error(PORTA_ERR_SHAPE, "%s: expected a %dD or %dD input, got %s", op,
-                           dims + 1, dims + 2, porta_format_shape(b, sizeof b, x->rank, x->sizes));
+                           dims + 1, dims + 2, core_format_shape(b, sizeof b, x->rank, x->sizes));
     g->dims = dims;
     g->batched = x->rank == dims + 2;
     g->n = g->batched ? x->sizes[0] : 1;
@@ -100,7 +100,7 @@ static porta_status *read_pool(const char *op, int dims, const porta_tensor *x,
         empty = empty || g->out[i] < 1;
     }
     if (empty) {
-        char in[PORTA_SHAPE_STR_CAP], out[PORTA_SHAPE_STR_CAP];
+        char in[CORE_SHAPE_STR_CAP], out[CORE_SHAPE_STR_CAP];
         return porta_error(PORTA_ERR_SHAPE,
                            "%s: given input size (%s), calculated output size (%s) is too small",
                            op, format_volume(in, sizeof in, g->c, g->in, dims),

@@ -103,16 +103,16 @@ static porta_status *check_adaptive(const char *op, int dims, const porta_tensor
             return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                "%s: output_size must be >= 0, got %lld", op,
                                (long long)output_size->ints.items[i]);
-    char b[PORTA_SHAPE_STR_CAP];
+    char b[CORE_SHAPE_STR_CAP];
     if (x->rank != dims + 1 && x->rank != dims + 2)
         return porta_error(PORTA_ERR_SHAPE, "%s: expected a %dD or %dD input, got %s", op,
-                           dims + 1, dims + 2, porta_format_shape(b, sizeof b, x->rank, x->sizes));
+                           dims + 1, dims + 2, core_format_shape(b, sizeof b, x->rank, x->sizes));
     for (int i = x->rank - dims - 1; i < x->rank; i++)
         if (x->sizes[i] == 0)
             return porta_error(PORTA_ERR_SHAPE,
                                "%s: expected input to have non-zero size for non-batch "
                                "dimensions, but input has sizes %s with dimension %d being empty",
-                               op, porta_format_shape(b, sizeof b, x->rank, x->sizes), i);
+                               op, core_format_shape(b, sizeof b, x->rank, x->sizes), i);
     return NULL;
 }
 

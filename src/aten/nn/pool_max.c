@@ -35,7 +35,7 @@ static void layout_of(const porta_tensor *x, int dims, pool_layout *p) {
 
 static porta_status *check_adaptive_max(const char *op, int dims, const porta_tensor *x,
                                         const porta_value *output_size) {
-    char b[PORTA_SHAPE_STR_CAP];
+    char b[CORE_SHAPE_STR_CAP];
     if (output_size->ints.count != dims)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "%s(): internal error: output_size.size() must be %d, got %d", op,
@@ -46,13 +46,13 @@ static porta_status *check_adaptive_max(const char *op, int dims, const porta_te
                                op, (long long)output_size->ints.items[i]);
     if (x->rank != dims + 1 && x->rank != dims + 2)
         return porta_error(PORTA_ERR_SHAPE, "%s(): Expected %dD or %dD tensor, but got: %s", op,
-                           dims + 1, dims + 2, porta_format_shape(b, sizeof b, x->rank, x->sizes));
+                           dims + 1, dims + 2, core_format_shape(b, sizeof b, x->rank, x->sizes));
     for (int i = x->rank - dims - 1; i < x->rank; i++)
         if (x->sizes[i] == 0)
             return porta_error(PORTA_ERR_SHAPE,
                                "%s(): Expected input to have non-zero size for non-batch "
                                "dimensions, but input has sizes %s with dimension %d being empty",
-                               op, porta_format_shape(b, sizeof b, x->rank, x->sizes), i);
+                               op, core_format_shape(b, sizeof b, x->rank, x->sizes), i);
     if (!porta_dtype_is_float(x->dtype))
         return porta_error(PORTA_ERR_DTYPE, "\"%s\" not implemented for '%s'", op,
                            porta_dtype_name(x->dtype));
@@ -153,15 +153,15 @@ static porta_status *adaptive_max_pool(const char *op, int dims, const porta_val
 static porta_status *adaptive_max_pool_backward(const char *op, int dims, const porta_value *a,
                                                 aten_results *results) {
     const porta_tensor *gy = a[0].tensor, *x = a[1].tensor, *indices = a[2].tensor;
-    char g[PORTA_SHAPE_STR_CAP], i[PORTA_SHAPE_STR_CAP];
+    char g[CORE_SHAPE_STR_CAP], i[CORE_SHAPE_STR_CAP];
     bool same = gy->rank == indices->rank && gy->rank == x->rank;
     for (int d = 0; same && d < gy->rank; d++) same = gy->sizes[d] == indices->sizes[d];
     if (!same || x->rank < dims)
         return porta_error(PORTA_ERR_SHAPE,
                            "%s: grad_output %s and indices %s must have the same shape, of the "
                            "input's rank %d",
-                           op, porta_format_shape(g, sizeof g, gy->rank, gy->sizes),
-                           porta_format_shape(i, sizeof i, indices->rank, indices->sizes), x->rank);
+                           op, core_format_shape(g, sizeof g, gy->rank, gy->sizes),
+                           core_format_shape(i, sizeof i, indices->rank, indices->sizes), x->rank);
     pool_layout p;
     layout_of(x, dims, &p);
     int64_t out_volume = porta_tensor_numel(gy) / (p.batch ? p.batch : 1);
@@ -203,7 +203,7 @@ static porta_status *max_unpool(const char *op, int dims, const porta_value *a,
                                 aten_results *results) {
     const porta_tensor *x = a[0].tensor, *indices = a[1].tensor;
     const porta_value *output_size = &a[2];
-    char b[PORTA_SHAPE_STR_CAP], c[PORTA_SHAPE_STR_CAP];
+    char b[CORE_SHAPE_STR_CAP], c[CORE_SHAPE_STR_CAP];
     if (output_size->ints.count != dims)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "%s: output_size must have %d elements, but got %d elements.", op, dims,
@@ -222,14 +222,14 @@ static porta_status *max_unpool(const char *op, int dims, const porta_value *a,
         return porta_error(PORTA_ERR_SHAPE,
                            "Expected shape of indices to be same as that of the input tensor "
                            "(%s) but got indices tensor with shape: %s",
-                           porta_format_shape(b, sizeof b, x->rank, x->sizes),
-                           porta_format_shape(c, sizeof c, indices->rank, indices->sizes));
+                           core_format_shape(b, sizeof b, x->rank, x->sizes),
+                           core_format_shape(c, sizeof c, indices->rank, indices->sizes));
     if (dims == 3)
         for (int i = 0; i < 3; i++)
             if (a[3].ints.count != 3 || a[3].ints.items[i] <= 0)
                 return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                    "strides should be greater than zero, but got stride: %s",
-                                   porta_format_shape(b, sizeof b, a[3].ints.count, a[3].ints.items));
+                                   core_format_shape(b, sizeof b, a[3].ints.count, a[3].ints.items));
     if (!porta_dtype_is_float(x->dtype))
         return porta_error(PORTA_ERR_DTYPE, "\"max_unpool%dd\" not implemented for '%s'", dims,
                            porta_dtype_name(x->dtype));

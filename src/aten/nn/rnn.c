@@ -47,7 +47,7 @@ static porta_tensor *tanh_grad(aten_scope *s, porta_tensor *y) {
 
 static porta_status *check_cell(const char *op, const porta_tensor *ig, const porta_tensor *hg,
                                 const porta_tensor *state, int gates) {
-    char a[PORTA_SHAPE_STR_CAP], b[PORTA_SHAPE_STR_CAP], c[PORTA_SHAPE_STR_CAP];
+    char a[CORE_SHAPE_STR_CAP], b[CORE_SHAPE_STR_CAP], c[CORE_SHAPE_STR_CAP];
     if (!porta_dtype_is_float(ig->dtype))
         return porta_error(PORTA_ERR_DTYPE, "%s: expected floating-point gates, got %s", op,
                            porta_dtype_name(ig->dtype));
@@ -57,9 +57,9 @@ static porta_status *check_cell(const char *op, const porta_tensor *ig, const po
         return porta_error(PORTA_ERR_SHAPE,
                            "%s: expected input_gates and hidden_gates of shape [B, %d*H] and a "
                            "state of shape [B, H], got %s, %s and %s",
-                           op, gates, porta_format_shape(a, sizeof a, ig->rank, ig->sizes),
-                           porta_format_shape(b, sizeof b, hg->rank, hg->sizes),
-                           porta_format_shape(c, sizeof c, state->rank, state->sizes));
+                           op, gates, core_format_shape(a, sizeof a, ig->rank, ig->sizes),
+                           core_format_shape(b, sizeof b, hg->rank, hg->sizes),
+                           core_format_shape(c, sizeof c, state->rank, state->sizes));
     return NULL;
 }
 
@@ -178,14 +178,14 @@ static porta_status *fused_gru_cell(const porta_value *args, aten_results *resul
  * grad_hidden_bias) */
 static porta_status *fused_gru_cell_backward(const porta_value *args, aten_results *results) {
     const porta_tensor *ghy = args[0].tensor, *ws = args[1].tensor;
-    char a[PORTA_SHAPE_STR_CAP], c[PORTA_SHAPE_STR_CAP];
+    char a[CORE_SHAPE_STR_CAP], c[CORE_SHAPE_STR_CAP];
     if (ghy->rank != 2 || ws->rank != 2 || ws->sizes[0] != ghy->sizes[0] ||
         ws->sizes[1] != 5 * ghy->sizes[1])
         return porta_error(PORTA_ERR_SHAPE,
                            "_thnn_fused_gru_cell_backward: expected grad_hy of shape [B, H] and a "
                            "workspace of shape [B, 5*H], got %s and %s",
-                           porta_format_shape(a, sizeof a, ghy->rank, ghy->sizes),
-                           porta_format_shape(c, sizeof c, ws->rank, ws->sizes));
+                           core_format_shape(a, sizeof a, ghy->rank, ghy->sizes),
+                           core_format_shape(c, sizeof c, ws->rank, ws->sizes));
     int64_t b = ghy->sizes[0], h = ghy->sizes[1];
     porta_device *device = ws->buffer->device;
     porta_dtype dtype = ws->dtype, compute = aten_compute_dtype(dtype);

@@ -111,11 +111,11 @@ static porta_status *col2im(const porta_value *args, aten_results *results) {
     b.count[1] = block_count(&b, 1);
     bool batched = x->rank == 3;
     if ((x->rank != 2 && x->rank != 3) || x->sizes[batched] == 0 || x->sizes[batched + 1] == 0) {
-        char shape[PORTA_SHAPE_STR_CAP];
+        char shape[CORE_SHAPE_STR_CAP];
         return porta_error(PORTA_ERR_SHAPE,
                            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
                            "batch size and non-zero dimensions for input, but got: %s",
-                           porta_format_shape(shape, sizeof shape, x->rank, x->sizes));
+                           core_format_shape(shape, sizeof shape, x->rank, x->sizes));
     }
     int64_t area = b.kernel[0] * b.kernel[1], rows = x->sizes[batched];
     if (rows % area)
@@ -169,11 +169,11 @@ static porta_status *im2col(const porta_value *args, aten_results *results) {
     bool empty_plane = x->rank >= 3 && (x->sizes[batched] == 0 || x->sizes[batched + 1] == 0 ||
                                         x->sizes[batched + 2] == 0);
     if ((x->rank != 3 && x->rank != 4) || empty_plane) {
-        char shape[PORTA_SHAPE_STR_CAP];
+        char shape[CORE_SHAPE_STR_CAP];
         return porta_error(PORTA_ERR_SHAPE,
                            "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
                            "and other non-zero dimensions for input, but got: %s",
-                           porta_format_shape(shape, sizeof shape, x->rank, x->sizes));
+                           core_format_shape(shape, sizeof shape, x->rank, x->sizes));
     }
     b.image[0] = x->sizes[batched + 1];
     b.image[1] = x->sizes[batched + 2];

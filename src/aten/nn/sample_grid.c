@@ -218,9 +218,9 @@ static void accumulate(aten_scope *s, porta_tensor *acc, const porta_tensor *t) 
 
 static porta_status *check_sampler(const porta_tensor *input, const porta_tensor *grid,
                                    int64_t mode, int64_t padding) {
-    char bi[PORTA_SHAPE_STR_CAP], bg[PORTA_SHAPE_STR_CAP];
-    porta_format_shape(bi, sizeof bi, input->rank, input->sizes);
-    porta_format_shape(bg, sizeof bg, grid->rank, grid->sizes);
+    char bi[CORE_SHAPE_STR_CAP], bg[CORE_SHAPE_STR_CAP];
+    core_format_shape(bi, sizeof bi, input->rank, input->sizes);
+    core_format_shape(bg, sizeof bg, grid->rank, grid->sizes);
     if (input->rank != 4 || grid->rank != 4)
         return porta_error(PORTA_ERR_SHAPE,
                            "grid_sampler_2d(): expected 4D input and grid, but got input with "
@@ -312,7 +312,7 @@ porta_status *aten_grid_sampler_2d(const porta_value *args, aten_results *result
     int64_t shape[4] = {input->sizes[0], input->sizes[1], grid->sizes[1], grid->sizes[2]};
     aten_scope s;
     scope_begin(&s);
-    if (porta_shape_numel(4, shape) == 0) {
+    if (core_shape_numel(4, shape) == 0) {
         scope_push(&s, results, scope_full(&s, input->buffer->device, input->dtype, 4, shape, 0));
         return scope_end(&s);
     }

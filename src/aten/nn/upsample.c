@@ -49,9 +49,9 @@ static porta_status *check_sizes(const char *op, const porta_value *output_size,
 static porta_status *upsample_nearest2d(const porta_value *args, aten_results *results) {
     const porta_tensor *x = args[0].tensor;
     if (x->rank != 4) {
-        char b[PORTA_SHAPE_STR_CAP];
+        char b[CORE_SHAPE_STR_CAP];
         return porta_error(PORTA_ERR_SHAPE, "upsample_nearest2d: expected a 4D input, got %s",
-                           porta_format_shape(b, sizeof b, x->rank, x->sizes));
+                           core_format_shape(b, sizeof b, x->rank, x->sizes));
     }
     PORTA_TRY(check_sizes("upsample_nearest2d", &args[1], x->sizes[2], x->sizes[3]));
     aten_scope s;
@@ -162,9 +162,9 @@ static porta_status *check_bilinear_dtype(const char *op, porta_dtype dtype) {
 static porta_status *upsample_bilinear2d(const porta_value *args, aten_results *results) {
     const porta_tensor *x = args[0].tensor;
     if (x->rank != 4) {
-        char b[PORTA_SHAPE_STR_CAP];
+        char b[CORE_SHAPE_STR_CAP];
         return porta_error(PORTA_ERR_SHAPE, "upsample_bilinear2d: expected a 4D input, got %s",
-                           porta_format_shape(b, sizeof b, x->rank, x->sizes));
+                           core_format_shape(b, sizeof b, x->rank, x->sizes));
     }
     PORTA_TRY(check_bilinear_dtype("upsample_bilinear2d", x->dtype));
     PORTA_TRY(check_sizes("upsample_bilinear2d", &args[1], x->sizes[2], x->sizes[3]));

@@ -12,10 +12,10 @@
  * a float dtype, and output and input sizes above 0. */
 static porta_status *check_upsample(const char *op, const porta_tensor *x, int axes,
                                     const porta_value *output_size, const int64_t *in_sizes) {
-    char b[PORTA_SHAPE_STR_CAP];
+    char b[CORE_SHAPE_STR_CAP];
     if (x->rank != axes + 2)
         return porta_error(PORTA_ERR_SHAPE, "%s: expected a %dD input, got %s", op, axes + 2,
-                           porta_format_shape(b, sizeof b, x->rank, x->sizes));
+                           core_format_shape(b, sizeof b, x->rank, x->sizes));
     if (!porta_dtype_is_float(x->dtype))
         return porta_error(PORTA_ERR_DTYPE, "%s: not implemented for '%s'", op,
                            porta_dtype_name(x->dtype));
@@ -26,7 +26,7 @@ static porta_status *check_upsample(const char *op, const porta_tensor *x, int a
         if (in_sizes[d] < 1 || output_size->ints.items[d] < 1)
             return porta_error(PORTA_ERR_SHAPE,
                                "%s: input %s and output sizes should be greater than 0", op,
-                               porta_format_shape(b, sizeof b, axes, in_sizes));
+                               core_format_shape(b, sizeof b, axes, in_sizes));
     return NULL;
 }
 
@@ -97,10 +97,10 @@ static porta_status *upsample_linear_backward(const char *op, int axes, const po
     PORTA_TRY(check_upsample(op, gy, axes, &args[1], in->ints.items + 2));
     for (int d = 0; d < axes + 2; d++)
         if (gy->sizes[d] != (d < 2 ? in->ints.items[d] : args[1].ints.items[d - 2])) {
-            char b[PORTA_SHAPE_STR_CAP];
+            char b[CORE_SHAPE_STR_CAP];
             return porta_error(PORTA_ERR_SHAPE,
                                "%s: grad_output %s does not match the output size at dim %d",
-                               op, porta_format_shape(b, sizeof b, gy->rank, gy->sizes), d);
+                               op, core_format_shape(b, sizeof b, gy->rank, gy->sizes), d);
         }
     aten_scope s;
     scope_begin(&s);

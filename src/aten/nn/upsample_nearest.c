@@ -41,10 +41,10 @@ static porta_tensor *nearest2d_back(aten_scope *s, const porta_tensor *g, const 
 
 static porta_status *check_ranks(const char *op, int dims, const porta_tensor *x,
                                  const porta_value *output_size, const porta_value *input_size) {
-    char b[PORTA_SHAPE_STR_CAP];
+    char b[CORE_SHAPE_STR_CAP];
     if (x->rank != dims + 2)
         return porta_error(PORTA_ERR_SHAPE, "%s: expected a %dD input, got %s", op, dims + 2,
-                           porta_format_shape(b, sizeof b, x->rank, x->sizes));
+                           core_format_shape(b, sizeof b, x->rank, x->sizes));
     if (output_size->ints.count != dims)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "%s: expected output_size of %d values, got %d", op, dims,

@@ -99,13 +99,13 @@ static porta_status *exponential_(const porta_value *args, aten_results *r) {
     porta_tensor *u = NULL, *scale = NULL, *log = NULL, *x = NULL;
     porta_status *status;
     /* U[-1, 0) so that log1p(u) = log(1 - |u|) never sees log(0). */
-    PORTA_TRY_GOTO(status, uniform_like(self, work, -1.0, 0.0, &u), done);
-    PORTA_TRY_GOTO(status, porta_unary(PORTA_LOG1P, u, &log), done);
-    PORTA_TRY_GOTO(status, porta_tensor_full(self->buffer->device, work, 0, NULL, -1.0 / lambd,
+    CORE_TRY_GOTO(status, uniform_like(self, work, -1.0, 0.0, &u), done);
+    CORE_TRY_GOTO(status, porta_unary(PORTA_LOG1P, u, &log), done);
+    CORE_TRY_GOTO(status, porta_tensor_full(self->buffer->device, work, 0, NULL, -1.0 / lambd,
                                              &scale),
                    done);
-    PORTA_TRY_GOTO(status, porta_binary(PORTA_MUL, log, scale, &x), done);
-    PORTA_TRY_GOTO(status, porta_copy(x, self), done);
+    CORE_TRY_GOTO(status, porta_binary(PORTA_MUL, log, scale, &x), done);
+    CORE_TRY_GOTO(status, porta_copy(x, self), done);
     status = push_self(self, r);
 done:
     porta_tensor_release(u);
@@ -119,9 +119,9 @@ done:
 static porta_status *bernoulli_into(porta_tensor *self, const porta_tensor *p) {
     porta_tensor *expanded = NULL, *u = NULL, *mask = NULL;
     porta_status *status;
-    PORTA_TRY_GOTO(status, porta_expand(p, self->rank, self->sizes, &expanded), done);
-    PORTA_TRY_GOTO(status, uniform_like(self, PORTA_F64, 0.0, 1.0, &u), done);
-    PORTA_TRY_GOTO(status, porta_binary(PORTA_LT, u, expanded, &mask), done);
+    CORE_TRY_GOTO(status, porta_expand(p, self->rank, self->sizes, &expanded), done);
+    CORE_TRY_GOTO(status, uniform_like(self, PORTA_F64, 0.0, 1.0, &u), done);
+    CORE_TRY_GOTO(status, porta_binary(PORTA_LT, u, expanded, &mask), done);
     status = porta_copy(mask, self);
 done:
     porta_tensor_release(expanded);
@@ -205,16 +205,16 @@ static porta_status *normal_of(const porta_value *mean, const porta_value *std, 
     porta_device *device = aten_device_of(operands, 2);
     porta_tensor *tm = NULL, *ts = NULL, *zero = NULL, *shape = NULL, *out = NULL;
     porta_status *status;
-    PORTA_TRY_GOTO(status, aten_operand(mean, device, dtype, &tm), done);
-    PORTA_TRY_GOTO(status, aten_operand(std, device, dtype, &ts), done);
+    CORE_TRY_GOTO(status, aten_operand(mean, device, dtype, &tm), done);
+    CORE_TRY_GOTO(status, aten_operand(std, device, dtype, &ts), done);
     /* mean * 0 + std * 0 has the broadcast shape (and rejects shapes that do
      * not broadcast, naming them); it becomes the destination of z. */
-    PORTA_TRY_GOTO(status, porta_tensor_full(device, dtype, 0, NULL, 0.0, &zero), done);
-    PORTA_TRY_GOTO(status, porta_ternary(PORTA_FMA, tm, zero, ts, &shape), done);
-    PORTA_TRY_GOTO(status, porta_tensor_empty(device, dtype, shape->rank, shape->sizes, &out),
+    CORE_TRY_GOTO(status, porta_tensor_full(device, dtype, 0, NULL, 0.0, &zero), done);
+    CORE_TRY_GOTO(status, porta_ternary(PORTA_FMA, tm, zero, ts, &shape), done);
+    CORE_TRY_GOTO(status, porta_tensor_empty(device, dtype, shape->rank, shape->sizes, &out),
                    done);
-    PORTA_TRY_GOTO(status, draw(out, true, 0.0, 1.0), done);
-    PORTA_TRY_GOTO(status, porta_ternary(PORTA_FMA, out, ts, tm, &out), done);
+    CORE_TRY_GOTO(status, draw(out, true, 0.0, 1.0), done);
+    CORE_TRY_GOTO(status, porta_ternary(PORTA_FMA, out, ts, tm, &out), done);
     status = aten_push_tensor(r, out);
     out = NULL;
 done:
@@ -271,8 +271,8 @@ static void random_range(porta_dtype dtype, double *min, double *max) {
 static porta_status *random_between(porta_tensor *self, double from, double to) {
     porta_tensor *u = NULL, *k = NULL;
     porta_status *status;
-    PORTA_TRY_GOTO(status, uniform_like(self, PORTA_F64, from, to, &u), done);
-    PORTA_TRY_GOTO(status, porta_unary(PORTA_FLOOR, u, &k), done);
+    CORE_TRY_GOTO(status, uniform_like(self, PORTA_F64, from, to, &u), done);
+    CORE_TRY_GOTO(status, porta_unary(PORTA_FLOOR, u, &k), done);
     status = porta_copy(k, self);
 done:
     porta_tensor_release(u);
@@ -350,13 +350,13 @@ static porta_status *make_randperm(int64_t n, porta_dtype dtype, porta_device *d
                            (long long)n, (long long)n);
     PORTA_TRY(check_perm_size(n, dtype));
     int64_t *perm;
-    PORTA_TRY(porta_host_alloc((size_t)(n ? n : 1) * sizeof *perm, "randperm", (void **)&perm));
+    PORTA_TRY(core_host_alloc((size_t)(n ? n : 1) * sizeof *perm, "randperm", (void **)&perm));
     uint64_t seed, offset;
     porta_status *status = aten_generator_next(device, 2 * (uint64_t)n, &seed, &offset);
     for (int64_t i = 0; i < n; i++) perm[i] = i;
     for (int64_t i = 0; !status && i + 1 < n; i++) {
         uint64_t position = offset + 2 * (uint64_t)i; /* even, so both words share a block */
-        porta_philox_words words = porta_philox_block(seed, position / 4);
+        core_philox_words words = core_philox_block(seed, position / 4);
         uint64_t r = (uint64_t)words.x[position % 4] << 32 | words.x[position % 4 + 1];
         int64_t last = n - 1 - i, pick = (int64_t)(r % (uint64_t)(last + 1));
         int64_t swap = perm[last];
@@ -367,7 +367,7 @@ static porta_status *make_randperm(int64_t n, porta_dtype dtype, porta_device *d
     if (!status) status = porta_tensor_from_host(device, PORTA_I64, 1, &n, perm, &staged);
     if (!status) status = porta_cast(staged, dtype, out);
     porta_tensor_release(staged);
-    porta_host_free(perm);
+    core_host_free(perm);
     return status;
 }
 

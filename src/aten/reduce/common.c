@@ -42,12 +42,12 @@ porta_status *reduce_dims_need_elements(const char *op, const porta_tensor *x,
                                         const reduce_dims *dims) {
     for (int i = 0; i < dims->count; i++)
         if (x->sizes[dims->axes[i]] == 0) {
-            char shape[PORTA_SHAPE_STR_CAP];
+            char shape[CORE_SHAPE_STR_CAP];
             return porta_error(PORTA_ERR_OUT_OF_RANGE,
                                "%s(): Expected reduction dim %d to have non-zero size (input "
                                "shape %s).",
                                op, dims->axes[i],
-                               porta_format_shape(shape, sizeof shape, x->rank, x->sizes));
+                               core_format_shape(shape, sizeof shape, x->rank, x->sizes));
         }
     return NULL;
 }

@@ -49,7 +49,7 @@ static porta_status *scan_step(bool max, int dim, int64_t shift, const porta_ten
 static porta_status *cumulative_extreme(bool max, const porta_value *a, aten_results *results) {
     const porta_tensor *self = a[0].tensor;
     int rank = self->rank, dim;
-    PORTA_TRY(porta_normalize_axis(max ? "cummax" : "cummin", (int)a[1].i, rank ? rank : 1, &dim));
+    PORTA_TRY(core_normalize_axis(max ? "cummax" : "cummin", (int)a[1].i, rank ? rank : 1, &dim));
     int view_rank = rank ? rank : 1;
     int64_t one = 1, shape[PORTA_MAX_RANK];
     const int64_t *sizes = rank ? self->sizes : &one;

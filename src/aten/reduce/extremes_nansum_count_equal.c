@@ -78,18 +78,18 @@ static porta_status *nansum(const porta_value *a, aten_results *results) {
     porta_tensor *x = NULL, *nan = NULL, *zero = NULL, *numbers = NULL, *total = NULL,
                  *result = NULL;
     porta_status *status;
-    PORTA_TRY_GOTO(status, aten_cast(self, aten_compute_dtype(input_dtype), &x), done);
+    CORE_TRY_GOTO(status, aten_cast(self, aten_compute_dtype(input_dtype), &x), done);
     if (porta_dtype_is_float(input_dtype)) {
-        PORTA_TRY_GOTO(status, porta_unary(PORTA_ISNAN, x, &nan), done);
-        PORTA_TRY_GOTO(status, porta_tensor_full(x->buffer->device, x->dtype, 0, NULL, 0, &zero),
+        CORE_TRY_GOTO(status, porta_unary(PORTA_ISNAN, x, &nan), done);
+        CORE_TRY_GOTO(status, porta_tensor_full(x->buffer->device, x->dtype, 0, NULL, 0, &zero),
                        done);
-        PORTA_TRY_GOTO(status, porta_ternary(PORTA_WHERE, nan, zero, x, &numbers), done);
+        CORE_TRY_GOTO(status, porta_ternary(PORTA_WHERE, nan, zero, x, &numbers), done);
     } else {
         numbers = x;
         porta_tensor_retain(numbers);
     }
-    PORTA_TRY_GOTO(status, reduce_over(PORTA_REDUCE_SUM, numbers, &dims, a[2].b, &total), done);
-    PORTA_TRY_GOTO(status, aten_cast(total, result_dtype, &result), done);
+    CORE_TRY_GOTO(status, reduce_over(PORTA_REDUCE_SUM, numbers, &dims, a[2].b, &total), done);
+    CORE_TRY_GOTO(status, aten_cast(total, result_dtype, &result), done);
     status = aten_push_tensor(results, result);
 done:
     porta_tensor_release(x);
@@ -132,10 +132,10 @@ static porta_status *equal(const porta_value *a, aten_results *results) {
     if (!same || porta_tensor_numel(x) == 0) return aten_push_bool(results, same);
     porta_tensor *matches = NULL, *all = NULL;
     porta_status *status;
-    PORTA_TRY_GOTO(status, porta_binary(PORTA_EQ, x, y, &matches), done);
-    PORTA_TRY_GOTO(status, porta_reduce(PORTA_REDUCE_ALL, matches, NULL, 0, false, &all), done);
+    CORE_TRY_GOTO(status, porta_binary(PORTA_EQ, x, y, &matches), done);
+    CORE_TRY_GOTO(status, porta_reduce(PORTA_REDUCE_ALL, matches, NULL, 0, false, &all), done);
     bool every = false;
-    PORTA_TRY_GOTO(status, porta_tensor_to_host(all, &every, sizeof every), done);
+    CORE_TRY_GOTO(status, porta_tensor_to_host(all, &every, sizeof every), done);
     status = aten_push_bool(results, every);
 done:
     porta_tensor_release(matches);

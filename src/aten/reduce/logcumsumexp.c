@@ -32,7 +32,7 @@ static porta_dtype accumulation_dtype(porta_dtype dtype) {
 static porta_status *logcumsumexp(const porta_value *args, aten_results *results) {
     const porta_tensor *x = args[0].tensor;
     int axis;
-    PORTA_TRY(porta_normalize_axis("logcumsumexp", (int)args[1].i, x->rank ? x->rank : 1, &axis));
+    PORTA_TRY(core_normalize_axis("logcumsumexp", (int)args[1].i, x->rank ? x->rank : 1, &axis));
     if (!porta_dtype_is_float(x->dtype))
         return porta_error(PORTA_ERR_DTYPE, "\"logcumsumexp_out_cpu\" not implemented for '%s'",
                            aten_dtype_label(x->dtype));

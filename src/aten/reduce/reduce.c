@@ -167,8 +167,8 @@ static porta_status *extreme_dim(porta_reduce_op op, porta_reduce_op arg_op, con
     PORTA_TRY(index_of_extreme(arg_op, name, a[0].tensor, &a[1], a[2].b, true, &indices));
     int axis = (int)a[1].i;
     porta_status *status;
-    PORTA_TRY_GOTO(status, porta_reduce(op, a[0].tensor, &axis, 1, a[2].b, &values), fail);
-    PORTA_TRY_GOTO(status, aten_push_tensor(results, values), fail_pushed);
+    CORE_TRY_GOTO(status, porta_reduce(op, a[0].tensor, &axis, 1, a[2].b, &values), fail);
+    CORE_TRY_GOTO(status, aten_push_tensor(results, values), fail_pushed);
     return aten_push_tensor(results, indices);
 fail:
     porta_tensor_release(values);
@@ -199,7 +199,7 @@ static porta_status *logical(porta_reduce_op op, const porta_value *self,
     else
         status = reduce_over(op, x, &dims, keepdim, &truth);
     if (status) return status;
-    PORTA_TRY_GOTO(status, aten_cast(truth, x->dtype == PORTA_U8 ? PORTA_U8 : PORTA_BOOL, &result),
+    CORE_TRY_GOTO(status, aten_cast(truth, x->dtype == PORTA_U8 ? PORTA_U8 : PORTA_BOOL, &result),
                    done);
     status = aten_push_tensor(results, result);
 done:

@@ -31,8 +31,8 @@ static porta_status *scan(porta_binary_op op, double identity, const char *name,
                                                             : PORTA_I64;
     porta_tensor *rounded = NULL, *y = NULL, *out = NULL;
     porta_status *status;
-    PORTA_TRY_GOTO(status, aten_cast(self, dtype, &rounded), done);
-    PORTA_TRY_GOTO(status,
+    CORE_TRY_GOTO(status, aten_cast(self, dtype, &rounded), done);
+    CORE_TRY_GOTO(status,
                    aten_cast(rounded, porta_dtype_is_float(dtype) ? aten_compute_dtype(dtype)
                                                                   : PORTA_I64,
                              &y),
@@ -41,18 +41,18 @@ static porta_status *scan(porta_binary_op op, double identity, const char *name,
     int64_t length = self->rank ? self->sizes[axis] : 1;
     for (int64_t step = 1; step < length; step *= 2) {
         porta_tensor *next = NULL;
-        PORTA_TRY_GOTO(status, combine_shifted(op, identity, y, axis, step, &next), done);
+        CORE_TRY_GOTO(status, combine_shifted(op, identity, y, axis, step, &next), done);
         porta_tensor_release(y);
         y = next;
     }
-    PORTA_TRY_GOTO(status, aten_cast(y, dtype, &out), done);
+    CORE_TRY_GOTO(status, aten_cast(y, dtype, &out), done);
     if (out == self) { /* a rank-0 or one-element input in its own dtype: still a new tensor */
         porta_tensor_release(out);
         out = NULL;
-        PORTA_TRY_GOTO(status, porta_tensor_empty(self->buffer->device, dtype, self->rank,
+        CORE_TRY_GOTO(status, porta_tensor_empty(self->buffer->device, dtype, self->rank,
                                                   self->sizes, &out),
                        done);
-        PORTA_TRY_GOTO(status, porta_copy(self, out), copy_failed);
+        CORE_TRY_GOTO(status, porta_copy(self, out), copy_failed);
     }
     status = aten_push_tensor(results, out);
     goto done;

@@ -34,15 +34,15 @@ static porta_status *normalize(const porta_tensor *x, int axis, porta_tensor *ou
     porta_tensor *max = NULL, *total = NULL;
     porta_status *status;
     porta_tensor *e = scratch ? scratch : out;
-    PORTA_TRY_GOTO(status, porta_reduce(PORTA_REDUCE_MAX, x, &axis, 1, true, &max), done);
-    PORTA_TRY_GOTO(status, binary_over(PORTA_SUB, x, max, out), done);
-    PORTA_TRY_GOTO(status, porta_unary(PORTA_EXP, out, &e), done);
-    PORTA_TRY_GOTO(status, porta_reduce(PORTA_REDUCE_SUM, e, &axis, 1, true, &total), done);
+    CORE_TRY_GOTO(status, porta_reduce(PORTA_REDUCE_MAX, x, &axis, 1, true, &max), done);
+    CORE_TRY_GOTO(status, binary_over(PORTA_SUB, x, max, out), done);
+    CORE_TRY_GOTO(status, porta_unary(PORTA_EXP, out, &e), done);
+    CORE_TRY_GOTO(status, porta_reduce(PORTA_REDUCE_SUM, e, &axis, 1, true, &total), done);
     if (scratch) {
-        PORTA_TRY_GOTO(status, unary_over(PORTA_LOG, total), done);
+        CORE_TRY_GOTO(status, unary_over(PORTA_LOG, total), done);
         status = binary_over(PORTA_SUB, out, total, out);
     } else {
-        PORTA_TRY_GOTO(status, unary_over(PORTA_RECIPROCAL, total), done);
+        CORE_TRY_GOTO(status, unary_over(PORTA_RECIPROCAL, total), done);
         status = binary_over(PORTA_MUL, out, total, out);
     }
 done:
@@ -120,11 +120,11 @@ static porta_status *softmax_of(const porta_value *a, bool logarithm, aten_resul
     int axis = dims.count ? dims.axes[0] : 0;
     porta_tensor *x = NULL, *y = NULL;
     porta_status *status;
-    PORTA_TRY_GOTO(status, aten_cast(self, aten_compute_dtype(self->dtype), &x), done);
-    PORTA_TRY_GOTO(status, porta_tensor_empty(x->buffer->device, x->dtype, x->rank, x->sizes, &y),
+    CORE_TRY_GOTO(status, aten_cast(self, aten_compute_dtype(self->dtype), &x), done);
+    CORE_TRY_GOTO(status, porta_tensor_empty(x->buffer->device, x->dtype, x->rank, x->sizes, &y),
                    done);
-    PORTA_TRY_GOTO(status, normalize_blocked(x, axis, logarithm, y), done);
-    PORTA_TRY_GOTO(status, aten_cast(y, self->dtype, &out), done);
+    CORE_TRY_GOTO(status, normalize_blocked(x, axis, logarithm, y), done);
+    CORE_TRY_GOTO(status, aten_cast(y, self->dtype, &out), done);
     status = aten_push_tensor(results, out);
 done:
     porta_tensor_release(x);
@@ -154,21 +154,21 @@ static porta_status *softmax_grad(const porta_value *a, bool logarithm, aten_res
     porta_tensor *g = NULL, *y = NULL, *weighted = NULL, *total = NULL, *scale = NULL,
                  *grad = NULL, *out = NULL;
     porta_status *status;
-    PORTA_TRY_GOTO(status, aten_cast(a[0].tensor, dtype, &g), done);
-    PORTA_TRY_GOTO(status, aten_cast(a[1].tensor, dtype, &y), done);
+    CORE_TRY_GOTO(status, aten_cast(a[0].tensor, dtype, &g), done);
+    CORE_TRY_GOTO(status, aten_cast(a[1].tensor, dtype, &y), done);
     if (logarithm) {
-        PORTA_TRY_GOTO(status, porta_reduce(PORTA_REDUCE_SUM, g, &axis, 1, true, &total), done);
-        PORTA_TRY_GOTO(status, porta_unary(PORTA_EXP, y, &scale), done);
-        PORTA_TRY_GOTO(status, porta_binary(PORTA_MUL, scale, total, &weighted), done);
-        PORTA_TRY_GOTO(status, porta_binary(PORTA_SUB, g, weighted, &grad), done);
+        CORE_TRY_GOTO(status, porta_reduce(PORTA_REDUCE_SUM, g, &axis, 1, true, &total), done);
+        CORE_TRY_GOTO(status, porta_unary(PORTA_EXP, y, &scale), done);
+        CORE_TRY_GOTO(status, porta_binary(PORTA_MUL, scale, total, &weighted), done);
+        CORE_TRY_GOTO(status, porta_binary(PORTA_SUB, g, weighted, &grad), done);
     } else {
-        PORTA_TRY_GOTO(status, porta_binary(PORTA_MUL, g, y, &weighted), done);
-        PORTA_TRY_GOTO(status, porta_reduce(PORTA_REDUCE_SUM, weighted, &axis, 1, true, &total),
+        CORE_TRY_GOTO(status, porta_binary(PORTA_MUL, g, y, &weighted), done);
+        CORE_TRY_GOTO(status, porta_reduce(PORTA_REDUCE_SUM, weighted, &axis, 1, true, &total),
                        done);
-        PORTA_TRY_GOTO(status, porta_binary(PORTA_SUB, g, total, &scale), done);
-        PORTA_TRY_GOTO(status, porta_binary(PORTA_MUL, y, scale, &grad), done);
+        CORE_TRY_GOTO(status, porta_binary(PORTA_SUB, g, total, &scale), done);
+        CORE_TRY_GOTO(status, porta_binary(PORTA_MUL, y, scale, &grad), done);
     }
-    PORTA_TRY_GOTO(status, aten_cast(grad, a[3].dtype, &out), done);
+    CORE_TRY_GOTO(status, aten_cast(grad, a[3].dtype, &out), done);
     status = aten_push_tensor(results, out);
 done:
     porta_tensor_release(g);
@@ -200,27 +200,27 @@ static porta_status *logsumexp(const porta_value *a, aten_results *results) {
                  *exps = NULL, *total = NULL, *logs = NULL, *kept_shift = NULL, *sum = NULL,
                  *out = NULL;
     porta_status *status;
-    PORTA_TRY_GOTO(status, aten_cast(self, aten_compute_dtype(dtype), &x), done);
-    PORTA_TRY_GOTO(status, porta_tensor_full(x->buffer->device, x->dtype, 0, NULL, 0.0, &zero),
+    CORE_TRY_GOTO(status, aten_cast(self, aten_compute_dtype(dtype), &x), done);
+    CORE_TRY_GOTO(status, porta_tensor_full(x->buffer->device, x->dtype, 0, NULL, 0.0, &zero),
                    done);
     if (dims.numel > 0) {
-        PORTA_TRY_GOTO(status, reduce_over(PORTA_REDUCE_MAX, x, &dims, true, &max), done);
-        PORTA_TRY_GOTO(status, porta_unary(PORTA_ISINF, max, &infinite), done);
-        PORTA_TRY_GOTO(status, porta_ternary(PORTA_WHERE, infinite, zero, max, &shift), done);
+        CORE_TRY_GOTO(status, reduce_over(PORTA_REDUCE_MAX, x, &dims, true, &max), done);
+        CORE_TRY_GOTO(status, porta_unary(PORTA_ISINF, max, &infinite), done);
+        CORE_TRY_GOTO(status, porta_ternary(PORTA_WHERE, infinite, zero, max, &shift), done);
     } else { /* no maximum to take: the sum of no exponentials is 0 */
         porta_tensor_retain(zero);
         shift = zero;
     }
-    PORTA_TRY_GOTO(status, porta_binary(PORTA_SUB, x, shift, &shifted), done);
-    PORTA_TRY_GOTO(status, porta_unary(PORTA_EXP, shifted, &exps), done);
-    PORTA_TRY_GOTO(status, reduce_over(PORTA_REDUCE_SUM, exps, &dims, keepdim, &total), done);
-    PORTA_TRY_GOTO(status, porta_unary(PORTA_LOG, total, &logs), done);
-    PORTA_TRY_GOTO(status, porta_reshape(shift, keepdim || !max ? shift->rank : logs->rank,
+    CORE_TRY_GOTO(status, porta_binary(PORTA_SUB, x, shift, &shifted), done);
+    CORE_TRY_GOTO(status, porta_unary(PORTA_EXP, shifted, &exps), done);
+    CORE_TRY_GOTO(status, reduce_over(PORTA_REDUCE_SUM, exps, &dims, keepdim, &total), done);
+    CORE_TRY_GOTO(status, porta_unary(PORTA_LOG, total, &logs), done);
+    CORE_TRY_GOTO(status, porta_reshape(shift, keepdim || !max ? shift->rank : logs->rank,
                                          keepdim || !max ? shift->sizes : logs->sizes,
                                          &kept_shift),
                    done);
-    PORTA_TRY_GOTO(status, porta_binary(PORTA_ADD, logs, kept_shift, &sum), done);
-    PORTA_TRY_GOTO(status, aten_cast(sum, dtype, &out), done);
+    CORE_TRY_GOTO(status, porta_binary(PORTA_ADD, logs, kept_shift, &sum), done);
+    CORE_TRY_GOTO(status, aten_cast(sum, dtype, &out), done);
     status = aten_push_tensor(results, out);
 done:
     porta_tensor_release(x);

@@ -37,10 +37,10 @@ static porta_status *unfold_backward(const porta_value *args, aten_results *resu
         target_sizes[dim] = windows;
         target_strides[dim] = strides[dim] * step;
         porta_tensor *target = NULL, *part = NULL;
-        status = porta_tensor_restride(out, target_rank, target_sizes, target_strides,
+        status = rt_tensor_restride(out, target_rank, target_sizes, target_strides,
                                        out->offset + j * strides[dim], &target);
         if (!status)
-            status = porta_tensor_restride(grad, target_rank, part_sizes, part_strides,
+            status = rt_tensor_restride(grad, target_rank, part_sizes, part_strides,
                                            grad->offset + j * grad->strides[grad->rank - 1], &part);
         if (!status) status = porta_binary(PORTA_ADD, target, part, &target);
         porta_tensor_release(target);

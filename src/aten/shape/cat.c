@@ -67,7 +67,7 @@ static porta_status *fill_slices(const porta_value *list, int dim, porta_tensor 
         memcpy(sizes, out->sizes, sizeof sizes);
         sizes[dim] = t->sizes[dim];
         porta_tensor *part = NULL;
-        PORTA_TRY(porta_tensor_restride(out, out->rank, sizes, out->strides,
+        PORTA_TRY(rt_tensor_restride(out, out->rank, sizes, out->strides,
                                         out->offset + start * out->strides[dim], &part));
         porta_status *status = porta_copy(t, part);
         porta_tensor_release(part);
@@ -105,10 +105,10 @@ static porta_status *cat_out(const porta_value *args, aten_results *results) {
                            "torch.cat(): input types can't be cast to the desired output type %s",
                            porta_dtype_name(out->dtype));
     if (out->rank != rank || memcmp(out->sizes, sizes, (size_t)rank * sizeof *sizes)) {
-        char want[PORTA_SHAPE_STR_CAP], have[PORTA_SHAPE_STR_CAP];
+        char want[CORE_SHAPE_STR_CAP], have[CORE_SHAPE_STR_CAP];
         return porta_error(PORTA_ERR_SHAPE, "torch.cat(): out has shape %s, the result has shape %s",
-                           porta_format_shape(have, sizeof have, out->rank, out->sizes),
-                           porta_format_shape(want, sizeof want, rank, sizes));
+                           core_format_shape(have, sizeof have, out->rank, out->sizes),
+                           core_format_shape(want, sizeof want, rank, sizes));
     }
     PORTA_TRY(fill_slices(&args[0], dim, out));
     porta_tensor_retain(out);

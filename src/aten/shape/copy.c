@@ -91,7 +91,7 @@ porta_status *aten_like_strides(const char *op, const porta_tensor *x, const por
     int64_t code = format->kind == PORTA_VALUE_INT ? format->i : PORTA_MEMORY_PRESERVE;
     switch (code) {
     case PORTA_MEMORY_CONTIGUOUS:
-        porta_contiguous_strides(x->rank, x->sizes, strides);
+        core_contiguous_strides(x->rank, x->sizes, strides);
         return NULL;
     case PORTA_MEMORY_PRESERVE:
         if (aten_is_dense(x->rank, x->sizes, x->strides))
@@ -127,7 +127,7 @@ porta_status *aten_empty_strided(porta_device *device, porta_dtype dtype, int ra
     }
     porta_buffer *buffer = NULL;
     PORTA_TRY(porta_buffer_alloc(device, (size_t)extent * porta_dtype_size(dtype), &buffer));
-    porta_status *status = porta_tensor_wrap(buffer, dtype, rank, sizes, strides, 0, out);
+    porta_status *status = rt_tensor_wrap(buffer, dtype, rank, sizes, strides, 0, out);
     porta_buffer_release(buffer);
     return status;
 }
@@ -171,10 +171,10 @@ porta_status *aten_clone_preserve_strides(const porta_tensor *x, porta_tensor **
     int64_t count = (int64_t)(x->buffer->size / porta_dtype_size(x->dtype)), one = 1;
     porta_tensor *whole = NULL, *copy = NULL;
     porta_status *status;
-    PORTA_TRY_GOTO(status, porta_tensor_restride(x, 1, &count, &one, 0, &whole), done);
-    PORTA_TRY_GOTO(status, porta_tensor_empty(x->buffer->device, x->dtype, 1, &count, &copy), done);
-    PORTA_TRY_GOTO(status, porta_copy(whole, copy), done);
-    status = porta_tensor_restride(copy, x->rank, x->sizes, x->strides, x->offset, out);
+    CORE_TRY_GOTO(status, rt_tensor_restride(x, 1, &count, &one, 0, &whole), done);
+    CORE_TRY_GOTO(status, porta_tensor_empty(x->buffer->device, x->dtype, 1, &count, &copy), done);
+    CORE_TRY_GOTO(status, porta_copy(whole, copy), done);
+    status = rt_tensor_restride(copy, x->rank, x->sizes, x->strides, x->offset, out);
 done:
     porta_tensor_release(whole);
     porta_tensor_release(copy);

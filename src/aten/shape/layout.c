@@ -28,11 +28,11 @@ static porta_status *select_layout(const porta_tensor *x, int64_t dim_arg, int64
     PORTA_TRY(aten_wrap_dim(dim_arg, x->rank, &dim));
     int64_t size = x->sizes[dim];
     if (index < -size || index >= size) {
-        char shape[PORTA_SHAPE_STR_CAP];
+        char shape[CORE_SHAPE_STR_CAP];
         return porta_error(PORTA_ERR_OUT_OF_RANGE,
                            "select(): index %lld out of range for tensor of size %s at dimension "
                            "%lld",
-                           (long long)index, porta_format_shape(shape, sizeof shape, x->rank, x->sizes),
+                           (long long)index, core_format_shape(shape, sizeof shape, x->rank, x->sizes),
                            (long long)dim_arg);
     }
     if (index < 0) index += size;
@@ -125,8 +125,8 @@ static porta_status *split_with_sizes(const porta_value *args, aten_results *r) 
         total += parts[i];
         negative = negative || parts[i] < 0;
     }
-    char given[PORTA_SHAPE_STR_CAP];
-    porta_format_shape(given, sizeof given, count, parts);
+    char given[CORE_SHAPE_STR_CAP];
+    core_format_shape(given, sizeof given, count, parts);
     if (negative)
         return porta_error(PORTA_ERR_SHAPE,
                            "split_with_sizes expects split_sizes have only non-negative entries, "
@@ -180,23 +180,23 @@ static porta_status *repeat(const porta_value *args, aten_results *r) {
     }
     for (int i = 0; i < rank; i++)
         if (repeats[i] < 0) {
-            char shape[PORTA_SHAPE_STR_CAP];
+            char shape[CORE_SHAPE_STR_CAP];
             return porta_error(PORTA_ERR_SHAPE,
                                "Trying to create tensor with negative dimension %lld: %s",
                                (long long)result_sizes[i],
-                               porta_format_shape(shape, sizeof shape, rank, result_sizes));
+                               core_format_shape(shape, sizeof shape, rank, result_sizes));
         }
     int64_t dense[PORTA_MAX_RANK];
-    porta_contiguous_strides(pairs, pair_sizes, dense);
+    core_contiguous_strides(pairs, pair_sizes, dense);
     porta_tensor *out = NULL, *source = NULL, *target = NULL;
     porta_status *status;
-    PORTA_TRY_GOTO(status, porta_tensor_empty(x->buffer->device, x->dtype, rank, result_sizes, &out),
+    CORE_TRY_GOTO(status, porta_tensor_empty(x->buffer->device, x->dtype, rank, result_sizes, &out),
                    done);
-    PORTA_TRY_GOTO(status, porta_tensor_restride(x, pairs, pair_sizes, pair_strides, x->offset,
+    CORE_TRY_GOTO(status, rt_tensor_restride(x, pairs, pair_sizes, pair_strides, x->offset,
                                                  &source),
                    done);
-    PORTA_TRY_GOTO(status, porta_tensor_restride(out, pairs, pair_sizes, dense, 0, &target), done);
-    PORTA_TRY_GOTO(status, porta_copy(source, target), done);
+    CORE_TRY_GOTO(status, rt_tensor_restride(out, pairs, pair_sizes, dense, 0, &target), done);
+    CORE_TRY_GOTO(status, porta_copy(source, target), done);
     status = aten_push_tensor(r, out);
     out = NULL;
 done:
@@ -252,22 +252,22 @@ static porta_status *scatter_into(const porta_value *args, layout_of layout, ate
     porta_tensor *out = NULL, *view = NULL;
     view_layout where;
     porta_status *status;
-    PORTA_TRY_GOTO(status, aten_clone_preserve_strides(self, &out), done);
-    PORTA_TRY_GOTO(status, layout(out, args, &where), done);
-    PORTA_TRY_GOTO(status, porta_tensor_view(out->buffer, out->dtype, where.rank, where.sizes,
+    CORE_TRY_GOTO(status, aten_clone_preserve_strides(self, &out), done);
+    CORE_TRY_GOTO(status, layout(out, args, &where), done);
+    CORE_TRY_GOTO(status, porta_tensor_view(out->buffer, out->dtype, where.rank, where.sizes,
                                              where.strides, where.offset, &view),
                    done);
     if (src->rank != where.rank ||
         memcmp(src->sizes, where.sizes, (size_t)src->rank * sizeof *src->sizes)) {
-        char given[PORTA_SHAPE_STR_CAP], slice[PORTA_SHAPE_STR_CAP];
+        char given[CORE_SHAPE_STR_CAP], slice[CORE_SHAPE_STR_CAP];
         status = porta_error(PORTA_ERR_SHAPE,
                              "expected src to have a size equal to the slice of self. src size = "
                              "%s, slice size = %s",
-                             porta_format_shape(given, sizeof given, src->rank, src->sizes),
-                             porta_format_shape(slice, sizeof slice, where.rank, where.sizes));
+                             core_format_shape(given, sizeof given, src->rank, src->sizes),
+                             core_format_shape(slice, sizeof slice, where.rank, where.sizes));
         goto done;
     }
-    PORTA_TRY_GOTO(status, porta_copy(src, view), done);
+    CORE_TRY_GOTO(status, porta_copy(src, view), done);
     status = aten_push_tensor(r, out);
     out = NULL;
 done:

@@ -40,7 +40,7 @@ static porta_status *empty_like_preserve(const porta_tensor *x, porta_tensor **o
     int64_t numel = porta_tensor_numel(x);
     porta_tensor *flat = NULL;
     PORTA_TRY(porta_tensor_empty(device, x->dtype, 1, &numel, &flat));
-    porta_status *status = porta_tensor_restride(flat, x->rank, x->sizes, x->strides, 0, out);
+    porta_status *status = rt_tensor_restride(flat, x->rank, x->sizes, x->strides, 0, out);
     porta_tensor_release(flat);
     return status;
 }
@@ -62,9 +62,9 @@ static porta_status *flip(const porta_value *args, aten_results *results) {
     porta_tensor *flipped = NULL, *out = NULL;
     porta_status *status;
     /* A rank-0 tensor has nothing to flip (dim 0 is accepted, as in PyTorch). */
-    PORTA_TRY_GOTO(status, porta_flip(x, axes, x->rank ? count : 0, &flipped), fail);
-    PORTA_TRY_GOTO(status, empty_like_preserve(x, &out), fail);
-    PORTA_TRY_GOTO(status, porta_copy(flipped, out), fail);
+    CORE_TRY_GOTO(status, porta_flip(x, axes, x->rank ? count : 0, &flipped), fail);
+    CORE_TRY_GOTO(status, empty_like_preserve(x, &out), fail);
+    CORE_TRY_GOTO(status, porta_copy(flipped, out), fail);
     porta_tensor_release(flipped);
     return aten_push_tensor(results, out);
 fail:
@@ -79,7 +79,7 @@ static porta_status *narrow(const porta_tensor *t, int dim, int64_t start, int64
     int64_t sizes[PORTA_MAX_RANK];
     memcpy(sizes, t->sizes, sizeof sizes);
     sizes[dim] = length;
-    return porta_tensor_restride(t, t->rank, sizes, t->strides,
+    return rt_tensor_restride(t, t->rank, sizes, t->strides,
                                  t->offset + start * t->strides[dim], out);
 }
 
@@ -127,7 +127,7 @@ static porta_status *roll(const porta_value *args, aten_results *results) {
     porta_status *status;
     int64_t numel = porta_tensor_numel(x);
     if (dims == 0) { /* the flattened tensor, as one axis */
-        PORTA_TRY_GOTO(status, porta_reshape(x, 1, &numel, &src), done);
+        CORE_TRY_GOTO(status, porta_reshape(x, 1, &numel, &src), done);
         axes[0] = 0;
         dims = 1;
     } else {
@@ -135,15 +135,15 @@ static porta_status *roll(const porta_value *args, aten_results *results) {
         src = (porta_tensor *)x;
     }
     for (int i = 0; i < dims; i++) {
-        PORTA_TRY_GOTO(status, porta_tensor_empty(device, x->dtype, src->rank, src->sizes, &dst), done);
+        CORE_TRY_GOTO(status, porta_tensor_empty(device, x->dtype, src->rank, src->sizes, &dst), done);
         if (numel == 0 || src->rank == 0) /* nothing to move */
-            PORTA_TRY_GOTO(status, porta_copy(src, dst), done);
-        else PORTA_TRY_GOTO(status, roll_dim(src, axes[i], args[1].ints.items[i], dst), done);
+            CORE_TRY_GOTO(status, porta_copy(src, dst), done);
+        else CORE_TRY_GOTO(status, roll_dim(src, axes[i], args[1].ints.items[i], dst), done);
         porta_tensor_release(src);
         src = dst;
         dst = NULL;
     }
-    PORTA_TRY_GOTO(status, porta_reshape(src, x->rank, x->sizes, &result), done);
+    CORE_TRY_GOTO(status, porta_reshape(src, x->rank, x->sizes, &result), done);
     status = aten_push_tensor(results, result);
 done:
     porta_tensor_release(src);

@@ -24,7 +24,7 @@ porta_status *aten_wrap_dim(int64_t dim, int rank, int *out) {
 porta_status *aten_push_view(const porta_tensor *x, int rank, const int64_t *sizes,
                              const int64_t *strides, int64_t offset, aten_results *results) {
     porta_tensor *view = NULL;
-    PORTA_TRY(porta_tensor_restride(x, rank, sizes, strides, offset, &view));
+    PORTA_TRY(rt_tensor_restride(x, rank, sizes, strides, offset, &view));
     return aten_push_tensor(results, view);
 }
 
@@ -115,13 +115,13 @@ static porta_status *strided_view(const char *op, const porta_tensor *x, const p
     }
     uint64_t needed = empty ? 0 : (last + 1) * itemsize;
     if (needed > x->buffer->size) {
-        char sizes[PORTA_SHAPE_STR_CAP], strides[PORTA_SHAPE_STR_CAP];
+        char sizes[CORE_SHAPE_STR_CAP], strides[CORE_SHAPE_STR_CAP];
         return porta_error(PORTA_ERR_SHAPE,
                            "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize "
                            "%llu requiring a storage size of %llu are out of bounds for storage "
                            "of size %zu",
-                           porta_format_shape(sizes, sizeof sizes, rank, size->ints.items),
-                           porta_format_shape(strides, sizeof strides, rank, stride->ints.items),
+                           core_format_shape(sizes, sizeof sizes, rank, size->ints.items),
+                           core_format_shape(strides, sizeof strides, rank, stride->ints.items),
                            (long long)offset, (unsigned long long)itemsize,
                            (unsigned long long)needed, x->buffer->size);
     }
@@ -148,9 +148,9 @@ static porta_status *expand(const porta_value *args, aten_results *results) {
     const porta_tensor *x = args[0].tensor;
     const int64_t *want = args[1].ints.items;
     int rank = args[1].ints.count;
-    char target[PORTA_SHAPE_STR_CAP], given[PORTA_SHAPE_STR_CAP];
-    porta_format_shape(target, sizeof target, rank, want);
-    porta_format_shape(given, sizeof given, x->rank, x->sizes);
+    char target[CORE_SHAPE_STR_CAP], given[CORE_SHAPE_STR_CAP];
+    core_format_shape(target, sizeof target, rank, want);
+    core_format_shape(given, sizeof given, x->rank, x->sizes);
     if (rank < x->rank || rank > PORTA_MAX_RANK)
         return porta_error(PORTA_ERR_SHAPE,
                            "expand(size=%s): the number of sizes provided (%d) must be greater or "
@@ -274,10 +274,10 @@ static porta_status *select_int(const porta_value *args, aten_results *results) 
     PORTA_TRY(aten_wrap_dim(args[1].i, x->rank, &dim));
     int64_t index = args[2].i, size = x->sizes[dim];
     if (index < -size || index >= size) {
-        char shape[PORTA_SHAPE_STR_CAP];
+        char shape[CORE_SHAPE_STR_CAP];
         return porta_error(PORTA_ERR_OUT_OF_RANGE,
                            "select(): index %lld out of range for tensor of size %s at dimension %lld",
-                           (long long)index, porta_format_shape(shape, sizeof shape, x->rank, x->sizes),
+                           (long long)index, core_format_shape(shape, sizeof shape, x->rank, x->sizes),
                            (long long)args[1].i);
     }
     if (index < 0) index += size;

@@ -12,11 +12,11 @@ static porta_status *triangle_mask(porta_device *device, int64_t rows, int64_t c
     porta_tensor *row = NULL, *col = NULL, *row_column = NULL, *offset = NULL, *bound = NULL;
     porta_status *status;
     int64_t column_shape[2] = {rows, 1};
-    PORTA_TRY_GOTO(status, porta_tensor_arange(device, PORTA_I64, 0, (double)rows, 1, &row), done);
-    PORTA_TRY_GOTO(status, porta_tensor_arange(device, PORTA_I64, 0, (double)cols, 1, &col), done);
-    PORTA_TRY_GOTO(status, porta_reshape(row, 2, column_shape, &row_column), done);
-    PORTA_TRY_GOTO(status, porta_binary(PORTA_SUB, col, row_column, &offset), done);
-    PORTA_TRY_GOTO(status, porta_tensor_full(device, PORTA_I64, 0, NULL, (double)diagonal, &bound),
+    CORE_TRY_GOTO(status, porta_tensor_arange(device, PORTA_I64, 0, (double)rows, 1, &row), done);
+    CORE_TRY_GOTO(status, porta_tensor_arange(device, PORTA_I64, 0, (double)cols, 1, &col), done);
+    CORE_TRY_GOTO(status, porta_reshape(row, 2, column_shape, &row_column), done);
+    CORE_TRY_GOTO(status, porta_binary(PORTA_SUB, col, row_column, &offset), done);
+    CORE_TRY_GOTO(status, porta_tensor_full(device, PORTA_I64, 0, NULL, (double)diagonal, &bound),
                    done);
     status = porta_binary(lower ? PORTA_LE : PORTA_GE, offset, bound, out);
 done:
@@ -38,12 +38,12 @@ static porta_status *triangle(const porta_value *args, porta_tensor *into, bool 
     porta_device *device = x->buffer->device;
     porta_tensor *mask = NULL, *zero = NULL, *out = into;
     porta_status *status;
-    PORTA_TRY_GOTO(status,
+    CORE_TRY_GOTO(status,
                    triangle_mask(device, x->sizes[x->rank - 2], x->sizes[x->rank - 1], args[1].i,
                                  lower, &mask),
                    done);
-    PORTA_TRY_GOTO(status, porta_tensor_full(device, x->dtype, 0, NULL, 0, &zero), done);
-    PORTA_TRY_GOTO(status, porta_ternary(PORTA_WHERE, mask, x, zero, &out), done);
+    CORE_TRY_GOTO(status, porta_tensor_full(device, x->dtype, 0, NULL, 0, &zero), done);
+    CORE_TRY_GOTO(status, porta_ternary(PORTA_WHERE, mask, x, zero, &out), done);
     if (into) porta_tensor_retain(into);
     status = aten_push_tensor(results, out);
 done:

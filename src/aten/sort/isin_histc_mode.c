@@ -134,7 +134,7 @@ static porta_status *mode(const porta_value *a, aten_results *r) {
     const porta_tensor *x = a[0].tensor;
     int axis, rank = x->rank ? x->rank : 1;
     bool keepdim = a[2].b;
-    PORTA_TRY(porta_normalize_axis("mode", (int)a[1].i, rank, &axis));
+    PORTA_TRY(core_normalize_axis("mode", (int)a[1].i, rank, &axis));
     int64_t one = 1, n = x->rank ? x->sizes[axis] : 1, shape[PORTA_MAX_RANK];
     if (n == 0)
         return porta_error(PORTA_ERR_OUT_OF_RANGE,

@@ -47,7 +47,7 @@ static porta_tensor *joined(aten_scope *s, const porta_tensor *first, const port
 static porta_status *check_search(const porta_tensor *seq, const porta_tensor *values,
                                   porta_dtype dtype, bool scalar, const porta_value *side, bool right,
                                   const porta_value *sorter) {
-    char b[PORTA_SHAPE_STR_CAP], v[PORTA_SHAPE_STR_CAP];
+    char b[CORE_SHAPE_STR_CAP], v[CORE_SHAPE_STR_CAP];
     if (side->kind == PORTA_VALUE_STRING && strcmp(side->string, "left") &&
         strcmp(side->string, "right"))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
@@ -70,8 +70,8 @@ static porta_status *check_search(const porta_tensor *seq, const porta_tensor *v
                            "torch.searchsorted(): boundaries tensor should be 1 dimension or the "
                            "first N-1 dimensions of boundaries tensor and input value tensor must "
                            "match, but we got boundaries tensor %s and input value tensor %s",
-                           porta_format_shape(b, sizeof b, seq->rank, seq->sizes),
-                           porta_format_shape(v, sizeof v, values->rank, values->sizes));
+                           core_format_shape(b, sizeof b, seq->rank, seq->sizes),
+                           core_format_shape(v, sizeof v, values->rank, values->sizes));
     if (sorter->kind == PORTA_VALUE_TENSOR) {
         const porta_tensor *order = sorter->tensor;
         if (order->dtype != PORTA_I64)
@@ -85,8 +85,8 @@ static porta_status *check_search(const porta_tensor *seq, const porta_tensor *v
             return porta_error(PORTA_ERR_SHAPE,
                                "torch.searchsorted(): boundary and sorter must have the same "
                                "size, but got boundary tensor %s and got sorter tensor %s",
-                               porta_format_shape(b, sizeof b, seq->rank, seq->sizes),
-                               porta_format_shape(v, sizeof v, order->rank, order->sizes));
+                               core_format_shape(b, sizeof b, seq->rank, seq->sizes),
+                               core_format_shape(v, sizeof v, order->rank, order->sizes));
     }
     if (dtype == PORTA_BOOL)
         return porta_error(PORTA_ERR_DTYPE, "\"searchsorted_out_cpu\" not implemented for 'Bool'");

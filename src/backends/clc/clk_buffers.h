@@ -2,7 +2,7 @@
  * (sizes, strides and parameters a kernel reads from a buffer rather than
  * from arguments, whose total size devices limit), error flags, scratch,
  * and blocking reads. Buffers go through the device's own
- * porta_backend_ops, so they are counted against the memory limit, on
+ * rt_backend_ops, so they are counted against the memory limit, on
  * whichever backend runs the kernels. */
 #ifndef PORTA_BACKENDS_CLC_CLK_BUFFERS_H
 #define PORTA_BACKENDS_CLC_CLK_BUFFERS_H

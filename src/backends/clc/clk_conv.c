@@ -188,7 +188,7 @@ void clk_conv_programs(clk_program_visit visit, void *ctx) {
 }
 
 porta_status *clk_exec_conv(const clk_launcher *launcher, porta_device *device,
-                            const porta_prim *prim, const porta_tensor *const *inputs,
+                            const ir_prim *prim, const porta_tensor *const *inputs,
                             int input_count, porta_tensor *out) {
     if (input_count != 2 && input_count != 3)
         return porta_error(PORTA_ERR_INTERNAL, "conv kernel: expected 2 or 3 inputs, got %d",

@@ -12,9 +12,9 @@
 
 void clk_disk_entry_name(const char *const *options, const char *identity, const char *full,
                          const char *extension, char *name, size_t cap) {
-    uint64_t a = porta_hash_text(PORTA_HASH_SEED, full);
-    for (int i = 0; options[i]; i++) a = porta_hash_text(a, options[i]);
-    uint64_t b = porta_hash_text(porta_hash_text(a ^ 0x9e3779b97f4a7c15ull, identity), full);
+    uint64_t a = rt_hash_text(RT_HASH_SEED, full);
+    for (int i = 0; options[i]; i++) a = rt_hash_text(a, options[i]);
+    uint64_t b = rt_hash_text(rt_hash_text(a ^ 0x9e3779b97f4a7c15ull, identity), full);
     snprintf(name, cap, "%016" PRIx64 "%016" PRIx64 "%s", a, b, extension);
 }
 
@@ -55,6 +55,6 @@ void clk_disk_save(const char *dir, const char *name, const char magic[4], const
     memcpy(entry + 4, &source_len, sizeof source_len);
     memcpy(entry + 4 + sizeof source_len, full, source_len);
     memcpy(entry + header, binary, size);
-    porta_status_free(porta_kernel_cache_write(dir, name, entry, header + size));
+    porta_status_free(rt_kernel_cache_write(dir, name, entry, header + size));
     free(entry);
 }

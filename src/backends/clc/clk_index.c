@@ -186,7 +186,7 @@ static porta_status *report_bad_index(porta_device *device, const char *op,
     }
     size_t count = (size_t)(hi - lo + 1);
     int64_t *values;
-    PORTA_TRY(porta_host_alloc(count * sizeof *values, "the index read back", (void **)&values));
+    PORTA_TRY(core_host_alloc(count * sizeof *values, "the index read back", (void **)&values));
     porta_status *status =
         clk_read(device, index->buffer->handle, (size_t)lo * sizeof *values, count * sizeof *values,
                  values);
@@ -206,7 +206,7 @@ static porta_status *report_bad_index(porta_device *device, const char *op,
             else idx[d] = 0;
         }
     }
-    porta_host_free(values);
+    core_host_free(values);
     if (status) return status;
     return porta_error(PORTA_ERR_OUT_OF_RANGE,
                        "%s: index %lld is out of bounds for dimension %d with size %lld", op,
@@ -284,7 +284,7 @@ static porta_status *copy(const clk_launcher *launcher, porta_device *device, co
 }
 
 static porta_status *scatter(const clk_launcher *launcher, porta_device *device,
-                             const porta_prim *prim, const porta_tensor *const *inputs,
+                             const ir_prim *prim, const porta_tensor *const *inputs,
                              porta_tensor *out) {
     const porta_tensor *x = inputs[0], *index = inputs[1], *src = inputs[2];
     PORTA_TRY(copy(launcher, device, x, out));
@@ -318,20 +318,20 @@ static porta_status *scatter(const clk_launcher *launcher, porta_device *device,
 }
 
 porta_status *clk_exec_index(const clk_launcher *launcher, porta_device *device,
-                             const porta_prim *prim, const porta_tensor *const *inputs,
+                             const ir_prim *prim, const porta_tensor *const *inputs,
                              int input_count, porta_tensor *out) {
     int expected = prim->kind == PRIM_SCATTER ? 3 : 2;
     if (input_count != expected)
         return porta_error(PORTA_ERR_INTERNAL, "opencl %s: expected %d inputs, got %d",
-                           porta_prim_name(prim), expected, input_count);
+                           ir_prim_name(prim), expected, input_count);
     const porta_tensor *x = inputs[0], *index = inputs[1];
     if (index->dtype != PORTA_I64)
         return porta_error(PORTA_ERR_DTYPE, "opencl %s: index must be int64, got %s",
-                           porta_prim_name(prim), porta_dtype_name(index->dtype));
-    PORTA_TRY(clk_check_dtype(device, porta_prim_name(prim), out->dtype));
+                           ir_prim_name(prim), porta_dtype_name(index->dtype));
+    PORTA_TRY(clk_check_dtype(device, ir_prim_name(prim), out->dtype));
     int axis = prim->axis;
     int64_t limit = x->rank ? x->sizes[axis] : 1;
-    porta_status *status = check_index(launcher, device, porta_prim_name(prim), index, axis, limit);
+    porta_status *status = check_index(launcher, device, ir_prim_name(prim), index, axis, limit);
     if (status) return status;
     switch (prim->kind) {
     case PRIM_GATHER: return gather(launcher, device, x, index, index->strides, axis, out);

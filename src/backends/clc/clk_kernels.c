@@ -5,7 +5,7 @@
 #include "core/status.h"
 
 porta_status *clk_execute(const clk_launcher *launcher, porta_device *device,
-                          const porta_prim *prim, const porta_tensor *const *inputs,
+                          const ir_prim *prim, const porta_tensor *const *inputs,
                           int input_count, porta_tensor *out) {
     clk_exec *exec;
     switch (prim->kind) {
@@ -31,7 +31,7 @@ porta_status *clk_execute(const clk_launcher *launcher, porta_device *device,
     case PRIM_SORT: exec = clk_exec_sort; break;
     default:
         return porta_error(PORTA_ERR_INTERNAL, "%s: primitive %s is not executable",
-                           device->info.backend, porta_prim_kind_name(prim->kind));
+                           device->info.backend, ir_prim_kind_name(prim->kind));
     }
     return exec(launcher, device, prim, inputs, input_count, out);
 }

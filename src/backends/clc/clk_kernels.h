@@ -3,7 +3,7 @@
  * numbers, sort, and the elementwise ops and reductions the kernel IR
  * leaves out (integer division, remainder and power with their errors,
  * erfinv, argmax/argmin: "special"). Each has the contract of
- * porta_backend_ops.execute. */
+ * rt_backend_ops.execute. */
 #ifndef PORTA_BACKENDS_CLC_CLK_KERNELS_H
 #define PORTA_BACKENDS_CLC_CLK_KERNELS_H
 
@@ -14,7 +14,7 @@
 #include "ir/prim.h"
 
 typedef porta_status *clk_exec(const clk_launcher *launcher, porta_device *device,
-                               const porta_prim *prim, const porta_tensor *const *inputs,
+                               const ir_prim *prim, const porta_tensor *const *inputs,
                                int input_count, porta_tensor *out);
 clk_exec clk_exec_matmul;
 clk_exec clk_exec_conv;

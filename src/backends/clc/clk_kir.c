@@ -25,7 +25,7 @@ porta_status *clk_kir_prepare(const clk_launcher *launcher, porta_device *device
 }
 
 porta_status *clk_kir_single(const clk_launcher *launcher, porta_device *device,
-                             const porta_prim *prim, const porta_tensor *const *inputs,
+                             const ir_prim *prim, const porta_tensor *const *inputs,
                              int input_count, porta_tensor *out, bool *done) {
     *done = true;
     if (porta_tensor_numel(out) == 0) return NULL; /* no rows: nothing to build or run */

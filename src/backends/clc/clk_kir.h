@@ -2,7 +2,7 @@
  * as OpenCL C (codegen/codegen_cl.h), their program got through the
  * backend's launcher, and found again by their structure (kir_built)
  * without rendering them again. The backends run them with their own
- * argument passing (porta_backend_ops.run_kernel). */
+ * argument passing (rt_backend_ops.run_kernel). */
 #ifndef PORTA_BACKENDS_CLC_CLK_KIR_H
 #define PORTA_BACKENDS_CLC_CLK_KIR_H
 
@@ -22,7 +22,7 @@ porta_status *clk_kir_prepare(const clk_launcher *launcher, porta_device *device
  * the device's run_kernel; *done false when the kernel IR cannot express
  * it (nothing is run then). */
 porta_status *clk_kir_single(const clk_launcher *launcher, porta_device *device,
-                             const porta_prim *prim, const porta_tensor *const *inputs,
+                             const ir_prim *prim, const porta_tensor *const *inputs,
                              int input_count, porta_tensor *out, bool *done);
 
 #endif

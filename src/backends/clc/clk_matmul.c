@@ -164,7 +164,7 @@ porta_status *clk_matmul_layout(porta_device *device, const porta_tensor *a,
 }
 
 porta_status *clk_exec_matmul(const clk_launcher *launcher, porta_device *device,
-                              const porta_prim *prim, const porta_tensor *const *inputs,
+                              const ir_prim *prim, const porta_tensor *const *inputs,
                               int input_count, porta_tensor *out) {
     (void)prim;
     if (input_count != 2 || out->rank < 2)

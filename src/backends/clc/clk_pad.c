@@ -38,7 +38,7 @@ static const char pad_source[] = CLK_COMMON_SOURCE PAD_KERNEL(1, uchar) PAD_KERN
 void clk_pad_programs(clk_program_visit visit, void *ctx) { visit(ctx, "pad", pad_source, true); }
 
 porta_status *clk_exec_pad(const clk_launcher *launcher, porta_device *device,
-                           const porta_prim *prim, const porta_tensor *const *inputs,
+                           const ir_prim *prim, const porta_tensor *const *inputs,
                            int input_count, porta_tensor *out) {
     if (input_count != 1)
         return porta_error(PORTA_ERR_INTERNAL, "pad kernel: expected 1 input, got %d",
@@ -62,7 +62,7 @@ porta_status *clk_exec_pad(const clk_launcher *launcher, porta_device *device,
         clk_push(&layout, x->sizes[d]);
     }
     unsigned char bytes[8] = {0};
-    porta_store_from_double(out->dtype, bytes, prim->value);
+    core_store_from_double(out->dtype, bytes, prim->value);
     uint64_t value;
     memcpy(&value, bytes, sizeof value); /* little-endian host and device: the low bytes */
     clk_mem layout_buffer;

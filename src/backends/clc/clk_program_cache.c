@@ -53,7 +53,7 @@ static porta_status *load_or_build(clk_program_cache *cache, porta_device *devic
     const clk_compiler *c = cache->compiler;
     char dir[768], name[64];
     clk_disk_entry_name(cache->options, cache->identity, full, c->extension, name, sizeof name);
-    porta_status *dir_status = porta_kernel_cache_dir(c->cache_dir, dir, sizeof dir);
+    porta_status *dir_status = rt_kernel_cache_dir(c->cache_dir, dir, sizeof dir);
     size_t size = 0;
     void *binary = dir_status ? NULL : clk_disk_load(dir, name, c->magic, full, &size);
     *program = binary ? c->load(device, binary, size) : NULL;
@@ -80,7 +80,7 @@ static porta_status *load_or_build(clk_program_cache *cache, porta_device *devic
 static porta_status *find_program(clk_program_cache *cache, porta_device *device,
                                   const char *source, clk_program_entry **out) {
     const clk_compiler *c = cache->compiler;
-    uint64_t hash = porta_hash_text(PORTA_HASH_SEED, source);
+    uint64_t hash = rt_hash_text(RT_HASH_SEED, source);
     for (clk_program_entry *e = cache->programs; e; e = e->next)
         if (e->hash == hash && strcmp(e->source, source) == 0) {
             *out = e;

@@ -111,7 +111,7 @@ static float float_limit(double high) {
 }
 
 porta_status *clk_exec_random(const clk_launcher *launcher, porta_device *device,
-                              const porta_prim *prim, const porta_tensor *const *inputs,
+                              const ir_prim *prim, const porta_tensor *const *inputs,
                               int input_count, porta_tensor *out) {
     (void)inputs;
     if (input_count != 0 || !porta_dtype_is_float(out->dtype))

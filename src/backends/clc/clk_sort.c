@@ -155,7 +155,7 @@ static porta_status *run(const clk_launcher *launcher, porta_device *device, con
 }
 
 porta_status *clk_exec_sort(const clk_launcher *launcher, porta_device *device,
-                            const porta_prim *prim, const porta_tensor *const *inputs,
+                            const ir_prim *prim, const porta_tensor *const *inputs,
                             int input_count, porta_tensor *out) {
     if (input_count != 1 || out->dtype != PORTA_I64)
         return porta_error(PORTA_ERR_INTERNAL,

@@ -214,9 +214,9 @@ static void push_elementwise(clk_layout *layout, const porta_tensor *out,
 }
 
 static porta_status *integer_binary(const clk_launcher *launcher, porta_device *device,
-                                    const porta_prim *prim, const porta_tensor *const *inputs,
+                                    const ir_prim *prim, const porta_tensor *const *inputs,
                                     porta_tensor *out, int op) {
-    const char *name = porta_prim_name(prim);
+    const char *name = ir_prim_name(prim);
     int64_t count = porta_tensor_numel(out);
     if (count == 0) return NULL;
     clk_layout layout = {.count = 0};
@@ -262,7 +262,7 @@ static porta_status *erfinv(const clk_launcher *launcher, porta_device *device,
 }
 
 static porta_status *arg_reduce(const clk_launcher *launcher, porta_device *device,
-                                const porta_prim *prim, const porta_tensor *x, porta_tensor *out) {
+                                const ir_prim *prim, const porta_tensor *x, porta_tensor *out) {
     int64_t count = porta_tensor_numel(out);
     if (count == 0) return NULL;
     bool reduced[PORTA_MAX_RANK] = {false};
@@ -288,7 +288,7 @@ static porta_status *arg_reduce(const clk_launcher *launcher, porta_device *devi
     }
     if (total == 0)
         return porta_error(PORTA_ERR_INTERNAL, "opencl: %s over no elements",
-                           porta_prim_name(prim));
+                           ir_prim_name(prim));
     clk_layout layout = {.count = 0};
     clk_push(&layout, kept);
     clk_push(&layout, red);
@@ -317,10 +317,10 @@ static int integer_op(int binary_op) {
 }
 
 porta_status *clk_exec_special(const clk_launcher *launcher, porta_device *device,
-                               const porta_prim *prim, const porta_tensor *const *inputs,
+                               const ir_prim *prim, const porta_tensor *const *inputs,
                                int input_count, porta_tensor *out) {
     porta_dtype dtype = input_count ? inputs[0]->dtype : out->dtype;
-    PORTA_TRY(clk_check_dtype(device, porta_prim_name(prim), dtype));
+    PORTA_TRY(clk_check_dtype(device, ir_prim_name(prim), dtype));
     bool integer = dtype >= PORTA_U8 && dtype <= PORTA_I64;
     if (prim->kind == PRIM_BINARY && input_count == 2 && integer && out->dtype == dtype &&
         inputs[1]->dtype == dtype && integer_op(prim->op) >= 0)
@@ -332,6 +332,6 @@ porta_status *clk_exec_special(const clk_launcher *launcher, porta_device *devic
         (prim->op == PORTA_REDUCE_ARGMAX || prim->op == PORTA_REDUCE_ARGMIN))
         return arg_reduce(launcher, device, prim, inputs[0], out);
     return porta_error(PORTA_ERR_UNSUPPORTED, "opencl: no kernel for %s from %s to %s",
-                       porta_prim_name(prim), porta_dtype_name(dtype),
+                       ir_prim_name(prim), porta_dtype_name(dtype),
                        porta_dtype_name(out->dtype));
 }

@@ -13,10 +13,10 @@
 #include "runtime/device.h"
 
 static porta_status *cpu_buffer_alloc(porta_device *device, size_t bytes, void **handle) {
-    return porta_host_alloc(bytes, "a CPU buffer", handle);
+    return core_host_alloc(bytes, "a CPU buffer", handle);
 }
 
-static void cpu_buffer_free(porta_device *device, void *handle) { porta_host_free(handle); }
+static void cpu_buffer_free(porta_device *device, void *handle) { core_host_free(handle); }
 
 static porta_status *cpu_buffer_write(porta_device *device, void *handle, size_t offset,
                                       const void *src, size_t bytes) {
@@ -30,12 +30,12 @@ static porta_status *cpu_buffer_read(porta_device *device, void *handle, size_t 
     return NULL;
 }
 
-static bool cpu_supports(porta_device *device, const porta_prim *prim,
+static bool cpu_supports(porta_device *device, const ir_prim *prim,
                          const porta_tensor *const *inputs, int input_count) {
     return prim->kind > PRIM_CONSTANT && prim->kind < PRIM_RESHAPE;
 }
 
-static porta_status *cpu_execute(porta_device *device, const porta_prim *prim,
+static porta_status *cpu_execute(porta_device *device, const ir_prim *prim,
                                  const porta_tensor *const *inputs, int input_count,
                                  porta_tensor *out) {
     switch (prim->kind) {
@@ -55,13 +55,13 @@ static porta_status *cpu_execute(porta_device *device, const porta_prim *prim,
     case PRIM_SORT: return cpu_exec_sort(prim, inputs, input_count, out);
     default:
         return porta_error(PORTA_ERR_INTERNAL, "cpu: primitive %s is not executable",
-                           porta_prim_kind_name(prim->kind));
+                           ir_prim_kind_name(prim->kind));
     }
 }
 
 static porta_status *cpu_synchronize(porta_device *device) { return NULL; }
 
-static const porta_backend_ops cpu_ops = {
+static const rt_backend_ops cpu_ops = {
     .buffer_alloc = cpu_buffer_alloc,
     .buffer_free = cpu_buffer_free,
     .buffer_write = cpu_buffer_write,
@@ -94,7 +94,7 @@ static void read_cpu_name(void) {
     fclose(f);
 }
 
-void porta_cpu_backend_probe(const porta_probe_sink *sink) {
+void cpu_backend_probe(const rt_probe_sink *sink) {
     read_cpu_name();
     long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
     uint32_t caps = PORTA_CAP_F64 | PORTA_CAP_F16 | PORTA_CAP_BF16 | PORTA_CAP_HOST_MEMORY;

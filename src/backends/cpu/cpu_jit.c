@@ -189,10 +189,10 @@ static uint64_t cpu_identity(void) {
     bool model = false, flags = false;
     while ((!model || !flags) && fgets(line, sizeof line, f)) {
         if (!model && strncmp(line, "model name", 10) == 0) {
-            identity = porta_hash_text(identity, line);
+            identity = rt_hash_text(identity, line);
             model = true;
         } else if (!flags && strncmp(line, "flags", 5) == 0) {
-            identity = porta_hash_text(identity, line);
+            identity = rt_hash_text(identity, line);
             flags = true;
         }
     }
@@ -329,13 +329,13 @@ static porta_status *find_or_build(const kir_kernel *kernel, const char *source,
     PORTA_TRY(find_compiler());
     double start = now_seconds();
     char dir[4096];
-    PORTA_TRY(unavailable(porta_kernel_cache_dir("kernels", dir, sizeof dir)));
+    PORTA_TRY(unavailable(rt_kernel_cache_dir("kernels", dir, sizeof dir)));
     uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
-    a = porta_hash_text(porta_hash_text(a, source), compiler_identity);
-    b = porta_hash_text(porta_hash_text(b, compiler_identity), source);
+    a = rt_hash_text(rt_hash_text(a, source), compiler_identity);
+    b = rt_hash_text(rt_hash_text(b, compiler_identity), source);
     for (int i = 0; i < FLAG_COUNT; i++) {
-        a = porta_hash_text(a, compile_flags[i]);
-        b = porta_hash_text(b, compile_flags[i]);
+        a = rt_hash_text(a, compile_flags[i]);
+        b = rt_hash_text(b, compile_flags[i]);
     }
     a ^= cpu_identity();
     b = (b ^ cpu_identity()) * 0x100000001b3ull;

@@ -9,21 +9,21 @@
 #include "ir/prim.h"
 #include "runtime/tensor.h"
 
-porta_status *cpu_exec_elementwise(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *cpu_exec_elementwise(const ir_prim *prim, const porta_tensor *const *inputs,
                                    int input_count, porta_tensor *out); /* UNARY..FILL */
-porta_status *cpu_exec_reduce(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *cpu_exec_reduce(const ir_prim *prim, const porta_tensor *const *inputs,
                               int input_count, porta_tensor *out);
-porta_status *cpu_exec_pad(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *cpu_exec_pad(const ir_prim *prim, const porta_tensor *const *inputs,
                            int input_count, porta_tensor *out);
-porta_status *cpu_exec_index(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *cpu_exec_index(const ir_prim *prim, const porta_tensor *const *inputs,
                              int input_count, porta_tensor *out); /* GATHER, SCATTER, INDEX_SELECT */
-porta_status *cpu_exec_matmul(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *cpu_exec_matmul(const ir_prim *prim, const porta_tensor *const *inputs,
                               int input_count, porta_tensor *out);
-porta_status *cpu_exec_conv(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *cpu_exec_conv(const ir_prim *prim, const porta_tensor *const *inputs,
                             int input_count, porta_tensor *out);
-porta_status *cpu_exec_random(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *cpu_exec_random(const ir_prim *prim, const porta_tensor *const *inputs,
                               int input_count, porta_tensor *out);
-porta_status *cpu_exec_sort(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *cpu_exec_sort(const ir_prim *prim, const porta_tensor *const *inputs,
                             int input_count, porta_tensor *out);
 
 #endif

@@ -23,7 +23,7 @@ static void run_tile(void *ctx, int64_t row0, int64_t rows, int64_t col0, int64_
 
 static bool is_matrix_f32(const porta_tensor *t) { return t->rank == 2 && t->dtype == PORTA_F32; }
 
-porta_status *cpu_run_matmul_epilogue(porta_device *device, const porta_prim *prim,
+porta_status *cpu_run_matmul_epilogue(porta_device *device, const ir_prim *prim,
                                       const porta_tensor *const *inputs, int input_count,
                                       porta_tensor *out, void *program, const kir_args *args) {
     if (prim->kind != PRIM_MATMUL || input_count != 2)
@@ -54,9 +54,9 @@ porta_status *cpu_run_matmul_epilogue(porta_device *device, const porta_prim *pr
     tile_epilogue ctx = {compiled->tile, args, cpu_kir_runtime()};
     cpu_gemm_epilogue epilogue = {run_tile, &ctx};
     /* k == 0 writes zeros (an empty sum) and still runs the epilogue. */
-    return cpu_sgemm_with_epilogue(m, n, k, (const float *)porta_tensor_data(a), a->strides[0],
-                                   a->strides[1], (const float *)porta_tensor_data(b),
+    return cpu_sgemm_with_epilogue(m, n, k, (const float *)core_tensor_data(a), a->strides[0],
+                                   a->strides[1], (const float *)core_tensor_data(b),
                                    b->strides[0], b->strides[1], 0.0f,
-                                   (float *)porta_tensor_data(out), out->strides[0],
+                                   (float *)core_tensor_data(out), out->strides[0],
                                    out->strides[1], &epilogue);
 }

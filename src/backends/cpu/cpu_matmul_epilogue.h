@@ -13,7 +13,7 @@
  * of out's [M, N] domain with `args`. PORTA_ERR_UNSUPPORTED, before
  * anything is computed, for what it does not fuse (batched, not float32,
  * no tile entry): the caller then runs the two unfused. */
-porta_status *cpu_run_matmul_epilogue(porta_device *device, const porta_prim *prim,
+porta_status *cpu_run_matmul_epilogue(porta_device *device, const ir_prim *prim,
                                       const porta_tensor *const *inputs, int input_count,
                                       porta_tensor *out, void *program, const kir_args *args);
 

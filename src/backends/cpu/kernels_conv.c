@@ -87,11 +87,11 @@ static void gather_run(porta_dtype dtype, void *dst, const char *src, int64_t co
         break;
     case PORTA_F16:
         for (int64_t i = 0; i < count; i++)
-            ((float *)dst)[i] = porta_f16_to_f32(((const uint16_t *)src)[i * stride]);
+            ((float *)dst)[i] = core_f16_to_f32(((const uint16_t *)src)[i * stride]);
         break;
     default: /* bfloat16 */
         for (int64_t i = 0; i < count; i++)
-            ((float *)dst)[i] = porta_bf16_to_f32(((const uint16_t *)src)[i * stride]);
+            ((float *)dst)[i] = core_bf16_to_f32(((const uint16_t *)src)[i * stride]);
         break;
     }
 }
@@ -100,8 +100,8 @@ static void scatter_one(porta_dtype dtype, char *dst, const void *src, int64_t i
     switch (dtype) {
     case PORTA_F64: *(double *)dst = ((const double *)src)[i]; break;
     case PORTA_F32: *(float *)dst = ((const float *)src)[i]; break;
-    case PORTA_F16: *(uint16_t *)dst = porta_f32_to_f16(((const float *)src)[i]); break;
-    default: *(uint16_t *)dst = porta_f32_to_bf16(((const float *)src)[i]); break;
+    case PORTA_F16: *(uint16_t *)dst = core_f32_to_f16(((const float *)src)[i]); break;
+    default: *(uint16_t *)dst = core_f32_to_bf16(((const float *)src)[i]); break;
     }
 }
 
@@ -359,12 +359,12 @@ static porta_status *prepare_weights(conv_job *job, const porta_tensor *w, void 
         expect *= w->sizes[d];
     }
     if (job->dtype == PORTA_F32 && flat) {
-        job->weights = porta_tensor_data(w);
+        job->weights = core_tensor_data(w);
         job->weight_rs = w->strides[0];
         return NULL;
     }
     int64_t rows = w->sizes[0], cols = job->depth;
-    PORTA_TRY(porta_host_alloc((size_t)(rows * cols) * job->ct_size, "conv weights", owned));
+    PORTA_TRY(core_host_alloc((size_t)(rows * cols) * job->ct_size, "conv weights", owned));
     int64_t elem = (int64_t)porta_dtype_size(w->dtype);
     int64_t idx[PORTA_MAX_RANK] = {0};
     char *dst = *owned;
@@ -373,7 +373,7 @@ static porta_status *prepare_weights(conv_job *job, const porta_tensor *w, void 
     for (int64_t run = 0; run < rows * cols / w->sizes[last]; run++) {
         int64_t offset = 0;
         for (int d = 0; d < last; d++) offset += idx[d] * w->strides[d];
-        gather_run(job->dtype, dst, porta_tensor_data(w) + offset * elem, w->sizes[last],
+        gather_run(job->dtype, dst, core_tensor_data(w) + offset * elem, w->sizes[last],
                    w->strides[last]);
         dst += (size_t)w->sizes[last] * job->ct_size;
         for (int d = last - 1; d >= 0 && ++idx[d] == w->sizes[d]; d--) idx[d] = 0;
@@ -387,8 +387,8 @@ static porta_status *prepare_bias(conv_job *job, const porta_tensor *bias, void 
     *owned = NULL;
     job->bias = NULL;
     if (!bias) return NULL;
-    PORTA_TRY(porta_host_alloc((size_t)bias->sizes[0] * job->ct_size, "conv bias", owned));
-    gather_run(job->dtype, *owned, porta_tensor_data(bias), bias->sizes[0], bias->strides[0]);
+    PORTA_TRY(core_host_alloc((size_t)bias->sizes[0] * job->ct_size, "conv bias", owned));
+    gather_run(job->dtype, *owned, core_tensor_data(bias), bias->sizes[0], bias->strides[0]);
     job->bias = *owned;
     return NULL;
 }
@@ -432,14 +432,14 @@ static void choose_tiles(conv_job *job, int64_t images) {
     job->tiles_per_image = (job->positions + job->tile_positions - 1) / job->tile_positions;
 }
 
-static void describe(conv_job *job, const porta_prim *prim, const porta_tensor *x,
+static void describe(conv_job *job, const ir_prim *prim, const porta_tensor *x,
                      const porta_tensor *w, porta_tensor *out) {
     job->dtype = out->dtype;
     job->wide = out->dtype == PORTA_F64;
     job->ct_size = job->wide ? sizeof(double) : sizeof(float);
     job->spatial = x->rank - 2;
-    job->x = porta_tensor_data(x);
-    job->out = porta_tensor_data(out);
+    job->x = core_tensor_data(x);
+    job->out = core_tensor_data(out);
     memcpy(job->x_strides, x->strides, sizeof job->x_strides);
     memcpy(job->out_strides, out->strides, sizeof job->out_strides);
     job->positions = 1;
@@ -461,7 +461,7 @@ static void describe(conv_job *job, const porta_prim *prim, const porta_tensor *
     job->depth = job->in_per_group * job->taps;
 }
 
-porta_status *cpu_exec_conv(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *cpu_exec_conv(const ir_prim *prim, const porta_tensor *const *inputs,
                             int input_count, porta_tensor *out) {
     if (porta_tensor_numel(out) == 0) return NULL;
     conv_job job;
@@ -480,19 +480,19 @@ porta_status *cpu_exec_conv(const porta_prim *prim, const porta_tensor *const *i
 
     void *weights = NULL, *bias = NULL;
     porta_status *status = NULL;
-    PORTA_TRY_GOTO(status, prepare_weights(&job, inputs[1], &weights), done);
-    PORTA_TRY_GOTO(status, prepare_bias(&job, input_count > 2 ? inputs[2] : NULL, &bias), done);
+    CORE_TRY_GOTO(status, prepare_weights(&job, inputs[1], &weights), done);
+    CORE_TRY_GOTO(status, prepare_bias(&job, input_count > 2 ? inputs[2] : NULL, &bias), done);
     size_t col_bytes =
         uses_sgemm(&job) ? (size_t)(job.tile_depth * job.tile_positions) * job.ct_size : 0;
     size_t out_bytes = (size_t)(job.out_per_group * job.tile_positions) * job.ct_size;
     job.scratch_stride = (col_bytes + 63) / 64 * 64 + (out_bytes + 63) / 64 * 64;
-    PORTA_TRY_GOTO(status, porta_host_alloc(job.scratch_stride * (size_t)chunks,
+    CORE_TRY_GOTO(status, core_host_alloc(job.scratch_stride * (size_t)chunks,
                                             "conv column tiles", &job.scratch), done);
     cpu_parallel_for(tiles, grain, tile_range, &job);
     status = atomic_exchange(&job.error, NULL);
 done:
-    porta_host_free(job.scratch);
-    porta_host_free(bias);
-    porta_host_free(weights);
+    core_host_free(job.scratch);
+    core_host_free(bias);
+    core_host_free(weights);
     return status;
 }

@@ -14,20 +14,20 @@ typedef struct loop_choice {
     bool costly;
 } loop_choice;
 
-static loop_choice choose(const porta_prim *prim, const porta_tensor *const *inputs,
+static loop_choice choose(const ir_prim *prim, const porta_tensor *const *inputs,
                           const porta_tensor *out) {
     loop_choice c = {.out = out->dtype, .input = out->dtype};
     switch (prim->kind) {
     case PRIM_UNARY:
         c.input = inputs[0]->dtype;
         c.loop = ew_unary_loop((porta_unary_op)prim->op, c.input);
-        c.out = porta_unary_gives_bool((porta_unary_op)prim->op) ? PORTA_BOOL : c.input;
+        c.out = ir_unary_gives_bool((porta_unary_op)prim->op) ? PORTA_BOOL : c.input;
         c.costly = ew_unary_is_costly((porta_unary_op)prim->op);
         break;
     case PRIM_BINARY:
         c.input = inputs[0]->dtype;
         c.loop = ew_binary_loop((porta_binary_op)prim->op, c.input);
-        c.out = porta_binary_gives_bool((porta_binary_op)prim->op) ? PORTA_BOOL : c.input;
+        c.out = ir_binary_gives_bool((porta_binary_op)prim->op) ? PORTA_BOOL : c.input;
         c.costly = ew_binary_is_costly((porta_binary_op)prim->op);
         break;
     case PRIM_TERNARY:
@@ -44,7 +44,7 @@ static loop_choice choose(const porta_prim *prim, const porta_tensor *const *inp
     return c;
 }
 
-static bool dtypes_match(const porta_prim *prim, const loop_choice *c,
+static bool dtypes_match(const ir_prim *prim, const loop_choice *c,
                          const porta_tensor *const *inputs, int input_count,
                          const porta_tensor *out) {
     if (out->dtype != c->out) return false;
@@ -55,10 +55,10 @@ static bool dtypes_match(const porta_prim *prim, const loop_choice *c,
     return true;
 }
 
-porta_status *cpu_exec_elementwise(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *cpu_exec_elementwise(const ir_prim *prim, const porta_tensor *const *inputs,
                                    int input_count, porta_tensor *out) {
-    const char *name = porta_prim_name(prim);
-    int expected = prim->kind == PRIM_FILL ? 0 : porta_prim_input_count(prim);
+    const char *name = ir_prim_name(prim);
+    int expected = prim->kind == PRIM_FILL ? 0 : ir_prim_input_count(prim);
     if (prim->kind < PRIM_UNARY || prim->kind > PRIM_FILL || input_count != expected)
         return porta_error(PORTA_ERR_INTERNAL, "cpu: %s called with %d inputs", name, input_count);
     loop_choice c = choose(prim, inputs, out);
@@ -76,7 +76,7 @@ porta_status *cpu_exec_elementwise(const porta_prim *prim, const porta_tensor *c
         double f64; /* aligns the value for every dtype */
     } fill_value = {0};
     if (prim->kind == PRIM_FILL) {
-        porta_store_from_double(out->dtype, &fill_value, prim->value);
+        core_store_from_double(out->dtype, &fill_value, prim->value);
         ew_iter_add_scalar(&it, &fill_value);
     }
 

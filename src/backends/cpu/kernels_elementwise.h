@@ -197,9 +197,9 @@ void ew_half_force_portable(bool portable);
     X(__VA_ARGS__, i32, PORTA_I32, int32_t, int32_t, EW_SAME, EW_SAME, i32, PLAIN)   \
     X(__VA_ARGS__, i64, PORTA_I64, int64_t, int64_t, EW_SAME, EW_SAME, i64, PLAIN)
 #define EW_FLOAT_DTYPES(X, ...)                                                            \
-    X(__VA_ARGS__, f16, PORTA_F16, uint16_t, float, porta_f16_to_f32, porta_f32_to_f16, f32, \
+    X(__VA_ARGS__, f16, PORTA_F16, uint16_t, float, core_f16_to_f32, core_f32_to_f16, f32, \
       HALF)                                                                                \
-    X(__VA_ARGS__, bf16, PORTA_BF16, uint16_t, float, porta_bf16_to_f32, porta_f32_to_bf16,  \
+    X(__VA_ARGS__, bf16, PORTA_BF16, uint16_t, float, core_bf16_to_f32, core_f32_to_bf16,  \
       f32, HALF)                                                                           \
     X(__VA_ARGS__, f32, PORTA_F32, float, float, EW_SAME, EW_SAME, f32, PLAIN)             \
     X(__VA_ARGS__, f64, PORTA_F64, double, double, EW_SAME, EW_SAME, f64, PLAIN)

@@ -60,15 +60,15 @@ COPY_LOOP(copy_8, uint64_t)
 #define WIDEN_i16(x) ((int64_t)(x))
 #define WIDEN_i32(x) ((int64_t)(x))
 #define WIDEN_i64(x) ((int64_t)(x))
-#define WIDEN_f16(x) ((double)porta_f16_to_f32(x))
-#define WIDEN_bf16(x) ((double)porta_bf16_to_f32(x))
+#define WIDEN_f16(x) ((double)core_f16_to_f32(x))
+#define WIDEN_bf16(x) ((double)core_bf16_to_f32(x))
 #define WIDEN_f32(x) ((double)(x))
 #define WIDEN_f64(x) (x)
 
 /* Integer targets keep the low bits of the int64 value. */
 #define NARROW_INT(sfx, T)                                                                  \
     static inline T narrow_##sfx##_from_int(int64_t v) { return (T)v; }                     \
-    static inline T narrow_##sfx##_from_float(double v) { return (T)porta_double_to_i64(v); }
+    static inline T narrow_##sfx##_from_float(double v) { return (T)core_double_to_i64(v); }
 NARROW_INT(u8, uint8_t)
 NARROW_INT(i8, int8_t)
 NARROW_INT(i16, int16_t)
@@ -77,10 +77,10 @@ NARROW_INT(i64, int64_t)
 static inline uint8_t narrow_b8_from_int(int64_t v) { return v != 0; }
 static inline uint8_t narrow_b8_from_float(double v) { return v != 0; } /* NaN -> true */
 /* Half targets round through float, as PyTorch converts double -> half. */
-static inline uint16_t narrow_f16_from_int(int64_t v) { return porta_f32_to_f16((float)v); }
-static inline uint16_t narrow_f16_from_float(double v) { return porta_f32_to_f16((float)v); }
-static inline uint16_t narrow_bf16_from_int(int64_t v) { return porta_f32_to_bf16((float)v); }
-static inline uint16_t narrow_bf16_from_float(double v) { return porta_f32_to_bf16((float)v); }
+static inline uint16_t narrow_f16_from_int(int64_t v) { return core_f32_to_f16((float)v); }
+static inline uint16_t narrow_f16_from_float(double v) { return core_f32_to_f16((float)v); }
+static inline uint16_t narrow_bf16_from_int(int64_t v) { return core_f32_to_bf16((float)v); }
+static inline uint16_t narrow_bf16_from_float(double v) { return core_f32_to_bf16((float)v); }
 static inline float narrow_f32_from_int(int64_t v) { return (float)v; }
 static inline float narrow_f32_from_float(double v) { return (float)v; }
 static inline double narrow_f64_from_int(int64_t v) { return (double)v; }
@@ -139,8 +139,8 @@ CAST_PAIRS(CAST_LOOP)
         }                                                                                \
         return 0;                                                                        \
     }
-HALF_CASTS(f16, PORTA_F16, porta_f16_to_f32, porta_f32_to_f16)
-HALF_CASTS(bf16, PORTA_BF16, porta_bf16_to_f32, porta_f32_to_bf16)
+HALF_CASTS(f16, PORTA_F16, core_f16_to_f32, core_f32_to_f16)
+HALF_CASTS(bf16, PORTA_BF16, core_bf16_to_f32, core_f32_to_bf16)
 
 #define E_b8 PORTA_BOOL
 #define E_u8 PORTA_U8

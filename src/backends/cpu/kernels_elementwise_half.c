@@ -20,9 +20,9 @@ void ew_widen_half(porta_dtype dtype, const uint16_t *src, float *dst, int64_t n
     if (use_avx2()) {
         ew_widen_half_avx2(dtype, src, dst, n);
     } else if (dtype == PORTA_F16) {
-        for (int64_t i = 0; i < n; i++) dst[i] = porta_f16_to_f32(src[i]);
+        for (int64_t i = 0; i < n; i++) dst[i] = core_f16_to_f32(src[i]);
     } else {
-        for (int64_t i = 0; i < n; i++) dst[i] = porta_bf16_to_f32(src[i]);
+        for (int64_t i = 0; i < n; i++) dst[i] = core_bf16_to_f32(src[i]);
     }
 }
 
@@ -30,8 +30,8 @@ void ew_narrow_half(porta_dtype dtype, const float *src, uint16_t *dst, int64_t 
     if (use_avx2()) {
         ew_narrow_half_avx2(dtype, src, dst, n);
     } else if (dtype == PORTA_F16) {
-        for (int64_t i = 0; i < n; i++) dst[i] = porta_f32_to_f16(src[i]);
+        for (int64_t i = 0; i < n; i++) dst[i] = core_f32_to_f16(src[i]);
     } else {
-        for (int64_t i = 0; i < n; i++) dst[i] = porta_f32_to_bf16(src[i]);
+        for (int64_t i = 0; i < n; i++) dst[i] = core_f32_to_bf16(src[i]);
     }
 }

@@ -13,14 +13,14 @@ void ew_widen_half_avx2(porta_dtype dtype, const uint16_t *src, float *dst, int6
             __m128i halves = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
             _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(halves));
         }
-        for (; i < n; i++) dst[i] = porta_f16_to_f32(src[i]);
+        for (; i < n; i++) dst[i] = core_f16_to_f32(src[i]);
     } else {
         for (; i + 8 <= n; i += 8) {
             __m128i halves = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
             __m256i wide = _mm256_cvtepu16_epi32(halves);
             _mm256_storeu_ps(dst + i, _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16)));
         }
-        for (; i < n; i++) dst[i] = porta_bf16_to_f32(src[i]);
+        for (; i < n; i++) dst[i] = core_bf16_to_f32(src[i]);
     }
 }
 
@@ -45,7 +45,7 @@ void ew_narrow_half_avx2(porta_dtype dtype, const float *src, uint16_t *dst, int
             _mm_storeu_si128((__m128i *)(void *)(dst + i),
                              _mm256_cvtps_ph(_mm256_loadu_ps(src + i),
                                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-        for (; i < n; i++) dst[i] = porta_f32_to_f16(src[i]);
+        for (; i < n; i++) dst[i] = core_f32_to_f16(src[i]);
     } else {
         for (; i + 16 <= n; i += 16) {
             /* packus interleaves the two halves by 128-bit lane; the
@@ -55,6 +55,6 @@ void ew_narrow_half_avx2(porta_dtype dtype, const float *src, uint16_t *dst, int
             _mm256_storeu_si256((__m256i *)(void *)(dst + i),
                                 _mm256_permute4x64_epi64(packed, 0xd8));
         }
-        for (; i < n; i++) dst[i] = porta_f32_to_bf16(src[i]);
+        for (; i < n; i++) dst[i] = core_f32_to_bf16(src[i]);
     }
 }

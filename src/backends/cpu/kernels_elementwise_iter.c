@@ -15,7 +15,7 @@ void ew_iter_init(ew_iter *it, porta_tensor *out) {
     it->count = 1;
     it->rank = out->rank;
     int64_t elem = (int64_t)porta_dtype_size(out->dtype);
-    it->data[0] = porta_tensor_data(out);
+    it->data[0] = core_tensor_data(out);
     for (int d = 0; d < out->rank; d++) {
         it->sizes[d] = out->sizes[d];
         it->strides[0][d] = out->strides[d] * elem;
@@ -26,7 +26,7 @@ void ew_iter_add_input(ew_iter *it, const porta_tensor *in) {
     int k = it->count++;
     int64_t elem = (int64_t)porta_dtype_size(in->dtype);
     int lead = it->rank - in->rank;
-    it->data[k] = porta_tensor_data(in);
+    it->data[k] = core_tensor_data(in);
     for (int d = 0; d < it->rank; d++) {
         int src = d - lead;
         bool broadcast = src < 0 || in->sizes[src] != it->sizes[d];

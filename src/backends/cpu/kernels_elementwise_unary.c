@@ -148,7 +148,7 @@ static int vmath_half_loop(vmath_fn fn, porta_dtype dtype, char *const *p, const
         } else {
             for (int64_t i = 0; i < m; i++) {
                 uint16_t h = EW_AT(const uint16_t, p[1], at + i, s[1]);
-                x[i] = f16 ? porta_f16_to_f32(h) : porta_bf16_to_f32(h);
+                x[i] = f16 ? core_f16_to_f32(h) : core_bf16_to_f32(h);
             }
         }
         fn(x, x, m);
@@ -157,7 +157,7 @@ static int vmath_half_loop(vmath_fn fn, porta_dtype dtype, char *const *p, const
         } else {
             for (int64_t i = 0; i < m; i++)
                 EW_AT(uint16_t, p[0], at + i, s[0]) =
-                    f16 ? porta_f32_to_f16(x[i]) : porta_f32_to_bf16(x[i]);
+                    f16 ? core_f32_to_f16(x[i]) : core_f32_to_bf16(x[i]);
         }
     }
     return 0;

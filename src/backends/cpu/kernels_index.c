@@ -204,7 +204,7 @@ static porta_status *check_index(const char *op, const porta_tensor *index, int 
     if (index->rank)
         memcpy(job.loop.strides[INDEX], index->strides, (size_t)index->rank * sizeof(int64_t));
     loop_simplify(&job.loop, -1);
-    job.index = (const int64_t *)(const void *)porta_tensor_data(index);
+    job.index = (const int64_t *)(const void *)core_tensor_data(index);
     job.limit = limit;
     atomic_init(&job.first_bad, INT64_MAX);
     run_split(&job.loop, numel, 1, BLOCK, check_segment, &job);
@@ -274,7 +274,7 @@ static bool gather_segment(void *ctx, const cursor *c, int64_t row, int64_t j0, 
  * (index_strides, in elements). */
 static void gather(const porta_tensor *x, const int64_t *index, const int64_t *index_strides,
                    int axis, porta_tensor *out) {
-    int64_t numel = porta_shape_numel(out->rank, out->sizes);
+    int64_t numel = core_shape_numel(out->rank, out->sizes);
     if (numel == 0) return;
     gather_job job;
     loop_init(&job.loop, out->rank, out->sizes);
@@ -284,8 +284,8 @@ static void gather(const porta_tensor *x, const int64_t *index, const int64_t *i
         job.loop.strides[PLAIN][d] = out->strides[d];
     }
     loop_simplify(&job.loop, -1);
-    job.out = porta_tensor_data(out);
-    job.x = porta_tensor_data(x);
+    job.out = core_tensor_data(out);
+    job.x = core_tensor_data(x);
     job.index = index;
     job.axis_stride = x->rank ? x->strides[axis] : 0;
     job.elem = porta_dtype_size(x->dtype);
@@ -344,8 +344,8 @@ static inline double combine_float(int reduce, double a, double b) {
 
 #define SAME(v) (v)
 #define NONZERO(v) ((v) != 0)
-#define F16_FROM_DOUBLE(v) porta_f32_to_f16((float)(v))
-#define BF16_FROM_DOUBLE(v) porta_f32_to_bf16((float)(v))
+#define F16_FROM_DOUBLE(v) core_f32_to_f16((float)(v))
+#define BF16_FROM_DOUBLE(v) core_f32_to_bf16((float)(v))
 
 /* out[..] = STORE(COMBINE(LOAD(out[..]), LOAD(src[j]))) along one stretch;
  * T is the storage type. */
@@ -365,8 +365,8 @@ SCATTER_REDUCE_ROW(reduce_row_i8, int8_t, SAME, combine_int, SAME)
 SCATTER_REDUCE_ROW(reduce_row_i16, int16_t, SAME, combine_int, SAME)
 SCATTER_REDUCE_ROW(reduce_row_i32, int32_t, SAME, combine_int, SAME)
 SCATTER_REDUCE_ROW(reduce_row_i64, int64_t, SAME, combine_int, SAME)
-SCATTER_REDUCE_ROW(reduce_row_f16, uint16_t, porta_f16_to_f32, combine_float, F16_FROM_DOUBLE)
-SCATTER_REDUCE_ROW(reduce_row_bf16, uint16_t, porta_bf16_to_f32, combine_float, BF16_FROM_DOUBLE)
+SCATTER_REDUCE_ROW(reduce_row_f16, uint16_t, core_f16_to_f32, combine_float, F16_FROM_DOUBLE)
+SCATTER_REDUCE_ROW(reduce_row_bf16, uint16_t, core_bf16_to_f32, combine_float, BF16_FROM_DOUBLE)
 SCATTER_REDUCE_ROW(reduce_row_f32, float, SAME, combine_float, SAME)
 SCATTER_REDUCE_ROW(reduce_row_f64, double, SAME, combine_float, SAME)
 
@@ -426,10 +426,10 @@ static bool scatter_segment(void *ctx, const cursor *c, int64_t row, int64_t j0,
  * result is the serial one: with axis innermost, an item is a whole row;
  * otherwise axis becomes the innermost row dim and an item holds all its
  * rows, over one block of the innermost dim. */
-static porta_status *scatter(const porta_prim *prim, const porta_tensor *const *inputs,
+static porta_status *scatter(const ir_prim *prim, const porta_tensor *const *inputs,
                              porta_tensor *out) {
     const porta_tensor *x = inputs[0], *index = inputs[1], *src = inputs[2];
-    porta_prim copy;
+    ir_prim copy;
     memset(&copy, 0, sizeof copy);
     copy.kind = PRIM_CAST;
     copy.dtype = out->dtype;
@@ -457,9 +457,9 @@ static porta_status *scatter(const porta_prim *prim, const porta_tensor *const *
         rows_per_item = job.loop.sizes[last - 1];
         block = SCATTER_BLOCK;
     }
-    job.out = porta_tensor_data(out);
-    job.src = porta_tensor_data(src);
-    job.index = (const int64_t *)(const void *)porta_tensor_data(index);
+    job.out = core_tensor_data(out);
+    job.src = core_tensor_data(src);
+    job.index = (const int64_t *)(const void *)core_tensor_data(index);
     job.axis_stride = out->rank ? out->strides[axis] : 0;
     job.elem = porta_dtype_size(out->dtype);
     job.reduce = prim->op;
@@ -468,15 +468,15 @@ static porta_status *scatter(const porta_prim *prim, const porta_tensor *const *
     return NULL;
 }
 
-porta_status *cpu_exec_index(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *cpu_exec_index(const ir_prim *prim, const porta_tensor *const *inputs,
                              int input_count, porta_tensor *out) {
     (void)input_count;
     const porta_tensor *x = inputs[0], *index = inputs[1];
     int axis = prim->axis;
     /* Index values address the indexed tensor, which has x's shape. */
     int64_t limit = x->rank ? x->sizes[axis] : 1;
-    PORTA_TRY(check_index(porta_prim_name(prim), index, axis, limit));
-    const int64_t *index_data = (const int64_t *)(const void *)porta_tensor_data(index);
+    PORTA_TRY(check_index(ir_prim_name(prim), index, axis, limit));
+    const int64_t *index_data = (const int64_t *)(const void *)core_tensor_data(index);
     switch (prim->kind) {
     case PRIM_GATHER: gather(x, index_data, index->strides, axis, out); return NULL;
     case PRIM_SCATTER: return scatter(prim, inputs, out);

@@ -109,9 +109,9 @@ static void widen(porta_dtype dtype, const char *src, int64_t rs, int64_t cs, in
         const uint16_t *row = (const uint16_t *)src + i * rs;
         float *out = dst + i * cols;
         if (dtype == PORTA_F16)
-            for (int64_t j = 0; j < cols; j++) out[j] = porta_f16_to_f32(row[j * cs]);
+            for (int64_t j = 0; j < cols; j++) out[j] = core_f16_to_f32(row[j * cs]);
         else
-            for (int64_t j = 0; j < cols; j++) out[j] = porta_bf16_to_f32(row[j * cs]);
+            for (int64_t j = 0; j < cols; j++) out[j] = core_bf16_to_f32(row[j * cs]);
     }
 }
 
@@ -121,9 +121,9 @@ static void narrow(porta_dtype dtype, const float *src, int64_t rows, int64_t co
         const float *in = src + i * cols;
         uint16_t *row = (uint16_t *)dst + i * rs;
         if (dtype == PORTA_F16)
-            for (int64_t j = 0; j < cols; j++) row[j * cs] = porta_f32_to_f16(in[j]);
+            for (int64_t j = 0; j < cols; j++) row[j * cs] = core_f32_to_f16(in[j]);
         else
-            for (int64_t j = 0; j < cols; j++) row[j * cs] = porta_f32_to_bf16(in[j]);
+            for (int64_t j = 0; j < cols; j++) row[j * cs] = core_f32_to_bf16(in[j]);
     }
 }
 
@@ -168,7 +168,7 @@ static porta_status *run_through_sgemm(matmul_job *job) {
         job->scratch_stride =
             (size_t)(job->k * job->n + job->panel_rows * (job->k + job->n)) * sizeof(float);
         job->scratch_stride = (job->scratch_stride + 63) / 64 * 64;
-        PORTA_TRY(porta_host_alloc(job->scratch_stride * (size_t)threads,
+        PORTA_TRY(core_host_alloc(job->scratch_stride * (size_t)threads,
                                    "float32 copies of half-precision matmul operands",
                                    &job->scratch));
     }
@@ -180,7 +180,7 @@ static porta_status *run_through_sgemm(matmul_job *job) {
         for (int64_t i = 0; i < job->batch_count && !atomic_load(&job->error); i++)
             record_error(job, one_batch(job, i, 0));
     }
-    porta_host_free(job->scratch);
+    core_host_free(job->scratch);
     return atomic_exchange(&job->error, NULL);
 }
 
@@ -375,10 +375,10 @@ static porta_status *run_blocked(matmul_job *job) {
     int64_t grain = TASK_WORK / item_work + 1;
     int threads = (int)min64(cpu_thread_count(), (items + grain - 1) / grain);
     job->scratch_stride = (size_t)(MC * KC + KC * NC) * sizeof(uint64_t);
-    PORTA_TRY(porta_host_alloc(job->scratch_stride * (size_t)threads,
+    PORTA_TRY(core_host_alloc(job->scratch_stride * (size_t)threads,
                                "matmul packing buffers", &job->scratch));
     cpu_parallel_for(items, grain, blocked_range, job);
-    porta_host_free(job->scratch);
+    core_host_free(job->scratch);
     return NULL;
 }
 
@@ -436,13 +436,13 @@ static void fold_batches_into_rows(matmul_job *job) {
 }
 
 static void describe(const porta_tensor *t, int batch_rank, matrix *out) {
-    out->data = porta_tensor_data(t);
+    out->data = core_tensor_data(t);
     out->rs = t->strides[batch_rank];
     out->cs = t->strides[batch_rank + 1];
     for (int d = 0; d < batch_rank; d++) out->batch_strides[d] = t->strides[d];
 }
 
-porta_status *cpu_exec_matmul(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *cpu_exec_matmul(const ir_prim *prim, const porta_tensor *const *inputs,
                               int input_count, porta_tensor *out) {
     const porta_tensor *a = inputs[0], *b = inputs[1];
     int batch_rank = out->rank - 2;

@@ -143,11 +143,11 @@ static void pad_rows(void *ctx, int64_t begin, int64_t end, int thread) {
     }
 }
 
-porta_status *cpu_exec_pad(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *cpu_exec_pad(const ir_prim *prim, const porta_tensor *const *inputs,
                            int input_count, porta_tensor *out) {
     (void)input_count;
     const porta_tensor *x = inputs[0];
-    int64_t numel = porta_shape_numel(out->rank, out->sizes);
+    int64_t numel = core_shape_numel(out->rank, out->sizes);
     if (numel == 0) return NULL;
     pad_job job;
     memset(&job, 0, sizeof job);
@@ -159,10 +159,10 @@ porta_status *cpu_exec_pad(const porta_prim *prim, const porta_tensor *const *in
         job.out_strides[d] = out->strides[d];
         job.x_strides[d] = x->strides[d];
     }
-    job.out = porta_tensor_data(out);
-    job.x = porta_tensor_data(x);
+    job.out = core_tensor_data(out);
+    job.x = core_tensor_data(x);
     job.elem = porta_dtype_size(out->dtype);
-    porta_store_from_double(out->dtype, job.value, prim->value);
+    core_store_from_double(out->dtype, job.value, prim->value);
     simplify(&job);
     int64_t row_length = job.sizes[job.rank - 1];
     int64_t rows = numel / row_length;

@@ -23,7 +23,7 @@
 #define GRAIN 16384
 
 typedef struct random_job {
-    const porta_prim *prim;
+    const ir_prim *prim;
     char *data; /* element 0 of out */
     porta_dtype dtype;
     /* out's layout with mergeable axes merged, in row-major order */
@@ -41,7 +41,7 @@ typedef struct batch {
     double wide[BATCH + 8];
 } batch;
 
-/* porta_philox4x32_10 on every block of the batch at once: each round is a
+/* core_philox4x32_10 on every block of the batch at once: each round is a
  * loop over blocks, which the compiler turns into vector multiplies. */
 static void make_words(uint64_t seed, uint64_t first, int count, batch *out) {
     out->skip = (int)(first & 3);
@@ -59,8 +59,8 @@ static void make_words(uint64_t seed, uint64_t first, int count, batch *out) {
     uint32_t key0 = (uint32_t)seed, key1 = (uint32_t)(seed >> 32);
     for (int round = 0; round < 10; round++) {
         for (int k = 0; k < blocks; k++) {
-            uint64_t p0 = (uint64_t)PORTA_PHILOX_M0 * c0[k];
-            uint64_t p1 = (uint64_t)PORTA_PHILOX_M1 * c2[k];
+            uint64_t p0 = (uint64_t)CORE_PHILOX_M0 * c0[k];
+            uint64_t p1 = (uint64_t)CORE_PHILOX_M1 * c2[k];
             uint32_t next0 = (uint32_t)(p1 >> 32) ^ c1[k] ^ key0;
             uint32_t next2 = (uint32_t)(p0 >> 32) ^ c3[k] ^ key1;
             c1[k] = (uint32_t)p1;
@@ -68,8 +68,8 @@ static void make_words(uint64_t seed, uint64_t first, int count, batch *out) {
             c0[k] = next0;
             c2[k] = next2;
         }
-        key0 += PORTA_PHILOX_W0;
-        key1 += PORTA_PHILOX_W1;
+        key0 += CORE_PHILOX_W0;
+        key1 += CORE_PHILOX_W1;
     }
     for (int k = 0; k < blocks; k++) {
         out->words[4 * k] = c0[k];
@@ -81,20 +81,20 @@ static void make_words(uint64_t seed, uint64_t first, int count, batch *out) {
 
 /* Values for words [begin, end) of the batch (begin and end even for
  * normals, so pairs stay whole), scaled to the distribution. */
-static void transform(const porta_prim *prim, porta_dtype dtype, int begin, int end, batch *b) {
+static void transform(const ir_prim *prim, porta_dtype dtype, int begin, int end, batch *b) {
     const uint32_t *w = b->words;
     if (dtype == PORTA_F64) {
         double lo = prim->value, hi = prim->value2, *v = b->wide;
         if (prim->normal) {
             for (int j = begin; j < end; j += 2) {
-                porta_philox_box_muller_f64(w[j], w[j + 1], &v[j], &v[j + 1]);
+                core_philox_box_muller_f64(w[j], w[j + 1], &v[j], &v[j + 1]);
                 v[j] = lo + hi * v[j];
                 v[j + 1] = lo + hi * v[j + 1];
             }
         } else {
             double range = hi - lo;
             for (int j = begin; j < end; j++) {
-                double u = lo + range * (double)porta_philox_unit(w[j]);
+                double u = lo + range * (double)core_philox_unit(w[j]);
                 v[j] = u >= hi ? lo : u;
             }
         }
@@ -103,19 +103,19 @@ static void transform(const porta_prim *prim, porta_dtype dtype, int begin, int 
     float lo = (float)prim->value, hi = (float)prim->value2, *v = b->narrow;
     if (prim->normal) {
         for (int j = begin; j < end; j += 2) {
-            porta_philox_box_muller_f32(w[j], w[j + 1], &v[j], &v[j + 1]);
+            core_philox_box_muller_f32(w[j], w[j + 1], &v[j], &v[j + 1]);
             v[j] = lo + hi * v[j];
             v[j + 1] = lo + hi * v[j + 1];
         }
         return;
     }
     float range = hi - lo;
-    for (int j = begin; j < end; j++) v[j] = lo + range * porta_philox_unit(w[j]);
+    for (int j = begin; j < end; j++) v[j] = lo + range * core_philox_unit(w[j]);
     /* Rounding (to float, then to a half type) can reach `high`. */
     if (dtype == PORTA_F16)
-        for (int j = begin; j < end; j++) v[j] = porta_f16_to_f32(porta_f32_to_f16(v[j]));
+        for (int j = begin; j < end; j++) v[j] = core_f16_to_f32(core_f32_to_f16(v[j]));
     else if (dtype == PORTA_BF16)
-        for (int j = begin; j < end; j++) v[j] = porta_bf16_to_f32(porta_f32_to_bf16(v[j]));
+        for (int j = begin; j < end; j++) v[j] = core_bf16_to_f32(core_f32_to_bf16(v[j]));
     for (int j = begin; j < end; j++)
         if ((double)v[j] >= prim->value2) v[j] = lo;
 }
@@ -137,12 +137,12 @@ static void store(const random_job *job, const batch *b, int from, int count, in
     }
     case PORTA_F16: {
         uint16_t *out = (uint16_t *)job->data + offset;
-        for (int j = 0; j < count; j++) out[j * stride] = porta_f32_to_f16(b->narrow[from + j]);
+        for (int j = 0; j < count; j++) out[j * stride] = core_f32_to_f16(b->narrow[from + j]);
         break;
     }
     default: { /* bfloat16: the contract admits only float dtypes */
         uint16_t *out = (uint16_t *)job->data + offset;
-        for (int j = 0; j < count; j++) out[j * stride] = porta_f32_to_bf16(b->narrow[from + j]);
+        for (int j = 0; j < count; j++) out[j * stride] = core_f32_to_bf16(b->narrow[from + j]);
         break;
     }
     }
@@ -215,14 +215,14 @@ static void merge_axes(const porta_tensor *t, random_job *job) {
     }
 }
 
-porta_status *cpu_exec_random(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *cpu_exec_random(const ir_prim *prim, const porta_tensor *const *inputs,
                               int input_count, porta_tensor *out) {
     if (!porta_dtype_is_float(out->dtype))
         return porta_error(PORTA_ERR_INTERNAL, "cpu random: out dtype %s is not a float dtype",
                            porta_dtype_name(out->dtype));
     int64_t n = porta_tensor_numel(out);
     if (n == 0) return NULL;
-    random_job job = {.prim = prim, .data = porta_tensor_data(out), .dtype = out->dtype};
+    random_job job = {.prim = prim, .data = core_tensor_data(out), .dtype = out->dtype};
     merge_axes(out, &job);
     cpu_parallel_for(n, GRAIN, fill_range, &job);
     return NULL;

@@ -93,7 +93,7 @@ static void make_strides_positive(plan_axis *axes, int count, int64_t *x_base,
     }
 }
 
-static void build_plan(const porta_prim *prim, const porta_tensor *x, const porta_tensor *out,
+static void build_plan(const ir_prim *prim, const porta_tensor *x, const porta_tensor *out,
                        const reduce_kernel *kernel, reduce_plan *p) {
     bool reduced[PORTA_MAX_RANK] = {false};
     for (int i = 0; i < prim->axis_count; i++) reduced[prim->axes[i]] = true;
@@ -126,8 +126,8 @@ static void build_plan(const porta_prim *prim, const porta_tensor *x, const port
     p->kernel = kernel;
     p->x_elem = porta_dtype_size(x->dtype);
     p->out_elem = porta_dtype_size(out->dtype);
-    p->x = porta_tensor_data(x) + x_base * (int64_t)p->x_elem;
-    p->out = porta_tensor_data(out) + out_base * (int64_t)p->out_elem;
+    p->x = core_tensor_data(x) + x_base * (int64_t)p->x_elem;
+    p->out = core_tensor_data(out) + out_base * (int64_t)p->out_elem;
 
     plan_axis tile = kept_count ? kept[kept_count - 1] : (plan_axis){1, 0, 0};
     p->outer_rank = kept_count ? kept_count - 1 : 0;
@@ -327,16 +327,16 @@ static porta_dtype expected_out_dtype(int op, porta_dtype x) {
     }
 }
 
-porta_status *cpu_exec_reduce(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *cpu_exec_reduce(const ir_prim *prim, const porta_tensor *const *inputs,
                               int input_count, porta_tensor *out) {
     if (input_count != 1)
         return porta_error(PORTA_ERR_INTERNAL, "cpu: %s expects 1 input, got %d",
-                           porta_prim_name(prim), input_count);
+                           ir_prim_name(prim), input_count);
     const porta_tensor *x = inputs[0];
     const reduce_kernel *kernel = cpu_reduce_kernel((porta_reduce_op)prim->op, x->dtype);
     if (!kernel || out->dtype != expected_out_dtype(prim->op, x->dtype))
         return porta_error(PORTA_ERR_INTERNAL, "cpu: %s has no kernel from %s to %s",
-                           porta_prim_name(prim), porta_dtype_name(x->dtype),
+                           ir_prim_name(prim), porta_dtype_name(x->dtype),
                            porta_dtype_name(out->dtype));
     if (porta_tensor_numel(out) == 0) return NULL;
 
@@ -344,14 +344,14 @@ porta_status *cpu_exec_reduce(const porta_prim *prim, const porta_tensor *const 
     build_plan(prim, x, out, kernel, &plan);
     if (plan.arg && plan.red_count == 0)
         return porta_error(PORTA_ERR_INTERNAL, "cpu: %s over no elements",
-                           porta_prim_name(prim));
+                           ir_prim_name(prim));
     int tasks = cpu_thread_count();
     int64_t units = plan.outer_count * plan.tiles_per_outer;
     int64_t unit_elems = plan.red_count * plan.tile_width;
     /* Too few tiles to occupy every thread: split the reductions instead. */
     bool split = units < 2 * (int64_t)tasks && tasks > 1 && unit_elems >= 2 * REDUCE_GRAIN;
     char *scratch;
-    PORTA_TRY(porta_host_alloc((size_t)(tasks + 1) * (size_t)plan.tile_width * SCRATCH_PER_OUTPUT,
+    PORTA_TRY(core_host_alloc((size_t)(tasks + 1) * (size_t)plan.tile_width * SCRATCH_PER_OUTPUT,
                                "reduction scratch", (void **)&scratch));
     if (split) {
         reduce_split(&plan, scratch, tasks, units);
@@ -360,6 +360,6 @@ porta_status *cpu_exec_reduce(const porta_prim *prim, const porta_tensor *const 
         cpu_parallel_for(units, unit_elems > 0 ? REDUCE_GRAIN / unit_elems : units, reduce_tiles,
                          &job);
     }
-    porta_host_free(scratch);
+    core_host_free(scratch);
     return NULL;
 }

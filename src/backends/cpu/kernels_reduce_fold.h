@@ -52,7 +52,7 @@ static inline uint32_t bits_from_float(float f) {
     return bits;
 }
 
-/* porta_f16_to_f32 with selects instead of branches, so that loops over
+/* core_f16_to_f32 with selects instead of branches, so that loops over
  * float16 data vectorize: rebias the exponent, then patch in the results
  * for the two special exponents. Subnormals come out of a float subtraction:
  * 2^-14 * (1 + m/1024) - 2^-14 = m * 2^-24. */
@@ -70,7 +70,7 @@ static inline float f16_to_f32_selects(uint16_t h) {
 
 #define LOAD_SAME(v) (v)
 #define LOAD_F16(v) f16_to_f32_selects(v)
-#define LOAD_BF16(v) porta_bf16_to_f32(v)
+#define LOAD_BF16(v) core_bf16_to_f32(v)
 #define LOAD_U64(v) ((uint64_t)(v))
 #define NONZERO(v) ((uint8_t)((v) != 0))
 #define NONZERO_HALF(v) ((uint8_t)(((v)&0x7fff) != 0)) /* -0.0 is zero too */
@@ -318,8 +318,8 @@ DEFINE_ORDER_FLOAT(bf16, uint16_t, float, LOAD_BF16, NONZERO_HALF)
 DEFINE_ORDER_FLOAT(f32, float, float, LOAD_SAME, NONZERO)
 DEFINE_ORDER_FLOAT(f64, double, double, LOAD_SAME, NONZERO)
 
-DEFINE_STORE(store_f16, uint16_t, porta_f32_to_f16((float)total.f))
-DEFINE_STORE(store_bf16, uint16_t, porta_f32_to_bf16((float)total.f))
+DEFINE_STORE(store_f16, uint16_t, core_f32_to_f16((float)total.f))
+DEFINE_STORE(store_bf16, uint16_t, core_f32_to_bf16((float)total.f))
 DEFINE_STORE(store_f32, float, (float)total.f)
 DEFINE_STORE(store_f64, double, total.f)
 DEFINE_STORE(store_wrapped_i64, int64_t, (int64_t)total.u) /* sums and products */

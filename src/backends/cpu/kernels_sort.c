@@ -61,8 +61,8 @@ typedef void (*key_reader)(const void *data, int64_t stride, int64_t n, sort_pai
 #define UNSIGNED_KEY(v) ((uint64_t)(v))
 #define SIGNED_KEY(v) signed_key((int64_t)(v))
 #define FLOAT_KEY(v) float_key((double)(v))
-#define F16_KEY(v) float_key((double)porta_f16_to_f32(v))
-#define BF16_KEY(v) float_key((double)porta_bf16_to_f32(v))
+#define F16_KEY(v) float_key((double)core_f16_to_f32(v))
+#define BF16_KEY(v) float_key((double)core_bf16_to_f32(v))
 
 KEY_READER(read_u8, uint8_t, UNSIGNED_KEY) /* bool too: 0 and 1 */
 KEY_READER(read_i8, int8_t, SIGNED_KEY)
@@ -169,7 +169,7 @@ static void sort_tasks(void *ctx, int64_t begin, int64_t end, int thread) {
                   job->scratch + (size_t)t * 2 * (size_t)job->n);
 }
 
-porta_status *cpu_exec_sort(const porta_prim *prim, const porta_tensor *const *inputs,
+porta_status *cpu_exec_sort(const ir_prim *prim, const porta_tensor *const *inputs,
                             int input_count, porta_tensor *out) {
     const porta_tensor *x = inputs[0];
     if (input_count != 1 || out->dtype != PORTA_I64 || !readers[x->dtype])
@@ -179,8 +179,8 @@ porta_status *cpu_exec_sort(const porta_prim *prim, const porta_tensor *const *i
     sort_job job = {
         .read = readers[x->dtype],
         .descending = prim->op == PORTA_SORT_DESCENDING,
-        .x = porta_tensor_data(x),
-        .out = (int64_t *)porta_tensor_data(out),
+        .x = core_tensor_data(x),
+        .out = (int64_t *)core_tensor_data(out),
         .elem_size = porta_dtype_size(x->dtype),
         .n = x->rank ? x->sizes[prim->axis] : 1,
         .x_stride = x->rank ? x->strides[prim->axis] : 1,
@@ -199,8 +199,8 @@ porta_status *cpu_exec_sort(const porta_prim *prim, const porta_tensor *const *i
     if (job.tasks > job.rows) job.tasks = job.rows;
     if (job.tasks > by_work) job.tasks = by_work;
     size_t scratch_bytes = (size_t)job.tasks * 2 * (size_t)job.n * sizeof(sort_pair);
-    PORTA_TRY(porta_host_alloc(scratch_bytes, "sort's scratch pairs", (void **)&job.scratch));
+    PORTA_TRY(core_host_alloc(scratch_bytes, "sort's scratch pairs", (void **)&job.scratch));
     cpu_parallel_for(job.tasks, 1, sort_tasks, &job);
-    porta_host_free(job.scratch);
+    core_host_free(job.scratch);
     return NULL;
 }

@@ -35,7 +35,7 @@ size_t cu_block_size(size_t bytes);
  * else a new one; when the driver is out of memory, every kept block goes
  * back to it and the allocation is tried once more. *block_size is the
  * size taken (cu_block_size). Not counted here: the caller counts live
- * bytes (porta_memory_reserve). */
+ * bytes (core_memory_reserve). */
 porta_status *cu_cache_alloc(struct cu_state *s, size_t bytes, CUdeviceptr *pointer,
                              size_t *block_size);
 

@@ -55,14 +55,14 @@ static porta_status *cu_buffer_alloc(porta_device *device, size_t bytes, void **
     PORTA_TRY(make_current(s));
     cu_buffer *buffer = malloc(sizeof *buffer);
     if (!buffer) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "CUDA: no host memory for a buffer");
-    porta_status *status = porta_memory_reserve(size, "a CUDA buffer");
+    porta_status *status = core_memory_reserve(size, "a CUDA buffer");
     if (status) {
         free(buffer);
         return status;
     }
     status = cu_cache_alloc(s, size, &buffer->pointer, &buffer->block);
     if (status) {
-        porta_memory_unreserve(size);
+        core_memory_unreserve(size);
         free(buffer);
         return status;
     }
@@ -78,7 +78,7 @@ static void cu_buffer_free(porta_device *device, void *handle) {
     cu_buffer *buffer = handle;
     porta_status_free(make_current(s));
     cu_cache_free(s, buffer->pointer, buffer->block);
-    porta_memory_unreserve(buffer->size);
+    core_memory_unreserve(buffer->size);
     free(buffer);
 }
 
@@ -169,7 +169,7 @@ static bool is_integer(porta_dtype d) { return d >= PORTA_U8 && d <= PORTA_I64; 
 /* What kir_single cannot express: integer division, remainder and power
  * (their eager kernels report division by zero and negative powers),
  * erfinv, argmax/argmin: the kernel library's (clk_exec_special). */
-static bool needs_special_kernel(const porta_prim *prim, const porta_tensor *const *inputs,
+static bool needs_special_kernel(const ir_prim *prim, const porta_tensor *const *inputs,
                                  int input_count) {
     switch (prim->kind) {
     case PRIM_UNARY: return prim->op == PORTA_ERFINV;
@@ -185,19 +185,19 @@ static bool needs_special_kernel(const porta_prim *prim, const porta_tensor *con
 /* Every primitive but SORT: the merge sort's program uses an OpenCL vector
  * literal that does not compile as CUDA, so a sort is placed on another
  * device (devices/placement.h). */
-static bool cu_supports(porta_device *device, const porta_prim *prim,
+static bool cu_supports(porta_device *device, const ir_prim *prim,
                         const porta_tensor *const *inputs, int input_count) {
     return prim->kind > PRIM_CONSTANT && prim->kind < PRIM_RESHAPE && prim->kind != PRIM_SORT;
 }
 
-static porta_status *not_written(const porta_prim *prim) {
+static porta_status *not_written(const ir_prim *prim) {
     return porta_error(PORTA_ERR_UNSUPPORTED,
                        "CUDA: %s: that kernel is not written yet for CUDA (expected any "
                        "primitive but sort)",
-                       porta_prim_name(prim));
+                       ir_prim_name(prim));
 }
 
-static porta_status *cu_execute(porta_device *device, const porta_prim *prim,
+static porta_status *cu_execute(porta_device *device, const ir_prim *prim,
                                 const porta_tensor *const *inputs, int input_count,
                                 porta_tensor *out) {
     if (!cu_supports(device, prim, inputs, input_count)) return not_written(prim);
@@ -210,7 +210,7 @@ static porta_status *cu_execute(porta_device *device, const porta_prim *prim,
     return clk_execute(&cu_launcher, device, prim, inputs, input_count, out);
 }
 
-static const porta_backend_ops cu_ops = {
+static const rt_backend_ops cu_ops = {
     .buffer_alloc = cu_buffer_alloc,
     .buffer_free = cu_buffer_free,
     .buffer_write = cu_buffer_write,
@@ -258,7 +258,7 @@ static bool open_device(const cu_driver_api *cu, int ordinal, cu_state *s, porta
     return true;
 }
 
-void porta_cuda_backend_probe(const porta_probe_sink *sink) {
+void cu_backend_probe(const rt_probe_sink *sink) {
     const char *why = NULL;
     const cu_driver_api *cu = cu_driver_load(&why);
     if (!cu) {

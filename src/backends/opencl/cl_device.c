@@ -26,11 +26,11 @@ static porta_status *cl_buffer_alloc(porta_device *device, size_t bytes, void **
     cl_state *s = cl_of(device);
     /* zero-byte buffers are invalid in OpenCL: an empty tensor holds one byte */
     size_t size = bytes ? bytes : 1;
-    PORTA_TRY(porta_memory_reserve(size, "an OpenCL buffer"));
+    PORTA_TRY(core_memory_reserve(size, "an OpenCL buffer"));
     cl_int err;
     cl_mem mem = s->cl->clCreateBuffer(s->context, CL_MEM_READ_WRITE, size, NULL, &err);
     if (!mem) {
-        porta_memory_unreserve(size);
+        core_memory_unreserve(size);
         return porta_error(PORTA_ERR_OUT_OF_MEMORY,
                            "OpenCL: allocating %zu bytes on %s failed (error %d)", bytes, s->name,
                            (int)err);
@@ -44,7 +44,7 @@ static void cl_buffer_free(porta_device *device, void *handle) {
     size_t size = 0;
     s->cl->clGetMemObjectInfo(handle, CL_MEM_SIZE, sizeof size, &size, NULL);
     s->cl->clReleaseMemObject(handle);
-    porta_memory_unreserve(size);
+    core_memory_unreserve(size);
 }
 
 static porta_status *cl_buffer_write(porta_device *device, void *handle, size_t offset,
@@ -151,7 +151,7 @@ static porta_status *cl_run_kernel(porta_device *device, void *program, const ki
 
 /* Every primitive has a kernel; float64 needs the device's cl_khr_fp64.
  * What is refused here runs on another device (devices/placement.h). */
-static bool cl_supports(porta_device *device, const porta_prim *prim,
+static bool cl_supports(porta_device *device, const ir_prim *prim,
                         const porta_tensor *const *inputs, int input_count) {
     if (prim->kind <= PRIM_CONSTANT || prim->kind >= PRIM_RESHAPE) return false;
     const cl_state *s = cl_of(device);
@@ -163,7 +163,7 @@ static bool cl_supports(porta_device *device, const porta_prim *prim,
     return !typed || dtype_usable(s, prim->dtype);
 }
 
-static porta_status *cl_execute(porta_device *device, const porta_prim *prim,
+static porta_status *cl_execute(porta_device *device, const ir_prim *prim,
                                 const porta_tensor *const *inputs, int input_count,
                                 porta_tensor *out) {
     for (int i = 0; i < input_count; i++) PORTA_TRY(cl_check_dtype(device, inputs[i]->dtype));
@@ -171,7 +171,7 @@ static porta_status *cl_execute(porta_device *device, const porta_prim *prim,
     return clk_execute(&cl_launcher, device, prim, inputs, input_count, out);
 }
 
-static const porta_backend_ops cl_ops = {
+static const rt_backend_ops cl_ops = {
     .buffer_alloc = cl_buffer_alloc,
     .buffer_free = cl_buffer_free,
     .buffer_write = cl_buffer_write,
@@ -255,7 +255,7 @@ static void add_device(const cl_api *cl, cl_platform_id platform, cl_device_id i
     (*count)++;
 }
 
-void porta_opencl_backend_probe(const porta_probe_sink *sink) {
+void cl_backend_probe(const rt_probe_sink *sink) {
     const char *fp64 = getenv("PORTA_OPENCL_FP64");
     fp64_hidden = fp64 && !strcmp(fp64, "0");
     const char *why = NULL;

@@ -116,12 +116,12 @@ porta_status *cpu_sgemm_with_epilogue(int64_t m, int64_t n, int64_t k, const flo
     job.blocking = gemm_blocking_for(job.kernel);
     gemm_job_plan(&job, team_size(job.kernel, &job.problem));
     void *scratch;
-    PORTA_TRY(porta_host_alloc(job.scratch_bytes, "GEMM pack buffers", &scratch));
+    PORTA_TRY(core_host_alloc(job.scratch_bytes, "GEMM pack buffers", &scratch));
     gemm_job_attach(&job, scratch);
     if (job.team == 1)
         gemm_job_work(&job, 0);
     else
         cpu_parallel_for(job.team, 1, run_slots, &job);
-    porta_host_free(scratch);
+    core_host_free(scratch);
     return NULL;
 }
