@@ -1,7 +1,7 @@
 /* The aten layer's internals: how an op is declared, how its arguments are
  * checked and how it returns results. Each op family lives in its own
  * folder (elementwise/, index/, nn/, ...), each file of it exporting a
- * table; dispatch/registry.c joins the tables. */
+ * table; dispatch/op_table.c joins the tables. */
 #ifndef PORTA_ATEN_ATEN_H
 #define PORTA_ATEN_ATEN_H
 

@@ -4,7 +4,7 @@
 
 #include "test.h"
 
-TEST(test_aten_registry_lookup) {
+TEST(test_aten_op_table_lookup) {
     int count = porta_aten_op_count();
     CHECK(count > 0);
     for (int id = 1; id < count; id++)
@@ -18,7 +18,7 @@ TEST(test_aten_registry_lookup) {
     CHECK(porta_aten_op_name(count) == NULL && porta_aten_op_args(-1) == NULL);
 }
 
-TEST(test_aten_registry_call_promotes_numbers_like_python_scalars) {
+TEST(test_aten_op_table_call_promotes_numbers_like_python_scalars) {
     int32_t data[3] = {1, 2, 3};
     porta_tensor *x;
     CHECK_OK(porta_tensor_from_host(test_cpu(), PORTA_I32, 1, (int64_t[]){3}, data, &x));
@@ -38,7 +38,7 @@ TEST(test_aten_registry_call_promotes_numbers_like_python_scalars) {
     porta_tensor_release(x);
 }
 
-TEST(test_aten_registry_rejects_bad_calls) {
+TEST(test_aten_op_table_rejects_bad_calls) {
     int add = porta_aten_op_find("add.Tensor");
     porta_value *results = NULL;
     int count = 0;
@@ -57,7 +57,7 @@ TEST(test_aten_registry_rejects_bad_calls) {
 }
 
 /* A number where an op takes only tensors arrives as a rank-0 tensor. */
-TEST(test_aten_registry_numbers_become_tensors_in_tensor_slots) {
+TEST(test_aten_op_table_numbers_become_tensors_in_tensor_slots) {
     porta_tensor *x = NULL;
     CHECK_OK(porta_tensor_full(test_cpu(), PORTA_F32, 1, (int64_t[]){4}, 0.0, &x));
     int fill = porta_aten_op_find("fill_.Tensor");

@@ -1,4 +1,4 @@
-/* The aten op registry: joins the families' tables into one list sorted by
+/* The aten op table: joins the families' tables into one list sorted by
  * name, checks each call's arguments against the op's declared kinds, and
  * collects results. */
 #include <pthread.h>
