@@ -9,7 +9,7 @@ VENV       ?= .venv
 PYTHON     ?= python3
 
 .PHONY: all build asan setup demo demo-c test test-quick test-release test-asan test-python \
-        test-python-modes test-opencl fuzz valgrind \
+        test-python-parallel test-python-modes test-opencl fuzz valgrind \
         bench clean
 
 all: build
@@ -49,10 +49,11 @@ test:
 	@MAKE="$(MAKE)" TEST_SETUP_DONE=1 scripts/timed_steps.sh setup $(TEST_STEPS)
 
 # The inner loop (a few minutes): the C tests in release and the Python
-# suite on the CPU, without the OpInfo modes, the sanitizers, the fuzzers
+# suite on the CPU but for its serial tests (MPI ranks, the whole demo on
+# two devices, ...), without the OpInfo modes, the sanitizers, the fuzzers
 # and OpenCL.
 test-quick:
-	@MAKE="$(MAKE)" TEST_SETUP_DONE=1 scripts/timed_steps.sh setup test-release test-python
+	@MAKE="$(MAKE)" TEST_SETUP_DONE=1 scripts/timed_steps.sh setup test-release test-python-parallel
 
 # The steps `make test` runs after its own set-up skip it.
 NEEDS_SETUP = $(if $(TEST_SETUP_DONE),,setup)
@@ -96,6 +97,9 @@ fuzz:
 
 test-python: $(NEEDS_SETUP)
 	$(call pytest_suite,)
+
+test-python-parallel: $(NEEDS_SETUP)
+	$(PYTEST_PARALLEL) -m "not serial" python/tests
 
 test-python-modes: $(NEEDS_SETUP)
 	PORTA_TEST_MODE=fused $(PYTEST_PARALLEL) python/tests/test_opinfo.py
