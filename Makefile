@@ -60,10 +60,11 @@ NEEDS_SETUP = $(if $(TEST_SETUP_DONE),,setup)
 
 # pytest in PYTEST_WORKERS processes (pytest-xdist; 0: in this process):
 # the tests marked serial run after the rest, alone. The processes share one
-# kernel cache, kept between the Python steps, so a kernel compiled by one
-# (the fused CPU OpInfo run, say) is loaded, not compiled again, by the next
-# (the fused run on PoCL places the same float64 work on the CPU). The tests
-# that need a cold cache make their own.
+# kernel cache, kept between the Python steps, so a kernel one compiled is
+# loaded, not compiled again, by the others and the steps after it on the
+# same device (the compile-mode OpInfo run finds about half of its C
+# kernels built by the fused run; the PoCL steps share their OpenCL
+# binaries likewise). The tests that need a cold cache make their own.
 PYTEST_WORKERS    ?= $(if $(filter 1,$(shell nproc)),0,2)
 TEST_KERNEL_CACHE ?= $(abspath $(BUILD))/test-kernel-cache
 PYTEST            = PORTA_CACHE_DIR=$(TEST_KERNEL_CACHE) $(VENV)/bin/python -m pytest -q --durations=10
