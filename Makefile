@@ -38,7 +38,7 @@ demo-c: $(NEEDS_SETUP)
 # (with LeakSanitizer's exit-time leak check), then the Python package's
 # tests against PyTorch's CPU; the C demo runs before them as a smoke test.
 # Then the OpInfo conformance test again in fused eager mode and through
-# torch.compile(backend="porta"). Last, all of the Python tests on the first
+# torch.compile(backend="porta"). Last, the Python tests on the first
 # OpenCL device (the C tests already run every primitive on every device).
 # Each step runs in a make of its own, timed: a table of the steps' wall
 # times ends the output, also when a step fails (it names that step).
