@@ -9,7 +9,7 @@ VENV       ?= .venv
 PYTHON     ?= python3
 
 .PHONY: all build asan setup demo demo-c test test-quick test-layers test-release test-asan \
-        test-python test-python-modes test-opencl fuzz valgrind \
+        test-python test-python-parallel test-python-modes test-opencl fuzz valgrind \
         bench clean
 
 all: build
@@ -39,7 +39,7 @@ demo-c: $(NEEDS_SETUP)
 # leak check), then the Python package's tests against PyTorch's CPU; the C
 # demo runs before them as a smoke test.
 # Then the OpInfo conformance test again in fused eager mode and through
-# torch.compile(backend="porta"). Last, all of the Python tests on the first
+# torch.compile(backend="porta"). Last, the Python tests on the first
 # OpenCL device (the C tests already run every primitive on every device).
 # Each step runs in a make of its own, timed: a table of the steps' wall
 # times ends the output, also when a step fails (it names that step).
@@ -50,20 +50,22 @@ test:
 	@MAKE="$(MAKE)" TEST_SETUP_DONE=1 scripts/timed_steps.sh setup $(TEST_STEPS)
 
 # The inner loop (a few minutes): the C tests in release and the Python
-# suite on the CPU, without the OpInfo modes, the sanitizers, the fuzzers
+# suite on the CPU but for its serial tests (MPI ranks, the whole demo on
+# two devices, ...), without the OpInfo modes, the sanitizers, the fuzzers
 # and OpenCL.
 test-quick:
-	@MAKE="$(MAKE)" TEST_SETUP_DONE=1 scripts/timed_steps.sh setup test-release test-python
+	@MAKE="$(MAKE)" TEST_SETUP_DONE=1 scripts/timed_steps.sh setup test-release test-python-parallel
 
 # The steps `make test` runs after its own set-up skip it.
 NEEDS_SETUP = $(if $(TEST_SETUP_DONE),,setup)
 
 # pytest in PYTEST_WORKERS processes (pytest-xdist; 0: in this process):
 # the tests marked serial run after the rest, alone. The processes share one
-# kernel cache, kept between the Python steps, so a kernel compiled by one
-# (the fused CPU OpInfo run, say) is loaded, not compiled again, by the next
-# (the fused run on PoCL places the same float64 work on the CPU). The tests
-# that need a cold cache make their own.
+# kernel cache, kept between the Python steps, so a kernel one compiled is
+# loaded, not compiled again, by the others and the steps after it on the
+# same device (the compile-mode OpInfo run finds about half of its C
+# kernels built by the fused run; the PoCL steps share their OpenCL
+# binaries likewise). The tests that need a cold cache make their own.
 PYTEST_WORKERS    ?= $(if $(filter 1,$(shell nproc)),0,2)
 TEST_KERNEL_CACHE ?= $(abspath $(BUILD))/test-kernel-cache
 PYTEST            = PORTA_CACHE_DIR=$(TEST_KERNEL_CACHE) $(VENV)/bin/python -m pytest -q --durations=10
@@ -106,6 +108,9 @@ fuzz:
 
 test-python: $(NEEDS_SETUP)
 	$(call pytest_suite,)
+
+test-python-parallel: $(NEEDS_SETUP)
+	$(PYTEST_PARALLEL) -m "not serial" python/tests
 
 test-python-modes: $(NEEDS_SETUP)
 	PORTA_TEST_MODE=fused $(PYTEST_PARALLEL) python/tests/test_opinfo.py

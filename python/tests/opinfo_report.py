@@ -3,10 +3,11 @@ line, and with PORTA_OPINFO_UPDATE=1 the expected list rewritten from it
 (see test_opinfo.py for the settings).
 
 Under pytest-xdist each worker runs a share of the OpInfos in a process of
-its own: a worker writes its outcomes to a part file beside the report, and
-the controller, which runs no test, merges the parts into the one report
-when the session ends (conftest.py), so the report and the list always
-cover every OpInfo that ran."""
+its own: a worker appends each outcome to a part file beside the report as
+the test ends (so it is on disk before the controller hears of the test),
+and the controller, which runs no test, merges the parts into the one
+report when the session ends (conftest.py), so the report and the list
+always cover every OpInfo that ran."""
 import json
 import os
 import pathlib
@@ -27,14 +28,15 @@ STATUSES = ("pass", "fail", "fallback", "unsupported", "random", "skip")
 
 
 def _part_paths():
-    return sorted(REPORT_PATH.parent.glob(f"{REPORT_PATH.stem}.part-*.json"))
+    return sorted(REPORT_PATH.parent.glob(f"{REPORT_PATH.stem}.part-*.jsonl"))
 
 
-def write_part(outcomes, worker):
-    """A worker's outcomes so far (all of them: it may write more than once)."""
+def append_to_part(key, outcome, worker):
+    """One outcome of a worker, a line of its part file."""
     REPORT_PATH.parent.mkdir(parents=True, exist_ok=True)
-    part = REPORT_PATH.with_name(f"{REPORT_PATH.stem}.part-{worker}.json")
-    part.write_text(json.dumps(outcomes))
+    part = REPORT_PATH.with_name(f"{REPORT_PATH.stem}.part-{worker}.jsonl")
+    with part.open("a") as f:
+        f.write(json.dumps([key, outcome]) + "\n")
 
 
 def remove_parts():
@@ -50,7 +52,7 @@ def take_parts():
         return None
     outcomes = {}
     for part in parts:
-        outcomes.update(json.loads(part.read_text()))
+        outcomes.update(json.loads(line) for line in part.read_text().splitlines())
         part.unlink()
     return outcomes
 

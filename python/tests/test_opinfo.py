@@ -36,15 +36,16 @@ import opinfo_support as support
 from opinfo_report import EXPECTED, MODE, UPDATE
 
 OPINFOS = support.opinfos()
+# Set in a pytest-xdist worker, whose outcomes go to a part of the report
+# that the controller merges (conftest.py).
+WORKER = os.environ.get("PYTEST_XDIST_WORKER")
 _outcomes = {}
 
 
 @pytest.fixture(scope="module", autouse=True)
 def report(pytestconfig):
     yield
-    worker = os.environ.get("PYTEST_XDIST_WORKER")
-    if worker:  # the controller merges the workers' parts (conftest.py)
-        opinfo_report.write_part(_outcomes, worker)
+    if WORKER:
         return
     line = opinfo_report.write(_outcomes)
     plugins = pytestconfig.pluginmanager
@@ -104,6 +105,8 @@ def test_opinfo(op):
     with _in_mode():
         outcome = support.run_opinfo(_CompiledOpInfo(op) if MODE == "compile" else op)
     _outcomes[key] = outcome
+    if WORKER:
+        opinfo_report.append_to_part(key, outcome, WORKER)
     status, expected = outcome["status"], EXPECTED.get(key, "pass")
     if MODE != "eager":
         if expected == "pass" and status not in ("pass", "skip"):
