@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "core/alloc.h"
+#include "core/refcount.h"
 #include "core/status.h"
 #include "runtime/deferred.h"
 #include "runtime/device.h"
@@ -68,11 +69,7 @@ void porta_buffer_retain(porta_buffer *buffer) {
 
 void porta_buffer_release(porta_buffer *buffer) {
     if (!buffer) return;
-    /* The last reference needs no atomic decrement: no other holder is left
-     * to race with (the acquire load orders their earlier releases first). */
-    if (atomic_load_explicit(&buffer->refcount, memory_order_acquire) != 1 &&
-        atomic_fetch_sub(&buffer->refcount, 1) != 1)
-        return;
+    if (!core_ref_drop(&buffer->refcount)) return;
     if (buffer->release)
         buffer->release(buffer->release_context);
     else if (!atomic_load(&buffer->deferred))
