@@ -97,26 +97,38 @@ static PyObject *py_broadcast(PyObject *self, PyObject *args) {
 
 static PyObject *py_barrier(PyObject *self, PyObject *unused) { DIST_CALL(porta_dist_barrier()); }
 
-static PyObject *py_send(PyObject *self, PyObject *args) {
-    PyObject *obj;
+/* The arguments send and recv share: (tensor, peer, tag), then the group
+ * capsule where `group` is not NULL (the *_start calls). 0 on success. */
+typedef struct {
+    porta_tensor *tensor;
     int peer, tag;
-    if (!PyArg_ParseTuple(args, "Oii", &obj, &peer, &tag))
+} peer_tensor_args;
+
+static int parse_group(PyObject *obj, porta_dist_group **out);
+
+static int parse_peer_tensor(PyObject *args, peer_tensor_args *out, porta_dist_group **group) {
+    PyObject *obj, *group_obj = NULL;
+    int parsed = group ? PyArg_ParseTuple(args, "OiiO", &obj, &out->peer, &out->tag, &group_obj) &&
+                             !parse_group(group_obj, group)
+                       : PyArg_ParseTuple(args, "Oii", &obj, &out->peer, &out->tag);
+    if (!parsed)
+        return -1;
+    out->tensor = porta_py_unwrap(obj);
+    return out->tensor ? 0 : -1;
+}
+
+static PyObject *py_send(PyObject *self, PyObject *args) {
+    peer_tensor_args p;
+    if (parse_peer_tensor(args, &p, NULL))
         return NULL;
-    porta_tensor *t = porta_py_unwrap(obj);
-    if (!t)
-        return NULL;
-    DIST_CALL(porta_dist_send(t, peer, tag));
+    DIST_CALL(porta_dist_send(p.tensor, p.peer, p.tag));
 }
 
 static PyObject *py_recv(PyObject *self, PyObject *args) {
-    PyObject *obj;
-    int peer, tag;
-    if (!PyArg_ParseTuple(args, "Oii", &obj, &peer, &tag))
+    peer_tensor_args p;
+    if (parse_peer_tensor(args, &p, NULL))
         return NULL;
-    porta_tensor *t = porta_py_unwrap(obj);
-    if (!t)
-        return NULL;
-    DIST_CALL(porta_dist_recv(t, peer, tag));
+    DIST_CALL(porta_dist_recv(p.tensor, p.peer, p.tag));
 }
 
 /* Host variants: addresses (data_ptr()) of contiguous CPU tensors. */
@@ -161,24 +173,45 @@ static PyObject *py_broadcast_host(PyObject *self, PyObject *args) {
                                         root));
 }
 
-static PyObject *py_send_host(PyObject *self, PyObject *args) {
+/* The host form of peer_tensor_args: (address, count, dtype, peer, tag),
+ * then the group capsule where `group` is not NULL. 0 on success. */
+typedef struct {
+    void *data;
+    int64_t count;
+    porta_dtype dtype;
+    int peer, tag;
+} peer_host_args;
+
+static int parse_peer_host(PyObject *args, peer_host_args *out, porta_dist_group **group) {
     unsigned long long data;
     long long count;
-    int dtype, peer, tag;
-    if (!PyArg_ParseTuple(args, "KLiii", &data, &count, &dtype, &peer, &tag))
+    int dtype;
+    PyObject *group_obj = NULL;
+    int parsed = group ? PyArg_ParseTuple(args, "KLiiiO", &data, &count, &dtype, &out->peer,
+                                          &out->tag, &group_obj) &&
+                             !parse_group(group_obj, group)
+                       : PyArg_ParseTuple(args, "KLiii", &data, &count, &dtype, &out->peer,
+                                          &out->tag);
+    if (!parsed)
+        return -1;
+    out->data = (void *)(uintptr_t)data;
+    out->count = count;
+    out->dtype = (porta_dtype)dtype;
+    return 0;
+}
+
+static PyObject *py_send_host(PyObject *self, PyObject *args) {
+    peer_host_args p;
+    if (parse_peer_host(args, &p, NULL))
         return NULL;
-    DIST_CALL(porta_dist_send_host((const void *)(uintptr_t)data, count, (porta_dtype)dtype,
-                                   peer, tag));
+    DIST_CALL(porta_dist_send_host(p.data, p.count, p.dtype, p.peer, p.tag));
 }
 
 static PyObject *py_recv_host(PyObject *self, PyObject *args) {
-    unsigned long long data;
-    long long count;
-    int dtype, peer, tag;
-    if (!PyArg_ParseTuple(args, "KLiii", &data, &count, &dtype, &peer, &tag))
+    peer_host_args p;
+    if (parse_peer_host(args, &p, NULL))
         return NULL;
-    DIST_CALL(porta_dist_recv_host((void *)(uintptr_t)data, count, (porta_dtype)dtype, peer,
-                                   tag));
+    DIST_CALL(porta_dist_recv_host(p.data, p.count, p.dtype, p.peer, p.tag));
 }
 
 /* ---- asynchronous calls: work and group capsules ---- */
@@ -376,29 +409,19 @@ static PyObject *py_barrier_start(PyObject *self, PyObject *args) {
 }
 
 static PyObject *py_send_start(PyObject *self, PyObject *args) {
-    PyObject *obj, *group_obj;
-    int peer, tag;
+    peer_tensor_args p;
     porta_dist_group *group;
-    if (!PyArg_ParseTuple(args, "OiiO", &obj, &peer, &tag, &group_obj) ||
-        parse_group(group_obj, &group))
+    if (parse_peer_tensor(args, &p, &group))
         return NULL;
-    porta_tensor *t = porta_py_unwrap(obj);
-    if (!t)
-        return NULL;
-    START(porta_dist_send_start(group, t, peer, tag, &work_));
+    START(porta_dist_send_start(group, p.tensor, p.peer, p.tag, &work_));
 }
 
 static PyObject *py_recv_start(PyObject *self, PyObject *args) {
-    PyObject *obj, *group_obj;
-    int peer, tag;
+    peer_tensor_args p;
     porta_dist_group *group;
-    if (!PyArg_ParseTuple(args, "OiiO", &obj, &peer, &tag, &group_obj) ||
-        parse_group(group_obj, &group))
+    if (parse_peer_tensor(args, &p, &group))
         return NULL;
-    porta_tensor *t = porta_py_unwrap(obj);
-    if (!t)
-        return NULL;
-    START(porta_dist_recv_start(group, t, peer, tag, &work_));
+    START(porta_dist_recv_start(group, p.tensor, p.peer, p.tag, &work_));
 }
 
 static PyObject *py_all_reduce_host_start(PyObject *self, PyObject *args) {
@@ -456,29 +479,19 @@ static PyObject *py_broadcast_host_start(PyObject *self, PyObject *args) {
 }
 
 static PyObject *py_send_host_start(PyObject *self, PyObject *args) {
-    unsigned long long data;
-    long long count;
-    int dtype, peer, tag;
-    PyObject *group_obj;
+    peer_host_args p;
     porta_dist_group *group;
-    if (!PyArg_ParseTuple(args, "KLiiiO", &data, &count, &dtype, &peer, &tag, &group_obj) ||
-        parse_group(group_obj, &group))
+    if (parse_peer_host(args, &p, &group))
         return NULL;
-    START(porta_dist_send_host_start(group, (const void *)(uintptr_t)data, count,
-                                     (porta_dtype)dtype, peer, tag, &work_));
+    START(porta_dist_send_host_start(group, p.data, p.count, p.dtype, p.peer, p.tag, &work_));
 }
 
 static PyObject *py_recv_host_start(PyObject *self, PyObject *args) {
-    unsigned long long data;
-    long long count;
-    int dtype, peer, tag;
-    PyObject *group_obj;
+    peer_host_args p;
     porta_dist_group *group;
-    if (!PyArg_ParseTuple(args, "KLiiiO", &data, &count, &dtype, &peer, &tag, &group_obj) ||
-        parse_group(group_obj, &group))
+    if (parse_peer_host(args, &p, &group))
         return NULL;
-    START(porta_dist_recv_host_start(group, (void *)(uintptr_t)data, count, (porta_dtype)dtype,
-                                     peer, tag, &work_));
+    START(porta_dist_recv_host_start(group, p.data, p.count, p.dtype, p.peer, p.tag, &work_));
 }
 
 static PyObject *py_work_wait(PyObject *self, PyObject *capsule) {

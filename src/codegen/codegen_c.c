@@ -62,6 +62,17 @@ const char *cg_ref(const render *r, int id, const char *index, char *buf, size_t
     return buf;
 }
 
+/* Finishes the statement the caller began: op value v's C expression over
+ * its operands at element i (a scalar operand by its name). */
+static void emit_expression(render *r, const kir_value *v) {
+    char b0[32], b1[32], b2[32];
+    const char *x[3] = {"", "", ""};
+    char *bufs[3] = {b0, b1, b2};
+    for (int a = 0; a < arg_count(v); a++) x[a] = cg_ref(r, v->args[a], "i", bufs[a], 32);
+    kir_c_expression(r->t, v, r->k->values[v->args[0]].dtype, x);
+    P(";\n");
+}
+
 /* ---- scalars ---- */
 
 void cg_declare_scalars(render *r) {
@@ -105,13 +116,8 @@ void cg_emit_scalar(render *r, int id) {
     if (fn) {
         P("    rt->%s(&o%d, &o%d, 1);\n", fn, v->args[0], id);
     } else {
-        char b0[32], b1[32], b2[32];
-        const char *x[3] = {"", "", ""};
-        char *bufs[3] = {b0, b1, b2};
-        for (int a = 0; a < arg_count(v); a++) x[a] = cg_ref(r, v->args[a], "i", bufs[a], 32);
         P("    o%d = ", id);
-        kir_c_expression(r->t, v, r->k->values[v->args[0]].dtype, x);
-        P(";\n");
+        emit_expression(r, v);
     }
     char target[32];
     snprintf(target, sizeof target, "&o%d", id);
@@ -187,13 +193,8 @@ void cg_emit_array(render *r, int id) {
             P("        rt->%s(v%d, v%d, m);\n", fn, arg, id);
         }
     } else {
-        char b0[32], b1[32], b2[32];
-        const char *x[3] = {"", "", ""};
-        char *bufs[3] = {b0, b1, b2};
-        for (int a = 0; a < arg_count(v); a++) x[a] = cg_ref(r, v->args[a], "i", bufs[a], 32);
         P("        for (int i = 0; i < m; i++) v%d[i] = ", id);
-        kir_c_expression(r->t, v, r->k->values[v->args[0]].dtype, x);
-        P(";\n");
+        emit_expression(r, v);
     }
     char target[32];
     snprintf(target, sizeof target, "v%d", id);

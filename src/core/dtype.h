@@ -12,6 +12,19 @@
 bool core_dtype_is_valid(int dtype);
 bool core_dtype_is_integral(porta_dtype dtype); /* integers, not bool */
 
+/* A float's IEEE bits and back, for the conversions that work on them. */
+static inline uint32_t core_f32_bits(float f) {
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    return bits;
+}
+
+static inline float core_f32_from_bits(uint32_t bits) {
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
 /* IEEE binary16 <-> binary32, round to nearest even; NaN stays NaN. */
 static inline float core_f16_to_f32(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16;
@@ -24,21 +37,16 @@ static inline float core_f16_to_f32(uint16_t h) {
         if (mant == 0) {
             bits = sign;
         } else { /* subnormal: value = mant * 2^-24 */
-            float f = (float)mant * 5.9604644775390625e-8f;
-            memcpy(&bits, &f, 4);
-            bits |= sign;
+            bits = core_f32_bits((float)mant * 5.9604644775390625e-8f) | sign;
         }
     } else {
         bits = sign | ((exp + 112) << 23) | (mant << 13);
     }
-    float out;
-    memcpy(&out, &bits, 4);
-    return out;
+    return core_f32_from_bits(bits);
 }
 
 static inline uint16_t core_f32_to_f16(float f) {
-    uint32_t bits;
-    memcpy(&bits, &f, 4);
+    uint32_t bits = core_f32_bits(f);
     uint16_t sign = (uint16_t)((bits >> 16) & 0x8000);
     uint32_t abs = bits & 0x7fffffffu;
     if (abs >= 0x7f800000u) /* inf or NaN (keep a quiet NaN payload bit) */
@@ -46,13 +54,9 @@ static inline uint16_t core_f32_to_f16(float f) {
     if (abs >= 0x477ff000u) /* rounds to >= 65520: overflow to inf */
         return sign | 0x7c00;
     if (abs < 0x38800000u) { /* below the smallest normal half: subnormal or 0 */
-        float a;
-        memcpy(&a, &abs, 4);
         /* Adding 0.5 shifts the half subnormal grid onto float's lowest bits,
          * so the FPU's own rounding is round-to-nearest-even. */
-        float r = a + 0.5f;
-        uint32_t rb;
-        memcpy(&rb, &r, 4);
+        uint32_t rb = core_f32_bits(core_f32_from_bits(abs) + 0.5f);
         return sign | (uint16_t)(rb - 0x3f000000u);
     }
     uint32_t mant_odd = (abs >> 13) & 1;
@@ -60,16 +64,10 @@ static inline uint16_t core_f32_to_f16(float f) {
     return sign | (uint16_t)(abs >> 13);
 }
 
-static inline float core_bf16_to_f32(uint16_t b) {
-    uint32_t bits = (uint32_t)b << 16;
-    float out;
-    memcpy(&out, &bits, 4);
-    return out;
-}
+static inline float core_bf16_to_f32(uint16_t b) { return core_f32_from_bits((uint32_t)b << 16); }
 
 static inline uint16_t core_f32_to_bf16(float f) {
-    uint32_t bits;
-    memcpy(&bits, &f, 4);
+    uint32_t bits = core_f32_bits(f);
     if ((bits & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((bits >> 16) | 0x40);
     bits += 0x7fffu + ((bits >> 16) & 1);
     return (uint16_t)(bits >> 16);

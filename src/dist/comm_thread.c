@@ -70,18 +70,23 @@ static void work_drop(porta_dist_work *work) {
     free(work);
 }
 
+/* Appends work to the queue from first to last (either queue, under lock). */
+static void append(porta_dist_work **first, porta_dist_work **last, porta_dist_work *work) {
+    work->next = NULL;
+    if (*last)
+        (*last)->next = work;
+    else
+        *first = work;
+    *last = work;
+}
+
 static void complete(porta_dist_work *work, porta_status *status) {
     pthread_mutex_lock(&lock);
     work->status = status;
     work->done = true;
     bool notify = work->on_done != NULL;
     if (notify) { /* the notifier calls it and drops the thread's reference */
-        work->next = NULL;
-        if (notify_tail)
-            notify_tail->next = work;
-        else
-            notify_head = work;
-        notify_tail = work;
+        append(&notify_head, &notify_tail, work);
         pthread_cond_signal(&notify_queued);
     }
     pthread_cond_broadcast(&completed);
@@ -198,12 +203,7 @@ static porta_status *dist_submit(porta_dist_work *work, bool start_thread) {
         running = true;
     }
     atomic_fetch_add(&work->refs, 1); /* the thread's */
-    work->next = NULL;
-    if (tail)
-        tail->next = work;
-    else
-        head = work;
-    tail = work;
+    append(&head, &tail, work);
     pthread_cond_signal(&queued);
     pthread_mutex_unlock(&lock);
     return NULL;

@@ -122,6 +122,21 @@ static porta_status *widen(porta_dtype dtype, const void *data, int64_t count, f
 
 /* ---- on the communication thread ---- */
 
+/* The end of a reduction started (status NULL) into wide, the float copy of
+ * half data, or else into c->out: waits for it, divides an average by the
+ * group's size and narrows wide back into c->out. */
+static porta_status *finish_reduce(porta_status *status, mpi_request *request,
+                                   const porta_dist_group *g, const dist_call *c, float *wide) {
+    void *target = wide ? (void *)wide : c->out;
+    if (!status)
+        status = dist_wait(request, -1);
+    if (!status && c->op == PORTA_DIST_AVG)
+        scale_average(target, wide ? PORTA_F32 : c->dtype, c->count, g->size);
+    if (!status && wide)
+        f32_to_half(c->dtype, wide, c->out, c->count);
+    return status;
+}
+
 static porta_status *run_all_reduce(const dist_world *w, const porta_dist_group *g,
                                     const dist_call *c) {
     float *wide = NULL;
@@ -135,12 +150,7 @@ static porta_status *run_all_reduce(const dist_world *w, const porta_dist_group 
                                                          (int)c->count, type, reduce, g->comm,
                                                          &request),
                                       "MPI_Iallreduce");
-    if (!status)
-        status = dist_wait(&request, -1);
-    if (!status && c->op == PORTA_DIST_AVG)
-        scale_average(target, wide ? PORTA_F32 : c->dtype, c->count, g->size);
-    if (!status && wide)
-        f32_to_half(c->dtype, wide, c->out, c->count);
+    status = finish_reduce(status, &request, g, c, wide);
     core_host_free(wide);
     return status ? porta_error_context(status, "all_reduce(%s) of %lld %s", op_name(c->op),
                                         (long long)c->count, porta_dtype_name(c->dtype))
@@ -167,12 +177,7 @@ static porta_status *run_reduce_scatter(const dist_world *w, const porta_dist_gr
                                                       target, (int)c->count, type, reduce,
                                                       g->comm, &request),
                         "MPI_Ireduce_scatter_block");
-    if (!status)
-        status = dist_wait(&request, -1);
-    if (!status && c->op == PORTA_DIST_AVG)
-        scale_average(target, wide_out ? PORTA_F32 : c->dtype, c->count, g->size);
-    if (!status && wide_out)
-        f32_to_half(c->dtype, wide_out, c->out, c->count);
+    status = finish_reduce(status, &request, g, c, wide_out);
     core_host_free(wide_in);
     core_host_free(wide_out);
     return status;

@@ -1,17 +1,14 @@
 /* The safetensors file handle: the file's bytes (a private mapping, or a
  * copy made by porta_safetensors_parse) and its validated header, shared by
  * reference with every zero-copy tensor taken from it. */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/status.h"
+#include "io/file_map.h"
 #include "io/safetensors.h"
 #include "io/utf8.h"
 #include "runtime/device.h"
@@ -26,17 +23,14 @@ struct porta_safetensors {
     atomic_int refcount;
     unsigned char *bytes;
     size_t size;
-    bool mapped; /* munmap on the last release; else core_host_free */
+    bool mapped; /* io_file_map's, else a core_host_alloc copy */
     st_header header;
 };
 
 static void file_release(void *context) {
     porta_safetensors *file = context;
     if (atomic_fetch_sub(&file->refcount, 1) != 1) return;
-    if (file->mapped)
-        munmap(file->bytes, file->size);
-    else
-        core_host_free(file->bytes);
+    io_bytes_free(file->bytes, file->size, file->mapped);
     st_header_free(&file->header);
     free(file);
 }
@@ -46,10 +40,7 @@ static porta_status *adopt_bytes(unsigned char *bytes, size_t size, bool mapped,
                                  porta_safetensors **out) {
     porta_safetensors *file = calloc(1, sizeof *file);
     if (!file) {
-        if (mapped)
-            munmap(bytes, size);
-        else
-            core_host_free(bytes);
+        io_bytes_free(bytes, size, mapped);
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "safetensors: no memory for the handle");
     }
     atomic_init(&file->refcount, 1);
@@ -80,40 +71,18 @@ porta_status *porta_safetensors_open(const char *path, porta_safetensors **out) 
     if (!path || !out)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "safetensors_open: expected a path and an output pointer, got NULL");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return porta_error(PORTA_ERR_IO, "safetensors file %s: cannot open: %s", path,
-                           strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int error = errno;
-        close(fd);
-        return porta_error(PORTA_ERR_IO, "safetensors file %s: cannot stat: %s", path,
-                           strerror(error));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return porta_error(PORTA_ERR_IO,
-                           "safetensors file %s: expected a regular file, got a directory, "
-                           "device or pipe",
-                           path);
-    }
-    size_t size = (size_t)st.st_size;
-    if (size < 8) { /* mmap cannot map an empty file */
+    int fd;
+    size_t size;
+    PORTA_TRY(io_file_open(path, "safetensors file", &fd, &size));
+    if (size < 8) {
         close(fd);
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "safetensors file %s: expected at least 8 bytes (the header length), "
                            "got a %zu-byte file",
                            path, size);
     }
-    /* Private and writable: a tensor written in place gets its own copy of
-     * the page and the file never changes. */
-    void *bytes = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-    int error = errno;
-    close(fd);
-    if (bytes == MAP_FAILED)
-        return porta_error(PORTA_ERR_IO, "safetensors file %s: cannot map %zu bytes: %s", path,
-                           size, strerror(error));
+    void *bytes;
+    PORTA_TRY(io_file_map(fd, size, path, "safetensors file", &bytes));
     porta_status *status = adopt_bytes(bytes, size, true, out);
     return status ? porta_error_context(status, "safetensors file %s", path) : NULL;
 }

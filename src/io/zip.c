@@ -1,17 +1,14 @@
 /* The ZIP archive handle: the file's bytes (a private mapping, or a copy
  * made by zip_parse) and its validated directory, shared by reference with
  * every view taken from it. */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/status.h"
+#include "io/file_map.h"
 #include "io/zip_directory.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -22,7 +19,7 @@ struct zip_archive {
     atomic_int refcount; /* the handle's and each view's */
     unsigned char *bytes;
     size_t size;
-    bool mapped; /* munmap on the last release; else core_host_free */
+    bool mapped; /* io_file_map's, else a core_host_alloc copy */
     zip_directory directory;
 };
 
@@ -31,10 +28,7 @@ void zip_retain(zip_archive *archive) { atomic_fetch_add(&archive->refcount, 1);
 void zip_release(void *context) {
     zip_archive *archive = context;
     if (!archive || atomic_fetch_sub(&archive->refcount, 1) != 1) return;
-    if (archive->mapped)
-        munmap(archive->bytes, archive->size);
-    else
-        core_host_free(archive->bytes);
+    io_bytes_free(archive->bytes, archive->size, archive->mapped);
     zip_directory_free(&archive->directory);
     free(archive);
 }
@@ -45,10 +39,7 @@ void zip_close(zip_archive *archive) { zip_release(archive); }
 static porta_status *adopt(unsigned char *bytes, size_t size, bool mapped, zip_archive **out) {
     zip_archive *archive = calloc(1, sizeof *archive);
     if (!archive) {
-        if (mapped)
-            munmap(bytes, size);
-        else
-            core_host_free(bytes);
+        io_bytes_free(bytes, size, mapped);
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "no memory for the archive's handle");
     }
     atomic_init(&archive->refcount, 1);
@@ -81,39 +72,18 @@ porta_status *zip_open(const char *path, zip_archive **out) {
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "zip_open: expected a path and an output pointer, got NULL");
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return porta_error(PORTA_ERR_IO, "zip archive %s: cannot open: %s", path,
-                                   strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int error = errno;
-        close(fd);
-        return porta_error(PORTA_ERR_IO, "zip archive %s: cannot stat: %s", path,
-                           strerror(error));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return porta_error(PORTA_ERR_IO,
-                           "zip archive %s: expected a regular file, got a directory, device or "
-                           "pipe",
-                           path);
-    }
-    size_t size = (size_t)st.st_size;
-    if (size == 0) { /* mmap cannot map an empty file */
+    int fd;
+    size_t size;
+    PORTA_TRY(io_file_open(path, "zip archive", &fd, &size));
+    if (size == 0) {
         close(fd);
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "zip archive %s: expected at least 22 bytes (an end of central "
                            "directory record), got an empty file",
                            path);
     }
-    /* Private and writable: a tensor written in place gets its own copy of
-     * the page and the file never changes. */
-    void *bytes = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-    int error = errno;
-    close(fd);
-    if (bytes == MAP_FAILED)
-        return porta_error(PORTA_ERR_IO, "zip archive %s: cannot map %zu bytes: %s", path, size,
-                           strerror(error));
+    void *bytes;
+    PORTA_TRY(io_file_map(fd, size, path, "zip archive", &bytes));
     porta_status *status = adopt(bytes, size, true, out);
     return status ? porta_error_context(status, "zip archive %s", path) : NULL;
 }

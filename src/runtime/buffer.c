@@ -3,31 +3,42 @@
 #include <stdlib.h>
 
 #include "core/alloc.h"
+#include "core/refcount.h"
 #include "core/status.h"
 #include "runtime/deferred.h"
 #include "runtime/device.h"
 #include "runtime/tensor.h"
 
+/* A handle holding one reference to `bytes` of device's memory, with no
+ * memory attached yet; `op` names the caller in the out-of-memory error. */
+static porta_status *new_handle(const char *op, porta_device *device, size_t bytes,
+                                porta_buffer **out) {
+    porta_buffer *buffer = malloc(sizeof *buffer);
+    if (!buffer) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "%s: no memory for the handle", op);
+    buffer->handle = NULL;
+    buffer->release = NULL;
+    buffer->release_context = NULL;
+    atomic_init(&buffer->deferred, false);
+    atomic_init(&buffer->refcount, 1);
+    buffer->device = device;
+    buffer->size = bytes;
+    *out = buffer;
+    return NULL;
+}
+
 porta_status *porta_buffer_alloc(porta_device *device, size_t bytes, porta_buffer **out) {
     if (!device || !out)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "buffer_alloc: expected a device and an output pointer, got NULL");
-    porta_buffer *buffer = malloc(sizeof *buffer);
-    if (!buffer)
-        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "buffer_alloc: no memory for the handle");
-    buffer->handle = NULL;
-    buffer->release = NULL;
-    buffer->release_context = NULL;
+    porta_buffer *buffer;
+    PORTA_TRY(new_handle("buffer_alloc", device, bytes, &buffer));
     bool defer = bytes > 0 && rt_deferred_recording();
-    atomic_init(&buffer->deferred, defer);
+    atomic_store(&buffer->deferred, defer);
     porta_status *status = defer ? NULL : device->ops->buffer_alloc(device, bytes, &buffer->handle);
     if (status) {
         free(buffer);
         return status;
     }
-    atomic_init(&buffer->refcount, 1);
-    buffer->device = device;
-    buffer->size = bytes;
     *out = buffer;
     return NULL;
 }
@@ -43,16 +54,11 @@ porta_status *rt_buffer_wrap_host(porta_device *device, void *data, size_t bytes
         return porta_error(PORTA_ERR_UNSUPPORTED,
                            "buffer_wrap_host: expected a device whose buffers are host memory, "
                            "got %s device porta:%d", device->info.backend, device->info.index);
-    porta_buffer *buffer = malloc(sizeof *buffer);
-    if (!buffer)
-        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "buffer_wrap_host: no memory for the handle");
+    porta_buffer *buffer;
+    PORTA_TRY(new_handle("buffer_wrap_host", device, bytes, &buffer));
     buffer->handle = data;
     buffer->release = release;
     buffer->release_context = context;
-    atomic_init(&buffer->deferred, false);
-    atomic_init(&buffer->refcount, 1);
-    buffer->device = device;
-    buffer->size = bytes;
     *out = buffer;
     return NULL;
 }
@@ -63,11 +69,7 @@ void porta_buffer_retain(porta_buffer *buffer) {
 
 void porta_buffer_release(porta_buffer *buffer) {
     if (!buffer) return;
-    /* The last reference needs no atomic decrement: no other holder is left
-     * to race with (the acquire load orders their earlier releases first). */
-    if (atomic_load_explicit(&buffer->refcount, memory_order_acquire) != 1 &&
-        atomic_fetch_sub(&buffer->refcount, 1) != 1)
-        return;
+    if (!core_ref_drop(&buffer->refcount)) return;
     if (buffer->release)
         buffer->release(buffer->release_context);
     else if (!atomic_load(&buffer->deferred))

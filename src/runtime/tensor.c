@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "core/refcount.h"
 #include "core/status.h"
 #include "runtime/device.h"
 
@@ -137,11 +138,7 @@ void porta_tensor_retain(porta_tensor *tensor) {
 
 void porta_tensor_release(porta_tensor *tensor) {
     if (!tensor) return;
-    /* The last reference needs no atomic decrement: no other holder is left
-     * to race with (the acquire load orders their earlier releases first). */
-    if (atomic_load_explicit(&tensor->refcount, memory_order_acquire) != 1 &&
-        atomic_fetch_sub(&tensor->refcount, 1) != 1)
-        return;
+    if (!core_ref_drop(&tensor->refcount)) return;
     porta_buffer_release(tensor->buffer);
     free(tensor);
 }

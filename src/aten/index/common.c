@@ -135,6 +135,15 @@ porta_status *index_along(const porta_tensor *index, int axis, int rank, const i
     return status;
 }
 
+void index_slices_of(const porta_tensor *self, int dim, int64_t count, index_slices *out) {
+    out->rank = self->rank ? self->rank : 1;
+    out->size = self->rank ? self->sizes[dim] : 1;
+    for (int d = 0; d < out->rank; d++) {
+        out->self_sizes[d] = self->rank ? self->sizes[d] : 1;
+        out->source_sizes[d] = d == dim ? count : out->self_sizes[d];
+    }
+}
+
 void index_bounds(aten_scope *s, const porta_tensor *flat, int64_t bounds[2]) {
     bounds[0] = scope_read_int(s, scope_reduce(s, PORTA_REDUCE_MIN, flat, NULL, 0, false));
     bounds[1] = scope_read_int(s, scope_reduce(s, PORTA_REDUCE_MAX, flat, NULL, 0, false));

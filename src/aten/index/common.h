@@ -31,6 +31,18 @@ porta_status *index_nonzero(const porta_tensor *x, porta_tensor **out);
 porta_status *index_along(const porta_tensor *index, int axis, int rank, const int64_t *sizes,
                           porta_tensor **out);
 
+/* self and source shaped for a scatter of whole slices along dim (index_copy,
+ * index_reduce): a 0-dim self is a one-element vector, and source has self's
+ * sizes with `count` slices along dim. */
+typedef struct {
+    int rank;                              /* self's rank, 1 for a 0-dim self */
+    int64_t size;                          /* self's size along dim */
+    int64_t self_sizes[PORTA_MAX_RANK];
+    int64_t source_sizes[PORTA_MAX_RANK];
+} index_slices;
+
+void index_slices_of(const porta_tensor *self, int dim, int64_t count, index_slices *out);
+
 /* The smallest and largest value of a flat index, read to the host, for
  * the bounds checks whose messages name the first bad value's side. */
 void index_bounds(aten_scope *s, const porta_tensor *flat, int64_t bounds[2]);

@@ -1,8 +1,6 @@
 /* Index ops composed from primitives that PyTorch has no decomposition
  * for: index_copy (a scatter of whole slices) and repeat_interleave of
  * counts (a scan), with their out= and in-place variants. */
-#include <string.h>
-
 #include "aten/index/common.h"
 #include "aten/dispatch/scope.h"
 #include "aten/dispatch/op_reuse.h"
@@ -57,29 +55,27 @@ static porta_tensor *index_copy_of(aten_scope *s, const porta_value *a) {
     porta_status *status = core_normalize_axis("index_copy", (int)a[1].i, rank ? rank : 1, &dim);
     if (!status) status = check_index_copy(self, dim, index, source);
     if (status) return scope_fail(s, status);
-    int view_rank = rank ? rank : 1;
-    int64_t one = 1, count = porta_tensor_numel(index), size = rank ? self->sizes[dim] : 1;
-    const int64_t *self_sizes = rank ? self->sizes : &one;
-    int64_t source_sizes[PORTA_MAX_RANK];
-    memcpy(source_sizes, self_sizes, sizeof(int64_t) * (size_t)view_rank);
-    source_sizes[dim] = count;
+    int64_t count = porta_tensor_numel(index);
+    index_slices view;
+    index_slices_of(self, dim, count, &view);
     porta_tensor *flat_index = scope_reshape(s, index, 1, &count);
     if (count) {
         int64_t bounds[2];
         index_bounds(s, flat_index, bounds);
         int64_t low = bounds[0], high = bounds[1];
-        if (!s->status && (low < 0 || high >= size))
+        if (!s->status && (low < 0 || high >= view.size))
             return scope_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE,
                                              "index_copy_(): index %lld is out of bounds for "
                                              "dimension %d with size %lld",
-                                          (long long)(low < 0 ? low : high), dim, (long long)size));
+                                             (long long)(low < 0 ? low : high), dim,
+                                             (long long)view.size));
     }
     if (s->status) return NULL;
     porta_tensor *spread = NULL;
-    status = index_along(flat_index, dim, view_rank, source_sizes, &spread);
+    status = index_along(flat_index, dim, view.rank, view.source_sizes, &spread);
     scope_hold(s, status, spread);
-    porta_tensor *values = scope_reshape(s, source, view_rank, source_sizes);
-    porta_tensor *base = scope_reshape(s, self, view_rank, self_sizes);
+    porta_tensor *values = scope_reshape(s, source, view.rank, view.source_sizes);
+    porta_tensor *base = scope_reshape(s, self, view.rank, view.self_sizes);
     porta_tensor *copied = scope_scatter(s, base, dim, spread, values, PORTA_SCATTER_NONE);
     return scope_reshape(s, copied, rank, self->sizes);
 }

@@ -236,33 +236,29 @@ static porta_tensor *index_reduce_of(aten_scope *s, const porta_value *a) {
     if (!status) status = check_index_reduce(self, dim, index, source);
     if (status) return scope_fail(s, status);
     bool include_self = a[5].b, mean = which == 1;
-    /* 0-dim self and source are one-element vectors here */
-    int view_rank = rank ? rank : 1;
-    int64_t one = 1, count = porta_tensor_numel(index), size = rank ? self->sizes[dim] : 1;
-    const int64_t *self_sizes = rank ? self->sizes : &one;
-    int64_t source_sizes[PORTA_MAX_RANK];
-    memcpy(source_sizes, self_sizes, sizeof(int64_t) * (size_t)view_rank);
-    source_sizes[dim] = count;
+    int64_t count = porta_tensor_numel(index);
+    index_slices view;
+    index_slices_of(self, dim, count, &view);
     /* unlike the other index ops, index_reduce takes no negative index */
     porta_tensor *flat_index = scope_reshape(s, scope_cast(s, index, PORTA_I64), 1, &count);
     int64_t bounds[2] = {0, 0};
     if (count) index_bounds(s, flat_index, bounds);
-    if (count && !s->status && (bounds[0] < 0 || bounds[1] >= size))
+    if (count && !s->status && (bounds[0] < 0 || bounds[1] >= view.size))
         return scope_fail(s, porta_error(PORTA_ERR_OUT_OF_RANGE,
                                          "index out of range in self: index %lld, dimension %d has "
                                          "size %lld",
                                          (long long)(bounds[0] < 0 ? bounds[0] : bounds[1]), dim,
-                                         (long long)size));
+                                         (long long)view.size));
     porta_tensor *spread = NULL;
     if (flat_index) {
-        status = index_along(flat_index, dim, view_rank, source_sizes, &spread);
+        status = index_along(flat_index, dim, view.rank, view.source_sizes, &spread);
         scope_hold(s, status, spread);
     }
-    porta_tensor *values = scope_reshape(s, source, view_rank, source_sizes);
-    porta_tensor *base = scope_contiguous(s, scope_reshape(s, self, view_rank, self_sizes));
+    porta_tensor *values = scope_reshape(s, source, view.rank, view.source_sizes);
+    porta_tensor *base = scope_contiguous(s, scope_reshape(s, self, view.rank, view.self_sizes));
     if (!include_self) {
         porta_device *device = porta_tensor_device(self);
-        porta_tensor *named = dim_mask(s, device, flat_index, dim, view_rank, size);
+        porta_tensor *named = dim_mask(s, device, flat_index, dim, view.rank, view.size);
         if (index_reductions[which].reduce == PORTA_SCATTER_MUL || mean)
             base = scope_ternary(s, PORTA_WHERE, named,
                                  scope_full(s, device, self->dtype, 0, NULL, mean ? 0 : 1), base);
@@ -272,12 +268,12 @@ static porta_tensor *index_reduce_of(aten_scope *s, const porta_value *a) {
     porta_tensor *reduced = scope_scatter(s, base, dim, spread, values, index_reductions[which].reduce);
     if (mean) {
         porta_device *device = porta_tensor_device(self);
-        porta_tensor *counts = scope_scatter(s, scope_full(s, device, self->dtype, 1, &size, include_self),
+        porta_tensor *counts = scope_scatter(s, scope_full(s, device, self->dtype, 1, &view.size, include_self),
                                           0, flat_index, scope_full(s, device, self->dtype, 1, &count, 1),
                                           PORTA_SCATTER_ADD);
         int64_t shape[PORTA_MAX_RANK];
-        for (int d = 0; d < view_rank; d++) shape[d] = d == dim ? size : 1;
-        counts = scope_reshape(s, scope_binary_number(s, PORTA_MAXIMUM, counts, 1), view_rank, shape);
+        for (int d = 0; d < view.rank; d++) shape[d] = d == dim ? view.size : 1;
+        counts = scope_reshape(s, scope_binary_number(s, PORTA_MAXIMUM, counts, 1), view.rank, shape);
         reduced = scope_binary(s, porta_dtype_is_float(self->dtype) ? PORTA_DIV : PORTA_FLOOR_DIVIDE,
                                reduced, counts);
     }

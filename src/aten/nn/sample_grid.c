@@ -299,10 +299,13 @@ static void setup(aten_scope *s, const porta_tensor *input, const porta_tensor *
     build_axis_kept(s, g, gy, g->h, want_grad, &g->y);
 }
 
-/* wy_i * wx_k, [N, 1, P]. */
-static porta_tensor *tap_weight(aten_scope *s, const sampler *g, porta_tensor *wy, porta_tensor *wx) {
+/* Tap (i, k)'s weight wy_i * wx_k, [N, 1, P], times tap_index's mask: zero
+ * where the tap's pixel lies outside the input. */
+static porta_tensor *tap_weight(aten_scope *s, const sampler *g, int i, int k, porta_tensor *mask) {
     int64_t one[3] = {g->n, 1, g->points};
-    return scope_reshape(s, scope_binary(s, PORTA_MUL, wy, wx), 3, one);
+    porta_tensor *weight =
+        scope_reshape(s, scope_binary(s, PORTA_MUL, g->y.weight[i], g->x.weight[k]), 3, one);
+    return scope_binary(s, PORTA_MUL, mask, weight);
 }
 
 /* grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners) */
@@ -326,8 +329,7 @@ porta_status *aten_grid_sampler_2d(const porta_value *args, aten_results *result
             scope_begin(&t);
             porta_tensor *index, *mask;
             tap_index(&t, &g, g.x.position[k], g.y.position[i], &index, &mask);
-            porta_tensor *weight = scope_binary(&t, PORTA_MUL, mask,
-                                                tap_weight(&t, &g, g.y.weight[i], g.x.weight[k]));
+            porta_tensor *weight = tap_weight(&t, &g, i, k, mask);
             accumulate(&t, out, scope_binary(&t, PORTA_MUL, scope_gather(&t, g.plane, 2, index), weight));
             end_tap(&s, &t);
         }
@@ -382,8 +384,7 @@ porta_status *aten_grid_sampler_2d_backward(const porta_value *args, aten_result
             porta_tensor *index, *mask;
             tap_index(&t, &g, g.x.position[k], g.y.position[i], &index, &mask);
             if (want_input) {
-                porta_tensor *weight = scope_binary(&t, PORTA_MUL, mask,
-                                                 tap_weight(&t, &g, g.y.weight[i], g.x.weight[k]));
+                porta_tensor *weight = tap_weight(&t, &g, i, k, mask);
                 porta_tensor *into = grad_plane;
                 porta_tensor *src = scope_binary(&t, PORTA_MUL, gout, weight);
                 if (src && index) {

@@ -40,18 +40,6 @@
 
 /* ---- element loads: the value an element contributes ---- */
 
-static inline float float_from_bits(uint32_t bits) {
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-static inline uint32_t bits_from_float(float f) {
-    uint32_t bits;
-    memcpy(&bits, &f, sizeof bits);
-    return bits;
-}
-
 /* core_f16_to_f32 with selects instead of branches, so that loops over
  * float16 data vectorize: rebias the exponent, then patch in the results
  * for the two special exponents. Subnormals come out of a float subtraction:
@@ -61,11 +49,11 @@ static inline float f16_to_f32_selects(uint16_t h) {
     uint32_t exponent = h & 0x7c00u;
     uint32_t normal = shifted + (112u << 23);
     uint32_t inf_or_nan = normal + (112u << 23);
-    uint32_t subnormal = bits_from_float(float_from_bits(shifted + (113u << 23)) - 0x1p-14f);
+    uint32_t subnormal = core_f32_bits(core_f32_from_bits(shifted + (113u << 23)) - 0x1p-14f);
     /* Masks rather than ?: keep the loop free of branches. */
     uint32_t special = 0u - (uint32_t)(exponent == 0x7c00u), tiny = 0u - (uint32_t)(exponent == 0);
     uint32_t bits = (inf_or_nan & special) | (subnormal & tiny) | (normal & ~(special | tiny));
-    return float_from_bits(bits | (uint32_t)(h & 0x8000) << 16);
+    return core_f32_from_bits(bits | (uint32_t)(h & 0x8000) << 16);
 }
 
 #define LOAD_SAME(v) (v)

@@ -56,6 +56,17 @@ static cu_block *take(cu_cache *cache, size_t size) {
     return found;
 }
 
+/* Gives a list of blocks, taken out of the cache, back to the driver;
+ * outside the lock, as cuMemFree may wait for the device. */
+static void free_blocks(cu_state *s, cu_block *blocks) {
+    while (blocks) {
+        cu_block *next = blocks->next;
+        s->cu->cuMemFree(blocks->pointer);
+        free(blocks);
+        blocks = next;
+    }
+}
+
 porta_status *cu_cache_alloc(cu_state *s, size_t bytes, CUdeviceptr *pointer,
                              size_t *block_size) {
     size_t size = cu_block_size(bytes);
@@ -104,12 +115,7 @@ void cu_cache_free(cu_state *s, CUdeviceptr pointer, size_t block_size) {
     cache->blocks = block;
     cache->bytes += block_size;
     pthread_mutex_unlock(&cache->lock);
-    while (evicted) {
-        cu_block *next = evicted->next;
-        s->cu->cuMemFree(evicted->pointer);
-        free(evicted);
-        evicted = next;
-    }
+    free_blocks(s, evicted);
 }
 
 void cu_cache_release(cu_state *s) {
@@ -118,12 +124,7 @@ void cu_cache_release(cu_state *s) {
     s->cache.blocks = NULL;
     s->cache.bytes = 0;
     pthread_mutex_unlock(&s->cache.lock);
-    while (blocks) {
-        cu_block *next = blocks->next;
-        s->cu->cuMemFree(blocks->pointer);
-        free(blocks);
-        blocks = next;
-    }
+    free_blocks(s, blocks);
 }
 
 size_t cu_cache_bytes(cu_state *s) {
