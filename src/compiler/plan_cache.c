@@ -9,35 +9,13 @@
 
 #include "compiler/group.h"
 #include "core/status.h"
+#include "core/text.h"
 #include "runtime/device.h"
 
 #define PLAN_CACHE_ENTRIES 512
 #define PLAN_CACHE_KEY_BYTES (64u << 20) /* keys of long traces are large */
 
-typedef struct writer {
-    unsigned char *bytes;
-    size_t size, capacity;
-    bool failed;
-} writer;
-
-static void put(writer *w, const void *data, size_t n) {
-    if (w->failed) return;
-    if (w->size + n > w->capacity) {
-        size_t capacity = w->capacity ? w->capacity : 4096;
-        while (capacity < w->size + n) capacity *= 2;
-        unsigned char *grown = realloc(w->bytes, capacity);
-        if (!grown) {
-            w->failed = true;
-            return;
-        }
-        w->bytes = grown;
-        w->capacity = capacity;
-    }
-    memcpy(w->bytes + w->size, data, n);
-    w->size += n;
-}
-
-static void put_i64(writer *w, int64_t v) { put(w, &v, sizeof v); }
+static void put_i64(core_text *w, int64_t v) { text_append(w, &v, sizeof v); }
 
 /* The bytes put_tensor writes for t: a head of four int32, sizes and
  * strides, then offset, buffer size and device index. */
@@ -45,22 +23,22 @@ static size_t tensor_key_size(const porta_tensor *t) {
     return 4 * sizeof(int32_t) + 2 * (size_t)t->rank * sizeof(int64_t) + 3 * sizeof(int64_t);
 }
 
-static void put_tensor(writer *w, const porta_tensor *t, int buffer, bool external) {
+static void put_tensor(core_text *w, const porta_tensor *t, int buffer, bool external) {
     int32_t head[4] = {buffer, (int32_t)t->dtype, t->rank, external};
-    put(w, head, sizeof head);
-    put(w, t->sizes, (size_t)t->rank * sizeof *t->sizes);
-    put(w, t->strides, (size_t)t->rank * sizeof *t->strides);
+    text_append(w, head, sizeof head);
+    text_append(w, t->sizes, (size_t)t->rank * sizeof *t->sizes);
+    text_append(w, t->strides, (size_t)t->rank * sizeof *t->strides);
     put_i64(w, t->offset);
     put_i64(w, (int64_t)t->buffer->size);
     put_i64(w, t->buffer->device->info.index);
 }
 
 /* The primitive, less what a replay takes from the new trace itself. */
-static void put_prim(writer *w, const trace_record *record) {
+static void put_prim(core_text *w, const trace_record *record) {
     ir_prim prim = record->prim;
     if (record_is_constant(record)) prim.value = 0; /* a kernel parameter */
     if (prim.kind == PRIM_RANDOM) prim.seed = prim.offset = 0;
-    put(w, &prim, sizeof prim);
+    text_append(w, &prim, sizeof prim);
 }
 
 static uint64_t hash_bytes(const unsigned char *bytes, size_t size) {
@@ -79,7 +57,7 @@ static uint64_t hash_bytes(const unsigned char *bytes, size_t size) {
 
 porta_status *trace_key_build(const trace_record *records, int count, const trace_facts *facts,
                               trace_key *key) {
-    writer w = {0};
+    core_text w = {0}; /* the key's bytes */
     put_i64(&w, count);
     for (int r = 0; r < count; r++) {
         const trace_record *record = &records[r];
@@ -93,12 +71,12 @@ porta_status *trace_key_build(const trace_record *records, int count, const trac
         put_tensor(&w, &record->out, out, facts->external[out]);
     }
     if (w.failed) {
-        free(w.bytes);
+        text_free(&w);
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "schedule: no memory for a trace key");
     }
-    key->bytes = w.bytes;
-    key->size = w.size;
-    key->hash = hash_bytes(w.bytes, w.size);
+    key->bytes = (unsigned char *)w.chars;
+    key->size = w.length;
+    key->hash = hash_bytes((const unsigned char *)w.chars, w.length);
     return NULL;
 }
 
@@ -170,14 +148,14 @@ void plan_cache_explain_miss(const trace_record *records, int count, const trace
     const unsigned char *old = similar->key.bytes;
     size_t old_size = similar->key.size, at = sizeof(int64_t);
     snprintf(reason, cap, "the trace changed");
-    writer w = {0};
+    core_text w = {0}; /* the key's bytes */
     for (int r = 0; r < count; r++) {
-        w.size = 0;
+        w.length = 0;
         put_prim(&w, &records[r]);
         put_i64(&w, records[r].input_count);
         if (w.failed) break;
-        size_t prim_bytes = w.size;
-        bool same_prim = at + prim_bytes <= old_size && !memcmp(old + at, w.bytes, prim_bytes);
+        size_t prim_bytes = w.length;
+        bool same_prim = at + prim_bytes <= old_size && !memcmp(old + at, w.chars, prim_bytes);
         if (!same_prim) {
             snprintf(reason, cap, "primitive %d is %s where the earlier trace of %d primitives "
                      "differs (another op or attributes)", r, ir_prim_name(&records[r].prim),
@@ -217,6 +195,6 @@ void plan_cache_explain_miss(const trace_record *records, int count, const trace
         }
         at = cursor;
     }
-    free(w.bytes);
+    text_free(&w);
     pthread_mutex_unlock(&cache_lock);
 }

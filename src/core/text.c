@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +12,13 @@
 
 static bool reserve(core_text *t, size_t more) {
     if (!t || t->failed) return false;
-    if (t->length + more + 1 <= t->capacity) return true;
+    if (more < t->capacity - t->length) return true; /* room for the NUL too */
+    if (more > SIZE_MAX / 2 - t->length) {
+        t->failed = true;
+        return false;
+    }
     size_t capacity = t->capacity ? t->capacity : 256;
-    while (capacity < t->length + more + 1) capacity *= 2;
+    while (capacity <= t->length + more) capacity *= 2;
     char *grown = realloc(t->chars, capacity);
     if (!grown) {
         t->failed = true;
@@ -24,9 +29,9 @@ static bool reserve(core_text *t, size_t more) {
     return true;
 }
 
-void text_append(core_text *t, const char *s, size_t length) {
+void text_append(core_text *t, const void *data, size_t length) {
     if (!reserve(t, length)) return;
-    memcpy(t->chars + t->length, s, length);
+    if (length) memcpy(t->chars + t->length, data, length);
     t->length += length;
     t->chars[t->length] = '\0';
 }

@@ -1,6 +1,8 @@
 /* The one growable string: the writers of JSON, HTML and tables (the
  * safetensors header, the .pt2 graph rewritten as a .porta graph, the
- * comparison report) and the kernel renderers (C and OpenCL C source).
+ * comparison report), the kernel renderers (C and OpenCL C source), and
+ * the writers of bytes (the compiler's trace keys, ZIP archives in memory:
+ * text_append takes any bytes, NULs included).
  * Running out of memory is sticky: later appends do nothing, and
  * text_failure / text_take report it once, so writers append without
  * checking each call. A NULL text accepts and drops every append, so the
@@ -19,7 +21,7 @@ typedef struct core_text {
     bool failed;
 } core_text;
 
-void text_append(core_text *t, const char *s, size_t length);
+void text_append(core_text *t, const void *data, size_t length);
 void text_puts(core_text *t, const char *s);
 void text_printf(core_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* s (`length` bytes) as a JSON string literal: quotes, backslashes and

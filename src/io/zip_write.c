@@ -5,46 +5,18 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "core/text.h"
 #include "io/zip.h"
 
-typedef struct out_buffer {
-    unsigned char *bytes;
-    size_t size, capacity;
-    bool failed;
-} out_buffer;
-
-static void put(out_buffer *b, const void *data, size_t size) {
-    if (b->failed) return;
-    if (size > b->capacity - b->size) {
-        size_t capacity = b->capacity ? b->capacity : 256;
-        while (capacity - b->size < size) {
-            if (capacity > SIZE_MAX / 2) {
-                b->failed = true;
-                return;
-            }
-            capacity *= 2;
-        }
-        unsigned char *grown = realloc(b->bytes, capacity);
-        if (!grown) {
-            b->failed = true;
-            return;
-        }
-        b->bytes = grown;
-        b->capacity = capacity;
-    }
-    if (size) memcpy(b->bytes + b->size, data, size);
-    b->size += size;
-}
-
-static void put16(out_buffer *b, uint64_t v) {
+static void put16(core_text *b, uint64_t v) {
     unsigned char p[2] = {(unsigned char)v, (unsigned char)(v >> 8)};
-    put(b, p, 2);
+    text_append(b, p, 2);
 }
-static void put32(out_buffer *b, uint64_t v) {
+static void put32(core_text *b, uint64_t v) {
     put16(b, v & 0xFFFF);
     put16(b, (v >> 16) & 0xFFFF);
 }
-static void put64(out_buffer *b, uint64_t v) {
+static void put64(core_text *b, uint64_t v) {
     put32(b, v & 0xFFFFFFFFu);
     put32(b, v >> 32);
 }
@@ -52,14 +24,14 @@ static uint64_t at_most(uint64_t v, uint64_t cap) { return v < cap ? v : cap; }
 
 enum { LOCAL_SIZE = 30 };
 
-static void write_local(out_buffer *b, const zip_write_entry *e, const zip_write_options *o,
+static void write_local(core_text *b, const zip_write_entry *e, const zip_write_options *o,
                         uint32_t crc) {
     size_t name_length = strlen(e->name);
     size_t zip64 = o->zip64_entries ? 4 + 16 : 0;
     size_t padding = 0;
     if (o->alignment > 1) {
         /* The padding block's own 4-byte header counts too. */
-        size_t unpadded = b->size + LOCAL_SIZE + name_length + zip64 + 4;
+        size_t unpadded = b->length + LOCAL_SIZE + name_length + zip64 + 4;
         padding = (o->alignment - unpadded % o->alignment) % o->alignment;
     }
     uint64_t known = o->descriptor ? 0 : (o->zip64_entries ? 0xFFFFFFFFu : e->size);
@@ -73,7 +45,7 @@ static void write_local(out_buffer *b, const zip_write_entry *e, const zip_write
     put32(b, known);
     put16(b, name_length);
     put16(b, zip64 + (o->alignment > 1 ? 4 + padding : 0));
-    put(b, e->name, name_length);
+    text_append(b, e->name, name_length);
     if (zip64) {
         put16(b, 0x0001);
         put16(b, 16);
@@ -83,9 +55,9 @@ static void write_local(out_buffer *b, const zip_write_entry *e, const zip_write
     if (o->alignment > 1) {
         put16(b, 0x4246); /* "FB", PyTorch's padding block */
         put16(b, padding);
-        for (size_t i = 0; i < padding; i++) put(b, "Z", 1);
+        for (size_t i = 0; i < padding; i++) text_append(b, "Z", 1);
     }
-    put(b, e->data, e->size);
+    text_append(b, e->data, e->size);
     if (o->descriptor) {
         put32(b, 0x08074b50u);
         put32(b, crc);
@@ -99,7 +71,7 @@ static void write_local(out_buffer *b, const zip_write_entry *e, const zip_write
     }
 }
 
-static void write_central(out_buffer *b, const zip_write_entry *e, const zip_write_options *o,
+static void write_central(core_text *b, const zip_write_entry *e, const zip_write_options *o,
                           uint32_t crc, uint64_t offset) {
     size_t name_length = strlen(e->name);
     uint64_t size = o->zip64_entries ? 0xFFFFFFFFu : e->size;
@@ -119,7 +91,7 @@ static void write_central(out_buffer *b, const zip_write_entry *e, const zip_wri
     put16(b, 0); /* internal attributes */
     put32(b, 0); /* external attributes */
     put32(b, o->zip64_entries ? 0xFFFFFFFFu : offset);
-    put(b, e->name, name_length);
+    text_append(b, e->name, name_length);
     if (o->zip64_entries) {
         put16(b, 0x0001);
         put16(b, 24);
@@ -129,11 +101,11 @@ static void write_central(out_buffer *b, const zip_write_entry *e, const zip_wri
     }
 }
 
-static void write_end(out_buffer *b, const zip_write_options *o, uint64_t count,
+static void write_end(core_text *b, const zip_write_options *o, uint64_t count,
                       uint64_t cd_offset) {
-    uint64_t cd_size = b->size - cd_offset;
+    uint64_t cd_size = b->length - cd_offset;
     if (o->zip64_end) {
-        uint64_t record = b->size;
+        uint64_t record = b->length;
         put32(b, 0x06064b50u);
         put64(b, 44);
         put16(b, 45);
@@ -168,32 +140,32 @@ porta_status *zip_write_memory(const zip_write_entry *entries, size_t count,
                            "NULL");
     uint64_t *offsets = calloc(count ? count : 1, sizeof *offsets);
     uint32_t *crcs = calloc(count ? count : 1, sizeof *crcs);
-    out_buffer b = {0};
+    core_text b = {0}; /* the archive's bytes */
     if (!offsets || !crcs) b.failed = true;
     for (size_t i = 0; i < count && !b.failed; i++) {
         if (!entries[i].name || (!entries[i].data && entries[i].size)) {
             free(offsets);
             free(crcs);
-            free(b.bytes);
+            text_free(&b);
             return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                "zip_write_memory: entry %zu: expected a name and data, got NULL",
                                i);
         }
         crcs[i] = zip_crc32(0, entries[i].data, entries[i].size);
-        offsets[i] = b.size;
+        offsets[i] = b.length;
         write_local(&b, &entries[i], options, crcs[i]);
     }
-    uint64_t cd_offset = b.size;
+    uint64_t cd_offset = b.length;
     for (size_t i = 0; i < count && !b.failed; i++)
         write_central(&b, &entries[i], options, crcs[i], offsets[i]);
     write_end(&b, options, count, cd_offset);
     free(offsets);
     free(crcs);
     if (b.failed) {
-        free(b.bytes);
+        text_free(&b);
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "zip_write_memory: no memory for the archive");
     }
-    *out = b.bytes;
-    *size = b.size;
+    *out = (unsigned char *)b.chars;
+    *size = b.length;
     return NULL;
 }
