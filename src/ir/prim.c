@@ -110,3 +110,13 @@ const char *ir_prim_name(const ir_prim *prim) {
         return ir_prim_kind_name(prim->kind);
     }
 }
+
+porta_status *ir_integer_fault_error(const char *op_name, int faults) {
+    if (faults & IR_FAULT_DIV_ZERO)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "%s: integer division by zero (ZeroDivisionError in PyTorch)", op_name);
+    if (faults & IR_FAULT_NEGATIVE_POWER)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "%s: Integers to negative integer powers are not allowed", op_name);
+    return NULL;
+}

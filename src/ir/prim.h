@@ -83,4 +83,11 @@ const char *ir_prim_kind_name(ir_prim_kind kind);
 /* A readable name such as "binary.add" or "reduce.sum". */
 const char *ir_prim_name(const ir_prim *prim);
 
+/* Faults an integer BINARY kernel reports as a bit mask (the values are
+ * part of the kernels' source on every backend), and the error PyTorch
+ * raises for them: NULL when `faults` is 0. One place, so every backend
+ * words them alike. */
+enum { IR_FAULT_DIV_ZERO = 1, IR_FAULT_NEGATIVE_POWER = 2 };
+porta_status *ir_integer_fault_error(const char *op_name, int faults);
+
 #endif

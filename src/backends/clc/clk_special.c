@@ -13,9 +13,9 @@
 #include "backends/clc/clk_kernels.h"
 #include "backends/clc/clk_source.h"
 #include "core/status.h"
+#include "ir/prim.h"
 
 /* Faults, as the CPU's elementwise kernels name them. */
-enum { SP_FAULT_DIV_ZERO = 1, SP_FAULT_NEGATIVE_POWER = 2 };
 /* The integer ops, as the kernels number them. */
 enum { SP_FLOOR_DIVIDE, SP_REMAINDER, SP_FMOD, SP_POW };
 
@@ -236,13 +236,7 @@ static porta_status *integer_binary(const clk_launcher *launcher, porta_device *
     clk_release(device, flag);
     clk_release(device, layout_buffer);
     if (status) return status;
-    if (faults & SP_FAULT_DIV_ZERO)
-        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
-                           "%s: integer division by zero (ZeroDivisionError in PyTorch)", name);
-    if (faults & SP_FAULT_NEGATIVE_POWER)
-        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
-                           "%s: Integers to negative integer powers are not allowed", name);
-    return NULL;
+    return ir_integer_fault_error(name, faults);
 }
 
 static porta_status *erfinv(const clk_launcher *launcher, porta_device *device,

@@ -81,11 +81,5 @@ porta_status *cpu_exec_elementwise(const ir_prim *prim, const porta_tensor *cons
     }
 
     int faults = ew_iter_run(&it, c.loop, c.costly ? EW_GRAIN_COSTLY : EW_GRAIN_CHEAP);
-    if (faults & EW_FAULT_DIV_ZERO)
-        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
-                           "%s: integer division by zero (ZeroDivisionError in PyTorch)", name);
-    if (faults & EW_FAULT_NEGATIVE_POWER)
-        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
-                           "%s: Integers to negative integer powers are not allowed", name);
-    return NULL;
+    return ir_integer_fault_error(name, faults);
 }

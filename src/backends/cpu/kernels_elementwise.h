@@ -6,6 +6,7 @@
 
 #include "backends/cpu/cpu_isa.h"
 #include "core/dtype.h"
+#include "ir/prim.h"
 #include "runtime/tensor.h"
 
 #define EW_MAX_OPERANDS 4 /* out and up to three inputs */
@@ -16,11 +17,9 @@
 #define EW_GRAIN_CHEAP 32768
 #define EW_GRAIN_COSTLY 4096
 
-/* Faults an inner loop reports; only integer division and power raise them. */
-enum { EW_FAULT_DIV_ZERO = 1, EW_FAULT_NEGATIVE_POWER = 2 };
-
 /* An inner loop over n elements: ptrs[0] is out, ptrs[1..] the inputs, each
- * advancing by its stride in bytes. Returns 0 or a mask of EW_FAULT_*. */
+ * advancing by its stride in bytes. Returns 0 or a mask of IR_FAULT_*
+ * (ir/prim.h): only integer division and power raise them. */
 typedef int (*ew_loop_fn)(char *const *ptrs, const int64_t *strides, int64_t n);
 
 /* Operands laid over out's shape, strides in bytes (0 where broadcast). */

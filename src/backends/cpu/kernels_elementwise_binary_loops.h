@@ -74,23 +74,23 @@ FLOAT_FUNCTIONS(f64, double, )
     static inline T sub_##sfx(T a, T b, int *fault) { return (void)fault, (T)((W)a - (W)b); } \
     static inline T mul_##sfx(T a, T b, int *fault) { return (void)fault, (T)((W)a * (W)b); } \
     static inline T floor_divide_##sfx(T a, T b, int *fault) {                       \
-        if (b == 0) return *fault |= EW_FAULT_DIV_ZERO, 0;                           \
+        if (b == 0) return *fault |= IR_FAULT_DIV_ZERO, 0;                           \
         if (minus_one_##sfx(b)) return (T)(0 - (W)a);                                \
         T quot = (T)(a / b), rem = (T)(a % b);                                       \
         return rem != 0 && negative_##sfx(rem) != negative_##sfx(b) ? (T)(quot - 1) : quot; \
     }                                                                                \
     static inline T remainder_##sfx(T a, T b, int *fault) {                          \
-        if (b == 0) return *fault |= EW_FAULT_DIV_ZERO, 0;                           \
+        if (b == 0) return *fault |= IR_FAULT_DIV_ZERO, 0;                           \
         if (minus_one_##sfx(b)) return 0;                                            \
         T rem = (T)(a % b);                                                          \
         return rem != 0 && negative_##sfx(rem) != negative_##sfx(b) ? (T)(rem + b) : rem; \
     }                                                                                \
     static inline T fmod_##sfx(T a, T b, int *fault) {                               \
-        if (b == 0) return *fault |= EW_FAULT_DIV_ZERO, 0;                           \
+        if (b == 0) return *fault |= IR_FAULT_DIV_ZERO, 0;                           \
         return minus_one_##sfx(b) ? 0 : (T)(a % b);                                  \
     }                                                                                \
     static inline T pow_##sfx(T a, T b, int *fault) {                                \
-        if (negative_##sfx(b)) return *fault |= EW_FAULT_NEGATIVE_POWER, 0;          \
+        if (negative_##sfx(b)) return *fault |= IR_FAULT_NEGATIVE_POWER, 0;          \
         W result = 1, base = (W)a;                                                   \
         for (W e = (W)b; e; e >>= 1) {                                               \
             if (e & 1) result *= base;                                               \
