@@ -120,9 +120,12 @@ test-python-modes: $(NEEDS_SETUP)
 # porta:0, the device "porta" means: the unchanged suite runs there, but for
 # the files whose programs choose their devices themselves (the comparison
 # names cpu,opencl; placement opencl,cpu; the progress line cpu), which run
-# the same there as in test-python. Last, the conformance suite with PoCL
-# acting as a device without float64, whose float64 primitives are placed
-# on the CPU.
+# the same there as in test-python. OpInfo in fused mode runs one sample
+# per OpInfo there (as the compile mode does everywhere): that renders every
+# op's kernels to OpenCL C; every sample runs fused on the CPU, and the C
+# conformance suite runs each primitive's layouts fused on OpenCL. Last, the
+# conformance suite with PoCL acting as a device without float64, whose
+# float64 primitives are placed on the CPU.
 OPENCL_FIRST = PORTA_VISIBLE_DEVICES=opencl
 OPENCL_SAME_AS_CPU = test_compare.py test_placement.py test_progress.py
 test-opencl: $(NEEDS_SETUP)
@@ -130,7 +133,8 @@ test-opencl: $(NEEDS_SETUP)
 	  { echo "test-opencl: no OpenCL device (install pocl-opencl-icd):"; \
 	    $(VENV)/bin/porta devices; exit 1; }
 	$(call pytest_suite,$(OPENCL_FIRST),$(addprefix --ignore=python/tests/,$(OPENCL_SAME_AS_CPU)))
-	$(OPENCL_FIRST) PORTA_TEST_MODE=fused $(PYTEST_PARALLEL) python/tests/test_opinfo.py
+	$(OPENCL_FIRST) PORTA_TEST_MODE=fused PORTA_OPINFO_SAMPLES=1 $(PYTEST_PARALLEL) \
+	  python/tests/test_opinfo.py
 	$(OPENCL_FIRST) PORTA_TEST_MODE=compile $(PYTEST_PARALLEL) python/tests/test_opinfo.py
 	PORTA_OPENCL_FP64=0 PORTA_CONFORMANCE=quick $(BUILD)/porta_tests conformance
 

@@ -22,6 +22,10 @@ sample per OpInfo: Dynamo and aot_autograd trace every sample anew, which
 for every sample of every OpInfo would take far longer than the rest of
 the suite). There an OpInfo that passes eagerly must pass too; other
 outcomes are reported (to opinfo_report_<mode>.json), not compared.
+PORTA_OPINFO_SAMPLES=N runs at most N samples per OpInfo in any mode:
+`make test-opencl` runs fused mode on PoCL with one, which renders every
+op's kernels to OpenCL C once (the CPU's fused run takes every sample, and
+the C conformance suite runs every primitive's layouts fused on OpenCL).
 """
 import contextlib
 import itertools
@@ -55,24 +59,37 @@ def report(pytestconfig):
             terminal.write_line("\n" + line)
 
 
-class _CompiledOpInfo:
-    """The OpInfo with its first sample only, called through
-    torch.compile(backend="porta") when given porta tensors (the CPU
-    reference runs eagerly)."""
+SAMPLE_LIMIT = int(os.environ.get("PORTA_OPINFO_SAMPLES", "0")) or None
 
-    def __init__(self, op):
-        self._op = op
-        function = op.op
 
-        def call(*args, **kwargs):
-            return function(*args, **kwargs)
-        self._compiled = torch.compile(call, backend="porta", dynamic=False)
+class _FirstSamples:
+    """The OpInfo with only its first `limit` samples."""
+
+    def __init__(self, op, limit):
+        self._op, self._limit = op, limit
 
     def __getattr__(self, name):
         return getattr(self._op, name)
 
     def sample_inputs(self, *args, **kwargs):
-        return itertools.islice(self._op.sample_inputs(*args, **kwargs), 1)
+        return itertools.islice(self._op.sample_inputs(*args, **kwargs), self._limit)
+
+    def __call__(self, *args, **kwargs):
+        return self._op(*args, **kwargs)
+
+
+class _CompiledOpInfo(_FirstSamples):
+    """The OpInfo with its first sample only, called through
+    torch.compile(backend="porta") when given porta tensors (the CPU
+    reference runs eagerly)."""
+
+    def __init__(self, op):
+        super().__init__(op, 1)
+        function = op.op
+
+        def call(*args, **kwargs):
+            return function(*args, **kwargs)
+        self._compiled = torch.compile(call, backend="porta", dynamic=False)
 
     def __call__(self, *args, **kwargs):
         leaves = torch.utils._pytree.tree_leaves((args, kwargs))
@@ -103,7 +120,11 @@ def _in_mode():
 def test_opinfo(op):
     key = support.opinfo_key(op)
     with _in_mode():
-        outcome = support.run_opinfo(_CompiledOpInfo(op) if MODE == "compile" else op)
+        if MODE == "compile":
+            op = _CompiledOpInfo(op)
+        elif SAMPLE_LIMIT:
+            op = _FirstSamples(op, SAMPLE_LIMIT)
+        outcome = support.run_opinfo(op)
     _outcomes[key] = outcome
     if WORKER:
         opinfo_report.append_to_part(key, outcome, WORKER)
