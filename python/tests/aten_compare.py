@@ -3,6 +3,7 @@ comparing what it returns (values, dtypes, shapes), the error it raises, or
 the gradients autograd computes."""
 import pytest
 import torch
+import torch_porta
 
 ALL_DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
               torch.float16, torch.bfloat16, torch.float32, torch.float64]
@@ -71,3 +72,25 @@ def compare_grad(fn, *inputs):
     torch.testing.assert_close(got.detach().cpu(), expected.detach())
     for g, e in zip(porta, cpu):
         torch.testing.assert_close(g.grad.cpu(), e.grad)
+
+
+def assert_same_outcome_and_no_leak(run, to_device):
+    """run(convert) on the CPU, then with to_device as convert: the same
+    outcome (a result, or the same error; NotImplementedError on the CPU may
+    be a RuntimeError on porta), and porta's memory back where it was once
+    the result is gone."""
+    try:
+        expected = run(lambda t: t)
+    except (RuntimeError, IndexError) as error:
+        expected = type(error)
+    with torch.no_grad():
+        before = torch_porta.memory_allocated()
+        try:
+            got = run(to_device)
+        except (RuntimeError, IndexError) as error:
+            got = type(error)
+        assert isinstance(got, type) == isinstance(expected, type)
+        if isinstance(got, type):
+            assert issubclass(got, expected if expected is not NotImplementedError else RuntimeError)
+        del got
+        assert torch_porta.memory_allocated() == before

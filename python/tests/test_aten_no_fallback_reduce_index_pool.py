@@ -13,7 +13,8 @@ import pytest
 import torch
 
 import torch_porta
-from aten_compare import FLOAT_DTYPES, LAYOUTS, compare, compare_grad, make, to_porta
+from aten_compare import (FLOAT_DTYPES, LAYOUTS, assert_same_outcome_and_no_leak, compare,
+                          compare_grad, make, to_porta)
 
 NUMBER_DTYPES = [torch.uint8, torch.int8, torch.int32, torch.int64, torch.float16,
                  torch.bfloat16, torch.float32, torch.float64]
@@ -637,23 +638,7 @@ def _leak_cases():
 @pytest.mark.parametrize("case", range(len(_leak_cases())))
 def test_no_leaks(case, no_fallbacks):
     warnings.filterwarnings("ignore", "index_reduce")
-    run = _leak_cases()[case]
-    try:
-        expected = run(lambda t: t)
-    except (RuntimeError, IndexError) as error:
-        expected = type(error)
-    with torch.no_grad():
-        before = torch_porta.memory_allocated()
-        try:
-            got = run(to_porta)
-        except (RuntimeError, IndexError) as error:
-            got = type(error)
-        # the same outcome as on the CPU: a result, or the same error
-        assert isinstance(got, type) == isinstance(expected, type)
-        if isinstance(got, type):
-            assert issubclass(got, expected if expected is not NotImplementedError else RuntimeError)
-        del got
-        assert torch_porta.memory_allocated() == before
+    assert_same_outcome_and_no_leak(_leak_cases()[case], to_porta)
 
 
 def test_more_out_variants(no_fallbacks):
