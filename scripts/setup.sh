@@ -21,7 +21,10 @@ pip=("$venv/bin/pip" install --quiet --disable-pip-version-check)
 "${pip[@]}" transformers==5.24.0 onnxruntime==1.32.0 onnx==1.23.2 onnxscript==0.7.2
 # NVRTC alone (no GPU, no toolkit): the tests compile every CUDA kernel with it
 "${pip[@]}" nvidia-cuda-nvrtc-cu12
-"${pip[@]}" -e python/
+# torch_porta's native device is C++ built against the torch installed above
+# (its headers and C++ ABI), so pip builds it in this environment.
+"${pip[@]}" scikit-build-core==1.1.2
+"${pip[@]}" --no-build-isolation -e python/
 install -m 755 "$build/porta" "$venv/bin/porta"
 install -m 755 "$build/train_digits" "$venv/bin/train_digits"
 if [ ! -s "$build/digits.csv" ]; then

@@ -1,6 +1,6 @@
 /*
- * module.c - torch_porta._C: libporta through the CPython API only, so the
- * extension builds without PyTorch's C++ headers and works with any torch.
+ * module.c - torch_porta._C: libporta through the CPython API, and the
+ * native "porta" device of python/native/ (C++, PyTorch's C++ API).
  */
 #include "porta_py.h"
 
@@ -28,9 +28,8 @@ PyMODINIT_FUNC PyInit__C(void) {
     PyObject *module = PyModule_Create(&porta_module);
     if (!module)
         return NULL;
-    if (porta_py_add_tensor_type(module) < 0 || porta_py_add_kernel_type(module) < 0 ||
+    if (porta_py_add_tensor_type(module) < 0 || porta_native_init(module) < 0 ||
         add_methods(module, porta_py_device_methods) < 0 ||
-        add_methods(module, porta_py_device_tensor_methods) < 0 ||
         add_methods(module, porta_py_factory_methods) < 0 ||
         add_methods(module, porta_py_cast_copy_methods) < 0 ||
         add_methods(module, porta_py_movement_methods) < 0 ||

@@ -13,6 +13,10 @@
 
 #include "porta.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* torch_porta._C.Tensor: owns one reference to a porta_tensor. */
 typedef struct {
     PyObject_HEAD
@@ -39,9 +43,7 @@ int porta_py_device_info(PyObject *args, porta_device_info *info);
 
 /* Each file adds its functions to the module. */
 int porta_py_add_tensor_type(PyObject *module);
-int porta_py_add_kernel_type(PyObject *module);
 extern PyMethodDef porta_py_device_methods[];
-extern PyMethodDef porta_py_device_tensor_methods[];
 extern PyMethodDef porta_py_factory_methods[];
 extern PyMethodDef porta_py_cast_copy_methods[];
 extern PyMethodDef porta_py_movement_methods[];
@@ -51,8 +53,21 @@ extern PyMethodDef porta_py_generator_methods[];
 extern PyMethodDef porta_py_compiler_methods[];
 extern PyMethodDef porta_py_dist_methods[];
 
+/* kernel.c: the op counts and strict mode the native kernels use. */
+void porta_py_count_op(int id);
+int porta_py_strict_mode(void);
+
+/* python/native/ (C++): registers the "porta" device and its kernels with
+ * PyTorch and adds the functions that need PyTorch's C++ API (tensors,
+ * memory statistics, devices). */
+int porta_native_init(PyObject *module);
+
 /* In fused mode: names the Python line issuing aten op `op_name` as the
  * site of the primitives it records (compiler.c). */
 void porta_py_trace_site(PyObject *op_name);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

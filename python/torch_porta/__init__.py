@@ -3,15 +3,19 @@
     import torch, torch_porta
     x = torch.ones(3, device="porta")
 """
-from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
+import torch
 
-from . import _C, _device_module, _printing
+# PyTorch's PrivateUse1 backend becomes "porta" (tensor.porta(), "porta:1",
+# torch.porta) before the native backend (python/native/) registers its
+# device guard, hooks, allocator and kernels, which importing _C does.
+torch.utils.rename_privateuse1_backend("porta")
+torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
 
-_setup_privateuseone_for_python_backend(
-    "porta", backend_module=_device_module, hook=_device_module.Hooks(),
-    device_guard=_device_module.DeviceGuard())
+from . import _C, _device_module, _printing  # noqa: E402
 
-from . import kernels  # noqa: E402  (they need the device registered)
+torch._register_device_module("porta", _device_module)
+
+from . import kernels  # noqa: E402  (the glue kernels written in Python)
 from . import _fallback  # noqa: E402
 
 _fallback.install()

@@ -1,89 +1,36 @@
 """How a torch tensor on "porta" maps to libporta tensors.
 
-A porta torch tensor is made by torch._C._acc.create_empty_tensor (a
-PrivateUse1 TensorImpl whose storage holds no data) and given its strides,
-storage offset and storage through the Meta kernel of set_, which rewrites
-only metadata. The storage's Python object holds a porta tensor on the
-storage's porta buffer as `_porta`; views are torch tensors on the same
-storage, exactly as on CPU. PyTorch keeps the storage's Python object (and
-so the buffer) alive as long as any tensor uses the storage, including
-shallow copies made in C++ (detach, nn.Parameter).
-
-A kernel reads a tensor as a porta view built from the torch tensor's own
-sizes, strides and storage offset, so the strides PyTorch shows are by
-construction the strides porta computes with.
+A porta torch tensor is a PrivateUse1 tensor made by the native backend
+(python/native/): its storage holds one reference to a porta buffer, and
+its sizes, strides, storage offset and dtype are the porta view's. Views
+are torch tensors on the same storage, exactly as on CPU. A payload is a
+_C.Tensor, libporta's own handle on a porta tensor.
 """
 import torch
 
 from . import _C
-from . import _dtypes
-
-_SET_METADATA = torch.ops.aten.set_.source_Storage_storage_offset
-_META_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.Meta)
-_CPU_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
-
-
-def _empty_on(index, dtype):
-    """An empty torch tensor on porta:index. PyTorch's helper for devices
-    registered from Python only makes index 0; other indices come through
-    DLPack (csrc/device_tensor.c)."""
-    if index == 0:
-        return torch._C._acc.create_empty_tensor((0,), _dtypes.to_torch(dtype))
-    return torch.utils.dlpack.from_dlpack(_C.empty_capsule(index, dtype, 0))
-
-
-def _on_storage(payload, storage):
-    tensor = _empty_on(payload.device_index, payload.dtype)
-    # DLPack storages (porta:N, N > 0) are not resizable, which Meta's set_
-    # insists on; CPU's set_ only checks that the storage is large enough.
-    # Both rewrite metadata only.
-    _SET_METADATA.redispatch(_metadata_keys(payload.device_index), tensor, storage,
-                             payload.offset, payload.sizes, payload.strides)
-    return tensor
-
-
-def _metadata_keys(index):
-    return _META_KEYS if index == 0 else _CPU_KEYS
-
-
-def _new_storage(payload):
-    index = payload.device_index
-    if index == 0:
-        storage = torch._C._acc.create_empty_tensor((0,), torch.uint8).untyped_storage()
-    else:
-        # sized as the buffer: DLPack storages cannot grow as set_ would ask
-        capsule = _C.empty_capsule(index, _dtypes.to_porta(torch.uint8), payload.buffer_bytes)
-        storage = torch.utils.dlpack.from_dlpack(capsule).untyped_storage()
-    storage._porta = payload
-    return storage
 
 
 def wrap(payload):
-    """A torch tensor for a payload on a buffer of its own."""
-    return _on_storage(payload, _new_storage(payload))
+    """A torch tensor for a payload, on a storage of its own."""
+    return _C.wrap(payload)
 
 
 def wrap_view(base, payload):
     """A torch tensor for a payload libporta computed from base: a view on
     base's storage when it shares base's buffer, else a tensor of its own
     (porta_reshape copies layouts it cannot view)."""
-    storage = base.untyped_storage()
-    if payload.buffer_id != storage._porta.buffer_id:
-        return wrap(payload)
-    return _on_storage(payload, storage)
+    return _C.wrap_view(base, payload)
 
 
 def rebind(tensor, payload):
-    """Points an existing porta tensor at a payload on a new buffer (resize)."""
-    _SET_METADATA.redispatch(_metadata_keys(payload.device_index), tensor,
-                             _new_storage(payload), payload.offset, payload.sizes,
-                             payload.strides)
+    """Points an existing porta tensor at a payload (resize)."""
+    _C.rebind(tensor, payload)
 
 
 def restride(tensor, sizes, strides, offset):
     """Gives an existing porta tensor new geometry on its own storage."""
-    _SET_METADATA.redispatch(_metadata_keys(tensor.device.index or 0), tensor,
-                             tensor.untyped_storage(), offset, sizes, strides)
+    _C.restride(tensor, sizes, strides, offset)
 
 
 def is_porta(tensor):
@@ -93,7 +40,7 @@ def is_porta(tensor):
 def unwrap(tensor):
     """The porta view a porta torch tensor stands for: a view of its
     storage's buffer with the torch tensor's own sizes, strides, offset and
-    dtype (python/csrc/kernel.c reads kernel arguments the same way)."""
+    dtype (python/native/kernels.cpp reads kernel arguments the same way)."""
     return _C.view_of(tensor)
 
 

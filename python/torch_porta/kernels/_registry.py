@@ -1,15 +1,15 @@
 """Registering Python kernels for the PrivateUse1 ("porta") dispatch key.
 
-Most kernels come from libporta's aten layer through one binding (_aten.py).
-The kernels registered here are glue that only Python can do (copies to and
-from other devices, views on torch storages); an op is never in both.
+Most kernels are libporta's aten ops, registered natively. The kernels
+registered here are glue that only Python does today (copies to and from
+other devices, resizing); an op is never in both.
 """
 import torch
 
 from .. import _modes
 from . import _aten
 
-NATIVE = _aten.register_all()
+NATIVE = _aten.NATIVE
 
 
 def register(*overloads):

@@ -1,0 +1,486 @@
+// kernels.cpp - every op of libporta's aten table as the PrivateUse1 kernel
+// PyTorch's dispatcher calls, with no Python in between.
+//
+// One boxed kernel serves every op: it reads the dispatcher's stack (all
+// arguments present, defaults filled in) as porta values by the kinds
+// libporta lists for the op, calls porta_aten_call and pushes the results
+// as the schema returns them: the written input itself for in-place and
+// out= returns, a tensor on an input's storage when the result lies in that
+// input's buffer (views), a tensor on a storage of its own otherwise.
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/library.h>
+
+#include <ATen/ops/set_cpu_dispatch.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "native.h"
+#include "python_hooks.h"
+
+namespace porta_native {
+namespace {
+
+enum class ReturnKind { New, Input };
+
+struct Return {
+    ReturnKind kind = ReturnKind::New;
+    int source = -1;                   // the written argument of an Input return
+    c10::TypeKind type = c10::TypeKind::TensorType;
+};
+
+// One call's boxed arguments and the references taken while boxing.
+struct Call {
+    porta_value values[32];
+    std::vector<porta_tensor *> owned;
+    std::vector<std::vector<porta_tensor *>> tensor_lists;
+    std::vector<std::vector<int64_t>> int_lists;
+    std::vector<at::Tensor> inputs; // porta tensors among the arguments
+    c10::optional<at::Generator> generator;
+    ~Call() {
+        for (porta_tensor *tensor : owned)
+            porta_tensor_release(tensor);
+    }
+    porta_tensor *own(porta_tensor *tensor) {
+        owned.push_back(tensor);
+        return tensor;
+    }
+};
+
+// porta_value makers (the struct's payload is an anonymous union).
+porta_value none_value() {
+    porta_value value;
+    std::memset(&value, 0, sizeof value);
+    value.kind = PORTA_VALUE_NONE;
+    return value;
+}
+porta_value bool_value(bool b) {
+    porta_value value = none_value();
+    value.kind = PORTA_VALUE_BOOL;
+    value.b = b;
+    return value;
+}
+porta_value int_value(int64_t i) {
+    porta_value value = none_value();
+    value.kind = PORTA_VALUE_INT;
+    value.i = i;
+    return value;
+}
+porta_value float_value(double f) {
+    porta_value value = none_value();
+    value.kind = PORTA_VALUE_FLOAT;
+    value.f = f;
+    return value;
+}
+porta_value tensor_value(porta_tensor *tensor) {
+    porta_value value = none_value();
+    value.kind = PORTA_VALUE_TENSOR;
+    value.tensor = tensor;
+    return value;
+}
+
+[[noreturn]] void devices_error(const torch::jit::Stack &arguments) {
+    std::vector<std::string> names;
+    auto note = [&](const at::Tensor &t) {
+        std::string name = t.device().str();
+        if (std::find(names.begin(), names.end(), name) == names.end())
+            names.push_back(name);
+    };
+    for (const c10::IValue &value : arguments) {
+        if (value.isTensor() && value.toTensor().defined())
+            note(value.toTensor());
+        else if (value.isTensorList())
+            for (const at::Tensor &t : value.toTensorVector())
+                note(t);
+    }
+    if (names.size() < 2)
+        names.push_back(c10::Device(c10::kPrivateUse1, current_device()).str());
+    TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two "
+                       "devices, ", names[0], " and ", names[1], "!");
+}
+
+porta_value number(const c10::Scalar &scalar) {
+    if (scalar.isBoolean())
+        return bool_value(scalar.toBool());
+    if (scalar.isIntegral(false))
+        return int_value(scalar.toLong());
+    TORCH_CHECK_TYPE(!scalar.isComplex(), "porta does not support complex numbers yet");
+    return float_value(scalar.toDouble());
+}
+
+// A tensor argument: a porta tensor's view; a zero-dim CPU tensor stands
+// for its number, as PyTorch allows on every device.
+porta_value box_tensor(const at::Tensor &tensor, Call &call, const torch::jit::Stack &arguments) {
+    if (tensor.device().type() == c10::kPrivateUse1) {
+        call.inputs.push_back(tensor);
+        return tensor_value(call.own(view_of(tensor)));
+    }
+    if (tensor.device().is_cpu() && tensor.dim() == 0)
+        return number(tensor.item());
+    devices_error(arguments);
+}
+
+porta_value box_tensor_list(const c10::IValue &value, Call &call,
+                            const torch::jit::Stack &arguments) {
+    std::vector<porta_tensor *> items;
+    for (const c10::IValue &item : value.toListRef()) {
+        if (item.isNone() || (item.isTensor() && !item.toTensor().defined())) {
+            items.push_back(nullptr);
+            continue;
+        }
+        const at::Tensor &tensor = item.toTensor();
+        if (tensor.device().type() != c10::kPrivateUse1)
+            devices_error(arguments);
+        call.inputs.push_back(tensor);
+        items.push_back(call.own(view_of(tensor)));
+    }
+    call.tensor_lists.push_back(std::move(items));
+    const std::vector<porta_tensor *> &held = call.tensor_lists.back();
+    porta_value boxed = none_value();
+    boxed.kind = PORTA_VALUE_TENSORS;
+    boxed.tensors.items = held.data();
+    boxed.tensors.count = (int)held.size();
+    return boxed;
+}
+
+porta_value box_int_list(const c10::IValue &value, Call &call) {
+    std::vector<int64_t> items;
+    if (value.isIntList()) {
+        items = value.toIntVector();
+    } else {
+        for (const c10::IValue &item : value.toListRef())
+            items.push_back(item.isSymInt() ? item.toSymInt().guard_int(__FILE__, __LINE__)
+                                            : item.toInt());
+    }
+    call.int_lists.push_back(std::move(items));
+    const std::vector<int64_t> &held = call.int_lists.back();
+    porta_value boxed = none_value();
+    boxed.kind = PORTA_VALUE_INTS;
+    boxed.ints.items = held.data();
+    boxed.ints.count = (int)held.size();
+    return boxed;
+}
+
+int64_t memory_format_code(c10::MemoryFormat format) {
+    switch (format) {
+    case c10::MemoryFormat::Contiguous: return PORTA_MEMORY_CONTIGUOUS;
+    case c10::MemoryFormat::Preserve: return PORTA_MEMORY_PRESERVE;
+    case c10::MemoryFormat::ChannelsLast: return PORTA_MEMORY_CHANNELS_LAST;
+    case c10::MemoryFormat::ChannelsLast3d: return PORTA_MEMORY_CHANNELS_LAST_3D;
+    default: TORCH_CHECK_TYPE(false, "porta does not support memory format ", format);
+    }
+}
+
+porta_value box(const c10::IValue &value, char kind, Call &call,
+                const torch::jit::Stack &arguments) {
+    if (value.isGenerator()) {
+        call.generator = value.toGenerator();
+        return none_value();
+    }
+    if (value.isNone() || kind == 'x')
+        return none_value();
+    if (value.isTensor())
+        return value.toTensor().defined() ? box_tensor(value.toTensor(), call, arguments)
+                                          : none_value();
+    switch (kind) {
+    case 'L':
+    case 'O':
+        return box_tensor_list(value, call, arguments);
+    case 'I':
+    case 'J':
+        return box_int_list(value, call);
+    case 'd': {
+        porta_value boxed = none_value();
+        boxed.kind = PORTA_VALUE_DTYPE;
+        boxed.dtype = porta_dtype_of(static_cast<c10::ScalarType>(value.toInt()));
+        return boxed;
+    }
+    case 'm':
+        return int_value(memory_format_code(value.toMemoryFormat()));
+    case 'r': {
+        porta_value boxed = none_value();
+        boxed.kind = PORTA_VALUE_STRING;
+        boxed.string = value.toStringRef().c_str();
+        return boxed;
+    }
+    default:
+        break;
+    }
+    if (value.isDevice()) {
+        c10::Device device = value.toDevice();
+        return int_value(device.has_index() ? device.index() : current_device());
+    }
+    if (value.isBool())
+        return bool_value(value.toBool());
+    if (value.isInt())
+        return int_value(value.toInt());
+    if (value.isDouble())
+        return float_value(value.toDouble());
+    if (value.isSymInt())
+        return int_value(value.toSymInt().guard_int(__FILE__, __LINE__));
+    if (value.isScalar())
+        return number(value.toScalar());
+    TORCH_CHECK_TYPE(false, "porta: cannot pass a ", value.tagKind(), " to an aten op");
+}
+
+// libporta needs torch.get_default_dtype() for factories given no dtype.
+void sync_default_dtype() {
+    static thread_local c10::ScalarType last = c10::kFloat;
+    c10::ScalarType now = c10::get_default_dtype_as_scalartype();
+    if (now != last) {
+        porta_aten_set_default_dtype(porta_dtype_of(now));
+        last = now;
+    }
+}
+
+class AtenKernel final : public c10::OperatorKernel {
+  public:
+    AtenKernel(int id, const c10::FunctionSchema &schema) : id_(id), name_(porta_aten_op_name(id)) {
+        kinds_ = porta_aten_op_args(id);
+        arg_count_ = (int)schema.arguments().size();
+        TORCH_CHECK((size_t)arg_count_ == strlen(kinds_) && arg_count_ <= 32, "aten::", name_,
+                    ": libporta takes ", strlen(kinds_), " arguments, the schema has ",
+                    arg_count_);
+        returns_list_ = schema.returns().size() == 1 &&
+                        schema.returns()[0].type()->kind() == c10::TypeKind::ListType;
+        for (const c10::Argument &returned : schema.returns()) {
+            Return plan;
+            plan.type = returned.type()->kind();
+            const c10::AliasInfo *alias = returned.alias_info();
+            if (alias && alias->isWrite())
+                plan.source = written_argument(schema, *alias);
+            if (plan.source >= 0)
+                plan.kind = ReturnKind::Input;
+            returns_.push_back(plan);
+        }
+        for (const c10::Argument &argument : schema.arguments())
+            takes_dtype_ = takes_dtype_ || argument.name() == "dtype";
+    }
+
+    void operator()(const c10::OperatorHandle &op, c10::DispatchKeySet, torch::jit::Stack *stack) {
+        count_op(id_);
+        if (porta_get_fusion())
+            trace_site(id_);
+        if (takes_dtype_)
+            sync_default_dtype();
+        auto arguments = torch::jit::last(*stack, arg_count_);
+        torch::jit::Stack held(arguments.begin(), arguments.end());
+        porta_value *results = nullptr;
+        int result_count = 0;
+        porta_status *status = nullptr;
+        {
+            Call call;
+            for (int i = 0; i < arg_count_; i++)
+                call.values[i] = box(held[i], kinds_[i], call, held);
+            auto run = [&] {
+                status = porta_aten_call(id_, call.values, arg_count_, &results, &result_count);
+            };
+            if (call.generator && call.generator->defined())
+                with_generator_state(*call.generator, run);
+            else
+                run();
+            if (!status) {
+                torch::jit::drop(*stack, arg_count_);
+                push_results(results, result_count, held, call.inputs, stack);
+                porta_aten_results_free(results, result_count);
+                return;
+            }
+        }
+        if (strict_mode()) {
+            torch::jit::drop(*stack, arg_count_);
+            defer_failure(op, id_, status, held, stack);
+            return;
+        }
+        check(status);
+    }
+
+  private:
+    static int written_argument(const c10::FunctionSchema &schema, const c10::AliasInfo &alias) {
+        for (size_t i = 0; i < schema.arguments().size(); i++) {
+            const c10::AliasInfo *info = schema.arguments()[i].alias_info();
+            if (!info)
+                continue;
+            for (const c10::Symbol &set : alias.beforeSets())
+                if (info->beforeSets().count(set))
+                    return (int)i;
+        }
+        return -1;
+    }
+
+    // The storage of an input whose buffer `tensor` lies in, if any.
+    static const c10::Storage *storage_holding(porta_tensor *tensor,
+                                               const std::vector<at::Tensor> &inputs) {
+        porta_buffer *buffer = porta_tensor_buffer(tensor);
+        for (const at::Tensor &input : inputs)
+            if (buffer_of(input.storage()) == buffer)
+                return &input.storage();
+        return nullptr;
+    }
+
+    // An out= or in-place result: the written tensor itself, pointed at the
+    // result when libporta had to give it another shape (PyTorch resizes
+    // out= tensors, warning when they held elements).
+    at::Tensor written(const at::Tensor &target, porta_tensor *result) const {
+        int rank = porta_tensor_rank(result);
+        if (target.sizes().equals(c10::IntArrayRef(porta_tensor_sizes(result), rank)))
+            return target;
+        if (target.numel())
+            TORCH_WARN("An output with one or more elements was resized since it had shape ",
+                       target.sizes(), ", which does not match the required output shape ",
+                       c10::IntArrayRef(porta_tensor_sizes(result), rank),
+                       ". This behavior is deprecated, and in a future PyTorch release outputs "
+                       "will not be resized unless they have zero elements. You can explicitly "
+                       "reuse an out tensor t by resizing it, inplace, to zero elements with "
+                       "t.resize_(0).");
+        porta_dtype want = porta_dtype_of(target.scalar_type());
+        if (porta_tensor_dtype(result) == want) {
+            rebind(target, result);
+            return target;
+        }
+        c10::ScalarType from = scalar_type_of(porta_tensor_dtype(result));
+        TORCH_CHECK(c10::canCast(from, target.scalar_type()), "result type ", from,
+                    " can't be cast to the desired output type ", target.scalar_type());
+        porta_tensor *cast = nullptr;
+        check(porta_cast(result, want, &cast));
+        rebind(target, cast);
+        porta_tensor_release(cast);
+        return target;
+    }
+
+    c10::IValue result_value(const porta_value &value, size_t i, const torch::jit::Stack &held,
+                             const std::vector<at::Tensor> &inputs) const {
+        c10::TypeKind type = i < returns_.size() ? returns_[i].type : c10::TypeKind::TensorType;
+        switch (value.kind) {
+        case PORTA_VALUE_TENSOR:
+            if (i < returns_.size() && returns_[i].kind == ReturnKind::Input)
+                return written(held[returns_[i].source].toTensor(), value.tensor);
+            return wrap(value.tensor, storage_holding(value.tensor, inputs));
+        case PORTA_VALUE_INT:
+            return type == c10::TypeKind::FloatType ? c10::IValue((double)value.i)
+                                                    : c10::IValue(value.i);
+        case PORTA_VALUE_FLOAT:
+            return c10::IValue(value.f);
+        case PORTA_VALUE_BOOL:
+            return c10::IValue(value.b);
+        default:
+            return type == c10::TypeKind::TensorType ? c10::IValue(at::Tensor()) : c10::IValue();
+        }
+    }
+
+    void push_results(porta_value *results, int count, const torch::jit::Stack &held,
+                      const std::vector<at::Tensor> &inputs, torch::jit::Stack *stack) const {
+        if (returns_list_) {
+            c10::List<at::Tensor> items;
+            for (int i = 0; i < count; i++)
+                items.push_back(results[i].kind == PORTA_VALUE_TENSOR
+                                    ? wrap(results[i].tensor,
+                                           storage_holding(results[i].tensor, inputs))
+                                    : at::Tensor());
+            stack->emplace_back(std::move(items));
+            return;
+        }
+        for (int i = 0; i < count && (size_t)i < returns_.size(); i++)
+            stack->push_back(result_value(results[i], i, held, inputs));
+    }
+
+    int id_;
+    const char *name_;
+    const char *kinds_;
+    int arg_count_;
+    bool returns_list_ = false, takes_dtype_ = false;
+    std::vector<Return> returns_;
+};
+
+// Copies between porta and another device reach porta's kernel of
+// _to_copy when the target device is porta (PyTorch picks the kernel by the
+// device argument): they take PyTorch's composite path, empty on the target
+// then copy_, which porta's copy kernels serve.
+class ToCopyKernel final : public c10::OperatorKernel {
+  public:
+    ToCopyKernel(int id, const c10::FunctionSchema &schema) : native_(id, schema) {}
+    void operator()(const c10::OperatorHandle &op, c10::DispatchKeySet keys,
+                    torch::jit::Stack *stack) {
+        auto arguments = torch::jit::last(*stack, 7);
+        const at::Tensor &self = arguments[0].toTensor();
+        const c10::IValue &device = arguments[3];
+        bool cross = self.device().type() != c10::kPrivateUse1 ||
+                     (device.isDevice() && device.toDevice().type() != c10::kPrivateUse1);
+        if (!cross)
+            return native_(op, keys, stack);
+        (*stack)[stack->size() - 2] = c10::IValue(false); // non_blocking: copies are synchronous
+        op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CompositeExplicitAutograd),
+                           stack);
+    }
+
+  private:
+    AtenKernel native_;
+};
+
+// Module._apply keeps a parameter's identity (and so tied weights) when
+// the moved tensor can be shallow-copied into it, as dense CPU and CUDA
+// tensors can.
+bool has_compatible_shallow_copy_type(const at::Tensor &self, const at::Tensor &from) {
+    auto dense = [](const at::Tensor &t) {
+        return t.layout() == c10::kStrided &&
+               (t.device().is_cpu() || t.device().type() == c10::kPrivateUse1);
+    };
+    return dense(self) && dense(from);
+}
+
+at::Tensor &set_storage(at::Tensor &self, c10::Storage source, c10::SymInt offset,
+                        c10::SymIntArrayRef size, c10::SymIntArrayRef stride) {
+    buffer_of(source); // a porta storage, or a clear error
+    return at::cpu::set_(self, source, offset.guard_int(__FILE__, __LINE__),
+                         C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride));
+}
+
+at::Tensor &set_whole_storage(at::Tensor &self, c10::Storage source) {
+    int64_t elements = (int64_t)(source.nbytes() / self.dtype().itemsize());
+    return at::cpu::set_(self, source, 0, {elements}, {1});
+}
+
+at::Tensor &set_tensor(at::Tensor &self, const at::Tensor &source) {
+    return at::cpu::set_(self, source.storage(), source.storage_offset(), source.sizes(),
+                         source.strides());
+}
+
+at::Tensor &set_empty(at::Tensor &self) {
+    c10::Storage empty(c10::Storage::use_byte_size_t(), 0, buffer_allocator(), true);
+    return at::cpu::set_(self, empty, 0, {0}, {});
+}
+
+torch::Library &aten_library() {
+    static torch::Library library(torch::Library::IMPL, "aten",
+                                  c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
+    return library;
+}
+
+} // namespace
+
+void register_kernels() {
+    torch::Library &library = aten_library();
+    for (int id = 0; id < porta_aten_op_count(); id++) {
+        std::string name = porta_aten_op_name(id);
+        auto dot = name.find('.');
+        c10::OperatorName operator_name("aten::" + name.substr(0, dot),
+                                        dot == std::string::npos ? "" : name.substr(dot + 1));
+        auto handle = c10::Dispatcher::singleton().findSchema(operator_name);
+        TORCH_CHECK(handle.has_value(), "porta implements aten::", name,
+                    ", which this PyTorch does not have");
+        const c10::FunctionSchema &schema = handle->schema();
+        if (name == "_to_copy")
+            library.impl(name.c_str(), torch::CppFunction::makeFromBoxedFunctor(
+                                           std::make_unique<ToCopyKernel>(id, schema)));
+        else
+            library.impl(name.c_str(), torch::CppFunction::makeFromBoxedFunctor(
+                                           std::make_unique<AtenKernel>(id, schema)));
+    }
+    library.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
+    library.impl("set_.source_Storage_storage_offset", TORCH_FN(set_storage));
+    library.impl("set_.source_Storage", TORCH_FN(set_whole_storage));
+    library.impl("set_.source_Tensor", TORCH_FN(set_tensor));
+    library.impl("set_", TORCH_FN(set_empty));
+}
+
+} // namespace porta_native
