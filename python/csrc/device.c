@@ -40,6 +40,16 @@ static PyObject *device_name(PyObject *module, PyObject *args) {
     return PyUnicode_FromFormat("%s (%s)", info.name, info.backend);
 }
 
+/* device_properties(index) -> (name, backend, memory_bytes, compute_units,
+ * capabilities): what torch.porta.get_device_properties reports. */
+static PyObject *device_properties(PyObject *module, PyObject *args) {
+    porta_device_info info;
+    if (porta_py_device_info(args, &info) < 0)
+        return NULL;
+    return Py_BuildValue("ssKiI", info.name, info.backend, (unsigned long long)info.memory_bytes,
+                         info.compute_units, (unsigned int)info.capabilities);
+}
+
 static PyObject *synchronize(PyObject *module, PyObject *args) {
     int index;
     if (!PyArg_ParseTuple(args, "i", &index))
@@ -72,6 +82,8 @@ static PyObject *memory_reset_peak(PyObject *module, PyObject *unused) {
 PyMethodDef porta_py_device_methods[] = {
     {"device_count", device_count, METH_NOARGS, "Number of porta devices."},
     {"device_name", device_name, METH_VARARGS, "device_name(index): model and backend."},
+    {"device_properties", device_properties, METH_VARARGS,
+     "device_properties(index): (name, backend, memory_bytes, compute_units, capabilities)."},
     {"synchronize", synchronize, METH_VARARGS, "synchronize(index): wait for queued work."},
     {"memory_allocated", memory_allocated, METH_NOARGS, "Bytes libporta holds now."},
     {"memory_peak", memory_peak, METH_NOARGS, "Most bytes held since start or reset."},

@@ -148,9 +148,10 @@ porta_value box_int_list(const c10::IValue &value, Call &call) {
     std::vector<int64_t> items;
     if (value.isIntList()) {
         items = value.toIntVector();
-    } else {
+    } else { // SymInt[] with symbolic entries, or bool[N] (output masks)
         for (const c10::IValue &item : value.toListRef())
             items.push_back(item.isSymInt() ? item.toSymInt().guard_int(__FILE__, __LINE__)
+                            : item.isBool() ? (int64_t)item.toBool()
                                             : item.toInt());
     }
     call.int_lists.push_back(std::move(items));

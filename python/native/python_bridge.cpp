@@ -4,6 +4,7 @@
 // torch tensors and porta tensors, and the kernels' calls back into Python
 // (python_hooks.h) live here.
 #include <torch/csrc/Exceptions.h>
+#include <torch/csrc/Generator.h>
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/jit/python/pybind_utils.h>
 
@@ -169,6 +170,13 @@ PyObject *set_device(PyObject *, PyObject *index) {
     END_HANDLE_TH_ERRORS
 }
 
+// default_generator(index): porta:index's default torch.Generator.
+PyObject *default_generator_of(PyObject *, PyObject *index) {
+    HANDLE_TH_ERRORS
+    return THPGenerator_initDefaultGenerator(default_generator(index_argument(index)));
+    END_HANDLE_TH_ERRORS
+}
+
 PyObject *get_current_device(PyObject *, PyObject *) {
     return PyLong_FromLong(current_device());
 }
@@ -187,6 +195,8 @@ PyMethodDef methods[] = {
      "memory_stats(index): (bytes held by the device's storages, peak since reset)."},
     {"reset_peak_memory", reset_peak_memory, METH_O, "Resets a device's peak to its bytes now."},
     {"set_device", set_device, METH_O, "set_device(index): this thread's current porta device."},
+    {"default_generator", default_generator_of, METH_O,
+     "default_generator(index): the device's default torch.Generator."},
     {"current_device", get_current_device, METH_NOARGS, "This thread's current porta device."},
     {nullptr, nullptr, 0, nullptr},
 };

@@ -1,5 +1,7 @@
 // tensors.cpp - a torch tensor on "porta" and the porta tensor it stands
 // for: the same buffer, sizes, strides (in elements), offset and dtype.
+#include <torch/csrc/utils/tensor_dtypes.h>
+
 #include "native.h"
 
 namespace porta_native {
@@ -19,7 +21,8 @@ porta_dtype porta_dtype_of(c10::ScalarType type) {
     for (int code = 0; code < PORTA_DTYPE_COUNT; code++)
         if (kScalarTypes[code] == type)
             return (porta_dtype)code;
-    TORCH_CHECK_TYPE(false, "porta does not support dtype ", type);
+    TORCH_CHECK_TYPE(false, "porta does not support dtype torch.",
+                     torch::utils::getDtypeNames(type).first);
 }
 
 porta_tensor *view_of(const at::Tensor &tensor) {

@@ -27,7 +27,7 @@ def assert_same(got, expected, strides=True):
 
 
 def same_buffer(a, b):
-    return a.untyped_storage()._porta.buffer_id == b.untyped_storage()._porta.buffer_id
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 
 
 # Inputs of every kind of layout: dense (contiguous, permuted, channels

@@ -80,9 +80,9 @@ def test_fused_and_compiled(how, name, attention):
 
 
 def _to_porta_keeping_ties(model):
-    """model.to("porta") with parameters swapped in place, so that GPT-2's
-    tied input embedding and output projection stay one parameter (see the
-    xfail below for plain .to)."""
+    """model.to("porta") with parameters swapped in place (the other way
+    Module.to keeps GPT-2's tied input embedding and output projection one
+    parameter; plain .to shallow-copies, test_to_porta_keeps_tied_weights)."""
     swap = torch.__future__.get_swap_module_params_on_conversion()
     torch.__future__.set_swap_module_params_on_conversion(True)
     try:
@@ -91,8 +91,6 @@ def _to_porta_keeping_ties(model):
         torch.__future__.set_swap_module_params_on_conversion(swap)
 
 
-@pytest.mark.xfail(strict=True, reason="porta tensors are not shallow-copy compatible with CPU "
-                   "tensors, so Module.to replaces each parameter by a new one and ties break")
 def test_to_porta_keeps_tied_weights():
     model = hf_models.gpt2().to("porta")
     assert model.lm_head.weight is model.transformer.wte.weight

@@ -120,6 +120,17 @@ def issued(name, op, kernel):
     return run
 
 
+def defer_native(name, values, error):
+    """Strict mode for libporta's native kernels (python/native/): op `name`
+    failed with `error` on `values` (every argument, in schema order)."""
+    from .kernels._aten import _overload
+    op = _overload(name)
+    arguments = op._schema.arguments
+    args = [v for v, a in zip(values, arguments) if not a.kwarg_only]
+    kwargs = {a.name: v for v, a in zip(values, arguments) if a.kwarg_only}
+    return _defer(name, op, tuple(args), kwargs, error)
+
+
 def _issuing_line():
     """file:line of the innermost frame outside torch and torch_porta."""
     skipped = (os.path.dirname(torch.__file__), os.path.dirname(__file__))
