@@ -1,7 +1,5 @@
 // tensors.cpp - a torch tensor on "porta" and the porta tensor it stands
 // for: the same buffer, sizes, strides (in elements), offset and dtype.
-#include <torch/csrc/utils/tensor_dtypes.h>
-
 #include "native.h"
 
 namespace porta_native {
@@ -13,6 +11,19 @@ constexpr c10::ScalarType kScalarTypes[PORTA_DTYPE_COUNT] = {
     c10::kBool, c10::kByte, c10::kChar, c10::kShort, c10::kInt,
     c10::kLong, c10::kHalf, c10::kBFloat16, c10::kFloat, c10::kDouble};
 
+// A dtype as Python names it, for errors ("torch.complex64").
+std::string python_name(c10::ScalarType type) {
+    switch (type) {
+    case c10::kComplexHalf: return "torch.complex32";
+    case c10::kComplexFloat: return "torch.complex64";
+    case c10::kComplexDouble: return "torch.complex128";
+    case c10::kUInt16: return "torch.uint16";
+    case c10::kUInt32: return "torch.uint32";
+    case c10::kUInt64: return "torch.uint64";
+    default: return std::string("torch.") + c10::toString(type);
+    }
+}
+
 } // namespace
 
 c10::ScalarType scalar_type_of(porta_dtype dtype) { return kScalarTypes[dtype]; }
@@ -21,8 +32,7 @@ porta_dtype porta_dtype_of(c10::ScalarType type) {
     for (int code = 0; code < PORTA_DTYPE_COUNT; code++)
         if (kScalarTypes[code] == type)
             return (porta_dtype)code;
-    TORCH_CHECK_TYPE(false, "porta does not support dtype torch.",
-                     torch::utils::getDtypeNames(type).first);
+    TORCH_CHECK_TYPE(false, "porta does not support dtype ", python_name(type));
 }
 
 porta_tensor *view_of(const at::Tensor &tensor) {
