@@ -13,8 +13,11 @@ MODULE = torch.porta
 
 @pytest.fixture(autouse=True)
 def current_device_restored():
+    """A test that changes the current device gives it back as it found it."""
+    before = MODULE.current_device()
     yield
-    MODULE.set_device(0)
+    if MODULE.current_device() != before:
+        MODULE.set_device(before)
 
 
 # ---- devices ----

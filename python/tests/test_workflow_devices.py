@@ -18,8 +18,11 @@ pytestmark = pytest.mark.skipif(torch.porta.device_count() < 2,
 
 @pytest.fixture(autouse=True)
 def current_device_restored():
+    """A test that changes the current device gives it back as it found it."""
+    before = torch.porta.current_device()
     yield
-    torch.porta.set_device(0)
+    if torch.porta.current_device() != before:
+        torch.porta.set_device(before)
 
 
 def _mlp():

@@ -10,8 +10,10 @@ DEVICE = "porta"
 
 def _with_device(cpu_text, device=f"{DEVICE}:0"):
     """The CPU's text with the device suffix where PyTorch puts it: right
-    after the values, before dtype, requires_grad or grad_fn."""
-    ends = [cpu_text.find(s) for s in (", dtype=", ", requires_grad=", ", grad_fn=")]
+    after the values, before size (of empty tensors), dtype, requires_grad
+    or grad_fn."""
+    ends = [cpu_text.find(s)
+            for s in (", size=", ", dtype=", ", requires_grad=", ", grad_fn=")]
     end = min([e for e in ends if e >= 0], default=len(cpu_text) - 1)
     return f"{cpu_text[:end]}, device='{device}'{cpu_text[end:]}"
 
