@@ -117,8 +117,9 @@ def test_a_model_under_autocast_matches_cpu_autocast(dtype):
 
 def _scaler_run(device, steps, inf_at=None):
     """A GradScaler loop (scale, backward, unscale_, clip, step, update) with
-    float16 autocast; returns the scales seen after each update, the grads
-    after unscale_ of the first step, and the final parameters."""
+    float16 autocast; returns the scales seen after each update, whether
+    each step was skipped, the grads after unscale_ of the first step and
+    the final parameters."""
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 2)).to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
@@ -130,7 +131,9 @@ def _scaler_run(device, steps, inf_at=None):
         optimizer.zero_grad()
         with torch.autocast(device, dtype=torch.float16):
             loss = F.mse_loss(model(x.to(device)), y.to(device))
-        scaler.scale(loss).backward()
+        scaled = scaler.scale(loss)  # the scale lives on the loss's device
+        assert scaled.device == loss.device and scaled.dtype == torch.float32
+        scaled.backward()
         if step == inf_at:
             with torch.no_grad():
                 model[0].weight.grad[0, 0] = float("inf")
@@ -144,13 +147,12 @@ def _scaler_run(device, steps, inf_at=None):
         skipped.append(all(torch.equal(b, p.detach().cpu())
                            for b, p in zip(before, model.parameters())))
         scales.append(scaler.get_scale())
-    return scales, skipped, first_grads, [p.detach().cpu() for p in model.parameters()], scaler
+    return scales, skipped, first_grads, [p.detach().cpu() for p in model.parameters()]
 
 
 def test_grad_scaler_training_matches_a_cpu_grad_scaler():
-    scales, skipped, grads, params, scaler = _scaler_run(DEVICE, 5)
-    cpu_scales, cpu_skipped, cpu_grads, cpu_params, _ = _scaler_run("cpu", 5)
-    assert scaler._scale.device.type == DEVICE
+    scales, skipped, grads, params = _scaler_run(DEVICE, 5)
+    cpu_scales, cpu_skipped, cpu_grads, cpu_params = _scaler_run("cpu", 5)
     assert scales == cpu_scales == [2.0 ** 10, 2.0 ** 11, 2.0 ** 11, 2.0 ** 12, 2.0 ** 12]
     assert skipped == cpu_skipped == [False] * 5
     for got, expected in zip(grads, cpu_grads):  # unscale_ divided by the scale
@@ -160,8 +162,8 @@ def test_grad_scaler_training_matches_a_cpu_grad_scaler():
 
 
 def test_grad_scaler_skips_a_step_with_an_inf_grad_and_backs_off():
-    scales, skipped, _, params, _ = _scaler_run(DEVICE, 4, inf_at=1)
-    cpu_scales, cpu_skipped, _, cpu_params, _ = _scaler_run("cpu", 4, inf_at=1)
+    scales, skipped, _, params = _scaler_run(DEVICE, 4, inf_at=1)
+    cpu_scales, cpu_skipped, _, cpu_params = _scaler_run("cpu", 4, inf_at=1)
     # step 1 is skipped and halves the scale; the growth count starts again
     assert skipped == cpu_skipped == [False, True, False, False]
     assert scales == cpu_scales == [2.0 ** 10, 2.0 ** 9, 2.0 ** 9, 2.0 ** 10]
