@@ -1,5 +1,6 @@
 """Tensor behaviour users see directly: print(t) shows the CPU's text with
-the device added, and torch.histc takes integer tensors as on CUDA."""
+the device added, a copy to porta takes the memory format asked for, and
+torch.histc takes integer tensors as on CUDA."""
 import pytest
 import torch
 
@@ -49,6 +50,19 @@ def test_printed_autograd_tensors_show_requires_grad_and_grad_fn():
     assert str(porta) == _with_device(str(cpu))
     assert str(porta * 2) == _with_device(str(cpu * 2))
     assert str(porta.sum()) == _with_device(str(cpu.sum()))
+
+
+@pytest.mark.parametrize("memory_format", [torch.channels_last, torch.contiguous_format,
+                                           torch.preserve_format])
+@pytest.mark.parametrize("source_format", [torch.contiguous_format, torch.channels_last])
+def test_a_copy_to_porta_takes_the_memory_format_asked_for(source_format, memory_format):
+    cpu = torch.arange(2 * 3 * 4 * 5.0).reshape(2, 3, 4, 5).contiguous(memory_format=source_format)
+    expected = cpu.to(torch.float64, memory_format=memory_format)  # a copy on the CPU
+    porta = cpu.to(DEVICE, torch.float64, memory_format=memory_format)
+    assert porta.stride() == expected.stride()
+    assert torch.equal(porta.cpu(), expected)
+    back = porta.to("cpu", memory_format=memory_format)
+    assert back.stride() == expected.stride()
 
 
 @pytest.mark.parametrize("bins, low, high", [(5, 0, 0), (4, -10, 10), (7, 3, 30)])
