@@ -39,7 +39,7 @@ def test_the_amp_dtypes_porta_supports_include_both_lower_dtypes():
     assert torch.float16 in supported and torch.bfloat16 in supported
 
 
-@pytest.mark.parametrize("dtype", LOWER_DTYPES)
+@pytest.mark.parametrize("dtype", LOWER_DTYPES, ids=str)
 def test_matmul_linear_and_conv_run_in_the_lower_dtype(dtype):
     a, b = _randn(6, 8, seed=1), _randn(8, 5, seed=2)
     weight, bias = _randn(5, 8, seed=3), _randn(5, seed=4)
@@ -64,7 +64,7 @@ def test_matmul_linear_and_conv_run_in_the_lower_dtype(dtype):
         torch.testing.assert_close(got.cpu(), expected, **LOWER_TOLERANCE[dtype], msg=name)
 
 
-@pytest.mark.parametrize("dtype", LOWER_DTYPES)
+@pytest.mark.parametrize("dtype", LOWER_DTYPES, ids=str)
 def test_softmax_norms_and_losses_run_in_float32(dtype):
     # Inputs in the lower dtype: CUDA's policy casts them up to float32.
     x = _randn(4, 10, seed=1).to(dtype)
@@ -87,7 +87,7 @@ def test_softmax_norms_and_losses_run_in_float32(dtype):
         torch.testing.assert_close(got.cpu(), expected, rtol=1e-5, atol=1e-5, msg=name)
 
 
-@pytest.mark.parametrize("dtype", LOWER_DTYPES)
+@pytest.mark.parametrize("dtype", LOWER_DTYPES, ids=str)
 def test_a_model_under_autocast_matches_cpu_autocast(dtype):
     torch.manual_seed(0)
     reference = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Flatten(),

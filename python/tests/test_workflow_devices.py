@@ -101,7 +101,7 @@ def test_set_device_decides_where_porta_tensors_go():
     assert torch.empty(2, device=DEVICE).device == torch.device(DEVICE, 0)
 
 
-@pytest.mark.parametrize("which", [1, f"{DEVICE}:1", torch.device(DEVICE, 1)])
+@pytest.mark.parametrize("which", [1, f"{DEVICE}:1", torch.device(DEVICE, 1)], ids=repr)
 def test_the_device_context_sets_and_restores_the_current_device(which):
     with torch.porta.device(which):
         assert torch.porta.current_device() == 1

@@ -50,7 +50,8 @@ def test_a_tensor_loads_back_on_its_device_with_its_values():
     torch.testing.assert_close(loaded.cpu(), cpu, rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.int64, torch.bool])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.int64, torch.bool],
+                         ids=str)
 def test_tensors_of_other_dtypes_round_trip_exactly(dtype):
     cpu = (_cpu_tensor(9) * 4).to(dtype)
     loaded = _round_trip(cpu.to(DEVICE))
@@ -111,7 +112,7 @@ def test_a_whole_module_round_trips():
     torch.testing.assert_close(loaded(x.to(DEVICE)).cpu(), reference(x), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("map_location", ["cpu", torch.device("cpu")])
+@pytest.mark.parametrize("map_location", ["cpu", torch.device("cpu")], ids=repr)
 def test_map_location_cpu_loads_porta_tensors_on_the_cpu(map_location):
     cpu = _cpu_tensor(5)
     loaded = _round_trip({"x": cpu.to(DEVICE)}, map_location=map_location)
@@ -119,7 +120,8 @@ def test_map_location_cpu_loads_porta_tensors_on_the_cpu(map_location):
     assert torch.equal(loaded["x"], cpu)
 
 
-@pytest.mark.parametrize("map_location", [DEVICE, f"{DEVICE}:0", torch.device(DEVICE, 0)])
+@pytest.mark.parametrize("map_location", [DEVICE, f"{DEVICE}:0", torch.device(DEVICE, 0)],
+                         ids=repr)
 def test_map_location_porta_loads_a_cpu_checkpoint_on_porta(map_location):
     cpu = _cpu_tensor(5)
     loaded = _round_trip({"x": cpu}, map_location=map_location)
@@ -172,7 +174,7 @@ def test_map_location_dict_renames_devices():
 
 
 @needs_two_devices
-@pytest.mark.parametrize("map_location", [f"{DEVICE}:1", torch.device(DEVICE, 1)])
+@pytest.mark.parametrize("map_location", [f"{DEVICE}:1", torch.device(DEVICE, 1)], ids=repr)
 def test_map_location_second_device(map_location):
     cpu = _cpu_tensor(5)
     for saved in (cpu, cpu.to(DEVICE)):

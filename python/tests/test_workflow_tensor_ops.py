@@ -53,8 +53,8 @@ def test_printed_autograd_tensors_show_requires_grad_and_grad_fn():
 
 
 @pytest.mark.parametrize("memory_format", [torch.channels_last, torch.contiguous_format,
-                                           torch.preserve_format])
-@pytest.mark.parametrize("source_format", [torch.contiguous_format, torch.channels_last])
+                                           torch.preserve_format], ids=str)
+@pytest.mark.parametrize("source_format", [torch.contiguous_format, torch.channels_last], ids=str)
 def test_a_copy_to_porta_takes_the_memory_format_asked_for(source_format, memory_format):
     cpu = torch.arange(2 * 3 * 4 * 5.0).reshape(2, 3, 4, 5).contiguous(memory_format=source_format)
     expected = cpu.to(torch.float64, memory_format=memory_format)  # a copy on the CPU
