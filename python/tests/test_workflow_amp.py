@@ -34,25 +34,19 @@ def test_autocast_is_available_and_its_default_dtype_is_float16():
     assert torch.get_autocast_dtype(DEVICE) == torch.float16
 
 
-def test_the_amp_dtypes_porta_supports_include_both_lower_dtypes():
-    supported = torch.porta.get_amp_supported_dtype()
-    assert torch.float16 in supported and torch.bfloat16 in supported
-
-
 @pytest.mark.parametrize("dtype", LOWER_DTYPES, ids=str)
 def test_matmul_linear_and_conv_run_in_the_lower_dtype(dtype):
-    a, b = _randn(6, 8, seed=1), _randn(8, 5, seed=2)
-    weight, bias = _randn(5, 8, seed=3), _randn(5, seed=4)
-    image, kernel = _randn(2, 3, 7, 7, seed=5), _randn(4, 3, 3, 3, seed=6)
+    cpu_inputs = dict(a=_randn(6, 8, seed=1), b=_randn(8, 5, seed=2),
+                      weight=_randn(5, 8, seed=3), bias=_randn(5, seed=4),
+                      image=_randn(2, 3, 7, 7, seed=5), kernel=_randn(4, 3, 3, 3, seed=6))
+    porta_inputs = {name: t.to(DEVICE) for name, t in cpu_inputs.items()}
     cases = {
-        "matmul": lambda t: t[0] @ t[1],
-        "mm": lambda t: torch.mm(t[0], t[1]),
-        "linear": lambda t: F.linear(t[0], t[2], t[3]),
-        "addmm": lambda t: torch.addmm(t[3], t[0], t[1]),
-        "conv2d": lambda t: F.conv2d(t[4], t[5], padding=1),
+        "matmul": lambda t: t["a"] @ t["b"],
+        "mm": lambda t: torch.mm(t["a"], t["b"]),
+        "linear": lambda t: F.linear(t["a"], t["weight"], t["bias"]),
+        "addmm": lambda t: torch.addmm(t["bias"], t["a"], t["b"]),
+        "conv2d": lambda t: F.conv2d(t["image"], t["kernel"], padding=1),
     }
-    cpu_inputs = (a, b, weight, bias, image, kernel)
-    porta_inputs = tuple(t.to(DEVICE) for t in cpu_inputs)
     for name, op in cases.items():
         with torch.autocast("cpu", dtype=dtype):
             expected = op(cpu_inputs)
