@@ -10,6 +10,8 @@ import torch.nn.functional as F
 import torch_porta  # noqa: F401  (registers the device)
 
 DEVICE = "porta"
+# porta:1 is usually an OpenCL device, whose float32 math may differ from
+# the CPU's in the last bits: the tolerances of test_devices.py.
 
 pytestmark = pytest.mark.skipif(torch.porta.device_count() < 2,
                                 reason="needs two porta devices "
@@ -55,11 +57,11 @@ def test_a_model_trains_on_the_second_device_as_on_the_cpu():
     model.to(f"{DEVICE}:1")
     losses = _train(model, [f"{DEVICE}:1"] * 3)
     cpu_losses = _train(reference, ["cpu"] * 3)
-    assert losses == pytest.approx(cpu_losses, rel=1e-5, abs=1e-6)
+    assert losses == pytest.approx(cpu_losses, rel=1e-4, abs=1e-5)
     for p, q in zip(model.parameters(), reference.parameters()):
         assert p.device == torch.device(DEVICE, 1)
         assert p.grad.device == torch.device(DEVICE, 1)
-        torch.testing.assert_close(p.detach().cpu(), q.detach(), rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(p.detach().cpu(), q.detach(), rtol=1e-4, atol=1e-5)
 
 
 def test_backward_crosses_a_model_split_across_two_devices():
@@ -72,13 +74,13 @@ def test_backward_crosses_a_model_split_across_two_devices():
     placements = [f"{DEVICE}:0", f"{DEVICE}:0", f"{DEVICE}:1"]
     losses = _train(model, placements)
     cpu_losses = _train(reference, ["cpu"] * 3)
-    assert losses == pytest.approx(cpu_losses, rel=1e-5, abs=1e-6)
+    assert losses == pytest.approx(cpu_losses, rel=1e-4, abs=1e-5)
     for layer, index in ((model[0], 0), (model[2], 1)):
         for p in layer.parameters():
             assert p.device == torch.device(DEVICE, index)
             assert p.grad.device == torch.device(DEVICE, index)
     for p, q in zip(model.parameters(), reference.parameters()):
-        torch.testing.assert_close(p.detach().cpu(), q.detach(), rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(p.detach().cpu(), q.detach(), rtol=1e-4, atol=1e-5)
 
 
 def test_the_gradient_of_a_copy_between_devices_goes_back_to_the_source():
