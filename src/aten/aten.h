@@ -82,6 +82,7 @@ extern const aten_op aten_nn_sample_ops[];
 extern const aten_op aten_nn_upsample_linear_ops[];
 extern const aten_op aten_nn_upsample_nearest_ops[];
 extern const aten_op aten_nn_upsample_ops[];
+extern const aten_op aten_optim_fused_ops[];
 extern const aten_op aten_random_ops[];
 extern const aten_op aten_reduce_ops[];
 extern const aten_op aten_reduce_cumulative_extremes_ops[];
