@@ -139,3 +139,33 @@ def test_fused_refuses_mismatched_lists(no_fallbacks):
     with pytest.raises(RuntimeError, match="grads\\[1\\] must have the shape of parameter 1"):
         torch._fused_sgd_(params, wrong_shape, [], weight_decay=0.0, momentum=0.0, lr=0.1,
                           dampening=0.0, nesterov=False, maximize=False, is_first_step=False)
+
+
+def _train_scaled(device, init_scale):
+    """A few steps of a small model under GradScaler with fused AdamW, which
+    hands the scaler's grad_scale and found_inf to the fused step."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(),
+                                torch.nn.Linear(16, 1)).to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=0.01, fused=True)
+    scaler = torch.amp.GradScaler(device, init_scale=init_scale, growth_interval=2)
+    data = torch.Generator().manual_seed(1)
+    scales = []
+    for _ in range(5):
+        x, y = torch.randn(32, 8, generator=data), torch.randn(32, 1, generator=data)
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x.to(device)), y.to(device))
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        scales.append(scaler.get_scale())
+    return [p.detach().cpu() for p in model.parameters()], scales
+
+
+@pytest.mark.parametrize("init_scale", [2.0 ** 10, 2.0 ** 127])  # the second overflows at first
+def test_grad_scaler_with_fused_adamw_trains_like_cpu(init_scale, eager_mode):
+    expected, expected_scales = _train_scaled("cpu", init_scale)
+    got, scales = _train_scaled("porta", init_scale)
+    assert scales == expected_scales
+    for g, e in zip(got, expected, strict=True):
+        torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-6)
