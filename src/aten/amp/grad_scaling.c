@@ -9,7 +9,8 @@
 #include "core/status.h"
 #include "runtime/tensor.h"
 
-/* PyTorch's check that a scaler tensor holds one element of `dtype`. */
+/* PyTorch's checks of the scaler's tensors: one element each, and the
+ * dtype each must have (`what` names it in the message). */
 static porta_status *check_numel_one(const porta_tensor *t, const char *name) {
     if (porta_tensor_numel(t) != 1)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,

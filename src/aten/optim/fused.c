@@ -9,9 +9,9 @@
 #include "core/status.h"
 #include "runtime/tensor.h"
 
-/* A rank-0 tensor of a scalar argument read to the host: the learning
- * rate of the .tensor_lr variants and found_inf, which the CPU kernels
- * also read once per call. */
+/* The value of a one-element tensor argument, read to the host: the
+ * learning rate of the .tensor_lr variants and found_inf, which the CPU
+ * kernels also read once per call. */
 static porta_status *read_scalar(const porta_tensor *t, const char *name, double *out) {
     if (porta_tensor_numel(t) != 1)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
