@@ -188,7 +188,7 @@ def _train_with_scaler(device, steps, init_scale):
     scaler = torch.amp.GradScaler(device, init_scale=init_scale, growth_interval=2)
     data = torch.Generator().manual_seed(1)
     scales = []
-    for step in range(steps):
+    for _ in range(steps):
         x = torch.randn(32, 8, generator=data).to(device)
         y = torch.randn(32, 1, generator=data).to(device)
         optimizer.zero_grad()
