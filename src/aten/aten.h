@@ -1,6 +1,6 @@
 /* The aten layer's internals: how an op is declared, how its arguments are
  * checked and how it returns results. Each op family lives in its own
- * folder (elementwise/, index/, nn/, ...), each file of it exporting a
+ * folder (amp/, elementwise/, index/, nn/, ...), each file of it exporting a
  * table; dispatch/op_table.c joins the tables. */
 #ifndef PORTA_ATEN_ATEN_H
 #define PORTA_ATEN_ATEN_H
@@ -45,6 +45,7 @@ typedef struct aten_op {
 
 /* Each family's table (one per file under the family's folder), terminated
  * by an entry whose name is NULL. */
+extern const aten_op aten_amp_grad_scaling_ops[];
 extern const aten_op aten_elementwise_activation_ops[];
 extern const aten_op aten_elementwise_arithmetic_ops[];
 extern const aten_op aten_elementwise_compare_ops[];
@@ -81,6 +82,7 @@ extern const aten_op aten_nn_sample_ops[];
 extern const aten_op aten_nn_upsample_linear_ops[];
 extern const aten_op aten_nn_upsample_nearest_ops[];
 extern const aten_op aten_nn_upsample_ops[];
+extern const aten_op aten_optim_fused_ops[];
 extern const aten_op aten_random_ops[];
 extern const aten_op aten_reduce_ops[];
 extern const aten_op aten_reduce_cumulative_extremes_ops[];

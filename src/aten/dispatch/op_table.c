@@ -10,6 +10,7 @@
 #include "core/status.h"
 
 static const aten_op *const family_tables[] = {
+    aten_amp_grad_scaling_ops,
     aten_elementwise_activation_ops, aten_elementwise_arithmetic_ops,
     aten_elementwise_compare_ops, aten_elementwise_heaviside_hypot_signbit_sinc_nextafter_ops,
     aten_elementwise_logaddexp_xlogy_angle_frexp_ops, aten_elementwise_pointwise_ops,
@@ -25,6 +26,7 @@ static const aten_op *const family_tables[] = {
     aten_nn_pool_adaptive_ops, aten_nn_pool_max_ops, aten_nn_pool_ops, aten_nn_rnn_ops,
     aten_nn_sample_ops, aten_nn_upsample_linear_ops, aten_nn_upsample_nearest_ops,
     aten_nn_upsample_ops,
+    aten_optim_fused_ops,
     aten_random_ops,
     aten_reduce_ops, aten_reduce_cumulative_extremes_ops,
     aten_reduce_extremes_nansum_count_equal_ops, aten_reduce_logcumsumexp_ops,

@@ -2,6 +2,7 @@
  * by a binary search of the sorted test elements), histc (counts in equal
  * bins) and mode (the most frequent value along a dim), with their out=
  * variants. */
+#include <math.h>
 #include <string.h>
 
 #include "aten/index/common.h"
@@ -62,24 +63,34 @@ ATEN_OUT_KERNEL(isin_out, isin, 4)
  * each way when that is empty too), a value at max in the last bin, values
  * outside and NaN not counted. The bin is computed as the CPU kernel does,
  * (x - min) * bins / (max - min) in self's dtype; uncounted values go to
- * one extra bin that is cut off. */
+ * one extra bin that is cut off. Integer inputs, which PyTorch's CPU kernel
+ * refuses, are counted as CUDA counts them: min and max truncated to
+ * integers, the bin divided exactly in int64, counts in self's dtype. */
 static porta_status *histc(const porta_value *a, aten_results *r) {
     const porta_tensor *x = a[0].tensor;
     int64_t bins = a[1].i;
     double low = aten_number(&a[2]), high = aten_number(&a[3]);
-    if (!porta_dtype_is_float(x->dtype))
-        return porta_error(PORTA_ERR_DTYPE, "\"histogram_cpu\" not implemented for '%s'",
+    bool integral = !porta_dtype_is_float(x->dtype);
+    if (x->dtype == PORTA_BOOL)
+        return porta_error(PORTA_ERR_DTYPE,
+                           "\"histogram_cpu\" not implemented for '%s': histc expects a "
+                           "floating-point or integer tensor",
                            aten_dtype_label(x->dtype));
     if (bins <= 0)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "torch.histogram(): bins must be > 0, but got %lld for dimension 0",
                            (long long)bins);
+    if (integral) {
+        low = trunc(low);
+        high = trunc(high);
+    }
     if (high < low)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "torch.histc: max must be larger than min");
     int64_t total = porta_tensor_numel(x), slots = bins + 1;
     aten_scope s;
     scope_begin(&s);
     porta_tensor *flat = scope_reshape(&s, x, 1, &total);
+    if (integral) flat = scope_cast(&s, flat, PORTA_I64);
     if (low == high && total) {
         double range[2];
         porta_tensor *lo = scope_cast(&s, scope_reduce(&s, PORTA_REDUCE_MIN, flat, NULL, 0, false), PORTA_F64);
@@ -96,7 +107,8 @@ static porta_status *histc(const porta_value *a, aten_results *r) {
     }
     porta_device *device = porta_tensor_device(x);
     porta_tensor *position = scope_binary_number(
-        &s, PORTA_DIV, scope_binary_number(&s, PORTA_MUL, scope_binary_number(&s, PORTA_SUB, flat, low), (double)bins),
+        &s, integral ? PORTA_FLOOR_DIVIDE : PORTA_DIV,
+        scope_binary_number(&s, PORTA_MUL, scope_binary_number(&s, PORTA_SUB, flat, low), (double)bins),
         high - low);
     porta_tensor *inside = scope_binary(&s, PORTA_LOGICAL_AND, scope_binary_number(&s, PORTA_GE, flat, low),
                                         scope_binary_number(&s, PORTA_LE, flat, high));
