@@ -17,6 +17,22 @@ counter and data pointer, so an in-place update or a new `.data` copies
 again); CPU buffers the program writes are written back, and outputs go
 back to the device the program computes them on. The backend is registered when torch._dynamo loads, so importing
 torch_porta is enough and torch_porta's import stays light.
+
+torch.compile(model) with no backend named (Inductor) runs porta's compiler
+too, for every graph Dynamo captures that computes anything on porta; a
+graph with no porta tensor still goes to Inductor, so CPU models compiled
+in the same process are unaffected. Inductor's own per-device registration
+(register_backend_for_device, or the Scheduling/PythonWrapperCodegen a
+PrivateUse1 device module may offer) only plugs in a kernel generator for
+Inductor's loop IR, below Inductor's lowering; porta compiles aten graphs
+with its own fusion, so there is nothing there to plug in. PyTorch has no
+per-device choice of the dynamo backend either, so one small function,
+_route_default_backend, wraps the default backend's call (the class
+torch.compile builds for backend="inductor") and hands porta graphs to
+porta_backend. Inductor's options (mode="reduce-overhead", max-autotune)
+do not apply to porta graphs; dynamic=True does, as with backend="porta".
+The choice reads only the tensors' device type "porta", not how the device
+is registered with PyTorch.
 """
 import contextlib
 import importlib.abc
@@ -272,6 +288,39 @@ def porta_backend(gm, example_inputs, **kwargs):
     return _on_porta(_aot_backend(gm, examples, **kwargs), output_devices)
 
 
+# ---- torch.compile's default backend ----
+
+def _is_porta_tensor(value):
+    return isinstance(value, torch.Tensor) and value.device.type == "porta"
+
+
+def _computes_on_porta(gm, example_inputs):
+    """Whether a Dynamo graph takes, makes or returns a porta tensor (its
+    nodes' example values say where each value lives)."""
+    if any(_is_porta_tensor(value) for value in example_inputs):
+        return True
+    from torch.utils._pytree import tree_leaves
+    return any(_is_porta_tensor(leaf) for node in gm.graph.nodes
+               for leaf in tree_leaves(node.meta.get("example_value")))
+
+
+def _route_default_backend(inductor_wrapper):
+    """Makes torch.compile's default backend hand graphs that compute on
+    porta to porta_backend and keep every other graph for Inductor, which
+    has no code generator for porta (see the module's docstring)."""
+    inductor_call = inductor_wrapper.__call__
+    if getattr(inductor_call, "routes_porta_graphs", False):
+        return
+
+    def __call__(self, model_, inputs_, **kwargs):
+        if _computes_on_porta(model_, inputs_):
+            return porta_backend(model_, inputs_)
+        return inductor_call(self, model_, inputs_, **kwargs)
+
+    __call__.routes_porta_graphs = True
+    inductor_wrapper.__call__ = __call__
+
+
 # ---- registration ----
 
 def _register_backend(registry):
@@ -317,6 +366,7 @@ class _WhenDynamoLoads(importlib.abc.MetaPathFinder):
 
 
 def install():
+    _route_default_backend(torch._TorchCompileInductorWrapper)
     waiting = {}
     for name, action in _ON_LOAD.items():
         module = sys.modules.get(name)
