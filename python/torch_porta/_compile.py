@@ -151,16 +151,17 @@ def _set_attribute(gm, target, value):
     setattr(owner, name, value)
 
 
-def _on_porta(compiled, output_devices):
-    """Runs `compiled` (made for porta inputs) on CPU inputs: they are
-    copied to porta, inputs the program wrote are written back, and
-    outputs return to the device the program computes them on."""
+def _on_porta(compiled, output_devices, foreign):
+    """Runs `compiled` (made for porta inputs) on CPU inputs (those
+    `foreign` marks): they are copied to porta, inputs the program wrote
+    are written back, and outputs return to the device the program computes
+    them on."""
     back = [device is not None and device.type != "porta" for device in output_devices]
 
     def run(*args):
         moved, copied = [], []
-        for value in args:
-            if isinstance(value, torch.Tensor) and value.device.type != "porta":
+        for value, move in zip(args, foreign):
+            if move and value.device.type != "porta":
                 copy = _copies.get(value)
                 copied.append((value, copy, copy._version))
                 value = copy
@@ -256,6 +257,14 @@ def _output_devices(gm):
     return devices
 
 
+def _is_python_scalar(placeholder):
+    """Whether a graph input is a Python number Dynamo passes as a 0-d CPU
+    tensor (a float under dynamic=True, a LayerNorm's eps say): the graph
+    reads it back with .item(), so it stays on the CPU."""
+    grapharg = placeholder.meta.get("grapharg")
+    return grapharg is not None and not grapharg.is_tensor
+
+
 def porta_backend(gm, example_inputs, **kwargs):
     """The torch.compile backend "porta" (a Dynamo compiler function)."""
     global _aot_backend
@@ -267,8 +276,9 @@ def porta_backend(gm, example_inputs, **kwargs):
             inference_compiler=_graph_compiler("inference"),
             decompositions=_decompositions)
     _metrics.count_compile("dynamo")
+    placeholders = [node for node in gm.graph.nodes if node.op == "placeholder"]
     foreign = [isinstance(value, torch.Tensor) and value.device.type != "porta"
-               for value in example_inputs]
+               and not _is_python_scalar(node) for node, value in zip(placeholders, example_inputs)]
     if not any(foreign):
         return _aot_backend(gm, example_inputs, **kwargs)
     # Traced as porta runs it (so PyTorch picks the ops and decompositions
@@ -276,7 +286,6 @@ def porta_backend(gm, example_inputs, **kwargs):
     # Dynamo's fake inputs (symbolic sizes included) become fake porta
     # tensors, which aot_autograd takes as they are.
     output_devices = _output_devices(gm)
-    placeholders = [node for node in gm.graph.nodes if node.op == "placeholder"]
     examples = list(example_inputs)
     for i, (node, move) in enumerate(zip(placeholders, foreign)):
         fake = node.meta.get("example_value") if move else None
@@ -285,7 +294,7 @@ def porta_backend(gm, example_inputs, **kwargs):
         with fake.fake_mode:
             examples[i] = fake.detach().to(PORTA).requires_grad_(fake.requires_grad)
     _retarget_cpu(gm)
-    return _on_porta(_aot_backend(gm, examples, **kwargs), output_devices)
+    return _on_porta(_aot_backend(gm, examples, **kwargs), output_devices, foreign)
 
 
 # ---- torch.compile's default backend ----
@@ -379,5 +388,5 @@ def install():
     if "recompiles" in os.environ.get("PORTA_LOG", ""):  # as libporta reads it
         # libporta prints why it schedules a trace anew; Dynamo says why it
         # recompiled a frame (the guard that failed).
-        import torch._logging
-        torch._logging.set_logs(recompiles=True)
+        from torch._logging import set_logs
+        set_logs(recompiles=True)
