@@ -187,3 +187,16 @@ def test_inductor_options_fall_back_to_porta_behaviour(options, inductor_calls):
                                    rtol=1e-4, atol=1e-4)
     assert torch_porta.metrics()["compiles"].get("backward", 0) >= 1
     assert inductor_calls == []
+
+
+def test_dynamo_has_a_device_interface_for_porta():
+    from torch._dynamo.device_interface import get_interface_for_device
+    interface = get_interface_for_device("porta")
+    assert interface.device_count() == torch_porta.device_count()
+    assert interface.is_available() and interface.current_device() == 0
+    with interface.device("porta:0"):
+        interface.synchronize()
+    assert interface.get_device_properties(0).name == torch_porta.get_device_name(0)
+    count = torch_porta.device_count()
+    with pytest.raises(ValueError, match=f"expected 0 to {count - 1}.*got {count}"):
+        interface.device(count)

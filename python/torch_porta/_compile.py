@@ -344,9 +344,15 @@ def _skip_porta_frames(trace_rules):
     trace_rules.add("torch_porta")
 
 
+def _register_device_interface(device_interface):
+    from . import _dynamo_device
+    _dynamo_device.register()
+
+
 # Dynamo's modules and what to do once each has loaded.
 _ON_LOAD = {"torch._dynamo.backends.registry": _register_backend,
-            "torch._dynamo.trace_rules": _skip_porta_frames}
+            "torch._dynamo.trace_rules": _skip_porta_frames,
+            "torch._dynamo.device_interface": _register_device_interface}
 
 
 class _WhenDynamoLoads(importlib.abc.MetaPathFinder):
