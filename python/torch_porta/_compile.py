@@ -1,4 +1,4 @@
-"""torch.compile(model, backend="porta").
+"""torch.compile(model, backend="porta"), and torch.compile(model) on porta.
 
 Dynamo captures the program; aot_autograd traces it to Core ATen (with
 PyTorch's core decompositions) and splits forward from backward for
@@ -32,7 +32,8 @@ torch.compile builds for backend="inductor") and hands porta graphs to
 porta_backend. Inductor's options (mode="reduce-overhead", max-autotune)
 do not apply to porta graphs; dynamic=True does, as with backend="porta".
 The choice reads only the tensors' device type "porta", not how the device
-is registered with PyTorch.
+is registered with PyTorch. Dynamo's DeviceInterface for "porta" is in
+_dynamo_device.py.
 """
 import contextlib
 import importlib.abc
