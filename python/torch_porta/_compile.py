@@ -279,7 +279,8 @@ def porta_backend(gm, example_inputs, **kwargs):
     _metrics.count_compile("dynamo")
     placeholders = [node for node in gm.graph.nodes if node.op == "placeholder"]
     foreign = [isinstance(value, torch.Tensor) and value.device.type != "porta"
-               and not _is_python_scalar(node) for node, value in zip(placeholders, example_inputs)]
+               and not _is_python_scalar(node)
+               for node, value in zip(placeholders, example_inputs)]
     if not any(foreign):
         return _aot_backend(gm, example_inputs, **kwargs)
     # Traced as porta runs it (so PyTorch picks the ops and decompositions
