@@ -1,6 +1,10 @@
 """torch.compile(model) with no backend named: graphs that compute on porta
 run through porta's compiler (training included) and give the CPU's
 results; graphs with no porta tensor still go to Inductor."""
+import subprocess
+import sys
+import textwrap
+
 import pytest
 import torch
 import torch.nn as nn
@@ -200,3 +204,18 @@ def test_dynamo_has_a_device_interface_for_porta():
     count = torch_porta.device_count()
     with pytest.raises(ValueError, match=f"expected 0 to {count - 1}.*got {count}"):
         interface.device(count)
+
+
+def test_works_when_dynamo_loaded_before_torch_porta():
+    code = textwrap.dedent("""
+        import torch, torch._dynamo.device_interface as device_interface
+        import torch_porta
+        got = torch.compile(lambda x: x * 2 + 1)(torch.ones(3, device="porta"))
+        assert got.cpu().tolist() == [3.0, 3.0, 3.0], got
+        assert torch_porta.metrics()["compiles"]["dynamo"] == 1
+        print(device_interface.get_interface_for_device("porta").__name__)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "PortaInterface"
