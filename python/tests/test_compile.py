@@ -202,3 +202,22 @@ def test_error_at_the_end_of_a_compiled_graph_names_the_program_line():
                     if text.rstrip().endswith("# the compiled gather"))
     assert f"{os.path.basename(__file__)}:{line} (aten::gather" in str(raised.value)
     assert compiled(x, torch.tensor([[2, 0]], device="porta")).cpu().tolist() == [[2.0, 2.0]]
+
+
+def _scaled_norm(x, eps):
+    return x / (x.pow(2).mean(-1, keepdim=True) + eps).sqrt()
+
+
+def test_python_float_inputs_under_dynamic_true_stay_host_numbers():
+    # dynamic=True passes a float argument as a 0-d CPU tensor the graph
+    # reads with .item(); it is not a CPU input to copy to porta.
+    compiled = torch.compile(_scaled_norm, backend="porta", dynamic=True)
+    x = torch.randn(4, 6, requires_grad=True)
+    on_porta = x.detach().to("porta").requires_grad_()
+    torch_porta.reset_metrics()
+    for eps in (1e-5, 1e-3):
+        got = compiled(on_porta, eps)
+        got.sum().backward()
+        torch.testing.assert_close(got.detach().cpu(), _scaled_norm(x, eps).detach(),
+                                   rtol=1e-5, atol=1e-5)
+    assert torch_porta.metrics()["compiles"].get("backward", 0) >= 1

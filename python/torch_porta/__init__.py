@@ -31,7 +31,7 @@ from ._explain import explain  # noqa: E402
 from .profiler import profile  # noqa: E402
 from . import _compile  # noqa: E402
 
-_compile.install()  # torch.compile(..., backend="porta")
+_compile.install()  # torch.compile(..., backend="porta"), and the default backend on porta
 from ._device_module import (  # noqa: E402
     get_rng_state, get_rng_state_all, initial_seed, manual_seed, manual_seed_all, seed,
     seed_all, set_rng_state, set_rng_state_all)

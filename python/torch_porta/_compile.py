@@ -1,4 +1,4 @@
-"""torch.compile(model, backend="porta").
+"""torch.compile(model, backend="porta"), and torch.compile(model) on porta.
 
 Dynamo captures the program; aot_autograd traces it to Core ATen (with
 PyTorch's core decompositions) and splits forward from backward for
@@ -17,6 +17,23 @@ counter and data pointer, so an in-place update or a new `.data` copies
 again); CPU buffers the program writes are written back, and outputs go
 back to the device the program computes them on. The backend is registered when torch._dynamo loads, so importing
 torch_porta is enough and torch_porta's import stays light.
+
+torch.compile(model) with no backend named (Inductor) runs porta's compiler
+too, for every graph Dynamo captures that computes anything on porta; a
+graph with no porta tensor still goes to Inductor, so CPU models compiled
+in the same process are unaffected. Inductor's own per-device registration
+(register_backend_for_device, or the Scheduling/PythonWrapperCodegen a
+PrivateUse1 device module may offer) only plugs in a kernel generator for
+Inductor's loop IR, below Inductor's lowering; porta compiles aten graphs
+with its own fusion, so there is nothing there to plug in. PyTorch has no
+per-device choice of the dynamo backend either, so one small function,
+_route_default_backend, wraps the default backend's call (the class
+torch.compile builds for backend="inductor") and hands porta graphs to
+porta_backend. Inductor's options (mode="reduce-overhead", max-autotune)
+do not apply to porta graphs; dynamic=True does, as with backend="porta".
+The choice reads only the tensors' device type "porta", not how the device
+is registered with PyTorch. Dynamo's DeviceInterface for "porta" is in
+_dynamo_device.py.
 """
 import contextlib
 import importlib.abc
@@ -135,16 +152,17 @@ def _set_attribute(gm, target, value):
     setattr(owner, name, value)
 
 
-def _on_porta(compiled, output_devices):
-    """Runs `compiled` (made for porta inputs) on CPU inputs: they are
-    copied to porta, inputs the program wrote are written back, and
-    outputs return to the device the program computes them on."""
+def _on_porta(compiled, output_devices, foreign):
+    """Runs `compiled` (made for porta inputs) on CPU inputs (those
+    `foreign` marks): they are copied to porta, inputs the program wrote
+    are written back, and outputs return to the device the program computes
+    them on."""
     back = [device is not None and device.type != "porta" for device in output_devices]
 
     def run(*args):
         moved, copied = [], []
-        for value in args:
-            if isinstance(value, torch.Tensor) and value.device.type != "porta":
+        for value, move in zip(args, foreign):
+            if move and value.device.type != "porta":
                 copy = _copies.get(value)
                 copied.append((value, copy, copy._version))
                 value = copy
@@ -240,6 +258,14 @@ def _output_devices(gm):
     return devices
 
 
+def _is_python_scalar(placeholder):
+    """Whether a graph input is a Python number Dynamo passes as a 0-d CPU
+    tensor (a float under dynamic=True, a LayerNorm's eps say): the graph
+    reads it back with .item(), so it stays on the CPU."""
+    grapharg = placeholder.meta.get("grapharg")
+    return grapharg is not None and not grapharg.is_tensor
+
+
 def porta_backend(gm, example_inputs, **kwargs):
     """The torch.compile backend "porta" (a Dynamo compiler function)."""
     global _aot_backend
@@ -251,8 +277,10 @@ def porta_backend(gm, example_inputs, **kwargs):
             inference_compiler=_graph_compiler("inference"),
             decompositions=_decompositions)
     _metrics.count_compile("dynamo")
+    placeholders = [node for node in gm.graph.nodes if node.op == "placeholder"]
     foreign = [isinstance(value, torch.Tensor) and value.device.type != "porta"
-               for value in example_inputs]
+               and not _is_python_scalar(node)
+               for node, value in zip(placeholders, example_inputs)]
     if not any(foreign):
         return _aot_backend(gm, example_inputs, **kwargs)
     # Traced as porta runs it (so PyTorch picks the ops and decompositions
@@ -260,7 +288,6 @@ def porta_backend(gm, example_inputs, **kwargs):
     # Dynamo's fake inputs (symbolic sizes included) become fake porta
     # tensors, which aot_autograd takes as they are.
     output_devices = _output_devices(gm)
-    placeholders = [node for node in gm.graph.nodes if node.op == "placeholder"]
     examples = list(example_inputs)
     for i, (node, move) in enumerate(zip(placeholders, foreign)):
         fake = node.meta.get("example_value") if move else None
@@ -269,7 +296,40 @@ def porta_backend(gm, example_inputs, **kwargs):
         with fake.fake_mode:
             examples[i] = fake.detach().to(PORTA).requires_grad_(fake.requires_grad)
     _retarget_cpu(gm)
-    return _on_porta(_aot_backend(gm, examples, **kwargs), output_devices)
+    return _on_porta(_aot_backend(gm, examples, **kwargs), output_devices, foreign)
+
+
+# ---- torch.compile's default backend ----
+
+def _is_porta_tensor(value):
+    return isinstance(value, torch.Tensor) and value.device.type == "porta"
+
+
+def _computes_on_porta(gm, example_inputs):
+    """Whether a Dynamo graph takes, makes or returns a porta tensor (its
+    nodes' example values say where each value lives)."""
+    if any(_is_porta_tensor(value) for value in example_inputs):
+        return True
+    from torch.utils._pytree import tree_leaves
+    return any(_is_porta_tensor(leaf) for node in gm.graph.nodes
+               for leaf in tree_leaves(node.meta.get("example_value")))
+
+
+def _route_default_backend(inductor_wrapper):
+    """Makes torch.compile's default backend hand graphs that compute on
+    porta to porta_backend and keep every other graph for Inductor, which
+    has no code generator for porta (see the module's docstring)."""
+    inductor_call = inductor_wrapper.__call__
+    if getattr(inductor_call, "routes_porta_graphs", False):
+        return
+
+    def __call__(self, model_, inputs_, **kwargs):
+        if _computes_on_porta(model_, inputs_):
+            return porta_backend(model_, inputs_)
+        return inductor_call(self, model_, inputs_, **kwargs)
+
+    __call__.routes_porta_graphs = True
+    inductor_wrapper.__call__ = __call__
 
 
 # ---- registration ----
@@ -286,9 +346,15 @@ def _skip_porta_frames(trace_rules):
     trace_rules.add("torch_porta")
 
 
+def _register_device_interface(device_interface):
+    from . import _dynamo_device
+    _dynamo_device.register()
+
+
 # Dynamo's modules and what to do once each has loaded.
 _ON_LOAD = {"torch._dynamo.backends.registry": _register_backend,
-            "torch._dynamo.trace_rules": _skip_porta_frames}
+            "torch._dynamo.trace_rules": _skip_porta_frames,
+            "torch._dynamo.device_interface": _register_device_interface}
 
 
 class _WhenDynamoLoads(importlib.abc.MetaPathFinder):
@@ -317,6 +383,7 @@ class _WhenDynamoLoads(importlib.abc.MetaPathFinder):
 
 
 def install():
+    _route_default_backend(torch._TorchCompileInductorWrapper)
     waiting = {}
     for name, action in _ON_LOAD.items():
         module = sys.modules.get(name)
@@ -329,5 +396,5 @@ def install():
     if "recompiles" in os.environ.get("PORTA_LOG", ""):  # as libporta reads it
         # libporta prints why it schedules a trace anew; Dynamo says why it
         # recompiled a frame (the guard that failed).
-        import torch._logging
-        torch._logging.set_logs(recompiles=True)
+        from torch._logging import set_logs
+        set_logs(recompiles=True)
