@@ -60,6 +60,9 @@ struct BufferAllocator final : c10::Allocator {
 };
 
 BufferAllocator allocator;
+// What PyTorch allocates porta memory with (torch.UntypedStorage(n,
+// device="porta"), empty_generic, storage resizing).
+REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &allocator);
 
 // Pinned host memory: porta's devices read host memory directly or copy it
 // synchronously, so any host memory will do; what matters to PyTorch is

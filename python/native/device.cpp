@@ -40,9 +40,9 @@ std::vector<porta_device *> &devices() {
 }
 
 void check_index(c10::DeviceIndex index) {
-    TORCH_CHECK(index >= 0 && index < device_count(), "Invalid device: porta:", (int)index,
-                " (porta has ", (int)device_count(), " device",
-                device_count() == 1 ? "" : "s", ")");
+    TORCH_CHECK_INDEX(index >= 0 && index < device_count(), "porta:", (int)index,
+                      " does not exist (porta has ", (int)device_count(), " device",
+                      device_count() == 1 ? "" : "s", ")");
 }
 
 // An event: the moment its device had finished what was issued before it.

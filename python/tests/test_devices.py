@@ -54,8 +54,6 @@ def test_mixing_devices_in_one_op_is_an_error():
 # registered from Python reports one device, so backward through tensors on
 # porta:1 trips an internal assert of the engine. Training on any one device
 # works by making it porta:0 (PORTA_VISIBLE_DEVICES=opencl, as CI does).
-@pytest.mark.xfail(strict=True, raises=RuntimeError,
-                   reason="PyTorch's Python device guard counts one device: backward only on porta:0")
 def test_a_model_trains_on_the_second_device():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 2))

@@ -21,6 +21,11 @@ def is_initialized():
     return True
 
 
+# torch.utils.checkpoint (and others) save and restore the device's RNG
+# state only when the device module says it is initialized, as torch.cuda's.
+_initialized = True
+
+
 def _lazy_init():
     """Nothing to initialize lazily: libporta finds its devices at load."""
 
@@ -90,10 +95,12 @@ _DeviceProperties = collections.namedtuple(
 
 
 def get_device_properties(device=None):
-    """name, backend ("cpu", "opencl", ...), total_memory (bytes),
+    """name (as get_device_name gives it), backend ("cpu", "opencl", ...), total_memory (bytes),
     multi_processor_count (threads or compute units), capabilities
     (porta.h's PORTA_CAP_* bits)."""
-    return _DeviceProperties(*_C.device_properties(_index(device)))
+    index = _index(device)
+    _, backend, memory, units, capabilities = _C.device_properties(index)
+    return _DeviceProperties(get_device_name(index), backend, memory, units, capabilities)
 
 
 def get_device_capability(device=None):
@@ -130,12 +137,10 @@ class Stream(torch.Stream):
         return super().__new__(cls, device=torch.device("porta", index), priority=priority)
 
 
-class Event(torch.Event):
-    """A porta event: torch.porta.Event(enable_timing=False, ...)."""
-
-    def __new__(cls, enable_timing=False, blocking=False, interprocess=False):
-        return super().__new__(cls, device="porta", enable_timing=enable_timing,
-                               blocking=blocking, interprocess=interprocess)
+def Event(enable_timing=False, blocking=False, interprocess=False):
+    """A porta event (a torch.Event on "porta"), as torch.cuda.Event."""
+    return torch.Event(device="porta", enable_timing=enable_timing, blocking=blocking,
+                       interprocess=interprocess)
 
 
 def current_stream(device=None):

@@ -127,10 +127,22 @@ static porta_dtype dtype_of_value(const porta_value *dtype, const porta_value *v
 }
 
 /* empty(size, dtype, layout, device, pin_memory, memory_format) */
+/* empty(size, dtype, layout, device, pin_memory, memory_format): contiguous,
+ * or channels-last strides when asked (preserve means contiguous here:
+ * there is nothing to preserve). */
 static porta_status *empty(const porta_value *args, aten_results *r) {
     porta_tensor *out = NULL;
     PORTA_TRY(aten_new_tensor(&args[0], aten_dtype_or_default(&args[1]), &args[3], &out));
-    return aten_push_tensor(r, out);
+    const porta_value *format = &args[5];
+    if (format->kind != PORTA_VALUE_INT || format->i == PORTA_MEMORY_CONTIGUOUS ||
+        format->i == PORTA_MEMORY_PRESERVE)
+        return aten_push_tensor(r, out);
+    porta_tensor *laid_out = NULL;
+    porta_status *status = aten_empty_like("empty", out, out->dtype, porta_tensor_device(out),
+                                           format, &laid_out);
+    porta_tensor_release(out);
+    PORTA_TRY(status);
+    return aten_push_tensor(r, laid_out);
 }
 
 /* Elements a layout reaches: one past the farthest, 0 when any size is 0. */
@@ -261,7 +273,7 @@ static porta_status *zero_(const porta_value *args, aten_results *r) {
 }
 
 const aten_op aten_factory_ops[] = {
-    {"empty.memory_format", "IdxDxx", empty},
+    {"empty.memory_format", "IdxDxm", empty},
     {"empty_strided", "IIdxDx", empty_strided},
     {"full", "IsdxDx", full},
     {"scalar_tensor", "sdxDx", scalar_tensor},
