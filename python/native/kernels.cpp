@@ -33,10 +33,11 @@ struct Return {
 // One call's boxed arguments and the references taken while boxing.
 struct Call {
     porta_value values[32];
-    std::vector<porta_tensor *> owned;
+    // Inline capacity for the common call: no allocation beyond libporta's.
+    c10::SmallVector<porta_tensor *, 8> owned;
+    c10::SmallVector<const at::Tensor *, 8> inputs; // porta tensors among the arguments
     std::vector<std::vector<porta_tensor *>> tensor_lists;
     std::vector<std::vector<int64_t>> int_lists;
-    std::vector<at::Tensor> inputs; // porta tensors among the arguments
     c10::optional<at::Generator> generator;
     ~Call() {
         for (porta_tensor *tensor : owned)
@@ -80,7 +81,7 @@ porta_value tensor_value(porta_tensor *tensor) {
     return value;
 }
 
-[[noreturn]] void devices_error(const torch::jit::Stack &arguments) {
+[[noreturn]] void devices_error(c10::ArrayRef<c10::IValue> arguments) {
     std::vector<std::string> names;
     auto note = [&](const at::Tensor &t) {
         std::string name = t.device().str();
@@ -111,9 +112,9 @@ porta_value number(const c10::Scalar &scalar) {
 
 // A tensor argument: a porta tensor's view; a zero-dim CPU tensor stands
 // for its number, as PyTorch allows on every device.
-porta_value box_tensor(const at::Tensor &tensor, Call &call, const torch::jit::Stack &arguments) {
+porta_value box_tensor(const at::Tensor &tensor, Call &call, c10::ArrayRef<c10::IValue> arguments) {
     if (tensor.device().type() == c10::kPrivateUse1) {
-        call.inputs.push_back(tensor);
+        call.inputs.push_back(&tensor);
         return tensor_value(call.own(view_of(tensor)));
     }
     if (tensor.device().is_cpu() && tensor.dim() == 0)
@@ -122,7 +123,7 @@ porta_value box_tensor(const at::Tensor &tensor, Call &call, const torch::jit::S
 }
 
 porta_value box_tensor_list(const c10::IValue &value, Call &call,
-                            const torch::jit::Stack &arguments) {
+                            c10::ArrayRef<c10::IValue> arguments) {
     std::vector<porta_tensor *> items;
     for (const c10::IValue &item : value.toListRef()) {
         if (item.isNone() || (item.isTensor() && !item.toTensor().defined())) {
@@ -132,7 +133,7 @@ porta_value box_tensor_list(const c10::IValue &value, Call &call,
         const at::Tensor &tensor = item.toTensor();
         if (tensor.device().type() != c10::kPrivateUse1)
             devices_error(arguments);
-        call.inputs.push_back(tensor);
+        call.inputs.push_back(&tensor);
         items.push_back(call.own(view_of(tensor)));
     }
     call.tensor_lists.push_back(std::move(items));
@@ -174,7 +175,7 @@ int64_t memory_format_code(c10::MemoryFormat format) {
 }
 
 porta_value box(const c10::IValue &value, char kind, Call &call,
-                const torch::jit::Stack &arguments) {
+                c10::ArrayRef<c10::IValue> arguments) {
     if (value.isGenerator()) {
         call.generator = value.toGenerator();
         return none_value();
@@ -265,15 +266,17 @@ class AtenKernel final : public c10::OperatorKernel {
             trace_site(id_);
         if (takes_dtype_)
             sync_default_dtype();
-        auto arguments = torch::jit::last(*stack, arg_count_);
-        torch::jit::Stack held(arguments.begin(), arguments.end());
+        // The arguments stay on the stack until the results are made: the
+        // written inputs and the storages of views are read from them.
+        c10::ArrayRef<c10::IValue> arguments = torch::jit::last(*stack, arg_count_);
         porta_value *results = nullptr;
         int result_count = 0;
         porta_status *status = nullptr;
+        c10::SmallVector<c10::IValue, 4> outputs;
         {
             Call call;
             for (int i = 0; i < arg_count_; i++)
-                call.values[i] = box(held[i], kinds_[i], call, held);
+                call.values[i] = box(arguments[i], kinds_[i], call, arguments);
             auto run = [&] {
                 status = porta_aten_call(id_, call.values, arg_count_, &results, &result_count);
             };
@@ -282,13 +285,16 @@ class AtenKernel final : public c10::OperatorKernel {
             else
                 run();
             if (!status) {
-                torch::jit::drop(*stack, arg_count_);
-                push_results(results, result_count, held, call.inputs, stack);
+                make_results(results, result_count, arguments, call.inputs, outputs);
                 porta_aten_results_free(results, result_count);
+                torch::jit::drop(*stack, arg_count_);
+                for (c10::IValue &output : outputs)
+                    stack->push_back(std::move(output));
                 return;
             }
         }
         if (strict_mode()) {
+            torch::jit::Stack held(arguments.begin(), arguments.end());
             torch::jit::drop(*stack, arg_count_);
             defer_failure(op, id_, status, held, stack);
             return;
@@ -311,11 +317,11 @@ class AtenKernel final : public c10::OperatorKernel {
 
     // The storage of an input whose buffer `tensor` lies in, if any.
     static const c10::Storage *storage_holding(porta_tensor *tensor,
-                                               const std::vector<at::Tensor> &inputs) {
+                                               c10::ArrayRef<const at::Tensor *> inputs) {
         porta_buffer *buffer = porta_tensor_buffer(tensor);
-        for (const at::Tensor &input : inputs)
-            if (buffer_of(input.storage()) == buffer)
-                return &input.storage();
+        for (const at::Tensor *input : inputs)
+            if (buffer_of(input->storage()) == buffer)
+                return &input->storage();
         return nullptr;
     }
 
@@ -349,13 +355,14 @@ class AtenKernel final : public c10::OperatorKernel {
         return target;
     }
 
-    c10::IValue result_value(const porta_value &value, size_t i, const torch::jit::Stack &held,
-                             const std::vector<at::Tensor> &inputs) const {
+    c10::IValue result_value(const porta_value &value, size_t i,
+                             c10::ArrayRef<c10::IValue> arguments,
+                             c10::ArrayRef<const at::Tensor *> inputs) const {
         c10::TypeKind type = i < returns_.size() ? returns_[i].type : c10::TypeKind::TensorType;
         switch (value.kind) {
         case PORTA_VALUE_TENSOR:
             if (i < returns_.size() && returns_[i].kind == ReturnKind::Input)
-                return written(held[returns_[i].source].toTensor(), value.tensor);
+                return written(arguments[returns_[i].source].toTensor(), value.tensor);
             return wrap(value.tensor, storage_holding(value.tensor, inputs));
         case PORTA_VALUE_INT:
             return type == c10::TypeKind::FloatType ? c10::IValue((double)value.i)
@@ -369,8 +376,9 @@ class AtenKernel final : public c10::OperatorKernel {
         }
     }
 
-    void push_results(porta_value *results, int count, const torch::jit::Stack &held,
-                      const std::vector<at::Tensor> &inputs, torch::jit::Stack *stack) const {
+    void make_results(porta_value *results, int count, c10::ArrayRef<c10::IValue> arguments,
+                      c10::ArrayRef<const at::Tensor *> inputs,
+                      c10::SmallVector<c10::IValue, 4> &outputs) const {
         if (returns_list_) {
             c10::List<at::Tensor> items;
             for (int i = 0; i < count; i++)
@@ -378,11 +386,11 @@ class AtenKernel final : public c10::OperatorKernel {
                                     ? wrap(results[i].tensor,
                                            storage_holding(results[i].tensor, inputs))
                                     : at::Tensor());
-            stack->emplace_back(std::move(items));
+            outputs.emplace_back(std::move(items));
             return;
         }
         for (int i = 0; i < count && (size_t)i < returns_.size(); i++)
-            stack->push_back(result_value(results[i], i, held, inputs));
+            outputs.push_back(result_value(results[i], i, arguments, inputs));
     }
 
     int id_;

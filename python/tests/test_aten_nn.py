@@ -1,5 +1,7 @@
 """Neural-network aten ops (convolution, pooling) against PyTorch CPU:
 forward and backward through autograd on the same inputs."""
+import copy
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -102,7 +104,9 @@ def test_conv2d_module_and_errors():
     torch.manual_seed(0)
     conv = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
     x = torch.randn(2, 3, 8, 8)
-    check(lambda t: conv.to(t.device)(t), [x])
+    # a copy per device: .to moves parameters in place (as on CUDA), which
+    # would move the weights the CPU graph saved for its backward
+    check(lambda t: copy.deepcopy(conv).to(t.device)(t), [x])
     with pytest.raises(RuntimeError):
         F.conv2d(torch.randn(1, 3, 5, 5, device="porta"), torch.randn(4, 2, 3, 3, device="porta"))
     with pytest.raises(RuntimeError):
