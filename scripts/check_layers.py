@@ -10,7 +10,10 @@ rank and may not use each other. This script checks
       uses that another object of libporta defines obeys the same rule;
   (c) every folder of src/ belongs to a listed layer;
   (d) no file outside src/ (tests/ aside: they are white-box) includes a
-      header by a path through src/.
+      header by a path through src/;
+  (e) the C++ layer that plugs libporta into PyTorch (python/native/) holds
+      no op semantics: of libporta it calls only the plumbing (buffers,
+      views, devices, generator state, the aten op table and its calls).
 Each violation is printed on one line; the exit status is 1 if there is any.
 --self-test checks the checker on a scratch tree.
 """
@@ -23,9 +26,16 @@ import sys
 import tempfile
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
-SOURCE_SUFFIXES = (".c", ".h")
+SOURCE_SUFFIXES = (".c", ".h", ".cpp")
 # Folders outside src/ that must use only the public headers of include/.
-OUTSIDE_SRC = ("tools", "python/csrc", "bench", "fuzz", "examples")
+OUTSIDE_SRC = ("tools", "python/csrc", "python/native", "bench", "fuzz", "examples")
+# The PyTorch glue and the libporta calls it may make. porta_cast converts an
+# out= result to the out tensor's dtype, PyTorch's rule for resized outputs.
+NATIVE_GLUE = "python/native"
+LIBPORTA_CALL = re.compile(r"\b(porta_[a-z0-9_]+)\s*\(")
+GLUE_CALLS = re.compile(
+    r"porta_(buffer_\w+|tensor_(view|buffer|dtype|rank|sizes|strides|offset|retain|release)"
+    r"|device_\w+|aten_\w+|generator_\w+|status_\w+|get_fusion|cast|py_\w+|native_init)$")
 
 
 def read_layers(path):
@@ -146,6 +156,23 @@ def check_outside(root):
     return errors
 
 
+def check_native_glue(root):
+    errors = []
+    folder = os.path.join(root, NATIVE_GLUE)
+    if not os.path.isdir(folder):
+        return errors
+    for path in sources(folder):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for lineno, line in enumerate(f, 1):
+                code = line.split("//")[0]
+                for name in LIBPORTA_CALL.findall(code):
+                    if not GLUE_CALLS.match(name):
+                        errors.append(f"{os.path.relpath(path, root)}:{lineno}: calls {name}: "
+                                      f"{NATIVE_GLUE} is PyTorch glue; ops and their "
+                                      f"semantics belong to libporta's aten layer")
+    return errors
+
+
 def symbols(obj):
     """(defined, undefined) global symbols of an object file."""
     out = subprocess.run(["nm", "-P", obj], capture_output=True, text=True, check=True).stdout
@@ -201,6 +228,7 @@ def check(root, objects=None):
     errors = check_folders(src, ranks, root)
     errors += check_includes(src, ranks, root)
     errors += check_outside(root)
+    errors += check_native_glue(root)
     if objects:
         errors += check_objects(objects, src, ranks, root)
     return errors
@@ -246,6 +274,8 @@ def self_test():
         write("src/high/fine.c", '#include "low/base.h"\n#include "left/left.h"\n')
         write("src/stray/x.c", "int x;\n")
         write("tools/cli.c", '#include "../src/low/base.h"\n#include "porta.h"\n')
+        write("python/native/glue.cpp", "porta_buffer_alloc(d, 4, &b);\n"
+                                        "porta_add(a, b, &c); // porta_mul( in a comment\n")
         objects = compile_objects(root, {
             "low/up.c": "int top(void);\nint up(void) { return top(); }\n",
             "high/top.c": "int base(void);\nint top(void) { return base(); }\n",
@@ -257,6 +287,7 @@ def self_test():
             "src/left/uses.c:4: includes high/top.h (layer high) from layer left",
             "src/left/uses.c:5: includes right/right.h (layer right) from layer left",
             "tools/cli.c:1: includes ../src/low/base.h",
+            "python/native/glue.cpp:2: calls porta_add",
         ]
         if objects:  # low calls up into high; high's call down is fine
             expected.append("objects/low/up.c.o: calls top defined in src/high/top.c")

@@ -195,7 +195,7 @@ porta_value box(const c10::IValue &value, char kind, Call &call,
     case 'd': {
         porta_value boxed = none_value();
         boxed.kind = PORTA_VALUE_DTYPE;
-        boxed.dtype = porta_dtype_of(static_cast<c10::ScalarType>(value.toInt()));
+        boxed.dtype = to_porta_dtype(static_cast<c10::ScalarType>(value.toInt()));
         return boxed;
     }
     case 'm':
@@ -231,7 +231,7 @@ void sync_default_dtype() {
     static thread_local c10::ScalarType last = c10::kFloat;
     c10::ScalarType now = c10::get_default_dtype_as_scalartype();
     if (now != last) {
-        porta_aten_set_default_dtype(porta_dtype_of(now));
+        porta_aten_set_default_dtype(to_porta_dtype(now));
         last = now;
     }
 }
@@ -340,7 +340,7 @@ class AtenKernel final : public c10::OperatorKernel {
                        "will not be resized unless they have zero elements. You can explicitly "
                        "reuse an out tensor t by resizing it, inplace, to zero elements with "
                        "t.resize_(0).");
-        porta_dtype want = porta_dtype_of(target.scalar_type());
+        porta_dtype want = to_porta_dtype(target.scalar_type());
         if (porta_tensor_dtype(result) == want) {
             rebind(target, result);
             return target;

@@ -48,7 +48,7 @@ void reset_peak(c10::DeviceIndex index);
 // ---- tensors (tensors.cpp) ----
 c10::ScalarType scalar_type_of(porta_dtype dtype);
 // The porta dtype of a torch dtype; throws TypeError for dtypes porta lacks.
-porta_dtype porta_dtype_of(c10::ScalarType type);
+porta_dtype to_porta_dtype(c10::ScalarType type);
 // A new porta view with the torch tensor's sizes, strides, offset and dtype.
 porta_tensor *view_of(const at::Tensor &tensor);
 // A torch tensor for a porta tensor (the reference stays the caller's): on

@@ -28,7 +28,7 @@ std::string python_name(c10::ScalarType type) {
 
 c10::ScalarType scalar_type_of(porta_dtype dtype) { return kScalarTypes[dtype]; }
 
-porta_dtype porta_dtype_of(c10::ScalarType type) {
+porta_dtype to_porta_dtype(c10::ScalarType type) {
     for (int code = 0; code < PORTA_DTYPE_COUNT; code++)
         if (kScalarTypes[code] == type)
             return (porta_dtype)code;
@@ -42,7 +42,7 @@ porta_tensor *view_of(const at::Tensor &tensor) {
     TORCH_CHECK(rank <= PORTA_MAX_RANK, "porta: tensors have at most ", PORTA_MAX_RANK,
                 " dimensions, got ", rank);
     porta_tensor *view = nullptr;
-    check(porta_tensor_view(buffer_of(tensor.storage()), porta_dtype_of(tensor.scalar_type()),
+    check(porta_tensor_view(buffer_of(tensor.storage()), to_porta_dtype(tensor.scalar_type()),
                             rank, tensor.sizes().data(), tensor.strides().data(),
                             tensor.storage_offset(), &view));
     return view;
