@@ -261,42 +261,50 @@ class AtenKernel final : public c10::OperatorKernel {
     }
 
     void operator()(const c10::OperatorHandle &op, c10::DispatchKeySet, torch::jit::Stack *stack) {
+        // The arguments stay on the stack until the results are made: the
+        // written inputs and the storages of views are read from them.
+        c10::SmallVector<c10::IValue, 4> outputs;
+        run(op, torch::jit::last(*stack, arg_count_), outputs);
+        torch::jit::drop(*stack, arg_count_);
+        for (c10::IValue &output : outputs)
+            stack->push_back(std::move(output));
+    }
+
+    // The op on `arguments` (every one, in schema order): its results, or
+    // in strict mode the placeholders of a deferred failure.
+    void run(const c10::OperatorHandle &op, c10::ArrayRef<c10::IValue> arguments,
+             c10::SmallVector<c10::IValue, 4> &outputs) {
         count_op(id_);
         if (porta_get_fusion())
             trace_site(id_);
         if (takes_dtype_)
             sync_default_dtype();
-        // The arguments stay on the stack until the results are made: the
-        // written inputs and the storages of views are read from them.
-        c10::ArrayRef<c10::IValue> arguments = torch::jit::last(*stack, arg_count_);
         porta_value *results = nullptr;
         int result_count = 0;
         porta_status *status = nullptr;
-        c10::SmallVector<c10::IValue, 4> outputs;
         {
             Call call;
             for (int i = 0; i < arg_count_; i++)
                 call.values[i] = box(arguments[i], kinds_[i], call, arguments);
-            auto run = [&] {
+            auto call_libporta = [&] {
                 status = porta_aten_call(id_, call.values, arg_count_, &results, &result_count);
             };
             if (call.generator && call.generator->defined())
-                with_generator_state(*call.generator, run);
+                with_generator_state(*call.generator, call_libporta);
             else
-                run();
+                call_libporta();
             if (!status) {
                 make_results(results, result_count, arguments, call.inputs, outputs);
                 porta_aten_results_free(results, result_count);
-                torch::jit::drop(*stack, arg_count_);
-                for (c10::IValue &output : outputs)
-                    stack->push_back(std::move(output));
                 return;
             }
         }
         if (strict_mode()) {
-            torch::jit::Stack held(arguments.begin(), arguments.end());
-            torch::jit::drop(*stack, arg_count_);
-            defer_failure(op, id_, status, held, stack);
+            torch::jit::Stack deferred;
+            defer_failure(op, id_, status,
+                          torch::jit::Stack(arguments.begin(), arguments.end()), &deferred);
+            for (c10::IValue &output : deferred)
+                outputs.push_back(std::move(output));
             return;
         }
         check(status);
@@ -401,6 +409,73 @@ class AtenKernel final : public c10::OperatorKernel {
     std::vector<Return> returns_;
 };
 
+// Unboxed entry points for the hottest overloads (binary arithmetic): the
+// dispatcher calls them directly instead of boxing the arguments into a
+// heap-allocated stack, which is a tenth of a small op's cost. They run the
+// same kernel as the boxed path.
+struct FastOp {
+    const char *name;
+    c10::OperatorHandle op;
+    AtenKernel *kernel;
+};
+std::vector<FastOp> fast_ops;
+
+template <int Slot>
+at::Tensor run_fast(std::initializer_list<c10::IValue> arguments) {
+    c10::SmallVector<c10::IValue, 4> outputs;
+    fast_ops[Slot].kernel->run(fast_ops[Slot].op, c10::ArrayRef<c10::IValue>(arguments), outputs);
+    return outputs[0].toTensor();
+}
+
+template <int Slot>
+at::Tensor tensor_tensor(const at::Tensor &self, const at::Tensor &other) {
+    return run_fast<Slot>({self, other});
+}
+
+template <int Slot>
+at::Tensor tensor_tensor_scalar(const at::Tensor &self, const at::Tensor &other,
+                                const at::Scalar &alpha) {
+    return run_fast<Slot>({self, other, alpha});
+}
+
+template <int Slot>
+at::Tensor &in_place_tensor_tensor_scalar(at::Tensor &self, const at::Tensor &other,
+                                          const at::Scalar &alpha) {
+    run_fast<Slot>({self, other, alpha});
+    return self;
+}
+
+template <int Slot>
+at::Tensor &in_place_tensor_tensor(at::Tensor &self, const at::Tensor &other) {
+    run_fast<Slot>({self, other});
+    return self;
+}
+
+// Registers op `name` unboxed when it is one of the fast ones; false if not.
+bool register_fast(torch::Library &library, const std::string &name, int id,
+                   const c10::OperatorHandle &op) {
+    static const char *const names[] = {"add.Tensor", "sub.Tensor",  "mul.Tensor",
+                                        "div.Tensor", "add_.Tensor", "mul_.Tensor"};
+    int slot = -1;
+    for (int i = 0; i < 6; i++)
+        if (name == names[i])
+            slot = i;
+    if (slot < 0)
+        return false;
+    if (fast_ops.empty())
+        fast_ops.resize(6, FastOp{nullptr, op, nullptr});
+    fast_ops[slot] = FastOp{names[slot], op, new AtenKernel(id, op.schema())};
+    switch (slot) {
+    case 0: library.impl(name.c_str(), TORCH_FN(tensor_tensor_scalar<0>)); break;
+    case 1: library.impl(name.c_str(), TORCH_FN(tensor_tensor_scalar<1>)); break;
+    case 2: library.impl(name.c_str(), TORCH_FN(tensor_tensor<2>)); break;
+    case 3: library.impl(name.c_str(), TORCH_FN(tensor_tensor<3>)); break;
+    case 4: library.impl(name.c_str(), TORCH_FN(in_place_tensor_tensor_scalar<4>)); break;
+    default: library.impl(name.c_str(), TORCH_FN(in_place_tensor_tensor<5>)); break;
+    }
+    return true;
+}
+
 // Copies between porta and another device reach porta's kernel of
 // _to_copy when the target device is porta (PyTorch picks the kernel by the
 // device argument): they take PyTorch's composite path, empty on the target
@@ -478,6 +553,8 @@ void register_kernels() {
         TORCH_CHECK(handle.has_value(), "porta implements aten::", name,
                     ", which this PyTorch does not have");
         const c10::FunctionSchema &schema = handle->schema();
+        if (register_fast(library, name, id, *handle))
+            continue;
         if (name == "_to_copy")
             library.impl(name.c_str(), torch::CppFunction::makeFromBoxedFunctor(
                                            std::make_unique<ToCopyKernel>(id, schema)));
