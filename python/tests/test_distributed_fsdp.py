@@ -22,6 +22,12 @@ def test_fsdp2_training_matches_one_process():
     assert len(_lines(done.stdout, "fsdp ok")) == 2, done.stdout + done.stderr
 
 
+def test_fsdp2_mixed_precision_cpu_offload_and_full_state_dicts():
+    done, _ = _mpirun("fsdp_policies", script=__file__)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(_lines(done.stdout, "fsdp policies ok")) == 2, done.stdout + done.stderr
+
+
 def test_dtensor_ops_and_tensor_parallel_training_match_one_process():
     done, _ = _mpirun("dtensor", script=__file__)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -172,6 +178,83 @@ def _fsdp():
           f"{counts['reduce_scatter_single']} reduce-scatters", flush=True)
 
 
+def _fsdp_policies():
+    import torch
+    import torch.distributed as dist
+    import torch_porta
+    import torch_porta.distributed  # noqa: F401
+    from torch.distributed.checkpoint.state_dict import (
+        StateDictOptions, get_model_state_dict, set_model_state_dict)
+    from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, fully_shard
+
+    dist.init_process_group("porta")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    torch_porta.reset_metrics()
+
+    def mlp():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(),
+                                   torch.nn.Linear(32, 4))
+
+    def average(loss):
+        dist.all_reduce(loss, op=dist.ReduceOp.AVG)
+        return loss.item()
+
+    batches = _batches(3, [(8, 16), (8, 4)])
+    local = 8 // size
+    shards = [(x[rank * local:(rank + 1) * local], y[rank * local:(rank + 1) * local])
+              for x, y in batches]
+    on_porta = [(x.to("porta"), y.to("porta")) for x, y in shards]
+    reference = mlp()
+    want = _train(reference, torch.optim.AdamW(reference.parameters(), lr=1e-2), batches)
+
+    # Computing in bfloat16 (gradients reduced in float32): bfloat16's
+    # rounding apart, the same training.
+    model = mlp().to("porta")
+    policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    fully_shard(model[0], mp_policy=policy)
+    fully_shard(model, mp_policy=policy)
+    bfloat16 = _train(lambda x: model(x).float(),
+                      torch.optim.AdamW(model.parameters(), lr=1e-2), on_porta, average)
+    _check(torch.allclose(torch.tensor(bfloat16), torch.tensor(want), rtol=2e-2),
+           f"bfloat16 losses {bfloat16}, float32 {want}")
+
+    bfloat16_gap = max(abs(a - b) / b for a, b in zip(bfloat16, want))
+
+    # Parameters and optimizer state kept on the CPU, computed on porta.
+    model = mlp().to("porta")
+    fully_shard(model, offload_policy=CPUOffloadPolicy(pin_memory=False))
+    _check(next(model.parameters()).to_local().device.type == "cpu",
+           "CPU offload left the shards on porta")
+    offloaded = _train(lambda x: model(x.to("porta")).cpu(),
+                       torch.optim.AdamW(model.parameters(), lr=1e-2), shards, average)
+    _check_close(offloaded, want, "CPU-offloaded losses")
+
+    # The whole model gathered into one state dict on rank 0, and loaded
+    # back into a sharded model from rank 0.
+    model = mlp().to("porta")
+    fully_shard(model)
+    _train(model, torch.optim.AdamW(model.parameters(), lr=1e-2), on_porta, average)
+    full = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True,
+                                                                cpu_offload=True))
+    if rank == 0:
+        for name, value in reference.state_dict().items():
+            _check_close(full[name], value, f"gathered {name}")
+    else:
+        _check(full == {}, f"rank {rank} got a full state dict: {list(full)}")
+    loaded = mlp().to("porta")
+    fully_shard(loaded)
+    set_model_state_dict(loaded, full, options=StateDictOptions(full_state_dict=True,
+                                                                broadcast_from_rank0=True))
+    for name, value in reference.state_dict().items():
+        _check_close(loaded.state_dict()[name].full_tensor().cpu(), value, f"loaded {name}")
+
+    fallbacks = torch_porta.metrics()["fallbacks"]
+    _check(fallbacks == {}, f"ops fell back to the CPU: {fallbacks}")
+    dist.destroy_process_group()
+    print(f"fsdp policies ok rank {rank}: bfloat16 losses within {bfloat16_gap:.2%} of float32", flush=True)
+
+
 def _dtensor():
     import torch
     import torch.distributed as dist
@@ -232,4 +315,4 @@ def _dtensor():
 
 
 if __name__ == "__main__":
-    {"fsdp": _fsdp, "dtensor": _dtensor}[sys.argv[1]]()
+    {"fsdp": _fsdp, "fsdp_policies": _fsdp_policies, "dtensor": _dtensor}[sys.argv[1]]()

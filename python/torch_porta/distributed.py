@@ -338,6 +338,14 @@ class ProcessGroupPorta(dist.ProcessGroup):
         PyTorch stores it in a group's backends, which this group has none of."""
         return self._name
 
+    @property
+    def _device_types(self):
+        """The devices whose tensors the group takes. PyTorch lists those of a
+        group's registered backends, which this group has none of; its
+        state-dict broadcasts (torch.distributed.checkpoint's
+        set_model_state_dict from rank 0) pick their device here."""
+        return [torch.device(BACKEND), torch.device("cpu")]
+
     def getBackendName(self):
         return BACKEND
 
