@@ -249,6 +249,21 @@ def _fsdp_policies():
     for name, value in reference.state_dict().items():
         _check_close(loaded.state_dict()[name].full_tensor().cpu(), value, f"loaded {name}")
 
+    # Built on the meta device, sharded, then given porta memory and
+    # initialized shard by shard (DTensor's random ops on porta).
+    with torch.device("meta"):
+        model = mlp()
+    fully_shard(model)
+    model.to_empty(device="porta")
+    for layer in (model[0], model[2]):
+        layer.reset_parameters()
+    for name, parameter in model.named_parameters():
+        shard = parameter.to_local()
+        _check(shard.device.type == "porta" and bool(torch.isfinite(shard).all())
+               and bool(shard.ne(0).any()), f"meta-initialized {name}: {shard}")
+    model(on_porta[0][0]).sum().backward()
+    _check(all(p.grad is not None for p in model.parameters()), "no gradients after meta init")
+
     fallbacks = torch_porta.metrics()["fallbacks"]
     _check(fallbacks == {}, f"ops fell back to the CPU: {fallbacks}")
     dist.destroy_process_group()
@@ -261,6 +276,7 @@ def _dtensor():
     import torch_porta
     import torch_porta.distributed  # noqa: F401
     from torch.distributed.device_mesh import init_device_mesh
+    import torch.distributed.tensor
     from torch.distributed.tensor import Partial, Replicate, Shard, distribute_tensor
     from torch.distributed.tensor.parallel import (
         ColwiseParallel, RowwiseParallel, parallelize_module)
@@ -287,6 +303,16 @@ def _dtensor():
     _check_close(rows.sum().full_tensor().cpu(), a.sum(), "sum of a sharded tensor")
     _check_close(rows.redistribute(mesh, [Replicate()]).to_local().cpu(), a,
                  "Shard(0) redistributed to Replicate")
+
+    # DTensor's random ops on porta: each shard draws its own numbers, and
+    # every rank draws the same replicated ones.
+    torch.manual_seed(5)
+    drawn = torch.distributed.tensor.randn(8, 4, device_mesh=mesh,
+                                           placements=[Shard(0)]).full_tensor().cpu()
+    _check(not torch.equal(drawn[:4], drawn[4:]), "both shards drew the same numbers")
+    replica = torch.distributed.tensor.randn(4, device_mesh=mesh, placements=[Replicate()])
+    _check_close(replica.redistribute(mesh, [Shard(0)]).full_tensor().cpu(),
+                 replica.to_local().cpu(), "replicated random numbers")
 
     # Tensor parallelism: the first layer's outputs split by column, the
     # second's inputs by row; every rank sees the whole batch.
