@@ -22,10 +22,14 @@ def test_fsdp2_training_matches_one_process():
     assert len(_lines(done.stdout, "fsdp ok")) == 2, done.stdout + done.stderr
 
 
-def test_fsdp2_mixed_precision_cpu_offload_and_full_state_dicts():
-    done, _ = _mpirun("fsdp_policies", script=__file__)
+def test_fsdp2_mixed_precision_cpu_offload_meta_init_and_checkpoints(tmp_path):
+    done, _ = _mpirun("fsdp_policies", arguments=[str(tmp_path / "checkpoint")],
+                      script=__file__)
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(_lines(done.stdout, "fsdp policies ok")) == 2, done.stdout + done.stderr
+    # torch.distributed.checkpoint wrote each rank's shards to a file of its own.
+    assert sorted(p.name for p in (tmp_path / "checkpoint").glob("*.distcp")) == [
+        "__0_0.distcp", "__1_0.distcp"]
 
 
 def test_dtensor_ops_and_tensor_parallel_training_match_one_process():
@@ -183,8 +187,10 @@ def _fsdp_policies():
     import torch.distributed as dist
     import torch_porta
     import torch_porta.distributed  # noqa: F401
+    import torch.distributed.checkpoint as dcp
     from torch.distributed.checkpoint.state_dict import (
-        StateDictOptions, get_model_state_dict, set_model_state_dict)
+        StateDictOptions, get_model_state_dict, get_state_dict, set_model_state_dict,
+        set_state_dict)
     from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, fully_shard
 
     dist.init_process_group("porta")
@@ -263,6 +269,30 @@ def _fsdp_policies():
                and bool(shard.ne(0).any()), f"meta-initialized {name}: {shard}")
     model(on_porta[0][0]).sum().backward()
     _check(all(p.grad is not None for p in model.parameters()), "no gradients after meta init")
+
+    # A sharded checkpoint of model and optimizer (torch.distributed.checkpoint:
+    # each rank writes its shards), loaded into a model trained otherwise.
+    trained = mlp().to("porta")
+    fully_shard(trained)
+    optimizer = torch.optim.AdamW(trained.parameters(), lr=1e-2)
+    _train(trained, optimizer, on_porta[:2], average)
+    model_state, optimizer_state = get_state_dict(trained, optimizer)
+    dcp.save({"model": model_state, "optimizer": optimizer_state}, checkpoint_id=sys.argv[2])
+    restored = mlp().to("porta")
+    fully_shard(restored)
+    restored_optimizer = torch.optim.AdamW(restored.parameters(), lr=1e-2)
+    _train(restored, restored_optimizer, on_porta[2:], average)
+    model_state, optimizer_state = get_state_dict(restored, restored_optimizer)
+    state = {"model": model_state, "optimizer": optimizer_state}
+    dcp.load(state, checkpoint_id=sys.argv[2])
+    set_state_dict(restored, restored_optimizer, model_state_dict=state["model"],
+                   optim_state_dict=state["optimizer"])
+    # Both go on for two steps (the second's loss shows the optimizer's
+    # restored state): the restored run must follow the saved one.
+    after = [_train(m, o, on_porta[2:] + on_porta[:1], average)
+             for m, o in ((trained, optimizer), (restored, restored_optimizer))]
+    _check(after[0] == after[1], f"the restored run's losses {after[1]}, the saved run's "
+                                 f"{after[0]}")
 
     fallbacks = torch_porta.metrics()["fallbacks"]
     _check(fallbacks == {}, f"ops fell back to the CPU: {fallbacks}")
