@@ -4,20 +4,26 @@ with a scenario name (test_distributed.py's launcher); the ranks compare
 their results with one process running the same model on the same data,
 and print one line each that the test reads back.
 
-Run a scenario by hand: mpirun -np 2 python python/tests/test_distributed_fsdp.py fsdp
+Run a scenario by hand: mpirun -np 2 python python/tests/test_distributed_fsdp.py fsdp 0
 """
 import sys
 
 import pytest
+import torch
 
+import torch_porta  # noqa: F401  (registers the device)
 from test_distributed import _check, _lines, _mpirun
 
 # MPI ranks need the cores to themselves (test_distributed.py's convention).
 pytestmark = pytest.mark.serial
 
 
-def test_fsdp2_training_matches_one_process():
-    done, _ = _mpirun("fsdp", script=__file__)
+@pytest.mark.parametrize("device", [
+    0, pytest.param(1, marks=pytest.mark.skipif(
+        torch.porta.device_count() < 2,
+        reason="needs a second porta device (PORTA_VISIBLE_DEVICES=cpu,opencl with PoCL)"))])
+def test_fsdp2_training_matches_one_process(device):
+    done, _ = _mpirun("fsdp", arguments=[str(device)], script=__file__)
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(_lines(done.stdout, "fsdp ok")) == 2, done.stdout + done.stderr
 
@@ -93,6 +99,9 @@ def _fsdp():
     from torch.distributed.fsdp import fully_shard
     from torch.distributed.tensor import DTensor, Shard
 
+    # The device of every rank: porta:0 (the CPU), or porta:1 (OpenCL).
+    device = torch.device("porta", int(sys.argv[2]))
+    torch.porta.set_device(device)
     dist.init_process_group("porta")
     rank, size = dist.get_rank(), dist.get_world_size()
     counts = {}
@@ -109,15 +118,15 @@ def _fsdp():
         compared(name, value) is the part of a parameter the two must agree on."""
         batches = _batches(steps, shapes)
         local = shapes[0][0] // size
-        shards = [tuple(t[rank * local:(rank + 1) * local].to("porta") for t in batch)
+        shards = [tuple(t[rank * local:(rank + 1) * local].to(device) for t in batch)
                   for batch in batches]
-        model = make_model().to("porta")
+        model = make_model().to(device)
         inner = shard(model)
         for parameter in model.parameters():
             _check(isinstance(parameter, DTensor) and parameter.placements == (Shard(0),),
                    f"fully_shard left a parameter {type(parameter).__name__} "
                    f"{getattr(parameter, 'placements', '')}")
-            _check(parameter.to_local().device == torch.device("porta", 0),
+            _check(parameter.to_local().device == device,
                    f"a shard is on {parameter.to_local().device}")
         optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
         losses = _train(model, optimizer, shards[:1], average)
