@@ -99,10 +99,11 @@ def _fsdp():
     from torch.distributed.fsdp import fully_shard
     from torch.distributed.tensor import DTensor, Shard
 
-    # The device of every rank: porta:0 (the CPU), or porta:1 (OpenCL).
+    # The device of every rank: porta:0 (the CPU), or porta:1 (OpenCL),
+    # named to init_process_group as FSDP2 scripts for CUDA do.
     device = torch.device("porta", int(sys.argv[2]))
     torch.porta.set_device(device)
-    dist.init_process_group("porta")
+    dist.init_process_group("porta", device_id=device)
     rank, size = dist.get_rank(), dist.get_world_size()
     counts = {}
     _count_calls(dist.distributed_c10d._get_default_group(),

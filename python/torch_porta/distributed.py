@@ -347,6 +347,22 @@ class ProcessGroupPorta(dist.ProcessGroup):
         set_model_state_dict from rank 0) pick their device here."""
         return [torch.device(BACKEND), torch.device("cpu")]
 
+    def _get_backend(self, device):
+        """The backend of device's tensors: this group, which is its own
+        backend. init_process_group(device_id=...) asks for it, and so do
+        FSDP2 and DeviceMesh (which read what the backend supports)."""
+        device = torch.device(device)
+        if device.type not in (BACKEND, "cpu"):
+            raise RuntimeError(f"No backend type associated with device type {device.type}: "
+                               f"the porta backend takes porta and CPU tensors")
+        return self
+
+    @property
+    def supports_splitting(self):
+        """Subgroups are made by new_group (a communicator of their own),
+        never split from this one."""
+        return False
+
     def getBackendName(self):
         return BACKEND
 
