@@ -323,6 +323,13 @@ def _dtensor():
 
     mesh = init_device_mesh("porta", (2,))
     rank = dist.get_rank()
+    group = mesh.get_group()
+    _check(group._get_backend(torch.device("porta", 0)) is group, "the group is not its backend")
+    try:
+        group._get_backend(torch.device("meta"))
+        _check(False, "the porta group gave a backend for meta tensors")
+    except RuntimeError as error:
+        _check("porta and CPU tensors" in str(error), str(error))
     torch_porta.reset_metrics()
 
     a, b = _batches(1, [(8, 6), (6, 5)], seed=0)[0]
