@@ -11,7 +11,7 @@ import sys
 import pytest
 import torch
 
-import torch_porta  # noqa: F401  (registers the device)
+import torch_porta
 from test_distributed import _check, _lines, _mpirun
 
 # MPI ranks need the cores to themselves (test_distributed.py's convention).
@@ -52,7 +52,6 @@ RTOL, ATOL = 1e-5, 1e-6
 
 
 def _batches(steps, shapes, seed=1):
-    import torch
     generator = torch.Generator().manual_seed(seed)
     return [tuple(torch.randn(*shape, generator=generator) for shape in shapes)
             for _ in range(steps)]
@@ -61,7 +60,6 @@ def _batches(steps, shapes, seed=1):
 def _train(model, optimizer, batches, average=None):
     """The loss of each step; average(loss) makes the ranks' losses over
     their shards of the batch the loss of the whole batch."""
-    import torch
     losses = []
     for inputs, targets in batches:
         optimizer.zero_grad()
@@ -73,7 +71,6 @@ def _train(model, optimizer, batches, average=None):
 
 
 def _check_close(got, want, what):
-    import torch
     got, want = torch.as_tensor(got), torch.as_tensor(want)
     _check(torch.allclose(got, want, rtol=RTOL, atol=ATOL),
            f"{what}: max difference {(got - want).abs().max().item():.3g}\n{got}\n{want}")
@@ -92,10 +89,8 @@ def _count_calls(group, names, counts):
 
 
 def _fsdp():
-    import torch
     import torch.distributed as dist
-    import torch_porta
-    import torch_porta.distributed  # noqa: F401
+    import torch_porta.distributed  # noqa: F401  (registers the backend)
     from torch.distributed.fsdp import fully_shard
     from torch.distributed.tensor import DTensor, Shard
 
@@ -193,10 +188,8 @@ def _fsdp():
 
 
 def _fsdp_policies():
-    import torch
     import torch.distributed as dist
-    import torch_porta
-    import torch_porta.distributed  # noqa: F401
+    import torch_porta.distributed  # noqa: F401  (registers the backend)
     import torch.distributed.checkpoint as dcp
     from torch.distributed.checkpoint.state_dict import (
         StateDictOptions, get_model_state_dict, get_state_dict, set_model_state_dict,
@@ -311,12 +304,10 @@ def _fsdp_policies():
 
 
 def _dtensor():
-    import torch
     import torch.distributed as dist
-    import torch_porta
-    import torch_porta.distributed  # noqa: F401
+    import torch_porta.distributed  # noqa: F401  (registers the backend)
     from torch.distributed.device_mesh import init_device_mesh
-    import torch.distributed.tensor
+    import torch.distributed.tensor as dtensor
     from torch.distributed.tensor import Partial, Replicate, Shard, distribute_tensor
     from torch.distributed.tensor.parallel import (
         ColwiseParallel, RowwiseParallel, parallelize_module)
@@ -354,10 +345,9 @@ def _dtensor():
     # DTensor's random ops on porta: each shard draws its own numbers, and
     # every rank draws the same replicated ones.
     torch.manual_seed(5)
-    drawn = torch.distributed.tensor.randn(8, 4, device_mesh=mesh,
-                                           placements=[Shard(0)]).full_tensor().cpu()
+    drawn = dtensor.randn(8, 4, device_mesh=mesh, placements=[Shard(0)]).full_tensor().cpu()
     _check(not torch.equal(drawn[:4], drawn[4:]), "both shards drew the same numbers")
-    replica = torch.distributed.tensor.randn(4, device_mesh=mesh, placements=[Replicate()])
+    replica = dtensor.randn(4, device_mesh=mesh, placements=[Replicate()])
     _check_close(replica.redistribute(mesh, [Shard(0)]).full_tensor().cpu(),
                  replica.to_local().cpu(), "replicated random numbers")
 
