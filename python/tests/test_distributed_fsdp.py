@@ -225,10 +225,8 @@ def _fsdp_policies():
     fully_shard(model, mp_policy=policy)
     bfloat16 = _train(lambda x: model(x).float(),
                       torch.optim.AdamW(model.parameters(), lr=1e-2), on_porta, average)
-    _check(torch.allclose(torch.tensor(bfloat16), torch.tensor(want), rtol=2e-2),
-           f"bfloat16 losses {bfloat16}, float32 {want}")
-
     bfloat16_gap = max(abs(a - b) / b for a, b in zip(bfloat16, want))
+    _check(bfloat16_gap < 2e-2, f"bfloat16 losses {bfloat16}, float32 {want}")
 
     # Parameters and optimizer state kept on the CPU, computed on porta.
     model = mlp().to("porta")
@@ -300,7 +298,8 @@ def _fsdp_policies():
     fallbacks = torch_porta.metrics()["fallbacks"]
     _check(fallbacks == {}, f"ops fell back to the CPU: {fallbacks}")
     dist.destroy_process_group()
-    print(f"fsdp policies ok rank {rank}: bfloat16 losses within {bfloat16_gap:.2%} of float32", flush=True)
+    print(f"fsdp policies ok rank {rank}: bfloat16 losses within {bfloat16_gap:.2%} of "
+          f"float32", flush=True)
 
 
 def _dtensor():
