@@ -40,8 +40,9 @@ it; after that the process group is unusable and the process should exit.
 ZeRO-1 (optimizer state sharded across ranks) is PyTorch's own
 torch.distributed.optim.ZeroRedundancyOptimizer, which runs on this backend
 unchanged, as do FSDP2 (torch.distributed.fsdp.fully_shard) and DTensor
-(init_device_mesh("porta", ...)). save_checkpoint / load_checkpoint (_dist_checkpoint.py) write and
-restore model and optimizer state as safetensors files, ZeRO shards included.
+(init_device_mesh("porta", ...)). save_checkpoint / load_checkpoint
+(_dist_checkpoint.py) write and restore model and optimizer state as
+safetensors files, ZeRO shards included.
 """
 import atexit
 import datetime
