@@ -22,7 +22,9 @@ SCENARIO_TIMEOUT = 90  # seconds; each scenario takes well under 30
 
 
 def _mpirun(scenario, extra_env=None, ranks=2, arguments=(), launcher=(),
-            options=("--oversubscribe", "--bind-to", "none")):
+            options=("--oversubscribe", "--bind-to", "none"), script=__file__):
+    """Runs `script scenario arguments...` on each rank (this file's
+    scenarios unless another test file names itself)."""
     mpirun = shutil.which("mpirun")
     if mpirun is None:
         pytest.skip("mpirun not found: install Open MPI (openmpi-bin, libopenmpi-dev)")
@@ -38,7 +40,7 @@ def _mpirun(scenario, extra_env=None, ranks=2, arguments=(), launcher=(),
         env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
     env.update(extra_env or {})
     command = [*launcher, mpirun, "-np", str(ranks), *options,
-               sys.executable, os.path.abspath(__file__), scenario, *arguments]
+               sys.executable, os.path.abspath(script), scenario, *arguments]
     start = time.monotonic()
     done = _run(command, env)
     return done, time.monotonic() - start

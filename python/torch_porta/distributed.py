@@ -39,8 +39,10 @@ it; after that the process group is unusable and the process should exit.
 
 ZeRO-1 (optimizer state sharded across ranks) is PyTorch's own
 torch.distributed.optim.ZeroRedundancyOptimizer, which runs on this backend
-unchanged. save_checkpoint / load_checkpoint (_dist_checkpoint.py) write and
-restore model and optimizer state as safetensors files, ZeRO shards included.
+unchanged, as do FSDP2 (torch.distributed.fsdp.fully_shard) and DTensor
+(init_device_mesh("porta", ...)). save_checkpoint / load_checkpoint
+(_dist_checkpoint.py) write and restore model and optimizer state as
+safetensors files, ZeRO shards included.
 """
 import atexit
 import datetime
@@ -337,6 +339,30 @@ class ProcessGroupPorta(dist.ProcessGroup):
         """PyTorch's name of the group (destroy_process_group looks it up):
         PyTorch stores it in a group's backends, which this group has none of."""
         return self._name
+
+    @property
+    def _device_types(self):
+        """The devices whose tensors the group takes. PyTorch lists those of a
+        group's registered backends, which this group has none of; its
+        state-dict broadcasts (torch.distributed.checkpoint's
+        set_model_state_dict from rank 0) pick their device here."""
+        return [torch.device(BACKEND), torch.device("cpu")]
+
+    def _get_backend(self, device):
+        """The backend of device's tensors: this group, which is its own
+        backend. init_process_group(device_id=...) asks for it, and so do
+        FSDP2 and DeviceMesh (which read what the backend supports)."""
+        device = torch.device(device)
+        if device.type not in (BACKEND, "cpu"):
+            raise RuntimeError(f"No backend type associated with device type {device.type}: "
+                               f"the porta backend takes porta and CPU tensors")
+        return self
+
+    @property
+    def supports_splitting(self):
+        """Subgroups are made by new_group (a communicator of their own),
+        never split from this one."""
+        return False
 
     def getBackendName(self):
         return BACKEND
