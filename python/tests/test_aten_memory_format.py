@@ -60,9 +60,13 @@ def test_conv_transpose2d_channels_last():
     _check(lambda x, w: F.conv_transpose2d(x, w, stride=2, output_padding=1), x, w)
 
 
-def test_conv3d_channels_last_3d():
-    x = _randn(1, 3, 4, 5, 5, seed=1, memory_format=CL3)
-    w = _randn(4, 3, 2, 3, 3, seed=2, memory_format=CL3)
+@pytest.mark.parametrize("batch, dtype", [(2, torch.float32), (1, torch.float32),
+                                          (2, torch.float64)])
+def test_conv3d_channels_last_3d(batch, dtype):
+    """channels_last_3d where the CPU takes mkldnn (float32, a batch),
+    contiguous where it takes its slow 3-d kernels."""
+    x = _randn(batch, 3, 4, 5, 5, seed=1, dtype=dtype, memory_format=CL3)
+    w = _randn(4, 3, 2, 3, 3, seed=2, dtype=dtype, memory_format=CL3)
     _check(lambda x, w: F.conv3d(x, w, padding=1), x, w)
 
 

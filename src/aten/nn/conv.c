@@ -121,9 +121,9 @@ static porta_tensor *conv_in_format(aten_scope *s, const porta_tensor *x, const 
     }
     aten_format_strides(format, x->rank, sizes, strides);
     porta_tensor *out = NULL;
-    if (!scope_hold(s, aten_empty_strided(x->buffer->device, x->dtype, x->rank, sizes, strides, &out), out))
-        return NULL;
-    porta_status *status = porta_conv(x, w, bias, &p, &out);
+    porta_status *status = aten_empty_strided(x->buffer->device, x->dtype, x->rank, sizes, strides, &out);
+    if (!scope_hold(s, status, out)) return NULL;
+    status = porta_conv(x, w, bias, &p, &out);
     return status ? scope_fail(s, status) : out;
 }
 
@@ -325,7 +325,7 @@ static porta_status *convolution(const porta_value *args, aten_results *results)
     conv_geometry g;
     PORTA_TRY(read_geometry(x, w, &args[3], &g));
     PORTA_TRY(check_dtypes(x, w, bias));
-    porta_memory_format format = aten_conv_memory_format(x, w);
+    porta_memory_format format = aten_conv_memory_format(x, w, g.groups);
     int first = results->count;
     aten_scope s;
     scope_begin(&s);
@@ -358,7 +358,7 @@ static porta_status *convolution_backward(const porta_value *args, aten_results 
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "convolution_backward: expected an output_mask of 3 bools, got %d",
                            mask->ints.count);
-    porta_memory_format format = aten_conv_memory_format(x, w);
+    porta_memory_format format = aten_conv_memory_format(x, w, g.groups);
     int first = results->count;
     aten_scope s;
     scope_begin(&s);

@@ -34,9 +34,25 @@ porta_memory_format aten_suggest_memory_format(const porta_tensor *t) {
     return PORTA_MEMORY_CONTIGUOUS;
 }
 
-porta_memory_format aten_conv_memory_format(const porta_tensor *input, const porta_tensor *weight) {
+porta_memory_format aten_suggest_2d_memory_format(const porta_tensor *t) {
+    return t->rank == 4 ? aten_suggest_memory_format(t) : PORTA_MEMORY_CONTIGUOUS;
+}
+
+/* at::native's use_mkldnn for a 3-d convolution on the CPU: float32, and
+ * grouped, large kernels, a batch or a large image (its numbers). */
+static bool mkldnn_3d(const porta_tensor *input, const porta_tensor *weight, int64_t groups) {
+    if (input->dtype != PORTA_F32) return false;
+    const int64_t *x = input->sizes, *k = weight->sizes;
+    return groups > 1 || (k[4] > 3 && k[3] > 3) || x[0] > 1 || x[0] * x[1] * x[2] * x[3] > 20480;
+}
+
+porta_memory_format aten_conv_memory_format(const porta_tensor *input, const porta_tensor *weight,
+                                            int64_t groups) {
     porta_memory_format format = aten_suggest_memory_format(input);
-    return format != PORTA_MEMORY_CONTIGUOUS ? format : aten_suggest_memory_format(weight);
+    if (format == PORTA_MEMORY_CONTIGUOUS) format = aten_suggest_memory_format(weight);
+    if (format == PORTA_MEMORY_CHANNELS_LAST_3D && !mkldnn_3d(input, weight, groups))
+        return PORTA_MEMORY_CONTIGUOUS;
+    return format;
 }
 
 void aten_format_strides(porta_memory_format format, int rank, const int64_t *sizes,

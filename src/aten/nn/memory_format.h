@@ -12,9 +12,17 @@
  * contiguous otherwise (ambiguous size-1 layouts included, as in c10). */
 porta_memory_format aten_suggest_memory_format(const porta_tensor *t);
 
+/* suggest_memory_format for the ops whose CPU kernels know channels_last
+ * but not channels_last_3d (avg_pool3d and adaptive_avg_pool3d give
+ * contiguous results). */
+porta_memory_format aten_suggest_2d_memory_format(const porta_tensor *t);
+
 /* The format of a convolution's results: channels-last when the input or
- * the weight suggests it (PyTorch's mkldnn and slow kernels alike). */
-porta_memory_format aten_conv_memory_format(const porta_tensor *input, const porta_tensor *weight);
+ * the weight suggests it, as PyTorch's mkldnn and slow 2-d kernels give;
+ * for 3-d only where PyTorch's CPU picks mkldnn (float32 and not a small
+ * single image), its slow 3-d kernels giving contiguous results. */
+porta_memory_format aten_conv_memory_format(const porta_tensor *input, const porta_tensor *weight,
+                                            int64_t groups);
 
 /* Strides of `sizes` in `format` (contiguous or one of the channels-last
  * formats of the matching rank). */

@@ -390,7 +390,7 @@ static porta_status *avg_pool(const char *op, int dims, const porta_value *args,
     PORTA_TRY(check_dtype(op, x, false));
     PORTA_TRY(check_divisor(op, divisor_override));
     PORTA_TRY(read_pool(op, dims, x, &args[1], &args[2], &args[3], NULL, args[4].b, &g));
-    porta_memory_format format = aten_suggest_memory_format(args[0].tensor);
+    porta_memory_format format = aten_suggest_2d_memory_format(args[0].tensor);
     int first = results->count;
     aten_scope s;
     scope_begin(&s);
@@ -415,7 +415,7 @@ static porta_status *avg_pool_backward(const char *op, int dims, const porta_val
     PORTA_TRY(check_dtype(op, x, false));
     PORTA_TRY(check_divisor(op, &args[7]));
     PORTA_TRY(read_pool(op, dims, x, &args[2], &args[3], &args[4], NULL, args[5].b, &g));
-    porta_memory_format format = aten_suggest_memory_format(args[1].tensor);
+    porta_memory_format format = aten_suggest_2d_memory_format(args[1].tensor);
     int first = results->count;
     aten_scope s;
     scope_begin(&s);

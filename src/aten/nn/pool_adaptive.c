@@ -123,7 +123,7 @@ static porta_status *adaptive_avg_pool(const char *op, int dims, const porta_val
                                        aten_results *results) {
     const porta_tensor *x = args[0].tensor;
     PORTA_TRY(check_adaptive(op, dims, x, &args[1]));
-    porta_memory_format format = aten_suggest_memory_format(args[0].tensor);
+    porta_memory_format format = aten_suggest_2d_memory_format(args[0].tensor);
     int first = results->count;
     aten_scope s;
     scope_begin(&s);
@@ -147,7 +147,7 @@ static porta_status *adaptive_avg_pool_backward(const char *op, int dims, const 
     const porta_value output_size = {.kind = PORTA_VALUE_INTS,
                                      .ints = {gy->sizes + gy->rank - dims, dims}};
     PORTA_TRY(check_adaptive(op, dims, x, &output_size));
-    porta_memory_format format = aten_suggest_memory_format(args[1].tensor);
+    porta_memory_format format = aten_suggest_2d_memory_format(args[1].tensor);
     int first = results->count;
     aten_scope s;
     scope_begin(&s);

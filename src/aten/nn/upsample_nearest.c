@@ -111,13 +111,12 @@ static porta_status *upsample_nearest3d_backward(const porta_value *a, aten_resu
     int64_t out_rows[4] = {g->sizes[0], g->sizes[1], out[0], row}, in_rows[4] = {n, c, in[2], row};
     int64_t out_planes[4] = {n, c * in[2], out[1], out[2]};
     int64_t in_planes[4] = {n, c * in[2], in[3], in[4]};
-    porta_memory_format format = aten_suggest_memory_format(a[0].tensor);
-    int first = results->count;
     aten_scope s;
     scope_begin(&s);
     porta_tensor *rows = nearest2d_back(&s, g, out_rows, in_rows, &a[3], &no_scale, 4, in_rows);
+    /* contiguous for a channels_last_3d gradient too, as on PyTorch's CPU */
     scope_push(&s, results, nearest2d_back(&s, rows, out_planes, in_planes, &a[4], &a[5], 5, in));
-    return aten_results_in_format(scope_end(&s), results, first, format);
+    return scope_end(&s);
 }
 
 ATEN_OUT_KERNEL(upsample_nearest1d_out, upsample_nearest1d, 3)
