@@ -16,12 +16,9 @@ static porta_status *unary(porta_unary_op op, const porta_value *x, porta_tensor
     aten_scope s = {.device = ew_device(x, x, NULL)};
     porta_tensor *tx = scope_operand(&s, x, ew_result_type(x, x, NULL));
     porta_tensor *result = NULL;
-    /* CUDA takes the abs of bools (each its own); the primitive refuses
-     * them as the CPU does, so it is a copy here */
-    bool bool_abs = op == PORTA_ABS && tx && tx->dtype == PORTA_BOOL;
-    if (tx && !into) result = bool_abs ? scope_cast(&s, tx, PORTA_BOOL) : scope_unary(&s, op, tx);
+    if (tx && !into) result = scope_unary(&s, op, tx);
     if (tx && into) {
-        porta_status *status = bool_abs ? porta_copy(tx, into) : porta_unary(op, tx, &into);
+        porta_status *status = porta_unary(op, tx, &into);
         result = status ? scope_fail(&s, status) : into;
     }
     return ew_finish(&s, result, into, results);

@@ -6,14 +6,15 @@
 #include "core/status.h"
 #include "runtime/tensor.h"
 
-/* trace(self): the sum of a matrix's diagonal, integers and bools summed in
- * int64 (bools as CUDA does; the CPU refuses them) and the half types in
- * float32, as sum does. */
+/* trace(self): the sum of a matrix's diagonal (not of bool, which the CPU
+ * refuses), integers summed in int64 and the half types in float32, as sum does. */
 static porta_status *trace(const porta_value *args, aten_results *results) {
     const porta_tensor *x = args[0].tensor;
     if (x->rank != 2)
         return porta_error(PORTA_ERR_SHAPE, "trace: expected a matrix, but got tensor with dim %d",
                            x->rank);
+    if (x->dtype == PORTA_BOOL)
+        return porta_error(PORTA_ERR_DTYPE, "\"trace\" not implemented for 'Bool'");
     int64_t length = x->sizes[0] < x->sizes[1] ? x->sizes[0] : x->sizes[1];
     int64_t stride = x->strides[0] + x->strides[1];
     porta_dtype dtype = porta_dtype_is_float(x->dtype) ? x->dtype : PORTA_I64;
