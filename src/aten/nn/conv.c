@@ -405,8 +405,8 @@ static porta_status *convolution_backward(const porta_value *args, aten_results 
         if (grad && grad->dtype != x->dtype) grad = scope_cast(&s, grad, x->dtype);
         scope_push(&s, results, grad);
     }
-    /* the gradients are composed of several primitives: the last result
-     * is copied into the layout */
+    /* each gradient is composed of several primitives: it is copied into
+     * the layout at the end */
     return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
