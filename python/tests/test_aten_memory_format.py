@@ -142,3 +142,28 @@ def test_activation_and_arithmetic_keep_channels_last():
     x = _randn(2, 3, 4, 5, seed=1, memory_format=CL)
     y = _randn(2, 3, 4, 5, seed=2, memory_format=CL)
     _check(lambda x, y: F.relu(x) * y + 1, x, y)
+
+
+def test_pointwise_in_place_and_out_write_where_they_are_told():
+    x = _randn(2, 3, 4, 5, seed=1, memory_format=CL)
+    y = _randn(2, 3, 4, 5, seed=2)
+    out = torch.empty(2, 3, 4, 5, device=DEVICE)
+    torch.add(x.to(DEVICE), y.to(DEVICE), out=out)
+    assert out.is_contiguous()
+    torch.testing.assert_close(out.cpu(), x + y)
+    z = x.to(DEVICE)
+    z.mul_(y.to(DEVICE))
+    assert z.stride() == x.stride()
+    torch.testing.assert_close(z.cpu(), x * y)
+    grad = torch.empty(2, 3, 4, 5, device=DEVICE)
+    _, buffer = torch.ops.aten.log_sigmoid_forward(x * y)
+    torch.ops.aten.log_sigmoid_backward.grad_input(y.to(DEVICE), z, buffer.to(DEVICE),
+                                                   grad_input=grad)
+    assert grad.is_contiguous()
+    expected = torch.ops.aten.log_sigmoid_backward(y, x * y, buffer)
+    torch.testing.assert_close(grad.cpu(), expected)
+
+
+def test_pointwise_broadcasts_lower_rank_operands_channels_last():
+    x = _randn(2, 3, 4, 5, seed=1, memory_format=CL)
+    _check(lambda x, row, bias: x * row + bias, x, _randn(5, seed=2), _randn(3, 1, 1, seed=3))

@@ -7,11 +7,13 @@
 #include "runtime/tensor.h"
 
 /* Whether `name` is an in-place ("add_.Tensor") or out= ("add.out",
- * "round.decimals_out") overload. */
+ * "round.decimals_out", "xlogy.OutScalar_Self",
+ * "log_sigmoid_backward.grad_input") overload. */
 static bool writes_into(const char *name) {
     const char *dot = strchr(name, '.');
     size_t base = dot ? (size_t)(dot - name) : strlen(name);
-    return (base > 0 && name[base - 1] == '_') || (dot && strstr(dot, "out"));
+    return (base > 0 && name[base - 1] == '_') ||
+           (dot && (strstr(dot, "out") || strstr(dot, "Out") || strstr(dot, "grad_input")));
 }
 
 /* The rank of the first tensor operand when it is channels-last (strides
