@@ -167,3 +167,4 @@ def test_pointwise_in_place_and_out_write_where_they_are_told():
 def test_pointwise_broadcasts_lower_rank_operands_channels_last():
     x = _randn(2, 3, 4, 5, seed=1, memory_format=CL)
     _check(lambda x, row, bias: x * row + bias, x, _randn(5, seed=2), _randn(3, 1, 1, seed=3))
+    _check(lambda bias, x: bias - x, _randn(3, 1, 1, seed=3), x)

@@ -16,14 +16,19 @@ static bool writes_into(const char *name) {
            (dot && (strstr(dot, "out") || strstr(dot, "Out") || strstr(dot, "grad_input")));
 }
 
-/* The rank of the first tensor operand when it is channels-last (strides
- * ordering its dims N, spatial..., C from the outside in, and dense), else
- * 0. */
+/* The rank of the first tensor operand of the highest rank when it is
+ * channels-last (strides ordering its dims N, spatial..., C from the outside
+ * in, and dense), else 0: operands of lower rank broadcast, so their
+ * layout does not decide. */
 static int channels_last_rank(const porta_value *args, int arg_count) {
+    int rank = 0;
+    for (int i = 0; i < arg_count; i++)
+        if (args[i].kind == PORTA_VALUE_TENSOR && args[i].tensor->rank > rank)
+            rank = args[i].tensor->rank;
+    if (rank != 4 && rank != 5) return 0;
     for (int i = 0; i < arg_count; i++) {
         const porta_tensor *t = args[i].kind == PORTA_VALUE_TENSOR ? args[i].tensor : NULL;
-        if (!t || t->rank == 0) continue;
-        if (t->rank != 4 && t->rank != 5) return 0;
+        if (!t || t->rank != rank) continue;
         int64_t expected = 1;
         if (t->strides[1] != expected || t->sizes[1] <= 1) return 0;
         expected *= t->sizes[1];
@@ -58,8 +63,6 @@ static porta_status *reordered(const porta_tensor *t, int rank, const int *order
 porta_status *aten_call_pointwise(aten_fn fn, const char *name, const porta_value *args,
                                   int arg_count, aten_results *results) {
     int rank = writes_into(name) ? 0 : channels_last_rank(args, arg_count);
-    for (int i = 0; rank && i < arg_count; i++)
-        if (args[i].kind == PORTA_VALUE_TENSOR && args[i].tensor->rank > rank) rank = 0;
     if (!rank) return fn(args, results);
     /* NCHW -> NHWC and back (NCDHW -> NDHWC) */
     int to_last[5] = {0}, back[5] = {0};
