@@ -72,6 +72,7 @@ extern const aten_op aten_nn_dropout_ops[];
 extern const aten_op aten_nn_glu_shrink_ops[];
 extern const aten_op aten_nn_loss_huber_smooth_l1_ops[];
 extern const aten_op aten_nn_loss_ops[];
+extern const aten_op aten_nn_loss_multi_margin_ops[];
 extern const aten_op aten_nn_norm_ops[];
 extern const aten_op aten_nn_pad_ops[];
 extern const aten_op aten_nn_pool_adaptive_ops[];

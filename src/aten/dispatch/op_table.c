@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "aten/aten.h"
+#include "aten/dispatch/pointwise_layout.h"
 #include "core/status.h"
 
 static const aten_op *const family_tables[] = {
@@ -22,7 +23,8 @@ static const aten_op *const family_tables[] = {
     aten_linalg_cross_ops, aten_linalg_products_ops, aten_linalg_trace_ops,
     aten_linalg_vdot_addbmm_ops,
     aten_nn_conv_ops, aten_nn_distance_ops, aten_nn_dropout_ops, aten_nn_glu_shrink_ops,
-    aten_nn_loss_huber_smooth_l1_ops, aten_nn_loss_ops, aten_nn_norm_ops, aten_nn_pad_ops,
+    aten_nn_loss_huber_smooth_l1_ops, aten_nn_loss_ops, aten_nn_loss_multi_margin_ops,
+    aten_nn_norm_ops, aten_nn_pad_ops,
     aten_nn_pool_adaptive_ops, aten_nn_pool_max_ops, aten_nn_pool_ops, aten_nn_rnn_ops,
     aten_nn_sample_ops, aten_nn_upsample_linear_ops, aten_nn_upsample_nearest_ops,
     aten_nn_upsample_ops,
@@ -37,7 +39,17 @@ static const aten_op *const family_tables[] = {
     aten_export_tensor_metadata_ops,
 };
 
+/* The tables of pointwise ops, whose results follow a channels-last
+ * operand's layout (pointwise_layout.h). */
+static const aten_op *const pointwise_tables[] = {
+    aten_elementwise_activation_ops, aten_elementwise_arithmetic_ops,
+    aten_elementwise_compare_ops, aten_elementwise_heaviside_hypot_signbit_sinc_nextafter_ops,
+    aten_elementwise_logaddexp_xlogy_angle_frexp_ops, aten_elementwise_pointwise_ops,
+    aten_elementwise_unary_ops,
+};
+
 static const aten_op **ops; /* sorted by name */
+static bool *pointwise;     /* by op id */
 static int op_count;
 static pthread_once_t ops_once = PTHREAD_ONCE_INIT;
 /* Set (release) once the index is built, so calls after the first skip
@@ -46,6 +58,18 @@ static atomic_bool ops_built;
 
 static int compare_ops(const void *a, const void *b) {
     return strcmp((*(const aten_op *const *)a)->name, (*(const aten_op *const *)b)->name);
+}
+
+/* The id of `name` among the sorted ops, or -1. */
+static int find_sorted(const char *name) {
+    int low = 0, high = op_count - 1;
+    while (name && low <= high) {
+        int mid = (low + high) / 2, cmp = strcmp(name, ops[mid]->name);
+        if (!cmp) return mid;
+        if (cmp < 0) high = mid - 1;
+        else low = mid + 1;
+    }
+    return -1;
 }
 
 static void build_index(void) {
@@ -57,6 +81,16 @@ static void build_index(void) {
     for (size_t f = 0; f < sizeof family_tables / sizeof family_tables[0]; f++)
         for (const aten_op *op = family_tables[f]; op->name; op++) ops[op_count++] = op;
     qsort(ops, (size_t)op_count, sizeof *ops, compare_ops);
+    pointwise = calloc((size_t)(op_count ? op_count : 1), sizeof *pointwise);
+    if (!pointwise) {
+        op_count = 0;
+        return;
+    }
+    for (size_t f = 0; f < sizeof pointwise_tables / sizeof pointwise_tables[0]; f++)
+        for (const aten_op *op = pointwise_tables[f]; op->name; op++) {
+            int id = find_sorted(op->name);
+            if (id >= 0) pointwise[id] = true;
+        }
     atomic_store_explicit(&ops_built, true, memory_order_release);
 }
 
@@ -75,14 +109,8 @@ const char *porta_aten_op_args(int id) {
 }
 
 int porta_aten_op_find(const char *name) {
-    int low = 0, high = porta_aten_op_count() - 1;
-    while (name && low <= high) {
-        int mid = (low + high) / 2, cmp = strcmp(name, ops[mid]->name);
-        if (!cmp) return mid;
-        if (cmp < 0) high = mid - 1;
-        else low = mid + 1;
-    }
-    return -1;
+    porta_aten_op_count();
+    return find_sorted(name);
 }
 
 static const char *kind_name(porta_value_kind kind) {
@@ -190,13 +218,21 @@ static porta_status *tensors_for_numbers(const aten_op *op, const porta_value *a
     return NULL;
 }
 
-/* Runs op on args, with tensors made for numbers in tensor slots. */
-static porta_status *call_with_tensors(const aten_op *op, const porta_value *args, int arg_count,
+/* Runs op `id` on args, pointwise ops through their layout rule. */
+static porta_status *run(int id, const porta_value *args, int arg_count, aten_results *collected) {
+    const aten_op *op = ops[id];
+    return pointwise[id] ? aten_call_pointwise(op->fn, op->name, args, arg_count, collected)
+                         : op->fn(args, collected);
+}
+
+/* Runs op `id` on args, with tensors made for numbers in tensor slots. */
+static porta_status *call_with_tensors(int id, const porta_value *args, int arg_count,
                                        aten_results *collected) {
+    const aten_op *op = ops[id];
     porta_value local[ATEN_MAX_ARGS];
     porta_tensor *made[ATEN_MAX_ARGS];
     porta_status *status = tensors_for_numbers(op, args, arg_count, local, made);
-    if (!status) status = op->fn(local, collected);
+    if (!status) status = run(id, local, arg_count, collected);
     for (int i = 0; i < arg_count; i++) porta_tensor_release(made[i]);
     return status;
 }
@@ -215,8 +251,8 @@ porta_status *porta_aten_call(int id, const porta_value *args, int arg_count,
                            op->name, ATEN_MAX_ARGS);
     aten_results collected = {0};
     porta_status *status = has_number_for_tensor(op, args, arg_count)
-                               ? call_with_tensors(op, args, arg_count, &collected)
-                               : op->fn(args, &collected);
+                               ? call_with_tensors(id, args, arg_count, &collected)
+                               : run(id, args, arg_count, &collected);
     if (status) {
         porta_aten_results_free(collected.items, collected.count);
         return status;

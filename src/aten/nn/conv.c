@@ -11,6 +11,8 @@
  * channel or a kernel the size of the image. */
 #include "aten/dispatch/scope.h"
 #include "aten/dispatch/op_reuse.h"
+#include "aten/nn/memory_format.h"
+#include "aten/shape/copy.h"
 
 #include "core/status.h"
 #include "runtime/tensor.h"
@@ -99,6 +101,30 @@ static porta_conv_params forward_params(const conv_geometry *g) {
         p.dilation[i] = g->dilation[i];
     }
     return p;
+}
+
+/* The forward convolution written straight into a new tensor laid out in
+ * `format`: the kernels write through any strides, so a channels-last
+ * result costs no copy. */
+static porta_tensor *conv_in_format(aten_scope *s, const porta_tensor *x, const porta_tensor *w,
+                                    const porta_tensor *bias, const conv_geometry *g,
+                                    porta_memory_format format) {
+    porta_conv_params p = forward_params(g);
+    if (format == PORTA_MEMORY_CONTIGUOUS || !x || !w || s->status)
+        return scope_conv(s, x, w, bias, &p);
+    int64_t sizes[PORTA_MAX_RANK] = {x->sizes[0], w->sizes[0]}, strides[PORTA_MAX_RANK];
+    for (int i = 0; i < g->spatial; i++) {
+        int64_t reach = g->dilation[i] * (w->sizes[2 + i] - 1) + 1;
+        sizes[2 + i] = (x->sizes[2 + i] + 2 * g->padding[i] - reach) / g->stride[i] + 1;
+        /* a window larger than the padded input: porta_conv says so */
+        if (x->sizes[2 + i] + 2 * g->padding[i] < reach) return scope_conv(s, x, w, bias, &p);
+    }
+    aten_format_strides(format, x->rank, sizes, strides);
+    porta_tensor *out = NULL;
+    porta_status *status = aten_empty_strided(x->buffer->device, x->dtype, x->rank, sizes, strides, &out);
+    if (!scope_hold(s, status, out)) return NULL;
+    status = porta_conv(x, w, bias, &p, &out);
+    return status ? scope_fail(s, status) : out;
 }
 
 /* The transposed convolution of y [N, A, *O] by w [A, B/groups, *K]:
@@ -299,6 +325,8 @@ static porta_status *convolution(const porta_value *args, aten_results *results)
     conv_geometry g;
     PORTA_TRY(read_geometry(x, w, &args[3], &g));
     PORTA_TRY(check_dtypes(x, w, bias));
+    porta_memory_format format = aten_conv_memory_format(x, w, g.groups);
+    int first = results->count;
     aten_scope s;
     scope_begin(&s);
     porta_tensor *cx = computable(&s, x), *cw = computable(&s, w), *cb = computable(&s, bias);
@@ -310,12 +338,12 @@ static porta_status *convolution(const porta_value *args, aten_results *results)
         if (bad) scope_fail(&s, bad);
         y = add_bias(&s, conv_transpose(&s, cx, cw, &g, target), cb);
     } else {
-        porta_conv_params p = forward_params(&g);
-        y = scope_conv(&s, cx, cw, cb, &p);
+        y = conv_in_format(&s, cx, cw, cb, &g, format);
     }
     if (y && y->dtype != x->dtype) y = scope_cast(&s, y, x->dtype);
     scope_push(&s, results, y);
-    return scope_end(&s);
+    /* transposed and integer convolutions are laid out by a copy */
+    return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
 /* convolution_backward(grad_output, input, weight, bias_sizes?, stride,
@@ -330,6 +358,8 @@ static porta_status *convolution_backward(const porta_value *args, aten_results 
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "convolution_backward: expected an output_mask of 3 bools, got %d",
                            mask->ints.count);
+    porta_memory_format format = aten_conv_memory_format(x, w, g.groups);
+    int first = results->count;
     aten_scope s;
     scope_begin(&s);
     porta_tensor *cgy = computable(&s, gy), *cx = computable(&s, x), *cw = computable(&s, w);
@@ -375,7 +405,9 @@ static porta_status *convolution_backward(const porta_value *args, aten_results 
         if (grad && grad->dtype != x->dtype) grad = scope_cast(&s, grad, x->dtype);
         scope_push(&s, results, grad);
     }
-    return scope_end(&s);
+    /* each gradient is composed of several primitives: it is copied into
+     * the layout at the end */
+    return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
 const aten_op aten_nn_conv_ops[] = {

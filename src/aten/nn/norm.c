@@ -3,6 +3,7 @@
  * float16/bfloat16 inputs as PyTorch's CPU kernels do; the saved
  * statistics take the weight's dtype when there is one. */
 #include "aten/dispatch/scope.h"
+#include "aten/nn/memory_format.h"
 
 #include "core/status.h"
 #include "runtime/tensor.h"
@@ -101,6 +102,8 @@ static porta_status *batch_norm(const porta_tensor *x, const porta_tensor *weigh
                            "batch_norm: expected more than 1 value per channel when training, "
                            "got input size [%lld, %lld, ...]",
                            (long long)x->sizes[0], (long long)x->sizes[1]);
+    porta_memory_format format = aten_suggest_memory_format(x);
+    int first = results->count;
     aten_scope s;
     scope_begin(&s);
     porta_dtype compute = aten_compute_dtype(x->dtype);
@@ -142,7 +145,7 @@ static porta_status *batch_norm(const porta_tensor *x, const porta_tensor *weigh
         scope_push(&s, results, scope_full(&s, x->buffer->device, stats_dtype, 1, &zero, 0));
         scope_push(&s, results, scope_full(&s, x->buffer->device, stats_dtype, 1, &zero, 0));
     }
-    return scope_end(&s);
+    return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
 /* native_batch_norm(input, weight?, bias?, running_mean?, running_var?,
@@ -181,6 +184,8 @@ static porta_status *native_batch_norm_backward(const porta_value *args, aten_re
                            "batch_norm_backward: expected the %s statistics and a mask of 3",
                            train ? "saved" : "running");
     int axes[PORTA_MAX_RANK], count = batch_axes(x, axes);
+    porta_memory_format format = aten_suggest_memory_format(args[1].tensor);
+    int first = results->count;
     aten_scope s;
     scope_begin(&s);
     porta_dtype compute = aten_compute_dtype(x->dtype);
@@ -212,7 +217,7 @@ static porta_status *native_batch_norm_backward(const porta_value *args, aten_re
                 scope_cast(&s, scope_reduce(&s, PORTA_REDUCE_SUM, cg, axes, count, false), param_dtype));
     else
         scope_push_none(&s, results);
-    return scope_end(&s);
+    return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
 /* ---- layer norm ---- */

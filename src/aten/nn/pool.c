@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "aten/dispatch/scope.h"
+#include "aten/nn/memory_format.h"
 #include "core/status.h"
 #include "runtime/tensor.h"
 
@@ -284,6 +285,8 @@ static porta_status *max_pool(const char *op, int dims, const porta_value *args,
     pool_geometry g;
     PORTA_TRY(check_dtype(op, x, true));
     PORTA_TRY(read_pool(op, dims, x, &args[1], &args[2], &args[3], &args[4], args[5].b, &g));
+    porta_memory_format format = aten_suggest_memory_format(args[0].tensor);
+    int first = results->count;
     aten_scope s;
     scope_begin(&s);
     if (by_positions(&g)) {
@@ -292,7 +295,7 @@ static porta_status *max_pool(const char *op, int dims, const porta_value *args,
         if (batched) max_by_positions(&s, batched, &g, &values, &index);
         scope_push(&s, results, as_input_rank(&s, values, &g));
         scope_push(&s, results, as_input_rank(&s, index, &g));
-        return scope_end(&s);
+        return aten_results_in_format(scope_end(&s), results, first, format);
     }
     porta_device *device = x->buffer->device;
     porta_tensor *win = windows(&s, as_batched(&s, x, &g), &g, lowest(x->dtype), lowest(x->dtype));
@@ -321,7 +324,7 @@ static porta_status *max_pool(const char *op, int dims, const porta_value *args,
     }
     scope_push(&s, results, as_input_rank(&s, values, &g));
     scope_push(&s, results, as_input_rank(&s, index, &g));
-    return scope_end(&s);
+    return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
 /* max_pool{2,3}d_with_indices_backward(grad_output, self, kernel_size,
@@ -331,6 +334,8 @@ static porta_status *max_pool_backward(const char *op, int dims, const porta_val
     const porta_tensor *gy = args[0].tensor, *x = args[1].tensor, *indices = args[7].tensor;
     pool_geometry g;
     PORTA_TRY(read_pool(op, dims, x, &args[2], &args[3], &args[4], &args[5], args[6].b, &g));
+    porta_memory_format format = aten_suggest_memory_format(args[1].tensor);
+    int first = results->count;
     aten_scope s;
     scope_begin(&s);
     int64_t flat[3] = {g.n, g.c, product(g.out, dims)};
@@ -338,7 +343,7 @@ static porta_status *max_pool_backward(const char *op, int dims, const porta_val
     porta_tensor *index = scope_reshape(&s, indices, 3, flat);
     porta_tensor *gx = scatter_back(&s, grad, index, g.n, g.c, product(g.in, dims));
     scope_push(&s, results, scope_reshape(&s, gx, x->rank, x->sizes));
-    return scope_end(&s);
+    return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
 /* What each average window's sum is divided by: [1, 1, out...] (or a
@@ -385,6 +390,8 @@ static porta_status *avg_pool(const char *op, int dims, const porta_value *args,
     PORTA_TRY(check_dtype(op, x, false));
     PORTA_TRY(check_divisor(op, divisor_override));
     PORTA_TRY(read_pool(op, dims, x, &args[1], &args[2], &args[3], NULL, args[4].b, &g));
+    porta_memory_format format = aten_suggest_2d_memory_format(args[0].tensor);
+    int first = results->count;
     aten_scope s;
     scope_begin(&s);
     int axes[POOL_MAX_DIMS];
@@ -396,7 +403,7 @@ static porta_status *avg_pool(const char *op, int dims, const porta_value *args,
     porta_tensor *y = divide(&s, sum, divisor, x->dtype);
     if (y && y->dtype != x->dtype) y = scope_cast(&s, y, x->dtype);
     scope_push(&s, results, as_input_rank(&s, y, &g));
-    return scope_end(&s);
+    return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
 /* avg_pool{2,3}d_backward(grad_output, self, kernel_size, stride, padding,
@@ -408,6 +415,8 @@ static porta_status *avg_pool_backward(const char *op, int dims, const porta_val
     PORTA_TRY(check_dtype(op, x, false));
     PORTA_TRY(check_divisor(op, &args[7]));
     PORTA_TRY(read_pool(op, dims, x, &args[2], &args[3], &args[4], NULL, args[5].b, &g));
+    porta_memory_format format = aten_suggest_2d_memory_format(args[1].tensor);
+    int first = results->count;
     aten_scope s;
     scope_begin(&s);
     porta_device *device = x->buffer->device;
@@ -450,7 +459,7 @@ static porta_status *avg_pool_backward(const char *op, int dims, const porta_val
     for (int i = 0; i < dims; i++)
         gx = scope_slice(&s, gx, 2 + i, g.padding[i], g.padding[i] + g.in[i], 1);
     scope_push(&s, results, scope_reshape(&s, scope_contiguous(&s, gx), x->rank, x->sizes));
-    return scope_end(&s);
+    return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
 static porta_status *max_pool2d_with_indices(const porta_value *args, aten_results *results) {

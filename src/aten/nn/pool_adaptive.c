@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "aten/dispatch/scope.h"
+#include "aten/nn/memory_format.h"
 #include "core/status.h"
 #include "runtime/tensor.h"
 
@@ -122,6 +123,8 @@ static porta_status *adaptive_avg_pool(const char *op, int dims, const porta_val
                                        aten_results *results) {
     const porta_tensor *x = args[0].tensor;
     PORTA_TRY(check_adaptive(op, dims, x, &args[1]));
+    porta_memory_format format = aten_suggest_2d_memory_format(args[0].tensor);
+    int first = results->count;
     aten_scope s;
     scope_begin(&s);
     adaptive_plan p = {0};
@@ -129,7 +132,7 @@ static porta_status *adaptive_avg_pool(const char *op, int dims, const porta_val
     porta_tensor *sums = scope_cast(&s, x, aten_compute_dtype(x->dtype));
     for (int i = dims - 1; i >= 0; i--) sums = along_axis(&s, sums, p.marks[i], x->rank - dims + i);
     scope_push(&s, results, scope_cast(&s, scope_binary(&s, PORTA_DIV, sums, p.volumes), x->dtype));
-    return scope_end(&s);
+    return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
 /* _adaptive_avg_pool{2,3}d_backward(grad_output, self): each window's share
@@ -144,6 +147,8 @@ static porta_status *adaptive_avg_pool_backward(const char *op, int dims, const 
     const porta_value output_size = {.kind = PORTA_VALUE_INTS,
                                      .ints = {gy->sizes + gy->rank - dims, dims}};
     PORTA_TRY(check_adaptive(op, dims, x, &output_size));
+    porta_memory_format format = aten_suggest_2d_memory_format(args[1].tensor);
+    int first = results->count;
     aten_scope s;
     scope_begin(&s);
     adaptive_plan p = {0};
@@ -154,7 +159,7 @@ static porta_status *adaptive_avg_pool_backward(const char *op, int dims, const 
     for (int i = dims - 1; i >= 0; i--)
         gx = along_axis(&s, gx, scope_permute(&s, p.marks[i], swap), x->rank - dims + i);
     scope_push(&s, results, scope_cast(&s, gx, gy->dtype));
-    return scope_end(&s);
+    return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
 static porta_status *adaptive_avg_pool2d(const porta_value *args, aten_results *results) {

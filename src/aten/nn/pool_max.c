@@ -11,6 +11,7 @@
 #include "aten/index/common.h"
 #include "aten/dispatch/scope.h"
 #include "aten/dispatch/op_reuse.h"
+#include "aten/nn/memory_format.h"
 #include "core/status.h"
 #include "runtime/tensor.h"
 
@@ -129,6 +130,8 @@ static porta_status *adaptive_max_pool(const char *op, int dims, const porta_val
     for (int i = 0; i < dims; i++) out_volume *= out[i];
     for (int i = 0; i < x->rank; i++)
         result_sizes[i] = i < x->rank - dims ? x->sizes[i] : out[i - (x->rank - dims)];
+    porta_memory_format format = aten_suggest_memory_format(a[0].tensor);
+    int first = results->count;
     aten_scope s;
     scope_begin(&s);
     porta_tensor *table = window_table(&s, x->buffer->device, &p, out, &taps);
@@ -145,7 +148,7 @@ static porta_status *adaptive_max_pool(const char *op, int dims, const porta_val
     porta_tensor *indices = scope_gather(&s, every_table, 2, best);
     scope_push(&s, results, scope_reshape(&s, values, x->rank, result_sizes));
     scope_push(&s, results, scope_reshape(&s, indices, x->rank, result_sizes));
-    return scope_end(&s);
+    return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
 /* adaptive_max_pool{2,3}d_backward(grad_output, self, indices): each
@@ -166,13 +169,15 @@ static porta_status *adaptive_max_pool_backward(const char *op, int dims, const 
     layout_of(x, dims, &p);
     int64_t out_volume = porta_tensor_numel(gy) / (p.batch ? p.batch : 1);
     int64_t planes[2] = {p.batch, p.in_volume}, outputs[2] = {p.batch, p.batch ? out_volume : 0};
+    porta_memory_format format = aten_suggest_memory_format(a[1].tensor);
+    int first = results->count;
     aten_scope s;
     scope_begin(&s);
     porta_tensor *zeros = scope_full(&s, x->buffer->device, gy->dtype, 2, planes, 0);
     porta_tensor *gx = scope_scatter(&s, zeros, 1, scope_reshape(&s, indices, 2, outputs),
                                      scope_reshape(&s, gy, 2, outputs), PORTA_SCATTER_ADD);
     scope_push(&s, results, scope_reshape(&s, gx, x->rank, x->sizes));
-    return scope_end(&s);
+    return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
 static porta_status *adaptive_max_pool2d(const porta_value *a, aten_results *r) {
@@ -240,6 +245,8 @@ static porta_status *max_unpool(const char *op, int dims, const porta_value *a,
     for (int i = 0; i < x->rank; i++)
         sizes[i] = i < x->rank - dims ? x->sizes[i] : output_size->ints.items[i - (x->rank - dims)];
     int64_t planes[2] = {p.batch, out_volume}, inputs[2] = {p.batch, p.in_volume};
+    porta_memory_format format = aten_suggest_memory_format(a[0].tensor);
+    int first = results->count;
     aten_scope s;
     scope_begin(&s);
     porta_tensor *zeros = scope_full(&s, x->buffer->device, x->dtype, 2, planes, 0);
@@ -254,7 +261,7 @@ static porta_status *max_unpool(const char *op, int dims, const porta_value *a,
         scope_hold(&s, status, out);
     }
     scope_push(&s, results, scope_reshape(&s, out, x->rank, sizes));
-    return scope_end(&s);
+    return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
 static porta_status *max_unpool2d(const porta_value *a, aten_results *r) {

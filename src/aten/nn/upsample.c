@@ -9,6 +9,7 @@
 
 #include "aten/dispatch/scope.h"
 #include "aten/nn/upsample_linear.h"
+#include "aten/nn/memory_format.h"
 #include "core/status.h"
 #include "runtime/tensor.h"
 
@@ -54,13 +55,15 @@ static porta_status *upsample_nearest2d(const porta_value *args, aten_results *r
                            core_format_shape(b, sizeof b, x->rank, x->sizes));
     }
     PORTA_TRY(check_sizes("upsample_nearest2d", &args[1], x->sizes[2], x->sizes[3]));
+    porta_memory_format format = aten_suggest_memory_format(args[0].tensor);
+    int first = results->count;
     aten_scope s;
     scope_begin(&s);
     porta_device *device = x->buffer->device;
     porta_tensor *rows = source_indices(&s, device, x->sizes[2], args[1].ints.items[0], &args[2]);
     porta_tensor *cols = source_indices(&s, device, x->sizes[3], args[1].ints.items[1], &args[3]);
     scope_push(&s, results, scope_index_select(&s, scope_index_select(&s, x, 2, rows), 3, cols));
-    return scope_end(&s);
+    return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
 /* Scatter-adds grad along axis into zeros of `size` there: the gradient of
@@ -88,6 +91,8 @@ static porta_status *upsample_nearest2d_backward(const porta_value *args, aten_r
                            gy->rank, in->ints.count);
     PORTA_TRY(check_sizes("upsample_nearest2d_backward", &args[1], in->ints.items[2],
                           in->ints.items[3]));
+    porta_memory_format format = aten_suggest_memory_format(args[0].tensor);
+    int first = results->count;
     aten_scope s;
     scope_begin(&s);
     porta_device *device = gy->buffer->device;
@@ -100,7 +105,7 @@ static porta_status *upsample_nearest2d_backward(const porta_value *args, aten_r
     porta_tensor *gx = select_back(&s, select_back(&s, g, 3, cols, in->ints.items[3]), 2, rows,
                                    in->ints.items[2]);
     scope_push(&s, results, scope_cast(&s, gx, gy->dtype));
-    return scope_end(&s);
+    return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
 /* x rounded to float32 when the kernel computes in float32: PyTorch's
@@ -168,6 +173,8 @@ static porta_status *upsample_bilinear2d(const porta_value *args, aten_results *
     }
     PORTA_TRY(check_bilinear_dtype("upsample_bilinear2d", x->dtype));
     PORTA_TRY(check_sizes("upsample_bilinear2d", &args[1], x->sizes[2], x->sizes[3]));
+    porta_memory_format format = aten_suggest_memory_format(args[0].tensor);
+    int first = results->count;
     aten_scope s;
     scope_begin(&s);
     porta_device *device = x->buffer->device;
@@ -181,7 +188,7 @@ static porta_status *upsample_bilinear2d(const porta_value *args, aten_results *
     porta_tensor *y = scope_matmul(
         &s, rows, scope_matmul(&s, in_dtype(&s, x, compute), scope_permute(&s, cols, swap)));
     scope_push(&s, results, in_dtype(&s, y, x->dtype));
-    return scope_end(&s);
+    return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
 /* upsample_bilinear2d_backward(grad_output, output_size, input_size,
@@ -197,6 +204,8 @@ static porta_status *upsample_bilinear2d_backward(const porta_value *args, aten_
     PORTA_TRY(check_bilinear_dtype("upsample_bilinear2d_backward", gy->dtype));
     PORTA_TRY(check_sizes("upsample_bilinear2d_backward", &args[1], in->ints.items[2],
                           in->ints.items[3]));
+    porta_memory_format format = aten_suggest_memory_format(args[0].tensor);
+    int first = results->count;
     aten_scope s;
     scope_begin(&s);
     porta_device *device = gy->buffer->device;
@@ -210,7 +219,7 @@ static porta_status *upsample_bilinear2d_backward(const porta_value *args, aten_
     porta_tensor *gx = scope_matmul(&s, scope_permute(&s, rows, swap),
                                     scope_matmul(&s, in_dtype(&s, gy, compute), cols));
     scope_push(&s, results, in_dtype(&s, gx, gy->dtype));
-    return scope_end(&s);
+    return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
 const aten_op aten_nn_upsample_ops[] = {

@@ -5,6 +5,7 @@
  * height and width flattened behind it, one matmul for all three. */
 #include "aten/nn/upsample_linear.h"
 #include "aten/dispatch/op_reuse.h"
+#include "aten/nn/memory_format.h"
 #include "core/status.h"
 #include "runtime/tensor.h"
 
@@ -72,6 +73,8 @@ static porta_status *upsample_linear(const char *op, int axes, const porta_value
                                      aten_results *results) {
     const porta_tensor *x = args[0].tensor;
     PORTA_TRY(check_upsample(op, x, axes, &args[1], x->rank == axes + 2 ? x->sizes + 2 : x->sizes));
+    porta_memory_format format = aten_suggest_memory_format(args[0].tensor);
+    int first = results->count;
     aten_scope s;
     scope_begin(&s);
     porta_dtype compute = aten_compute_dtype(x->dtype);
@@ -82,7 +85,7 @@ static porta_status *upsample_linear(const char *op, int axes, const porta_value
     if (axes == 3) y = mix_second_last(&s, a[1], mix_depth(&s, y, a[0], false, out[0]), false);
     y = mix_last(&s, y, a[axes - 1], false);
     scope_push(&s, results, scope_cast(&s, y, x->dtype));
-    return scope_end(&s);
+    return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
 /* The backward ops (grad_output, output_size, input_size, align_corners,
@@ -102,6 +105,8 @@ static porta_status *upsample_linear_backward(const char *op, int axes, const po
                                "%s: grad_output %s does not match the output size at dim %d",
                                op, core_format_shape(b, sizeof b, gy->rank, gy->sizes), d);
         }
+    porta_memory_format format = aten_suggest_memory_format(args[0].tensor);
+    int first = results->count;
     aten_scope s;
     scope_begin(&s);
     porta_dtype compute = aten_compute_dtype(gy->dtype);
@@ -112,7 +117,7 @@ static porta_status *upsample_linear_backward(const char *op, int axes, const po
     porta_tensor *gx = mix_last(&s, scope_cast(&s, gy, compute), a[axes - 1], true);
     if (axes == 3) gx = mix_depth(&s, mix_second_last(&s, a[1], gx, true), a[0], true, sizes[0]);
     scope_push(&s, results, scope_cast(&s, gx, gy->dtype));
-    return scope_end(&s);
+    return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
 static porta_status *upsample_linear1d(const porta_value *args, aten_results *results) {

@@ -5,6 +5,7 @@
  * whose size does not change (nearest at scale 1 is the identity). */
 #include "aten/dispatch/scope.h"
 #include "aten/dispatch/op_reuse.h"
+#include "aten/nn/memory_format.h"
 #include "core/status.h"
 #include "runtime/tensor.h"
 
@@ -90,11 +91,13 @@ static porta_status *upsample_nearest3d(const porta_value *a, aten_results *resu
     int64_t folded[4] = {n, c * in[2], in[3], in[4]};
     int64_t rows[4] = {n, c, in[2], out[1] * out[2]}, row_out[2] = {out[0], out[1] * out[2]};
     int64_t sizes[5] = {n, c, out[0], out[1], out[2]};
+    porta_memory_format format = aten_suggest_memory_format(a[0].tensor);
+    int first = results->count;
     aten_scope s;
     scope_begin(&s);
     porta_tensor *planes = nearest2d(&s, x, folded, out + 1, &a[3], &a[4], 4, rows);
     scope_push(&s, results, nearest2d(&s, planes, rows, row_out, &a[2], &no_scale, 5, sizes));
-    return scope_end(&s);
+    return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
 /* upsample_nearest3d_backward(grad_output, output_size, input_size,
@@ -111,6 +114,7 @@ static porta_status *upsample_nearest3d_backward(const porta_value *a, aten_resu
     aten_scope s;
     scope_begin(&s);
     porta_tensor *rows = nearest2d_back(&s, g, out_rows, in_rows, &a[3], &no_scale, 4, in_rows);
+    /* contiguous for a channels_last_3d gradient too, as on PyTorch's CPU */
     scope_push(&s, results, nearest2d_back(&s, rows, out_planes, in_planes, &a[4], &a[5], 5, in));
     return scope_end(&s);
 }
