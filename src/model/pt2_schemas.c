@@ -504,6 +504,8 @@ const pt2_schema pt2_schemas[] = {
     {"mul.out", "[[\"self\"],[\"other\"],[\"out\"]]"},
     {"mul_.Scalar", "[[\"self\"],[\"other\"]]"},
     {"mul_.Tensor", "[[\"self\"],[\"other\"]]"},
+    {"multi_margin_loss", "[[\"self\"],[\"target\"],[\"p\",{\"int\":1}],[\"margin\",{\"int\":1}],[\"weight\",null],[\"reduction\",{\"int\":1}]]"},
+    {"multi_margin_loss_backward", "[[\"grad_output\"],[\"self\"],[\"target\"],[\"p\"],[\"margin\"],[\"weight\",null],[\"reduction\",{\"int\":1}]]"},
     {"mv", "[[\"self\"],[\"vec\"]]"},
     {"nan_to_num", "[[\"self\"],[\"nan\",null],[\"posinf\",null],[\"neginf\",null]]"},
     {"nan_to_num.out", "[[\"self\"],[\"nan\",null],[\"posinf\",null],[\"neginf\",null],[\"out\"]]"},
