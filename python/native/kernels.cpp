@@ -412,18 +412,19 @@ class AtenKernel final : public c10::OperatorKernel {
 // Unboxed entry points for the hottest overloads (binary arithmetic): the
 // dispatcher calls them directly instead of boxing the arguments into a
 // heap-allocated stack, which is a tenth of a small op's cost. They run the
-// same kernel as the boxed path.
+// same kernel as the boxed path, made at registration and kept for the
+// process.
 struct FastOp {
-    const char *name;
     c10::OperatorHandle op;
     AtenKernel *kernel;
 };
-std::vector<FastOp> fast_ops;
+constexpr int kFastOps = 6;
+std::optional<FastOp> fast_ops[kFastOps];
 
 template <int Slot>
 at::Tensor run_fast(std::initializer_list<c10::IValue> arguments) {
     c10::SmallVector<c10::IValue, 4> outputs;
-    fast_ops[Slot].kernel->run(fast_ops[Slot].op, c10::ArrayRef<c10::IValue>(arguments), outputs);
+    fast_ops[Slot]->kernel->run(fast_ops[Slot]->op, c10::ArrayRef<c10::IValue>(arguments), outputs);
     return outputs[0].toTensor();
 }
 
@@ -454,17 +455,15 @@ at::Tensor &in_place_tensor_tensor(at::Tensor &self, const at::Tensor &other) {
 // Registers op `name` unboxed when it is one of the fast ones; false if not.
 bool register_fast(torch::Library &library, const std::string &name, int id,
                    const c10::OperatorHandle &op) {
-    static const char *const names[] = {"add.Tensor", "sub.Tensor",  "mul.Tensor",
-                                        "div.Tensor", "add_.Tensor", "mul_.Tensor"};
+    static const char *const names[kFastOps] = {"add.Tensor", "sub.Tensor",  "mul.Tensor",
+                                                "div.Tensor", "add_.Tensor", "mul_.Tensor"};
     int slot = -1;
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < kFastOps; i++)
         if (name == names[i])
             slot = i;
     if (slot < 0)
         return false;
-    if (fast_ops.empty())
-        fast_ops.resize(6, FastOp{nullptr, op, nullptr});
-    fast_ops[slot] = FastOp{names[slot], op, new AtenKernel(id, op.schema())};
+    fast_ops[slot] = FastOp{op, new AtenKernel(id, op.schema())};
     switch (slot) {
     case 0: library.impl(name.c_str(), TORCH_FN(tensor_tensor_scalar<0>)); break;
     case 1: library.impl(name.c_str(), TORCH_FN(tensor_tensor_scalar<1>)); break;
