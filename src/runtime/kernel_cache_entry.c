@@ -87,10 +87,18 @@ porta_status *rt_kernel_cache_write_sealed(const char *dir, const char *name, co
 static atomic_bool damage_said;
 
 /* Removes a damaged entry so that it is rebuilt; anything but a directory
- * goes, since nothing of the user's belongs in the cache directory. */
-static void discard(const char *path, const char *problem) {
+ * goes, since nothing of the user's belongs in the cache directory. When
+ * `seen` (the file found damaged) is given and the path now names another
+ * file, another process has rebuilt the entry meanwhile: it stays. */
+static void discard(const char *path, const char *problem, const struct stat *seen) {
     struct stat st;
-    bool removed = lstat(path, &st) == 0 && !S_ISDIR(st.st_mode) && unlink(path) == 0;
+    bool replaced = false, removed = false;
+    if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        replaced = seen && !S_ISLNK(st.st_mode) &&
+                   (st.st_ino != seen->st_ino || st.st_dev != seen->st_dev);
+        removed = !replaced && unlink(path) == 0;
+    }
+    if (replaced) return;
     if (atomic_exchange(&damage_said, true)) return;
     fprintf(stderr,
             "porta: kernel cache entry %s is damaged or foreign (%s); %s, the kernel is built "
@@ -142,19 +150,19 @@ bool rt_kernel_cache_check(const char *path, void **content, size_t *bytes) {
     /* O_NONBLOCK: opening a FIFO for reading would wait for a writer */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
-        if (errno != ENOENT) discard(path, strerror(errno));
+        if (errno != ENOENT) discard(path, strerror(errno), NULL);
         return false;
     }
     struct stat st;
     char why[96];
     unsigned char *copy = NULL;
-    const char *problem = fstat(fd, &st) != 0
-                              ? strerror(errno)
-                              : check_open(fd, &st, content ? &copy : NULL, bytes, why,
-                                           sizeof why);
+    bool known = fstat(fd, &st) == 0;
+    const char *problem = !known ? strerror(errno)
+                                 : check_open(fd, &st, content ? &copy : NULL, bytes, why,
+                                              sizeof why);
     close(fd);
     if (problem) {
-        discard(path, problem);
+        discard(path, problem, known ? &st : NULL);
         return false;
     }
     if (content && !copy) return false; /* no memory to hand the content over */
