@@ -40,16 +40,39 @@ def lines_with(text, needle):
     return [line for line in text.splitlines() if needle in line]
 
 
-@pytest.mark.parametrize("value,problem", [("abc", "is not an integer"),
-                                           ("0", "is too small"), ("-1", "is too small")])
-def test_a_bad_thread_count_is_said_once_and_one_per_core_used(tmp_path, value, problem):
-    stderr, metrics = run(tmp_path, PORTA_NUM_THREADS=value,
-                          PORTA_CACHE_DIR=str(tmp_path / "cache"))
+def blocked_cache(tmp_path, blocked):
+    """A cache path where a file stands in the way, or a usable one."""
+    cache = tmp_path / "cache"
+    if blocked == "cache directory":
+        cache.write_text("not a directory")
+    elif blocked == "kernels directory":
+        cache.mkdir()
+        (cache / "kernels").write_text("not a directory")
+    return cache
+
+
+# Each run sets a bad thread count and a cache path (blocked by a file, or
+# not): one process checks both warnings.
+@pytest.mark.parametrize("threads,problem,blocked", [
+    ("abc", "is not an integer", "cache directory"),
+    ("0", "is too small", "kernels directory"),
+    ("-1", "is too small", None)])
+def test_bad_settings_are_said_once_and_leave_nothing_behind(tmp_path, threads, problem,
+                                                              blocked):
+    cache = blocked_cache(tmp_path, blocked)
+    stderr, metrics = run(tmp_path, PORTA_NUM_THREADS=threads, PORTA_CACHE_DIR=str(cache))
     said = lines_with(stderr, "PORTA_NUM_THREADS")
     assert len(said) == 1, stderr
-    assert f'PORTA_NUM_THREADS="{value}" {problem}' in said[0]
+    assert f'PORTA_NUM_THREADS="{threads}" {problem}' in said[0]
     assert "; using " in said[0]
-    assert metrics["kernels_compiled"] > 0, metrics
+    said = lines_with(stderr, "PORTA_CACHE_DIR")
+    if blocked:
+        assert len(said) == 1, stderr
+        assert f'PORTA_CACHE_DIR="{cache}"' in said[0] and "not a directory" in said[0].lower()
+        assert "removed at exit" in said[0]
+    else:
+        assert not said, stderr
+    assert metrics["kernels_compiled"] > 0, metrics  # fused mode still compiles
 
 
 def test_a_huge_thread_count_is_lowered_with_one_warning(tmp_path):
@@ -68,20 +91,3 @@ def test_a_huge_thread_count_is_lowered_with_one_warning(tmp_path):
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert len(lines_with(done.stderr, 'PORTA_NUM_THREADS="99999" is too large')) == 1
-
-
-@pytest.mark.parametrize("blocked", ["cache directory", "kernels directory"])
-def test_an_unusable_cache_directory_is_said_once_and_leaves_nothing(tmp_path, blocked):
-    if blocked == "cache directory":
-        cache = tmp_path / "a-file"
-        cache.write_text("not a directory")
-    else:
-        cache = tmp_path / "cache"
-        cache.mkdir()
-        (cache / "kernels").write_text("not a directory")
-    stderr, metrics = run(tmp_path, PORTA_CACHE_DIR=str(cache))
-    said = lines_with(stderr, "PORTA_CACHE_DIR")
-    assert len(said) == 1, stderr
-    assert f'PORTA_CACHE_DIR="{cache}"' in said[0] and "not a directory" in said[0].lower()
-    assert "removed at exit" in said[0]
-    assert metrics["kernels_compiled"] > 0, metrics
