@@ -1,11 +1,13 @@
 /* Sealed kernel cache entries (runtime/kernel_cache.h) as the OpenCL and
  * CUDA program caches use them (clk_disk_cache.h): a saved binary comes
- * back whole; a truncated, bit-flipped or unsealed entry, a FIFO or a
- * symbolic link to one is refused without blocking and removed, so the
- * program is rebuilt instead of a damaged binary reaching the driver. */
+ * back whole; a truncated, bit-flipped or unsealed entry, a FIFO, a link to
+ * one, a dangling link or a device node is refused without blocking and
+ * removed, so the program is rebuilt instead of a damaged binary reaching
+ * the driver. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "backends/clc/clk_disk_cache.h"
@@ -95,6 +97,12 @@ TEST(kernel_cache_sealed_entries_refuse_damage) {
     expect_load(s, false, "a link to a FIFO");
     struct stat st;
     CHECK_MSG(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "the link's target was removed");
+
+    CHECK(symlink("nowhere", s->path) == 0);
+    expect_load(s, false, "a dangling link");
+
+    /* a copy of /dev/null, where the system lets this process make one */
+    if (mknod(s->path, S_IFCHR | 0666, makedev(1, 3)) == 0) expect_load(s, false, "a device");
 
     CHECK(mkdir(s->path, 0755) == 0); /* a directory stays: it may hold anything */
     size_t size = 0;

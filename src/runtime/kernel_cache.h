@@ -42,7 +42,8 @@ porta_status *rt_kernel_cache_write_sealed(const char *dir, const char *name, co
                                            size_t bytes);
 
 /* Whether `path` holds a sound sealed entry: a regular file (checked
- * without blocking, so a FIFO cannot hang the reader) whose trailer matches
+ * before it is opened, and opened without blocking, so neither a device
+ * node nor a FIFO can act or hang) whose trailer matches
  * its content. When `content` is not NULL it receives the content without
  * the trailer (malloc'd; free it) and *bytes its length. A missing entry is
  * quietly false. A damaged or foreign one is removed, whatever kind of file

@@ -147,13 +147,24 @@ static const char *check_open(int fd, const struct stat *st, unsigned char **con
 
 bool rt_kernel_cache_check(const char *path, void **content, size_t *bytes) {
     if (content) *content = NULL;
-    /* O_NONBLOCK: opening a FIFO for reading would wait for a writer */
+    struct stat st;
+    /* Only a regular file is opened: opening a device node can act on the
+     * device. O_NONBLOCK still, since the path may name a FIFO by the time
+     * it is opened, and opening one for reading waits for a writer. */
+    if (stat(path, &st) != 0) {
+        int error = errno; /* no entry is a miss; a dangling link is damage */
+        if (error != ENOENT || lstat(path, &st) == 0) discard(path, strerror(error), NULL);
+        return false;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        discard(path, "not a regular file", NULL);
+        return false;
+    }
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         if (errno != ENOENT) discard(path, strerror(errno), NULL);
         return false;
     }
-    struct stat st;
     char why[96];
     unsigned char *copy = NULL;
     bool known = fstat(fd, &st) == 0;
