@@ -312,7 +312,9 @@ class AtenKernel final : public c10::OperatorKernel {
                 return;
             }
         }
-        if (strict_mode()) {
+        // Running out of memory raises at the call in strict mode too, as
+        // CUDA's allocator does: allocating is the host's part of an op.
+        if (strict_mode() && porta_status_code(status) != PORTA_ERR_OUT_OF_MEMORY) {
             torch::jit::Stack deferred;
             defer_failure(op, id_, status,
                           torch::jit::Stack(arguments.begin(), arguments.end()), &deferred);

@@ -2,6 +2,8 @@
 import pytest
 import torch
 
+import torch_porta
+
 
 def test_mixing_devices_names_both():
     a = torch.ones(2, 3, device="porta")
@@ -85,8 +87,17 @@ def test_other_cpu_tensors_raise_cudas_device_error(name):
         op(torch.ones(3, device="porta"))
 
 
-# torch.empty(10**12) asks for 4 TB: more than any device here has.
-def test_an_allocation_larger_than_the_device_is_cudas_out_of_memory_error():
+@pytest.fixture
+def eager_mode(request):
+    torch_porta.set_eager_mode(request.param)
+    yield request.param
+    torch_porta.set_eager_mode("debug")
+
+
+# torch.empty(10**12) asks for 4 TB: more than any device here has. It
+# raises at the call in every mode, as CUDA's allocator does.
+@pytest.mark.parametrize("eager_mode", ["debug", "strict", "fused"], indirect=True)
+def test_an_allocation_larger_than_the_device_is_cudas_out_of_memory_error(eager_mode):
     with pytest.raises(torch.OutOfMemoryError,
                        match=r"cannot allocate 4000000000000 bytes on porta:0 \(\w+\): "
                              r"the device has \d+ bytes of memory"):
