@@ -124,6 +124,8 @@ def issued(name, op, kernel):
             return kernel(*args, **kwargs)
         try:
             return kernel(*args, **kwargs)
+        except torch.OutOfMemoryError:
+            raise  # at the call, as CUDA's allocator raises it
         except Exception as error:
             return _defer(name, op, args, kwargs, error)
     return run
