@@ -45,6 +45,13 @@ def test_matmul_shape_error():
         torch.ones(2, 3, device="porta") @ torch.ones(2, 3, device="porta")
 
 
+@pytest.fixture
+def eager_mode(request):
+    torch_porta.set_eager_mode(request.param)
+    yield request.param
+    torch_porta.set_eager_mode("debug")
+
+
 # Mixing a porta tensor with CPU tensors: what CUDA accepts (CPU index
 # tensors in advanced indexing, zero-dim CPU tensors standing for numbers)
 # works; the rest raises CUDA's error naming both devices. PyTorch's meta
@@ -65,8 +72,9 @@ MIXED_REFUSED = {
 }
 
 
+@pytest.mark.parametrize("eager_mode", ["debug", "fused"], indirect=True)
 @pytest.mark.parametrize("name", MIXED_ACCEPTED)
-def test_cpu_indices_and_scalars_work_as_on_cuda(name):
+def test_cpu_indices_and_scalars_work_as_on_cuda(name, eager_mode):
     op = MIXED_ACCEPTED[name]
     op(torch.ones(3, device="meta"))
     expected = op(torch.arange(3.0))
@@ -85,13 +93,6 @@ def test_other_cpu_tensors_raise_cudas_device_error(name):
                                            f"but found at least two devices, {first} and "
                                            f"{second}!"):
         op(torch.ones(3, device="porta"))
-
-
-@pytest.fixture
-def eager_mode(request):
-    torch_porta.set_eager_mode(request.param)
-    yield request.param
-    torch_porta.set_eager_mode("debug")
 
 
 # torch.empty(10**12) asks for 4 TB: more than any device here has. It
