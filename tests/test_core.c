@@ -1,6 +1,7 @@
 /* Core: version, statuses, dtypes and promotion, buffers, tensors, devices,
  * the memory limit and the thread pool. */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,6 +150,28 @@ TEST(test_core_memory_limit) {
     porta_set_memory_limit(0);
     CHECK(porta_memory_allocated() == base);
     CHECK(porta_memory_peak() >= base + 400);
+}
+
+/* A single request larger than the device's memory is refused, naming both
+ * sizes, before any attempt; the next allocation works. */
+TEST(test_core_buffer_larger_than_the_device) {
+    porta_device_info info;
+    CHECK_OK(porta_device_info_get(test_cpu(), &info));
+    uint64_t allocated = porta_memory_allocated();
+    size_t bytes = (size_t)info.memory_bytes + 1;
+    char requested[32], available[32];
+    snprintf(requested, sizeof requested, "%zu bytes", bytes);
+    snprintf(available, sizeof available, "%llu bytes", (unsigned long long)info.memory_bytes);
+    porta_buffer *buffer = NULL;
+    CHECK_ERR(porta_buffer_alloc(test_cpu(), bytes, &buffer), PORTA_ERR_OUT_OF_MEMORY, requested);
+    CHECK_ERR(porta_buffer_alloc(test_cpu(), bytes, &buffer), PORTA_ERR_OUT_OF_MEMORY, available);
+    CHECK(buffer == NULL && porta_memory_allocated() == allocated);
+    int64_t sizes[1] = {(int64_t)(info.memory_bytes / 4 + 1)};
+    porta_tensor *tensor = NULL;
+    CHECK_ERR(porta_tensor_empty(test_cpu(), PORTA_F32, 1, sizes, &tensor),
+              PORTA_ERR_OUT_OF_MEMORY, "bytes of memory");
+    CHECK_OK(porta_buffer_alloc(test_cpu(), 64, &buffer));
+    porta_buffer_release(buffer);
 }
 
 TEST(test_core_tensor_empty_and_host_copies) {

@@ -1,16 +1,33 @@
 /*
  * errors.c - libporta statuses become Python exceptions. PyTorch raises
- * IndexError for an axis or index out of range and RuntimeError for the
- * rest (shapes, dtypes, devices, memory), so the codes map the same way.
+ * IndexError for an axis or index out of range, torch.OutOfMemoryError (a
+ * RuntimeError) when a device's memory runs out, and RuntimeError for the
+ * rest (shapes, dtypes, devices), so the codes map the same way.
  */
 #include "porta_py.h"
+
+/* torch.OutOfMemoryError, looked up once; RuntimeError, its base, if torch
+ * cannot be imported. */
+static PyObject *out_of_memory_error(void) {
+    static PyObject *type;
+    if (!type) {
+        PyObject *torch = PyImport_ImportModule("torch");
+        type = torch ? PyObject_GetAttrString(torch, "OutOfMemoryError") : NULL;
+        Py_XDECREF(torch);
+        if (!type) {
+            PyErr_Clear();
+            return PyExc_RuntimeError;
+        }
+    }
+    return type;
+}
 
 static PyObject *exception_for(porta_code code) {
     switch (code) {
     case PORTA_ERR_OUT_OF_RANGE:
         return PyExc_IndexError;
     case PORTA_ERR_OUT_OF_MEMORY:
-        return PyExc_MemoryError;
+        return out_of_memory_error();
     default:
         return PyExc_RuntimeError;
     }

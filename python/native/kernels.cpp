@@ -92,9 +92,10 @@ porta_value tensor_value(porta_tensor *tensor) {
     for (const c10::IValue &value : arguments) {
         if (value.isTensor() && value.toTensor().defined())
             note(value.toTensor());
-        else if (value.isTensorList())
-            for (const at::Tensor &t : value.toTensorVector())
-                note(t);
+        else if (value.isList()) // Tensor[] and Tensor?[]
+            for (const c10::IValue &item : value.toListRef())
+                if (item.isTensor() && item.toTensor().defined())
+                    note(item.toTensor());
     }
     if (names.size() < 2)
         names.push_back(c10::Device(c10::kPrivateUse1, current_device()).str());
@@ -123,7 +124,10 @@ porta_value box_tensor(const at::Tensor &tensor, Call &call, c10::ArrayRef<c10::
     devices_error(arguments);
 }
 
-porta_value box_tensor_list(const c10::IValue &value, Call &call,
+// A tensor list: porta tensors only, but for the indices of advanced
+// indexing (Tensor?[], kind 'O'), which may be CPU tensors as on CUDA: they
+// are copied to the device of the op's first porta tensor.
+porta_value box_tensor_list(const c10::IValue &value, char kind, Call &call,
                             c10::ArrayRef<c10::IValue> arguments) {
     std::vector<porta_tensor *> items;
     for (const c10::IValue &item : value.toListRef()) {
@@ -132,6 +136,13 @@ porta_value box_tensor_list(const c10::IValue &value, Call &call,
             continue;
         }
         const at::Tensor &tensor = item.toTensor();
+        if (kind == 'O' && tensor.device().is_cpu()) {
+            c10::Device device = call.inputs.empty()
+                                     ? c10::Device(c10::kPrivateUse1, current_device())
+                                     : call.inputs[0]->device();
+            items.push_back(call.own(view_of(tensor.to(device))));
+            continue;
+        }
         if (tensor.device().type() != c10::kPrivateUse1)
             devices_error(arguments);
         call.inputs.push_back(&tensor);
@@ -189,7 +200,7 @@ porta_value box(const c10::IValue &value, char kind, Call &call,
     switch (kind) {
     case 'L':
     case 'O':
-        return box_tensor_list(value, call, arguments);
+        return box_tensor_list(value, kind, call, arguments);
     case 'I':
     case 'J':
         return box_int_list(value, call);
@@ -301,7 +312,9 @@ class AtenKernel final : public c10::OperatorKernel {
                 return;
             }
         }
-        if (strict_mode()) {
+        // Running out of memory raises at the call in strict mode too, as
+        // CUDA's allocator does: allocating is the host's part of an op.
+        if (strict_mode() && porta_status_code(status) != PORTA_ERR_OUT_OF_MEMORY) {
             torch::jit::Stack deferred;
             defer_failure(op, id_, status,
                           torch::jit::Stack(arguments.begin(), arguments.end()), &deferred);

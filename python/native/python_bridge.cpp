@@ -179,6 +179,28 @@ PyObject *get_current_device(PyObject *, PyObject *) {
     return PyLong_FromLong(current_device());
 }
 
+// fail_future(future, message): completes a torch.futures.Future with an
+// error, as C++ readers of the future see one. Future.set_exception would
+// store the exception object as the future's value, which DDP's reducer
+// then takes for its bucket's tensors.
+PyObject *fail_future(PyObject *, PyObject *args) {
+    HANDLE_TH_ERRORS
+    PyObject *future;
+    const char *message;
+    if (!PyArg_ParseTuple(args, "Os", &future, &message))
+        return nullptr;
+    auto wrapper =
+        pybind11::handle(future).cast<std::shared_ptr<torch::jit::PythonFutureWrapper>>();
+    auto error = std::make_exception_ptr(
+        c10::DistBackendError({__func__, __FILE__, (uint32_t)__LINE__}, message));
+    {
+        pybind11::gil_scoped_release released; // its callbacks take the GIL themselves
+        wrapper->fut->setError(error);
+    }
+    Py_RETURN_NONE;
+    END_HANDLE_TH_ERRORS
+}
+
 PyMethodDef methods[] = {
     {"wrap", wrap_payload, METH_O, "wrap(payload): a torch tensor for a porta tensor."},
     {"wrap_view", wrap_view, METH_VARARGS,
@@ -196,6 +218,8 @@ PyMethodDef methods[] = {
     {"default_generator", default_generator_of, METH_O,
      "default_generator(index): the device's default torch.Generator."},
     {"current_device", get_current_device, METH_NOARGS, "This thread's current porta device."},
+    {"fail_future", fail_future, METH_VARARGS,
+     "fail_future(future, message): completes the future with a DistBackendError."},
     {nullptr, nullptr, 0, nullptr},
 };
 

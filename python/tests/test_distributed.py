@@ -186,6 +186,27 @@ def test_a_hung_rank_makes_the_others_fail_naming_it():
     assert float(issued[0].split()[2]) < 0.5, issued[0]
 
 
+@pytest.mark.parametrize("sync", ["0", "1"])
+def test_a_stopped_rank_makes_ddp_backward_fail_naming_it(sync):
+    """Rank 1 freezes itself (SIGSTOP) before DDP's backward: rank 0's
+    gradient all-reduce times out and backward raises the timeout naming
+    rank 1, whether DDP waits on the work's future (asynchronous calls) or
+    the call waits itself (PORTA_DIST_SYNC=1); it never crashes."""
+    done, seconds = _mpirun("ddp_stopped_rank",
+                            {"PORTA_DIST_TIMEOUT": "2", "PORTA_DIST_SYNC": sync})
+    output = done.stdout + done.stderr
+    for line in _lines(done.stdout, "stopping pid "):
+        try:  # a stopped process ignores all but SIGKILL
+            os.kill(int(line.split()[2]), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    errors = _lines(done.stdout, "backward error")
+    assert len(errors) == 1, output
+    assert "timed out after 2 s" in errors[0] and "rank 1 did not arrive" in errors[0], errors[0]
+    assert "Segmentation fault" not in output and "signal 11" not in output, output
+    assert seconds < 30, f"took {seconds:.1f} s"
+
+
 def test_a_rank_that_never_joins_makes_init_fail_naming_the_wait():
     done, seconds = _mpirun("late", {"PORTA_DIST_TIMEOUT": "2"})
     output = done.stdout + done.stderr
@@ -766,6 +787,30 @@ def _hang():
     os._exit(4)
 
 
+def _ddp_stopped_rank():
+    import torch
+    import torch.distributed as dist
+    import torch_porta  # noqa: F401
+    import torch_porta.distributed  # noqa: F401
+    from torch.nn.parallel import DistributedDataParallel
+
+    dist.init_process_group("porta")
+    torch.manual_seed(0)
+    ddp = DistributedDataParallel(torch.nn.Linear(8, 4).to("porta"))
+    dist.barrier()
+    if dist.get_rank() == 1:
+        print(f"stopping pid {os.getpid()}", flush=True)
+        os.kill(os.getpid(), signal.SIGSTOP)  # hung: the test kills it
+        os._exit(0)
+    try:
+        ddp(torch.ones(2, 8, device="porta")).sum().backward()
+    except RuntimeError as error:
+        print(f"backward error {type(error).__name__}: {error}", flush=True)
+        os._exit(3)  # the world is unusable: no finalize
+    print("backward returned without rank 1", flush=True)
+    os._exit(4)
+
+
 def _late():
     """Rank 1 starts MPI but never joins porta's world."""
     if os.environ["OMPI_COMM_WORLD_RANK"] == "1":
@@ -817,4 +862,4 @@ if __name__ == "__main__":
     {"collectives": _collectives, "ddp": _ddp, "hang": _hang, "exit": _exit,
      "torchrun": _torchrun_scenario, "checkpoint": _checkpoint, "late": _late,
      "async": _async, "all_to_all": _all_to_all, "subgroups": _subgroups,
-     "subgroup_hang": _subgroup_hang}[sys.argv[1]]()
+     "subgroup_hang": _subgroup_hang, "ddp_stopped_rank": _ddp_stopped_rank}[sys.argv[1]]()

@@ -8,12 +8,13 @@ this way anyway.
 program that works in strict mode does not rely on ops finishing when they
 are issued. An op that PyTorch's own checks accept (its Meta kernel: shapes,
 dtypes, arguments) but that fails in libporta (a data-dependent error such
-as an index out of range, memory) does not raise: it returns results of the
+as an index out of range) does not raise: it returns results of the
 right shape and dtype, marked poisoned, and the error surfaces at the next
 sync point (item(), cpu(), printing, torch.porta.synchronize()) naming the
 op and the Python line that issued it. Errors the Meta kernel finds raise at
-the call, as CUDA's host-side checks do. The issuing line is captured only
-when an op fails, so strict mode costs nothing on success.
+the call, as CUDA's host-side checks do, and so does running out of memory
+(torch.OutOfMemoryError), as CUDA's allocator does. The issuing line is
+captured only when an op fails, so strict mode costs nothing on success.
 
 "fused": ops are checked and their results allocated when issued, as in
 debug mode, but libporta records them instead of running them and runs the
@@ -123,6 +124,8 @@ def issued(name, op, kernel):
             return kernel(*args, **kwargs)
         try:
             return kernel(*args, **kwargs)
+        except torch.OutOfMemoryError:
+            raise  # at the call, as CUDA's allocator raises it
         except Exception as error:
             return _defer(name, op, args, kwargs, error)
     return run

@@ -238,7 +238,9 @@ class _PortaWork(dist.Work):
     they are done and raises their error; get_future()'s future completes
     as the last one finishes (on libporta's notifying thread, while the
     communication thread goes on to the next call; DDP chains its bucket's
-    work on it), with `result`, or with the error.
+    work on it), with `result`, or with the error as a DistBackendError
+    (a RuntimeError) that C++ readers of the future, DDP's reducer among
+    them, see raised too.
 
     Results land in place in CPU tensors and in porta tensors on host
     memory. A porta tensor that is staged (a device without host memory, a
@@ -279,14 +281,14 @@ class _PortaWork(dist.Work):
         if not last:
             return
         if self._error is not None:
-            self._future.set_exception(RuntimeError(self._error))
+            _C.fail_future(self._future, self._error)
             return
         try:
             for s in self._started:
                 if s.after is not None:
                     s.after()  # strided CPU tensors: the copy back
         except Exception as error:  # noqa: BLE001 - handed to the waiter
-            self._future.set_exception(error)
+            _C.fail_future(self._future, str(error))
             return
         self._future.set_result(self._result)
 

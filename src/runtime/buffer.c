@@ -26,10 +26,23 @@ static porta_status *new_handle(const char *op, porta_device *device, size_t byt
     return NULL;
 }
 
+/* A request larger than the device's whole memory can never succeed; on the
+ * CPU trying it would push the process into swap or the OOM killer instead. */
+static porta_status *check_fits_device(const porta_device *device, size_t bytes) {
+    uint64_t memory = device->info.memory_bytes; /* 0: the device does not say */
+    if (memory == 0 || bytes <= memory) return NULL;
+    return porta_error(PORTA_ERR_OUT_OF_MEMORY,
+                       "buffer_alloc: cannot allocate %zu bytes on porta:%d (%s): the device "
+                       "has %llu bytes of memory",
+                       bytes, device->info.index, device->info.backend,
+                       (unsigned long long)memory);
+}
+
 porta_status *porta_buffer_alloc(porta_device *device, size_t bytes, porta_buffer **out) {
     if (!device || !out)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "buffer_alloc: expected a device and an output pointer, got NULL");
+    PORTA_TRY(check_fits_device(device, bytes));
     porta_buffer *buffer;
     PORTA_TRY(new_handle("buffer_alloc", device, bytes, &buffer));
     bool defer = bytes > 0 && rt_deferred_recording();
