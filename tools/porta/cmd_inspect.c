@@ -1,8 +1,11 @@
 /* porta inspect FILE: what a .porta, .pt2 or .safetensors file holds:
  * its tensors, and for a model its inputs, outputs, parameter count and
  * how often each op occurs in the graph. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "porta_io.h"
@@ -66,12 +69,16 @@ static int print_model(porta_model *model) {
     return 0;
 }
 
+/* Only a regular file is read: anything else (a FIFO would block) is left
+ * for the safetensors reader to refuse. */
 static bool is_zip(const char *path) {
-    FILE *file = fopen(path, "rb");
-    if (!file) return false;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat st;
     unsigned char magic[4] = {0};
-    size_t got = fread(magic, 1, 4, file);
-    fclose(file);
+    bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    ssize_t got = regular ? pread(fd, magic, sizeof magic, 0) : 0;
+    close(fd);
     return got == 4 && !memcmp(magic, "PK\3\4", 4);
 }
 
