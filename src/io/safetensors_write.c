@@ -190,7 +190,7 @@ porta_status *porta_safetensors_save(const char *path, const porta_safetensors_e
     porta_status *status =
         build_header(tensors, order, count, metadata, metadata_count, &header, &largest);
     core_output file;
-    if (!status) status = core_output_open(path, "safetensors_save: file", &file);
+    if (!status) status = core_output_open(path, "safetensors file", &file);
     if (!status)
         status = core_output_close(
             &file, write_contents(&file, &header, tensors, order, count, largest));

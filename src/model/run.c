@@ -35,9 +35,10 @@ static porta_status *check_time(const run_state *s, int n) {
     double spent = now_seconds() - s->started;
     if (spent <= s->time_limit) return NULL;
     return porta_error(PORTA_ERR_OUT_OF_RANGE,
-                       "model run stopped before node %d of %d after %.3g s: over its time "
-                       "limit of %g s",
-                       n, s->graph->node_count, spent, s->time_limit);
+                       "model run stopped after %.3g s, before node %d (%s) of %d: over its "
+                       "time limit of %g s",
+                       spent, n, s->graph->nodes[n].op_name, s->graph->node_count,
+                       s->time_limit);
 }
 
 static void release_value(porta_value *v) {
