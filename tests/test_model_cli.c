@@ -297,3 +297,24 @@ TEST(test_model_cli_run_max_seconds) {
     }
     test_remove_tree(f.dir);
 }
+
+/* inspect shows the cost of a run before any run: y = x * w + 1 takes 2
+ * FLOPs per row of x; x, w, x * w and y are alive at once at the end. */
+TEST(test_model_cli_inspect_estimates_the_cost) {
+    fixture f;
+    if (!setup(&f)) return;
+    char args[2048], out[8192];
+    snprintf(args, sizeof args, "inspect '%s'", f.model);
+    CHECK_MSG(run_porta(args, out, sizeof out) == 0 &&
+                  strstr(out, "estimate per run: 4 FLOP, peak memory 32 B (weights 8 B)"),
+              "%s", out);
+    snprintf(args, sizeof args, "inspect '%s' --size n=1000", f.model);
+    CHECK_MSG(run_porta(args, out, sizeof out) == 0 &&
+                  strstr(out, "4.00 kFLOP, peak memory 23.45 KiB (weights 8 B)"),
+              "%s", out);
+    snprintf(args, sizeof args, "inspect '%s' --size m=2", f.model);
+    CHECK_MSG(run_porta(args, out, sizeof out) == 2 && strstr(out, "they have: n"), "%s", out);
+    snprintf(args, sizeof args, "inspect '%s' --size n=2", f.input);
+    CHECK_MSG(run_porta(args, out, sizeof out) == 2 && strstr(out, "holds none"), "%s", out);
+    test_remove_tree(f.dir);
+}
