@@ -97,13 +97,19 @@ static const command commands[] = {
      "latency p50 and p99, the mean, runs and samples (dim 0 of the first input)\n"
      "per second and the peak memory the runs added. Inputs come from IN (as\n"
      "for 'porta run') or are random, symbolic dims taking --size SYMBOL=N\n"
-     "(default 1). --json FILE also writes the numbers as JSON.\n",
+     "(N >= 1, SYMBOL one of the model's symbolic dims; default 1). --json FILE\n"
+     "also writes the numbers as JSON (replaced as 'porta run' replaces OUT).\n",
      cmd_bench},
     {"inspect", "show the tensors and graph of a .porta, .pt2 or .safetensors file",
-     "usage: porta inspect FILE\n\n"
+     "usage: porta inspect FILE [--size SYMBOL=N]\n\n"
      "Lists the tensors of FILE (name, dtype, shape) and their total; for a model\n"
      "also its format version, inputs (symbolic dims by name), outputs, weight\n"
-     "and parameter counts, and how many nodes call each op.\n",
+     "and parameter counts, how many nodes call each op, and an estimate of one\n"
+     "run's cost worked out from the graph without running it: FLOPs (a\n"
+     "multiply-add counts 2) and peak memory (weights, inputs and the results\n"
+     "alive at once). Symbolic dims take --size SYMBOL=N, else their smallest\n"
+     "size above 0; nodes of ops the estimate cannot size are named and left out\n"
+     "(docs/porta-format.md describes the estimate).\n",
      cmd_inspect},
     {"compare", "compare a model's speed, memory, energy and cost across devices",
      "usage: porta compare MODEL [--devices all|D,D...] [--iterations N] [--warmup N]\n"
