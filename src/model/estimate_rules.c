@@ -661,7 +661,8 @@ static const est_rule rules[] = {
     {"min", reduction}, {"max.dim", reduction}, {"min.dim", reduction}, {"argmax", reduction},
     {"argmin", reduction}, {"any", reduction}, {"any.dim", reduction}, {"any.dims", reduction},
     {"all", reduction}, {"all.dim", reduction}, {"all.dims", reduction}, {"prod", reduction},
-    {"prod.dim_int", reduction}, {"var.correction", reduction},
+    {"prod.dim_int", reduction}, {"var.correction", reduction}, {"norm.Scalar", reduction},
+    {"median", reduction}, {"nanmedian", reduction},
     {"_softmax", same_shape}, {"_log_softmax", same_shape}, {"cumsum", same_shape},
     {"sort", same_shape}, {"sort.stable", same_shape}, {"topk", topk},
     {"native_layer_norm", normalization}, {"native_group_norm", normalization},
@@ -672,12 +673,25 @@ static const est_rule rules[] = {
     {"arange", arange}, {"arange.start", arange}, {"arange.start_step", arange},
 };
 
+/* Ops whose arguments look pointwise (no dims, sizes or lists) but whose
+ * results are not the broadcast of their tensors: sizes that depend on the
+ * data, products, statistics of training, recurrent cells. By prefix. */
+static bool not_pointwise(const char *name) {
+    static const char *const prefixes[] = {
+        "_unique", "nonzero", "masked_select", "equal", "take", "bucketize", "searchsorted",
+        "isin", "native_batch_norm", "_native_batch_norm_legit", "_pdist", "_cdist", "_thnn_",
+        "addbmm", "addmv", "mv", "dot", "vdot", "trace"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (!strncmp(name, prefixes[i], strlen(prefixes[i]))) return true;
+    return false;
+}
+
 bool est_aten_node(est_node *e) {
     const char *name = e->node->op_name;
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
         if (!strcmp(name, rules[i].name)) return rules[i].fn(e);
-    /* An op without dims, sizes or lists among its arguments maps
+    /* Any other op without dims, sizes or lists among its arguments maps
      * elements to elements. */
-    if (strpbrk(e->codes, "IJLOij")) return false;
+    if (strpbrk(e->codes, "IJLOij") || not_pointwise(name)) return false;
     return pointwise(e);
 }
