@@ -124,57 +124,52 @@ int cli_parse_size(const char *command, const char *text, cli_size *out) {
     return 0;
 }
 
-static bool names_symbol(const cli_size *size, const char *symbol) {
-    return strlen(symbol) == size->symbol_length &&
-           !strncmp(size->symbol, symbol, size->symbol_length);
+/* Whether the list ("n, seq") holds the name of `length` characters. */
+static bool listed(const char *list, const char *name, size_t length) {
+    for (const char *item = list; *item;) {
+        size_t n = strcspn(item, ",");
+        if (n == length && !strncmp(item, name, length)) return true;
+        item += n;
+        item += strspn(item, ", ");
+    }
+    return false;
 }
 
-/* Whether `symbol` names a symbolic dim of the model's inputs; with a list,
- * writes there every symbolic dim ("n, seq"), each once. */
-static bool has_symbol(const porta_model *model, const cli_size *size, char *list, size_t cap) {
-    bool found = false;
+/* The symbolic dims of the model's inputs, each once: "n, seq". */
+static void model_symbols(const porta_model *model, char *list, size_t cap) {
     size_t used = 0;
+    list[0] = '\0';
     for (int i = 0; i < porta_model_input_count(model); i++) {
         porta_model_input_info info;
         if (porta_model_input_info_get(model, i, &info)) continue;
         for (int d = 0; d < info.rank; d++) {
             const char *symbol = info.symbols[d];
-            if (!*symbol) continue;
-            found = found || names_symbol(size, symbol);
-            bool seen = false;
-            for (int k = 0; k < i && !seen; k++) {
-                porta_model_input_info earlier;
-                if (porta_model_input_info_get(model, k, &earlier)) continue;
-                for (int e = 0; e < earlier.rank; e++)
-                    seen = seen || !strcmp(earlier.symbols[e], symbol);
-            }
-            for (int e = 0; e < d; e++) seen = seen || !strcmp(info.symbols[e], symbol);
-            if (list && !seen && used < cap)
+            if (*symbol && used < cap && !listed(list, symbol, strlen(symbol)))
                 used += (size_t)snprintf(list + used, cap - used, "%s%s", used ? ", " : "",
                                          symbol);
         }
     }
-    return found;
 }
 
 int cli_check_sizes(const char *command, const porta_model *model, const cli_size *sizes,
                     int count) {
-    for (int i = 0; i < count; i++) {
-        if (has_symbol(model, &sizes[i], NULL, 0)) continue;
-        char known[512] = "";
-        has_symbol(model, &sizes[i], known, sizeof known);
-        return cli_usage(command,
-                         "--size names '%.*s', which is no symbolic dim of the model's inputs "
-                         "(%s%s)",
-                         (int)sizes[i].symbol_length, sizes[i].symbol,
-                         *known ? "they have: " : "they have none", known);
-    }
+    char known[4096];
+    model_symbols(model, known, sizeof known);
+    for (int i = 0; i < count; i++)
+        if (!listed(known, sizes[i].symbol, sizes[i].symbol_length))
+            return cli_usage(command,
+                             "--size names '%.*s', which is no symbolic dim of the model's "
+                             "inputs (%s%s)",
+                             (int)sizes[i].symbol_length, sizes[i].symbol,
+                             *known ? "they have: " : "they have none", known);
     return 0;
 }
 
 static int64_t symbol_size(const cli_size *sizes, int size_count, const char *symbol) {
     for (int i = 0; i < size_count; i++)
-        if (names_symbol(&sizes[i], symbol)) return sizes[i].value;
+        if (strlen(symbol) == sizes[i].symbol_length &&
+            !strncmp(sizes[i].symbol, symbol, sizes[i].symbol_length))
+            return sizes[i].value;
     return 1;
 }
 
