@@ -164,6 +164,13 @@ TEST(test_output_file_refuses_fifos_directories_and_devices) {
     } else {
         printf("     (mknod of a character device needs root; that case skipped)\n");
     }
+    /* The profiler's trace is such a file too. */
+    CHECK_OK(porta_profiler_start());
+    porta_status *stopped = porta_profiler_stop(fifo);
+    CHECK_MSG(stopped && strstr(porta_status_message(stopped), "got a FIFO"), "%s",
+              stopped ? porta_status_message(stopped) : "written");
+    porta_status_free(stopped);
+    CHECK(kind_of(fifo) == S_IFIFO);
     /* Nothing was left beside them. */
     CHECK_MSG(entries(p.dir) == expected, "%d entries, expected %d", entries(p.dir), expected);
     test_remove_tree(p.dir);
