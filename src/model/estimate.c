@@ -63,16 +63,17 @@ static bool builtin_value(const est_value *values, const model_node *node, int64
     int64_t x[2] = {0, 0};
     for (int a = 0; a < node->arg_count && a < 2; a++)
         if (!arg_int(values, &node->args[a], &x[a])) return false;
+    /* Wrapping, as the interpreter's. */
     switch (node->builtin) {
-    case BUILTIN_ADD: *out = x[0] + x[1]; return true;
-    case BUILTIN_SUB: *out = x[0] - x[1]; return true;
-    case BUILTIN_MUL: *out = x[0] * x[1]; return true;
-    case BUILTIN_NEG: *out = -x[0]; return true;
+    case BUILTIN_ADD: *out = (int64_t)((uint64_t)x[0] + (uint64_t)x[1]); return true;
+    case BUILTIN_SUB: *out = (int64_t)((uint64_t)x[0] - (uint64_t)x[1]); return true;
+    case BUILTIN_MUL: *out = (int64_t)((uint64_t)x[0] * (uint64_t)x[1]); return true;
+    case BUILTIN_NEG: *out = (int64_t)(0 - (uint64_t)x[0]); return true;
     case BUILTIN_MAX: *out = x[0] > x[1] ? x[0] : x[1]; return true;
     case BUILTIN_MIN: *out = x[0] < x[1] ? x[0] : x[1]; return true;
     case BUILTIN_FLOORDIV:
     case BUILTIN_MOD: {
-        if (x[1] == 0) return false;
+        if (x[1] == 0 || x[1] == -1) return false; /* -1: INT64_MIN / -1 overflows */
         int64_t q = x[0] / x[1];
         if (x[0] % x[1] != 0 && ((x[0] < 0) != (x[1] < 0))) q--;
         *out = node->builtin == BUILTIN_FLOORDIV ? q : x[0] - q * x[1];
@@ -82,8 +83,14 @@ static bool builtin_value(const est_value *values, const model_node *node, int64
     }
 }
 
+static uint64_t saturating_add(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
+
 static uint64_t bytes_of(const est_value *v) {
-    return v->known && !v->view ? (uint64_t)est_numel(v) * porta_dtype_size(v->dtype) : 0;
+    uint64_t bytes;
+    if (!v->known || v->view) return 0;
+    return __builtin_mul_overflow((uint64_t)est_numel(v), porta_dtype_size(v->dtype), &bytes)
+               ? UINT64_MAX
+               : bytes;
 }
 
 typedef struct walk {
@@ -164,18 +171,20 @@ static porta_status *simulate_memory(walk *w) {
         const model_slot *slot = &g->slots[s];
         uint64_t bytes = slot->kind == SLOT_TENSOR ? bytes_of(&w->values[s]) : 0;
         if (slot->source != FROM_NODE) {
-            live += bytes; /* weights and inputs: held by the model and the caller */
-            if (slot->source == FROM_WEIGHT) w->out->weight_bytes += bytes;
+            /* weights and inputs: held by the model and the caller */
+            live = saturating_add(live, bytes);
+            if (slot->source == FROM_WEIGHT)
+                w->out->weight_bytes = saturating_add(w->out->weight_bytes, bytes);
             continue;
         }
-        made[slot->index] += bytes;
-        freed[keep[s]] += bytes;
+        made[slot->index] = saturating_add(made[slot->index], bytes);
+        freed[keep[s]] = saturating_add(freed[keep[s]], bytes);
     }
     w->out->peak_bytes = live;
     for (int n = 0; n < g->node_count; n++) {
-        live += made[n];
+        live = saturating_add(live, made[n]);
         if (live > w->out->peak_bytes) w->out->peak_bytes = live;
-        live -= freed[n];
+        live = live == UINT64_MAX ? live : live - freed[n]; /* saturated: stays absurd */
     }
     free(keep);
     free(made);
@@ -183,14 +192,8 @@ static porta_status *simulate_memory(walk *w) {
     return NULL;
 }
 
-porta_status *porta_model_estimate(const porta_model *model, const char *const *symbols,
-                                   const int64_t *values, int count, porta_model_cost *out) {
-    if (!model || !out || count < 0 || (count && (!symbols || !values)))
-        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
-                           "porta_model_estimate: expected a model, %d symbol names and values "
-                           "and an output, got NULL",
-                           count);
-    const model_program *g = model->graph;
+porta_status *model_estimate(const model_program *g, const char *const *symbols,
+                             const int64_t *values, int count, porta_model_cost *out) {
     *out = (porta_model_cost){0};
     walk w = {.g = g, .out = out};
     int64_t *sizes = malloc(((size_t)g->symbol_count + 1) * sizeof *sizes);
@@ -213,4 +216,18 @@ porta_status *porta_model_estimate(const porta_model *model, const char *const *
     free(w.values);
     free(w.root);
     return status;
+}
+
+porta_status *porta_model_estimate(const porta_model *model, const char *const *symbols,
+                                   const int64_t *values, int count, porta_model_cost *out) {
+    if (!model || !out || count < 0 || (count && (!symbols || !values)))
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "porta_model_estimate: expected a model, %d symbol names and values "
+                           "and an output, got NULL",
+                           count);
+    for (int i = 0; i < count; i++)
+        if (!symbols[i])
+            return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                               "porta_model_estimate: expected a name for symbol %d, got NULL", i);
+    return model_estimate(model->graph, symbols, values, count, out);
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "model/program.h"
+#include "porta_model.h"
 
 /* What the estimate knows of a value. */
 typedef struct est_value {
@@ -28,6 +29,10 @@ typedef struct est_node {
     est_value *outputs;       /* node->output_count of them, to fill */
     double flops;             /* to add to */
 } est_node;
+
+/* porta_model_estimate on a program (what the fuzz target drives). */
+porta_status *model_estimate(const model_program *g, const char *const *symbols,
+                             const int64_t *values, int count, porta_model_cost *out);
 
 /* Fills e->outputs and e->flops for an aten node; false when the op's
  * shapes are beyond the rules (or an argument's shape is unknown). */

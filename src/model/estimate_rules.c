@@ -11,11 +11,21 @@
 
 enum { MAX_LIST = 16 };
 
+/* Sizes stay within what a declared shape may hold, and the arithmetic on
+ * them saturates: a hostile graph gets an absurd estimate, never overflow. */
 int64_t est_numel(const est_value *v) {
     int64_t n = 1;
-    for (int d = 0; d < v->rank; d++) n *= v->sizes[d];
+    for (int d = 0; d < v->rank; d++)
+        if (__builtin_mul_overflow(n, v->sizes[d], &n)) return INT64_MAX;
     return n;
 }
+
+static int64_t saturating_mul(int64_t a, int64_t b) {
+    int64_t product;
+    return __builtin_mul_overflow(a, b, &product) ? INT64_MAX : product;
+}
+
+static bool in_range(int64_t v) { return v >= -MODEL_MAX_DIM && v <= MODEL_MAX_DIM; }
 
 static const est_value *tensor_arg(const est_node *e, int a) {
     if (a >= e->node->arg_count || e->node->args[a].kind != ARG_TENSOR) return NULL;
@@ -29,7 +39,7 @@ static bool int_arg(const est_node *e, int a, int64_t *out) {
     if (arg->kind == ARG_INT) *out = arg->i;
     else if (arg->kind == ARG_SYM && e->values[arg->slot].known) *out = e->values[arg->slot].i;
     else return false;
-    return true;
+    return in_range(*out);
 }
 
 static bool number_arg(const est_node *e, int a, double *out) {
@@ -56,6 +66,7 @@ static bool ints_arg(const est_node *e, int a, int64_t *out, int *count, bool no
         int slot = arg->ints.syms ? arg->ints.syms[i] : -1;
         if (slot >= 0 && !e->values[slot].known) return false;
         out[i] = slot >= 0 ? e->values[slot].i : arg->ints.values[i];
+        if (!in_range(out[i])) return false;
     }
     *count = arg->ints.count;
     return true;
@@ -75,7 +86,7 @@ static bool set_shape(est_value *out, porta_dtype dtype, int rank, const int64_t
     if (rank < 0 || rank > PORTA_MAX_RANK) return false;
     *out = (est_value){.known = true, .dtype = dtype, .rank = rank};
     for (int d = 0; d < rank; d++) {
-        if (sizes[d] < 0) return out->known = false;
+        if (sizes[d] < 0 || sizes[d] > MODEL_MAX_DIM) return out->known = false;
         out->sizes[d] = sizes[d];
     }
     return true;
@@ -172,10 +183,15 @@ static bool convolution(est_node *e) {
         int64_t dil = dilation[nd == 1 ? 0 : d], k = w->sizes[2 + d], in = x->sizes[2 + d];
         if ((ns != 1 && ns <= d) || (np != 1 && np <= d) || (nd != 1 && nd <= d) || s < 1)
             return false;
-        int64_t op = transposed && ne > d ? extra[d] : 0;
-        sizes[2 + d] = transposed ? (in - 1) * s - 2 * p + dil * (k - 1) + op + 1
-                                  : (in + 2 * p - dil * (k - 1) - 1) / s + 1;
-        window *= k;
+        /* In doubles: exact whenever the result is a size at all. */
+        double op = transposed && ne > d ? (double)extra[d] : 0;
+        double span = (double)in + 2.0 * (double)p - (double)dil * (double)(k - 1) - 1;
+        double size = transposed ? (double)(in - 1) * (double)s - 2.0 * (double)p +
+                                       (double)dil * (double)(k - 1) + op + 1
+                                 : span < 0 ? -1 : floor(span / (double)s) + 1;
+        if (!(size >= 0 && size <= (double)MODEL_MAX_DIM)) return false;
+        sizes[2 + d] = (int64_t)size;
+        window = saturating_mul(window, k);
     }
     if (!set_shape(&e->outputs[0], x->dtype, x->rank, sizes)) return false;
     /* Each output element of a convolution (each input element of a
@@ -196,7 +212,7 @@ static bool view(est_node *e) {
     int64_t known = 1;
     for (int d = 0; d < n; d++)
         if (sizes[d] == -1 && unknown < 0) unknown = d;
-        else known *= sizes[d];
+        else known = saturating_mul(known, sizes[d]);
     if (unknown >= 0) sizes[unknown] = known ? est_numel(x) / known : 0;
     if (!set_shape(&e->outputs[0], x->dtype, n, sizes) || est_numel(&e->outputs[0]) != est_numel(x))
         return false;
@@ -329,7 +345,7 @@ static bool cat(est_node *e) {
             d = wrap_dim(dim, v->rank);
             if (d < 0 || d >= v->rank) return false;
         }
-        total += v->sizes[d];
+        if (__builtin_add_overflow(total, v->sizes[d], &total)) return false;
     }
     if (!out.known) return false;
     out.sizes[d] = total;
@@ -374,7 +390,7 @@ static bool repeat(est_node *e) {
     int n;
     if (!x || !ints_arg(e, 1, times, &n, false) || n < x->rank) return false;
     for (int d = 0; d < n; d++)
-        sizes[d] = times[d] * (d >= n - x->rank ? x->sizes[d - (n - x->rank)] : 1);
+        sizes[d] = saturating_mul(times[d], d >= n - x->rank ? x->sizes[d - (n - x->rank)] : 1);
     return set_shape(&e->outputs[0], x->dtype, n, sizes);
 }
 
@@ -593,17 +609,18 @@ static bool pool2d(est_node *e) {
     for (int d = 0; d < 2; d++) {
         int64_t kd = k[nk == 1 ? 0 : d], sd = ns ? s[ns == 1 ? 0 : d] : kd;
         int64_t pd = p[np == 1 ? 0 : d], dd = dil[nd == 1 ? 0 : d];
-        int64_t in = x->sizes[x->rank - 2 + d], span = in + 2 * pd - dd * (kd - 1) - 1;
-        if (sd < 1) return false;
-        int64_t n = (ceil_mode ? span + sd - 1 : span) / sd + 1;
-        if (ceil_mode && (n - 1) * sd >= in + pd) n--;
-        out.sizes[x->rank - 2 + d] = n;
+        int64_t in = x->sizes[x->rank - 2 + d];
+        double span = (double)in + 2.0 * (double)pd - (double)dd * (double)(kd - 1) - 1;
+        if (sd < 1 || span < 0 || span > (double)MODEL_MAX_DIM) return false;
+        double n = (ceil_mode ? ceil(span / (double)sd) : floor(span / (double)sd)) + 1;
+        if (ceil_mode && (n - 1) * (double)sd >= (double)(in + pd)) n--;
+        out.sizes[x->rank - 2 + d] = (int64_t)n;
     }
     for (int o = 0; o < e->node->output_count; o++) {
         e->outputs[o] = out;
         if (o) e->outputs[o].dtype = PORTA_I64;
     }
-    e->flops += (double)est_numel(&out) * (double)(k[0] * k[nk == 1 ? 0 : 1]);
+    e->flops += (double)est_numel(&out) * (double)k[0] * (double)k[nk == 1 ? 0 : 1];
     return true;
 }
 
@@ -686,12 +703,27 @@ static bool not_pointwise(const char *name) {
     return false;
 }
 
+/* Whether every result is a shape a graph could declare. */
+static bool plausible(const est_node *e) {
+    for (int o = 0; o < e->node->output_count; o++) {
+        const est_value *v = &e->outputs[o];
+        if (v->rank < 0 || v->rank > PORTA_MAX_RANK) return false;
+        for (int d = 0; d < v->rank; d++)
+            if (v->sizes[d] < 0 || v->sizes[d] > MODEL_MAX_DIM) return false;
+    }
+    return true;
+}
+
 bool est_aten_node(est_node *e) {
     const char *name = e->node->op_name;
-    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
-        if (!strcmp(name, rules[i].name)) return rules[i].fn(e);
+    bool sized = false, ruled = false;
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0] && !ruled; i++)
+        if (!strcmp(name, rules[i].name)) {
+            sized = rules[i].fn(e);
+            ruled = true;
+        }
     /* Any other op without dims, sizes or lists among its arguments maps
      * elements to elements. */
-    if (strpbrk(e->codes, "IJLOij") || not_pointwise(name)) return false;
-    return pointwise(e);
+    if (!ruled) sized = !strpbrk(e->codes, "IJLOij") && !not_pointwise(name) && pointwise(e);
+    return sized && plausible(e);
 }
