@@ -267,6 +267,18 @@ TEST(test_model_cli_bench_sizes_and_json_errors) {
                   strstr(out, strerror(EFBIG)),
               "%s", out);
     CHECK(kind_of(json) == 0);
+    /* A model path with a quote and a backslash stays one JSON string. */
+    char odd[700];
+    snprintf(odd, sizeof odd, "%s/we\"i\\rd.porta", f.dir);
+    CHECK(rename(f.model, odd) == 0);
+    snprintf(args, sizeof args, "bench '%s' --iterations 1 --json '%s'", odd, json);
+    CHECK_MSG(run_porta(args, out, sizeof out) == 0, "%s", out);
+    FILE *file = fopen(json, "r");
+    size_t got = file ? fread(out, 1, sizeof out - 1, file) : 0;
+    out[got] = '\0';
+    if (file) fclose(file);
+    CHECK_MSG(strstr(out, "we\\\"i\\\\rd.porta\", \"iterations\""), "%s", out);
+    CHECK(rename(odd, f.model) == 0);
     /* A device node is no file to replace. */
     snprintf(args, sizeof args, "bench '%s' --iterations 1 --json /dev/full", f.model);
     CHECK_MSG(run_porta(args, out, sizeof out) == 1 && strstr(out, "/dev/full") &&

@@ -67,6 +67,18 @@ static porta_status *bench_device(const bench_options *o, porta_model *model,
     return NULL;
 }
 
+/* s as a JSON string: a path may hold quotes, backslashes or controls. */
+static void put_json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
 /* The JSON is printed into memory, then written as one file. */
 static int write_json(const bench_options *o, const bench_result *results, int count,
                       int64_t batch) {
@@ -77,17 +89,18 @@ static int write_json(const bench_options *o, const bench_result *results, int c
         fprintf(stderr, "porta bench: out of memory\n");
         return 1;
     }
-    fprintf(f, "{\"model\": \"%s\", \"iterations\": %d, \"warmup\": %d, \"batch\": %lld, "
-               "\"devices\": [",
-            o->model_path, o->iterations, o->warmup, (long long)batch);
+    fputs("{\"model\": ", f);
+    put_json_string(f, o->model_path);
+    fprintf(f, ", \"iterations\": %d, \"warmup\": %d, \"batch\": %lld, \"devices\": [",
+            o->iterations, o->warmup, (long long)batch);
     for (int i = 0; i < count; i++) {
         const bench_result *r = &results[i];
+        fprintf(f, "%s\n  {\"device\": \"porta:%d\", \"backend\": ", i ? "," : "", r->index);
+        put_json_string(f, r->backend);
         fprintf(f,
-                "%s\n  {\"device\": \"porta:%d\", \"backend\": \"%s\", \"p50_ms\": %.4f, "
-                "\"p99_ms\": %.4f, \"mean_ms\": %.4f, \"runs_per_s\": %.3f, "
+                ", \"p50_ms\": %.4f, \"p99_ms\": %.4f, \"mean_ms\": %.4f, \"runs_per_s\": %.3f, "
                 "\"samples_per_s\": %.3f, \"peak_memory_mib\": %.3f}",
-                i ? "," : "", r->index, r->backend, r->p50_ms, r->p99_ms, r->mean_ms,
-                r->runs_per_s, r->samples_per_s, r->peak_mib);
+                r->p50_ms, r->p99_ms, r->mean_ms, r->runs_per_s, r->samples_per_s, r->peak_mib);
     }
     fprintf(f, "\n]}\n");
     bool printed = !ferror(f);

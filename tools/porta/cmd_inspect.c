@@ -121,9 +121,10 @@ static int describe_model(porta_model *model, const cli_size *sizes, int size_co
 /* Only a regular file is read: anything else (a FIFO would block) is left
  * for the safetensors reader to refuse. */
 static bool is_zip(const char *path) {
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return false;
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return false;
-    struct stat st;
     unsigned char magic[4] = {0};
     bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
     ssize_t got = regular ? pread(fd, magic, sizeof magic, 0) : 0;
