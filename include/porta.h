@@ -155,7 +155,9 @@ PORTA_API uint64_t porta_memory_peak(void);          /* since start or reset */
 PORTA_API void porta_memory_reset_peak(void);
 
 /* Threads used by the CPU backend (0: one per core, the default; the
- * PORTA_NUM_THREADS environment variable sets the initial value). */
+ * PORTA_NUM_THREADS environment variable sets the initial value). At most 4
+ * per online CPU (at least 64): more fails with PORTA_ERR_INVALID_ARGUMENT,
+ * and a larger PORTA_NUM_THREADS is lowered to it with a warning. */
 PORTA_API porta_status *porta_set_num_threads(int threads);
 PORTA_API int porta_get_num_threads(void);
 

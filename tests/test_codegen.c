@@ -2,9 +2,11 @@
  * primitives on the same inputs (elementwise chains with broadcast and
  * strided operands, reductions with prologues and epilogues, softmax,
  * float16, every supported op on NaN/inf/-0), the tile entry, the disk
- * cache (hits, corrupt entries rebuilt), a missing compiler, and kir_check
+ * cache (hits, corrupt, truncated, bit-flipped and FIFO entries rebuilt),
+ * a missing compiler, and kir_check
  * on malformed kernels. Each test uses a fresh cache directory. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 
 #include "backends/cpu/cpu_jit.h"
 #include "codegen/codegen_c.h"
+#include "runtime/kernel_cache.h"
 #include "runtime/tensor.h"
 #include "test.h"
 
@@ -843,6 +846,65 @@ TEST(codegen_jit_memory_and_disk_caches) {
     CHECK(s0.kernels_compiled == s1.kernels_compiled + 1);
     CHECK(s0.kernel_disk_hits == s1.kernel_disk_hits);
     free(k), free(other);
+    cache_end();
+}
+
+/* A FIFO where the kernel's object should be, in a fresh cache. */
+static void plant_fifo_in_fresh_cache(const char *name) {
+    cache_end();
+    cache_begin();
+    char path[700];
+    snprintf(path, sizeof path, "%s/kernels", cache_root);
+    CHECK(mkdir(path, 0755) == 0);
+    snprintf(path, sizeof path, "%s/kernels/%s.so", cache_root, name);
+    CHECK(mkfifo(path, 0644) == 0);
+}
+
+/* A damaged entry is caught before dlopen (which faults on a truncated or
+ * overwritten object, and blocks opening a FIFO), removed and rebuilt:
+ * the kernel compiles again, runs right, and the cache then holds a sound
+ * regular file. */
+TEST(codegen_jit_damaged_disk_entries_are_rebuilt) {
+    cache_begin();
+    kir_kernel *k = scale_kernel(11);
+    check_scale(build(k), 11);
+    char base[600], object[620];
+    CHECK(cached_object(base, sizeof base, NULL));
+    snprintf(object, sizeof object, "%s.so", base);
+    size_t len = 0;
+    unsigned char *good = (unsigned char *)read_whole(object, &len);
+    CHECK(len > 4096);
+    const char *slash = strrchr(base, '/');
+    char name[600];
+    snprintf(name, sizeof name, "%s", slash ? slash + 1 : base);
+
+    for (int damage = 0; damage < 4 && len > 4096; damage++) {
+        unsigned char *bytes = malloc(len);
+        memcpy(bytes, good, len);
+        const char *what = damage == 0   ? "truncated to half"
+                           : damage == 1 ? "40 bytes flipped mid-file"
+                           : damage == 2 ? "40 bytes flipped in its last page"
+                                         : "a FIFO";
+        if (damage == 0) plant_in_fresh_cache(name, bytes, len / 2);
+        for (size_t i = 0; damage == 1 && i < 40; i++) bytes[len / 2 + i] ^= 0x5a;
+        for (size_t i = 0; damage == 2 && i < 40; i++) bytes[len - 200 + i] ^= 0x5a;
+        if (damage == 1 || damage == 2) plant_in_fresh_cache(name, bytes, len);
+        if (damage == 3) plant_fifo_in_fresh_cache(name);
+        free(bytes);
+        porta_compiler_stats before, after;
+        porta_compiler_stats_get(&before);
+        check_scale(build(k), 11);
+        porta_compiler_stats_get(&after);
+        CHECK_MSG(after.kernels_compiled == before.kernels_compiled + 1, "%s: not rebuilt", what);
+        CHECK_MSG(after.kernel_disk_hits == before.kernel_disk_hits, "%s: loaded", what);
+        char path[700];
+        snprintf(path, sizeof path, "%s/kernels/%s.so", cache_root, name);
+        struct stat st;
+        CHECK_MSG(lstat(path, &st) == 0 && S_ISREG(st.st_mode), "%s: not replaced", what);
+        CHECK_MSG(rt_kernel_cache_check(path, NULL, NULL), "%s: replaced by a damaged entry", what);
+    }
+    free(good);
+    free(k);
     cache_end();
 }
 

@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/env.h"
+
 #define BAR_WIDTH 30
 
 static uint64_t now_ns(void) {
@@ -17,12 +19,7 @@ static uint64_t now_ns(void) {
 }
 
 /* PORTA_PROGRESS=0 or 1 decides; otherwise whether fd is a terminal. */
-static bool wanted(int fd) {
-    const char *env = getenv("PORTA_PROGRESS");
-    if (env && !strcmp(env, "0")) return false;
-    if (env && !strcmp(env, "1")) return true;
-    return isatty(fd) == 1;
-}
+static bool wanted(int fd) { return core_env_int("PORTA_PROGRESS", 0, 1, isatty(fd) == 1) != 0; }
 
 void porta_progress_begin_on(porta_progress *p, int fd, const char *what, int64_t total) {
     memset(p, 0, sizeof *p);

@@ -62,8 +62,9 @@ static porta_status *reordered(const porta_tensor *t, int rank, const int *order
 
 porta_status *aten_call_pointwise(aten_fn fn, const char *name, const porta_value *args,
                                   int arg_count, aten_results *results) {
-    int rank = writes_into(name) ? 0 : channels_last_rank(args, arg_count);
-    if (!rank) return fn(args, results);
+    /* the layout test first: it is cheaper than reading the name */
+    int rank = channels_last_rank(args, arg_count);
+    if (!rank || writes_into(name)) return fn(args, results);
     /* NCHW -> NHWC and back (NCDHW -> NDHWC) */
     int to_last[5] = {0}, back[5] = {0};
     for (int d = 1; d < rank - 1; d++) to_last[d] = d + 1;

@@ -1,6 +1,7 @@
 /* The disk side of the program cache (clk_program_cache.h): an entry is
  * the 4-byte magic, the full source's length (uint64), the full source,
- * then the backend's binary. */
+ * then the backend's binary, sealed (runtime/kernel_cache.h) so that a
+ * damaged entry is rebuilt, never handed to the driver. */
 #ifndef PORTA_BACKENDS_CLC_CLK_DISK_CACHE_H
 #define PORTA_BACKENDS_CLC_CLK_DISK_CACHE_H
 

@@ -112,10 +112,11 @@ void cpu_backend_probe(const rt_probe_sink *sink) {
 }
 
 porta_status *porta_set_num_threads(int threads) {
-    if (threads < 0)
+    if (threads < 0 || threads > cpu_thread_limit())
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
-                           "set_num_threads: expected 0 (one per core) or a positive count, got %d",
-                           threads);
+                           "set_num_threads: expected 0 (one per core) or a count from 1 to %d, "
+                           "got %d",
+                           cpu_thread_limit(), threads);
     cpu_set_thread_count(threads);
     cpu_device.info.compute_units = cpu_thread_count();
     return NULL;

@@ -6,9 +6,12 @@
  * --version line), the flags and the CPU (model and feature flags, since
  * objects are built for it), so a new compiler, flag set or machine never
  * loads an old object. Entries are written atomically: compiled into a temp file
- * of a unique name in the same directory and renamed into place, so
- * processes sharing the cache see a whole file or none. An entry that does
- * not load, lacks a symbol or carries another kernel's key is rebuilt. */
+ * of a unique name in the same directory, sealed (a trailer with the
+ * object's length and hash, runtime/kernel_cache.h) and renamed into place,
+ * so processes sharing the cache see a whole file or none. An entry that is
+ * not a regular file, does not match its seal, does not load, lacks a
+ * symbol or carries another kernel's key is rebuilt: the seal is checked
+ * before dlopen, which faults on a damaged object. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -272,6 +275,12 @@ static porta_status *compile_object(const char *source, const char *base, uint64
         return status; /* the source stays for reading */
     }
     free(out);
+    porta_status *sealed = rt_kernel_cache_seal(tmp_so);
+    if (sealed) {
+        unlink(tmp_so);
+        unlink(tmp_c);
+        return sealed;
+    }
     char why[512];
     if (!load_object(tmp_so, key, handle, program, why, sizeof why)) {
         unlink(tmp_so);
@@ -337,6 +346,7 @@ static porta_status *find_or_build(const kir_kernel *kernel, const char *source,
         a = rt_hash_text(a, compile_flags[i]);
         b = rt_hash_text(b, compile_flags[i]);
     }
+    a = rt_hash_text(a, "sealed"); /* entries from before seals are never read */
     a ^= cpu_identity();
     b = (b ^ cpu_identity()) * 0x100000001b3ull;
     char base[4150], so_path[4200];
@@ -352,7 +362,7 @@ static porta_status *find_or_build(const kir_kernel *kernel, const char *source,
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "out of memory caching a kernel");
     }
     char why[512];
-    bool from_disk = access(so_path, R_OK) == 0 &&
+    bool from_disk = rt_kernel_cache_check(so_path, NULL, NULL) &&
                      load_object(so_path, hash, &e->handle, &e->program, why, sizeof why);
     if (!from_disk) {
         porta_status *status =

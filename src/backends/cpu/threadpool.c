@@ -11,11 +11,17 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "core/env.h"
+
 /* How many times an idle worker polls for the next job before sleeping, so
  * short bursts of ops avoid a futex wake-up each. Polls yield the CPU rather
  * than spin on PAUSE: under KVM, PAUSE loops make the host deschedule the
  * virtual CPU for about a millisecond. */
 #define SPIN_ITERATIONS 200
+
+/* The fewest threads cpu_thread_limit allows, so that tests and users can
+ * oversubscribe a small machine on purpose. */
+#define MIN_THREAD_LIMIT 64
 
 typedef struct job {
     cpu_range_fn fn;
@@ -96,16 +102,21 @@ static void *worker_main(void *arg) {
     }
 }
 
-static int default_thread_count(void) {
-    const char *env = getenv("PORTA_NUM_THREADS");
-    if (env) {
-        int n = atoi(env);
-        if (n > 0) return n;
-    }
+static int cores_usable(void) {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
+}
+
+int cpu_thread_limit(void) {
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    long limit = 4 * (online > 0 ? online : 1);
+    return limit > MIN_THREAD_LIMIT ? (int)limit : MIN_THREAD_LIMIT;
+}
+
+static int default_thread_count(void) {
+    return (int)core_env_int("PORTA_NUM_THREADS", 1, cpu_thread_limit(), cores_usable());
 }
 
 static void start_workers(int threads) {
@@ -145,6 +156,7 @@ int cpu_thread_count(void) {
 void cpu_set_thread_count(int threads) {
     pthread_once(&pool.once, init_pool);
     if (threads <= 0) threads = default_thread_count();
+    if (threads > cpu_thread_limit()) threads = cpu_thread_limit();
     pthread_mutex_lock(&pool.caller);
     if (threads != pool.threads) {
         stop_workers();

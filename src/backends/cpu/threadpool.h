@@ -22,7 +22,13 @@ void cpu_parallel_for(int64_t n, int64_t grain, cpu_range_fn fn, void *ctx);
 int cpu_parallel_tasks(int tasks, cpu_range_fn fn, void *ctx);
 
 int cpu_thread_count(void);
-/* 0 means one thread per core. Waits for running work, then resizes. */
+/* The most threads the pool runs: 4 per online CPU, at least 64. More only
+ * adds switching between threads that share a core, and each one reserves
+ * a stack: tens of thousands (PORTA_NUM_THREADS=99999) exhaust the
+ * process's address space or thread limit and abort it. */
+int cpu_thread_limit(void);
+/* 0 means one thread per core (or PORTA_NUM_THREADS); at most
+ * cpu_thread_limit(). Waits for running work, then resizes. */
 void cpu_set_thread_count(int threads);
 
 #endif

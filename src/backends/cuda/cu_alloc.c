@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "backends/cuda/cu_runtime.h"
+#include "core/env.h"
 #include "core/status.h"
 
 #define CU_ERROR_OUT_OF_MEMORY 2
@@ -27,13 +28,8 @@ void cu_cache_init(cu_cache *cache, size_t device_memory) {
     pthread_mutex_init(&cache->lock, NULL);
     cache->blocks = NULL;
     cache->bytes = 0;
-    cache->cap = device_memory / 4;
-    const char *text = getenv("PORTA_CUDA_CACHE_BYTES");
-    if (text && *text) {
-        char *end;
-        unsigned long long value = strtoull(text, &end, 10);
-        if (*end == '\0') cache->cap = (size_t)value;
-    }
+    cache->cap = (size_t)core_env_int("PORTA_CUDA_CACHE_BYTES", 0, INT64_MAX,
+                                      (int64_t)(device_memory / 4));
 }
 
 size_t cu_block_size(size_t bytes) {

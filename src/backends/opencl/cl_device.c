@@ -12,6 +12,7 @@
 #include "backends/clc/clk_kir.h"
 #include "backends/opencl/cl_runtime.h"
 #include "core/alloc.h"
+#include "core/env.h"
 #include "core/status.h"
 #include "runtime/profiler.h"
 
@@ -256,8 +257,7 @@ static void add_device(const cl_api *cl, cl_platform_id platform, cl_device_id i
 }
 
 void cl_backend_probe(const rt_probe_sink *sink) {
-    const char *fp64 = getenv("PORTA_OPENCL_FP64");
-    fp64_hidden = fp64 && !strcmp(fp64, "0");
+    fp64_hidden = core_env_int("PORTA_OPENCL_FP64", 0, 1, 1) == 0;
     const char *why = NULL;
     const cl_api *cl = cl_api_load(&why);
     if (!cl) {
