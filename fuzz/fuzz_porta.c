@@ -1,10 +1,12 @@
 /* libFuzzer target for the .porta graph parser (src/model/program_parse.c):
  * any bytes given as a graph's JSON text are either rejected with a status
  * or give a graph that is freed without a leak (AddressSanitizer and
- * LeakSanitizer check each access and allocation). */
+ * LeakSanitizer check each access and allocation). A graph accepted is also
+ * estimated (src/model/estimate.c), which must hold for any graph too. */
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "model/estimate.h"
 #include "model/program.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -20,6 +22,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     if (!graph) abort();
+    porta_model_cost cost;
+    status = model_estimate(graph, NULL, NULL, 0, &cost);
+    if (status && !porta_status_message(status)) abort();
+    porta_status_free(status);
     model_program_free(graph);
     return 0;
 }

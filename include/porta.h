@@ -315,8 +315,8 @@ PORTA_API char *porta_explain_stop(void);
  * host and a device) and syncs (flushes, synchronize), each on the track of
  * the device it ran on and the row of the thread that issued it.
  * porta_profiler_stop stops and writes them to `path` in the Chrome trace
- * event format (chrome://tracing, ui.perfetto.dev); path NULL discards
- * them. While stopped, a recording site costs one atomic load. Starting a
+ * event format (chrome://tracing, ui.perfetto.dev), as porta_file_write
+ * writes a file (porta_io.h); path NULL discards them. While stopped, a recording site costs one atomic load. Starting a
  * running profiler or stopping a stopped one is PORTA_ERR_INVALID_ARGUMENT.
  * On OpenCL and CUDA devices a kernel's event spans its launch: the
  * device's time shows in the read or synchronize that waits for it. */

@@ -87,8 +87,7 @@ typedef struct porta_safetensors_pair {
 } porta_safetensors_pair;
 
 /* Writes tensors and metadata (may be NULL when metadata_count is 0) to
- * `path`, through a temporary file in the same directory renamed into
- * place, so readers never see a partial file. Names must be valid UTF-8,
+ * `path` as porta_file_write writes a file. Names must be valid UTF-8,
  * unique, and not "__metadata__". The data is ordered by element size,
  * largest first (the given order otherwise), so every tensor is aligned
  * for loading without a copy. */
@@ -97,6 +96,14 @@ PORTA_API porta_status *porta_safetensors_save(const char *path,
                                                int count,
                                                const porta_safetensors_pair *metadata,
                                                int metadata_count);
+
+/* Writes `size` bytes as the file `path` names, through a temporary file in
+ * the same directory renamed into place once complete, so readers never see
+ * a partial file and a failure leaves the old one. A symbolic link is
+ * followed: the file it leads to is replaced and the link stays. A path that
+ * names anything but a regular file (a directory, a FIFO, a device node, a
+ * socket) is refused with PORTA_ERR_IO and left as it is. */
+PORTA_API porta_status *porta_file_write(const char *path, const void *data, size_t size);
 
 #ifdef __cplusplus
 }

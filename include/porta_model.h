@@ -68,6 +68,35 @@ PORTA_API bool porta_model_op_count_at(const porta_model *model, int index, cons
 /* "porta 1.0" or "pt2 ...": the file's format and version. */
 PORTA_API const char *porta_model_format(const porta_model *model);
 
+/* What one run of the model costs, worked out from its program before
+ * running it: each value's shape from its op's rule and its arguments'
+ * shapes (docs/porta-format.md describes the rules), at the symbol sizes given
+ * (symbols[i] = values[i]; the others at their smallest size above 0).
+ * flops counts a multiply-add as 2; peak_bytes is the most memory held at
+ * once by the weights, the inputs and the results alive (each from its node
+ * to its last use, as porta_model_run frees them; views take none). Nodes
+ * of ops beyond the rules, and those reading their results, are left out:
+ * nodes_sized says how many were counted, unsized_op names the first op
+ * that was not (NULL when every node was). */
+typedef struct porta_model_cost {
+    double flops;
+    uint64_t peak_bytes;
+    uint64_t weight_bytes;
+    int nodes_sized;
+    const char *unsized_op; /* valid while the model is */
+} porta_model_cost;
+PORTA_API porta_status *porta_model_estimate(const porta_model *model,
+                                             const char *const *symbols, const int64_t *values,
+                                             int count, porta_model_cost *out);
+
+/* Bounds how long each later porta_model_run may take: a run still going
+ * after `seconds` (weight loading included) stops before its next node with
+ * PORTA_ERR_OUT_OF_RANGE; a node already started finishes first. With a
+ * bound, each node's device work is waited for before the next node starts
+ * (so queued work counts), which gives up overlapping nodes. 0 removes the
+ * bound; a negative or non-finite value is PORTA_ERR_INVALID_ARGUMENT. */
+PORTA_API porta_status *porta_model_set_time_limit(porta_model *model, double seconds);
+
 /* Runs the model on `device`. inputs: one tensor per model input, in order,
  * on any device (copied to `device` when elsewhere); outputs: one new tensor
  * per model output, on `device`, released by the caller. */

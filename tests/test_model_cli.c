@@ -1,23 +1,41 @@
 /* porta run / bench / inspect on a hand-written .porta model: outputs,
  * exit statuses (0 done, 1 refused or failed, 2 bad usage) and messages. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "porta_io.h"
 #include "test.h"
 
-static int run_porta(const char *args, char *output, size_t cap) {
-    char command[2048];
-    snprintf(command, sizeof command, "'%s' %s 2>&1", PORTA_CLI_PATH, args);
+/* Runs a shell command line, capturing stdout and stderr; returns the exit
+ * code. */
+static int run_shell(const char *line, char *output, size_t cap) {
+    char command[2600];
+    snprintf(command, sizeof command, "%s 2>&1", line);
     FILE *pipe = popen(command, "r");
     if (!pipe) return -1;
     size_t used = fread(output, 1, cap - 1, pipe);
     output[used] = '\0';
     int status = pclose(pipe);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int run_porta(const char *args, char *output, size_t cap) {
+    char line[2600];
+    snprintf(line, sizeof line, "'%s' %s", PORTA_CLI_PATH, args);
+    return run_shell(line, output, cap);
+}
+
+/* As run_porta, ended after `seconds` (exit code 124) if still running. */
+static int run_porta_within(int seconds, const char *args, char *output, size_t cap) {
+    char line[2600];
+    snprintf(line, sizeof line, "timeout %d '%s' %s", seconds, PORTA_CLI_PATH, args);
+    return run_shell(line, output, cap);
 }
 
 /* y = x * w + 1 with x [n, 2] (n symbolic), w [2]. */
@@ -158,5 +176,157 @@ TEST(test_model_cli_inspect_and_bench) {
         fclose(file);
         CHECK_MSG(strstr(out, "\"device\": \"porta:0\"") && strstr(out, "\"p99_ms\""), "%s", out);
     }
+    test_remove_tree(f.dir);
+}
+
+static mode_t kind_of(const char *path) {
+    struct stat st;
+    return lstat(path, &st) == 0 ? st.st_mode & S_IFMT : 0;
+}
+
+/* --output through a symbolic link replaces the file it leads to; a FIFO
+ * or a device node there is refused and left as it is. */
+TEST(test_model_cli_output_links_fifos_and_devices) {
+    fixture f;
+    if (!setup(&f)) return;
+    char args[2048], out[8192], link[700], fifo[700], device[700];
+    snprintf(link, sizeof link, "%s/link.safetensors", f.dir);
+    CHECK(symlink("out.safetensors", link) == 0);
+    snprintf(args, sizeof args, "run '%s' --input '%s' --output '%s'", f.model, f.input, link);
+    CHECK_MSG(run_porta(args, out, sizeof out) == 0, "%s", out);
+    CHECK(kind_of(link) == S_IFLNK && kind_of(f.output) == S_IFREG);
+    snprintf(fifo, sizeof fifo, "%s/fifo", f.dir);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    snprintf(args, sizeof args, "run '%s' --input '%s' --output '%s'", f.model, f.input, fifo);
+    CHECK_MSG(run_porta(args, out, sizeof out) == 1 && strstr(out, fifo) &&
+                  strstr(out, "expected a regular file to replace or a new name, got a FIFO"),
+              "%s", out);
+    CHECK(kind_of(fifo) == S_IFIFO);
+    if (geteuid() == 0) {
+        snprintf(device, sizeof device, "%s/null", f.dir);
+        CHECK(mknod(device, S_IFCHR | 0666, makedev(1, 3)) == 0);
+        snprintf(args, sizeof args, "run '%s' --input '%s' --output '%s'", f.model, f.input,
+                 device);
+        CHECK_MSG(run_porta(args, out, sizeof out) == 1 && strstr(out, device) &&
+                      strstr(out, "got a character device"),
+                  "%s", out);
+        CHECK(kind_of(device) == S_IFCHR);
+    } else {
+        printf("     (mknod of a character device needs root; that case skipped)\n");
+    }
+    test_remove_tree(f.dir);
+}
+
+/* A FIFO as MODEL or --input is refused at once (`timeout` ends a porta
+ * that waits for a writer, so a regression fails instead of hanging). */
+TEST(test_model_cli_fifo_inputs_are_refused_without_blocking) {
+    fixture f;
+    if (!setup(&f)) return;
+    char args[2048], out[8192], fifo[700];
+    snprintf(fifo, sizeof fifo, "%s/fifo", f.dir);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    /* Each line takes the FIFO, the model, the output: %1$s, %2$s, %3$s. */
+    const char *const commands[] = {"run '%1$s' --input '%2$s' --output '%3$s'",
+                                    "run '%2$s' --input '%1$s' --output '%3$s'",
+                                    "inspect '%1$s'", "bench '%1$s'"};
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        snprintf(args, sizeof args, commands[i], fifo, f.model, f.output);
+        int code = run_porta_within(10, args, out, sizeof out);
+        CHECK_MSG(code == 1 && strstr(out, "expected a regular file, got a FIFO"),
+                  "porta %s: rc %d: %s", args, code, out);
+    }
+    test_remove_tree(f.dir);
+}
+
+TEST(test_model_cli_bench_sizes_and_json_errors) {
+    fixture f;
+    if (!setup(&f)) return;
+    char args[2048], out[8192], json[700];
+    snprintf(args, sizeof args, "bench '%s' --iterations 1 --size n=abc", f.model);
+    CHECK_MSG(run_porta(args, out, sizeof out) == 2 && strstr(out, "--size n expects a size") &&
+                  strstr(out, "got 'abc'"),
+              "%s", out);
+    const char *bad[] = {"n=0", "n=-2", "n=", "n=3x", "n=99999999999999999999", "=3", "n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(args, sizeof args, "bench '%s' --iterations 1 --size '%s'", f.model, bad[i]);
+        CHECK_MSG(run_porta(args, out, sizeof out) == 2 && strstr(out, "--size"), "%s: %s",
+                  bad[i], out);
+    }
+    snprintf(args, sizeof args, "bench '%s' --iterations 1 --size nosuch=3", f.model);
+    CHECK_MSG(run_porta(args, out, sizeof out) == 2 && strstr(out, "'nosuch'") &&
+                  strstr(out, "they have: n"),
+              "%s", out);
+    /* A write that fails (here: a file size limit of 0, as a full disk
+     * would) gives the OS error and rc 1. */
+    snprintf(json, sizeof json, "%s/bench.json", f.dir);
+    snprintf(args, sizeof args, "bench '%s' --iterations 1 --json '%s'", f.model, json);
+    char limited[2200];
+    snprintf(limited, sizeof limited, "trap '' XFSZ; ulimit -f 0; '%s' %s", PORTA_CLI_PATH,
+             args);
+    CHECK_MSG(run_shell(limited, out, sizeof out) == 1 && strstr(out, json) &&
+                  strstr(out, strerror(EFBIG)),
+              "%s", out);
+    CHECK(kind_of(json) == 0);
+    /* A model path with a quote and a backslash stays one JSON string. */
+    char odd[700];
+    snprintf(odd, sizeof odd, "%s/we\"i\\rd.porta", f.dir);
+    CHECK(rename(f.model, odd) == 0);
+    snprintf(args, sizeof args, "bench '%s' --iterations 1 --json '%s'", odd, json);
+    CHECK_MSG(run_porta(args, out, sizeof out) == 0, "%s", out);
+    FILE *file = fopen(json, "r");
+    size_t got = file ? fread(out, 1, sizeof out - 1, file) : 0;
+    out[got] = '\0';
+    if (file) fclose(file);
+    CHECK_MSG(strstr(out, "we\\\"i\\\\rd.porta\", \"iterations\""), "%s", out);
+    CHECK(rename(odd, f.model) == 0);
+    /* A device node is no file to replace. */
+    snprintf(args, sizeof args, "bench '%s' --iterations 1 --json /dev/full", f.model);
+    CHECK_MSG(run_porta(args, out, sizeof out) == 1 && strstr(out, "/dev/full") &&
+                  strstr(out, "got a character device"),
+              "%s", out);
+    test_remove_tree(f.dir);
+}
+
+TEST(test_model_cli_run_max_seconds) {
+    fixture f;
+    if (!setup(&f)) return;
+    char args[2048], out[8192];
+    snprintf(args, sizeof args, "run '%s' --input '%s' --output '%s' --max-seconds 0.000001",
+             f.model, f.input, f.output);
+    CHECK_MSG(run_porta(args, out, sizeof out) == 1 && strstr(out, "over its time limit") &&
+                  kind_of(f.output) == 0,
+              "%s", out);
+    snprintf(args, sizeof args, "run '%s' --input '%s' --output '%s' --max-seconds 60", f.model,
+             f.input, f.output);
+    CHECK_MSG(run_porta(args, out, sizeof out) == 0 && kind_of(f.output) == S_IFREG, "%s", out);
+    const char *bad[] = {"0", "-1", "abc", "inf", "nan", "1e3", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(args, sizeof args, "run '%s' --input '%s' --output '%s' --max-seconds '%s'",
+                 f.model, f.input, f.output, bad[i]);
+        CHECK_MSG(run_porta(args, out, sizeof out) == 2 &&
+                      strstr(out, "--max-seconds expects seconds above 0"),
+                  "'%s': %s", bad[i], out);
+    }
+    test_remove_tree(f.dir);
+}
+
+/* inspect shows the cost of a run before any run: y = x * w + 1 takes 2
+ * FLOPs per row of x; x, w, x * w and y are alive at once at the end. */
+TEST(test_model_cli_inspect_estimates_the_cost) {
+    fixture f;
+    if (!setup(&f)) return;
+    char args[2048], out[8192];
+    snprintf(args, sizeof args, "inspect '%s'", f.model);
+    CHECK_MSG(run_porta(args, out, sizeof out) == 0 &&
+                  strstr(out, "estimate per run: 4 FLOP, peak memory 32 B (weights 8 B)"),
+              "%s", out);
+    snprintf(args, sizeof args, "inspect '%s' --size n=1000", f.model);
+    CHECK_MSG(run_porta(args, out, sizeof out) == 0 &&
+                  strstr(out, "4.00 kFLOP, peak memory 23.45 KiB (weights 8 B)"),
+              "%s", out);
+    snprintf(args, sizeof args, "inspect '%s' --size m=2", f.model);
+    CHECK_MSG(run_porta(args, out, sizeof out) == 2 && strstr(out, "they have: n"), "%s", out);
+    snprintf(args, sizeof args, "inspect '%s' --size n=2", f.input);
+    CHECK_MSG(run_porta(args, out, sizeof out) == 2 && strstr(out, "holds none"), "%s", out);
     test_remove_tree(f.dir);
 }

@@ -6,6 +6,7 @@ The command is $PORTA_CLI, else build/porta of the source tree."""
 import os
 import pathlib
 import re
+import stat
 import sys
 import subprocess
 
@@ -297,3 +298,24 @@ def test_pt2_schema_table_is_current(tmp_path):
     assert fresh.read_text() == committed.read_text(), \
         "src/model/pt2_schemas.c is stale: run python -m torch_porta._model_schema " \
         "src/model/pt2_schemas.c"
+
+
+def test_export_follows_links_and_refuses_fifos(tmp_path):
+    """An export through a symbolic link replaces the file it leads to (the
+    link stays); a FIFO or directory there is refused and left as it is."""
+    model, x = nn.Linear(2, 2).eval(), torch.randn(1, 2)
+    (tmp_path / "real.porta").write_bytes(b"old")
+    os.chmod(tmp_path / "real.porta", 0o640)
+    link = tmp_path / "link.porta"
+    link.symlink_to("real.porta")
+    torch_porta.export(model, (x,), link)
+    assert link.is_symlink() and (tmp_path / "real.porta").stat().st_size > 3
+    assert (tmp_path / "real.porta").stat().st_mode & 0o777 == 0o640
+    assert "tensors: 2" in porta("inspect", link).stdout
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for refused, kind in [(fifo, "a FIFO"), (tmp_path, "a directory")]:
+        with pytest.raises(OSError, match=f"got {kind}"):
+            torch_porta.export(model, (x,), refused)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "link.porta", "real.porta"]

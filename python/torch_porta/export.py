@@ -13,6 +13,7 @@ import json
 import math
 import operator
 import os
+import stat
 import struct
 import tempfile
 
@@ -290,9 +291,33 @@ def graph_of(ep, dynamic_shapes=None):
     return graph, weights
 
 
+def _output_target(path):
+    """The regular file that writing `path` replaces, and its permissions
+    (None when it is new), as libporta's writers
+    treat a user-named output (src/core/output_file.h): symbolic links are
+    followed, so the file they lead to is replaced and they stay links; a
+    directory, FIFO, device or socket there is refused and left alone."""
+    target = os.path.realpath(path)
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return target, None
+    if not stat.S_ISREG(mode):
+        kinds = [(stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                 (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                 (stat.S_ISSOCK, "a socket")]
+        kind = next((name for test, name in kinds if test(mode)), "a special file")
+        shown = f"{path} -> {target}" if os.path.abspath(path) != target else str(path)
+        raise OSError(f"{shown}: expected a regular file to replace or a new name, got {kind} "
+                      f"(left as it is)")
+    return target, stat.S_IMODE(mode)
+
+
 def _write_safetensors(path, tensors, metadata):
     """A safetensors file, largest elements first so every tensor is aligned
-    for zero-copy loading; written to a temporary file renamed into place."""
+    for zero-copy loading; written to a temporary file renamed into place
+    (see _output_target)."""
+    target, mode = _output_target(path)
     order = sorted(tensors, key=lambda n: -tensors[n].element_size())
     header, offset, blobs = {"__metadata__": metadata}, 0, []
     for name in order:
@@ -304,15 +329,16 @@ def _write_safetensors(path, tensors, metadata):
         blobs.append(data)
     text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
     text += b" " * (-len(text) % 8)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".porta-")
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".porta-")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(struct.pack("<Q", len(text)))
             f.write(text)
             for data in blobs:
                 f.write(data)
-        os.replace(tmp, path)
+        if mode is not None:
+            os.chmod(tmp, mode)  # the replacement keeps the replaced file's permissions
+        os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)

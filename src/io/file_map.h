@@ -8,8 +8,9 @@
 
 #include "porta.h"
 
-/* Opens the regular file at path and gives its descriptor and size; the
- * caller checks the size (each format has its own smallest file) and then
+/* Opens the regular file at path and gives its descriptor and size;
+ * anything else (a directory, a FIFO, a device) is refused without waiting
+ * for it. The caller checks the size (each format has its own smallest file) and then
  * maps it with io_file_map. Messages start "<what> <path>: ". */
 porta_status *io_file_open(const char *path, const char *what, int *fd, size_t *size);
 

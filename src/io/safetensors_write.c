@@ -1,16 +1,11 @@
 /* Writing safetensors files: the header is built and checked in memory,
- * then the file is written under a temporary name in the same directory
- * and renamed over `path`, so a reader sees the old file or the new one,
- * never a partial one. */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdatomic.h>
-#include <stdio.h>
+ * then the file is written as core_output writes a user-named file (under
+ * a temporary name beside it, renamed over it when complete). */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/output_file.h"
 #include "core/status.h"
 #include "core/text.h"
 #include "io/safetensors.h"
@@ -145,28 +140,14 @@ static porta_status *build_header(const porta_safetensors_entry *tensors, const 
 
 /* ---- the file ---- */
 
-static porta_status *write_all(int fd, const char *path, const void *data, size_t bytes) {
-    const char *p = data;
-    while (bytes) {
-        ssize_t n = write(fd, p, bytes);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0)
-            return porta_error(PORTA_ERR_IO, "safetensors_save: cannot write %s: %s", path,
-                               strerror(errno));
-        p += n;
-        bytes -= (size_t)n;
-    }
-    return NULL;
-}
-
-static porta_status *write_contents(int fd, const char *path, const core_text *header,
+static porta_status *write_contents(core_output *file, const core_text *header,
                                     const porta_safetensors_entry *tensors, const int *order,
                                     int count, size_t largest) {
     unsigned char length[8];
     uint64_t n = header->length;
     for (int i = 0; i < 8; i++) length[i] = (unsigned char)(n >> (8 * i));
-    PORTA_TRY(write_all(fd, path, length, sizeof length));
-    PORTA_TRY(write_all(fd, path, header->chars, header->length));
+    PORTA_TRY(core_output_write(file, length, sizeof length));
+    PORTA_TRY(core_output_write(file, header->chars, header->length));
     /* One staging block for every tensor: tensors may live on any device
      * and have any strides; porta_tensor_to_host packs them row-major. */
     void *staging;
@@ -176,12 +157,9 @@ static porta_status *write_contents(int fd, const char *path, const core_text *h
         const porta_tensor *t = tensors[order[k]].tensor;
         size_t bytes = (size_t)porta_tensor_numel(t) * porta_dtype_size(porta_tensor_dtype(t));
         status = porta_tensor_to_host(t, staging, bytes);
-        if (!status) status = write_all(fd, path, staging, bytes);
+        if (!status) status = core_output_write(file, staging, bytes);
     }
     core_host_free(staging);
-    if (!status && fsync(fd) != 0)
-        status = porta_error(PORTA_ERR_IO, "safetensors_save: cannot sync %s: %s", path,
-                             strerror(errno));
     return status;
 }
 
@@ -199,27 +177,6 @@ static int *data_order(const porta_safetensors_entry *tensors, int count) {
     return order;
 }
 
-/* A new file next to `path`, created exclusively. */
-static porta_status *open_temporary(const char *path, char **name, int *fd) {
-    static atomic_uint counter;
-    size_t cap = strlen(path) + 64;
-    char *temp = malloc(cap);
-    if (!temp) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "safetensors_save: no memory");
-    for (int attempt = 0; attempt < 100; attempt++) {
-        snprintf(temp, cap, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&counter, 1));
-        *fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (*fd >= 0) {
-            *name = temp;
-            return NULL;
-        }
-        if (errno != EEXIST) break;
-    }
-    porta_status *status = porta_error(PORTA_ERR_IO, "safetensors_save: cannot create %s: %s",
-                                       temp, strerror(errno));
-    free(temp);
-    return status;
-}
-
 porta_status *porta_safetensors_save(const char *path, const porta_safetensors_entry *tensors,
                                      int count, const porta_safetensors_pair *metadata,
                                      int metadata_count) {
@@ -232,20 +189,11 @@ porta_status *porta_safetensors_save(const char *path, const porta_safetensors_e
     size_t largest;
     porta_status *status =
         build_header(tensors, order, count, metadata, metadata_count, &header, &largest);
-    char *temp = NULL;
-    int fd = -1;
-    if (!status) status = open_temporary(path, &temp, &fd);
-    if (!status) {
-        status = write_contents(fd, temp, &header, tensors, order, count, largest);
-        if (close(fd) != 0 && !status)
-            status = porta_error(PORTA_ERR_IO, "safetensors_save: cannot close %s: %s", temp,
-                                 strerror(errno));
-        if (!status && rename(temp, path) != 0)
-            status = porta_error(PORTA_ERR_IO, "safetensors_save: cannot rename %s to %s: %s",
-                                 temp, path, strerror(errno));
-        if (status) unlink(temp);
-    }
-    free(temp);
+    core_output file;
+    if (!status) status = core_output_open(path, "safetensors file", &file);
+    if (!status)
+        status = core_output_close(
+            &file, write_contents(&file, &header, tensors, order, count, largest));
     text_free(&header);
     free(order);
     return status;

@@ -1,11 +1,12 @@
 /* porta_model: creation, weights per device, freeing, and what inspect
  * shows (inputs, outputs, parameter and op counts). */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/status.h"
+#include "io/file_map.h"
 #include "model/model.h"
 
 /* The distinct ops in order of first use, with how many nodes call each. */
@@ -88,11 +89,12 @@ void porta_model_free(porta_model *model) {
 
 /* Whether the first bytes of the file are a ZIP local header (.pt2). */
 static porta_status *is_zip(const char *path, bool *out) {
-    FILE *file = fopen(path, "rb");
-    if (!file) return porta_error(PORTA_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    int fd;
+    size_t size;
+    PORTA_TRY(io_file_open(path, "model", &fd, &size));
     unsigned char magic[4] = {0};
-    size_t got = fread(magic, 1, sizeof magic, file);
-    fclose(file);
+    ssize_t got = size >= sizeof magic ? pread(fd, magic, sizeof magic, 0) : 0;
+    close(fd);
     *out = got == 4 && magic[0] == 'P' && magic[1] == 'K' && magic[2] == 3 && magic[3] == 4;
     return NULL;
 }

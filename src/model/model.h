@@ -34,6 +34,7 @@ struct porta_model {
     model_op_count *op_counts;
     int op_kind_count;
     char format[64];
+    double time_limit; /* seconds a run may take; 0: no limit */
 };
 
 /* Takes ownership of graph and source (both released on error too). */

@@ -2,8 +2,10 @@
  * then runs the nodes in order, each aten node through porta_aten_call
  * with its arguments in schema order, releasing every value after its
  * last use so intermediates do not pile up. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/status.h"
 #include "model/model.h"
@@ -14,7 +16,30 @@ typedef struct run_state {
     const model_program *graph;
     porta_value *values; /* one per slot; NONE once released */
     int device_index;
+    porta_device *device;
+    double started, time_limit; /* seconds; time_limit 0: none */
 } run_state;
+
+static double now_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Checked between nodes: a node cannot be interrupted, a run can. The
+ * device's queued or deferred work is waited for first, so the time
+ * counted is the work's, not only the time taken to issue it. */
+static porta_status *check_time(const run_state *s, int n) {
+    if (!s->time_limit) return NULL;
+    if (n) PORTA_TRY(porta_device_synchronize(s->device));
+    double spent = now_seconds() - s->started;
+    if (spent <= s->time_limit) return NULL;
+    return porta_error(PORTA_ERR_OUT_OF_RANGE,
+                       "model run stopped after %.3g s, before node %d (%s) of %d: over its "
+                       "time limit of %g s",
+                       spent, n, s->graph->nodes[n].op_name, s->graph->node_count,
+                       s->time_limit);
+}
 
 static void release_value(porta_value *v) {
     if (v->kind == PORTA_VALUE_TENSOR) porta_tensor_release(v->tensor);
@@ -270,10 +295,21 @@ static porta_status *run_graph(run_state *s, porta_device *device, porta_tensor 
     }
     for (int n = 0; n < g->node_count; n++) {
         const model_node *node = &g->nodes[n];
+        PORTA_TRY(check_time(s, n));
         porta_status *status = run_node(s, node);
         if (status) return porta_error_context(status, "node %d (%s)", n, node->op_name);
         release_after(s, node, n);
     }
+    return NULL;
+}
+
+porta_status *porta_model_set_time_limit(porta_model *model, double seconds) {
+    if (!model || !isfinite(seconds) || seconds < 0)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "porta_model_set_time_limit: expected a model and seconds >= 0, got "
+                           "%s and %g",
+                           model ? "a model" : "NULL", seconds);
+    model->time_limit = seconds;
     return NULL;
 }
 
@@ -289,11 +325,13 @@ porta_status *porta_model_run(porta_model *model, porta_device *device,
                            "porta_model_run: the model takes %d inputs and gives %d outputs, got "
                            "%d inputs and room for %d outputs",
                            g->input_count, g->output_count, input_count, output_count);
+    run_state s = {.graph = g, .device = device, .started = now_seconds(),
+                   .time_limit = model->time_limit};
     porta_device_info info;
     PORTA_TRY(porta_device_info_get(device, &info));
+    s.device_index = info.index;
     porta_tensor **weights;
     PORTA_TRY(model_weights_on(model, device, &weights));
-    run_state s = {.graph = g, .device_index = info.index};
     s.values = calloc((size_t)g->slot_count + 1, sizeof *s.values);
     int64_t *symbol_values = malloc(((size_t)g->symbol_count + 1) * sizeof *symbol_values);
     porta_status *status = NULL;

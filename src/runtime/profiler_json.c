@@ -3,12 +3,12 @@
  * duration in microseconds); each device is a process (pid porta:N + 1,
  * the host pid 0) named by a process_name metadata event, and each issuing
  * thread a row (tid). */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/output_file.h"
 #include "core/status.h"
 #include "runtime/device.h"
 #include "runtime/device_lookup.h"
@@ -75,18 +75,18 @@ static void put_track_names(FILE *f, int device) {
 
 porta_status *prof_write_json(const char *path, const prof_event *events, int count,
                               uint64_t dropped) {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return porta_error(PORTA_ERR_IO, "profiler: cannot write the trace to %s: %s", path,
-                           strerror(errno));
+    core_output file;
+    PORTA_TRY(core_output_open(path, "profiler: trace", &file));
+    FILE *f;
+    porta_status *opened = core_output_stream(&file, &f);
+    if (opened) return core_output_close(&file, opened);
     fputs("{\"traceEvents\":[\n", f);
     /* A track for each device that has events, and for the host. */
     int devices = rt_lookup_device_count();
     bool *used = calloc((size_t)devices + 1, sizeof *used); /* [0]: the host */
-    if (!used) {
-        fclose(f);
-        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "profiler: no memory to write the trace");
-    }
+    if (!used)
+        return core_output_close(
+            &file, porta_error(PORTA_ERR_OUT_OF_MEMORY, "profiler: no memory to write the trace"));
     for (int i = 0; i < count; i++)
         if (events[i].device < devices) used[events[i].device + 1] = true;
     bool first = true;
@@ -105,14 +105,5 @@ porta_status *prof_write_json(const char *path, const prof_event *events, int co
     fprintf(f, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"porta %s\","
                "\"events\":%d,\"dropped_events\":%" PRIu64 "}}\n",
             porta_version_string(), count, dropped);
-    bool failed = ferror(f) != 0;
-    int saved = errno;
-    if (fclose(f) != 0 && !failed) {
-        failed = true;
-        saved = errno;
-    }
-    if (failed)
-        return porta_error(PORTA_ERR_IO, "profiler: writing the trace to %s failed: %s", path,
-                           strerror(saved));
-    return NULL;
+    return core_output_close(&file, NULL);
 }

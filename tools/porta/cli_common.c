@@ -1,5 +1,10 @@
 /* Helpers shared by the commands: errors, device names, model inputs. */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +40,10 @@ int cli_device(const char *command, const char *text, porta_device **out) {
     }
     const char *number = !strncmp(text, "porta:", 6) ? text + 6 : text;
     char *end;
+    errno = 0;
     long index = strtol(number, &end, 10);
-    if (end != number && *end == '\0') {
+    /* A number out of int's range would wrap to another device's index. */
+    if (end != number && *end == '\0' && errno != ERANGE && index >= 0 && index <= INT_MAX) {
         porta_status *status = porta_device_get((int)index, out);
         return status ? (cli_fail(command, status), 2) : 0;
     }
@@ -64,6 +71,19 @@ int cli_count(const char *command, const char *option, const char *value, int le
     return 0;
 }
 
+int cli_seconds(const char *command, const char *option, const char *value, double *out) {
+    char *end;
+    errno = 0;
+    double seconds = strtod(value, &end);
+    /* strtod also takes "inf", "nan" and hex; a duration is plain decimal. */
+    bool plain = strspn(value, "0123456789.") == strlen(value);
+    if (end == value || *end || errno == ERANGE || !plain || !(seconds > 0))
+        return cli_usage(command, "%s expects seconds above 0 (such as 30 or 0.5), got '%s'",
+                         option, value);
+    *out = seconds;
+    return 0;
+}
+
 int cli_devices(const char *command, const char *list, porta_device **devices, int *count) {
     *count = 0;
     if (!strcmp(list, "all")) {
@@ -88,15 +108,72 @@ int cli_devices(const char *command, const char *list, porta_device **devices, i
     return *count ? 0 : cli_usage(command, "--devices names no device");
 }
 
-static int64_t symbol_size(const char *const *sizes, int size_count, const char *symbol) {
-    size_t length = strlen(symbol);
+int cli_parse_size(const char *command, const char *text, cli_size *out) {
+    const char *equals = strchr(text, '=');
+    const char *number = equals ? equals + 1 : NULL;
+    char *end = NULL;
+    errno = 0;
+    long long n = number ? strtoll(number, &end, 10) : 0;
+    if (!equals || equals == text)
+        return cli_usage(command, "--size expects SYMBOL=N, got '%s'", text);
+    if (end == number || *end || errno == ERANGE || !isdigit((unsigned char)*number) || n < 1 ||
+        n > INT32_MAX)
+        return cli_usage(command, "--size %.*s expects a size of 1..%d, got '%s'",
+                         (int)(equals - text), text, INT32_MAX, number);
+    *out = (cli_size){text, (size_t)(equals - text), n};
+    return 0;
+}
+
+/* Whether the list ("n, seq") holds the name of `length` characters. */
+static bool listed(const char *list, const char *name, size_t length) {
+    for (const char *item = list; *item;) {
+        size_t n = strcspn(item, ",");
+        if (n == length && !strncmp(item, name, length)) return true;
+        item += n;
+        item += strspn(item, ", ");
+    }
+    return false;
+}
+
+/* The symbolic dims of the model's inputs, each once: "n, seq". */
+static void model_symbols(const porta_model *model, char *list, size_t cap) {
+    size_t used = 0;
+    list[0] = '\0';
+    for (int i = 0; i < porta_model_input_count(model); i++) {
+        porta_model_input_info info;
+        if (porta_model_input_info_get(model, i, &info)) continue;
+        for (int d = 0; d < info.rank; d++) {
+            const char *symbol = info.symbols[d];
+            if (*symbol && used < cap && !listed(list, symbol, strlen(symbol)))
+                used += (size_t)snprintf(list + used, cap - used, "%s%s", used ? ", " : "",
+                                         symbol);
+        }
+    }
+}
+
+int cli_check_sizes(const char *command, const porta_model *model, const cli_size *sizes,
+                    int count) {
+    char known[4096];
+    model_symbols(model, known, sizeof known);
+    for (int i = 0; i < count; i++)
+        if (!listed(known, sizes[i].symbol, sizes[i].symbol_length))
+            return cli_usage(command,
+                             "--size names '%.*s', which is no symbolic dim of the model's "
+                             "inputs (%s%s)",
+                             (int)sizes[i].symbol_length, sizes[i].symbol,
+                             *known ? "they have: " : "they have none", known);
+    return 0;
+}
+
+static int64_t symbol_size(const cli_size *sizes, int size_count, const char *symbol) {
     for (int i = 0; i < size_count; i++)
-        if (!strncmp(sizes[i], symbol, length) && sizes[i][length] == '=')
-            return strtoll(sizes[i] + length + 1, NULL, 10);
+        if (strlen(symbol) == sizes[i].symbol_length &&
+            !strncmp(sizes[i].symbol, symbol, sizes[i].symbol_length))
+            return sizes[i].value;
     return 1;
 }
 
-porta_status *cli_random_inputs(const porta_model *model, const char *const *sizes,
+porta_status *cli_random_inputs(const porta_model *model, const cli_size *sizes,
                                 int size_count, porta_tensor **inputs, int64_t *batch) {
     porta_device *first;
     porta_status *status = porta_device_get(0, &first);

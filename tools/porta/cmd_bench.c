@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "porta_io.h"
 
 /* Returns the status of a failed call. */
 #define PORTA_CLI_TRY(expr)                    \
@@ -18,7 +19,7 @@
 typedef struct bench_options {
     const char *model_path, *devices, *json, *input;
     int iterations, warmup;
-    const char *sizes[16]; /* SYMBOL=N */
+    cli_size sizes[16];
     int size_count;
 } bench_options;
 
@@ -66,27 +67,51 @@ static porta_status *bench_device(const bench_options *o, porta_model *model,
     return NULL;
 }
 
+/* s as a JSON string: a path may hold quotes, backslashes or controls. */
+static void put_json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* The JSON is printed into memory, then written as one file. */
 static int write_json(const bench_options *o, const bench_result *results, int count,
                       int64_t batch) {
-    FILE *f = fopen(o->json, "w");
+    char *text = NULL;
+    size_t length = 0;
+    FILE *f = open_memstream(&text, &length);
     if (!f) {
-        fprintf(stderr, "porta bench: cannot write %s\n", o->json);
+        fprintf(stderr, "porta bench: out of memory\n");
         return 1;
     }
-    fprintf(f, "{\"model\": \"%s\", \"iterations\": %d, \"warmup\": %d, \"batch\": %lld, "
-               "\"devices\": [",
-            o->model_path, o->iterations, o->warmup, (long long)batch);
+    fputs("{\"model\": ", f);
+    put_json_string(f, o->model_path);
+    fprintf(f, ", \"iterations\": %d, \"warmup\": %d, \"batch\": %lld, \"devices\": [",
+            o->iterations, o->warmup, (long long)batch);
     for (int i = 0; i < count; i++) {
         const bench_result *r = &results[i];
+        fprintf(f, "%s\n  {\"device\": \"porta:%d\", \"backend\": ", i ? "," : "", r->index);
+        put_json_string(f, r->backend);
         fprintf(f,
-                "%s\n  {\"device\": \"porta:%d\", \"backend\": \"%s\", \"p50_ms\": %.4f, "
-                "\"p99_ms\": %.4f, \"mean_ms\": %.4f, \"runs_per_s\": %.3f, "
+                ", \"p50_ms\": %.4f, \"p99_ms\": %.4f, \"mean_ms\": %.4f, \"runs_per_s\": %.3f, "
                 "\"samples_per_s\": %.3f, \"peak_memory_mib\": %.3f}",
-                i ? "," : "", r->index, r->backend, r->p50_ms, r->p99_ms, r->mean_ms,
-                r->runs_per_s, r->samples_per_s, r->peak_mib);
+                r->p50_ms, r->p99_ms, r->mean_ms, r->runs_per_s, r->samples_per_s, r->peak_mib);
     }
     fprintf(f, "\n]}\n");
-    return fclose(f) ? 1 : 0;
+    bool printed = !ferror(f);
+    if (fclose(f) || !printed) {
+        free(text);
+        fprintf(stderr, "porta bench: out of memory\n");
+        return 1;
+    }
+    porta_status *status = porta_file_write(o->json, text, length);
+    free(text);
+    return status ? cli_fail("bench", status) : 0;
 }
 
 static int parse_options(int argc, char **argv, bench_options *o) {
@@ -107,9 +132,9 @@ static int parse_options(int argc, char **argv, bench_options *o) {
                                  iterations ? &o->iterations : &o->warmup);
             if (code) return code;
         } else if (!strcmp(arg, "--size")) {
-            if (!strchr(value, '=') || o->size_count == 16)
-                return cli_usage("bench", "--size expects SYMBOL=N (at most 16), got '%s'", value);
-            o->sizes[o->size_count++] = value;
+            if (o->size_count == 16) return cli_usage("bench", "at most 16 --size options");
+            int code = cli_parse_size("bench", value, &o->sizes[o->size_count++]);
+            if (code) return code;
         } else if (arg[0] == '-' || o->model_path) {
             return cli_usage("bench", "unexpected argument '%s'", arg);
         } else {
@@ -129,6 +154,10 @@ int cmd_bench(int argc, char **argv) {
     porta_model *model = NULL;
     porta_status *status = porta_model_load(o.model_path, &model);
     if (status) return cli_fail("bench", status);
+    if ((code = cli_check_sizes("bench", model, o.sizes, o.size_count))) {
+        porta_model_free(model);
+        return code;
+    }
     int n_in = porta_model_input_count(model), n_out = porta_model_output_count(model);
     porta_tensor **inputs = calloc((size_t)n_in + 1, sizeof *inputs);
     porta_tensor **outputs = calloc((size_t)n_out + 1, sizeof *outputs);

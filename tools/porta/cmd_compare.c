@@ -3,6 +3,7 @@
  * latency p50/p99, peak memory, energy per run where the platform has a
  * counter (RAPL, NVML), cost per million samples from a price file; as a
  * table, JSON (docs/compare.md) and an offline HTML page. */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "porta_energy.h"
 #include "porta_progress.h"
 #include "cli.h"
+#include "porta_io.h"
 
 
 int porta_cmd_compare(int argc, char **argv);
@@ -139,11 +141,12 @@ static porta_status *write_rendering(const char *path, porta_status *(*render)(
                                      const porta_report *report) {
     char *text = NULL;
     PORTA_TRY(render(report, &text));
-    FILE *f = path ? fopen(path, "w") : stdout;
-    bool ok = f && fputs(text, f) >= 0;
-    if (f && f != stdout) ok = !fclose(f) && ok;
+    porta_status *status = NULL;
+    if (path) status = porta_file_write(path, text, strlen(text));
+    else if (fputs(text, stdout) < 0)
+        status = porta_error(PORTA_ERR_IO, "cannot write stdout: %s", strerror(errno));
     free(text);
-    return ok ? NULL : porta_error(PORTA_ERR_IO, "cannot write %s", path ? path : "stdout");
+    return status;
 }
 
 static porta_status *compare(const compare_options *o, porta_model *model,

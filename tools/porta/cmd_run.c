@@ -38,12 +38,14 @@ static int write_outputs(porta_model *model, porta_tensor **outputs, const char 
 }
 
 int cmd_run(int argc, char **argv) {
-    const char *model_path = NULL, *input = NULL, *output = NULL, *device_name = "porta:0";
+    const char *model_path = NULL, *input = NULL, *output = NULL, *device_name = "porta:0",
+               *max_seconds = NULL;
     for (int a = 1; a < argc; a++) {
-        const char **option = !strcmp(argv[a], "--input")    ? &input
-                              : !strcmp(argv[a], "--output") ? &output
-                              : !strcmp(argv[a], "--device") ? &device_name
-                                                             : NULL;
+        const char **option = !strcmp(argv[a], "--input")         ? &input
+                              : !strcmp(argv[a], "--output")      ? &output
+                              : !strcmp(argv[a], "--device")      ? &device_name
+                              : !strcmp(argv[a], "--max-seconds") ? &max_seconds
+                                                                  : NULL;
         if (option) {
             if (a + 1 >= argc) return cli_usage("run", "%s needs a value", argv[a]);
             *option = argv[++a];
@@ -55,12 +57,18 @@ int cmd_run(int argc, char **argv) {
     }
     if (!model_path) return cli_usage("run", "missing MODEL");
     if (!output) return cli_usage("run", "missing --output FILE");
-    porta_device *device;
-    int code = cli_device("run", device_name, &device);
+    double seconds = 0;
+    int code = max_seconds ? cli_seconds("run", "--max-seconds", max_seconds, &seconds) : 0;
     if (code) return code;
+    porta_device *device;
+    if ((code = cli_device("run", device_name, &device))) return code;
     porta_model *model = NULL;
     porta_status *status = porta_model_load(model_path, &model);
-    if (status) return cli_fail("run", status);
+    if (!status) status = porta_model_set_time_limit(model, seconds);
+    if (status) {
+        porta_model_free(model);
+        return cli_fail("run", status);
+    }
     int n_in = porta_model_input_count(model), n_out = porta_model_output_count(model);
     porta_tensor **inputs = calloc((size_t)n_in + 1, sizeof *inputs);
     porta_tensor **outputs = calloc((size_t)n_out + 1, sizeof *outputs);

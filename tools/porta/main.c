@@ -1,5 +1,6 @@
 /* porta: the command-line tool. Each command is a row in the table below
  * with its own help text; later commands (run, bench, inspect) join it. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -71,7 +72,8 @@ static const command commands[] = {
      "the devices (indices of this list, or backend names: \"opencl,cpu\").\n",
      cmd_devices},
     {"run", "run a model (.porta or .pt2) on tensors from a safetensors file",
-     "usage: porta run MODEL --input IN.safetensors --output OUT.safetensors [--device D]\n\n"
+     "usage: porta run MODEL --input IN.safetensors --output OUT.safetensors [--device D]\n"
+     "                 [--max-seconds S]\n\n"
      "Loads MODEL (a .porta file written by torch_porta.export, or a .pt2 archive\n"
      "of torch.export.save), runs it once on device D (porta:N as 'porta devices'\n"
      "lists them, or a backend name such as cpu or opencl; default porta:0) and\n"
@@ -80,8 +82,12 @@ static const command commands[] = {
      "Each model input is the tensor of IN named as the input ('porta inspect\n"
      "MODEL' lists the names), else the tensor named by its position (\"0\",\n"
      "\"1\", ...); a model of one input also takes a file of one tensor.\n"
-     "Exit status: 0 done, 1 the model or its inputs were refused or failed,\n"
-     "2 bad usage.\n",
+     "OUT is replaced once complete; a symbolic link there is followed, and a\n"
+     "directory, FIFO or device there is refused. --max-seconds S stops a run\n"
+     "still going after S seconds (checked between the model's nodes; each\n"
+     "node's work is then waited for before the next).\n"
+     "Exit status: 0 done, 1 the model or its inputs were refused or failed\n"
+     "(or the run took longer than --max-seconds), 2 bad usage.\n",
      cmd_run},
     {"bench", "time a model on one or more devices",
      "usage: porta bench MODEL [--devices all|D,D...] [--iterations N] [--warmup N]\n"
@@ -91,13 +97,19 @@ static const command commands[] = {
      "latency p50 and p99, the mean, runs and samples (dim 0 of the first input)\n"
      "per second and the peak memory the runs added. Inputs come from IN (as\n"
      "for 'porta run') or are random, symbolic dims taking --size SYMBOL=N\n"
-     "(default 1). --json FILE also writes the numbers as JSON.\n",
+     "(N >= 1, SYMBOL one of the model's symbolic dims; default 1). --json FILE\n"
+     "also writes the numbers as JSON (replaced as 'porta run' replaces OUT).\n",
      cmd_bench},
     {"inspect", "show the tensors and graph of a .porta, .pt2 or .safetensors file",
-     "usage: porta inspect FILE\n\n"
+     "usage: porta inspect FILE [--size SYMBOL=N]\n\n"
      "Lists the tensors of FILE (name, dtype, shape) and their total; for a model\n"
      "also its format version, inputs (symbolic dims by name), outputs, weight\n"
-     "and parameter counts, and how many nodes call each op.\n",
+     "and parameter counts, how many nodes call each op, and an estimate of one\n"
+     "run's cost worked out from the graph without running it: FLOPs (a\n"
+     "multiply-add counts 2) and peak memory (weights, inputs and the results\n"
+     "alive at once). Symbolic dims take --size SYMBOL=N, else their smallest\n"
+     "size above 0; nodes of ops the estimate cannot size are named and left out\n"
+     "(docs/porta-format.md describes the estimate).\n",
      cmd_inspect},
     {"compare", "compare a model's speed, memory, energy and cost across devices",
      "usage: porta compare MODEL [--devices all|D,D...] [--iterations N] [--warmup N]\n"
@@ -146,7 +158,14 @@ int main(int argc, char **argv) {
                 fputs(commands[i].usage, stdout);
                 return 0;
             }
-        return commands[i].run(argc - 1, argv + 1);
+        int code = commands[i].run(argc - 1, argv + 1);
+        /* What was printed reached stdout only if the flush succeeds (a
+         * full disk reports itself here, not at printf). */
+        if (fflush(stdout) != 0) {
+            fprintf(stderr, "porta %s: cannot write the output: %s\n", argv[1], strerror(errno));
+            return code ? code : 1;
+        }
+        return code;
     }
     fprintf(stderr, "porta: unknown command '%s' (try 'porta --help')\n", argv[1]);
     return 2;
