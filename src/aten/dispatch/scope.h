@@ -8,8 +8,7 @@
 
 #include "aten/aten.h"
 
-/* Enough for max pooling by window positions (nn/pool.c) over 16 positions. */
-#define ATEN_SCOPE_CAP 160
+#define ATEN_SCOPE_CAP 128
 
 typedef struct aten_scope {
     porta_status *status; /* the first failure, or NULL */

@@ -218,7 +218,7 @@ static porta_tensor *window_starts(aten_scope *s, porta_device *device, const po
 static bool by_positions(const pool_geometry *g) {
     for (int i = 0; i < g->dims; i++)
         if (g->padding[i] || g->extra[i]) return false;
-    /* each position holds 7 tensors in the scope (ATEN_SCOPE_CAP) */
+    /* each position holds 7 tensors in the scope, which keeps 128 */
     return product(g->kernel, g->dims) <= 16;
 }
 
@@ -236,42 +236,31 @@ static porta_tensor *window_origins(aten_scope *s, porta_device *device, const p
     return origin;
 }
 
-/* The windows of x (no padding) copied position-major: [kernel..., N, C,
- * out...], so that each window position's values are one contiguous slab.
- * Read in place, a small window's positions are strided views whose rows
- * hold a few elements (out's last size), and every elementwise step then
- * pays its per-row cost on each of them: one strided copy is cheaper. */
-static porta_tensor *position_slabs(aten_scope *s, const porta_tensor *x, const pool_geometry *g) {
-    int rank = 2 + g->dims, order[2 + 2 * POOL_MAX_DIMS];
-    for (int i = 0; i < g->dims; i++) order[i] = rank + i;
-    for (int i = 0; i < rank; i++) order[g->dims + i] = i;
-    return scope_contiguous(s, scope_permute(s, windows(s, x, g, 0, 0), order));
-}
-
 static void max_by_positions(aten_scope *s, const porta_tensor *x, const pool_geometry *g,
                              porta_tensor **values, porta_tensor **indices) {
     int rank = 2 + g->dims;
     porta_tensor *origin = window_origins(s, x->buffer->device, g);
-    porta_tensor *slabs = position_slabs(s, x, g);
     porta_tensor *best = NULL, *index = NULL;
     int64_t window = product(g->kernel, g->dims);
-    int64_t sizes[2 + POOL_MAX_DIMS], strides[2 + POOL_MAX_DIMS];
-    pool_shape(g, g->out, sizes);
-    int64_t slab = product(sizes, rank);
-    for (int i = rank - 1; i >= 0; i--) strides[i] = i == rank - 1 ? 1 : strides[i + 1] * sizes[i + 1];
-    for (int64_t k = 0; k < window && slabs && !s->status; k++) {
-        /* window position k as (k_0, k_1, ...), row-major over the kernel:
-         * its flat offset in the input */
-        int64_t flat = 0, rest = k, input_stride = product(g->in, g->dims), inner = window;
+    for (int64_t k = 0; k < window && !s->status; k++) {
+        /* window position k as (k_0, k_1, ...), row-major over the kernel */
+        int64_t sizes[2 + POOL_MAX_DIMS] = {x->sizes[0], x->sizes[1]};
+        int64_t strides[2 + POOL_MAX_DIMS] = {x->strides[0], x->strides[1]};
+        int64_t offset = x->offset, flat = 0, rest = k, input_stride = product(g->in, g->dims);
+        int64_t inner = window;
         for (int i = 0; i < g->dims; i++) {
             inner /= g->kernel[i];
             input_stride /= g->in[i];
-            flat += (rest / inner) * g->dilation[i] * input_stride;
+            int64_t at = (rest / inner) * g->dilation[i];
             rest %= inner;
+            sizes[2 + i] = g->out[i];
+            strides[2 + i] = x->strides[2 + i] * g->stride[i];
+            offset += at * x->strides[2 + i];
+            flat += at * input_stride;
         }
         porta_tensor *view = NULL;
-        porta_status *status = porta_tensor_view(slabs->buffer, slabs->dtype, rank, sizes, strides,
-                                                 slabs->offset + k * slab, &view);
+        porta_status *status = porta_tensor_view(x->buffer, x->dtype, rank, sizes, strides,
+                                                 offset, &view);
         scope_hold(s, status, view);
         porta_tensor *position = scope_binary_number(s, PORTA_ADD, origin, (double)flat);
         if (!best) {
