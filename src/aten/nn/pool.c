@@ -189,7 +189,10 @@ static porta_tensor *scatter_back(aten_scope *s, const porta_tensor *grad, const
                                   int64_t n, int64_t c, int64_t size) {
     if (!grad || !index) return NULL;
     int64_t flat[3] = {n, c, size};
-    porta_tensor *zeros = scope_full(s, grad->buffer->device, grad->dtype, 3, flat, 0);
+    /* one zero broadcast: the scatter's copy of it into its result is then
+     * the only pass that writes the zeros */
+    porta_tensor *zero = scope_full(s, grad->buffer->device, grad->dtype, 0, NULL, 0);
+    porta_tensor *zeros = scope_expand(s, zero, 3, flat);
     return scope_scatter(s, zeros, 2, index, grad, PORTA_SCATTER_ADD);
 }
 
