@@ -196,21 +196,10 @@ static porta_tensor *scatter_back(aten_scope *s, const porta_tensor *grad, const
     return scope_scatter(s, zeros, 2, index, grad, PORTA_SCATTER_ADD);
 }
 
-/* Where the windows along spatial axis i start (out * stride - padding),
- * int64 shaped to broadcast against [N, C, out...]: [out_i, 1, ...]. */
-static porta_tensor *window_starts(aten_scope *s, porta_device *device, const pool_geometry *g,
-                                   int i) {
-    int64_t shape[POOL_MAX_DIMS] = {g->out[i], 1, 1};
-    porta_tensor *at = scope_binary_number(s, PORTA_MUL, scope_arange(s, device, g->out[i]),
-                                           (double)g->stride[i]);
-    return scope_reshape(s, scope_binary_number(s, PORTA_SUB, at, (double)g->padding[i]), g->dims - i,
-                         shape);
-}
-
 /* Whether every window has a tap inside the input. Only windows that
  * start in the left padding can miss it, when the dilation steps over the
- * whole input; PyTorch then gives -inf at an index past the input, which
- * the composition by argmax below stands in for. */
+ * whole input; PyTorch gives such a window -inf (the dtype's lowest) at the
+ * index its first tap would have, past the input. */
 static bool windows_reach_input(const pool_geometry *g) {
     for (int i = 0; i < g->dims; i++)
         for (int64_t start = -g->padding[i]; start < 0; start += g->stride[i]) {
@@ -220,19 +209,32 @@ static bool windows_reach_input(const pool_geometry *g) {
     return true;
 }
 
-/* The maxima and their indices by the pooling primitive (one pass over the
- * windows, no temporaries), the maxima gathered at the indices. */
-static void max_by_primitive(aten_scope *s, const porta_tensor *x, const pool_geometry *g,
-                             bool ceil_mode, porta_tensor **values, porta_tensor **indices) {
+/* The window maxima of x [N, C, in...] and their flat indices [N, C,
+ * out...]: the indices from the pooling primitive (one pass over the
+ * windows, no temporaries), the maxima gathered at them; where a window
+ * lies wholly in the padding, whose index points past the input, the maxima
+ * are reduced over the padded windows instead. */
+static void max_pool_values(aten_scope *s, const porta_tensor *x, const pool_geometry *g,
+                            bool ceil_mode, porta_tensor **values, porta_tensor **indices) {
     porta_tensor *index =
         scope_max_pool_indices(s, x, g->kernel, g->stride, g->padding, g->dilation,
                                ceil_mode ? PORTA_POOL_CEIL : PORTA_POOL_FLOOR);
-    int64_t rows[3] = {g->n, g->c, product(g->in, g->dims)},
-            picked[3] = {g->n, g->c, product(g->out, g->dims)}, shape[2 + POOL_MAX_DIMS];
-    porta_tensor *flat = scope_gather(s, scope_reshape(s, x, 3, rows), 2,
-                                      scope_reshape(s, index, 3, picked));
-    *values = scope_reshape(s, flat, pool_shape(g, g->out, shape), shape);
     *indices = index;
+    int64_t shape[2 + POOL_MAX_DIMS];
+    int rank = pool_shape(g, g->out, shape);
+    if (windows_reach_input(g)) {
+        int64_t rows[3] = {g->n, g->c, product(g->in, g->dims)},
+                picked[3] = {g->n, g->c, product(g->out, g->dims)};
+        porta_tensor *flat = scope_gather(s, scope_reshape(s, x, 3, rows), 2,
+                                          scope_reshape(s, index, 3, picked));
+        *values = scope_reshape(s, flat, rank, shape);
+        return;
+    }
+    int axes[POOL_MAX_DIMS];
+    for (int i = 0; i < g->dims; i++) axes[i] = rank + i;
+    *values = scope_reduce(s, PORTA_REDUCE_MAX,
+                           windows(s, x, g, lowest(x->dtype), lowest(x->dtype)), axes, g->dims,
+                           false);
 }
 
 /* max_pool{2,3}d_with_indices(self, kernel_size, stride, padding, dilation,
@@ -247,39 +249,9 @@ static porta_status *max_pool(const char *op, int dims, const porta_value *args,
     int first = results->count;
     aten_scope s;
     scope_begin(&s);
-    if (windows_reach_input(&g)) {
-        porta_tensor *values = NULL, *index = NULL;
-        porta_tensor *batched = as_batched(&s, x, &g);
-        if (batched) max_by_primitive(&s, batched, &g, args[5].b, &values, &index);
-        scope_push(&s, results, as_input_rank(&s, values, &g));
-        scope_push(&s, results, as_input_rank(&s, index, &g));
-        return aten_results_in_format(scope_end(&s), results, first, format);
-    }
-    porta_device *device = x->buffer->device;
-    porta_tensor *win = windows(&s, as_batched(&s, x, &g), &g, lowest(x->dtype), lowest(x->dtype));
-    int64_t flat[3 + POOL_MAX_DIMS], window = product(g.kernel, dims);
-    int last = pool_shape(&g, g.out, flat);
-    flat[last] = window;
-    porta_tensor *rows = scope_reshape(&s, win, last + 1, flat);
-    /* the maxima are read at their argmax: one pass over the windows, not two */
-    porta_tensor *picked = scope_reduce(&s, PORTA_REDUCE_ARGMAX, rows, &last, 1, true);
-    porta_tensor *values = scope_reshape(&s, scope_gather(&s, rows, last, picked), last, flat);
-    porta_tensor *local = scope_reshape(&s, picked, last, flat);
-    /* window position (k_0, k_1, ...) of each output -> flat input index
-     * sum_i (start_i + k_i * dilation_i) * stride of axis i in the input */
-    porta_tensor *index = NULL;
-    int64_t inner = window, input_stride = product(g.in, dims);
-    for (int i = 0; i < dims; i++) {
-        inner /= g.kernel[i];
-        input_stride /= g.in[i];
-        porta_tensor *k = inner > 1 ? scope_binary_number(&s, PORTA_FLOOR_DIVIDE, local, (double)inner)
-                                    : local;
-        if (i > 0) k = scope_binary_number(&s, PORTA_REMAINDER, k, (double)g.kernel[i]);
-        porta_tensor *at = scope_binary(&s, PORTA_ADD, window_starts(&s, device, &g, i),
-                                     scope_binary_number(&s, PORTA_MUL, k, (double)g.dilation[i]));
-        porta_tensor *term = scope_binary_number(&s, PORTA_MUL, at, (double)input_stride);
-        index = index ? scope_binary(&s, PORTA_ADD, index, term) : term;
-    }
+    porta_tensor *values = NULL, *index = NULL;
+    porta_tensor *batched = as_batched(&s, x, &g);
+    if (batched) max_pool_values(&s, batched, &g, args[5].b, &values, &index);
     scope_push(&s, results, as_input_rank(&s, values, &g));
     scope_push(&s, results, as_input_rank(&s, index, &g));
     return aten_results_in_format(scope_end(&s), results, first, format);
