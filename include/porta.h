@@ -448,6 +448,23 @@ typedef enum porta_sort_order {
 PORTA_API porta_status *porta_sort(const porta_tensor *x, int axis, porta_sort_order order,
                                    porta_tensor **values, porta_tensor **indices);
 
+/* How a pooled size rounds: down (PyTorch's default) or up (ceil_mode). */
+typedef enum porta_pool_rounding {
+    PORTA_POOL_FLOOR = 0,
+    PORTA_POOL_CEIL
+} porta_pool_rounding;
+/* Max pooling's indices (max_pool{1,2,3}d(..., return_indices=True)): for x
+ * [N, C, in...] with 1 to 3 spatial axes, the int64 [N, C, out...] flat
+ * index into in... of each window's maximum. kernel, stride, padding and
+ * dilation hold one value per spatial axis; padding is at most half the
+ * kernel and is never picked. As PyTorch's CPU kernel: the first maximum in
+ * row-major window order wins, a NaN wins over any number (the last NaN).
+ * Gathering x viewed as [N, C, prod(in)] at them gives the maxima. */
+PORTA_API porta_status *porta_max_pool_indices(const porta_tensor *x, const int64_t *kernel,
+                                               const int64_t *stride, const int64_t *padding,
+                                               const int64_t *dilation,
+                                               porta_pool_rounding rounding, porta_tensor **out);
+
 /* C = op(A) @ op(B) over the last two axes, batch axes broadcast.
  * Transposed operands are simply transposed views (any strides). */
 PORTA_API porta_status *porta_matmul(const porta_tensor *a, const porta_tensor *b,

@@ -157,6 +157,9 @@ static porta_status *run_op(const conf_case *c, porta_device *device, porta_tens
     case PRIM_SORT:
         o->result_count = 2;
         return porta_sort(in[0], c->axis, c->op, &r[0], &r[1]);
+    case PRIM_POOL_MAX:
+        return porta_max_pool_indices(in[0], c->sizes, c->conv.stride, c->conv.padding,
+                                      c->conv.dilation, (porta_pool_rounding)c->op, &r[0]);
     default:
         return porta_error(PORTA_ERR_INTERNAL, "conformance: no call for %s",
                            ir_prim_kind_name(c->kind));
@@ -475,3 +478,4 @@ CONFORMANCE_TEST(matmul, PRIM_MATMUL)
 CONFORMANCE_TEST(conv, PRIM_CONV)
 CONFORMANCE_TEST(random, PRIM_RANDOM)
 CONFORMANCE_TEST(sort, PRIM_SORT)
+CONFORMANCE_TEST(pool_max, PRIM_POOL_MAX)

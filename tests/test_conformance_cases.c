@@ -454,6 +454,51 @@ static void sort_cases(void) {
     }
 }
 
+/* ---- max pooling ---- */
+
+typedef struct pool_variant {
+    const char *label;
+    int rank;
+    int64_t x[5], kernel[3], stride[3], padding[3], dilation[3];
+    porta_pool_rounding rounding;
+} pool_variant;
+
+/* Ties and NaN (CONF_TIES) decide which index wins: every device must pick
+ * the CPU's. */
+static void pool_cases(void) {
+    const pool_variant variants[] = {
+        {"1d [2,3,11] kernel 3 stride 2 padding 1 ceil", 3, {2, 3, 11}, {3}, {2}, {1}, {1},
+         PORTA_POOL_CEIL},
+        {"2d [2,3,8,8] kernel 2", 4, {2, 3, 8, 8}, {2, 2}, {2, 2}, {0, 0}, {1, 1},
+         PORTA_POOL_FLOOR},
+        {"2d [1,2,7,9] kernel (3,2) stride (2,1) padding (1,1) dilation (2,1) ceil", 4,
+         {1, 2, 7, 9}, {3, 2}, {2, 1}, {1, 1}, {2, 1}, PORTA_POOL_CEIL},
+        {"3d [1,2,5,4,6] kernel (2,3,2) padding (1,1,0)", 5, {1, 2, 5, 4, 6}, {2, 3, 2},
+         {2, 1, 2}, {1, 1, 0}, {1, 1, 1}, PORTA_POOL_FLOOR},
+    };
+    for (int t = 0; t < COUNT(every_dtype); t++) {
+        porta_dtype dtype = every_dtype[t];
+        if (dtype == PORTA_BOOL) continue; /* PyTorch does not max-pool bool */
+        for (int v = 0; v < COUNT(variants); v++) {
+            const pool_variant *k = &variants[v];
+            if (dtype != PORTA_F32 && v != 2) continue;
+            for (int transposed = 0; transposed < 2; transposed++) {
+                if (transposed && dtype != PORTA_F32) continue;
+                conf_case *c = add(PRIM_POOL_MAX, (int)k->rounding, dtype, "pool_max %s %s%s",
+                                   dt(dtype), k->label, transposed ? " transposed" : "");
+                input(c, dtype, k->rank, k->x, CONF_TIES, -3, 3, transposed);
+                for (int d = 0; d < k->rank - 2; d++) {
+                    c->sizes[d] = k->kernel[d];
+                    c->conv.stride[d] = k->stride[d];
+                    c->conv.padding[d] = k->padding[d];
+                    c->conv.dilation[d] = k->dilation[d];
+                }
+                c->exact = true;
+            }
+        }
+    }
+}
+
 const conf_case *conf_cases(int *count) {
     if (!table) {
         unary_cases();
@@ -468,6 +513,7 @@ const conf_case *conf_cases(int *count) {
         conv_cases();
         random_cases();
         sort_cases();
+        pool_cases();
         atexit(free_table);
     }
     *count = table_count;

@@ -33,12 +33,13 @@ typedef struct conf_input {
 typedef struct conf_case {
     char name[160];      /* unique: "binary.add float32 [3,4] [4]" */
     ir_prim_kind kind;
-    int op; /* the porta_*_op, porta_scatter_reduce, porta_sort_order; CAST: the source dtype */
+    int op; /* the porta_*_op, porta_scatter_reduce, porta_sort_order, porta_pool_rounding;
+             * CAST: the source dtype */
     porta_dtype dtype;   /* CAST: the target; FILL, RANDOM: the result's */
     int input_count;
     conf_input inputs[CONF_MAX_INPUTS];
     int rank;                     /* FILL, RANDOM: the result's shape */
-    int64_t sizes[PORTA_MAX_RANK];
+    int64_t sizes[PORTA_MAX_RANK]; /* POOL_MAX: the kernel */
     int axis;                     /* GATHER, SCATTER, INDEX_SELECT, SORT */
     int axes[PORTA_MAX_RANK];     /* REDUCE */
     int axis_count;
@@ -47,7 +48,8 @@ typedef struct conf_case {
     double value, value2;         /* FILL, PAD: value; RANDOM: low/mean, high/std */
     bool normal;                  /* RANDOM */
     uint64_t seed;                /* RANDOM's seed; also seeds the inputs */
-    porta_conv_params conv;       /* CONV; with a bias when input_count is 3 */
+    porta_conv_params conv;       /* CONV; with a bias when input_count is 3. POOL_MAX: its
+                                   * stride, padding and dilation */
     /* Float results agree within rtol * |want| + atol, where rtol and atol
      * are the result dtype's tolerance (conf_tolerance) times these scales;
      * integers and bool, and every result of an exact case, exactly. */

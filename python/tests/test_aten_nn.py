@@ -468,3 +468,28 @@ def test_max_pool_ties_nan_and_infinities_pick_as_the_cpu(kernel, stride, dilati
     (values, indices), (expected, expected_indices) = pool(x.to("porta")), pool(x)
     torch.testing.assert_close(values.cpu(), expected, equal_nan=True)
     assert torch.equal(indices.cpu(), expected_indices)
+
+
+@pytest.mark.parametrize("size,kwargs", [
+    ((5, 4), dict(kernel_size=3, stride=2, padding=1)),
+    ((5, 4), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ((5, 4), dict(kernel_size=(3, 2), stride=1, padding=1, dilation=2)),
+    # the first window lies wholly in the padding: -inf at an index past the input
+    ((2, 2), dict(kernel_size=2, padding=1, dilation=3)),
+])
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+def test_max_pool_border_windows_pick_as_the_cpu(size, kwargs, layout):
+    """Windows clipped by the padding start at their first tap inside the
+    input: an all -inf window keeps that index, NaN still wins."""
+    x = torch.randn(2, 3, *size)
+    x[0, 0] = float("-inf")
+    x[0, 1, 0, 0] = x[1, 2, -1, -1] = float("nan")
+    x[1, 0, :2] = 7.0  # ties
+    if layout == "channels_last":
+        x = x.contiguous(memory_format=torch.channels_last)
+    pool = lambda t: F.max_pool2d(t, return_indices=True, **kwargs)
+    (values, indices), (expected, expected_indices) = pool(x.to("porta")), pool(x)
+    torch.testing.assert_close(values.cpu(), expected, equal_nan=True)
+    assert torch.equal(indices.cpu(), expected_indices)
+    assert values.is_contiguous(memory_format=torch.channels_last) == \
+        expected.is_contiguous(memory_format=torch.channels_last)

@@ -123,6 +123,16 @@ def test_results_equal_debug_mode_and_cpu(fused_mode):
         torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
 
 
+def test_max_pool_indices_equal_cpu(fused_mode, generator):
+    # the indices are composed of several steps per window position, which
+    # fused execution must keep apart (their values alone can come out right)
+    x = torch.randn(4, 3, 8, 8, generator=generator)
+    values, indices = nn.functional.max_pool2d(x.to("porta"), 2, return_indices=True)
+    expected_values, expected_indices = nn.functional.max_pool2d(x, 2, return_indices=True)
+    torch.testing.assert_close(values.cpu(), expected_values)
+    assert torch.equal(indices.cpu(), expected_indices)
+
+
 def test_views_and_in_place_ops_see_recorded_writes(fused_mode):
     x = torch.zeros(4, 6, device="porta")
     x[:, 1:3] += 2

@@ -33,6 +33,15 @@ porta_status *ir_infer_random(ir_prim *prim, const ir_meta *inputs,
                                  int input_count, ir_meta *out);
 porta_status *ir_infer_sort(ir_prim *prim, const ir_meta *inputs, int input_count,
                                ir_meta *out);
+porta_status *ir_infer_pool(ir_prim *prim, const ir_meta *inputs, int input_count,
+                            ir_meta *out);
+
+/* Windows along one axis of `in` elements (PyTorch's pooling_output_shape):
+ * windows of `kernel` taps `dilation` apart, `stride` apart, over the input
+ * padded by `padding` on both sides; ceil_mode counts a last partial window
+ * when it starts inside the input or its left padding. May be < 1. */
+int64_t ir_pooled_size(int64_t in, int64_t kernel, int64_t padding, int64_t stride,
+                       int64_t dilation, bool ceil_mode);
 
 /* Broadcasts two shapes as NumPy/PyTorch do; error names the op. */
 porta_status *ir_broadcast_shapes(const char *op, int rank_a, const int64_t *a,

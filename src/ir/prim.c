@@ -21,6 +21,7 @@ int ir_prim_input_count(const ir_prim *prim) {
     case PRIM_SLICE:
     case PRIM_FLIP:
     case PRIM_SORT:
+    case PRIM_POOL_MAX:
         return 1;
     case PRIM_BINARY:
     case PRIM_GATHER:
@@ -50,6 +51,7 @@ const char *ir_prim_kind_name(ir_prim_kind kind) {
         [PRIM_PERMUTE] = "permute", [PRIM_EXPAND] = "expand",
         [PRIM_SLICE] = "slice",     [PRIM_FLIP] = "flip",
         [PRIM_SORT] = "sort",
+        [PRIM_POOL_MAX] = "pool_max",
     };
     if ((unsigned)kind >= PRIM_KIND_COUNT) return "invalid primitive";
     return names[kind];

@@ -24,6 +24,9 @@ typedef enum ir_prim_kind {
     PRIM_CONV,        /* conv */
     PRIM_RANDOM,      /* normal, seed, offset, value (low/mean), value2 (high/std) */
     PRIM_SORT,        /* axis, op = porta_sort_order: the stable sorting permutation */
+    /* max pooling's window argmax: rank = spatial dims, sizes = kernel,
+     * conv.stride/padding/dilation, op = porta_pool_rounding */
+    PRIM_POOL_MAX,
     /* movement: views, resolved on tensor metadata, never executed */
     PRIM_RESHAPE,     /* rank, sizes */
     PRIM_PERMUTE,     /* dims[rank] in axes */
@@ -75,6 +78,11 @@ typedef struct ir_prim {
  *  SORT     x any dtype; out int64 of x's shape: along `axis`, the indices
  *           that order x stably (ties keep their order; NaN sorts above
  *           every number, -0.0 equals 0.0).
+ *  POOL_MAX x [N, C, in...] any dtype but bool; out int64 [N, C, out...]:
+ *           each window's flat index into in... of its maximum, PyTorch's
+ *           CPU loop: positions in row-major window order, padding skipped
+ *           (never a candidate), a later value replaces the best so far when
+ *           greater or NaN, the first position inside the input to start.
  */
 
 /* Input counts per kind (-1: variable, CONV has 2 or 3). */

@@ -34,6 +34,7 @@ porta_status *ops_prim_run(const ir_prim *prim, const porta_tensor *const *input
     case PRIM_CONV: return ops_run_linalg(prim, inputs, input_count, out);
     case PRIM_RANDOM: return ops_run_random(prim, inputs, input_count, out);
     case PRIM_SORT: return ops_run_sort(prim, inputs, input_count, out);
+    case PRIM_POOL_MAX: return ops_run_pool(prim, inputs, input_count, out);
     case PRIM_INPUT:
     case PRIM_CONSTANT:
     case PRIM_KIND_COUNT: break;

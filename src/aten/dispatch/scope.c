@@ -222,6 +222,13 @@ porta_tensor *scope_gather(aten_scope *s, const porta_tensor *x, int axis,
     STEP(ready(s, x, index), porta_gather(x, axis, index, &out));
 }
 
+porta_tensor *scope_max_pool_indices(aten_scope *s, const porta_tensor *x, const int64_t *kernel,
+                                     const int64_t *stride, const int64_t *padding,
+                                     const int64_t *dilation, porta_pool_rounding rounding) {
+    STEP(ready(s, x, x),
+         porta_max_pool_indices(x, kernel, stride, padding, dilation, rounding, &out));
+}
+
 porta_tensor *scope_index_select(aten_scope *s, const porta_tensor *x, int axis,
                                  const porta_tensor *index) {
     STEP(ready(s, x, index), porta_index_select(x, axis, index, &out));

@@ -102,6 +102,9 @@ porta_tensor *scope_conv(aten_scope *s, const porta_tensor *x, const porta_tenso
                          const porta_tensor *bias, const porta_conv_params *params);
 porta_tensor *scope_gather(aten_scope *s, const porta_tensor *x, int axis,
                            const porta_tensor *index);
+porta_tensor *scope_max_pool_indices(aten_scope *s, const porta_tensor *x, const int64_t *kernel,
+                                     const int64_t *stride, const int64_t *padding,
+                                     const int64_t *dilation, porta_pool_rounding rounding);
 porta_tensor *scope_index_select(aten_scope *s, const porta_tensor *x, int axis,
                                  const porta_tensor *index);
 porta_tensor *scope_scatter(aten_scope *s, const porta_tensor *x, int axis,

@@ -1,14 +1,17 @@
 /* Pooling aten ops over windows of 2 or 3 spatial axes (the geometry takes
- * 1 to 3): max_pool2d/3d with indices, avg_pool2d/3d and their gradients. A pooling window is a
- * strided view of the padded input ([N, C, out..., kernel...]) reduced over
- * its window axes; gradients scatter-add back through the windows' flat
- * indices. Adaptive pooling is in nn/pool_adaptive.c. */
+ * 1 to 3): max_pool2d/3d with indices, avg_pool2d/3d and their gradients.
+ * Max pooling's indices come from the pooling primitive (one pass over the
+ * windows) and its maxima are gathered at them. Average pooling views the
+ * windows as a strided view of the padded input ([N, C, out..., kernel...])
+ * reduced over its window axes; gradients scatter-add back through the
+ * windows' flat indices. Adaptive pooling is in nn/pool_adaptive.c. */
 #include <math.h>
 #include <stdio.h>
 
 #include "aten/dispatch/scope.h"
 #include "aten/nn/memory_format.h"
 #include "core/status.h"
+#include "ir/infer.h"
 #include "runtime/tensor.h"
 
 #define POOL_MAX_DIMS 3
@@ -27,15 +30,6 @@ typedef struct pool_geometry {
 static int64_t list_value(const porta_value *v, int i, int64_t fallback) {
     if (v->kind != PORTA_VALUE_INTS || v->ints.count == 0) return fallback;
     return v->ints.items[v->ints.count == 1 ? 0 : i];
-}
-
-static int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation,
-                           bool ceil_mode) {
-    int64_t span = in + 2 * pad - dilation * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
-    int64_t out = (span >= 0 ? span / stride : -((-span + stride - 1) / stride)) + 1;
-    /* the last window must start inside the input or its left padding */
-    if (ceil_mode && (out - 1) * stride >= in + pad) out--;
-    return out;
 }
 
 /* "C x D x H x W" of a pooling geometry's input or output. */
@@ -93,7 +87,7 @@ static porta_status *read_pool(const char *op, int dims, const porta_tensor *x,
                                "%s: pad should be at most half of effective kernel size, but "
                                "got pad=%lld, kernel_size=%lld",
                                op, (long long)g->padding[i], (long long)g->kernel[i]);
-        g->out[i] = pooled_size(g->in[i], g->kernel[i], g->padding[i], g->stride[i],
+        g->out[i] = ir_pooled_size(g->in[i], g->kernel[i], g->padding[i], g->stride[i],
                                 g->dilation[i], ceil_mode);
         int64_t reach = (g->out[i] - 1) * g->stride[i] + g->dilation[i] * (g->kernel[i] - 1) + 1,
                 padded = g->in[i] + 2 * g->padding[i];
@@ -195,86 +189,52 @@ static porta_tensor *scatter_back(aten_scope *s, const porta_tensor *grad, const
                                   int64_t n, int64_t c, int64_t size) {
     if (!grad || !index) return NULL;
     int64_t flat[3] = {n, c, size};
-    porta_tensor *zeros = scope_full(s, grad->buffer->device, grad->dtype, 3, flat, 0);
+    /* one zero broadcast: the scatter's copy of it into its result is then
+     * the only pass that writes the zeros */
+    porta_tensor *zero = scope_full(s, grad->buffer->device, grad->dtype, 0, NULL, 0);
+    porta_tensor *zeros = scope_expand(s, zero, 3, flat);
     return scope_scatter(s, zeros, 2, index, grad, PORTA_SCATTER_ADD);
 }
 
-/* Where the windows along spatial axis i start (out * stride - padding),
- * int64 shaped to broadcast against [N, C, out...]: [out_i, 1, ...]. */
-static porta_tensor *window_starts(aten_scope *s, porta_device *device, const pool_geometry *g,
-                                   int i) {
-    int64_t shape[POOL_MAX_DIMS] = {g->out[i], 1, 1};
-    porta_tensor *at = scope_binary_number(s, PORTA_MUL, scope_arange(s, device, g->out[i]),
-                                           (double)g->stride[i]);
-    return scope_reshape(s, scope_binary_number(s, PORTA_SUB, at, (double)g->padding[i]), g->dims - i,
-                         shape);
-}
-
-/* Without padding every window lies inside x, and for small windows the
- * maxima come from one pass per window position over strided views of x,
- * each an elementwise step on the output's size (a window's values are
- * never copied out): a later value replaces the best so far when it is
- * greater or NaN, the order and rule of PyTorch's CPU loop. */
-static bool by_positions(const pool_geometry *g) {
+/* Whether every window has a tap inside the input. Only windows that
+ * start in the left padding can miss it, when the dilation steps over the
+ * whole input; PyTorch gives such a window -inf (the dtype's lowest) at the
+ * index its first tap would have, past the input. */
+static bool windows_reach_input(const pool_geometry *g) {
     for (int i = 0; i < g->dims; i++)
-        if (g->padding[i] || g->extra[i]) return false;
-    /* each position holds 7 tensors in the scope, which keeps 128 */
-    return product(g->kernel, g->dims) <= 16;
+        for (int64_t start = -g->padding[i]; start < 0; start += g->stride[i]) {
+            int64_t steps = (-start + g->dilation[i] - 1) / g->dilation[i];
+            if (start + steps * g->dilation[i] >= g->in[i]) return false;
+        }
+    return true;
 }
 
-/* The flat input index of each window's first element: [out_0, 1, ...]
- * broadcast terms summed over the axes, int64 [out...]. */
-static porta_tensor *window_origins(aten_scope *s, porta_device *device, const pool_geometry *g) {
-    porta_tensor *origin = NULL;
-    int64_t input_stride = product(g->in, g->dims);
-    for (int i = 0; i < g->dims; i++) {
-        input_stride /= g->in[i];
-        porta_tensor *term = scope_binary_number(s, PORTA_MUL, window_starts(s, device, g, i),
-                                                 (double)input_stride);
-        origin = origin ? scope_binary(s, PORTA_ADD, origin, term) : term;
+/* The window maxima of x [N, C, in...] and their flat indices [N, C,
+ * out...]: the indices from the pooling primitive (one pass over the
+ * windows, no temporaries), the maxima gathered at them; where a window
+ * lies wholly in the padding, whose index points past the input, the maxima
+ * are reduced over the padded windows instead. */
+static void max_pool_values(aten_scope *s, const porta_tensor *x, const pool_geometry *g,
+                            bool ceil_mode, porta_tensor **values, porta_tensor **indices) {
+    porta_tensor *index =
+        scope_max_pool_indices(s, x, g->kernel, g->stride, g->padding, g->dilation,
+                               ceil_mode ? PORTA_POOL_CEIL : PORTA_POOL_FLOOR);
+    *indices = index;
+    int64_t shape[2 + POOL_MAX_DIMS];
+    int rank = pool_shape(g, g->out, shape);
+    if (windows_reach_input(g)) {
+        int64_t rows[3] = {g->n, g->c, product(g->in, g->dims)},
+                picked[3] = {g->n, g->c, product(g->out, g->dims)};
+        porta_tensor *flat = scope_gather(s, scope_reshape(s, x, 3, rows), 2,
+                                          scope_reshape(s, index, 3, picked));
+        *values = scope_reshape(s, flat, rank, shape);
+        return;
     }
-    return origin;
-}
-
-static void max_by_positions(aten_scope *s, const porta_tensor *x, const pool_geometry *g,
-                             porta_tensor **values, porta_tensor **indices) {
-    int rank = 2 + g->dims;
-    porta_tensor *origin = window_origins(s, x->buffer->device, g);
-    porta_tensor *best = NULL, *index = NULL;
-    int64_t window = product(g->kernel, g->dims);
-    for (int64_t k = 0; k < window && !s->status; k++) {
-        /* window position k as (k_0, k_1, ...), row-major over the kernel */
-        int64_t sizes[2 + POOL_MAX_DIMS] = {x->sizes[0], x->sizes[1]};
-        int64_t strides[2 + POOL_MAX_DIMS] = {x->strides[0], x->strides[1]};
-        int64_t offset = x->offset, flat = 0, rest = k, input_stride = product(g->in, g->dims);
-        int64_t inner = window;
-        for (int i = 0; i < g->dims; i++) {
-            inner /= g->kernel[i];
-            input_stride /= g->in[i];
-            int64_t at = (rest / inner) * g->dilation[i];
-            rest %= inner;
-            sizes[2 + i] = g->out[i];
-            strides[2 + i] = x->strides[2 + i] * g->stride[i];
-            offset += at * x->strides[2 + i];
-            flat += at * input_stride;
-        }
-        porta_tensor *view = NULL;
-        porta_status *status = porta_tensor_view(x->buffer, x->dtype, rank, sizes, strides,
-                                                 offset, &view);
-        scope_hold(s, status, view);
-        porta_tensor *position = scope_binary_number(s, PORTA_ADD, origin, (double)flat);
-        if (!best) {
-            best = scope_contiguous(s, view);
-            index = scope_expand(s, position, rank, best ? best->sizes : sizes);
-            continue;
-        }
-        porta_tensor *take = scope_binary(s, PORTA_LOGICAL_OR, scope_binary(s, PORTA_GT, view, best),
-                                          scope_binary(s, PORTA_NE, view, view));
-        best = scope_ternary(s, PORTA_WHERE, take, view, best);
-        index = scope_ternary(s, PORTA_WHERE, take, position, index);
-    }
-    *values = best;
-    *indices = index ? scope_contiguous(s, index) : NULL;
+    int axes[POOL_MAX_DIMS];
+    for (int i = 0; i < g->dims; i++) axes[i] = rank + i;
+    *values = scope_reduce(s, PORTA_REDUCE_MAX,
+                           windows(s, x, g, lowest(x->dtype), lowest(x->dtype)), axes, g->dims,
+                           false);
 }
 
 /* max_pool{2,3}d_with_indices(self, kernel_size, stride, padding, dilation,
@@ -289,39 +249,9 @@ static porta_status *max_pool(const char *op, int dims, const porta_value *args,
     int first = results->count;
     aten_scope s;
     scope_begin(&s);
-    if (by_positions(&g)) {
-        porta_tensor *values = NULL, *index = NULL;
-        porta_tensor *batched = as_batched(&s, x, &g);
-        if (batched) max_by_positions(&s, batched, &g, &values, &index);
-        scope_push(&s, results, as_input_rank(&s, values, &g));
-        scope_push(&s, results, as_input_rank(&s, index, &g));
-        return aten_results_in_format(scope_end(&s), results, first, format);
-    }
-    porta_device *device = x->buffer->device;
-    porta_tensor *win = windows(&s, as_batched(&s, x, &g), &g, lowest(x->dtype), lowest(x->dtype));
-    int64_t flat[3 + POOL_MAX_DIMS], window = product(g.kernel, dims);
-    int last = pool_shape(&g, g.out, flat);
-    flat[last] = window;
-    porta_tensor *rows = scope_reshape(&s, win, last + 1, flat);
-    /* the maxima are read at their argmax: one pass over the windows, not two */
-    porta_tensor *picked = scope_reduce(&s, PORTA_REDUCE_ARGMAX, rows, &last, 1, true);
-    porta_tensor *values = scope_reshape(&s, scope_gather(&s, rows, last, picked), last, flat);
-    porta_tensor *local = scope_reshape(&s, picked, last, flat);
-    /* window position (k_0, k_1, ...) of each output -> flat input index
-     * sum_i (start_i + k_i * dilation_i) * stride of axis i in the input */
-    porta_tensor *index = NULL;
-    int64_t inner = window, input_stride = product(g.in, dims);
-    for (int i = 0; i < dims; i++) {
-        inner /= g.kernel[i];
-        input_stride /= g.in[i];
-        porta_tensor *k = inner > 1 ? scope_binary_number(&s, PORTA_FLOOR_DIVIDE, local, (double)inner)
-                                    : local;
-        if (i > 0) k = scope_binary_number(&s, PORTA_REMAINDER, k, (double)g.kernel[i]);
-        porta_tensor *at = scope_binary(&s, PORTA_ADD, window_starts(&s, device, &g, i),
-                                     scope_binary_number(&s, PORTA_MUL, k, (double)g.dilation[i]));
-        porta_tensor *term = scope_binary_number(&s, PORTA_MUL, at, (double)input_stride);
-        index = index ? scope_binary(&s, PORTA_ADD, index, term) : term;
-    }
+    porta_tensor *values = NULL, *index = NULL;
+    porta_tensor *batched = as_batched(&s, x, &g);
+    if (batched) max_pool_values(&s, batched, &g, args[5].b, &values, &index);
     scope_push(&s, results, as_input_rank(&s, values, &g));
     scope_push(&s, results, as_input_rank(&s, index, &g));
     return aten_results_in_format(scope_end(&s), results, first, format);

@@ -29,6 +29,7 @@ porta_status *clk_execute(const clk_launcher *launcher, porta_device *device,
     case PRIM_CONV: exec = clk_exec_conv; break;
     case PRIM_RANDOM: exec = clk_exec_random; break;
     case PRIM_SORT: exec = clk_exec_sort; break;
+    case PRIM_POOL_MAX: exec = clk_exec_pool; break;
     default:
         return porta_error(PORTA_ERR_INTERNAL, "%s: primitive %s is not executable",
                            device->info.backend, ir_prim_kind_name(prim->kind));
@@ -41,6 +42,7 @@ void clk_each_program(clk_program_visit visit, void *ctx) {
     clk_index_programs(visit, ctx);
     clk_matmul_programs(visit, ctx);
     clk_pad_programs(visit, ctx);
+    clk_pool_programs(visit, ctx);
     clk_random_programs(visit, ctx);
     clk_sort_programs(visit, ctx);
     clk_special_programs(visit, ctx);

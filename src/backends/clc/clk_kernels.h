@@ -1,7 +1,7 @@
 /* The kernel library's primitives, run on whichever backend passes its
- * launcher (clk_launch.h): GEMM, convolution, indexing, padding, random
- * numbers, sort, and the elementwise ops and reductions the kernel IR
- * leaves out (integer division, remainder and power with their errors,
+ * launcher (clk_launch.h): GEMM, convolution, indexing, padding, max
+ * pooling, random numbers, sort, and the elementwise ops and reductions
+ * the kernel IR leaves out (integer division, remainder and power with their errors,
  * erfinv, argmax/argmin: "special"). Each has the contract of
  * rt_backend_ops.execute. */
 #ifndef PORTA_BACKENDS_CLC_CLK_KERNELS_H
@@ -20,6 +20,7 @@ clk_exec clk_exec_matmul;
 clk_exec clk_exec_conv;
 clk_exec clk_exec_index;
 clk_exec clk_exec_pad;
+clk_exec clk_exec_pool;
 clk_exec clk_exec_random;
 clk_exec clk_exec_sort;
 clk_exec clk_exec_special;
@@ -47,6 +48,7 @@ void clk_conv_programs(clk_program_visit visit, void *ctx);
 void clk_index_programs(clk_program_visit visit, void *ctx);
 void clk_matmul_programs(clk_program_visit visit, void *ctx);
 void clk_pad_programs(clk_program_visit visit, void *ctx);
+void clk_pool_programs(clk_program_visit visit, void *ctx);
 void clk_random_programs(clk_program_visit visit, void *ctx);
 void clk_sort_programs(clk_program_visit visit, void *ctx);
 void clk_special_programs(clk_program_visit visit, void *ctx);

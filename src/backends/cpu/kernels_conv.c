@@ -183,10 +183,99 @@ static void write_segment(void *ctx, int64_t at, const char *src, int64_t count,
     row->filled = at + count;
 }
 
+/* One col row of a stride-1 convolution whose output rows are as wide as
+ * the input's, read from a plane whose rows are contiguous and adjacent:
+ * the row is then the plane shifted by (top, left), one copy, after which
+ * the columns that wrapped around a row's end (and the rows above or below
+ * the input) are zeroed. */
+static void shifted_row_f32(const float *plane, int64_t in_h, int64_t width, int64_t top,
+                            int64_t left, int64_t p0, int64_t count, float *dst) {
+    int64_t shift = top * width + left, end = p0 + count;
+    /* positions whose input row exists and whose source lies in the plane */
+    int64_t lo = max64(p0, max64(-top, 0) * width), hi = min64(end, (in_h - top) * width);
+    lo = max64(lo, -shift);
+    hi = min64(hi, in_h * width - shift);
+    if (hi <= lo) {
+        memset(dst, 0, (size_t)count * sizeof(float));
+        return;
+    }
+    memset(dst, 0, (size_t)(lo - p0) * sizeof(float));
+    memcpy(dst + (lo - p0), plane + lo + shift, (size_t)(hi - lo) * sizeof(float));
+    memset(dst + (hi - p0), 0, (size_t)(end - hi) * sizeof(float));
+    /* columns ow with ow + left outside [0, width): a stripe down the rows */
+    int64_t bad_lo = left < 0 ? 0 : width - left, bad_hi = left < 0 ? -left : width;
+    for (int64_t row = lo / width * width; row < hi; row += width)
+        for (int64_t p = max64(row + bad_lo, lo); p < min64(row + bad_hi, hi); p++)
+            dst[p - p0] = 0.0f;
+}
+
+/* im2col for float32 images (2 spatial axes), with the element loops
+ * inline: small images make runs of a few elements, on which the general
+ * walk's calls per run (segment callback, memset, memcpy) cost more than
+ * the copying (one thread, a 3x3 conv of [64, 16, 8, 8] to 32 channels:
+ * 1.15 -> 0.69 ms). */
+static void im2col_f32_2d(const conv_job *job, int64_t b, int64_t g, int64_t row0, int64_t rows,
+                          int64_t p0, int64_t count, float *col) {
+    int64_t out_w = job->out_sizes[1];
+    int64_t in_h = job->in_sizes[0], in_w = job->in_sizes[1];
+    int64_t kh = job->kernel[0], kw = job->kernel[1];
+    int64_t sh = job->stride[0], sw = job->stride[1];
+    int64_t xh = job->x_strides[2], xw = job->x_strides[3];
+    /* rows are short (a tile's positions): the row's channel and kernel
+     * tap are counted, not divided out of the row number each time */
+    int64_t channel = g * job->in_per_group + row0 / job->taps, tap = row0 % job->taps;
+    int64_t ki = tap / kw, kj = tap % kw, oh0 = p0 / out_w, ow0 = p0 % out_w;
+    bool shifted = sh == 1 && sw == 1 && xw == 1 && xh == in_w && out_w == in_w;
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t top = ki * job->dilation[0] - job->padding[0];
+        int64_t left = kj * job->dilation[1] - job->padding[1];
+        const float *plane = (const float *)job->x + b * job->x_strides[0] +
+                             channel * job->x_strides[1];
+        /* output column o reads input column o*sw + left: inside for o in [first, end) */
+        int64_t first = left >= 0 ? 0 : sw == 1 ? -left : (-left + sw - 1) / sw;
+        int64_t limit = in_w - left;
+        int64_t end = limit <= 0 ? 0 : min64(out_w, sw == 1 ? limit : (limit + sw - 1) / sw);
+        if (++kj == kw) {
+            kj = 0;
+            if (++ki == kh) {
+                ki = 0;
+                channel++;
+            }
+        }
+        float *dst = col + r * count;
+        if (shifted) {
+            shifted_row_f32(plane, in_h, in_w, top, left, p0, count, dst);
+            continue;
+        }
+        int64_t oh = oh0, ow = ow0;
+        for (int64_t done = 0; done < count; oh++, ow = 0) {
+            int64_t run = min64(out_w - ow, count - done);
+            int64_t ih = oh * sh + top, lo = max64(ow, first), hi = min64(ow + run, end);
+            float *at = dst + done - ow;
+            if (ih < 0 || ih >= in_h || lo >= hi) {
+                for (int64_t o = ow; o < ow + run; o++) at[o] = 0.0f;
+            } else {
+                const float *src = plane + ih * xh + left * xw;
+                for (int64_t o = ow; o < lo; o++) at[o] = 0.0f;
+                if (sw * xw == 1)
+                    memcpy(at + lo, src + lo, (size_t)(hi - lo) * sizeof(float));
+                else
+                    for (int64_t o = lo; o < hi; o++) at[o] = src[o * sw * xw];
+                for (int64_t o = hi; o < ow + run; o++) at[o] = 0.0f;
+            }
+            done += run;
+        }
+    }
+}
+
 /* Rows [row0, row0 + rows) x positions [p0, p0 + count) of the col matrix,
  * row-major with `count` columns. */
 static void im2col(const conv_job *job, int64_t b, int64_t g, int64_t row0, int64_t rows,
                    int64_t p0, int64_t count, char *col) {
+    if (job->dtype == PORTA_F32 && job->spatial == 2) {
+        im2col_f32_2d(job, b, g, row0, rows, p0, count, (float *)col);
+        return;
+    }
     for (int64_t r = 0; r < rows; r++) {
         col_row row = {job->dtype, job->ct_size, col + (size_t)(r * count) * job->ct_size, 0};
         for_each_segment(job, b, g, row0 + r, p0, count, write_segment, &row);
@@ -281,6 +370,14 @@ static bool uses_sgemm(const conv_job *job) {
 
 static void fill_bias(const conv_job *job, int64_t channel0, int64_t m, int64_t n, void *c,
                       int64_t c_rs, int64_t c_cs) {
+    if (!job->wide && c_cs == 1) { /* the common case, in a loop the compiler vectorizes */
+        for (int64_t i = 0; i < m; i++) {
+            float value = job->bias ? ((const float *)job->bias)[channel0 + i] : 0.0f;
+            float *row = (float *)c + i * c_rs;
+            for (int64_t j = 0; j < n; j++) row[j] = value;
+        }
+        return;
+    }
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
             int64_t at = i * c_rs + j * c_cs;

@@ -348,14 +348,24 @@ static inline double combine_float(int reduce, double a, double b) {
 #define BF16_FROM_DOUBLE(v) core_f32_to_bf16((float)(v))
 
 /* out[..] = STORE(COMBINE(LOAD(out[..]), LOAD(src[j]))) along one stretch;
- * T is the storage type. */
+ * T is the storage type. Each reduction gets a loop of its own, so the
+ * combination is not chosen again per element. */
 #define SCATTER_REDUCE_ROW(NAME, T, LOAD, COMBINE, STORE)                                \
-    static void NAME(const scatter_row *r, int reduce) {                                 \
+    static inline __attribute__((always_inline)) void NAME##_op(const scatter_row *r,   \
+                                                                int reduce) {           \
         T *out = (T *)(void *)r->out;                                                    \
         const T *src = (const T *)(const void *)r->src;                                  \
         for (int64_t j = 0; j < r->count; j++) {                                         \
             T *dst = out + j * r->out_stride + r->index[j * r->index_stride] * r->axis_stride; \
             *dst = (T)STORE(COMBINE(reduce, LOAD(*dst), LOAD(src[j * r->src_stride])));  \
+        }                                                                                \
+    }                                                                                    \
+    static void NAME(const scatter_row *r, int reduce) {                                 \
+        switch (reduce) {                                                                \
+        case PORTA_SCATTER_ADD: NAME##_op(r, PORTA_SCATTER_ADD); break;                  \
+        case PORTA_SCATTER_MUL: NAME##_op(r, PORTA_SCATTER_MUL); break;                  \
+        case PORTA_SCATTER_AMAX: NAME##_op(r, PORTA_SCATTER_AMAX); break;                \
+        default: NAME##_op(r, PORTA_SCATTER_AMIN); break;                                \
         }                                                                                \
     }
 
