@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/fault.h"
 #include "core/status.h"
 #include "core/text.h"
 #include "io/safetensors.h"
@@ -148,7 +149,7 @@ static porta_status *build_header(const porta_safetensors_entry *tensors, const 
 static porta_status *write_all(int fd, const char *path, const void *data, size_t bytes) {
     const char *p = data;
     while (bytes) {
-        ssize_t n = write(fd, p, bytes);
+        ssize_t n = core_fault_write(fd, p, bytes);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0)
             return porta_error(PORTA_ERR_IO, "safetensors_save: cannot write %s: %s", path,
