@@ -27,7 +27,7 @@ static int run_porta(const char *environment, const char *args, char *output, si
 /* y = x + 1 with x [3]. */
 static const char GRAPH[] =
     "{\"version\": [1, 0],"
-    " \"inputs\": [{\"name\": \"x\", \"dtype\": \"float32\", \"shape\": [3]}],"
+    " \"inputs\": [{\"name\": \"x\", \"dtype\": \"float32\", \"shape\": [3]}], \"weights\": [],"
     " \"nodes\": [{\"op\": \"add.Tensor\", \"args\": [{\"tensor\": \"x\"}, {\"int\": 1},"
     "  {\"int\": 1}], \"outputs\": [\"y\"]}],"
     " \"outputs\": [\"y\"]}";
