@@ -71,12 +71,15 @@ def test_driver_fault_raises_and_the_next_op_works(faults):
 
 def test_fused_build_fault_then_the_kernel_builds(faults, fused_cold_cache):
     """The CPU runs a kernel its compiler could not build as separate ops
-    (the result is unchanged); OpenCL raises at the sync point."""
-    x = torch.linspace(-1, 1, 7, device="porta")
-    want = (x.cpu() * 5).sin().exp().neg().sigmoid()
-
-    def fused():
+    (the result is unchanged, and the trace keeps that schedule); OpenCL
+    raises at the sync point. The same trace then works, and another one
+    builds its kernel."""
+    def fused(n):
+        x = torch.linspace(-1, 1, n, device="porta")
         return (x * 5).sin().exp().neg().sigmoid().cpu()
+
+    def want(n):
+        return (torch.linspace(-1, 1, n) * 5).sin().exp().neg().sigmoid()
 
     def compiled():
         return torch_porta._C.compiler_stats()["kernels_compiled"]
@@ -84,12 +87,13 @@ def test_fused_build_fault_then_the_kernel_builds(faults, fused_cold_cache):
     faults("build:1")
     before = compiled()
     if on_cpu():
-        torch.testing.assert_close(fused(), want)
+        torch.testing.assert_close(fused(7), want(7))
     else:
         with pytest.raises(RuntimeError, match=INJECTED + " build:1"):
-            fused()
+            fused(7)
     assert compiled() == before
-    torch.testing.assert_close(fused(), want)
+    torch.testing.assert_close(fused(7), want(7))
+    torch.testing.assert_close(fused(9), want(9))
     assert compiled() > before
 
 
