@@ -17,7 +17,7 @@ Round after round, until the time is up:
      starts empty, so kernels are built (and their builds fail) again.
   3. Every --demo-every rounds the AddressSanitizer build's C demo
      (train_digits, an MLP trained with libporta's C API) runs with faults
-     at --cli-rate likewise.
+     at --demo-rate likewise.
 
 This process's resident memory (VmRSS) and open file descriptors
 (/proc/self/fd) are sampled after each round, the children's peak memory
@@ -75,23 +75,30 @@ def open_fds():
     return len(os.listdir("/proc/self/fd"))
 
 
+def peak_kib(pid):
+    """The process's peak resident memory so far (VmHWM: since its exec, unlike
+    the rusage of a child forked from this large process), or None."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return int(re.search(r"^VmHWM:\s+(\d+) kB", f.read(), re.M).group(1))
+    except (OSError, AttributeError):
+        return None
+
+
 def run_child(command, env, timeout):
-    """(exit status, output, peak RSS in KiB) of a child process."""
+    """(exit status, output, peak RSS in KiB, read while it ran) of a child."""
     with tempfile.TemporaryFile() as out:
         child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
-        deadline = time.monotonic() + timeout
-        while True:
-            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-            if pid:
-                break
+        deadline, peak = time.monotonic() + timeout, 0
+        while child.poll() is None:
+            peak = max(peak, peak_kib(child.pid) or 0)
             if time.monotonic() > deadline:
                 child.kill()
-                pid, status, usage = os.wait4(child.pid, 0)
+                child.wait()
                 break
-            time.sleep(0.05)
-        child.returncode = os.waitstatus_to_exitcode(status)
+            time.sleep(0.02)
         out.seek(0)
-        return child.returncode, out.read().decode(errors="replace"), usage.ru_maxrss
+        return child.returncode, out.read().decode(errors="replace"), peak
 
 
 class Soak:
@@ -100,7 +107,8 @@ class Soak:
         self.failures = []
         self.counts = {"steps": 0, "failed steps": 0, "cli runs": 0, "cli faults": 0,
                        "demo runs": 0, "demo faults": 0}
-        self.rss, self.fds, self.cli_peaks, self.demo_peaks = [], [], [], []
+        self.rss, self.fds, self.demo_peaks = [], [], []
+        self.cli_peaks = {}  # by device, runs with a warm kernel cache
         self.work = pathlib.Path(tempfile.mkdtemp(prefix="porta-soak-"))
         os.environ["PORTA_CACHE_DIR"] = str(self.work / "cache")
         example = load_example()
@@ -206,7 +214,8 @@ class Soak:
         if cache:
             shutil.rmtree(cache, ignore_errors=True)
         self.counts["cli runs"] += 1
-        self.cli_peaks.append(peak)
+        if not cache:
+            self.cli_peaks.setdefault(device, []).append(peak)
         where = f"round {round_index}: porta run on {device} ({faults})"
         if rc == 1 and CLEAN.search(text):
             self.counts["cli faults"] += 1
@@ -221,7 +230,7 @@ class Soak:
             self.failures.append(f"{where}: exit status {rc}:\n{text[-3000:]}")
 
     def demo_round(self, round_index):
-        faults = rules(self.args.cli_rate / 10, self.args.seed + round_index)
+        faults = rules(self.args.demo_rate, self.args.seed + round_index)
         rc, text, peak = run_child([str(self.demo), str(self.digits)],
                                    self.child_env(faults), 600)
         self.counts["demo runs"] += 1
@@ -264,18 +273,21 @@ class Soak:
                     f"last {mib(values[-1])}") if values else "none"
 
         warm = min(self.args.warmup, max(len(self.rss) - 1, 0))
-        window = max(1, min(5, (len(self.rss) - warm) // 2))
+        window = max(1, min(10, (len(self.rss) - warm) // 2))
         early = statistics.median(self.rss[warm:warm + window]) if self.rss else 0
         late = statistics.median(self.rss[-window:]) if self.rss else 0
         print(f"soak: {seconds / 60:.1f} min, {rounds} rounds, faults at {self.args.rate:g} "
-              f"(training) and {self.args.cli_rate:g} (porta run) per event")
+              f"(training), {self.args.cli_rate:g} (porta run) and {self.args.demo_rate:g} "
+              f"(train_digits) per event")
         print(f"soak: {self.counts}")
         print(f"soak: training process RSS: {spread(self.rss)}; median of rounds "
               f"{warm + 1}-{warm + window} {mib(early)}, of the last {window} {mib(late)}")
         print(f"soak: training process open fds: first {self.fds[0] if self.fds else '-'}, "
               f"min {min(self.fds, default='-')}, max {max(self.fds, default='-')}, "
               f"last {self.fds[-1] if self.fds else '-'}")
-        print(f"soak: porta run (ASan) peak RSS per run: {spread(self.cli_peaks)}")
+        for device, peaks in self.cli_peaks.items():
+            print(f"soak: porta run (ASan) on {device}, warm kernel cache, peak RSS per run: "
+                  f"{spread(peaks)}")
         print(f"soak: train_digits (ASan) peak RSS per run: {spread(self.demo_peaks)}")
         if self.fds and self.fds[-1] > self.fds[warm]:
             self.failures.append(f"open fds grew from {self.fds[warm]} to {self.fds[-1]}")
@@ -291,17 +303,19 @@ class Soak:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=10)
-    parser.add_argument("--rate", type=float, default=0.001,
+    parser.add_argument("--rate", type=float, default=0.0001,
                         help="probability of each fault in the training process")
-    parser.add_argument("--cli-rate", type=float, default=0.02,
+    parser.add_argument("--cli-rate", type=float, default=0.002,
                         help="probability of each fault in the AddressSanitizer runs")
+    parser.add_argument("--demo-rate", type=float, default=0.00002,
+                        help="probability of each fault in the AddressSanitizer C demo")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--steps", type=int, default=10, help="training steps per round")
     parser.add_argument("--cold-every", type=int, default=4,
                         help="every Nth `porta run` starts with an empty kernel cache")
     parser.add_argument("--demo-every", type=int, default=10,
                         help="train_digits runs every Nth round")
-    parser.add_argument("--warmup", type=int, default=3,
+    parser.add_argument("--warmup", type=int, default=15,
                         help="rounds before the memory baseline is taken")
     parser.add_argument("--rss-slack", type=float, default=32,
                         help="MiB the training process may grow from the baseline")
