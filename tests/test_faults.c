@@ -370,7 +370,7 @@ FAULT_TEST(test_faults_short_safetensors_write_leaves_no_file) {
 }
 
 FAULT_TEST(test_faults_short_kernel_cache_write_leaves_no_file) {
-    const char *root = test_cache_begin();
+    test_cache_begin();
     char dir[1024];
     CHECK_OK(rt_kernel_cache_dir("kernels", dir, sizeof dir));
     char data[100] = {1};
@@ -380,7 +380,6 @@ FAULT_TEST(test_faults_short_kernel_cache_write_leaves_no_file) {
     CHECK(entries_under(dir) == 0);
     CHECK_OK(rt_kernel_cache_write(dir, "entry", data, sizeof data));
     CHECK(entries_under(dir) == 1);
-    (void)root;
     test_cache_end();
 }
 

@@ -2,7 +2,7 @@
  * event from when the rules were set (once: "alloc:3"), or fail each event
  * with a probability ("alloc:p0.01"), drawn from a generator seeded by
  * "seed:S". The Nth-event form gives tests a failure at a known place; the
- * probability form spreads failures over a long run (bench/soak.sh). Both
+ * probability form spreads failures over a long run (bench/soak.py). Both
  * are lock-free when checked, so hooks sit on hot paths. */
 #include "core/fault.h"
 
