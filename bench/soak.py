@@ -19,14 +19,17 @@ Round after round, until the time is up:
      (train_digits, an MLP trained with libporta's C API) runs with faults
      at --demo-rate likewise.
 
-This process's resident memory (VmRSS) and open file descriptors
-(/proc/self/fd) are sampled after each round, the children's peak memory
-after each run; the figures are printed at the end. The soak fails when a
-failure was not clean, when the descriptors grew, or when the memory of the
-last rounds exceeds that of the first rounds (after warm-up) by more than
---rss-slack MiB. The Python process itself is not instrumented (its
-extension is the release build); its memory and descriptors are what is
-checked there.
+This process's resident memory (VmRSS), the bytes libporta holds and the
+open file descriptors (/proc/self/fd) are sampled after each round, the
+children's peak memory after each run; the figures are printed at the end.
+The soak fails when a failure was not clean, when libporta's bytes or the
+descriptors grew, or when the memory of the last rounds exceeds that of
+the first rounds (after warm-up) by more than --rss-slack MiB. This process
+is not instrumented (its extension is the release build): its memory,
+libporta's bytes and its descriptors are what is checked there. In fused
+mode each failure cuts a trace short, and the rest of the step is a new
+trace whose schedule and kernels are built and kept (the schedule cache is
+bounded; a loaded kernel stays): the printed counts show how many.
 
     make asan && .venv/bin/python bench/soak.py [--minutes 10]
 
@@ -107,7 +110,7 @@ class Soak:
         self.failures = []
         self.counts = {"steps": 0, "failed steps": 0, "cli runs": 0, "cli faults": 0,
                        "demo runs": 0, "demo faults": 0}
-        self.rss, self.fds, self.demo_peaks = [], [], []
+        self.rss, self.fds, self.held, self.demo_peaks = [], [], [], []
         self.cli_peaks = {}  # by device, runs with a warm kernel cache
         self.work = pathlib.Path(tempfile.mkdtemp(prefix="porta-soak-"))
         os.environ["PORTA_CACHE_DIR"] = str(self.work / "cache")
@@ -255,6 +258,7 @@ class Soak:
                 self.demo_round(round_index)
             self.rss.append(rss_kib())
             self.fds.append(open_fds())
+            self.held.append(torch_porta.memory_allocated())
             round_index += 1
             if time.monotonic() >= next_report:
                 next_report += 60
@@ -282,6 +286,13 @@ class Soak:
         print(f"soak: {self.counts}")
         print(f"soak: training process RSS: {spread(self.rss)}; median of rounds "
               f"{warm + 1}-{warm + window} {mib(early)}, of the last {window} {mib(late)}")
+        print(f"soak: training process libporta bytes held after each round: first "
+              f"{self.held[0] if self.held else '-'}, max {max(self.held, default='-')}, "
+              f"last {self.held[-1] if self.held else '-'}")
+        stats = torch_porta._C.compiler_stats()
+        print(f"soak: training process schedules built {stats['graphs_compiled']}, kernels "
+              f"built {stats['kernels_compiled']} (a failure cuts a trace short: the rest is "
+              f"a new trace, scheduled and built once, then cached)")
         print(f"soak: training process open fds: first {self.fds[0] if self.fds else '-'}, "
               f"min {min(self.fds, default='-')}, max {max(self.fds, default='-')}, "
               f"last {self.fds[-1] if self.fds else '-'}")
@@ -289,6 +300,9 @@ class Soak:
             print(f"soak: porta run (ASan) on {device}, warm kernel cache, peak RSS per run: "
                   f"{spread(peaks)}")
         print(f"soak: train_digits (ASan) peak RSS per run: {spread(self.demo_peaks)}")
+        if self.held and self.held[-1] > self.held[warm]:
+            self.failures.append(f"libporta held {self.held[warm]} bytes after round {warm + 1}, "
+                                 f"{self.held[-1]} at the end")
         if self.fds and self.fds[-1] > self.fds[warm]:
             self.failures.append(f"open fds grew from {self.fds[warm]} to {self.fds[-1]}")
         if late - early > 1024 * self.args.rss_slack:
