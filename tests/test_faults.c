@@ -106,7 +106,8 @@ FAULT_TEST(test_faults_rules_are_parsed_strictly) {
     const char *bad[] = {"alloc",       "alloc:",    ":3",       "alloc:0",   "alloc:-1",
                          "alloc:x",     "alloc:3x",  "nosuch:1", "alloc:p2",  "alloc:p-0.1",
                          "alloc:pabc",  "alloc:p",   "seed:x",   "seed:-1",   "alloc:1,alloc:2",
-                         "alloc:1,,build:1", "alloc:1,"};
+                         "alloc:1,,build:1", "alloc:1,", "alloc: 1", "alloc:+1", "seed: 2",
+                         "alloc:p+0.5", "alloc:pnan"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         CHECK_ERR(porta_set_faults(bad[i]), PORTA_ERR_INVALID_ARGUMENT, "expected comma-separated");
     CHECK_ERR(porta_set_faults("alloc:1,nosuch:2"), PORTA_ERR_INVALID_ARGUMENT, "got \"nosuch:2\"");
@@ -336,7 +337,8 @@ FAULT_TEST(test_faults_opencl_program_build_fails_then_builds) {
 
 FAULT_TEST(test_faults_short_safetensors_write_leaves_no_file) {
     char dir[512], path[600];
-    snprintf(dir, sizeof dir, "%s/porta_faults_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/porta_faults_XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) {
         test_fail(__FILE__, __LINE__, "mkdtemp %s failed", dir);
         return;

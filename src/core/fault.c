@@ -48,6 +48,9 @@ static porta_status *bad_spec(const char *spec, const char *item, int length) {
                        length, item, spec);
 }
 
+/* Numbers start with a digit (or a point): no sign, no blank space. */
+static bool starts_number(const char *s) { return (*s >= '0' && *s <= '9') || *s == '.'; }
+
 /* One "name:value" item of `spec` into rules/seed. */
 static porta_status *parse_item(const char *spec, const char *item, int length,
                                 fault_rule *parsed, uint64_t *seed) {
@@ -64,7 +67,7 @@ static porta_status *parse_item(const char *spec, const char *item, int length,
     if (name_length == 4 && !memcmp(item, "seed", 4)) {
         errno = 0;
         unsigned long long s = strtoull(value, &end, 10);
-        if (errno || *end || value[0] == '-' || value[0] == '+') return bad_spec(spec, item, length);
+        if (errno || *end || !starts_number(value)) return bad_spec(spec, item, length);
         *seed = s;
         return NULL;
     }
@@ -77,13 +80,13 @@ static porta_status *parse_item(const char *spec, const char *item, int length,
     errno = 0;
     if (value[0] == 'p') {
         double rate = strtod(value + 1, &end);
-        if (errno || end == value + 1 || *end || !(rate >= 0 && rate <= 1))
+        if (errno || !starts_number(value + 1) || *end || !(rate >= 0 && rate <= 1))
             return bad_spec(spec, item, length);
         rule->mode = RULE_RATE;
         rule->threshold = rate >= 1 ? UINT64_MAX : (uint64_t)(rate * 18446744073709551616.0);
     } else {
         long long nth = strtoll(value, &end, 10);
-        if (errno || end == value || *end || nth < 1 || value[0] == '+')
+        if (errno || !starts_number(value) || *end || nth < 1)
             return bad_spec(spec, item, length);
         rule->mode = RULE_NTH;
         rule->nth = nth;
