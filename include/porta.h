@@ -154,6 +154,15 @@ PORTA_API uint64_t porta_memory_allocated(void);     /* bytes held now */
 PORTA_API uint64_t porta_memory_peak(void);          /* since start or reset */
 PORTA_API void porta_memory_reset_peak(void);
 
+/* Fault injection, for tests of error paths: makes chosen device
+ * allocations, kernel builds, driver calls or file writes fail, e.g.
+ * "alloc:3" (the 3rd allocation from now fails, once) or "driver:p0.01,
+ * seed:7" (each driver call fails with probability 0.01). Kinds: alloc,
+ * build, driver, write. NULL or "" injects nothing. Replaces the rules of
+ * PORTA_FAULTS and any earlier call; a malformed spec is
+ * PORTA_ERR_INVALID_ARGUMENT and changes nothing. See docs/faults.md. */
+PORTA_API porta_status *porta_set_faults(const char *spec);
+
 /* Threads used by the CPU backend (0: one per core, the default; the
  * PORTA_NUM_THREADS environment variable sets the initial value). At most 4
  * per online CPU (at least 64): more fails with PORTA_ERR_INVALID_ARGUMENT,

@@ -79,6 +79,17 @@ static PyObject *memory_reset_peak(PyObject *module, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
+/* set_faults(spec): porta_set_faults, for tests of error paths. */
+static PyObject *set_faults(PyObject *module, PyObject *args) {
+    const char *spec = NULL;
+    if (!PyArg_ParseTuple(args, "z", &spec))
+        return NULL;
+    porta_status *status = porta_set_faults(spec);
+    if (status)
+        return porta_py_raise(status);
+    Py_RETURN_NONE;
+}
+
 PyMethodDef porta_py_device_methods[] = {
     {"device_count", device_count, METH_NOARGS, "Number of porta devices."},
     {"device_name", device_name, METH_VARARGS, "device_name(index): model and backend."},
@@ -88,5 +99,7 @@ PyMethodDef porta_py_device_methods[] = {
     {"memory_allocated", memory_allocated, METH_NOARGS, "Bytes libporta holds now."},
     {"memory_peak", memory_peak, METH_NOARGS, "Most bytes held since start or reset."},
     {"memory_reset_peak", memory_reset_peak, METH_NOARGS, "Restart the peak count."},
+    {"set_faults", set_faults, METH_VARARGS,
+     "set_faults(spec): inject device, build, driver or write failures (docs/faults.md)."},
     {NULL},
 };

@@ -45,6 +45,9 @@ __all__ = ["current_device", "device_count", "get_device_name", "is_available",
 from ._select import select_device, resolve_device  # noqa: E402,F401  ("porta:auto")
 __all__ += ["select_device", "resolve_device"]
 
+from ._C import set_faults  # noqa: E402  (fault injection for tests: docs/faults.md)
+__all__ += ["set_faults"]
+
 from . import distributed  # noqa: E402,F401  (registers the torch.distributed backend "porta")
 
 from .export import export  # noqa: E402  (torch_porta.export(model, inputs, "m.porta"))

@@ -9,6 +9,8 @@
 
 #include "core/output_file.h"
 
+#include "core/fault.h"
+
 /* As many links as the kernel follows in one lookup before ELOOP. */
 enum { MAX_LINKS = 40 };
 
@@ -152,7 +154,7 @@ porta_status *core_output_open(const char *path, const char *what, core_output *
 porta_status *core_output_write(core_output *out, const void *data, size_t size) {
     const char *p = data;
     while (size) {
-        ssize_t n = write(out->fd, p, size);
+        ssize_t n = core_fault_write(out->fd, p, size);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) return failure(out, "cannot write");
         p += n;

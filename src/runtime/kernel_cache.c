@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/fault.h"
 #include "core/status.h"
 
 static porta_status *make_dirs(char *path) {
@@ -142,7 +143,7 @@ porta_status *rt_kernel_cache_write(const char *dir, const char *name, const voi
     snprintf(final, sizeof final, "%s/%s", dir, name);
     FILE *f = fopen(tmp, "wb");
     if (!f) return porta_error(PORTA_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
-    bool ok = fwrite(data, 1, bytes, f) == bytes;
+    bool ok = core_fault_fwrite(data, bytes, f) == bytes;
     ok = fclose(f) == 0 && ok;
     if (!ok || rename(tmp, final) != 0) {
         porta_status *status =

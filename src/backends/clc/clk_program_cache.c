@@ -69,7 +69,7 @@ static porta_status *load_or_build(clk_program_cache *cache, porta_device *devic
     porta_status *status = c->build(device, full, program, &binary, &size);
     prof_end(PROF_COMPILE, device, c->build_name, name, -1, begin);
     compiler_count_compile_seconds(seconds_now() - start);
-    compiler_count(COUNTER_KERNELS_COMPILED, 1);
+    if (!status) compiler_count(COUNTER_KERNELS_COMPILED, 1);
     if (!status && binary && !dir_status) clk_disk_save(dir, name, c->magic, full, binary, size);
     free(binary);
     porta_status_free(dir_status);

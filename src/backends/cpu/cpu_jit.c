@@ -28,6 +28,7 @@
 
 #include "backends/cpu/cpu_jit.h"
 #include "codegen/codegen_c.h"
+#include "core/fault.h"
 #include "core/status.h"
 #include "runtime/compile_stats.h"
 #include "runtime/kernel_cache.h"
@@ -232,7 +233,7 @@ static porta_status *write_file(const char *path, const char *text) {
     FILE *f = fopen(path, "w");
     if (!f) return porta_error(PORTA_ERR_IO, "cannot write %s: %s", path, strerror(errno));
     size_t len = strlen(text);
-    bool ok = fwrite(text, 1, len, f) == len;
+    bool ok = core_fault_fwrite(text, len, f) == len;
     ok &= fclose(f) == 0;
     if (!ok) {
         unlink(path);
@@ -251,6 +252,7 @@ static porta_status *compile_object(const char *source, const char *base, uint64
     snprintf(tmp_so, sizeof tmp_so, "%s.tmp%ld.%u.so", base, (long)getpid(), serial);
     snprintf(final_c, sizeof final_c, "%s.c", base);
     snprintf(final_so, sizeof final_so, "%s.so", base);
+    PORTA_TRY(core_fault_check(CORE_FAULT_BUILD, PORTA_ERR_UNSUPPORTED, "compiling a kernel"));
     PORTA_TRY(write_file(tmp_c, source));
 
     command c;

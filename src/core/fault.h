@@ -1,0 +1,39 @@
+/* Fault injection: failures a test cannot cause by hand (a device out of
+ * memory, a kernel build that fails, a driver call that returns an error
+ * mid-run, a disk that fills up during a write), on demand, so that their
+ * error paths are exercised. Set by PORTA_FAULTS (read once, when the
+ * first event is counted) or porta_set_faults(); docs/faults.md has the
+ * syntax. Off, a check costs one atomic load. */
+#ifndef PORTA_CORE_FAULT_H
+#define PORTA_CORE_FAULT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "porta.h"
+
+typedef enum core_fault_kind {
+    CORE_FAULT_ALLOC,  /* a device buffer's allocation */
+    CORE_FAULT_BUILD,  /* a kernel build: the CPU's C compiler, OpenCL's program build */
+    CORE_FAULT_DRIVER, /* a launch, copy or sync the backend asks of its device */
+    CORE_FAULT_WRITE,  /* one write() or fwrite() of a file Porta writes */
+    CORE_FAULT_KINDS
+} core_fault_kind;
+
+/* Counts one event of `kind`; true when the rules in force say it fails. */
+bool core_fault_hit(core_fault_kind kind);
+
+/* Counts one event of `kind`: NULL when it goes ahead, else an error with
+ * `code` whose message is the printf-formatted failing action followed by
+ * the rule that failed it. */
+porta_status *core_fault_check(core_fault_kind kind, porta_code code, const char *fmt, ...)
+    PORTA_PRINTF(3, 4);
+
+/* write(2) and fwrite(3) (of `bytes` single bytes) as one CORE_FAULT_WRITE
+ * event each: a failing one writes half the bytes, as a disk that fills up
+ * part way does, and reports ENOSPC (write: -1; fwrite: the short count). */
+ssize_t core_fault_write(int fd, const void *data, size_t bytes);
+size_t core_fault_fwrite(const void *data, size_t bytes, FILE *file);
+
+#endif
