@@ -1,6 +1,6 @@
 /*
- * aten.c - what libporta's aten layer offers the binding: its ops by name
- * (each becomes an AtenKernel, kernel.c) and PyTorch's default dtype.
+ * aten.c - libporta's aten ops by name, for the Python side (the native
+ * kernels register each with PyTorch, python/native/kernels.cpp).
  */
 #include "porta_py.h"
 
@@ -16,18 +16,7 @@ static PyObject *aten_ops(PyObject *module, PyObject *unused) {
     return dict;
 }
 
-/* aten_set_default_dtype(code): PyTorch's default dtype, for the factories. */
-static PyObject *aten_set_default_dtype(PyObject *module, PyObject *args) {
-    int dtype;
-    if (!PyArg_ParseTuple(args, "i", &dtype))
-        return NULL;
-    porta_aten_set_default_dtype((porta_dtype)dtype);
-    Py_RETURN_NONE;
-}
-
 PyMethodDef porta_py_aten_methods[] = {
     {"aten_ops", aten_ops, METH_NOARGS, "aten_ops(): {overload name: op id} of libporta."},
-    {"aten_set_default_dtype", aten_set_default_dtype, METH_VARARGS,
-     "aten_set_default_dtype(code): torch.get_default_dtype() as a porta dtype code."},
     {NULL, NULL, 0, NULL},
 };

@@ -12,6 +12,7 @@
 
 #include <ATen/ops/set_cpu_dispatch.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -226,13 +227,14 @@ porta_value box(const c10::IValue &value, char kind, Call &call,
     TORCH_CHECK_TYPE(false, "porta: cannot pass a ", value.tagKind(), " to an aten op");
 }
 
-// libporta needs torch.get_default_dtype() for factories given no dtype.
+// libporta needs torch.get_default_dtype() for factories given no dtype;
+// both are process-wide, so the last value told is too.
 void sync_default_dtype() {
-    static thread_local c10::ScalarType last = c10::kFloat;
+    static std::atomic<int> last{(int)c10::kFloat};
     c10::ScalarType now = c10::get_default_dtype_as_scalartype();
-    if (now != last) {
+    if ((int)now != last.load(std::memory_order_relaxed)) {
         porta_aten_set_default_dtype(to_porta_dtype(now));
-        last = now;
+        last.store((int)now, std::memory_order_relaxed);
     }
 }
 

@@ -35,29 +35,27 @@ void defer_failure(const c10::OperatorHandle &op, int id, porta_status *status,
     std::string message = porta_status_message(status);
     porta_code code = porta_status_code(status);
     porta_status_free(status);
+    // A Python error (PyTorch refusing the call, which re-raises the op's own
+    // error) propagates as itself: PyTorch restores it at the binding.
     pybind11::gil_scoped_acquire gil;
-    try {
-        pybind11::tuple values(arguments.size());
-        for (size_t i = 0; i < arguments.size(); i++)
-            values[i] = torch::jit::toPyObject(arguments[i]);
-        pybind11::object kind = code == PORTA_ERR_OUT_OF_RANGE
-                                    ? pybind11::reinterpret_borrow<pybind11::object>(
-                                          PyExc_IndexError)
-                                    : pybind11::reinterpret_borrow<pybind11::object>(
-                                          PyExc_RuntimeError);
-        pybind11::object deferred =
-            pybind11::module_::import("torch_porta._modes")
-                .attr("defer_native")(porta_aten_op_name(id), values, kind(message));
-        const auto &returns = op.schema().returns();
-        if (returns.size() == 1) {
-            stack->push_back(torch::jit::toIValue(deferred, returns[0].type()));
-        } else {
-            pybind11::tuple items = deferred.cast<pybind11::tuple>();
-            for (size_t i = 0; i < returns.size(); i++)
-                stack->push_back(torch::jit::toIValue(items[i], returns[i].type()));
-        }
-    } catch (pybind11::error_already_set &error) {
-        throw std::runtime_error(error.what());
+    pybind11::tuple values(arguments.size());
+    for (size_t i = 0; i < arguments.size(); i++)
+        values[i] = torch::jit::toPyObject(arguments[i]);
+    pybind11::object kind = code == PORTA_ERR_OUT_OF_RANGE
+                                ? pybind11::reinterpret_borrow<pybind11::object>(
+                                      PyExc_IndexError)
+                                : pybind11::reinterpret_borrow<pybind11::object>(
+                                      PyExc_RuntimeError);
+    pybind11::object deferred =
+        pybind11::module_::import("torch_porta._modes")
+            .attr("defer_native")(porta_aten_op_name(id), values, kind(message));
+    const auto &returns = op.schema().returns();
+    if (returns.size() == 1) {
+        stack->push_back(torch::jit::toIValue(deferred, returns[0].type()));
+    } else {
+        pybind11::tuple items = deferred.cast<pybind11::tuple>();
+        for (size_t i = 0; i < returns.size(); i++)
+            stack->push_back(torch::jit::toIValue(items[i], returns[i].type()));
     }
 }
 

@@ -61,6 +61,11 @@ def test_every_sync_point_surfaces_it(sync, capsys):
     result = _failing_add()(a, a)
     with pytest.raises(IndexError, match="porta strict mode"):
         sync(result)
+    # nothing of PyTorch's state is left behind by the error (printing runs
+    # under a guard that disables functorch while it formats)
+    x = torch.randn(4, 3, 2)
+    nested = torch.func.vmap(torch.func.vmap(torch.dot), in_dims=(1, 1))(x, x)
+    torch.testing.assert_close(nested, (x * x).sum(2).T)
 
 
 def test_strict_raises_at_the_call_what_pytorch_checks_itself():

@@ -103,10 +103,6 @@ def get_device_properties(device=None):
     return _DeviceProperties(get_device_name(index), backend, memory, units, capabilities)
 
 
-def get_device_capability(device=None):
-    return (0, 0)
-
-
 def synchronize(device=None):
     _modes.sync_point("synchronize")
     _C.synchronize(_index(device))
@@ -171,17 +167,6 @@ def stream(stream):
         yield
     finally:
         torch.accelerator.set_stream(previous)
-
-
-class StreamContext:
-    def __init__(self, stream):
-        self._context = globals()["stream"](stream)
-
-    def __enter__(self):
-        return self._context.__enter__()
-
-    def __exit__(self, *exc):
-        return self._context.__exit__(*exc)
 
 
 # ---- memory ----

@@ -78,6 +78,14 @@ def sync_point(kind):
     _raise_pending(kind)
 
 
+def surface_pending(kind):
+    """Runs the fused trace and raises a failure still pending, as a sync
+    point does, without counting a sync (the copy that follows counts)."""
+    if _mode == "fused":
+        _C.flush()
+    _raise_pending(kind)
+
+
 def _flush_after_step(optimizer, args, kwargs):
     # An optimizer step ends a training iteration: its updates run now, so
     # a trace never spans iterations and every iteration's trace is alike.

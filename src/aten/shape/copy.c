@@ -7,6 +7,7 @@
 #include "aten/factory/factory.h"
 #include "aten/shape/shape.h"
 #include "aten/shape/copy.h"
+#include "aten/nn/memory_format.h"
 #include "core/status.h"
 #include "runtime/tensor.h"
 
@@ -72,20 +73,6 @@ void aten_infer_dense_strides(int rank, const int64_t *sizes, const int64_t *str
     }
 }
 
-/* Channels-last strides: the channel dim (1) innermost, then the spatial
- * dims from the last, then the batch dim. Unlike contiguous strides, a size
- * 0 counts as 0 (PyTorch's get_channels_last_strides). */
-static void channels_last_strides(int rank, const int64_t *sizes, int64_t *strides) {
-    int64_t stride = 1;
-    strides[1] = stride;
-    stride *= sizes[1];
-    for (int dim = rank - 1; dim >= 2; dim--) {
-        strides[dim] = stride;
-        stride *= sizes[dim];
-    }
-    strides[0] = stride;
-}
-
 porta_status *aten_like_strides(const char *op, const porta_tensor *x, const porta_value *format,
                                 int64_t *strides) {
     int64_t code = format->kind == PORTA_VALUE_INT ? format->i : PORTA_MEMORY_PRESERVE;
@@ -107,7 +94,7 @@ porta_status *aten_like_strides(const char *op, const porta_tensor *x, const por
             return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                "%s: required rank %d tensor to use %s format, got rank %d", op,
                                rank, three_d ? "channels_last_3d" : "channels_last", x->rank);
-        channels_last_strides(rank, x->sizes, strides);
+        aten_format_strides((porta_memory_format)code, rank, x->sizes, strides);
         return NULL;
     }
     default:
