@@ -1,14 +1,12 @@
 /* Convolution aten ops: convolution (N-d, grouped, transposed too) and
- * convolution_backward. Everything runs on porta_conv: the gradient of the
- * input is a transposed convolution (a convolution of the gradient spread
- * out by the stride, padded and run against the flipped, channel-swapped
- * weight) and the gradient of the weight is a convolution of the input by
- * the gradient with the batch axis as the reduced channel axis. Ungrouped
- * 2-d convolutions take a faster road for both gradients: one batched
- * matmul against the input's columns (im2col) and one matmul whose columns
- * col2im sums back into an image, as PyTorch's CPU kernels do; the
- * convolutions above degenerate there into products with one output
- * channel or a kernel the size of the image. */
+ * convolution_backward. The forward runs on porta_conv, the gradient of
+ * the weight on porta_conv_weight_grad. The gradient of the input is a
+ * transposed convolution: a convolution of the gradient spread out by the
+ * stride, padded and run against the flipped, channel-swapped weight;
+ * without a stride there is nothing to spread and the convolution pads by
+ * itself. Strided ungrouped 2-d convolutions instead take one matmul whose
+ * columns col2im sums back into an image, as PyTorch's CPU kernel does,
+ * rather than convolving a gradient mostly made of spread zeros. */
 #include "aten/dispatch/scope.h"
 #include "aten/dispatch/op_reuse.h"
 #include "aten/nn/memory_format.h"
@@ -152,12 +150,18 @@ static porta_tensor *conv_transpose(aten_scope *s, const porta_tensor *y, const 
     if (!spread) return NULL;
     /* padded so that a stride-1 convolution yields `target` */
     int64_t pads[2 * PORTA_MAX_RANK] = {0};
+    bool symmetric = true;
     for (int i = 0; i < spatial; i++) {
         int64_t reach = g->dilation[i] * (w->sizes[2 + i] - 1);
-        pads[2 * (2 + i)] = reach - g->padding[i];
-        pads[2 * (2 + i) + 1] = target[i] + reach - spread->sizes[2 + i] - pads[2 * (2 + i)];
+        int64_t before = reach - g->padding[i];
+        int64_t after = target[i] + reach - spread->sizes[2 + i] - before;
+        pads[2 * (2 + i)] = before;
+        pads[2 * (2 + i) + 1] = after;
+        symmetric &= before == after && before >= 0;
     }
-    porta_tensor *padded = scope_pad(s, spread, pads, 0);
+    /* the usual case (a stride-1 convolution's input gradient): the
+     * convolution pads by itself, saving a padded copy of y */
+    porta_tensor *padded = symmetric ? (porta_tensor *)spread : scope_pad(s, spread, pads, 0);
     /* w [A, B/g, *K] -> [g, A/g, B/g, *K] -> [g, B/g, A/g, *K] -> [B, A/g, *K], flipped */
     int64_t a = w->sizes[0], b_per_group = w->sizes[1], groups = g->groups;
     int64_t split[PORTA_MAX_RANK + 1] = {groups, a / groups, b_per_group};
@@ -174,40 +178,32 @@ static porta_tensor *conv_transpose(aten_scope *s, const porta_tensor *y, const 
     for (int i = 0; i < spatial; i++) {
         p.stride[i] = 1;
         p.dilation[i] = g->dilation[i];
+        p.padding[i] = symmetric ? pads[2 * (2 + i)] : 0;
     }
     return scope_conv(s, padded, kernel, NULL, &p);
 }
 
-/* The gradient of conv(x, w) with respect to w [Cout, Cin/groups, *K],
- * given gy [N, Cout, *O]: for each group, x's channels become the batch and
- * its batch the reduced channel axis, and gy the kernel; stride and
- * dilation trade places. */
-static porta_tensor *conv_weight_grad(aten_scope *s, const porta_tensor *x, const porta_tensor *gy,
-                                      const conv_geometry *g, const int64_t *kernel) {
+/* The gradient of conv_transpose(x, w) with respect to w [A, B/groups, *K],
+ * given gy [N, B, *target]: conv(gy, w) maps gy back onto x's shape, so
+ * this is that convolution's weight gradient with x as its output's
+ * gradient. An output_padding of at least the stride leaves that
+ * convolution's output a row longer than x: x is padded with zeros there,
+ * which add nothing. */
+static porta_tensor *transposed_weight_grad(aten_scope *s, const porta_tensor *x,
+                                            const porta_tensor *gy, const conv_geometry *g,
+                                            const int64_t *kernel) {
     if (!x || !gy) return NULL;
-    int rank = x->rank, spatial = g->spatial;
-    int64_t n = x->sizes[0], groups = g->groups;
-    int64_t cin_g = x->sizes[1] / groups, cout_g = gy->sizes[1] / groups;
-    int64_t xs[PORTA_MAX_RANK + 1] = {n, groups, cin_g}, ys[PORTA_MAX_RANK + 1] = {n, groups, cout_g};
-    int64_t xj[PORTA_MAX_RANK] = {cin_g, groups * n}, yj[PORTA_MAX_RANK] = {groups * cout_g, n};
-    int xd[PORTA_MAX_RANK + 1] = {2, 1, 0}, yd[PORTA_MAX_RANK + 1] = {1, 2, 0};
-    int back[PORTA_MAX_RANK] = {1, 0};
-    porta_conv_params p = {.groups = groups};
-    for (int i = 0; i < spatial; i++) {
-        xs[3 + i] = xj[2 + i] = x->sizes[2 + i];
-        ys[3 + i] = yj[2 + i] = gy->sizes[2 + i];
-        xd[3 + i] = yd[3 + i] = 3 + i;
-        back[2 + i] = 2 + i;
-        p.stride[i] = g->dilation[i];
-        p.dilation[i] = g->stride[i];
-        p.padding[i] = g->padding[i];
+    int64_t pads[2 * PORTA_MAX_RANK] = {0};
+    bool padded = false;
+    for (int i = 0; i < g->spatial; i++) {
+        int64_t reach = g->dilation[i] * (kernel[i] - 1) + 1;
+        int64_t size = (gy->sizes[2 + i] + 2 * g->padding[i] - reach) / g->stride[i] + 1;
+        pads[2 * (2 + i) + 1] = size - x->sizes[2 + i];
+        padded |= size != x->sizes[2 + i];
     }
-    porta_tensor *input = scope_reshape(s, scope_permute(s, scope_reshape(s, x, rank + 1, xs), xd), rank, xj);
-    porta_tensor *filter =
-        scope_reshape(s, scope_permute(s, scope_reshape(s, gy, rank + 1, ys), yd), rank, yj);
-    porta_tensor *full = scope_conv(s, input, filter, NULL, &p); /* [Cin/g, Cout, *K'], K' >= K */
-    for (int i = 0; i < spatial; i++) full = scope_slice(s, full, 2 + i, 0, kernel[i], 1);
-    return scope_contiguous(s, scope_permute(s, full, back));
+    const porta_tensor *grad = padded ? scope_pad(s, x, pads, 0) : x;
+    porta_conv_params p = forward_params(g);
+    return scope_conv_weight_grad(s, gy, grad, &p, kernel);
 }
 
 /* Runs im2col or col2im (nn/sample.c) on x with 2-d int lists, keeping
@@ -221,9 +217,11 @@ static porta_tensor *sample_op(aten_scope *s, const char *name, const porta_tens
     return scope_call(s, name, args, 1 + list_count);
 }
 
-/* Whether the gradients can take the im2col road (see the file's top). */
+/* Whether the input's gradient takes the col2im road (see the file's top). */
 static bool columns_road(const conv_geometry *g, const porta_tensor *x) {
-    return !g->transposed && g->groups == 1 && g->spatial == 2 && x->rank == 4;
+    bool strided = false;
+    for (int i = 0; i < g->spatial; i++) strided |= g->stride[i] > 1;
+    return strided && !g->transposed && g->groups == 1 && g->spatial == 2 && x->rank == 4;
 }
 
 /* conv's geometry as im2col's lists: kernel, dilation, padding, stride. */
@@ -234,25 +232,6 @@ static void column_lists(const conv_geometry *g, const int64_t *kernel, int64_t 
         lists[2][i] = g->padding[i];
         lists[3][i] = g->stride[i];
     }
-}
-
-/* d conv / d w for x [N, Cin, H, W], gy [N, Cout, OH, OW]: the sum over the
- * batch of gy [Cout, L] @ columns(x)^T [L, Cin*K]. */
-static porta_tensor *weight_grad_by_columns(aten_scope *s, const porta_tensor *x,
-                                            const porta_tensor *gy, const conv_geometry *g,
-                                            const int64_t *kernel) {
-    int64_t lists[4][2];
-    column_lists(g, kernel, lists);
-    porta_tensor *columns = sample_op(s, "im2col", x, lists, 4); /* [N, Cin*K, L] */
-    if (!columns || !gy) return NULL;
-    int64_t n = x->sizes[0], cout = gy->sizes[1], rows = columns->sizes[1];
-    int64_t flat[3] = {n, cout, columns->sizes[2]};
-    int swap[3] = {0, 2, 1};
-    porta_tensor *per_image = scope_matmul(s, scope_reshape(s, gy, 3, flat), scope_permute(s, columns, swap));
-    int batch = 0;
-    porta_tensor *summed = scope_reduce(s, PORTA_REDUCE_SUM, per_image, &batch, 1, false);
-    int64_t shape[4] = {cout, rows / (kernel[0] * kernel[1]), kernel[0], kernel[1]};
-    return scope_reshape(s, summed, 4, shape);
 }
 
 /* d conv / d x: w^T [Cin*K, Cout] @ gy [N, Cout, L] gives each image's
@@ -384,11 +363,9 @@ static porta_status *convolution_backward(const porta_value *args, aten_results 
         }
     }
     if (mask->ints.items[1]) {
-        if (columns_road(&g, x))
-            gw = weight_grad_by_columns(&s, cx, cgy, &g, kernel);
-        else
-            gw = g.transposed ? conv_weight_grad(&s, cgy, cx, &g, kernel)
-                              : conv_weight_grad(&s, cx, cgy, &g, kernel);
+        porta_conv_params p = forward_params(&g);
+        gw = g.transposed ? transposed_weight_grad(&s, cx, cgy, &g, kernel)
+                          : scope_conv_weight_grad(&s, cx, cgy, &p, kernel);
     }
     if (mask->ints.items[2]) {
         int axes[PORTA_MAX_RANK] = {0};

@@ -23,6 +23,7 @@
 #pragma GCC optimize("vect-cost-model=cheap")
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/kernels_conv.h"
 #include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/threadpool.h"
 #include "core/alloc.h"
@@ -37,34 +38,6 @@
 /* Multiply-adds below which a tile is not worth another thread. */
 #define TASK_WORK (1 << 17)
 
-typedef struct conv_job {
-    porta_dtype dtype;
-    bool wide;      /* double arithmetic (float64), else float */
-    size_t ct_size; /* bytes of the arithmetic type */
-    int spatial;
-    const char *x;
-    int64_t x_strides[PORTA_MAX_RANK];
-    int64_t in_sizes[PORTA_MAX_RANK - 2];
-    int64_t kernel[PORTA_MAX_RANK - 2];
-    int64_t stride[PORTA_MAX_RANK - 2], padding[PORTA_MAX_RANK - 2],
-        dilation[PORTA_MAX_RANK - 2];
-    char *out;
-    int64_t out_strides[PORTA_MAX_RANK];
-    int64_t out_sizes[PORTA_MAX_RANK - 2];
-    int64_t positions;       /* output positions per image: prod(out_sizes) */
-    int64_t position_stride; /* out's stride over positions when one exists, else 0 */
-    int64_t groups, in_per_group, out_per_group, taps; /* taps: prod(kernel) */
-    int64_t depth;           /* rows of col: in_per_group * taps */
-    /* W as a matrix [Cout, depth] in the arithmetic type, and the bias */
-    const void *weights;
-    int64_t weight_rs;
-    const void *bias;
-    /* tiling */
-    int64_t tile_positions, tile_depth, tiles_per_image;
-    void *scratch; /* per thread: col tile, then the output tile */
-    size_t scratch_stride;
-    _Atomic(porta_status *) error;
-} conv_job;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -72,8 +45,8 @@ static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 /* ---- moving elements between tensors and arithmetic-type tiles ---- */
 
 /* count elements from src (element stride `stride`) into dst, widened. */
-static void gather_run(porta_dtype dtype, void *dst, const char *src, int64_t count,
-                       int64_t stride) {
+void cpu_conv_gather_run(porta_dtype dtype, void *dst, const char *src, int64_t count,
+                         int64_t stride) {
     if (stride == 1 && (dtype == PORTA_F32 || dtype == PORTA_F64)) {
         memcpy(dst, src, (size_t)count * porta_dtype_size(dtype));
         return;
@@ -179,7 +152,7 @@ static void write_segment(void *ctx, int64_t at, const char *src, int64_t count,
     col_row *row = ctx;
     memset(row->dst + (size_t)row->filled * row->ct_size, 0,
            (size_t)(at - row->filled) * row->ct_size);
-    gather_run(row->dtype, row->dst + (size_t)at * row->ct_size, src, count, stride);
+    cpu_conv_gather_run(row->dtype, row->dst + (size_t)at * row->ct_size, src, count, stride);
     row->filled = at + count;
 }
 
@@ -215,7 +188,7 @@ static void shifted_row_f32(const float *plane, int64_t in_h, int64_t width, int
  * the copying (one thread, a 3x3 conv of [64, 16, 8, 8] to 32 channels:
  * 1.15 -> 0.69 ms). */
 static void im2col_f32_2d(const conv_job *job, int64_t b, int64_t g, int64_t row0, int64_t rows,
-                          int64_t p0, int64_t count, float *col) {
+                          int64_t p0, int64_t count, int64_t ld, float *col) {
     int64_t out_w = job->out_sizes[1];
     int64_t in_h = job->in_sizes[0], in_w = job->in_sizes[1];
     int64_t kh = job->kernel[0], kw = job->kernel[1];
@@ -242,7 +215,7 @@ static void im2col_f32_2d(const conv_job *job, int64_t b, int64_t g, int64_t row
                 channel++;
             }
         }
-        float *dst = col + r * count;
+        float *dst = col + r * ld;
         if (shifted) {
             shifted_row_f32(plane, in_h, in_w, top, left, p0, count, dst);
             continue;
@@ -268,16 +241,14 @@ static void im2col_f32_2d(const conv_job *job, int64_t b, int64_t g, int64_t row
     }
 }
 
-/* Rows [row0, row0 + rows) x positions [p0, p0 + count) of the col matrix,
- * row-major with `count` columns. */
-static void im2col(const conv_job *job, int64_t b, int64_t g, int64_t row0, int64_t rows,
-                   int64_t p0, int64_t count, char *col) {
+void cpu_conv_im2col(const conv_job *job, int64_t b, int64_t g, int64_t row0, int64_t rows,
+                     int64_t p0, int64_t count, int64_t ld, char *col) {
     if (job->dtype == PORTA_F32 && job->spatial == 2) {
-        im2col_f32_2d(job, b, g, row0, rows, p0, count, (float *)col);
+        im2col_f32_2d(job, b, g, row0, rows, p0, count, ld, (float *)col);
         return;
     }
     for (int64_t r = 0; r < rows; r++) {
-        col_row row = {job->dtype, job->ct_size, col + (size_t)(r * count) * job->ct_size, 0};
+        col_row row = {job->dtype, job->ct_size, col + (size_t)(r * ld) * job->ct_size, 0};
         for_each_segment(job, b, g, row0 + r, p0, count, write_segment, &row);
         memset(row.dst + (size_t)row.filled * row.ct_size, 0,
                (size_t)(count - row.filled) * row.ct_size);
@@ -313,7 +284,7 @@ static void accumulate_segment(void *ctx, int64_t at, const char *src, int64_t c
         int64_t n = min64(STAGE, count - j0);
         const void *x = src + j0 * stride * elem;
         if (!in_place) {
-            gather_run(job->dtype, &stage, x, n, stride);
+            cpu_conv_gather_run(job->dtype, &stage, x, n, stride);
             x = &stage;
         }
         for (int64_t i = 0; i < acc->channels; i++) {
@@ -420,7 +391,7 @@ static porta_status *run_tile(const conv_job *job, int64_t tile, int thread) {
         if (accumulate) fill_bias(job, channel0, m, count, c, c_rs, c_cs);
         for (int64_t row0 = 0; row0 < job->depth; row0 += job->tile_depth) {
             int64_t rows = min64(job->tile_depth, job->depth - row0);
-            im2col(job, b, g, row0, rows, p0, count, col);
+            cpu_conv_im2col(job, b, g, row0, rows, p0, count, count, col);
             PORTA_TRY(cpu_sgemm(m, count, rows, (const float *)(w + (size_t)row0 * job->ct_size),
                                 job->weight_rs, 1, (const float *)col, count, 1,
                                 accumulate ? 1.0f : 0.0f, c, c_rs, c_cs));
@@ -470,7 +441,7 @@ static porta_status *prepare_weights(conv_job *job, const porta_tensor *w, void 
     for (int64_t run = 0; run < rows * cols / w->sizes[last]; run++) {
         int64_t offset = 0;
         for (int d = 0; d < last; d++) offset += idx[d] * w->strides[d];
-        gather_run(job->dtype, dst, core_tensor_data(w) + offset * elem, w->sizes[last],
+        cpu_conv_gather_run(job->dtype, dst, core_tensor_data(w) + offset * elem, w->sizes[last],
                    w->strides[last]);
         dst += (size_t)w->sizes[last] * job->ct_size;
         for (int d = last - 1; d >= 0 && ++idx[d] == w->sizes[d]; d--) idx[d] = 0;
@@ -485,7 +456,7 @@ static porta_status *prepare_bias(conv_job *job, const porta_tensor *bias, void 
     job->bias = NULL;
     if (!bias) return NULL;
     PORTA_TRY(core_host_alloc((size_t)bias->sizes[0] * job->ct_size, "conv bias", owned));
-    gather_run(job->dtype, *owned, core_tensor_data(bias), bias->sizes[0], bias->strides[0]);
+    cpu_conv_gather_run(job->dtype, *owned, core_tensor_data(bias), bias->sizes[0], bias->strides[0]);
     job->bias = *owned;
     return NULL;
 }
@@ -529,30 +500,30 @@ static void choose_tiles(conv_job *job, int64_t images) {
     job->tiles_per_image = (job->positions + job->tile_positions - 1) / job->tile_positions;
 }
 
-static void describe(conv_job *job, const ir_prim *prim, const porta_tensor *x,
-                     const porta_tensor *w, porta_tensor *out) {
+void cpu_conv_describe(conv_job *job, const porta_conv_params *params, const porta_tensor *x,
+                       const int64_t *w_sizes, const porta_tensor *out) {
     job->dtype = out->dtype;
     job->wide = out->dtype == PORTA_F64;
     job->ct_size = job->wide ? sizeof(double) : sizeof(float);
     job->spatial = x->rank - 2;
     job->x = core_tensor_data(x);
-    job->out = core_tensor_data(out);
+    job->out = (char *)core_tensor_data(out);
     memcpy(job->x_strides, x->strides, sizeof job->x_strides);
     memcpy(job->out_strides, out->strides, sizeof job->out_strides);
     job->positions = 1;
     job->taps = 1;
     for (int d = 0; d < job->spatial; d++) {
         job->in_sizes[d] = x->sizes[2 + d];
-        job->kernel[d] = w->sizes[2 + d];
+        job->kernel[d] = w_sizes[2 + d];
         job->out_sizes[d] = out->sizes[2 + d];
-        job->stride[d] = prim->conv.stride[d];
-        job->padding[d] = prim->conv.padding[d];
-        job->dilation[d] = prim->conv.dilation[d];
+        job->stride[d] = params->stride[d];
+        job->padding[d] = params->padding[d];
+        job->dilation[d] = params->dilation[d];
         job->positions *= out->sizes[2 + d];
-        job->taps *= w->sizes[2 + d];
+        job->taps *= w_sizes[2 + d];
     }
     job->position_stride = collapsed_position_stride(out);
-    job->groups = prim->conv.groups;
+    job->groups = params->groups;
     job->in_per_group = x->sizes[1] / job->groups;
     job->out_per_group = out->sizes[1] / job->groups;
     job->depth = job->in_per_group * job->taps;
@@ -563,7 +534,7 @@ porta_status *cpu_exec_conv(const ir_prim *prim, const porta_tensor *const *inpu
     if (porta_tensor_numel(out) == 0) return NULL;
     conv_job job;
     memset(&job, 0, sizeof job);
-    describe(&job, prim, inputs[0], inputs[1], out);
+    cpu_conv_describe(&job, &prim->conv, inputs[0], inputs[1]->sizes, out);
     atomic_init(&job.error, NULL);
     int64_t images = out->sizes[0] * job.groups;
     choose_tiles(&job, images);
