@@ -241,8 +241,60 @@ static void im2col_f32_2d(const conv_job *job, int64_t b, int64_t g, int64_t row
     }
 }
 
+/* Floats of the padded planes im2col_padded_f32 builds on the stack. */
+#define PADDED_FLOATS 8192
+
+/* im2col for all of a small float32 image (2 spatial axes): the channels
+ * the rows read are first copied into zero-padded planes, after which
+ * every col row is plain strided reads, with no bounds to check or runs to
+ * work out (one thread, a 3x3 conv of [64, 16, 8, 8] to 32 channels:
+ * 0.44 -> 0.40 ms). False, doing nothing, when the planes would not fit. */
+/* Rows are a few elements long: copied inline, not by calls to memcpy and
+ * memset that the compiler would otherwise make of the loops. */
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
+static bool im2col_padded_f32(const conv_job *job, int64_t b, int64_t g, int64_t row0,
+                              int64_t rows, int64_t ld, float *col) {
+    int64_t in_h = job->in_sizes[0], in_w = job->in_sizes[1];
+    int64_t pad_h = job->padding[0], pad_w = job->padding[1];
+    int64_t plane_h = in_h + 2 * pad_h, plane_w = in_w + 2 * pad_w, area = plane_h * plane_w;
+    int64_t first = row0 / job->taps, channels = (row0 + rows - 1) / job->taps - first + 1;
+    if (channels * area > PADDED_FLOATS) return false;
+    float planes[PADDED_FLOATS];
+    int64_t xh = job->x_strides[2], xw = job->x_strides[3];
+    for (int64_t c = 0; c < channels; c++) {
+        const float *src = (const float *)job->x + b * job->x_strides[0] +
+                           (g * job->in_per_group + first + c) * job->x_strides[1];
+        float *plane = planes + c * area;
+        for (int64_t i = 0; i < area; i++) plane[i] = 0.0f;
+        for (int64_t h = 0; h < in_h; h++) {
+            float *dst = plane + (h + pad_h) * plane_w + pad_w;
+            for (int64_t w = 0; w < in_w; w++) dst[w] = src[h * xh + w * xw];
+        }
+    }
+    int64_t out_h = job->out_sizes[0], out_w = job->out_sizes[1];
+    int64_t kw = job->kernel[1], sh = job->stride[0], sw = job->stride[1];
+    int64_t dh = job->dilation[0], dw = job->dilation[1];
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t row = row0 + r, tap = row % job->taps;
+        const float *base = planes + (row / job->taps - first) * area +
+                            tap / kw * dh * plane_w + tap % kw * dw;
+        float *dst = col + r * ld;
+        for (int64_t oh = 0; oh < out_h; oh++, dst += out_w) {
+            const float *src = base + oh * sh * plane_w;
+            if (sw == 1)
+                for (int64_t ow = 0; ow < out_w; ow++) dst[ow] = src[ow];
+            else
+                for (int64_t ow = 0; ow < out_w; ow++) dst[ow] = src[ow * sw];
+        }
+    }
+    return true;
+}
+
 void cpu_conv_im2col(const conv_job *job, int64_t b, int64_t g, int64_t row0, int64_t rows,
                      int64_t p0, int64_t count, int64_t ld, char *col) {
+    if (job->dtype == PORTA_F32 && job->spatial == 2 && p0 == 0 && count == job->positions &&
+        rows > 0 && im2col_padded_f32(job, b, g, row0, rows, ld, (float *)col))
+        return;
     if (job->dtype == PORTA_F32 && job->spatial == 2) {
         im2col_f32_2d(job, b, g, row0, rows, p0, count, ld, (float *)col);
         return;
