@@ -23,6 +23,7 @@ typedef struct conv_job {
     char *out;
     int64_t out_strides[PORTA_MAX_RANK];
     int64_t out_sizes[PORTA_MAX_RANK - 2];
+    int64_t batch;           /* images: out's first size */
     int64_t positions;       /* output positions per image: prod(out_sizes) */
     int64_t position_stride; /* out's stride over positions when one exists, else 0 */
     int64_t groups, in_per_group, out_per_group, taps; /* taps: prod(kernel) */
@@ -31,8 +32,9 @@ typedef struct conv_job {
     const void *weights;
     int64_t weight_rs;
     const void *bias;
-    /* tiling */
-    int64_t tile_positions, tile_depth, tiles_per_image;
+    /* tiling: a tile is tile_positions positions of one image, or, when
+     * tile_images > 1, every position of that many images of one group */
+    int64_t tile_positions, tile_depth, tiles_per_image, tile_images;
     void *scratch; /* per thread: col tile, then the output tile */
     size_t scratch_stride;
     _Atomic(porta_status *) error;
