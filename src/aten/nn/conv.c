@@ -1,12 +1,11 @@
 /* Convolution aten ops: convolution (N-d, grouped, transposed too) and
- * convolution_backward. The forward runs on porta_conv, the gradient of
- * the weight on porta_conv_weight_grad. The gradient of the input is a
- * transposed convolution: a convolution of the gradient spread out by the
- * stride, padded and run against the flipped, channel-swapped weight;
- * without a stride there is nothing to spread and the convolution pads by
- * itself. Strided ungrouped 2-d convolutions instead take one matmul whose
- * columns col2im sums back into an image, as PyTorch's CPU kernel does,
- * rather than convolving a gradient mostly made of spread zeros. */
+ * convolution_backward. The forward runs on porta_conv, the gradients of
+ * the weight and the input on porta_conv_weight_grad and
+ * porta_conv_input_grad; a transposed convolution is the latter. The one
+ * transposed convolution that primitive cannot express (an output_padding
+ * of at least the stride) is composed: a convolution of the input spread
+ * out by the stride, padded and run against the flipped, channel-swapped
+ * weight. */
 #include "aten/dispatch/scope.h"
 #include "aten/dispatch/op_reuse.h"
 #include "aten/nn/memory_format.h"
@@ -183,6 +182,19 @@ static porta_tensor *conv_transpose(aten_scope *s, const porta_tensor *y, const 
     return scope_conv(s, padded, kernel, NULL, &p);
 }
 
+/* conv_transpose(x, w) is the input gradient of conv(·, w) at x, for an
+ * input of spatial size `target`: the primitive when that convolution
+ * maps `target` back onto x's size, that is, without an output_padding of
+ * the stride or more (which only a larger dilation allows). */
+static porta_tensor *transposed_conv(aten_scope *s, const porta_tensor *x, const porta_tensor *w,
+                                     const conv_geometry *g, const int64_t *target) {
+    bool fits = true;
+    for (int i = 0; i < g->spatial; i++) fits &= g->output_padding[i] < g->stride[i];
+    if (!fits) return conv_transpose(s, x, w, g, target);
+    porta_conv_params p = forward_params(g);
+    return scope_conv_input_grad(s, x, w, &p, target);
+}
+
 /* The gradient of conv_transpose(x, w) with respect to w [A, B/groups, *K],
  * given gy [N, B, *target]: conv(gy, w) maps gy back onto x's shape, so
  * this is that convolution's weight gradient with x as its output's
@@ -204,51 +216,6 @@ static porta_tensor *transposed_weight_grad(aten_scope *s, const porta_tensor *x
     const porta_tensor *grad = padded ? scope_pad(s, x, pads, 0) : x;
     porta_conv_params p = forward_params(g);
     return scope_conv_weight_grad(s, gy, grad, &p, kernel);
-}
-
-/* Runs im2col or col2im (nn/sample.c) on x with 2-d int lists, keeping
- * the result in the scope. */
-static porta_tensor *sample_op(aten_scope *s, const char *name, const porta_tensor *x,
-                               const int64_t (*lists)[2], int list_count) {
-    if (!x || s->status) return NULL;
-    porta_value args[6] = {{.kind = PORTA_VALUE_TENSOR, .tensor = (porta_tensor *)x}};
-    for (int i = 0; i < list_count; i++)
-        args[1 + i] = (porta_value){.kind = PORTA_VALUE_INTS, .ints = {lists[i], 2}};
-    return scope_call(s, name, args, 1 + list_count);
-}
-
-/* Whether the input's gradient takes the col2im road (see the file's top). */
-static bool columns_road(const conv_geometry *g, const porta_tensor *x) {
-    bool strided = false;
-    for (int i = 0; i < g->spatial; i++) strided |= g->stride[i] > 1;
-    return strided && !g->transposed && g->groups == 1 && g->spatial == 2 && x->rank == 4;
-}
-
-/* conv's geometry as im2col's lists: kernel, dilation, padding, stride. */
-static void column_lists(const conv_geometry *g, const int64_t *kernel, int64_t (*lists)[2]) {
-    for (int i = 0; i < 2; i++) {
-        lists[0][i] = kernel[i];
-        lists[1][i] = g->dilation[i];
-        lists[2][i] = g->padding[i];
-        lists[3][i] = g->stride[i];
-    }
-}
-
-/* d conv / d x: w^T [Cin*K, Cout] @ gy [N, Cout, L] gives each image's
- * columns, which col2im sums into [N, Cin, H, W]. */
-static porta_tensor *input_grad_by_columns(aten_scope *s, const porta_tensor *gy,
-                                           const porta_tensor *w, const conv_geometry *g,
-                                           const int64_t *in_size) {
-    if (!gy || !w) return NULL;
-    int64_t n = gy->sizes[0], cout = w->sizes[0], rows = porta_tensor_numel(w) / cout;
-    int64_t kernel[2] = {w->sizes[2], w->sizes[3]}, lists[5][2] = {{in_size[0], in_size[1]}};
-    column_lists(g, kernel, lists + 1);
-    int64_t wflat[2] = {cout, rows}, gflat[3] = {n, cout, gy->sizes[2] * gy->sizes[3]};
-    int64_t wide[3] = {n, rows, cout};
-    int swap[2] = {1, 0};
-    porta_tensor *wt = scope_permute(s, scope_reshape(s, w, 2, wflat), swap);
-    porta_tensor *columns = scope_matmul(s, scope_expand(s, wt, 3, wide), scope_reshape(s, gy, 3, gflat));
-    return sample_op(s, "col2im", columns, (const int64_t(*)[2])lists, 5);
 }
 
 /* The spatial size of conv_transpose's result for input x. */
@@ -315,7 +282,7 @@ static porta_status *convolution(const porta_value *args, aten_results *results)
         transposed_size(x, w, &g, target);
         porta_status *bad = check_transposed_shapes(x, w, &g, target);
         if (bad) scope_fail(&s, bad);
-        y = add_bias(&s, conv_transpose(&s, cx, cw, &g, target), cb);
+        y = add_bias(&s, transposed_conv(&s, cx, cw, &g, target), cb);
     } else {
         y = conv_in_format(&s, cx, cw, cb, &g, format);
     }
@@ -356,10 +323,9 @@ static porta_status *convolution_backward(const porta_value *args, aten_results 
             gx = scope_conv(&s, cgy, cw, NULL, &p);
             for (int i = 0; i < g.spatial; i++) gx = scope_slice(&s, gx, 2 + i, 0, in_size[i], 1);
             gx = scope_contiguous(&s, gx);
-        } else if (columns_road(&g, x)) {
-            gx = input_grad_by_columns(&s, cgy, cw, &g, in_size);
         } else {
-            gx = conv_transpose(&s, cgy, cw, &g, in_size);
+            porta_conv_params p = forward_params(&g);
+            gx = scope_conv_input_grad(&s, cgy, cw, &p, in_size);
         }
     }
     if (mask->ints.items[1]) {

@@ -1,5 +1,5 @@
 /* The kernel library's primitives, run on whichever backend passes its
- * launcher (clk_launch.h): GEMM, convolution and its weight gradient,
+ * launcher (clk_launch.h): GEMM, convolution and its two gradients,
  * indexing, padding, random numbers, sort, and the elementwise ops and reductions the kernel IR
  * leaves out (integer division, remainder and power with their errors,
  * erfinv, argmax/argmin: "special"). Each has the contract of
@@ -19,6 +19,7 @@ typedef porta_status *clk_exec(const clk_launcher *launcher, porta_device *devic
 clk_exec clk_exec_matmul;
 clk_exec clk_exec_conv;
 clk_exec clk_exec_conv_weight_grad;
+clk_exec clk_exec_conv_input_grad;
 clk_exec clk_exec_index;
 clk_exec clk_exec_pad;
 clk_exec clk_exec_random;
@@ -46,6 +47,7 @@ typedef void (*clk_program_visit)(void *ctx, const char *what, const char *sourc
 void clk_each_program(clk_program_visit visit, void *ctx);
 void clk_conv_programs(clk_program_visit visit, void *ctx);
 void clk_conv_weight_grad_programs(clk_program_visit visit, void *ctx);
+void clk_conv_input_grad_programs(clk_program_visit visit, void *ctx);
 void clk_index_programs(clk_program_visit visit, void *ctx);
 void clk_matmul_programs(clk_program_visit visit, void *ctx);
 void clk_pad_programs(clk_program_visit visit, void *ctx);

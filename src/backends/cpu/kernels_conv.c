@@ -244,6 +244,29 @@ static void im2col_f32_2d(const conv_job *job, int64_t b, int64_t g, int64_t row
     }
 }
 
+void cpu_conv_load_positions(const conv_job *job, int64_t b, int64_t channel, int64_t p0,
+                             int64_t count, void *dst) {
+    int64_t elem = (int64_t)porta_dtype_size(job->dtype);
+    const char *plane = job->out + (b * job->out_strides[0] + channel * job->out_strides[1]) * elem;
+    if (job->position_stride != 0) {
+        cpu_conv_gather_run(job->dtype, dst, plane + p0 * job->position_stride * elem, count,
+                            job->position_stride);
+        return;
+    }
+    int64_t o[PORTA_MAX_RANK - 2];
+    for (int64_t p = p0, d = job->spatial - 1; d >= 0; d--) {
+        o[d] = p % job->out_sizes[d];
+        p /= job->out_sizes[d];
+    }
+    for (int64_t i = 0; i < count; i++) {
+        int64_t offset = 0;
+        for (int d = 0; d < job->spatial; d++) offset += o[d] * job->out_strides[2 + d];
+        cpu_conv_gather_run(job->dtype, (char *)dst + (size_t)i * job->ct_size,
+                            plane + offset * elem, 1, 1);
+        for (int d = job->spatial - 1; d >= 0 && ++o[d] == job->out_sizes[d]; d--) o[d] = 0;
+    }
+}
+
 /* Floats of the padded planes im2col_padded_f32 builds on the stack. */
 #define PADDED_FLOATS 8192
 
@@ -508,7 +531,7 @@ static void tile_range(void *ctx, int64_t begin, int64_t end, int thread) {
 
 /* W [Cout, Cin/g, *kernel] as a [Cout, depth] matrix in the arithmetic
  * type: float32 weights whose rows are already flat are used in place. */
-static porta_status *prepare_weights(conv_job *job, const porta_tensor *w, void **owned) {
+porta_status *cpu_conv_prepare_weights(conv_job *job, const porta_tensor *w, void **owned) {
     *owned = NULL;
     bool flat = true;
     int64_t expect = 1;
@@ -651,7 +674,7 @@ porta_status *cpu_exec_conv(const ir_prim *prim, const porta_tensor *const *inpu
 
     void *weights = NULL, *bias = NULL;
     porta_status *status = NULL;
-    CORE_TRY_GOTO(status, prepare_weights(&job, inputs[1], &weights), done);
+    CORE_TRY_GOTO(status, cpu_conv_prepare_weights(&job, inputs[1], &weights), done);
     CORE_TRY_GOTO(status, prepare_bias(&job, input_count > 2 ? inputs[2] : NULL, &bias), done);
     int64_t tile_columns = job.tile_positions * job.tile_images;
     size_t col_bytes =

@@ -52,6 +52,16 @@ void cpu_conv_describe(conv_job *job, const porta_conv_params *params, const por
 void cpu_conv_im2col(const conv_job *job, int64_t b, int64_t g, int64_t row0, int64_t rows,
                      int64_t p0, int64_t count, int64_t ld, char *col);
 
+/* out[b, channel, positions p0..p0 + count) into dst, widened to the
+ * arithmetic type (the gradient of the output, in the gradient kernels). */
+void cpu_conv_load_positions(const conv_job *job, int64_t b, int64_t channel, int64_t p0,
+                             int64_t count, void *dst);
+
+/* W [Cout, Cin/g, *kernel] as job->weights, a [Cout, depth] matrix in the
+ * arithmetic type with rows job->weight_rs apart: float32 weights whose
+ * rows are already flat in place, others copied into *owned (to free). */
+porta_status *cpu_conv_prepare_weights(conv_job *job, const porta_tensor *w, void **owned);
+
 /* count elements from src (element stride `stride`, the job's dtype) into
  * dst, widened to the arithmetic type. */
 void cpu_conv_gather_run(porta_dtype dtype, void *dst, const char *src, int64_t count,

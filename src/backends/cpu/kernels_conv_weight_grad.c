@@ -47,30 +47,6 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* gy[b, channel, positions p0..p0 + count) into dst, widened. */
-static void load_positions(const conv_job *job, int64_t b, int64_t channel, int64_t p0,
-                           int64_t count, void *dst) {
-    int64_t elem = (int64_t)porta_dtype_size(job->dtype);
-    const char *plane = job->out + (b * job->out_strides[0] + channel * job->out_strides[1]) * elem;
-    if (job->position_stride != 0) {
-        cpu_conv_gather_run(job->dtype, dst, plane + p0 * job->position_stride * elem, count,
-                            job->position_stride);
-        return;
-    }
-    int64_t o[PORTA_MAX_RANK - 2];
-    for (int64_t p = p0, d = job->spatial - 1; d >= 0; d--) {
-        o[d] = p % job->out_sizes[d];
-        p /= job->out_sizes[d];
-    }
-    for (int64_t i = 0; i < count; i++) {
-        int64_t offset = 0;
-        for (int d = 0; d < job->spatial; d++) offset += o[d] * job->out_strides[2 + d];
-        cpu_conv_gather_run(job->dtype, (char *)dst + (size_t)i * job->ct_size,
-                            plane + offset * elem, 1, 1);
-        for (int d = job->spatial - 1; d >= 0 && ++o[d] == job->out_sizes[d]; d--) o[d] = 0;
-    }
-}
-
 /* partial [m, rows] (row stride depth) += a [m, k] @ b^T, b [rows, k]; both
  * with row stride ld. */
 static porta_status *accumulate_product(const weight_grad_job *job, int64_t m, int64_t rows,
@@ -111,7 +87,7 @@ static porta_status *run_task(const weight_grad_job *job, int64_t task, int thre
     char *gy_tile = col + job->col_bytes;
     for (int64_t t = 0; t < image_count; t++)
         for (int64_t i = 0; i < m; i++)
-            load_positions(cj, b0 + t, g * m + i, p0, count,
+            cpu_conv_load_positions(cj, b0 + t, g * m + i, p0, count,
                            gy_tile + (size_t)(i * ld + t * count) * ct);
     char *partial = job->partials + (size_t)thread * job->partial_stride +
                     (size_t)(g * m * cj->depth) * ct;
