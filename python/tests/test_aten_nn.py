@@ -68,8 +68,8 @@ CONVS = [
     (F.conv_transpose1d, [(2, 4, 5), (4, 3, 3)], dict(stride=3, output_padding=2)),
     # output_padding >= stride (allowed below the dilation): rows no input reaches
     (F.conv_transpose2d, [(1, 2, 4, 4), (2, 2, 3, 3)], dict(output_padding=1, dilation=2)),
-    # stride 1: the input's gradient is a convolution that pads by itself,
-    # unless the padding exceeds the kernel's reach (then it crops)
+    # stride 1, with a padding within and beyond the kernel's reach (taps
+    # that read only padding)
     (F.conv2d, [(3, 5, 8, 8), (7, 5, 3, 3), (7,)], dict(padding=1)),
     (F.conv2d, [(2, 4, 7, 7), (6, 2, 3, 3)], dict(padding=2, dilation=2, groups=2)),
     (F.conv2d, [(2, 3, 6, 7), (4, 3, 3, 3)], dict(padding=3)),

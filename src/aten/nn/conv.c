@@ -149,18 +149,12 @@ static porta_tensor *conv_transpose(aten_scope *s, const porta_tensor *y, const 
     if (!spread) return NULL;
     /* padded so that a stride-1 convolution yields `target` */
     int64_t pads[2 * PORTA_MAX_RANK] = {0};
-    bool symmetric = true;
     for (int i = 0; i < spatial; i++) {
         int64_t reach = g->dilation[i] * (w->sizes[2 + i] - 1);
-        int64_t before = reach - g->padding[i];
-        int64_t after = target[i] + reach - spread->sizes[2 + i] - before;
-        pads[2 * (2 + i)] = before;
-        pads[2 * (2 + i) + 1] = after;
-        symmetric &= before == after && before >= 0;
+        pads[2 * (2 + i)] = reach - g->padding[i];
+        pads[2 * (2 + i) + 1] = target[i] + reach - spread->sizes[2 + i] - pads[2 * (2 + i)];
     }
-    /* the usual case (a stride-1 convolution's input gradient): the
-     * convolution pads by itself, saving a padded copy of y */
-    porta_tensor *padded = symmetric ? (porta_tensor *)spread : scope_pad(s, spread, pads, 0);
+    porta_tensor *padded = scope_pad(s, spread, pads, 0);
     /* w [A, B/g, *K] -> [g, A/g, B/g, *K] -> [g, B/g, A/g, *K] -> [B, A/g, *K], flipped */
     int64_t a = w->sizes[0], b_per_group = w->sizes[1], groups = g->groups;
     int64_t split[PORTA_MAX_RANK + 1] = {groups, a / groups, b_per_group};
@@ -177,7 +171,6 @@ static porta_tensor *conv_transpose(aten_scope *s, const porta_tensor *y, const 
     for (int i = 0; i < spatial; i++) {
         p.stride[i] = 1;
         p.dilation[i] = g->dilation[i];
-        p.padding[i] = symmetric ? pads[2 * (2 + i)] : 0;
     }
     return scope_conv(s, padded, kernel, NULL, &p);
 }
