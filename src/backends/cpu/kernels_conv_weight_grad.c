@@ -125,7 +125,8 @@ static void choose_tasks(weight_grad_job *job, int threads) {
         job->block_images = max64(1, min64(job->images, width / positions));
         int64_t blocks = ceil_div(job->images, job->block_images);
         if (blocks * cj->groups < 4 * threads) {
-            blocks = ceil_div(blocks, threads) * threads;
+            /* an empty batch has no blocks, yet the tiles need a width */
+            blocks = max64(1, ceil_div(blocks, threads) * threads);
             job->block_images = max64(1, ceil_div(job->images, blocks));
         }
         job->tasks_per_group = ceil_div(job->images, job->block_images);
