@@ -490,6 +490,22 @@ typedef struct porta_conv_params {
 PORTA_API porta_status *porta_conv(const porta_tensor *x, const porta_tensor *w,
                                    const porta_tensor *bias,
                                    const porta_conv_params *params, porta_tensor **out);
+/* The gradient of porta_conv(x, w, ...) with respect to w, given
+ * grad_output [B, Cout, *out] (the gradient of its result): a tensor of w's
+ * shape [Cout, Cin/groups, *kernel], `kernel` holding one size per spatial
+ * axis. */
+PORTA_API porta_status *porta_conv_weight_grad(const porta_tensor *x,
+                                               const porta_tensor *grad_output,
+                                               const porta_conv_params *params,
+                                               const int64_t *kernel, porta_tensor **out);
+/* The gradient of porta_conv(x, w, ...) with respect to x [B, Cin,
+ * *input_sizes], given grad_output [B, Cout, *out]: `input_sizes` holds one
+ * size per spatial axis (a strided convolution's output does not tell
+ * them). */
+PORTA_API porta_status *porta_conv_input_grad(const porta_tensor *grad_output,
+                                              const porta_tensor *w,
+                                              const porta_conv_params *params,
+                                              const int64_t *input_sizes, porta_tensor **out);
 
 /* Counter-based random numbers (Philox 4x32-10): element i of the result
  * depends only on (seed, offset + i), so every backend gives the same

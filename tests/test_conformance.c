@@ -150,6 +150,10 @@ static porta_status *run_op(const conf_case *c, porta_device *device, porta_tens
     case PRIM_MATMUL: return porta_matmul(in[0], in[1], &r[0]);
     case PRIM_CONV:
         return porta_conv(in[0], in[1], c->input_count > 2 ? in[2] : NULL, &c->conv, &r[0]);
+    case PRIM_CONV_WEIGHT_GRAD:
+        return porta_conv_weight_grad(in[0], in[1], &c->conv, c->sizes, &r[0]);
+    case PRIM_CONV_INPUT_GRAD:
+        return porta_conv_input_grad(in[0], in[1], &c->conv, c->sizes, &r[0]);
     case PRIM_RANDOM:
         PORTA_TRY(porta_tensor_empty(device, c->dtype, c->rank, c->sizes, &r[0]));
         return c->normal ? porta_random_normal(r[0], c->seed, 5, c->value, c->value2)
@@ -476,6 +480,8 @@ CONFORMANCE_TEST(scatter, PRIM_SCATTER)
 CONFORMANCE_TEST(index_select, PRIM_INDEX_SELECT)
 CONFORMANCE_TEST(matmul, PRIM_MATMUL)
 CONFORMANCE_TEST(conv, PRIM_CONV)
+CONFORMANCE_TEST(conv_weight_grad, PRIM_CONV_WEIGHT_GRAD)
+CONFORMANCE_TEST(conv_input_grad, PRIM_CONV_INPUT_GRAD)
 CONFORMANCE_TEST(random, PRIM_RANDOM)
 CONFORMANCE_TEST(sort, PRIM_SORT)
 CONFORMANCE_TEST(pool_max, PRIM_POOL_MAX)

@@ -407,6 +407,41 @@ static void conv_cases(void) {
             c->atol_scale = 8; /* up to 18 products of |x| < 1 */
         }
     }
+    /* the weight and input gradients of the same convolutions, given the
+     * gradient of conv(x, w)'s output (its shape worked out here) */
+    for (int t = 0; t < COUNT(float_dtypes); t++) {
+        porta_dtype dtype = float_dtypes[t];
+        for (int v = 0; v < COUNT(variants); v++) {
+            if (dtype != PORTA_F32 && v != 1 && v != 2) continue;
+            const conv_variant *k = &variants[v];
+            for (int input_grad = 0; input_grad < 2; input_grad++) {
+                conf_case *c = add(input_grad ? PRIM_CONV_INPUT_GRAD : PRIM_CONV_WEIGHT_GRAD, 0,
+                                   dtype, "%s %s x %s",
+                                   input_grad ? "conv_input_grad" : "conv_weight_grad",
+                                   dt(dtype), k->label);
+                int64_t gy[5] = {k->x[0], k->w[0]};
+                c->rank = k->rank - 2;
+                for (int d = 0; d < k->rank - 2; d++) {
+                    c->conv.stride[d] = k->stride[d];
+                    c->conv.padding[d] = k->padding[d];
+                    c->conv.dilation[d] = k->dilation[d];
+                    c->sizes[d] = input_grad ? k->x[2 + d] : k->w[2 + d];
+                    int64_t span = k->dilation[d] * (k->w[2 + d] - 1) + 1;
+                    gy[2 + d] = (k->x[2 + d] + 2 * k->padding[d] - span) / k->stride[d] + 1;
+                }
+                c->conv.groups = k->groups;
+                if (input_grad) {
+                    input(c, dtype, k->rank, gy, CONF_RANGE, -1, 1, false);
+                    input(c, dtype, k->rank, k->w, CONF_RANGE, -1, 1, false);
+                } else {
+                    input(c, dtype, k->rank, k->x, CONF_RANGE, -1, 1, false);
+                    input(c, dtype, k->rank, gy, CONF_RANGE, -1, 1, false);
+                }
+                c->rtol_scale = 4;
+                c->atol_scale = 16; /* up to ~50 products of |x| < 1 */
+            }
+        }
+    }
 }
 
 /* ---- random, sort ---- */

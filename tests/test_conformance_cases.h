@@ -38,7 +38,7 @@ typedef struct conf_case {
     porta_dtype dtype;   /* CAST: the target; FILL, RANDOM: the result's */
     int input_count;
     conf_input inputs[CONF_MAX_INPUTS];
-    int rank;                     /* FILL, RANDOM: the result's shape */
+    int rank;                     /* FILL, RANDOM: the result's shape; CONV_*_GRAD: the kernel's, the input's */
     int64_t sizes[PORTA_MAX_RANK]; /* POOL_MAX: the kernel */
     int axis;                     /* GATHER, SCATTER, INDEX_SELECT, SORT */
     int axes[PORTA_MAX_RANK];     /* REDUCE */

@@ -236,6 +236,26 @@ TEST(test_conv_large_and_tall_columns) {
              LAYOUT_CONTIGUOUS, "depth over one tile");
 }
 
+/* Small images with enough output channels for sgemm: several images to
+ * a tile, written through scratch into contiguous, channels-last and
+ * stepped outputs, grouped, and with columns taller than one tile. */
+TEST(test_conv_several_small_images_per_tile) {
+    test_rng rng = test_rng_make(20);
+    porta_conv_params p = make_params(2, 1, 1, 1, 1);
+    int64_t xs[4] = {5, 6, 7, 7}, ws[4] = {8, 6, 3, 3};
+    for (int d = 0; d < FLOAT_DTYPE_COUNT; d++)
+        for (int l = 0; l < LAYOUT_COUNT; l++)
+            run_case(&rng, float_dtypes[d], 4, xs, ws, l % 2 == 0, &p, (layout)l, LAYOUT_CONTIGUOUS,
+                     "small images");
+    porta_conv_params grouped = make_params(2, 2, 1, 1, 2);
+    int64_t xg[4] = {9, 8, 6, 6}, wg[4] = {12, 4, 3, 3};
+    run_case(&rng, PORTA_F32, 4, xg, wg, true, &grouped, LAYOUT_CHANNELS_LAST,
+             LAYOUT_CONTIGUOUS, "small images, grouped");
+    int64_t xt[4] = {16, 1000, 4, 4}, wt[4] = {6, 1000, 3, 3};
+    run_case(&rng, PORTA_F32, 4, xt, wt, true, &p, LAYOUT_CONTIGUOUS, LAYOUT_CONTIGUOUS,
+             "small images, depth over one tile");
+}
+
 /* out= given as views: channels-last and flipped outputs are written
  * directly by sgemm, a stepped one through scratch; a float64 out of a
  * float32 conv is cast. */

@@ -68,6 +68,12 @@ CONVS = [
     (F.conv_transpose1d, [(2, 4, 5), (4, 3, 3)], dict(stride=3, output_padding=2)),
     # output_padding >= stride (allowed below the dilation): rows no input reaches
     (F.conv_transpose2d, [(1, 2, 4, 4), (2, 2, 3, 3)], dict(output_padding=1, dilation=2)),
+    # stride 1, with a padding within and beyond the kernel's reach (taps
+    # that read only padding)
+    (F.conv2d, [(3, 5, 8, 8), (7, 5, 3, 3), (7,)], dict(padding=1)),
+    (F.conv2d, [(2, 4, 7, 7), (6, 2, 3, 3)], dict(padding=2, dilation=2, groups=2)),
+    (F.conv2d, [(2, 3, 6, 7), (4, 3, 3, 3)], dict(padding=3)),
+    (F.conv2d, [(2, 3, 6, 7), (4, 3, 3, 2)], dict(padding=(1, 0))),
 ]
 
 
@@ -493,3 +499,19 @@ def test_max_pool_border_windows_pick_as_the_cpu(size, kwargs, layout):
     assert torch.equal(indices.cpu(), expected_indices)
     assert values.is_contiguous(memory_format=torch.channels_last) == \
         expected.is_contiguous(memory_format=torch.channels_last)
+
+
+def test_convolution_backward_in_fused_mode_equals_cpu():
+    """The demo CNN's two convolutions, their weight and input gradients
+    recorded and run by the compiler."""
+    import torch_porta
+    x, w1, b1, w2 = _inputs([(8, 1, 8, 8), (16, 1, 3, 3), (16,), (32, 16, 3, 3)], torch.float64)
+
+    def layers(x, w1, b1, w2):
+        return F.conv2d(F.relu(F.conv2d(x, w1, b1, padding=1)), w2, padding=1)
+
+    torch_porta.set_eager_mode("fused")
+    try:
+        check(layers, [x, w1, b1, w2])
+    finally:
+        torch_porta.set_eager_mode("debug")

@@ -34,7 +34,9 @@ porta_status *ir_infer(ir_prim *prim, const ir_meta *inputs, int input_count,
     case PRIM_SCATTER:
     case PRIM_INDEX_SELECT: return ir_infer_index(prim, inputs, input_count, out);
     case PRIM_MATMUL:
-    case PRIM_CONV: return ir_infer_linalg(prim, inputs, input_count, out);
+    case PRIM_CONV:
+    case PRIM_CONV_WEIGHT_GRAD:
+    case PRIM_CONV_INPUT_GRAD: return ir_infer_linalg(prim, inputs, input_count, out);
     case PRIM_RANDOM: return ir_infer_random(prim, inputs, input_count, out);
     case PRIM_SORT: return ir_infer_sort(prim, inputs, input_count, out);
     case PRIM_POOL_MAX: return ir_infer_pool(prim, inputs, input_count, out);

@@ -1,5 +1,7 @@
-/* Inference for PRIM_MATMUL and PRIM_CONV: shape rules of torch.matmul (on
- * operands of rank >= 2) and torch.nn.functional.convNd. */
+/* Inference for PRIM_MATMUL, PRIM_CONV, PRIM_CONV_WEIGHT_GRAD and
+ * PRIM_CONV_INPUT_GRAD: shape rules of torch.matmul (on operands of rank
+ * >= 2), torch.nn.functional.convNd and the gradients of its weight and
+ * input. */
 #include <string.h>
 
 #include "core/dtype.h"
@@ -150,8 +152,114 @@ static porta_status *infer_conv(porta_conv_params *params, const ir_meta *inputs
     return NULL;
 }
 
+/* The weight gradient of conv(x, w) for gy, the gradient of its output:
+ * w's shape [Cout, Cin/groups, *kernel], once conv(x, w) is found to have
+ * gy's shape. */
+static porta_status *infer_conv_weight_grad(ir_prim *prim, const ir_meta *inputs,
+                                            int input_count, ir_meta *out) {
+    if (input_count != 2)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "conv_weight_grad: expected 2 inputs (x, grad_output), got %d",
+                           input_count);
+    const ir_meta *x = &inputs[0], *gy = &inputs[1];
+    char bx[CORE_SHAPE_STR_CAP], bg[CORE_SHAPE_STR_CAP];
+    core_format_shape(bx, sizeof bx, x->rank, x->sizes);
+    core_format_shape(bg, sizeof bg, gy->rank, gy->sizes);
+    if (x->rank < 3 || gy->rank != x->rank || prim->rank != x->rank - 2 ||
+        gy->sizes[0] != x->sizes[0])
+        return porta_error(PORTA_ERR_SHAPE,
+                           "conv_weight_grad: expected x [N, Cin, *spatial], grad_output "
+                           "[N, Cout, *out] of the same rank and one kernel size per spatial "
+                           "axis, got x %s, grad_output %s and %d kernel sizes",
+                           bx, bg, prim->rank);
+    int64_t groups = prim->conv.groups;
+    if (groups < 1 || gy->sizes[1] % groups != 0)
+        return porta_error(PORTA_ERR_SHAPE,
+                           "conv_weight_grad: expected groups >= 1 dividing grad_output's %lld "
+                           "channels, got %lld",
+                           (long long)gy->sizes[1], (long long)groups);
+    ir_meta w = {.dtype = x->dtype, .rank = x->rank};
+    w.sizes[0] = gy->sizes[1];
+    w.sizes[1] = x->sizes[1] / groups;
+    for (int i = 0; i < prim->rank; i++) w.sizes[2 + i] = prim->sizes[i];
+    for (int i = prim->rank; i < PORTA_MAX_RANK; i++) prim->sizes[i] = 0;
+    ir_meta conv_inputs[2] = {*x, w}, y;
+    PORTA_TRY(infer_conv(&prim->conv, conv_inputs, 2, &y));
+    for (int i = 2; i < y.rank; i++)
+        if (y.sizes[i] != gy->sizes[i]) {
+            char by[CORE_SHAPE_STR_CAP];
+            return porta_error(PORTA_ERR_SHAPE,
+                               "conv_weight_grad: grad_output %s does not match the "
+                               "convolution's output %s for x %s",
+                               bg, core_format_shape(by, sizeof by, y.rank, y.sizes), bx);
+        }
+    porta_dtype dtype = porta_dtype_promote(x->dtype, gy->dtype);
+    if (!porta_dtype_is_float(dtype))
+        return porta_error(PORTA_ERR_DTYPE,
+                           "conv_weight_grad: expected floating-point tensors, got x %s and "
+                           "grad_output %s",
+                           porta_dtype_name(x->dtype), porta_dtype_name(gy->dtype));
+    *out = w;
+    out->dtype = dtype;
+    return NULL;
+}
+
+/* The input gradient of conv(x, w) for gy, the gradient of its output:
+ * x's shape [N, Cin, *in] (in: the prim's sizes), once conv(x, w) is found
+ * to have gy's shape. */
+static porta_status *infer_conv_input_grad(ir_prim *prim, const ir_meta *inputs,
+                                           int input_count, ir_meta *out) {
+    if (input_count != 2)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "conv_input_grad: expected 2 inputs (grad_output, weight), got %d",
+                           input_count);
+    const ir_meta *gy = &inputs[0], *w = &inputs[1];
+    char bg[CORE_SHAPE_STR_CAP], bw[CORE_SHAPE_STR_CAP];
+    core_format_shape(bg, sizeof bg, gy->rank, gy->sizes);
+    core_format_shape(bw, sizeof bw, w->rank, w->sizes);
+    if (gy->rank < 3 || w->rank != gy->rank || prim->rank != gy->rank - 2)
+        return porta_error(PORTA_ERR_SHAPE,
+                           "conv_input_grad: expected grad_output [N, Cout, *out], a weight of "
+                           "the same rank and one input size per spatial axis, got "
+                           "grad_output %s, weight %s and %d input sizes",
+                           bg, bw, prim->rank);
+    if (prim->conv.groups < 1)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "conv_input_grad: groups must be >= 1, got %lld",
+                           (long long)prim->conv.groups);
+    ir_meta x = {.dtype = gy->dtype, .rank = gy->rank};
+    x.sizes[0] = gy->sizes[0];
+    x.sizes[1] = w->sizes[1] * prim->conv.groups;
+    for (int i = 0; i < prim->rank; i++) x.sizes[2 + i] = prim->sizes[i];
+    for (int i = prim->rank; i < PORTA_MAX_RANK; i++) prim->sizes[i] = 0;
+    ir_meta conv_inputs[2] = {x, *w}, y;
+    PORTA_TRY(infer_conv(&prim->conv, conv_inputs, 2, &y));
+    for (int i = 1; i < y.rank; i++)
+        if (y.sizes[i] != gy->sizes[i]) {
+            char bx[CORE_SHAPE_STR_CAP], by[CORE_SHAPE_STR_CAP];
+            return porta_error(PORTA_ERR_SHAPE,
+                               "conv_input_grad: grad_output %s does not match the "
+                               "convolution's output %s for an input %s and weight %s",
+                               bg, core_format_shape(by, sizeof by, y.rank, y.sizes),
+                               core_format_shape(bx, sizeof bx, x.rank, x.sizes), bw);
+        }
+    porta_dtype dtype = porta_dtype_promote(gy->dtype, w->dtype);
+    if (!porta_dtype_is_float(dtype))
+        return porta_error(PORTA_ERR_DTYPE,
+                           "conv_input_grad: expected floating-point tensors, got grad_output "
+                           "%s and weight %s",
+                           porta_dtype_name(gy->dtype), porta_dtype_name(w->dtype));
+    *out = x;
+    out->dtype = dtype;
+    return NULL;
+}
+
 porta_status *ir_infer_linalg(ir_prim *prim, const ir_meta *inputs, int input_count,
                                  ir_meta *out) {
+    if (prim->kind == PRIM_CONV_INPUT_GRAD)
+        return infer_conv_input_grad(prim, inputs, input_count, out);
     if (prim->kind == PRIM_MATMUL) return infer_matmul(inputs, input_count, out);
+    if (prim->kind == PRIM_CONV_WEIGHT_GRAD)
+        return infer_conv_weight_grad(prim, inputs, input_count, out);
     return infer_conv(&prim->conv, inputs, input_count, out);
 }

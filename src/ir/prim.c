@@ -27,6 +27,8 @@ int ir_prim_input_count(const ir_prim *prim) {
     case PRIM_GATHER:
     case PRIM_INDEX_SELECT:
     case PRIM_MATMUL:
+    case PRIM_CONV_WEIGHT_GRAD:
+    case PRIM_CONV_INPUT_GRAD:
         return 2;
     case PRIM_TERNARY:
     case PRIM_SCATTER:
@@ -50,7 +52,8 @@ const char *ir_prim_kind_name(ir_prim_kind kind) {
         [PRIM_RANDOM] = "random",   [PRIM_RESHAPE] = "reshape",
         [PRIM_PERMUTE] = "permute", [PRIM_EXPAND] = "expand",
         [PRIM_SLICE] = "slice",     [PRIM_FLIP] = "flip",
-        [PRIM_SORT] = "sort",
+        [PRIM_SORT] = "sort",       [PRIM_CONV_WEIGHT_GRAD] = "conv_weight_grad",
+        [PRIM_CONV_INPUT_GRAD] = "conv_input_grad",
         [PRIM_POOL_MAX] = "pool_max",
     };
     if ((unsigned)kind >= PRIM_KIND_COUNT) return "invalid primitive";

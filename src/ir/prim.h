@@ -24,6 +24,8 @@ typedef enum ir_prim_kind {
     PRIM_CONV,        /* conv */
     PRIM_RANDOM,      /* normal, seed, offset, value (low/mean), value2 (high/std) */
     PRIM_SORT,        /* axis, op = porta_sort_order: the stable sorting permutation */
+    PRIM_CONV_WEIGHT_GRAD, /* conv; rank, sizes: the kernel's spatial sizes */
+    PRIM_CONV_INPUT_GRAD,  /* conv; rank, sizes: the input's spatial sizes */
     /* max pooling's window argmax: rank = spatial dims, sizes = kernel,
      * conv.stride/padding/dilation, op = porta_pool_rounding */
     PRIM_POOL_MAX,
@@ -74,6 +76,12 @@ typedef struct ir_prim {
  *  MATMUL   a, b, out share a dtype; a [..., M, K], b [..., K, N] already
  *           broadcast to out's batch shape; out [..., M, N].
  *  CONV     x, w, (bias) and out share a dtype.
+ *  CONV_WEIGHT_GRAD   x [N, Cin, *in], gy [N, Cout, *O] (the gradient of
+ *           conv(x, ·)'s output) and out [Cout, Cin/groups, *kernel], the
+ *           gradient of the weight, share a float dtype.
+ *  CONV_INPUT_GRAD    gy [N, Cout, *O], w [Cout, Cin/groups, *kernel] and
+ *           out [N, Cin, *in], the gradient of conv(·, w)'s input, share a
+ *           float dtype.
  *  RANDOM   no inputs; out float.
  *  SORT     x any dtype; out int64 of x's shape: along `axis`, the indices
  *           that order x stably (ties keep their order; NaN sorts above

@@ -1,4 +1,4 @@
-/* Eager matmul and convolution: the public entry points and the runner that
+/* Eager matmul, convolution and its gradients: the public entry points and the runner that
  * brings their operands to the backend contract (one dtype; matmul batch
  * axes broadcast to the output's). */
 #include <string.h>
@@ -41,7 +41,7 @@ static porta_status *run_linalg(ir_prim *local, const porta_tensor *const *input
                                 int input_count, porta_tensor **out) {
     const char *op = ir_prim_name(local);
     if (input_count < 2 || input_count > LINALG_MAX_INPUTS ||
-        (local->kind == PRIM_MATMUL && input_count != 2))
+        (local->kind != PRIM_CONV && input_count != 2))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: got %d inputs", op, input_count);
     if (!inputs) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: inputs is NULL", op);
     porta_device *device;
@@ -102,4 +102,41 @@ porta_status *porta_conv(const porta_tensor *x, const porta_tensor *w, const por
     prim.conv = *params;
     const porta_tensor *inputs[3] = {x, w, bias};
     return run_linalg(&prim, inputs, bias ? 3 : 2, out);
+}
+
+porta_status *porta_conv_weight_grad(const porta_tensor *x, const porta_tensor *grad_output,
+                                     const porta_conv_params *params, const int64_t *kernel,
+                                     porta_tensor **out) {
+    if (!out) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "conv_weight_grad: out is NULL");
+    if (!params || !kernel)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "conv_weight_grad: params and kernel must not be NULL");
+    if (!x) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "conv_weight_grad: x is NULL");
+    ir_prim prim;
+    memset(&prim, 0, sizeof prim);
+    prim.kind = PRIM_CONV_WEIGHT_GRAD;
+    prim.conv = *params;
+    prim.rank = porta_tensor_rank(x) - 2;
+    for (int i = 0; i < prim.rank && i < PORTA_MAX_RANK; i++) prim.sizes[i] = kernel[i];
+    const porta_tensor *inputs[2] = {x, grad_output};
+    return run_linalg(&prim, inputs, 2, out);
+}
+
+porta_status *porta_conv_input_grad(const porta_tensor *grad_output, const porta_tensor *w,
+                                    const porta_conv_params *params, const int64_t *input_sizes,
+                                    porta_tensor **out) {
+    if (!out) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "conv_input_grad: out is NULL");
+    if (!params || !input_sizes)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "conv_input_grad: params and input_sizes must not be NULL");
+    if (!grad_output)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "conv_input_grad: grad_output is NULL");
+    ir_prim prim;
+    memset(&prim, 0, sizeof prim);
+    prim.kind = PRIM_CONV_INPUT_GRAD;
+    prim.conv = *params;
+    prim.rank = porta_tensor_rank(grad_output) - 2;
+    for (int i = 0; i < prim.rank && i < PORTA_MAX_RANK; i++) prim.sizes[i] = input_sizes[i];
+    const porta_tensor *inputs[2] = {grad_output, w};
+    return run_linalg(&prim, inputs, 2, out);
 }

@@ -217,6 +217,16 @@ porta_tensor *scope_conv(aten_scope *s, const porta_tensor *x, const porta_tenso
     STEP(ready(s, x, w), porta_conv(x, w, bias, params, &out));
 }
 
+porta_tensor *scope_conv_weight_grad(aten_scope *s, const porta_tensor *x, const porta_tensor *gy,
+                                     const porta_conv_params *params, const int64_t *kernel) {
+    STEP(ready(s, x, gy), porta_conv_weight_grad(x, gy, params, kernel, &out));
+}
+
+porta_tensor *scope_conv_input_grad(aten_scope *s, const porta_tensor *gy, const porta_tensor *w,
+                                    const porta_conv_params *params, const int64_t *input_sizes) {
+    STEP(ready(s, gy, w), porta_conv_input_grad(gy, w, params, input_sizes, &out));
+}
+
 porta_tensor *scope_gather(aten_scope *s, const porta_tensor *x, int axis,
                            const porta_tensor *index) {
     STEP(ready(s, x, index), porta_gather(x, axis, index, &out));

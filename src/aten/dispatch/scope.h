@@ -100,6 +100,10 @@ porta_tensor *scope_pad(aten_scope *s, const porta_tensor *x, const int64_t *pad
 porta_tensor *scope_matmul(aten_scope *s, const porta_tensor *a, const porta_tensor *b);
 porta_tensor *scope_conv(aten_scope *s, const porta_tensor *x, const porta_tensor *w,
                          const porta_tensor *bias, const porta_conv_params *params);
+porta_tensor *scope_conv_weight_grad(aten_scope *s, const porta_tensor *x, const porta_tensor *gy,
+                                     const porta_conv_params *params, const int64_t *kernel);
+porta_tensor *scope_conv_input_grad(aten_scope *s, const porta_tensor *gy, const porta_tensor *w,
+                                    const porta_conv_params *params, const int64_t *input_sizes);
 porta_tensor *scope_gather(aten_scope *s, const porta_tensor *x, int axis,
                            const porta_tensor *index);
 porta_tensor *scope_max_pool_indices(aten_scope *s, const porta_tensor *x, const int64_t *kernel,

@@ -1,14 +1,11 @@
 /* Convolution aten ops: convolution (N-d, grouped, transposed too) and
- * convolution_backward. Everything runs on porta_conv: the gradient of the
- * input is a transposed convolution (a convolution of the gradient spread
+ * convolution_backward. The forward runs on porta_conv, the gradients of
+ * the weight and the input on porta_conv_weight_grad and
+ * porta_conv_input_grad; a transposed convolution is the latter. The one
+ * transposed convolution that primitive cannot express (an output_padding
+ * of at least the stride) is composed: a convolution of the input spread
  * out by the stride, padded and run against the flipped, channel-swapped
- * weight) and the gradient of the weight is a convolution of the input by
- * the gradient with the batch axis as the reduced channel axis. Ungrouped
- * 2-d convolutions take a faster road for both gradients: one batched
- * matmul against the input's columns (im2col) and one matmul whose columns
- * col2im sums back into an image, as PyTorch's CPU kernels do; the
- * convolutions above degenerate there into products with one output
- * channel or a kernel the size of the image. */
+ * weight. */
 #include "aten/dispatch/scope.h"
 #include "aten/dispatch/op_reuse.h"
 #include "aten/nn/memory_format.h"
@@ -178,98 +175,40 @@ static porta_tensor *conv_transpose(aten_scope *s, const porta_tensor *y, const 
     return scope_conv(s, padded, kernel, NULL, &p);
 }
 
-/* The gradient of conv(x, w) with respect to w [Cout, Cin/groups, *K],
- * given gy [N, Cout, *O]: for each group, x's channels become the batch and
- * its batch the reduced channel axis, and gy the kernel; stride and
- * dilation trade places. */
-static porta_tensor *conv_weight_grad(aten_scope *s, const porta_tensor *x, const porta_tensor *gy,
-                                      const conv_geometry *g, const int64_t *kernel) {
-    if (!x || !gy) return NULL;
-    int rank = x->rank, spatial = g->spatial;
-    int64_t n = x->sizes[0], groups = g->groups;
-    int64_t cin_g = x->sizes[1] / groups, cout_g = gy->sizes[1] / groups;
-    int64_t xs[PORTA_MAX_RANK + 1] = {n, groups, cin_g}, ys[PORTA_MAX_RANK + 1] = {n, groups, cout_g};
-    int64_t xj[PORTA_MAX_RANK] = {cin_g, groups * n}, yj[PORTA_MAX_RANK] = {groups * cout_g, n};
-    int xd[PORTA_MAX_RANK + 1] = {2, 1, 0}, yd[PORTA_MAX_RANK + 1] = {1, 2, 0};
-    int back[PORTA_MAX_RANK] = {1, 0};
-    porta_conv_params p = {.groups = groups};
-    for (int i = 0; i < spatial; i++) {
-        xs[3 + i] = xj[2 + i] = x->sizes[2 + i];
-        ys[3 + i] = yj[2 + i] = gy->sizes[2 + i];
-        xd[3 + i] = yd[3 + i] = 3 + i;
-        back[2 + i] = 2 + i;
-        p.stride[i] = g->dilation[i];
-        p.dilation[i] = g->stride[i];
-        p.padding[i] = g->padding[i];
-    }
-    porta_tensor *input = scope_reshape(s, scope_permute(s, scope_reshape(s, x, rank + 1, xs), xd), rank, xj);
-    porta_tensor *filter =
-        scope_reshape(s, scope_permute(s, scope_reshape(s, gy, rank + 1, ys), yd), rank, yj);
-    porta_tensor *full = scope_conv(s, input, filter, NULL, &p); /* [Cin/g, Cout, *K'], K' >= K */
-    for (int i = 0; i < spatial; i++) full = scope_slice(s, full, 2 + i, 0, kernel[i], 1);
-    return scope_contiguous(s, scope_permute(s, full, back));
+/* conv_transpose(x, w) is the input gradient of conv(·, w) at x, for an
+ * input of spatial size `target`: the primitive when that convolution
+ * maps `target` back onto x's size, that is, without an output_padding of
+ * the stride or more (which only a larger dilation allows). */
+static porta_tensor *transposed_conv(aten_scope *s, const porta_tensor *x, const porta_tensor *w,
+                                     const conv_geometry *g, const int64_t *target) {
+    bool fits = true;
+    for (int i = 0; i < g->spatial; i++) fits &= g->output_padding[i] < g->stride[i];
+    if (!fits) return conv_transpose(s, x, w, g, target);
+    porta_conv_params p = forward_params(g);
+    return scope_conv_input_grad(s, x, w, &p, target);
 }
 
-/* Runs im2col or col2im (nn/sample.c) on x with 2-d int lists, keeping
- * the result in the scope. */
-static porta_tensor *sample_op(aten_scope *s, const char *name, const porta_tensor *x,
-                               const int64_t (*lists)[2], int list_count) {
-    if (!x || s->status) return NULL;
-    porta_value args[6] = {{.kind = PORTA_VALUE_TENSOR, .tensor = (porta_tensor *)x}};
-    for (int i = 0; i < list_count; i++)
-        args[1 + i] = (porta_value){.kind = PORTA_VALUE_INTS, .ints = {lists[i], 2}};
-    return scope_call(s, name, args, 1 + list_count);
-}
-
-/* Whether the gradients can take the im2col road (see the file's top). */
-static bool columns_road(const conv_geometry *g, const porta_tensor *x) {
-    return !g->transposed && g->groups == 1 && g->spatial == 2 && x->rank == 4;
-}
-
-/* conv's geometry as im2col's lists: kernel, dilation, padding, stride. */
-static void column_lists(const conv_geometry *g, const int64_t *kernel, int64_t (*lists)[2]) {
-    for (int i = 0; i < 2; i++) {
-        lists[0][i] = kernel[i];
-        lists[1][i] = g->dilation[i];
-        lists[2][i] = g->padding[i];
-        lists[3][i] = g->stride[i];
-    }
-}
-
-/* d conv / d w for x [N, Cin, H, W], gy [N, Cout, OH, OW]: the sum over the
- * batch of gy [Cout, L] @ columns(x)^T [L, Cin*K]. */
-static porta_tensor *weight_grad_by_columns(aten_scope *s, const porta_tensor *x,
+/* The gradient of conv_transpose(x, w) with respect to w [A, B/groups, *K],
+ * given gy [N, B, *target]: conv(gy, w) maps gy back onto x's shape, so
+ * this is that convolution's weight gradient with x as its output's
+ * gradient. An output_padding of at least the stride leaves that
+ * convolution's output a row longer than x: x is padded with zeros there,
+ * which add nothing. */
+static porta_tensor *transposed_weight_grad(aten_scope *s, const porta_tensor *x,
                                             const porta_tensor *gy, const conv_geometry *g,
                                             const int64_t *kernel) {
-    int64_t lists[4][2];
-    column_lists(g, kernel, lists);
-    porta_tensor *columns = sample_op(s, "im2col", x, lists, 4); /* [N, Cin*K, L] */
-    if (!columns || !gy) return NULL;
-    int64_t n = x->sizes[0], cout = gy->sizes[1], rows = columns->sizes[1];
-    int64_t flat[3] = {n, cout, columns->sizes[2]};
-    int swap[3] = {0, 2, 1};
-    porta_tensor *per_image = scope_matmul(s, scope_reshape(s, gy, 3, flat), scope_permute(s, columns, swap));
-    int batch = 0;
-    porta_tensor *summed = scope_reduce(s, PORTA_REDUCE_SUM, per_image, &batch, 1, false);
-    int64_t shape[4] = {cout, rows / (kernel[0] * kernel[1]), kernel[0], kernel[1]};
-    return scope_reshape(s, summed, 4, shape);
-}
-
-/* d conv / d x: w^T [Cin*K, Cout] @ gy [N, Cout, L] gives each image's
- * columns, which col2im sums into [N, Cin, H, W]. */
-static porta_tensor *input_grad_by_columns(aten_scope *s, const porta_tensor *gy,
-                                           const porta_tensor *w, const conv_geometry *g,
-                                           const int64_t *in_size) {
-    if (!gy || !w) return NULL;
-    int64_t n = gy->sizes[0], cout = w->sizes[0], rows = porta_tensor_numel(w) / cout;
-    int64_t kernel[2] = {w->sizes[2], w->sizes[3]}, lists[5][2] = {{in_size[0], in_size[1]}};
-    column_lists(g, kernel, lists + 1);
-    int64_t wflat[2] = {cout, rows}, gflat[3] = {n, cout, gy->sizes[2] * gy->sizes[3]};
-    int64_t wide[3] = {n, rows, cout};
-    int swap[2] = {1, 0};
-    porta_tensor *wt = scope_permute(s, scope_reshape(s, w, 2, wflat), swap);
-    porta_tensor *columns = scope_matmul(s, scope_expand(s, wt, 3, wide), scope_reshape(s, gy, 3, gflat));
-    return sample_op(s, "col2im", columns, (const int64_t(*)[2])lists, 5);
+    if (!x || !gy) return NULL;
+    int64_t pads[2 * PORTA_MAX_RANK] = {0};
+    bool padded = false;
+    for (int i = 0; i < g->spatial; i++) {
+        int64_t reach = g->dilation[i] * (kernel[i] - 1) + 1;
+        int64_t size = (gy->sizes[2 + i] + 2 * g->padding[i] - reach) / g->stride[i] + 1;
+        pads[2 * (2 + i) + 1] = size - x->sizes[2 + i];
+        padded |= size != x->sizes[2 + i];
+    }
+    const porta_tensor *grad = padded ? scope_pad(s, x, pads, 0) : x;
+    porta_conv_params p = forward_params(g);
+    return scope_conv_weight_grad(s, gy, grad, &p, kernel);
 }
 
 /* The spatial size of conv_transpose's result for input x. */
@@ -336,7 +275,7 @@ static porta_status *convolution(const porta_value *args, aten_results *results)
         transposed_size(x, w, &g, target);
         porta_status *bad = check_transposed_shapes(x, w, &g, target);
         if (bad) scope_fail(&s, bad);
-        y = add_bias(&s, conv_transpose(&s, cx, cw, &g, target), cb);
+        y = add_bias(&s, transposed_conv(&s, cx, cw, &g, target), cb);
     } else {
         y = conv_in_format(&s, cx, cw, cb, &g, format);
     }
@@ -377,18 +316,15 @@ static porta_status *convolution_backward(const porta_value *args, aten_results 
             gx = scope_conv(&s, cgy, cw, NULL, &p);
             for (int i = 0; i < g.spatial; i++) gx = scope_slice(&s, gx, 2 + i, 0, in_size[i], 1);
             gx = scope_contiguous(&s, gx);
-        } else if (columns_road(&g, x)) {
-            gx = input_grad_by_columns(&s, cgy, cw, &g, in_size);
         } else {
-            gx = conv_transpose(&s, cgy, cw, &g, in_size);
+            porta_conv_params p = forward_params(&g);
+            gx = scope_conv_input_grad(&s, cgy, cw, &p, in_size);
         }
     }
     if (mask->ints.items[1]) {
-        if (columns_road(&g, x))
-            gw = weight_grad_by_columns(&s, cx, cgy, &g, kernel);
-        else
-            gw = g.transposed ? conv_weight_grad(&s, cgy, cx, &g, kernel)
-                              : conv_weight_grad(&s, cx, cgy, &g, kernel);
+        porta_conv_params p = forward_params(&g);
+        gw = g.transposed ? transposed_weight_grad(&s, cx, cgy, &g, kernel)
+                          : scope_conv_weight_grad(&s, cx, cgy, &p, kernel);
     }
     if (mask->ints.items[2]) {
         int axes[PORTA_MAX_RANK] = {0};

@@ -27,6 +27,8 @@ porta_status *clk_execute(const clk_launcher *launcher, porta_device *device,
     case PRIM_INDEX_SELECT: exec = clk_exec_index; break;
     case PRIM_MATMUL: exec = clk_exec_matmul; break;
     case PRIM_CONV: exec = clk_exec_conv; break;
+    case PRIM_CONV_WEIGHT_GRAD: exec = clk_exec_conv_weight_grad; break;
+    case PRIM_CONV_INPUT_GRAD: exec = clk_exec_conv_input_grad; break;
     case PRIM_RANDOM: exec = clk_exec_random; break;
     case PRIM_SORT: exec = clk_exec_sort; break;
     case PRIM_POOL_MAX: exec = clk_exec_pool; break;
@@ -39,6 +41,8 @@ porta_status *clk_execute(const clk_launcher *launcher, porta_device *device,
 
 void clk_each_program(clk_program_visit visit, void *ctx) {
     clk_conv_programs(visit, ctx);
+    clk_conv_weight_grad_programs(visit, ctx);
+    clk_conv_input_grad_programs(visit, ctx);
     clk_index_programs(visit, ctx);
     clk_matmul_programs(visit, ctx);
     clk_pad_programs(visit, ctx);

@@ -1,7 +1,7 @@
 /* The kernel library's primitives, run on whichever backend passes its
- * launcher (clk_launch.h): GEMM, convolution, indexing, padding, max
- * pooling, random numbers, sort, and the elementwise ops and reductions
- * the kernel IR leaves out (integer division, remainder and power with their errors,
+ * launcher (clk_launch.h): GEMM, convolution and its two gradients,
+ * indexing, padding, max pooling, random numbers, sort, and the elementwise ops and
+ * reductions the kernel IR leaves out (integer division, remainder and power with their errors,
  * erfinv, argmax/argmin: "special"). Each has the contract of
  * rt_backend_ops.execute. */
 #ifndef PORTA_BACKENDS_CLC_CLK_KERNELS_H
@@ -18,6 +18,8 @@ typedef porta_status *clk_exec(const clk_launcher *launcher, porta_device *devic
                                int input_count, porta_tensor *out);
 clk_exec clk_exec_matmul;
 clk_exec clk_exec_conv;
+clk_exec clk_exec_conv_weight_grad;
+clk_exec clk_exec_conv_input_grad;
 clk_exec clk_exec_index;
 clk_exec clk_exec_pad;
 clk_exec clk_exec_pool;
@@ -45,6 +47,8 @@ porta_status *clk_matmul_layout(porta_device *device, const porta_tensor *a,
 typedef void (*clk_program_visit)(void *ctx, const char *what, const char *source, bool cuda);
 void clk_each_program(clk_program_visit visit, void *ctx);
 void clk_conv_programs(clk_program_visit visit, void *ctx);
+void clk_conv_weight_grad_programs(clk_program_visit visit, void *ctx);
+void clk_conv_input_grad_programs(clk_program_visit visit, void *ctx);
 void clk_index_programs(clk_program_visit visit, void *ctx);
 void clk_matmul_programs(clk_program_visit visit, void *ctx);
 void clk_pad_programs(clk_program_visit visit, void *ctx);

@@ -56,6 +56,8 @@ static porta_status *cpu_execute(porta_device *device, const ir_prim *prim,
     case PRIM_INDEX_SELECT: return cpu_exec_index(prim, inputs, input_count, out);
     case PRIM_MATMUL: return cpu_exec_matmul(prim, inputs, input_count, out);
     case PRIM_CONV: return cpu_exec_conv(prim, inputs, input_count, out);
+    case PRIM_CONV_WEIGHT_GRAD: return cpu_exec_conv_weight_grad(prim, inputs, input_count, out);
+    case PRIM_CONV_INPUT_GRAD: return cpu_exec_conv_input_grad(prim, inputs, input_count, out);
     case PRIM_RANDOM: return cpu_exec_random(prim, inputs, input_count, out);
     case PRIM_SORT: return cpu_exec_sort(prim, inputs, input_count, out);
     case PRIM_POOL_MAX: return cpu_exec_pool(prim, inputs, input_count, out);

@@ -21,6 +21,10 @@ porta_status *cpu_exec_matmul(const ir_prim *prim, const porta_tensor *const *in
                               int input_count, porta_tensor *out);
 porta_status *cpu_exec_conv(const ir_prim *prim, const porta_tensor *const *inputs,
                             int input_count, porta_tensor *out);
+porta_status *cpu_exec_conv_weight_grad(const ir_prim *prim, const porta_tensor *const *inputs,
+                                        int input_count, porta_tensor *out);
+porta_status *cpu_exec_conv_input_grad(const ir_prim *prim, const porta_tensor *const *inputs,
+                                       int input_count, porta_tensor *out);
 porta_status *cpu_exec_random(const ir_prim *prim, const porta_tensor *const *inputs,
                               int input_count, porta_tensor *out);
 porta_status *cpu_exec_sort(const ir_prim *prim, const porta_tensor *const *inputs,
