@@ -5,63 +5,7 @@
 #include <string.h>
 
 #include "test.h"
-
-static const porta_dtype float_dtypes[] = {PORTA_F16, PORTA_BF16, PORTA_F32, PORTA_F64};
-#define FLOAT_DTYPE_COUNT 4
-
-typedef enum layout {
-    LAYOUT_CONTIGUOUS,
-    LAYOUT_CHANNELS_LAST, /* axis 1 innermost in memory */
-    LAYOUT_FLIPPED,       /* spatial axes walked backwards */
-    LAYOUT_STEPPED,       /* every other element of a wider last axis */
-    LAYOUT_COUNT
-} layout;
-
-/* A random tensor of `sizes` (rank >= 2) seen through `kind`, built with the
- * public movement ops. */
-static porta_tensor *random_layout(test_rng *rng, porta_dtype dtype, int rank,
-                                   const int64_t *sizes, layout kind) {
-    int64_t base_sizes[PORTA_MAX_RANK];
-    memcpy(base_sizes, sizes, (size_t)rank * sizeof *sizes);
-    int dims[PORTA_MAX_RANK];
-    if (kind == LAYOUT_CHANNELS_LAST) { /* [B, *S, C], permuted to [B, C, *S] */
-        for (int d = 1; d < rank - 1; d++) base_sizes[d] = sizes[d + 1];
-        base_sizes[rank - 1] = sizes[1];
-        dims[0] = 0;
-        dims[1] = rank - 1;
-        for (int d = 2; d < rank; d++) dims[d] = d - 1;
-    }
-    if (kind == LAYOUT_STEPPED) base_sizes[rank - 1] = 2 * sizes[rank - 1];
-    porta_tensor *base = test_random_tensor(rng, dtype, rank, base_sizes, -1.0, 1.0);
-    if (!base) return NULL;
-    porta_tensor *view = NULL;
-    porta_status *status = NULL;
-    switch (kind) {
-    case LAYOUT_CONTIGUOUS: return base;
-    case LAYOUT_CHANNELS_LAST: status = porta_permute(base, dims, &view); break;
-    case LAYOUT_FLIPPED: {
-        int axes[PORTA_MAX_RANK];
-        for (int d = 2; d < rank; d++) axes[d - 2] = d;
-        status = porta_flip(base, axes, rank - 2, &view);
-        break;
-    }
-    default: status = porta_slice(base, rank - 1, 1, INT64_MAX, 2, &view); break;
-    }
-    porta_tensor_release(base);
-    if (status) {
-        test_fail(__FILE__, __LINE__, "layout %d: %s", (int)kind, porta_status_message(status));
-        porta_status_free(status);
-        return NULL;
-    }
-    return view;
-}
-
-/* Row-major flat index of idx over sizes. */
-static int64_t flat_index(int rank, const int64_t *sizes, const int64_t *idx) {
-    int64_t flat = 0;
-    for (int d = 0; d < rank; d++) flat = flat * sizes[d] + idx[d];
-    return flat;
-}
+#include "test_conv_common.h"
 
 /* Checks out == conv(x, w, bias) computed in double from the tensors' own
  * (already rounded) values; tolerance scales with sum |x w|. */
@@ -101,7 +45,8 @@ static void check_conv(const porta_tensor *x, const porta_tensor *w, const porta
                 if (!inside) continue;
                 int64_t widx[PORTA_MAX_RANK] = {co, ci};
                 memcpy(widx + 2, kidx, (size_t)spatial * sizeof *kidx);
-                double term = vx[flat_index(rank, xs, xidx)] * vw[flat_index(rank, ws, widx)];
+                double term = vx[conv_flat_index(rank, xs, xidx)] *
+                              vw[conv_flat_index(rank, ws, widx)];
                 sum += term;
                 mag += fabs(term);
             } while (test_next_index(spatial, ws + 2, kidx));
@@ -116,26 +61,13 @@ static void check_conv(const porta_tensor *x, const porta_tensor *w, const porta
     free(vb);
 }
 
-static porta_conv_params make_params(int spatial, int64_t stride, int64_t padding,
-                                     int64_t dilation, int64_t groups) {
-    porta_conv_params p;
-    memset(&p, 0, sizeof p);
-    for (int d = 0; d < spatial; d++) {
-        p.stride[d] = stride;
-        p.padding[d] = padding;
-        p.dilation[d] = dilation;
-    }
-    p.groups = groups;
-    return p;
-}
-
 /* Builds x [B, Cin, *S], w [Cout, Cin/g, *K] and bias, runs porta_conv and
  * checks it. */
 static void run_case(test_rng *rng, porta_dtype dtype, int rank, const int64_t *x_sizes,
                      const int64_t *w_sizes, bool with_bias, const porta_conv_params *p,
-                     layout lx, layout lw, const char *what) {
-    porta_tensor *x = random_layout(rng, dtype, rank, x_sizes, lx);
-    porta_tensor *w = random_layout(rng, dtype, rank, w_sizes, lw);
+                     conv_layout lx, conv_layout lw, const char *what) {
+    porta_tensor *x = conv_random_layout(rng, dtype, rank, x_sizes, lx);
+    porta_tensor *w = conv_random_layout(rng, dtype, rank, w_sizes, lw);
     porta_tensor *bias = with_bias ? test_random_tensor(rng, dtype, 1, w_sizes, -1.0, 1.0) : NULL;
     porta_tensor *out = NULL;
     if (x && w) {
@@ -159,7 +91,7 @@ static void run_case(test_rng *rng, porta_dtype dtype, int rank, const int64_t *
 TEST(test_conv_random_1d_2d_3d_every_dtype) {
     test_rng rng = test_rng_make(11);
     for (int trial = 0; trial < 48; trial++) {
-        porta_dtype dtype = float_dtypes[trial % FLOAT_DTYPE_COUNT];
+        porta_dtype dtype = conv_float_dtypes[trial % CONV_FLOAT_DTYPE_COUNT];
         int spatial = 1 + trial % 3, rank = spatial + 2;
         int64_t groups = test_int(&rng, 1, 3);
         int64_t x_sizes[PORTA_MAX_RANK] = {test_int(&rng, 1, 3), groups * test_int(&rng, 1, 3)};
@@ -178,26 +110,26 @@ TEST(test_conv_random_1d_2d_3d_every_dtype) {
             x_sizes[2 + d] = least + test_int(&rng, 0, spatial == 3 ? 4 : 9);
         }
         run_case(&rng, dtype, rank, x_sizes, w_sizes, test_int(&rng, 0, 1), &p,
-                 (layout)test_int(&rng, 0, LAYOUT_COUNT - 1),
-                 (layout)test_int(&rng, 0, LAYOUT_COUNT - 1), "random conv");
+                 (conv_layout)test_int(&rng, 0, LAYOUT_COUNT - 1),
+                 (conv_layout)test_int(&rng, 0, LAYOUT_COUNT - 1), "random conv");
     }
 }
 
 TEST(test_conv_depthwise_and_grouped) {
     test_rng rng = test_rng_make(12);
-    for (int d = 0; d < FLOAT_DTYPE_COUNT; d++) {
+    for (int d = 0; d < CONV_FLOAT_DTYPE_COUNT; d++) {
         /* depthwise 3x3, channel multiplier 1 and 2 */
         int64_t xs[4] = {2, 6, 11, 9}, ws[4] = {6, 1, 3, 3}, ws2[4] = {12, 1, 3, 3};
-        porta_conv_params p = make_params(2, 1, 1, 1, 6);
-        run_case(&rng, float_dtypes[d], 4, xs, ws, true, &p, LAYOUT_CHANNELS_LAST,
+        porta_conv_params p = conv_params(2, 1, 1, 1, 6);
+        run_case(&rng, conv_float_dtypes[d], 4, xs, ws, true, &p, LAYOUT_CHANNELS_LAST,
                  LAYOUT_CONTIGUOUS, "depthwise");
-        porta_conv_params p2 = make_params(2, 2, 1, 1, 6);
-        run_case(&rng, float_dtypes[d], 4, xs, ws2, false, &p2, LAYOUT_CONTIGUOUS,
+        porta_conv_params p2 = conv_params(2, 2, 1, 1, 6);
+        run_case(&rng, conv_float_dtypes[d], 4, xs, ws2, false, &p2, LAYOUT_CONTIGUOUS,
                  LAYOUT_FLIPPED, "depthwise x2 stride 2");
         /* 1-d grouped, dilated */
         int64_t x1[3] = {3, 8, 20}, w1[3] = {4, 4, 3};
-        porta_conv_params p1 = make_params(1, 1, 2, 2, 2);
-        run_case(&rng, float_dtypes[d], 3, x1, w1, true, &p1, LAYOUT_STEPPED, LAYOUT_STEPPED,
+        porta_conv_params p1 = conv_params(1, 1, 2, 2, 2);
+        run_case(&rng, conv_float_dtypes[d], 3, x1, w1, true, &p1, LAYOUT_STEPPED, LAYOUT_STEPPED,
                  "grouped 1-d");
     }
 }
@@ -223,7 +155,7 @@ TEST(test_conv_4d_spatial) {
 TEST(test_conv_large_and_tall_columns) {
     test_rng rng = test_rng_make(14);
     int64_t xs[4] = {2, 64, 20, 20}, ws[4] = {64, 64, 3, 3};
-    porta_conv_params p = make_params(2, 1, 1, 1, 1);
+    porta_conv_params p = conv_params(2, 1, 1, 1, 1);
     run_case(&rng, PORTA_F32, 4, xs, ws, true, &p, LAYOUT_CONTIGUOUS, LAYOUT_CONTIGUOUS,
              "resnet-like 3x3");
     run_case(&rng, PORTA_BF16, 4, xs, ws, false, &p, LAYOUT_CHANNELS_LAST, LAYOUT_CONTIGUOUS,
@@ -241,13 +173,13 @@ TEST(test_conv_large_and_tall_columns) {
  * stepped outputs, grouped, and with columns taller than one tile. */
 TEST(test_conv_several_small_images_per_tile) {
     test_rng rng = test_rng_make(20);
-    porta_conv_params p = make_params(2, 1, 1, 1, 1);
+    porta_conv_params p = conv_params(2, 1, 1, 1, 1);
     int64_t xs[4] = {5, 6, 7, 7}, ws[4] = {8, 6, 3, 3};
-    for (int d = 0; d < FLOAT_DTYPE_COUNT; d++)
+    for (int d = 0; d < CONV_FLOAT_DTYPE_COUNT; d++)
         for (int l = 0; l < LAYOUT_COUNT; l++)
-            run_case(&rng, float_dtypes[d], 4, xs, ws, l % 2 == 0, &p, (layout)l, LAYOUT_CONTIGUOUS,
-                     "small images");
-    porta_conv_params grouped = make_params(2, 2, 1, 1, 2);
+            run_case(&rng, conv_float_dtypes[d], 4, xs, ws, l % 2 == 0, &p, (conv_layout)l,
+                     LAYOUT_CONTIGUOUS, "small images");
+    porta_conv_params grouped = conv_params(2, 2, 1, 1, 2);
     int64_t xg[4] = {9, 8, 6, 6}, wg[4] = {12, 4, 3, 3};
     run_case(&rng, PORTA_F32, 4, xg, wg, true, &grouped, LAYOUT_CHANNELS_LAST,
              LAYOUT_CONTIGUOUS, "small images, grouped");
@@ -262,13 +194,15 @@ TEST(test_conv_several_small_images_per_tile) {
 TEST(test_conv_strided_out) {
     test_rng rng = test_rng_make(15);
     int64_t xs[4] = {2, 4, 7, 6}, ws[4] = {5, 4, 3, 2}, os[4] = {2, 5, 5, 5};
-    porta_conv_params p = make_params(2, 1, 0, 1, 1);
-    for (int d = 0; d < FLOAT_DTYPE_COUNT; d++) {
-        porta_tensor *x = random_layout(&rng, float_dtypes[d], 4, xs, LAYOUT_CONTIGUOUS);
-        porta_tensor *w = random_layout(&rng, float_dtypes[d], 4, ws, LAYOUT_CHANNELS_LAST);
-        porta_tensor *bias = test_random_tensor(&rng, float_dtypes[d], 1, ws, -1.0, 1.0);
+    porta_conv_params p = conv_params(2, 1, 0, 1, 1);
+    for (int d = 0; d < CONV_FLOAT_DTYPE_COUNT; d++) {
+        porta_tensor *x = conv_random_layout(&rng, conv_float_dtypes[d], 4, xs, LAYOUT_CONTIGUOUS);
+        porta_tensor *w =
+            conv_random_layout(&rng, conv_float_dtypes[d], 4, ws, LAYOUT_CHANNELS_LAST);
+        porta_tensor *bias = test_random_tensor(&rng, conv_float_dtypes[d], 1, ws, -1.0, 1.0);
         for (int kind = 1; kind < LAYOUT_COUNT; kind++) {
-            porta_tensor *out = random_layout(&rng, float_dtypes[d], 4, os, (layout)kind);
+            porta_tensor *out =
+                conv_random_layout(&rng, conv_float_dtypes[d], 4, os, (conv_layout)kind);
             porta_tensor *target = out;
             CHECK_OK(porta_conv(x, w, bias, &p, &target));
             CHECK(target == out);
@@ -291,13 +225,14 @@ TEST(test_conv_strided_out) {
 TEST(test_conv_out_aliasing_the_input) {
     test_rng rng = test_rng_make(20);
     int64_t xs[4] = {2, 6, 9, 8}, ws[4] = {6, 6, 3, 3};
-    porta_conv_params p = make_params(2, 1, 1, 1, 1);
-    porta_conv_params depthwise = make_params(2, 1, 1, 1, 6);
+    porta_conv_params p = conv_params(2, 1, 1, 1, 1);
+    porta_conv_params depthwise = conv_params(2, 1, 1, 1, 6);
     int64_t wd[4] = {6, 1, 3, 3};
-    for (int d = 0; d < FLOAT_DTYPE_COUNT; d++) {
+    for (int d = 0; d < CONV_FLOAT_DTYPE_COUNT; d++) {
         for (int dw = 0; dw < 2; dw++) {
-            porta_tensor *x = test_random_tensor(&rng, float_dtypes[d], 4, xs, -1, 1);
-            porta_tensor *w = test_random_tensor(&rng, float_dtypes[d], 4, dw ? wd : ws, -1, 1);
+            porta_tensor *x = test_random_tensor(&rng, conv_float_dtypes[d], 4, xs, -1, 1);
+            porta_tensor *w =
+                test_random_tensor(&rng, conv_float_dtypes[d], 4, dw ? wd : ws, -1, 1);
             const porta_conv_params *params = dw ? &depthwise : &p;
             porta_tensor *want = NULL, *target = x;
             CHECK_OK(porta_conv(x, w, NULL, params, &want));
@@ -317,7 +252,7 @@ TEST(test_conv_out_aliasing_the_input) {
 TEST(test_conv_in_a_graph) {
     test_rng rng = test_rng_make(21);
     int64_t xs[4] = {2, 4, 7, 7}, ws[4] = {6, 2, 3, 3};
-    porta_conv_params p = make_params(2, 2, 1, 1, 2);
+    porta_conv_params p = conv_params(2, 2, 1, 1, 2);
     porta_tensor *x = test_random_tensor(&rng, PORTA_F64, 4, xs, -1, 1);
     porta_tensor *w = test_random_tensor(&rng, PORTA_F64, 4, ws, -1, 1);
     porta_tensor *b = test_random_tensor(&rng, PORTA_F64, 1, ws, -1, 1);
@@ -357,7 +292,7 @@ TEST(test_conv_type_promotion) {
     porta_tensor *x = test_random_tensor(&rng, PORTA_F16, 3, xs, -1.0, 1.0);
     porta_tensor *w = test_random_tensor(&rng, PORTA_BF16, 3, ws, -1.0, 1.0);
     porta_tensor *b = test_random_tensor(&rng, PORTA_F64, 1, ws, -1.0, 1.0);
-    porta_conv_params p = make_params(1, 1, 0, 1, 1);
+    porta_conv_params p = conv_params(1, 1, 0, 1, 1);
     porta_tensor *out = NULL, *out2 = NULL;
     CHECK_OK(porta_conv(x, w, NULL, &p, &out));
     CHECK(porta_tensor_dtype(out) == PORTA_F32);
@@ -373,19 +308,19 @@ TEST(test_conv_type_promotion) {
 
 TEST(test_conv_zero_sizes) {
     test_rng rng = test_rng_make(17);
-    porta_conv_params p = make_params(2, 1, 1, 1, 1);
-    for (int d = 0; d < FLOAT_DTYPE_COUNT; d++) {
+    porta_conv_params p = conv_params(2, 1, 1, 1, 1);
+    for (int d = 0; d < CONV_FLOAT_DTYPE_COUNT; d++) {
         int64_t xs[4] = {0, 3, 5, 5}, ws[4] = {4, 3, 3, 3};
-        run_case(&rng, float_dtypes[d], 4, xs, ws, true, &p, LAYOUT_CONTIGUOUS,
+        run_case(&rng, conv_float_dtypes[d], 4, xs, ws, true, &p, LAYOUT_CONTIGUOUS,
                  LAYOUT_CONTIGUOUS, "empty batch");
         int64_t xs2[4] = {2, 3, 5, 5}, ws2[4] = {0, 3, 3, 3};
-        run_case(&rng, float_dtypes[d], 4, xs2, ws2, true, &p, LAYOUT_CONTIGUOUS,
+        run_case(&rng, conv_float_dtypes[d], 4, xs2, ws2, true, &p, LAYOUT_CONTIGUOUS,
                  LAYOUT_CONTIGUOUS, "no output channels");
         /* No input channels: every output is its bias (or 0). */
         int64_t xs3[4] = {2, 0, 5, 5}, ws3[4] = {4, 0, 3, 3};
-        run_case(&rng, float_dtypes[d], 4, xs3, ws3, true, &p, LAYOUT_CONTIGUOUS,
+        run_case(&rng, conv_float_dtypes[d], 4, xs3, ws3, true, &p, LAYOUT_CONTIGUOUS,
                  LAYOUT_CONTIGUOUS, "no input channels");
-        run_case(&rng, float_dtypes[d], 4, xs3, ws3, false, &p, LAYOUT_CONTIGUOUS,
+        run_case(&rng, conv_float_dtypes[d], 4, xs3, ws3, false, &p, LAYOUT_CONTIGUOUS,
                  LAYOUT_CONTIGUOUS, "no input channels, no bias");
     }
 }
@@ -404,7 +339,7 @@ TEST(test_conv_errors) {
     porta_tensor *xi = test_random_tensor(&rng, PORTA_I32, 4, xs, -1, 1);
     porta_tensor *wi = test_random_tensor(&rng, PORTA_I32, 4, ws, -1, 1);
     porta_tensor *out = NULL;
-    porta_conv_params p = make_params(2, 1, 0, 1, 2);
+    porta_conv_params p = conv_params(2, 1, 0, 1, 2);
     CHECK_ERR(porta_conv(flat, w, NULL, &p, &out), PORTA_ERR_SHAPE, "rank >= 3");
     CHECK_ERR(porta_conv(x, wr3, NULL, &p, &out), PORTA_ERR_SHAPE, "weight of rank 4");
     CHECK_ERR(porta_conv(x, wb, NULL, &p, &out), PORTA_ERR_SHAPE, "input channels");
@@ -467,13 +402,13 @@ TEST(test_conv_errors) {
 TEST(test_conv_out_of_memory) {
     test_rng rng = test_rng_make(19);
     int64_t xs[4] = {2, 3, 8, 8}, ws[4] = {4, 3, 3, 3}, os[4] = {2, 4, 6, 6};
-    porta_conv_params p = make_params(2, 1, 0, 1, 1);
-    for (int d = 0; d < FLOAT_DTYPE_COUNT; d++) {
-        porta_tensor *x = test_random_tensor(&rng, float_dtypes[d], 4, xs, -1, 1);
-        porta_tensor *w = test_random_tensor(&rng, float_dtypes[d], 4, ws, -1, 1);
-        porta_tensor *b = test_random_tensor(&rng, float_dtypes[d], 1, ws, -1, 1);
+    porta_conv_params p = conv_params(2, 1, 0, 1, 1);
+    for (int d = 0; d < CONV_FLOAT_DTYPE_COUNT; d++) {
+        porta_tensor *x = test_random_tensor(&rng, conv_float_dtypes[d], 4, xs, -1, 1);
+        porta_tensor *w = test_random_tensor(&rng, conv_float_dtypes[d], 4, ws, -1, 1);
+        porta_tensor *b = test_random_tensor(&rng, conv_float_dtypes[d], 1, ws, -1, 1);
         porta_tensor *out = NULL, *given = NULL;
-        CHECK_OK(porta_tensor_empty(test_cpu(), float_dtypes[d], 4, os, &given));
+        CHECK_OK(porta_tensor_empty(test_cpu(), conv_float_dtypes[d], 4, os, &given));
         porta_set_memory_limit(porta_memory_allocated() + 16);
         CHECK_ERR(porta_conv(x, w, b, &p, &out), PORTA_ERR_OUT_OF_MEMORY, NULL);
         porta_tensor *target = given;

@@ -1,64 +1,13 @@
 /* conv_input_grad against a double-precision reference: 1-d to 3-d,
- * stride, padding, dilation, groups, every float dtype, channels-last and
- * flipped operands, images wider than a column tile, zero sizes and
+ * stride, padding, dilation, groups, every float dtype, channels-last,
+ * flipped and stepped operands, images wider than a column tile, zero sizes and
  * errors. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "test.h"
-
-static const porta_dtype float_dtypes[] = {PORTA_F16, PORTA_BF16, PORTA_F32, PORTA_F64};
-#define FLOAT_DTYPE_COUNT 4
-
-typedef enum layout { LAYOUT_CONTIGUOUS, LAYOUT_CHANNELS_LAST, LAYOUT_FLIPPED, LAYOUT_COUNT } layout;
-
-/* A random tensor of `sizes` (rank >= 3) seen through `kind`. */
-static porta_tensor *random_layout(test_rng *rng, porta_dtype dtype, int rank,
-                                   const int64_t *sizes, layout kind) {
-    int64_t base_sizes[PORTA_MAX_RANK];
-    memcpy(base_sizes, sizes, (size_t)rank * sizeof *sizes);
-    int dims[PORTA_MAX_RANK], axes[PORTA_MAX_RANK];
-    if (kind == LAYOUT_CHANNELS_LAST) { /* [B, *S, C], permuted to [B, C, *S] */
-        for (int d = 1; d < rank - 1; d++) base_sizes[d] = sizes[d + 1];
-        base_sizes[rank - 1] = sizes[1];
-        dims[0] = 0;
-        dims[1] = rank - 1;
-        for (int d = 2; d < rank; d++) dims[d] = d - 1;
-    }
-    for (int d = 2; d < rank; d++) axes[d - 2] = d;
-    porta_tensor *base = test_random_tensor(rng, dtype, rank, base_sizes, -1.0, 1.0);
-    if (!base || kind == LAYOUT_CONTIGUOUS) return base;
-    porta_tensor *view = NULL;
-    porta_status *status = kind == LAYOUT_CHANNELS_LAST ? porta_permute(base, dims, &view)
-                                                        : porta_flip(base, axes, rank - 2, &view);
-    porta_tensor_release(base);
-    if (status) {
-        test_fail(__FILE__, __LINE__, "layout %d: %s", (int)kind, porta_status_message(status));
-        porta_status_free(status);
-        return NULL;
-    }
-    return view;
-}
-
-static int64_t flat_index(int rank, const int64_t *sizes, const int64_t *idx) {
-    int64_t flat = 0;
-    for (int d = 0; d < rank; d++) flat = flat * sizes[d] + idx[d];
-    return flat;
-}
-
-static porta_conv_params make_params(int spatial, int64_t stride, int64_t padding,
-                                     int64_t dilation, int64_t groups) {
-    porta_conv_params p;
-    memset(&p, 0, sizeof p);
-    for (int d = 0; d < spatial; d++) {
-        p.stride[d] = stride;
-        p.padding[d] = padding;
-        p.dilation[d] = dilation;
-    }
-    p.groups = groups;
-    return p;
-}
+#include "test_conv_common.h"
 
 /* Checks gx against the sum, for each element of gy and each kernel tap
  * reading inside the input, of gy times the tap's weight, added at the
@@ -87,9 +36,9 @@ static void check_input_grad(const porta_tensor *gy, const porta_tensor *w,
                 inside &= xidx[2 + d] >= 0 && xidx[2 + d] < xs[2 + d];
             }
             if (inside) {
-                double term = vy[i] * vw[flat_index(rank, ws, widx)];
-                want[flat_index(rank, xs, xidx)] += term;
-                mag[flat_index(rank, xs, xidx)] += fabs(term);
+                double term = vy[i] * vw[conv_flat_index(rank, ws, widx)];
+                want[conv_flat_index(rank, xs, xidx)] += term;
+                mag[conv_flat_index(rank, xs, xidx)] += fabs(term);
             }
             for (int d = rank - 1; d >= 1 && ++widx[d] == ws[d]; d--) widx[d] = 0;
         }
@@ -110,15 +59,15 @@ static void check_input_grad(const porta_tensor *gy, const porta_tensor *w,
 /* gy of conv(x [B, Cin, *S], w)'s output shape: runs porta_conv_input_grad
  * and checks it. */
 static void run_case(test_rng *rng, porta_dtype dtype, int rank, const int64_t *x_sizes,
-                     const int64_t *w_sizes, const porta_conv_params *p, layout ly, layout lw,
-                     const char *what) {
+                     const int64_t *w_sizes, const porta_conv_params *p, conv_layout ly,
+                     conv_layout lw, const char *what) {
     int64_t y_sizes[PORTA_MAX_RANK] = {x_sizes[0], w_sizes[0]};
     for (int d = 0; d < rank - 2; d++) {
         int64_t span = p->dilation[d] * (w_sizes[2 + d] - 1) + 1;
         y_sizes[2 + d] = (x_sizes[2 + d] + 2 * p->padding[d] - span) / p->stride[d] + 1;
     }
-    porta_tensor *gy = random_layout(rng, dtype, rank, y_sizes, ly);
-    porta_tensor *w = random_layout(rng, dtype, rank, w_sizes, lw);
+    porta_tensor *gy = conv_random_layout(rng, dtype, rank, y_sizes, ly);
+    porta_tensor *w = conv_random_layout(rng, dtype, rank, w_sizes, lw);
     porta_tensor *gx = NULL;
     if (gy && w) {
         porta_status *status = porta_conv_input_grad(gy, w, p, x_sizes + 2, &gx);
@@ -140,7 +89,7 @@ static void run_case(test_rng *rng, porta_dtype dtype, int rank, const int64_t *
 TEST(test_conv_input_grad_random_1d_2d_3d_every_dtype) {
     test_rng rng = test_rng_make(51);
     for (int trial = 0; trial < 40; trial++) {
-        porta_dtype dtype = float_dtypes[trial % FLOAT_DTYPE_COUNT];
+        porta_dtype dtype = conv_float_dtypes[trial % CONV_FLOAT_DTYPE_COUNT];
         int spatial = 1 + trial % 3, rank = spatial + 2;
         int64_t groups = test_int(&rng, 1, 3);
         int64_t x_sizes[PORTA_MAX_RANK] = {test_int(&rng, 1, 3), groups * test_int(&rng, 1, 3)};
@@ -158,8 +107,8 @@ TEST(test_conv_input_grad_random_1d_2d_3d_every_dtype) {
             x_sizes[2 + d] = least + test_int(&rng, 0, spatial == 3 ? 4 : 9);
         }
         run_case(&rng, dtype, rank, x_sizes, w_sizes, &p,
-                 (layout)test_int(&rng, 0, LAYOUT_COUNT - 1),
-                 (layout)test_int(&rng, 0, LAYOUT_COUNT - 1), "random");
+                 (conv_layout)test_int(&rng, 0, LAYOUT_COUNT - 1),
+                 (conv_layout)test_int(&rng, 0, LAYOUT_COUNT - 1), "random");
     }
 }
 
@@ -167,23 +116,23 @@ TEST(test_conv_input_grad_random_1d_2d_3d_every_dtype) {
  * tile. */
 TEST(test_conv_input_grad_demo_layer_and_large_tiles) {
     test_rng rng = test_rng_make(52);
-    porta_conv_params p = make_params(2, 1, 1, 1, 1);
+    porta_conv_params p = conv_params(2, 1, 1, 1, 1);
     int64_t xs[4] = {64, 16, 8, 8}, ws[4] = {32, 16, 3, 3};
     run_case(&rng, PORTA_F32, 4, xs, ws, &p, LAYOUT_CONTIGUOUS, LAYOUT_CONTIGUOUS, "demo");
     run_case(&rng, PORTA_F32, 4, xs, ws, &p, LAYOUT_CHANNELS_LAST, LAYOUT_FLIPPED,
              "demo, channels last");
     int64_t wide_x[4] = {1, 120, 40, 40}, wide_w[4] = {6, 120, 3, 3};
-    porta_conv_params strided = make_params(2, 2, 1, 1, 1);
+    porta_conv_params strided = conv_params(2, 2, 1, 1, 1);
     run_case(&rng, PORTA_F32, 4, wide_x, wide_w, &strided, LAYOUT_CONTIGUOUS, LAYOUT_CONTIGUOUS,
              "tiles of positions and depth");
 }
 
 TEST(test_conv_input_grad_zero_sizes_and_errors) {
     test_rng rng = test_rng_make(53);
-    porta_conv_params p = make_params(2, 1, 1, 1, 1);
+    porta_conv_params p = conv_params(2, 1, 1, 1, 1);
     int64_t empty[4] = {0, 3, 5, 5}, ws[4] = {4, 3, 3, 3};
-    for (int d = 0; d < FLOAT_DTYPE_COUNT; d++)
-        run_case(&rng, float_dtypes[d], 4, empty, ws, &p, LAYOUT_CONTIGUOUS, LAYOUT_CONTIGUOUS,
+    for (int d = 0; d < CONV_FLOAT_DTYPE_COUNT; d++)
+        run_case(&rng, conv_float_dtypes[d], 4, empty, ws, &p, LAYOUT_CONTIGUOUS, LAYOUT_CONTIGUOUS,
                  "empty batch");
     int64_t ys[4] = {2, 4, 5, 5}, in[2] = {5, 5}, bad_in[2] = {9, 5}, w3[3] = {4, 3, 3};
     porta_tensor *gy = test_random_tensor(&rng, PORTA_F32, 4, ys, -1, 1);

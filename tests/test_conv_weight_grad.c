@@ -1,51 +1,13 @@
 /* conv_weight_grad against a double-precision reference: 1-d to 3-d,
- * stride, padding, dilation, groups, every float dtype, channels-last and
- * flipped operands, images wider than a column tile, zero sizes and
+ * stride, padding, dilation, groups, every float dtype, channels-last,
+ * flipped and stepped operands, images wider than a column tile, zero sizes and
  * errors. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "test.h"
-
-static const porta_dtype float_dtypes[] = {PORTA_F16, PORTA_BF16, PORTA_F32, PORTA_F64};
-#define FLOAT_DTYPE_COUNT 4
-
-typedef enum layout { LAYOUT_CONTIGUOUS, LAYOUT_CHANNELS_LAST, LAYOUT_FLIPPED, LAYOUT_COUNT } layout;
-
-/* A random tensor of `sizes` (rank >= 3) seen through `kind`. */
-static porta_tensor *random_layout(test_rng *rng, porta_dtype dtype, int rank,
-                                   const int64_t *sizes, layout kind) {
-    int64_t base_sizes[PORTA_MAX_RANK];
-    memcpy(base_sizes, sizes, (size_t)rank * sizeof *sizes);
-    int dims[PORTA_MAX_RANK], axes[PORTA_MAX_RANK];
-    if (kind == LAYOUT_CHANNELS_LAST) { /* [B, *S, C], permuted to [B, C, *S] */
-        for (int d = 1; d < rank - 1; d++) base_sizes[d] = sizes[d + 1];
-        base_sizes[rank - 1] = sizes[1];
-        dims[0] = 0;
-        dims[1] = rank - 1;
-        for (int d = 2; d < rank; d++) dims[d] = d - 1;
-    }
-    for (int d = 2; d < rank; d++) axes[d - 2] = d;
-    porta_tensor *base = test_random_tensor(rng, dtype, rank, base_sizes, -1.0, 1.0);
-    if (!base || kind == LAYOUT_CONTIGUOUS) return base;
-    porta_tensor *view = NULL;
-    porta_status *status = kind == LAYOUT_CHANNELS_LAST ? porta_permute(base, dims, &view)
-                                                        : porta_flip(base, axes, rank - 2, &view);
-    porta_tensor_release(base);
-    if (status) {
-        test_fail(__FILE__, __LINE__, "layout %d: %s", (int)kind, porta_status_message(status));
-        porta_status_free(status);
-        return NULL;
-    }
-    return view;
-}
-
-static int64_t flat_index(int rank, const int64_t *sizes, const int64_t *idx) {
-    int64_t flat = 0;
-    for (int d = 0; d < rank; d++) flat = flat * sizes[d] + idx[d];
-    return flat;
-}
+#include "test_conv_common.h"
 
 /* The next (batch, *position) of idx over sizes, axis 1 held. */
 static bool next_position(int rank, const int64_t *sizes, int64_t *idx) {
@@ -85,7 +47,8 @@ static void check_weight_grad(const porta_tensor *x, const porta_tensor *gy,
                 inside &= xidx[2 + d] >= 0 && xidx[2 + d] < xs[2 + d];
             }
             if (inside) {
-                double term = vy[flat_index(rank, ys, yidx)] * vx[flat_index(rank, xs, xidx)];
+                double term = vy[conv_flat_index(rank, ys, yidx)] *
+                              vx[conv_flat_index(rank, xs, xidx)];
                 sum += term;
                 mag += fabs(term);
             }
@@ -104,14 +67,14 @@ static void check_weight_grad(const porta_tensor *x, const porta_tensor *gy,
  * porta_conv_weight_grad and checks it. */
 static void run_case(test_rng *rng, porta_dtype dtype, int rank, const int64_t *x_sizes,
                      int64_t out_channels, const int64_t *kernel, const porta_conv_params *p,
-                     layout lx, layout ly, const char *what) {
+                     conv_layout lx, conv_layout ly, const char *what) {
     int64_t y_sizes[PORTA_MAX_RANK] = {x_sizes[0], out_channels};
     for (int d = 0; d < rank - 2; d++) {
         int64_t span = p->dilation[d] * (kernel[d] - 1) + 1;
         y_sizes[2 + d] = (x_sizes[2 + d] + 2 * p->padding[d] - span) / p->stride[d] + 1;
     }
-    porta_tensor *x = random_layout(rng, dtype, rank, x_sizes, lx);
-    porta_tensor *gy = random_layout(rng, dtype, rank, y_sizes, ly);
+    porta_tensor *x = conv_random_layout(rng, dtype, rank, x_sizes, lx);
+    porta_tensor *gy = conv_random_layout(rng, dtype, rank, y_sizes, ly);
     porta_tensor *gw = NULL;
     if (x && gy) {
         porta_status *status = porta_conv_weight_grad(x, gy, p, kernel, &gw);
@@ -131,23 +94,10 @@ static void run_case(test_rng *rng, porta_dtype dtype, int rank, const int64_t *
     porta_tensor_release(gw);
 }
 
-static porta_conv_params make_params(int spatial, int64_t stride, int64_t padding,
-                                     int64_t dilation, int64_t groups) {
-    porta_conv_params p;
-    memset(&p, 0, sizeof p);
-    for (int d = 0; d < spatial; d++) {
-        p.stride[d] = stride;
-        p.padding[d] = padding;
-        p.dilation[d] = dilation;
-    }
-    p.groups = groups;
-    return p;
-}
-
 TEST(test_conv_weight_grad_random_1d_2d_3d_every_dtype) {
     test_rng rng = test_rng_make(41);
     for (int trial = 0; trial < 40; trial++) {
-        porta_dtype dtype = float_dtypes[trial % FLOAT_DTYPE_COUNT];
+        porta_dtype dtype = conv_float_dtypes[trial % CONV_FLOAT_DTYPE_COUNT];
         int spatial = 1 + trial % 3, rank = spatial + 2;
         int64_t groups = test_int(&rng, 1, 3);
         int64_t x_sizes[PORTA_MAX_RANK] = {test_int(&rng, 1, 3), groups * test_int(&rng, 1, 3)};
@@ -165,8 +115,8 @@ TEST(test_conv_weight_grad_random_1d_2d_3d_every_dtype) {
             x_sizes[2 + d] = least + test_int(&rng, 0, spatial == 3 ? 4 : 9);
         }
         run_case(&rng, dtype, rank, x_sizes, out_channels, kernel, &p,
-                 (layout)test_int(&rng, 0, LAYOUT_COUNT - 1),
-                 (layout)test_int(&rng, 0, LAYOUT_COUNT - 1), "random");
+                 (conv_layout)test_int(&rng, 0, LAYOUT_COUNT - 1),
+                 (conv_layout)test_int(&rng, 0, LAYOUT_COUNT - 1), "random");
     }
 }
 
@@ -174,7 +124,7 @@ TEST(test_conv_weight_grad_random_1d_2d_3d_every_dtype) {
  * and images wider than a column tile (tiles of one image's positions). */
 TEST(test_conv_weight_grad_small_images_and_wide_images) {
     test_rng rng = test_rng_make(42);
-    porta_conv_params p = make_params(2, 1, 1, 1, 1);
+    porta_conv_params p = conv_params(2, 1, 1, 1, 1);
     int64_t k3[2] = {3, 3};
     int64_t first[4] = {64, 1, 8, 8}, second[4] = {64, 16, 8, 8}, wide[4] = {2, 200, 20, 20};
     run_case(&rng, PORTA_F32, 4, first, 16, k3, &p, LAYOUT_CONTIGUOUS, LAYOUT_CONTIGUOUS,
@@ -183,7 +133,7 @@ TEST(test_conv_weight_grad_small_images_and_wide_images) {
              "second layer");
     run_case(&rng, PORTA_F32, 4, wide, 8, k3, &p, LAYOUT_CONTIGUOUS, LAYOUT_FLIPPED,
              "deep columns");
-    porta_conv_params grouped = make_params(2, 2, 0, 1, 4);
+    porta_conv_params grouped = conv_params(2, 2, 0, 1, 4);
     int64_t depthwise[4] = {5, 4, 9, 9};
     run_case(&rng, PORTA_F64, 4, depthwise, 8, k3, &grouped, LAYOUT_CONTIGUOUS,
              LAYOUT_CONTIGUOUS, "grouped float64");
@@ -192,12 +142,12 @@ TEST(test_conv_weight_grad_small_images_and_wide_images) {
 /* An empty batch sums nothing: the gradient is zero. */
 TEST(test_conv_weight_grad_zero_sizes) {
     test_rng rng = test_rng_make(43);
-    porta_conv_params p = make_params(2, 1, 1, 1, 1);
+    porta_conv_params p = conv_params(2, 1, 1, 1, 1);
     int64_t k3[2] = {3, 3}, empty[4] = {0, 3, 5, 5}, no_channels[4] = {2, 0, 5, 5};
-    for (int d = 0; d < FLOAT_DTYPE_COUNT; d++) {
-        run_case(&rng, float_dtypes[d], 4, empty, 4, k3, &p, LAYOUT_CONTIGUOUS,
+    for (int d = 0; d < CONV_FLOAT_DTYPE_COUNT; d++) {
+        run_case(&rng, conv_float_dtypes[d], 4, empty, 4, k3, &p, LAYOUT_CONTIGUOUS,
                  LAYOUT_CONTIGUOUS, "empty batch");
-        run_case(&rng, float_dtypes[d], 4, no_channels, 4, k3, &p, LAYOUT_CONTIGUOUS,
+        run_case(&rng, conv_float_dtypes[d], 4, no_channels, 4, k3, &p, LAYOUT_CONTIGUOUS,
                  LAYOUT_CONTIGUOUS, "no input channels");
     }
 }
@@ -214,7 +164,7 @@ TEST(test_conv_weight_grad_errors) {
     porta_tensor *xi = test_random_tensor(&rng, PORTA_I32, 4, xs, -1, 1);
     porta_tensor *gyi = test_random_tensor(&rng, PORTA_I32, 4, ys, -1, 1);
     porta_tensor *out = NULL;
-    porta_conv_params p = make_params(2, 1, 0, 1, 2);
+    porta_conv_params p = conv_params(2, 1, 0, 1, 2);
     CHECK_OK(porta_conv_weight_grad(x, gy, &p, k3, &out));
     porta_tensor_release(out);
     out = NULL;

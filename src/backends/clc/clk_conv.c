@@ -20,6 +20,7 @@
  * out [N, Cout, out...] may have any strides. */
 #include <stdio.h>
 
+#include "backends/clc/clk_conv_layout.h"
 #include "backends/clc/clk_kernels.h"
 #include "backends/clc/clk_source.h"
 #include "core/status.h"
@@ -230,17 +231,7 @@ porta_status *clk_exec_conv(const clk_launcher *launcher, porta_device *device,
     clk_push(&layout, out->sizes[0]);
     clk_push(&layout, positions);
     clk_push(&layout, w->sizes[1] * taps);
-    for (int s = 0; s < spatial; s++) {
-        clk_push(&layout, out->sizes[2 + s]);
-        clk_push(&layout, out->strides[2 + s]);
-        clk_push(&layout, x->sizes[2 + s]);
-        clk_push(&layout, x->strides[2 + s]);
-        clk_push(&layout, w->sizes[2 + s]);
-        clk_push(&layout, w->strides[2 + s]);
-        clk_push(&layout, prim->conv.stride[s]);
-        clk_push(&layout, prim->conv.padding[s]);
-        clk_push(&layout, prim->conv.dilation[s]);
-    }
+    clk_push_conv_axes(&layout, prim, spatial, out, x, w);
     clk_mem layout_buffer;
     PORTA_TRY(clk_layout_buffer(device, &layout, &layout_buffer));
     int64_t out_per_group = out->sizes[1] / groups;

@@ -8,8 +8,7 @@
  *
  * gy [N, Cout, out...], w [Cout, Cin / groups, kernel...] and gx may have
  * any strides. */
-#include <stdio.h>
-
+#include "backends/clc/clk_conv_layout.h"
 #include "backends/clc/clk_kernels.h"
 #include "backends/clc/clk_source.h"
 #include "core/status.h"
@@ -106,31 +105,7 @@ porta_status *clk_exec_conv_input_grad(const clk_launcher *launcher, porta_devic
     clk_push(&layout, w->strides[0]);
     clk_push(&layout, w->strides[1]);
     for (int pad = 11; pad < 16; pad++) clk_push(&layout, 0); /* dims start at 16 */
-    for (int s = 0; s < spatial; s++) {
-        clk_push(&layout, out->sizes[2 + s]);
-        clk_push(&layout, out->strides[2 + s]);
-        clk_push(&layout, gy->sizes[2 + s]);
-        clk_push(&layout, gy->strides[2 + s]);
-        clk_push(&layout, w->sizes[2 + s]);
-        clk_push(&layout, w->strides[2 + s]);
-        clk_push(&layout, prim->conv.stride[s]);
-        clk_push(&layout, prim->conv.padding[s]);
-        clk_push(&layout, prim->conv.dilation[s]);
-    }
-    clk_mem layout_buffer;
-    PORTA_TRY(clk_layout_buffer(device, &layout, &layout_buffer));
-    char name[40];
-    snprintf(name, sizeof name, "conv_input_grad_%s", clk_dtype_suffix(out->dtype));
-    clk_args args;
-    porta_status *status = clk_begin(launcher, device, input_grad_source, name, &args);
-    if (!status) {
-        clk_arg_tensor(&args, out);
-        clk_arg_tensor(&args, gy);
-        clk_arg_tensor(&args, w);
-        clk_arg_buffer(&args, layout_buffer);
-        clk_arg_long(&args, count);
-        status = clk_launch(&args, count);
-    }
-    clk_release(device, layout_buffer);
-    return status;
+    clk_push_conv_axes(&layout, prim, spatial, out, gy, w);
+    return clk_launch_conv_grad(launcher, device, input_grad_source, "conv_input_grad", out, gy, w,
+                                &layout, count);
 }

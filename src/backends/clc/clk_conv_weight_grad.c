@@ -6,8 +6,7 @@
  * 16-bit floats accumulate in float, float64 in double.
  *
  * x [N, Cin, in...], gy [N, Cout, out...] and gw may have any strides. */
-#include <stdio.h>
-
+#include "backends/clc/clk_conv_layout.h"
 #include "backends/clc/clk_kernels.h"
 #include "backends/clc/clk_source.h"
 #include "core/status.h"
@@ -105,31 +104,7 @@ porta_status *clk_exec_conv_weight_grad(const clk_launcher *launcher, porta_devi
     clk_push(&layout, out->strides[0]);
     clk_push(&layout, out->strides[1]);
     for (int pad = 12; pad < 16; pad++) clk_push(&layout, 0); /* dims start at 16 */
-    for (int s = 0; s < spatial; s++) {
-        clk_push(&layout, gy->sizes[2 + s]);
-        clk_push(&layout, gy->strides[2 + s]);
-        clk_push(&layout, x->sizes[2 + s]);
-        clk_push(&layout, x->strides[2 + s]);
-        clk_push(&layout, out->sizes[2 + s]);
-        clk_push(&layout, out->strides[2 + s]);
-        clk_push(&layout, prim->conv.stride[s]);
-        clk_push(&layout, prim->conv.padding[s]);
-        clk_push(&layout, prim->conv.dilation[s]);
-    }
-    clk_mem layout_buffer;
-    PORTA_TRY(clk_layout_buffer(device, &layout, &layout_buffer));
-    char name[40];
-    snprintf(name, sizeof name, "conv_weight_grad_%s", clk_dtype_suffix(out->dtype));
-    clk_args args;
-    porta_status *status = clk_begin(launcher, device, weight_grad_source, name, &args);
-    if (!status) {
-        clk_arg_tensor(&args, out);
-        clk_arg_tensor(&args, x);
-        clk_arg_tensor(&args, gy);
-        clk_arg_buffer(&args, layout_buffer);
-        clk_arg_long(&args, count);
-        status = clk_launch(&args, count);
-    }
-    clk_release(device, layout_buffer);
-    return status;
+    clk_push_conv_axes(&layout, prim, spatial, gy, x, out);
+    return clk_launch_conv_grad(launcher, device, weight_grad_source, "conv_weight_grad", out, x,
+                                gy, &layout, count);
 }
