@@ -59,6 +59,10 @@ void test_check_error(const char *file, int line, const char *expr, porta_status
 
 /* The CPU device (porta:0 in every build). */
 porta_device *test_cpu(void);
+/* Runs a shell command line with stderr joined to stdout, the output (cut
+ * to cap - 1 bytes) in `output`; returns its exit code, -1 when it did not
+ * exit normally. */
+int test_run_command(const char *line, char *output, size_t cap);
 /* Deterministic pseudo-random doubles for test data. */
 typedef struct test_rng { uint64_t state; } test_rng;
 test_rng test_rng_make(uint64_t seed);

@@ -3,20 +3,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "test.h"
 
 /* Runs `porta ARGS`, capturing stdout and stderr; returns the exit code. */
 static int run_cli(const char *args, char *output, size_t cap) {
     char command[512];
-    snprintf(command, sizeof command, "'%s' %s 2>&1", PORTA_CLI_PATH, args);
-    FILE *pipe = popen(command, "r");
-    if (!pipe) return -1;
-    size_t used = fread(output, 1, cap - 1, pipe);
-    output[used] = '\0';
-    int status = pclose(pipe);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    snprintf(command, sizeof command, "'%s' %s", PORTA_CLI_PATH, args);
+    return test_run_command(command, output, cap);
 }
 
 TEST(test_cli_version_and_help) {

@@ -137,14 +137,9 @@ static bool build_stand_in(const char *dir, char *library, size_t cap) {
 /* Runs `command` with the stand-in as the driver; its output in `out`. */
 static int run_with(const char *library, const char *command, char *out, size_t cap) {
     char line[4096];
-    snprintf(line, sizeof line, "PORTA_CUDA_LIBRARY='%s' PORTA_REQUIRE_CUDA=1 %s 2>&1", library,
+    snprintf(line, sizeof line, "PORTA_CUDA_LIBRARY='%s' PORTA_REQUIRE_CUDA=1 %s", library,
              command);
-    FILE *pipe = popen(line, "r");
-    if (!pipe) return -1;
-    size_t used = fread(out, 1, cap - 1, pipe);
-    out[used] = '\0';
-    int status = pclose(pipe);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return test_run_command(line, out, cap);
 }
 
 TEST(cuda_host_side_on_a_stand_in_driver) {

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "porta_io.h"
@@ -15,13 +14,8 @@
 /* The command's exit status, its stdout and stderr in output. */
 static int run_porta(const char *environment, const char *args, char *output, size_t cap) {
     char command[4096];
-    snprintf(command, sizeof command, "%s '%s' %s 2>&1", environment, PORTA_CLI_PATH, args);
-    FILE *pipe = popen(command, "r");
-    if (!pipe) return -1;
-    size_t used = fread(output, 1, cap - 1, pipe);
-    output[used] = '\0';
-    int status = pclose(pipe);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    snprintf(command, sizeof command, "%s '%s' %s", environment, PORTA_CLI_PATH, args);
+    return test_run_command(command, output, cap);
 }
 
 /* y = x + 1 with x [3]. */

@@ -6,36 +6,22 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "porta_io.h"
 #include "test.h"
 
-/* Runs a shell command line, capturing stdout and stderr; returns the exit
- * code. */
-static int run_shell(const char *line, char *output, size_t cap) {
-    char command[2600];
-    snprintf(command, sizeof command, "%s 2>&1", line);
-    FILE *pipe = popen(command, "r");
-    if (!pipe) return -1;
-    size_t used = fread(output, 1, cap - 1, pipe);
-    output[used] = '\0';
-    int status = pclose(pipe);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 static int run_porta(const char *args, char *output, size_t cap) {
     char line[2600];
     snprintf(line, sizeof line, "'%s' %s", PORTA_CLI_PATH, args);
-    return run_shell(line, output, cap);
+    return test_run_command(line, output, cap);
 }
 
 /* As run_porta, ended after `seconds` (exit code 124) if still running. */
 static int run_porta_within(int seconds, const char *args, char *output, size_t cap) {
     char line[2600];
     snprintf(line, sizeof line, "timeout %d '%s' %s", seconds, PORTA_CLI_PATH, args);
-    return run_shell(line, output, cap);
+    return test_run_command(line, output, cap);
 }
 
 /* y = x * w + 1 with x [n, 2] (n symbolic), w [2]. */
@@ -263,7 +249,7 @@ TEST(test_model_cli_bench_sizes_and_json_errors) {
     char limited[2200];
     snprintf(limited, sizeof limited, "trap '' XFSZ; ulimit -f 0; '%s' %s", PORTA_CLI_PATH,
              args);
-    CHECK_MSG(run_shell(limited, out, sizeof out) == 1 && strstr(out, json) &&
+    CHECK_MSG(test_run_command(limited, out, sizeof out) == 1 && strstr(out, json) &&
                   strstr(out, strerror(EFBIG)),
               "%s", out);
     CHECK(kind_of(json) == 0);

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include "porta_io.h"
 #include "porta_report.h"
@@ -23,14 +22,9 @@ static const char *const GRAPH =
     " \"outputs\": [\"r\"]}";
 
 static int run_cli(const char *args, char *output, size_t cap) {
-    char command[2048];
-    snprintf(command, sizeof command, "'%s' %s 2>&1", PORTA_CLI_PATH, args);
-    FILE *pipe = popen(command, "r");
-    if (!pipe) return -1;
-    size_t used = fread(output, 1, cap - 1, pipe);
-    output[used] = '\0';
-    int status = pclose(pipe);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    char command[4096];
+    snprintf(command, sizeof command, "'%s' %s", PORTA_CLI_PATH, args);
+    return test_run_command(command, output, cap);
 }
 
 static char *read_all(const char *path, size_t *length) {

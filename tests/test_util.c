@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/dtype.h"
@@ -16,6 +17,20 @@ porta_device *test_cpu(void) {
         exit(2);
     }
     return device;
+}
+
+int test_run_command(const char *line, char *output, size_t cap) {
+    size_t length = strlen(line) + sizeof " 2>&1";
+    char *command = malloc(length);
+    if (!command) return -1;
+    snprintf(command, length, "%s 2>&1", line);
+    FILE *pipe = popen(command, "r");
+    free(command);
+    if (!pipe) return -1;
+    size_t used = fread(output, 1, cap - 1, pipe);
+    output[used] = '\0';
+    int status = pclose(pipe);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 test_rng test_rng_make(uint64_t seed) { return (test_rng){seed * 0x9e3779b97f4a7c15ull + 1}; }
