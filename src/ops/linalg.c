@@ -104,6 +104,22 @@ porta_status *porta_conv(const porta_tensor *x, const porta_tensor *w, const por
     return run_linalg(&prim, inputs, bias ? 3 : 2, out);
 }
 
+/* A convolution gradient's primitive: `spatial_sizes` are the kernel's
+ * (weight gradient) or the input's (input gradient) spatial sizes. */
+static porta_status *run_conv_grad(ir_prim_kind kind, const porta_conv_params *params,
+                                   int spatial, const int64_t *spatial_sizes,
+                                   const porta_tensor *a, const porta_tensor *b,
+                                   porta_tensor **out) {
+    ir_prim prim;
+    memset(&prim, 0, sizeof prim);
+    prim.kind = kind;
+    prim.conv = *params;
+    prim.rank = spatial;
+    for (int i = 0; i < spatial && i < PORTA_MAX_RANK; i++) prim.sizes[i] = spatial_sizes[i];
+    const porta_tensor *inputs[2] = {a, b};
+    return run_linalg(&prim, inputs, 2, out);
+}
+
 porta_status *porta_conv_weight_grad(const porta_tensor *x, const porta_tensor *grad_output,
                                      const porta_conv_params *params, const int64_t *kernel,
                                      porta_tensor **out) {
@@ -112,14 +128,8 @@ porta_status *porta_conv_weight_grad(const porta_tensor *x, const porta_tensor *
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "conv_weight_grad: params and kernel must not be NULL");
     if (!x) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "conv_weight_grad: x is NULL");
-    ir_prim prim;
-    memset(&prim, 0, sizeof prim);
-    prim.kind = PRIM_CONV_WEIGHT_GRAD;
-    prim.conv = *params;
-    prim.rank = porta_tensor_rank(x) - 2;
-    for (int i = 0; i < prim.rank && i < PORTA_MAX_RANK; i++) prim.sizes[i] = kernel[i];
-    const porta_tensor *inputs[2] = {x, grad_output};
-    return run_linalg(&prim, inputs, 2, out);
+    return run_conv_grad(PRIM_CONV_WEIGHT_GRAD, params, porta_tensor_rank(x) - 2, kernel, x,
+                         grad_output, out);
 }
 
 porta_status *porta_conv_input_grad(const porta_tensor *grad_output, const porta_tensor *w,
@@ -131,12 +141,6 @@ porta_status *porta_conv_input_grad(const porta_tensor *grad_output, const porta
                            "conv_input_grad: params and input_sizes must not be NULL");
     if (!grad_output)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "conv_input_grad: grad_output is NULL");
-    ir_prim prim;
-    memset(&prim, 0, sizeof prim);
-    prim.kind = PRIM_CONV_INPUT_GRAD;
-    prim.conv = *params;
-    prim.rank = porta_tensor_rank(grad_output) - 2;
-    for (int i = 0; i < prim.rank && i < PORTA_MAX_RANK; i++) prim.sizes[i] = input_sizes[i];
-    const porta_tensor *inputs[2] = {grad_output, w};
-    return run_linalg(&prim, inputs, 2, out);
+    return run_conv_grad(PRIM_CONV_INPUT_GRAD, params, porta_tensor_rank(grad_output) - 2,
+                         input_sizes, grad_output, w, out);
 }
