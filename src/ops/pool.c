@@ -1,25 +1,10 @@
-/* Eager max pooling: the runner of the pooling primitive (each window's
- * argmax as a flat input index) and porta_max_pool_indices. */
+/* Eager max pooling: porta_max_pool_indices, each window's argmax as a flat
+ * input index (the primitive runs through ops_run_one_input). */
 #include <string.h>
 
 #include "core/status.h"
 #include "ops/run.h"
 #include "runtime/tensor.h"
-
-porta_status *ops_run_pool(const ir_prim *prim, const porta_tensor *const *inputs,
-                           int input_count, porta_tensor **out) {
-    const char *op = ir_prim_name(prim);
-    if (!inputs || input_count != 1)
-        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: expected 1 input, got %d", op,
-                           inputs ? input_count : 0);
-    porta_device *device;
-    PORTA_TRY(ops_common_device(op, inputs, 1, &device));
-    ir_meta x_meta, meta;
-    ir_meta_of(inputs[0], &x_meta);
-    ir_prim local = *prim;
-    PORTA_TRY(ir_infer(&local, &x_meta, 1, &meta));
-    return ops_execute_out(&local, device, &meta, inputs, 1, out);
-}
 
 porta_status *porta_max_pool_indices(const porta_tensor *x, const int64_t *kernel,
                                      const int64_t *stride, const int64_t *padding,

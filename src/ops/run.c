@@ -35,14 +35,29 @@ porta_status *ops_prim_run(const ir_prim *prim, const porta_tensor *const *input
     case PRIM_CONV_WEIGHT_GRAD:
     case PRIM_CONV_INPUT_GRAD: return ops_run_linalg(prim, inputs, input_count, out);
     case PRIM_RANDOM: return ops_run_random(prim, inputs, input_count, out);
-    case PRIM_SORT: return ops_run_sort(prim, inputs, input_count, out);
-    case PRIM_POOL_MAX: return ops_run_pool(prim, inputs, input_count, out);
+    case PRIM_SORT:
+    case PRIM_POOL_MAX: return ops_run_one_input(prim, inputs, input_count, out);
     case PRIM_INPUT:
     case PRIM_CONSTANT:
     case PRIM_KIND_COUNT: break;
     }
     return porta_error(PORTA_ERR_INVALID_ARGUMENT, "prim_run: %s is not an executable primitive",
                        ir_prim_kind_name(prim->kind));
+}
+
+porta_status *ops_run_one_input(const ir_prim *prim, const porta_tensor *const *inputs,
+                                int input_count, porta_tensor **out) {
+    const char *op = ir_prim_name(prim);
+    if (!inputs || input_count != 1)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: expected 1 input, got %d", op,
+                           inputs ? input_count : 0);
+    porta_device *device;
+    PORTA_TRY(ops_common_device(op, inputs, 1, &device));
+    ir_meta x_meta, meta;
+    ir_meta_of(inputs[0], &x_meta);
+    ir_prim local = *prim; /* inference may normalize fields (sort's axis) */
+    PORTA_TRY(ir_infer(&local, &x_meta, 1, &meta));
+    return ops_execute_out(&local, device, &meta, inputs, 1, out);
 }
 
 porta_status *ops_common_device(const char *op, const porta_tensor *const *inputs,
