@@ -87,6 +87,8 @@ const char *test_cache_begin(void);
 void test_cache_end(void);
 /* Removes a directory tree (files and directories only). */
 void test_remove_tree(const char *path);
+/* The entries of directory `dir` (not below it), -1 when it cannot be read. */
+int test_count_entries(const char *dir);
 /* Puts order[0..n) in a random order (Fisher-Yates). */
 void test_shuffle(test_rng *rng, int *order, int n);
 /* Every element of t, in row-major order of its logical shape, as doubles.

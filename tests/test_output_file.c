@@ -2,7 +2,6 @@
  * symbolic link to one, and refuses (leaving it as it is) a directory, a
  * FIFO or a device node; an input that is not a regular file is refused
  * at once, not waited for (opening a FIFO waits for a writer). */
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -39,16 +38,6 @@ static const char *in(place *p, int slot, const char *name) {
     return p->path[slot];
 }
 
-static int entries(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return -1;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
-    closedir(d);
-    return n;
-}
-
 static bool holds(const char *path, const char *text) {
     char buffer[256] = {0};
     FILE *f = fopen(path, "rb");
@@ -81,7 +70,7 @@ TEST(test_output_file_creates_and_replaces_a_regular_file) {
     CHECK(holds(path, "second"));
     struct stat st;
     CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0640);
-    CHECK(entries(p.dir) == 1); /* no temporary file left */
+    CHECK(test_count_entries(p.dir) == 1); /* no temporary file left */
     test_remove_tree(p.dir);
 }
 
@@ -117,7 +106,7 @@ TEST(test_output_file_follows_symbolic_links) {
     CHECK_OK(save_one(outer));
     CHECK(kind_of(outer) == S_IFLNK && kind_of(p.path[2]) == S_IFLNK);
     CHECK(kind_of(target) == S_IFREG && is_safetensors(target));
-    CHECK(entries(in(&p, 4, "sub")) == 2 && entries(p.dir) == 2);
+    CHECK(test_count_entries(in(&p, 4, "sub")) == 2 && test_count_entries(p.dir) == 2);
     /* A link to nothing yet: the file is made where it points. */
     const char *dangling = in(&p, 5, "dangling");
     CHECK(symlink("sub/made.safetensors", dangling) == 0);
@@ -172,7 +161,7 @@ TEST(test_output_file_refuses_fifos_directories_and_devices) {
     porta_status_free(stopped);
     CHECK(kind_of(fifo) == S_IFIFO);
     /* Nothing was left beside them. */
-    CHECK_MSG(entries(p.dir) == expected, "%d entries, expected %d", entries(p.dir), expected);
+    CHECK_MSG(test_count_entries(p.dir) == expected, "%d entries, expected %d", test_count_entries(p.dir), expected);
     test_remove_tree(p.dir);
 }
 
@@ -187,7 +176,7 @@ TEST(test_output_file_failures_leave_the_old_file) {
     porta_status *status = core_output_close(
         &out, porta_error(PORTA_ERR_INTERNAL, "the writer failed half way"));
     CHECK_ERR(status, PORTA_ERR_INTERNAL, "half way");
-    CHECK(holds(path, "kept") && entries(p.dir) == 1);
+    CHECK(holds(path, "kept") && test_count_entries(p.dir) == 1);
     CHECK_ERR(core_output_file(in(&p, 1, "no/such/folder/x"), "test output", "x", 1),
               PORTA_ERR_IO, "cannot create");
     CHECK_ERR(core_output_file("", "test output", "x", 1), PORTA_ERR_INVALID_ARGUMENT,

@@ -1,7 +1,6 @@
 /* safetensors: round trips of every dtype and rank, zero-copy views of the
  * mapped file, metadata, and a corpus of hostile files each rejected with
  * the message that names what was wrong. */
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,16 +25,6 @@ static void end_dir(char *dir) {
     if (!dir) return;
     test_remove_tree(dir);
     free(dir);
-}
-
-static int count_entries(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return -1;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
-    closedir(d);
-    return n;
 }
 
 /* A file image: 8-byte little-endian length, the header as given, then
@@ -127,7 +116,7 @@ TEST(test_safetensors_round_trip_every_dtype_and_rank) {
     porta_status *status = porta_safetensors_save(path, entries, N, metadata, 2);
     CHECK_MSG(!status, "save: %s", porta_status_message(status));
     porta_status_free(status);
-    CHECK(count_entries(dir) == 1); /* the temporary file was renamed */
+    CHECK(test_count_entries(dir) == 1); /* the temporary file was renamed */
 
     porta_safetensors *file = NULL;
     status = porta_safetensors_open(path, &file);
@@ -580,7 +569,7 @@ TEST(test_safetensors_save_rejects_bad_names_and_leaves_no_file) {
               "expected unique metadata keys, got \"k\" twice");
     CHECK_ERR(porta_safetensors_save(path, NULL, 0, &(porta_safetensors_pair){"k", NULL}, 1),
               PORTA_ERR_INVALID_ARGUMENT, "expected a string for a metadata value, got NULL");
-    CHECK(count_entries(dir) == 0);
+    CHECK(test_count_entries(dir) == 0);
     char missing[700];
     snprintf(missing, sizeof missing, "%s/no/such/dir/x.safetensors", dir);
     CHECK_ERR(porta_safetensors_save(missing, &(porta_safetensors_entry){"w", t}, 1, NULL, 0),
@@ -592,7 +581,7 @@ TEST(test_safetensors_save_rejects_bad_names_and_leaves_no_file) {
     CHECK_ERR(porta_safetensors_save(path, &(porta_safetensors_entry){"big", big}, 1, NULL, 0),
               PORTA_ERR_OUT_OF_MEMORY, NULL);
     porta_set_memory_limit(old);
-    CHECK(count_entries(dir) == 0);
+    CHECK(test_count_entries(dir) == 0);
     porta_tensor_release(big);
     porta_tensor_release(t);
     end_dir(dir);

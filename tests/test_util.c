@@ -192,6 +192,16 @@ const char *test_cache_begin(void) {
     return cache_dir;
 }
 
+int test_count_entries(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+    closedir(d);
+    return n;
+}
+
 void test_remove_tree(const char *path) {
     DIR *dir = opendir(path);
     if (!dir) return;
