@@ -31,6 +31,7 @@ static const char *const kind_names[CORE_FAULT_KINDS] = {"alloc", "build", "driv
 /* The rules in force; `armed` says whether any is on (the checks' fast
  * path). Each kind's events are counted from when the rules were set. */
 static atomic_bool armed;
+atomic_bool core_fault_may_hit = true;
 static atomic_int modes[CORE_FAULT_KINDS];
 static atomic_llong events[CORE_FAULT_KINDS];
 static atomic_ullong random_state;
@@ -122,6 +123,7 @@ static void install(const fault_rule *parsed, uint64_t seed) {
     }
     atomic_store(&random_state, seed);
     atomic_store(&armed, any);
+    atomic_store(&core_fault_may_hit, any);
     pthread_mutex_unlock(&rules_lock);
 }
 
@@ -131,6 +133,7 @@ static pthread_once_t environment_once = PTHREAD_ONCE_INIT;
  * nothing, so a typo cannot pass for a run without failures unnoticed. */
 static void read_environment(void) {
     const char *spec = getenv("PORTA_FAULTS");
+    atomic_store(&core_fault_may_hit, false); /* until a rule is installed */
     if (!spec || !*spec) return;
     fault_rule parsed[CORE_FAULT_KINDS];
     uint64_t seed;

@@ -7,6 +7,7 @@
 #ifndef PORTA_CORE_FAULT_H
 #define PORTA_CORE_FAULT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -26,9 +27,20 @@ bool core_fault_hit(core_fault_kind kind);
 
 /* Counts one event of `kind`: NULL when it goes ahead, else an error with
  * `code` whose message is the printf-formatted failing action followed by
- * the rule that failed it. */
+ * the rule that failed it. Hooks call it through CORE_FAULT_CHECK. */
 porta_status *core_fault_check(core_fault_kind kind, porta_code code, const char *fmt, ...)
     PORTA_PRINTF(3, 4);
+
+/* True until PORTA_FAULTS has been read, then while any rule is in force.
+ * The hooks sit on hot paths (every kernel launch and allocation), so
+ * CORE_FAULT_CHECK tests it inline first: without rules a check is one
+ * relaxed load, with no call and no evaluation of the message's
+ * arguments. */
+extern atomic_bool core_fault_may_hit;
+#define CORE_FAULT_CHECK(kind, code, ...)                                             \
+    (atomic_load_explicit(&core_fault_may_hit, memory_order_relaxed)                 \
+         ? core_fault_check((kind), (code), __VA_ARGS__)                             \
+         : NULL)
 
 /* write(2) and fwrite(3) (of `bytes` single bytes) as one CORE_FAULT_WRITE
  * event each: a failing one writes half the bytes, as a disk that fills up

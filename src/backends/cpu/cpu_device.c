@@ -14,7 +14,7 @@
 #include "runtime/device.h"
 
 static porta_status *cpu_buffer_alloc(porta_device *device, size_t bytes, void **handle) {
-    PORTA_TRY(core_fault_check(CORE_FAULT_ALLOC, PORTA_ERR_OUT_OF_MEMORY,
+    PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_ALLOC, PORTA_ERR_OUT_OF_MEMORY,
                                "cpu: allocating %zu bytes", bytes));
     return core_host_alloc(bytes, "a CPU buffer", handle);
 }
@@ -41,7 +41,7 @@ static bool cpu_supports(porta_device *device, const ir_prim *prim,
 static porta_status *cpu_execute(porta_device *device, const ir_prim *prim,
                                  const porta_tensor *const *inputs, int input_count,
                                  porta_tensor *out) {
-    PORTA_TRY(core_fault_check(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE, "cpu: running %s",
+    PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE, "cpu: running %s",
                                ir_prim_kind_name(prim->kind)));
     switch (prim->kind) {
     case PRIM_UNARY:

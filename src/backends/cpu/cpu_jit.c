@@ -252,7 +252,7 @@ static porta_status *compile_object(const char *source, const char *base, uint64
     snprintf(tmp_so, sizeof tmp_so, "%s.tmp%ld.%u.so", base, (long)getpid(), serial);
     snprintf(final_c, sizeof final_c, "%s.c", base);
     snprintf(final_so, sizeof final_so, "%s.so", base);
-    PORTA_TRY(core_fault_check(CORE_FAULT_BUILD, PORTA_ERR_UNSUPPORTED, "compiling a kernel"));
+    PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_BUILD, PORTA_ERR_UNSUPPORTED, "compiling a kernel"));
     PORTA_TRY(write_file(tmp_c, source));
 
     command c;

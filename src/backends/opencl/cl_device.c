@@ -28,7 +28,7 @@ static porta_status *cl_buffer_alloc(porta_device *device, size_t bytes, void **
     cl_state *s = cl_of(device);
     /* zero-byte buffers are invalid in OpenCL: an empty tensor holds one byte */
     size_t size = bytes ? bytes : 1;
-    PORTA_TRY(core_fault_check(CORE_FAULT_ALLOC, PORTA_ERR_OUT_OF_MEMORY,
+    PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_ALLOC, PORTA_ERR_OUT_OF_MEMORY,
                                "OpenCL: allocating %zu bytes on %s", bytes, s->name));
     PORTA_TRY(core_memory_reserve(size, "an OpenCL buffer"));
     cl_int err;
@@ -55,7 +55,7 @@ static porta_status *cl_buffer_write(porta_device *device, void *handle, size_t 
                                      const void *src, size_t bytes) {
     cl_state *s = cl_of(device);
     if (!bytes) return NULL;
-    PORTA_TRY(core_fault_check(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE,
+    PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE,
                                "OpenCL: clEnqueueWriteBuffer"));
     uint64_t begin = prof_begin();
     cl_int err = s->cl->clEnqueueWriteBuffer(s->queue, handle, CL_TRUE, offset, bytes, src, 0,
@@ -68,7 +68,7 @@ static porta_status *cl_buffer_read(porta_device *device, void *handle, size_t o
                                     void *dst, size_t bytes) {
     cl_state *s = cl_of(device);
     if (!bytes) return NULL;
-    PORTA_TRY(core_fault_check(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE, "OpenCL: clEnqueueReadBuffer"));
+    PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE, "OpenCL: clEnqueueReadBuffer"));
     uint64_t begin = prof_begin();
     cl_int err = s->cl->clEnqueueReadBuffer(s->queue, handle, CL_TRUE, offset, bytes, dst, 0,
                                             NULL, NULL);
@@ -79,7 +79,7 @@ static porta_status *cl_buffer_read(porta_device *device, void *handle, size_t o
 
 static porta_status *cl_synchronize(porta_device *device) {
     cl_state *s = cl_of(device);
-    PORTA_TRY(core_fault_check(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE, "OpenCL: clFinish"));
+    PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE, "OpenCL: clFinish"));
     cl_int err = s->cl->clFinish(s->queue);
     return err ? cl_error(err, "clFinish") : NULL;
 }

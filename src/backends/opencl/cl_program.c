@@ -58,7 +58,7 @@ static void *program_binary(cl_state *s, cl_program program, size_t *size) {
 static porta_status *cl_build_source(porta_device *device, const char *full, void **out,
                                      void **binary, size_t *size) {
     cl_state *s = cl_of(device);
-    PORTA_TRY(core_fault_check(CORE_FAULT_BUILD, PORTA_ERR_DEVICE,
+    PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_BUILD, PORTA_ERR_DEVICE,
                                "OpenCL: building a kernel for %s", s->name));
     cl_int err;
     cl_program program = s->cl->clCreateProgramWithSource(s->context, 1, &full, NULL, &err);
@@ -134,7 +134,7 @@ porta_status *cl_launch(cl_args *args, int64_t work) {
     size_t local = GROUP_SIZE < args->state->max_work_group ? GROUP_SIZE
                                                             : args->state->max_work_group;
     size_t global = ((size_t)work + local - 1) / local * local;
-    PORTA_TRY(core_fault_check(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE,
+    PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE,
                                "OpenCL: clEnqueueNDRangeKernel"));
     cl_int err = args->state->cl->clEnqueueNDRangeKernel(args->state->queue, args->kernel, 1,
                                                          NULL, &global, &local, 0, NULL, NULL);
@@ -144,7 +144,7 @@ porta_status *cl_launch(cl_args *args, int64_t work) {
 porta_status *cl_launch_2d(cl_args *args, const size_t global[2], const size_t local[2]) {
     if (args->error) return cl_error(args->error, "clSetKernelArg");
     if (!global[0] || !global[1]) return NULL;
-    PORTA_TRY(core_fault_check(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE,
+    PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE,
                                "OpenCL: clEnqueueNDRangeKernel"));
     cl_int err = args->state->cl->clEnqueueNDRangeKernel(args->state->queue, args->kernel, 2,
                                                          NULL, global, local, 0, NULL, NULL);
