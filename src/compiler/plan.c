@@ -326,6 +326,18 @@ void plan_free(plan *p) {
     free(p);
 }
 
+size_t plan_memory_bytes(const plan *p) {
+    size_t bytes = sizeof *p + ((size_t)p->step_count + 1) * sizeof *p->steps;
+    for (int i = 0; i < p->step_count; i++) {
+        const plan_step *step = &p->steps[i];
+        if (step->kernel) bytes += sizeof *step->kernel;
+        if (step->summary) bytes += strlen(step->summary) + 1;
+        bytes += (size_t)step->release_count * sizeof *step->release;
+        bytes += (size_t)step->member_count * sizeof *step->members;
+    }
+    return bytes;
+}
+
 porta_status *plan_build(const trace_record *records, int count, const trace_facts *facts,
                          plan **out) {
     builder b = {.records = records, .count = count, .facts = *facts};

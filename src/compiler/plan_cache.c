@@ -12,8 +12,13 @@
 #include "core/text.h"
 #include "runtime/device.h"
 
+/* A program has a handful of distinct traces (a training step, an
+ * evaluation step, the last partial batch); what else arrives is mostly
+ * one-off (a step cut short by an error leaves a prefix of its trace that
+ * never recurs), so the bound is on memory: a long trace's key and plan
+ * take a few hundred KB. */
 #define PLAN_CACHE_ENTRIES 512
-#define PLAN_CACHE_KEY_BYTES (64u << 20) /* keys of long traces are large */
+#define PLAN_CACHE_BYTES (16u << 20) /* keys and plans together */
 
 static void put_i64(core_text *w, int64_t v) { text_append(w, &v, sizeof v); }
 
@@ -89,12 +94,13 @@ typedef struct cache_entry {
     trace_key key;
     plan *plan;
     int record_count;
+    size_t bytes; /* the key's and the plan's */
 } cache_entry;
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static cache_entry entries[PLAN_CACHE_ENTRIES]; /* most recent first */
 static int entry_count;
-static size_t key_bytes;
+static size_t cached_bytes;
 
 plan *plan_cache_find(const trace_key *key) {
     pthread_mutex_lock(&cache_lock);
@@ -115,20 +121,29 @@ plan *plan_cache_find(const trace_key *key) {
 }
 
 void plan_cache_insert(trace_key *key, plan *p) {
+    size_t bytes = key->size + plan_memory_bytes(p);
     pthread_mutex_lock(&cache_lock);
     while (entry_count &&
-           (entry_count == PLAN_CACHE_ENTRIES || key_bytes + key->size > PLAN_CACHE_KEY_BYTES)) {
+           (entry_count == PLAN_CACHE_ENTRIES || cached_bytes + bytes > PLAN_CACHE_BYTES)) {
         cache_entry *oldest = &entries[--entry_count];
-        key_bytes -= oldest->key.size;
+        cached_bytes -= oldest->bytes;
         trace_key_free(&oldest->key);
         plan_free(oldest->plan);
     }
-    key_bytes += key->size;
+    cached_bytes += bytes;
     memmove(&entries[1], &entries[0], (size_t)entry_count * sizeof *entries);
-    entries[0] = (cache_entry){.key = *key, .plan = p, .record_count = p->record_count};
+    entries[0] = (cache_entry){
+        .key = *key, .plan = p, .record_count = p->record_count, .bytes = bytes};
     entry_count++;
     key->bytes = NULL;
     pthread_mutex_unlock(&cache_lock);
+}
+
+size_t plan_cache_held_bytes(void) {
+    pthread_mutex_lock(&cache_lock);
+    size_t bytes = cached_bytes;
+    pthread_mutex_unlock(&cache_lock);
+    return bytes;
 }
 
 void plan_cache_explain_miss(const trace_record *records, int count, const trace_key *key,

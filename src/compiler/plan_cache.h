@@ -24,6 +24,8 @@ plan *plan_cache_find(const trace_key *key);
 /* Stores plan under key (taking both); evicts the oldest entries beyond
  * the cache's bound. */
 void plan_cache_insert(trace_key *key, plan *p);
+/* The bytes of keys and plans the cache holds now (for its bound's test). */
+size_t plan_cache_held_bytes(void);
 /* Why a trace with this key is new: the first difference from the most
  * recent cached trace of the same length, for PORTA_LOG=recompiles. */
 void plan_cache_explain_miss(const trace_record *records, int count, const trace_key *key,

@@ -88,6 +88,10 @@ typedef struct plan {
 porta_status *plan_build(const trace_record *records, int count, const trace_facts *facts,
                          plan **out);
 void plan_free(plan *p);
+/* The host memory the plan holds (its steps, kernels, summaries, release
+ * lists; not the device's compiled programs, which the kernel cache owns),
+ * for the plan cache's bound. */
+size_t plan_memory_bytes(const plan *p);
 
 
 #endif
