@@ -20,6 +20,8 @@ extern PyMethodDef porta_py_model_methods[]; /* model.c: torch_porta.load */
 
 extern PyMethodDef porta_py_profiler_methods[]; /* profiler.c */
 
+extern PyMethodDef porta_py_file_methods[]; /* file_write.c */
+
 static int add_methods(PyObject *module, PyMethodDef *methods) {
     return PyModule_AddFunctions(module, methods);
 }
@@ -39,6 +41,7 @@ PyMODINIT_FUNC PyInit__C(void) {
         add_methods(module, porta_py_compiler_methods) < 0 ||
         add_methods(module, porta_py_dist_methods) < 0 ||
         add_methods(module, porta_py_profiler_methods) < 0 ||
+        add_methods(module, porta_py_file_methods) < 0 ||
         add_methods(module, porta_py_placement_methods) < 0 ||
         add_methods(module, porta_py_compare_methods) < 0 ||
         add_methods(module, porta_py_model_methods) < 0 ||

@@ -5,6 +5,8 @@ for a small model's forward and backward, eager and fused, across two
 devices when an OpenCL device is there, and the checker itself is shown to
 reject broken traces."""
 import json
+import os
+import stat
 import warnings
 
 import pytest
@@ -268,6 +270,26 @@ def test_start_stop_and_export_like_torch_profiler(tmp_path):
         with pytest.raises(RuntimeError, match="running"):
             torch_porta.profile(tmp_path / "b.json").start()
     assert not (tmp_path / "b.json").exists()
+
+
+def test_export_follows_links_and_refuses_fifos(tmp_path):
+    # The exported trace is written as libporta writes user-named files: a
+    # link's target replaced (the link kept), a FIFO refused, not blocked on.
+    prof = torch_porta.profile()
+    prof.start()
+    (torch.ones(3, device="porta") + 1).cpu()
+    prof.stop()
+    target = tmp_path / "target.json"
+    target.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    prof.export_chrome_trace(str(link))
+    assert link.is_symlink() and load(target)["traceEvents"]
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    with pytest.raises(RuntimeError, match="expected a regular file"):
+        prof.export_chrome_trace(str(fifo))
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
 
 
 def test_unwritable_path_raises_and_stops(tmp_path):

@@ -228,15 +228,13 @@ def main(argv=None):
                              options.steps, options.warmup, options.samples_per_step,
                              options.timeout)
     priced = compare_report(results, "json", options.prices)
-    from . import _select
+    from . import _C, _select
     _select.record_comparison(priced)
     print(compare_report(priced, "table"))
     if options.json:
-        with open(options.json, "w") as f:
-            f.write(priced)
+        _C.write_file(options.json, priced)
     if options.html:
-        with open(options.html, "w") as f:
-            f.write(compare_report(priced, "html"))
+        _C.write_file(options.html, compare_report(priced, "html"))
     return 0 if all(not d.get("error") for d in json.loads(priced)["devices"]) else 1
 
 

@@ -65,8 +65,7 @@ class profile:
             raise RuntimeError("torch_porta.profile: nothing to export (the trace was written "
                                f"to {self.path})" if self.path else
                                "torch_porta.profile: nothing recorded yet")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(self._trace)
+        _C.write_file(path, self._trace)
 
     def __enter__(self):
         return self.start()
