@@ -46,7 +46,8 @@ void pjrt_buffer_destroy(const PJRT_Api *api, PJRT_Buffer *buffer);
 
 /* Loads the plugin at `path`: checks its API version, initializes it and
  * creates its client, the last two within `seconds` (a thread; on timeout
- * the thread is left to finish alone and the library stays loaded).
+ * the thread is left to finish alone and the library stays loaded; with
+ * no time left they are not tried).
  * `*why` gets the reason on failure (a string that lives for the process). */
 pjrt_plugin *pjrt_plugin_load(const char *path, double seconds, const char **why);
 

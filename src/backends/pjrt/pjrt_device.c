@@ -128,11 +128,6 @@ void pjrt_backend_probe(const rt_probe_sink *sink) {
         const char *slash = strrchr(paths[i], '/');
         const char *file_name = slash ? slash + 1 : paths[i];
         double left = budget - (seconds_now() - start);
-        if (left <= 0) {
-            sink->unavailable("pjrt", keep_reason(file_name, "not tried: the PJRT probe's "
-                                                             "time (PORTA_PJRT_TIMEOUT) ran out"));
-            continue;
-        }
         const char *why = NULL;
         pjrt_plugin *plugin = pjrt_plugin_load(paths[i], left, &why);
         if (!plugin) {

@@ -213,6 +213,12 @@ pjrt_plugin *pjrt_plugin_load(const char *path, double seconds, const char **why
         dlclose(library);
         return NULL;
     }
+    if (seconds <= 0) {
+        /* loaded and checked, but its initialization could hang in turn */
+        *why = "not initialized: the PJRT probe's time (PORTA_PJRT_TIMEOUT) ran out on the "
+               "plugins before it";
+        return NULL;
+    }
     PJRT_Client *client = NULL;
     const char *failure = start_with_deadline(api, seconds, &client);
     if (failure) {
