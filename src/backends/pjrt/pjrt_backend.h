@@ -24,9 +24,12 @@ typedef struct pjrt_device_state {
     char name[160];
     pthread_mutex_t lock; /* guards everything below */
     pjrt_program *programs; /* the program cache: a list, newest first */
-    /* completion events of the programs run since the last synchronize */
+    /* completion events of the programs run since the last synchronize
+     * (pjrt_program.c bounds their number), and the first failure among
+     * those already awaited */
     PJRT_Event **pending;
-    int pending_count, pending_cap;
+    int pending_count;
+    porta_status *failure;
 } pjrt_device_state;
 
 static inline pjrt_device_state *pjrt_state_of(porta_device *device) {

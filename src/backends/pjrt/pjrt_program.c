@@ -140,18 +140,36 @@ porta_status *pjrt_program_get(porta_device *device, const char *text, size_t le
     return status;
 }
 
+/* Runs in flight before a run waits for the earlier ones: bounds the events
+ * kept and how far the host runs ahead of the device. */
+#define MAX_PENDING_RUNS 256
+
+/* Awaits every kept event; the first failure stays for pjrt_synchronize.
+ * Call with the lock. */
+static void drain_pending(pjrt_device_state *s) {
+    for (int i = 0; i < s->pending_count; i++) {
+        porta_status *status = pjrt_await(s->plugin->api, s->pending[i], "program run");
+        if (!s->failure) s->failure = status;
+        else porta_status_free(status);
+    }
+    s->pending_count = 0;
+}
+
 /* Keeps the completion event for pjrt_synchronize. Call with the lock. */
-static porta_status *keep_pending(pjrt_device_state *s, PJRT_Event *event) {
-    if (!event) return NULL;
-    if (s->pending_count == s->pending_cap) {
-        int cap = s->pending_cap ? 2 * s->pending_cap : 16;
-        PJRT_Event **grown = realloc(s->pending, (size_t)cap * sizeof *grown);
-        if (!grown) return pjrt_await(s->plugin->api, event, "LoadedExecutable_Execute");
-        s->pending = grown;
-        s->pending_cap = cap;
+static void keep_pending(pjrt_device_state *s, PJRT_Event *event) {
+    if (!event) return;
+    if (s->pending_count == MAX_PENDING_RUNS) drain_pending(s);
+    if (!s->pending) {
+        s->pending = malloc(MAX_PENDING_RUNS * sizeof *s->pending);
+        if (!s->pending) {
+            s->pending_count = 0;
+            porta_status *status = pjrt_await(s->plugin->api, event, "program run");
+            if (!s->failure) s->failure = status;
+            else porta_status_free(status);
+            return;
+        }
     }
     s->pending[s->pending_count++] = event;
-    return NULL;
 }
 
 /* Storages never written get an array of zeros, the bytes they hold. */
@@ -202,7 +220,7 @@ porta_status *pjrt_program_run(porta_device *device, pjrt_program *program,
     pthread_mutex_lock(&s->lock);
     porta_status *status = pjrt_status(api, api->PJRT_LoadedExecutable_Execute(&run),
                                        "LoadedExecutable_Execute");
-    if (!status) status = keep_pending(s, complete[0]);
+    if (!status) keep_pending(s, complete[0]);
     pthread_mutex_unlock(&s->lock);
     if (!status)
         for (int i = 0; i < result_count; i++) {
@@ -218,17 +236,9 @@ porta_status *pjrt_program_run(porta_device *device, pjrt_program *program,
 porta_status *pjrt_synchronize(porta_device *device) {
     pjrt_device_state *s = pjrt_state_of(device);
     pthread_mutex_lock(&s->lock);
-    PJRT_Event **pending = s->pending;
-    int count = s->pending_count;
-    s->pending = NULL;
-    s->pending_count = s->pending_cap = 0;
+    drain_pending(s);
+    porta_status *failure = s->failure;
+    s->failure = NULL;
     pthread_mutex_unlock(&s->lock);
-    porta_status *first = NULL;
-    for (int i = 0; i < count; i++) {
-        porta_status *status = pjrt_await(s->plugin->api, pending[i], "program run");
-        if (!first) first = status;
-        else porta_status_free(status);
-    }
-    free(pending);
-    return first;
+    return failure;
 }
