@@ -193,3 +193,31 @@ TEST(test_pjrt_rejected_module_gives_the_plugins_error) {
     CHECK_ERR(pjrt_program_get(device, "", 0, &program), PORTA_ERR_INVALID_ARGUMENT,
               "empty text");
 }
+
+TEST(test_pjrt_run_with_mismatched_storages_gives_the_plugins_error) {
+    porta_device *device = pjrt_device(__func__);
+    if (!device) return;
+    pjrt_program *program = NULL;
+    CHECK_OK(pjrt_program_get(device, add_module, strlen(add_module), &program));
+    const float a[4] = {1, 2, 3, 4};
+    pjrt_storage *full = NULL, *out = NULL, *short_one = NULL;
+    void *handle = NULL;
+    CHECK_OK(alloc_storage(device, a, &full));
+    CHECK_OK(alloc_storage(device, NULL, &out));
+    CHECK_OK(device->ops->buffer_alloc(device, 8, &handle));
+    short_one = handle;
+    pjrt_storage *const one[1] = {full};
+    pjrt_storage *const result[1] = {out};
+    CHECK_ERR(pjrt_program_run(device, program, one, 1, result, 1), PORTA_ERR_DEVICE,
+              "PJRT LoadedExecutable_Execute: ");
+    pjrt_storage *const mismatched[2] = {full, short_one};
+    CHECK_ERR(pjrt_program_run(device, program, mismatched, 2, result, 1), PORTA_ERR_DEVICE,
+              "PJRT LoadedExecutable_Execute: ");
+    CHECK_OK(pjrt_synchronize(device));
+    /* the result storage kept its (never written) contents */
+    const float zeros[4] = {0};
+    expect_floats(device, out, zeros, "out after failed runs");
+    device->ops->buffer_free(device, full);
+    device->ops->buffer_free(device, out);
+    device->ops->buffer_free(device, short_one);
+}
