@@ -71,7 +71,10 @@ static porta_status *start_plugin(start_job *job) {
     PJRT_Plugin_Initialize_Args init = {.struct_size = sizeof init};
     PORTA_TRY(pjrt_status(api, api->PJRT_Plugin_Initialize(&init), "Plugin_Initialize"));
     /* cpu_device_count: the XLA CPU plugin makes one device per core by
-     * default (4 here); others ignore an option they do not know. */
+     * default. Other plugins refuse an option they do not know (libtpu and
+     * the CUDA plugin: "Unexpected option name"), and which plugin is the
+     * CPU's shows only once a client exists: such a refusal is answered by
+     * creating the client without options. */
     static const char option_name[] = "cpu_device_count";
     PJRT_NamedValue option = {.struct_size = sizeof option,
                               .name = option_name,
@@ -82,7 +85,13 @@ static porta_status *start_plugin(start_job *job) {
     PJRT_Client_Create_Args create = {.struct_size = sizeof create,
                                       .create_options = &option,
                                       .num_options = 1};
-    PORTA_TRY(pjrt_status(api, api->PJRT_Client_Create(&create), "Client_Create"));
+    porta_status *status = pjrt_status(api, api->PJRT_Client_Create(&create), "Client_Create");
+    if (status && strstr(porta_status_message(status), option_name)) {
+        porta_status_free(status);
+        create = (PJRT_Client_Create_Args){.struct_size = sizeof create};
+        status = pjrt_status(api, api->PJRT_Client_Create(&create), "Client_Create");
+    }
+    if (status) return status;
     job->client = create.client;
     return NULL;
 }
