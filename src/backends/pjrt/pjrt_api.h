@@ -41,11 +41,10 @@ typedef struct PJRT_RecvCallbackInfo PJRT_RecvCallbackInfo;
 typedef enum { PJRT_Buffer_Type_U8 = 6 } PJRT_Buffer_Type;
 
 typedef enum {
-    PJRT_HostBufferSemantics_kImmutableOnlyDuringCall = 0,
     PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes = 1,
 } PJRT_HostBufferSemantics;
 
-typedef enum { PJRT_NamedValue_kString = 0, PJRT_NamedValue_kInt64 = 1 } PJRT_NamedValue_Type;
+typedef enum { PJRT_NamedValue_kInt64 = 1 } PJRT_NamedValue_Type;
 
 /* ---- argument structs ---- */
 
@@ -75,7 +74,7 @@ typedef struct PJRT_Plugin_Initialize_Args {
     PJRT_Extension_Base *extension_start;
 } PJRT_Plugin_Initialize_Args;
 
-/* PJRT_Event_Destroy, _Await and _Error take the same arguments. */
+/* PJRT_Event_Destroy and _Await take the same arguments. */
 typedef struct PJRT_Event_Destroy_Args {
     size_t struct_size;
     PJRT_Extension_Base *extension_start;
@@ -89,10 +88,9 @@ typedef struct PJRT_NamedValue {
     const char *name;
     size_t name_size;
     PJRT_NamedValue_Type type;
-    union {
-        const char *string_value;
-        int64_t int64_value;
-    };
+    /* a union of the value kinds in the API (none wider than 8 bytes);
+     * Porta passes integers only */
+    int64_t int64_value;
     size_t value_size; /* 1 for a scalar */
 } PJRT_NamedValue;
 
@@ -109,12 +107,6 @@ typedef struct PJRT_Client_Create_Args {
     void *kv_try_get_callback;
     void *kv_try_get_user_arg;
 } PJRT_Client_Create_Args;
-
-typedef struct PJRT_Client_Destroy_Args {
-    size_t struct_size;
-    PJRT_Extension_Base *extension_start;
-    PJRT_Client *client;
-} PJRT_Client_Destroy_Args;
 
 typedef struct PJRT_Client_PlatformName_Args {
     size_t struct_size;
@@ -311,10 +303,8 @@ typedef void PJRT_Error_Destroy(PJRT_Error_Destroy_Args *args);
 typedef void PJRT_Error_Message(PJRT_Error_Message_Args *args);
 typedef PJRT_Error *PJRT_Plugin_Initialize(PJRT_Plugin_Initialize_Args *args);
 typedef PJRT_Error *PJRT_Event_Destroy(PJRT_Event_Destroy_Args *args);
-typedef PJRT_Error *PJRT_Event_Error(PJRT_Event_Destroy_Args *args);
 typedef PJRT_Error *PJRT_Event_Await(PJRT_Event_Await_Args *args);
 typedef PJRT_Error *PJRT_Client_Create(PJRT_Client_Create_Args *args);
-typedef PJRT_Error *PJRT_Client_Destroy(PJRT_Client_Destroy_Args *args);
 typedef PJRT_Error *PJRT_Client_PlatformName(PJRT_Client_PlatformName_Args *args);
 typedef PJRT_Error *PJRT_Client_PlatformVersion(PJRT_Client_PlatformVersion_Args *args);
 typedef PJRT_Error *PJRT_Client_AddressableDevices(PJRT_Client_AddressableDevices_Args *args);
@@ -339,8 +329,8 @@ typedef PJRT_Error *PJRT_Buffer_CopyRawToHost(PJRT_Buffer_CopyRawToHost_Args *ar
 #define PJRT_API_ENTRIES(USED, SLOT)                                                        \
     USED(PJRT_Error_Destroy) USED(PJRT_Error_Message) SLOT(PJRT_Error_GetCode)              \
     USED(PJRT_Plugin_Initialize) SLOT(PJRT_Plugin_Attributes) USED(PJRT_Event_Destroy)      \
-    SLOT(PJRT_Event_IsReady) USED(PJRT_Event_Error) USED(PJRT_Event_Await)                  \
-    SLOT(PJRT_Event_OnReady) USED(PJRT_Client_Create) USED(PJRT_Client_Destroy)            \
+    SLOT(PJRT_Event_IsReady) SLOT(PJRT_Event_Error) USED(PJRT_Event_Await)                  \
+    SLOT(PJRT_Event_OnReady) USED(PJRT_Client_Create) SLOT(PJRT_Client_Destroy)            \
     USED(PJRT_Client_PlatformName) SLOT(PJRT_Client_ProcessIndex)                           \
     USED(PJRT_Client_PlatformVersion) SLOT(PJRT_Client_Devices)                             \
     USED(PJRT_Client_AddressableDevices) SLOT(PJRT_Client_LookupDevice)                     \
