@@ -6,6 +6,7 @@
  * failure. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backends/pjrt/pjrt_runtime.h"
 #include "test.h"
@@ -141,7 +142,14 @@ TEST(test_pjrt_program_runs_and_is_cached) {
     CHECK_OK(pjrt_program_get(device, add_module, strlen(add_module), &again));
     porta_compiler_stats_get(&after);
     CHECK(program == again);
-    CHECK(after.kernels_compiled == before.kernels_compiled + 1);
+    /* compiled, or loaded from the disk cache where another process
+     * compiled it (test_pjrt_programs_are_kept_on_disk says which) */
+    uint64_t compiled = after.kernels_compiled - before.kernels_compiled;
+    uint64_t loaded = after.kernel_disk_hits - before.kernel_disk_hits;
+    CHECK(compiled + loaded == 1);
+    const char *expected = getenv("PORTA_TEST_PJRT_PROGRAM_FROM");
+    if (expected && strcmp(expected, "compile") == 0) CHECK(compiled == 1);
+    if (expected && strcmp(expected, "disk") == 0) CHECK(loaded == 1);
     CHECK(after.kernel_memory_hits == before.kernel_memory_hits + 1);
 
     pjrt_storage *const args[2] = {st.a, st.b};
@@ -170,6 +178,28 @@ TEST(test_pjrt_program_runs_and_is_cached) {
     device->ops->buffer_free(device, st.a);
     device->ops->buffer_free(device, st.b);
     device->ops->buffer_free(device, st.c);
+}
+
+/* Two processes with one fresh cache directory: the first compiles the
+ * module, the second loads the first's executable from disk, and both
+ * compute the same sums (test_pjrt_program_runs_and_is_cached). */
+TEST(test_pjrt_programs_are_kept_on_disk) {
+    if (!pjrt_device(__func__)) return;
+    char dir[] = "/tmp/porta_pjrt_cache_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char line[1024], out[8192];
+    static const char *const from[2] = {"compile", "disk"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(line, sizeof line,
+                 "PORTA_CACHE_DIR=%s PORTA_TEST_PJRT_PROGRAM_FROM=%s /proc/%d/exe "
+                 "test_pjrt_program_runs_and_is_cached",
+                 dir, from[i], (int)getpid());
+        int code = test_run_command(line, out, sizeof out);
+        CHECK_MSG(code == 0 && strstr(out, "1 passed, 0 failed"),
+                  "the run expecting its program from %s failed:\n%s", from[i], out);
+    }
+    snprintf(line, sizeof line, "rm -rf %s", dir);
+    test_run_command(line, out, sizeof out);
 }
 
 TEST(test_pjrt_rejected_module_gives_the_plugins_error) {

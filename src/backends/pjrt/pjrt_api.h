@@ -235,6 +235,30 @@ typedef struct PJRT_Executable_Destroy_Args {
     PJRT_Executable *executable;
 } PJRT_Executable_Destroy_Args;
 
+typedef struct PJRT_SerializedExecutable PJRT_SerializedExecutable;
+
+typedef struct PJRT_Executable_Serialize_Args {
+    size_t struct_size;
+    PJRT_Extension_Base *extension_start;
+    const PJRT_Executable *executable;
+    const char *serialized_bytes;                       /* out, owned by: */
+    size_t serialized_bytes_size;                       /* out */
+    PJRT_SerializedExecutable *serialized_executable;   /* out: free with: */
+    void (*serialized_executable_deleter)(PJRT_SerializedExecutable *exec); /* out */
+} PJRT_Executable_Serialize_Args;
+
+typedef struct PJRT_Executable_DeserializeAndLoad_Args {
+    size_t struct_size;
+    PJRT_Extension_Base *extension_start;
+    PJRT_Client *client;
+    const char *serialized_executable;
+    size_t serialized_executable_size;
+    PJRT_LoadedExecutable *loaded_executable; /* out */
+    /* NULL: the compile options recorded in the executable */
+    const char *overridden_serialized_compile_options;
+    size_t overridden_serialized_compile_options_size;
+} PJRT_Executable_DeserializeAndLoad_Args;
+
 typedef struct PJRT_LoadedExecutable_Destroy_Args {
     size_t struct_size;
     PJRT_Extension_Base *extension_start;
@@ -317,6 +341,9 @@ typedef PJRT_Error *PJRT_LoadedExecutable_GetExecutable(
     PJRT_LoadedExecutable_GetExecutable_Args *args);
 typedef PJRT_Error *PJRT_Executable_NumOutputs(PJRT_Executable_NumOutputs_Args *args);
 typedef PJRT_Error *PJRT_Executable_Destroy(PJRT_Executable_Destroy_Args *args);
+typedef PJRT_Error *PJRT_Executable_Serialize(PJRT_Executable_Serialize_Args *args);
+typedef PJRT_Error *PJRT_Executable_DeserializeAndLoad(
+    PJRT_Executable_DeserializeAndLoad_Args *args);
 typedef PJRT_Error *PJRT_LoadedExecutable_Destroy(PJRT_LoadedExecutable_Destroy_Args *args);
 typedef PJRT_Error *PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args *args);
 typedef PJRT_Error *PJRT_Buffer_Destroy(PJRT_Buffer_Destroy_Args *args);
@@ -349,10 +376,10 @@ typedef PJRT_Error *PJRT_Buffer_CopyRawToHost(PJRT_Buffer_CopyRawToHost_Args *ar
     SLOT(PJRT_Executable_NumPartitions) USED(PJRT_Executable_NumOutputs)                    \
     SLOT(PJRT_Executable_SizeOfGeneratedCodeInBytes) SLOT(PJRT_Executable_GetCostAnalysis)  \
     SLOT(PJRT_Executable_OutputMemoryKinds) SLOT(PJRT_Executable_OptimizedProgram)          \
-    SLOT(PJRT_Executable_Serialize) USED(PJRT_LoadedExecutable_Destroy)                     \
+    USED(PJRT_Executable_Serialize) USED(PJRT_LoadedExecutable_Destroy)                     \
     USED(PJRT_LoadedExecutable_GetExecutable) SLOT(PJRT_LoadedExecutable_AddressableDevices) \
     SLOT(PJRT_LoadedExecutable_Delete) SLOT(PJRT_LoadedExecutable_IsDeleted)                \
-    USED(PJRT_LoadedExecutable_Execute) SLOT(PJRT_Executable_DeserializeAndLoad)            \
+    USED(PJRT_LoadedExecutable_Execute) USED(PJRT_Executable_DeserializeAndLoad)            \
     SLOT(PJRT_LoadedExecutable_Fingerprint) USED(PJRT_Buffer_Destroy)                       \
     SLOT(PJRT_Buffer_ElementType) SLOT(PJRT_Buffer_Dimensions)                              \
     SLOT(PJRT_Buffer_UnpaddedDimensions) SLOT(PJRT_Buffer_DynamicDimensionIndices)          \

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "backends/pjrt/pjrt_backend.h"
@@ -177,6 +178,16 @@ static void prepare_environment(const char *file_name) {
     setenv("TF_CPP_MIN_LOG_LEVEL", "1", 0);
 }
 
+static void describe_identity(pjrt_plugin *plugin) {
+    char real[PATH_MAX];
+    struct stat file;
+    if (!realpath(plugin->path, real)) snprintf(real, sizeof real, "%s", plugin->path);
+    if (stat(real, &file) != 0) memset(&file, 0, sizeof file);
+    snprintf(plugin->identity, sizeof plugin->identity, "%s|%lld|%lld.%09ld|%s|%s", real,
+             (long long)file.st_size, (long long)file.st_mtim.tv_sec, file.st_mtim.tv_nsec,
+             plugin->platform, plugin->version);
+}
+
 pjrt_plugin *pjrt_plugin_load(const char *path, double seconds, char *why, size_t cap) {
     const char *slash = strrchr(path, '/');
     const char *file_name = slash ? slash + 1 : path;
@@ -245,5 +256,6 @@ pjrt_plugin *pjrt_plugin_load(const char *path, double seconds, char *why, size_
     copy_text(plugin->version, sizeof plugin->version, status ? "" : version.platform_version,
               status ? 0 : version.platform_version_size);
     porta_status_free(status);
+    describe_identity(plugin);
     return plugin;
 }

@@ -99,6 +99,27 @@ static porta_status *compile(pjrt_device_state *s, const char *text, size_t leng
     return NULL;
 }
 
+/* From the disk cache, else compiled (and then kept there). `text` is
+ * NUL-terminated. */
+static porta_status *load_or_compile(pjrt_device_state *s, const char *text, size_t length,
+                                     pjrt_program *out) {
+    const PJRT_Api *api = s->plugin->api;
+    PJRT_LoadedExecutable *loaded = NULL;
+    if (pjrt_disk_load(s, text, &loaded)) {
+        porta_status *status = count_outputs(api, loaded, &out->outputs);
+        if (!status) {
+            compiler_count(COUNTER_KERNEL_DISK_HITS, 1);
+            out->executable = loaded;
+            return NULL;
+        }
+        porta_status_free(status);
+        destroy_loaded(api, loaded);
+    }
+    PORTA_TRY(compile(s, text, length, out));
+    pjrt_disk_save(s, text, out->executable);
+    return NULL;
+}
+
 porta_status *pjrt_program_get(porta_device *device, const char *text, size_t length,
                                pjrt_program **out) {
     if (!device || !text || !out)
@@ -116,12 +137,13 @@ porta_status *pjrt_program_get(porta_device *device, const char *text, size_t le
         compiler_count(COUNTER_KERNEL_MEMORY_HITS, 1);
     } else {
         program = calloc(1, sizeof *program);
-        char *copy = malloc(length);
+        char *copy = malloc(length + 1);
         if (!program || !copy) {
             status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "PJRT: caching a program");
         } else {
             memcpy(copy, text, length);
-            status = compile(s, text, length, program);
+            copy[length] = '\0';
+            status = load_or_compile(s, copy, length, program);
         }
         if (status) {
             free(copy);
