@@ -180,6 +180,53 @@ TEST(test_pjrt_program_runs_and_is_cached) {
     device->ops->buffer_free(device, st.c);
 }
 
+/* The add with its first argument's array donated to the result. */
+static const char donating_add_module[] =
+    "module @porta_add_donating {\n"
+    "  func.func public @main(%a: tensor<16xui8> {tf.aliasing_output = 0 : i32},\n"
+    "                         %b: tensor<16xui8>) -> tensor<16xui8> {\n"
+    "    %a2 = stablehlo.reshape %a : (tensor<16xui8>) -> tensor<4x4xui8>\n"
+    "    %b2 = stablehlo.reshape %b : (tensor<16xui8>) -> tensor<4x4xui8>\n"
+    "    %af = stablehlo.bitcast_convert %a2 : (tensor<4x4xui8>) -> tensor<4xf32>\n"
+    "    %bf = stablehlo.bitcast_convert %b2 : (tensor<4x4xui8>) -> tensor<4xf32>\n"
+    "    %sum = stablehlo.add %af, %bf : tensor<4xf32>\n"
+    "    %s2 = stablehlo.bitcast_convert %sum : (tensor<4xf32>) -> tensor<4x4xui8>\n"
+    "    %s = stablehlo.reshape %s2 : (tensor<4x4xui8>) -> tensor<16xui8>\n"
+    "    return %s : tensor<16xui8>\n"
+    "  }\n"
+    "}\n";
+
+/* A module donating an argument's array: only a storage that is also the
+ * result (and passed once) gives its array up; others stay readable. */
+TEST(test_pjrt_donation_only_takes_arrays_the_results_replace) {
+    porta_device *device = pjrt_device(__func__);
+    if (!device) return;
+    pjrt_program *program = NULL;
+    CHECK_OK(pjrt_program_get(device, donating_add_module, strlen(donating_add_module),
+                              &program));
+    const float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40};
+    storages st = {0};
+    CHECK_OK(alloc_storage(device, a, &st.a));
+    CHECK_OK(alloc_storage(device, b, &st.b));
+    CHECK_OK(alloc_storage(device, NULL, &st.c));
+    pjrt_storage *const args[2] = {st.a, st.b};
+    pjrt_storage *const to_c[1] = {st.c}, *const to_a[1] = {st.a};
+    CHECK_OK(pjrt_program_run(device, program, args, 2, to_c, 1));
+    const float sum[4] = {11, 22, 33, 44};
+    expect_floats(device, st.c, sum, "c = a + b");
+    expect_floats(device, st.a, a, "a, not a result, kept");
+    CHECK_OK(pjrt_program_run(device, program, args, 2, to_a, 1));
+    expect_floats(device, st.a, sum, "a += b");
+    pjrt_storage *const twice[2] = {st.a, st.a};
+    CHECK_OK(pjrt_program_run(device, program, twice, 2, to_a, 1));
+    const float doubled[4] = {22, 44, 66, 88};
+    expect_floats(device, st.a, doubled, "a += a");
+    CHECK_OK(pjrt_synchronize(device));
+    device->ops->buffer_free(device, st.a);
+    device->ops->buffer_free(device, st.b);
+    device->ops->buffer_free(device, st.c);
+}
+
 /* Two processes with one fresh cache directory: the first compiles the
  * module, the second loads the first's executable from disk, and both
  * compute the same sums (test_pjrt_program_runs_and_is_cached). */

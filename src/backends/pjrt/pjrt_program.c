@@ -202,6 +202,25 @@ static porta_status *materialize(pjrt_device_state *s, pjrt_storage *const *stor
     return NULL;
 }
 
+/* A module may donate an argument's array to a result (an argument marked
+ * tf.aliasing_output): the array is then gone. That is right only for a
+ * storage that is a result here, whose array the result replaces, and
+ * that is passed once; every other argument is listed in `kept` (room for
+ * arg_count), so the plugin keeps it whatever the module says. Returns
+ * their count. */
+static size_t list_non_donatable(pjrt_storage *const *args, int arg_count,
+                                 pjrt_storage *const *results, int result_count,
+                                 int64_t *kept) {
+    size_t count = 0;
+    for (int i = 0; i < arg_count; i++) {
+        bool donatable = false;
+        for (int r = 0; r < result_count && !donatable; r++) donatable = results[r] == args[i];
+        for (int j = 0; j < arg_count && donatable; j++) donatable = j == i || args[j] != args[i];
+        if (!donatable) kept[count++] = i;
+    }
+    return count;
+}
+
 porta_status *pjrt_program_run(porta_device *device, pjrt_program *program,
                                pjrt_storage *const *args, int arg_count,
                                pjrt_storage *const *results, int result_count) {
@@ -225,8 +244,16 @@ porta_status *pjrt_program_run(porta_device *device, pjrt_program *program,
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "pjrt_program_run: argument lists");
     }
     for (int i = 0; i < arg_count; i++) inputs[i] = args[i]->array;
-    /* the inputs are the storages' arrays: the plugin must not take them over */
-    PJRT_ExecuteOptions options = {.struct_size = sizeof options};
+    int64_t *kept = calloc((size_t)arg_count + 1, sizeof *kept);
+    if (!kept) {
+        free(inputs);
+        free(outputs);
+        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "pjrt_program_run: argument lists");
+    }
+    size_t kept_count = list_non_donatable(args, arg_count, results, result_count, kept);
+    PJRT_ExecuteOptions options = {.struct_size = sizeof options,
+                                   .non_donatable_input_indices = kept,
+                                   .num_non_donatable_input_indices = kept_count};
     PJRT_Buffer *const *argument_lists[1] = {inputs};
     PJRT_Buffer **output_lists[1] = {outputs};
     PJRT_Event *complete[1] = {NULL};
@@ -252,6 +279,7 @@ porta_status *pjrt_program_run(porta_device *device, pjrt_program *program,
         }
     free(inputs);
     free(outputs);
+    free(kept);
     return status;
 }
 
