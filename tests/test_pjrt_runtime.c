@@ -3,7 +3,7 @@
  * empty), a hand-written StableHLO module compiles, runs on storages and
  * is cached, and a module the plugin rejects gives its error. Without a
  * PJRT plugin the tests say so on stderr; PORTA_REQUIRE_PJRT makes that a
- * failure. */
+ * failure unless PORTA_VISIBLE_DEVICES hides the PJRT devices. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +17,12 @@ static porta_device *pjrt_device(const char *test) {
         porta_device_info info;
         if (porta_device_get(i, &device) || porta_device_info_get(device, &info)) continue;
         if (strcmp(info.backend, "pjrt") == 0) return device;
+    }
+    const char *visible = getenv("PORTA_VISIBLE_DEVICES");
+    if (visible && *visible) {
+        fprintf(stderr, "%s: NOT RUN, PORTA_VISIBLE_DEVICES=%s shows no PJRT device\n", test,
+                visible);
+        return NULL;
     }
     const char *why = porta_backend_unavailable_reason("pjrt");
     CHECK_MSG(why != NULL, "%s: no PJRT device and no reason given", test);
