@@ -96,6 +96,46 @@ TEST(test_pjrt_buffer_round_trips) {
     porta_buffer_release(empty);
 }
 
+/* Partial writes into a large buffer patch it on the device: one module
+ * for writes of one size wherever they land, the bytes around them kept. */
+TEST(test_pjrt_partial_writes_into_a_large_buffer) {
+    porta_device *device = pjrt_device(__func__);
+    if (!device) return;
+    enum { N = (1 << 20) + 24 };
+    unsigned char *want = malloc(N), *got = malloc(N), patch[40];
+    porta_buffer *buffer = NULL;
+    porta_status *status = porta_buffer_alloc(device, N, &buffer);
+    if (!want || !got || status) {
+        test_fail(__FILE__, __LINE__, "set-up: %s", status ? porta_status_message(status) : "");
+        porta_status_free(status);
+        free(want);
+        free(got);
+        return;
+    }
+    fill_pattern(want, N, 5);
+    CHECK_OK(porta_buffer_write(buffer, 0, want, N));
+    porta_compiler_stats before, after;
+    porta_compiler_stats_get(&before);
+    static const size_t offsets[] = {0, 1, 4096, N - 40};
+    for (size_t i = 0; i < sizeof offsets / sizeof offsets[0]; i++) {
+        fill_pattern(patch, sizeof patch, (unsigned)(100 + i));
+        CHECK_OK(porta_buffer_write(buffer, offsets[i], patch, sizeof patch));
+        memcpy(want + offsets[i], patch, sizeof patch);
+    }
+    fill_pattern(patch, 3, 200); /* another size: another module */
+    CHECK_OK(porta_buffer_write(buffer, N - 3, patch, 3));
+    memcpy(want + N - 3, patch, 3);
+    porta_compiler_stats_get(&after);
+    uint64_t built = (after.kernels_compiled - before.kernels_compiled) +
+                     (after.kernel_disk_hits - before.kernel_disk_hits);
+    CHECK_MSG(built == 2, "%llu modules built for patches of two sizes", (unsigned long long)built);
+    CHECK_OK(porta_buffer_read(buffer, 0, got, N));
+    CHECK(memcmp(got, want, N) == 0);
+    porta_buffer_release(buffer);
+    free(want);
+    free(got);
+}
+
 /* c = a + b over four float32 in 16 bytes each. */
 static const char add_module[] =
     "module @porta_add {\n"
