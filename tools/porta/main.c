@@ -55,11 +55,9 @@ static int cmd_devices(int argc, char **argv) {
         printf("%-8s %-8s %-8d %-10s %-28s %s\n", id, info.backend, info.compute_units, memory,
                capability_names(info.capabilities, caps, sizeof caps), info.name);
     }
-    static const char *const backends[] = {"cpu", "opencl", "cuda"};
-    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
-        const char *why = porta_backend_unavailable_reason(backends[i]);
-        if (why) printf("%s: unavailable (%s)\n", backends[i], why);
-    }
+    const char *backend, *why;
+    for (int i = 0; porta_backend_unavailable_get(i, &backend, &why); i++)
+        printf("%s: unavailable (%s)\n", backend, why);
     return 0;
 }
 
@@ -68,8 +66,9 @@ static const command commands[] = {
      "usage: porta devices\n\n"
      "Prints one line per device: its index (porta:N), backend, threads or\n"
      "compute units, memory, capabilities and name; then each backend that\n"
-     "is unavailable here, and why. PORTA_VISIBLE_DEVICES picks and orders\n"
-     "the devices (indices of this list, or backend names: \"opencl,cpu\").\n",
+     "is unavailable here (and each PJRT plugin that cannot be used), and\n"
+     "why. PORTA_VISIBLE_DEVICES picks and orders the devices (indices of\n"
+     "this list, or backend names: \"opencl,cpu\", \"pjrt\").\n",
      cmd_devices},
     {"run", "run a model (.porta or .pt2) on tensors from a safetensors file",
      "usage: porta run MODEL --input IN.safetensors --output OUT.safetensors [--device D]\n"
