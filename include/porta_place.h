@@ -27,7 +27,9 @@ extern "C" {
 #endif
 
 /* One (primitive, from, to) triple: `op` as in error messages ("cast",
- * "binary.add", "reduce.sum", "matmul"), devices by porta:N index. */
+ * "binary.add", "reduce.sum", "matmul"), devices by porta:N index; -1 for
+ * a device PORTA_VISIBLE_DEVICES hides (the host CPU, when only other
+ * devices are visible). */
 typedef struct porta_placement_count {
     char op[48];
     int from;

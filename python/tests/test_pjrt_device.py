@@ -46,3 +46,24 @@ def test_ops_on_the_pjrt_device_give_the_cpus_results():
     torch.testing.assert_close(got.cpu(), (a @ b).relu().sum(0), rtol=1e-5, atol=1e-5)
     strided = a.to(device).t()[1:, ::2]  # a view reads through partial copies
     torch.testing.assert_close(strided.cpu(), a.t()[1:, ::2], rtol=0, atol=0)
+
+
+def test_a_pjrt_device_alone_places_on_the_hidden_cpu():
+    # PORTA_VISIBLE_DEVICES=pjrt hides the CPU backend from the program, not
+    # from placement: what the plugin cannot run still runs on the host CPU,
+    # counted as placed on device -1.
+    pjrt_index()
+    script = (
+        "import torch, torch_porta\n"
+        "x = torch.randn(5, 6, generator=torch.Generator().manual_seed(0))\n"
+        "assert torch.porta.device_count() == 1\n"
+        "assert torch.porta.get_device_properties(0).backend == 'pjrt'\n"
+        "got = torch.sort(x.to('porta'), dim=1).values.cpu()\n"
+        "assert torch.equal(got, torch.sort(x, dim=1).values)\n"
+        "placed = [p for p in torch_porta.metrics()['placements'] if p['op'].startswith('sort')]\n"
+        "assert placed and all(p['from'] == 0 and p['to'] == -1 for p in placed), placed\n"
+        "print('ok')\n")
+    env = dict(os.environ, PORTA_VISIBLE_DEVICES="pjrt")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr

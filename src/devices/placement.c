@@ -4,6 +4,7 @@
 #include "devices/placement.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -66,6 +67,14 @@ static bool host_memory(const porta_device *device) {
     return device->info.capabilities & PORTA_CAP_HOST_MEMORY;
 }
 
+/* A device that is neither `device` nor skipped, has host memory or not as
+ * asked, and runs prim. */
+static bool can_take(porta_device *candidate, porta_device *device, bool host,
+                     const ir_prim *prim, const porta_tensor *const *inputs, int input_count) {
+    return candidate != device && host_memory(candidate) == host &&
+           dev_runs(candidate, prim, inputs, input_count);
+}
+
 porta_device *dev_placement_find(porta_device *device, const ir_prim *prim,
                                    const porta_tensor *const *inputs, int input_count) {
     int count = porta_device_count();
@@ -80,9 +89,13 @@ porta_device *dev_placement_find(porta_device *device, const ir_prim *prim,
                 porta_status_free(status);
                 continue;
             }
-            if (candidate == device || host_memory(candidate) != (host == 1)) continue;
-            if (dev_runs(candidate, prim, inputs, input_count)) return candidate;
+            if (can_take(candidate, device, host, prim, inputs, input_count)) return candidate;
         }
+    for (int host = 1; host >= 0; host--) {
+        porta_device *candidate;
+        for (int i = 0; (candidate = dev_hidden_device(i)); i++)
+            if (can_take(candidate, device, host, prim, inputs, input_count)) return candidate;
+    }
     return NULL;
 }
 
@@ -156,10 +169,21 @@ static bool dense(const porta_tensor *t) {
 
 #define MAX_PLACED_INPUTS 8
 
+/* "porta:N (backend)", or "the hidden cpu device" for one
+ * PORTA_VISIBLE_DEVICES leaves out. */
+static const char *device_label(const porta_device *device, char *text, size_t cap) {
+    if (device->info.index < 0)
+        snprintf(text, cap, "the %s device PORTA_VISIBLE_DEVICES hides", device->info.backend);
+    else
+        snprintf(text, cap, "porta:%d (%s)", device->info.index, device->info.backend);
+    return text;
+}
+
 porta_status *dev_placement_run(const ir_prim *prim, const porta_tensor *const *inputs,
                                   int input_count, porta_tensor *out) {
     porta_device *from = out->buffer->device;
     porta_device *to = dev_placement_find(from, prim, inputs, input_count);
+    char label[96];
     if (!to)
         return porta_error(PORTA_ERR_UNSUPPORTED,
                            "%s is not supported on porta:%d (%s), nor on any other device",
@@ -192,8 +216,8 @@ porta_status *dev_placement_run(const ir_prim *prim, const porta_tensor *const *
     for (int i = 0; i < input_count; i++) porta_tensor_release(moved[i]);
     porta_tensor_release(result);
     if (status)
-        return porta_error_context(status, "%s placed on porta:%d (%s) from porta:%d (%s)",
-                                   ir_prim_name(prim), to->info.index, to->info.backend,
+        return porta_error_context(status, "%s placed on %s from porta:%d (%s)",
+                                   ir_prim_name(prim), device_label(to, label, sizeof label),
                                    from->info.index, from->info.backend);
     return NULL;
 }

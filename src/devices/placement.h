@@ -14,9 +14,15 @@ bool dev_runs(porta_device *device, const ir_prim *prim,
 
 /* The device that runs prim in place of `device`: the first visible
  * host-memory (CPU) device that supports prim, else the first other visible
- * device that does, in porta:N order; NULL when none does. */
+ * device that does, in porta:N order, else the same among the devices
+ * PORTA_VISIBLE_DEVICES hides (so PORTA_VISIBLE_DEVICES=pjrt still has the
+ * host CPU for what a PJRT plugin cannot run); NULL when none does. */
 porta_device *dev_placement_find(porta_device *device, const ir_prim *prim,
                                    const porta_tensor *const *inputs, int input_count);
+
+/* The n-th device found but hidden by PORTA_VISIBLE_DEVICES, in probe
+ * order (its info.index is -1), or NULL past the last (registry.c). */
+porta_device *dev_hidden_device(int n);
 
 /* Runs prim on the fallback device: each input's elements (the span of its
  * buffer its view covers, so broadcast and strided views stay as cheap as

@@ -102,15 +102,32 @@ static void apply_visible(const char *list) {
     free(copy);
 }
 
+static bool is_visible(const porta_device *device);
+
 static void probe_all(void) {
     static const rt_probe_sink sink = {.add = add_found, .unavailable = add_unavailable};
     for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) probes[i](&sink);
     const char *visible = getenv("PORTA_VISIBLE_DEVICES");
-    if (visible) {
-        apply_visible(visible);
+    if (!visible) {
+        for (int i = 0; i < found_count; i++) make_visible(found[i]);
         return;
     }
-    for (int i = 0; i < found_count; i++) make_visible(found[i]);
+    apply_visible(visible);
+    for (int i = 0; i < found_count; i++)
+        if (!is_visible(found[i])) found[i]->info.index = -1;
+}
+
+static bool is_visible(const porta_device *device) {
+    for (int i = 0; i < device_count; i++)
+        if (devices[i] == device) return true;
+    return false;
+}
+
+porta_device *dev_hidden_device(int n) {
+    porta_device_count(); /* probes have run */
+    for (int i = 0; i < found_count; i++)
+        if (!is_visible(found[i]) && n-- == 0) return found[i];
+    return NULL;
 }
 
 int porta_device_count(void) {
