@@ -51,7 +51,10 @@ static int cmd_devices(int argc, char **argv) {
         }
         char id[16], memory[32], caps[128];
         snprintf(id, sizeof id, "porta:%d", info.index);
-        snprintf(memory, sizeof memory, "%.1f GiB", (double)info.memory_bytes / (1u << 30));
+        if (info.memory_bytes) /* 0: the device does not say (XLA's CPU plugin) */
+            snprintf(memory, sizeof memory, "%.1f GiB", (double)info.memory_bytes / (1u << 30));
+        else
+            snprintf(memory, sizeof memory, "-");
         printf("%-8s %-8s %-8d %-10s %-28s %s\n", id, info.backend, info.compute_units, memory,
                capability_names(info.capabilities, caps, sizeof caps), info.name);
     }
