@@ -1,0 +1,483 @@
+"""Device-neutral training checkpoints (docs/checkpoint.md).
+
+    torch_porta.checkpoint.save("run.ckpt", model=model, optimizer=optimizer,
+                                scheduler=scheduler, step=step, data=sampler)
+    state = torch_porta.checkpoint.load("run.ckpt", model=model, optimizer=optimizer,
+                                        scheduler=scheduler, data=sampler)
+    step = state["step"]
+
+A checkpoint is a directory: manifest.json (everything that is not a
+tensor, as JSON, with a SHA-256 of each data file and of each tensor in it)
+and one safetensors file of tensors, named by its content. No pickle: a
+checkpoint holds data only, and any device loads it. Saving writes the new
+data file and then replaces the manifest (each under a temporary name,
+synced, renamed over), so until the new checkpoint is complete the old
+manifest and the data it names are untouched; data no manifest names is
+removed afterwards. Loading checks everything (the manifest's own hash,
+each file's size and hash, each tensor's hash, names and shapes against the
+model and optimizer) before it assigns anything, so a damaged checkpoint is
+refused, naming the file and the tensor, and leaves the model as it was.
+"""
+import hashlib
+import json
+import os
+import random
+import struct
+
+import torch
+
+from . import _C, _device_module
+from ._data_position import ResumableSampler
+from ._migrate import migrate
+
+FORMAT = "porta-training-checkpoint-1"
+MANIFEST = "manifest.json"
+RNG_SOURCES = ("torch", "porta", "python", "numpy")
+DEFAULT_RNG = ("torch", "porta", "python")
+
+__all__ = ["save", "load", "CheckpointError", "ResumableSampler"]
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be loaded: damaged, partial, or not the
+    model's. The model, optimizer and the rest are unchanged."""
+
+
+# ---- JSON with tensors aside ----
+
+
+class _Tensors:
+    """Tensors set aside while state is turned into JSON: each is stored
+    once, by identity (tied parameters share one entry)."""
+
+    def __init__(self):
+        self.by_name, self._names = {}, {}
+
+    def add(self, name, tensor):
+        key = (tensor.device, tensor.untyped_storage().data_ptr(), tensor.storage_offset(),
+               tuple(tensor.shape), tuple(tensor.stride()), tensor.dtype) \
+            if tensor.device.type != "meta" else None
+        if key is not None and key in self._names:
+            return self._names[key]
+        self.by_name[name] = tensor.detach().to("cpu").contiguous()
+        if key is not None:
+            self._names[key] = name
+        return name
+
+
+def _encode(value, tensors, name):
+    """`value` as JSON-ready data; tensors go to `tensors` under names
+    starting with `name`."""
+    if isinstance(value, torch.Tensor):
+        return {"__tensor__": tensors.add(name, value)}
+    if isinstance(value, dict):
+        if not all(isinstance(key, (str, int)) for key in value):
+            raise TypeError(f"checkpoint: {name}: expected str or int keys, got "
+                            f"{sorted({type(k).__name__ for k in value})}")
+        return {"__dict__": [[key, _encode(item, tensors, f"{name}.{key}")]
+                             for key, item in value.items()]}
+    if isinstance(value, tuple):
+        return {"__tuple__": [_encode(item, tensors, f"{name}.{i}")
+                              for i, item in enumerate(value)]}
+    if isinstance(value, list):
+        return [_encode(item, tensors, f"{name}.{i}") for i, item in enumerate(value)]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"checkpoint: {name}: a value of type {type(value).__name__} cannot be "
+                    f"stored (only tensors, numbers, strings, None, lists, tuples and dicts: "
+                    f"no pickle)")
+
+
+def _decode(value, tensors):
+    if isinstance(value, list):
+        return [_decode(item, tensors) for item in value]
+    if isinstance(value, dict):
+        if "__tensor__" in value:
+            return tensors[value["__tensor__"]]
+        if "__tuple__" in value:
+            return tuple(_decode(item, tensors) for item in value["__tuple__"])
+        return {key: _decode(item, tensors) for key, item in value["__dict__"]}
+    return value
+
+
+def _tensor_names(value):
+    """The tensor entries an encoded value refers to."""
+    if isinstance(value, list):
+        return [name for item in value for name in _tensor_names(item)]
+    if isinstance(value, dict):
+        if "__tensor__" in value:
+            return [value["__tensor__"]]
+        return _tensor_names(list(value.values()))
+    return []
+
+
+# ---- what is saved ----
+
+
+def _model_state(model, tensors):
+    """The state dict's keys in order, each naming its tensor entry; a
+    tied key names the entry of the first key that shares its tensor."""
+    return {key: tensors.add(f"model.{key}", value)
+            for key, value in model.state_dict(keep_vars=True).items()}
+
+
+def _rng_state(sources, tensors):
+    state = {}
+    if "torch" in sources:
+        state["torch"] = {"__tensor__": tensors.add("rng.torch", torch.get_rng_state())}
+    if "porta" in sources:
+        state["porta"] = [{"__tensor__": tensors.add(f"rng.porta.{index}",
+                                                     _device_module.get_rng_state(index))}
+                          for index in range(_device_module.device_count())]
+    if "python" in sources:
+        version, internal, gauss = random.getstate()
+        state["python"] = {"version": version, "gauss": gauss,
+                           "state": {"__tensor__": tensors.add(
+                               "rng.python", torch.tensor(internal, dtype=torch.int64))}}
+    if "numpy" in sources:
+        import numpy
+        kind, keys, position, has_gauss, gauss = numpy.random.get_state()
+        state["numpy"] = {"kind": kind, "position": int(position), "has_gauss": int(has_gauss),
+                          "gauss": float(gauss),
+                          "keys": {"__tensor__": tensors.add(
+                              "rng.numpy", torch.from_numpy(keys.astype("int64")))}}
+    return state
+
+
+def _restore_rng(state, tensors, device_map):
+    if "torch" in state:
+        torch.set_rng_state(_decode(state["torch"], tensors))
+    # each device's own state, then the moved model's device's state onto
+    # its new device (which wins over that device's own)
+    saved = state.get("porta", [])
+    for index in sorted(range(len(saved)), key=lambda i: i in device_map):
+        target = device_map.get(index, index)
+        if target < _device_module.device_count():
+            _device_module.set_rng_state(_decode(saved[index], tensors), target)
+    if "python" in state:
+        python = state["python"]
+        internal = tuple(_decode(python["state"], tensors).tolist())
+        random.setstate((python["version"], internal, python["gauss"]))
+    if "numpy" in state:
+        import numpy
+        numpy_state = state["numpy"]
+        keys = _decode(numpy_state["keys"], tensors).numpy().astype("uint32")
+        numpy.random.set_state((numpy_state["kind"], keys, numpy_state["position"],
+                                numpy_state["has_gauss"], numpy_state["gauss"]))
+
+
+def _data_state(data):
+    """A DataLoader's sampler's, a sampler's, or any object's with
+    state_dict(); a dict is saved as it is."""
+    if isinstance(data, dict):
+        return data
+    if isinstance(data, torch.utils.data.DataLoader):
+        data = data.sampler
+    if not hasattr(data, "state_dict"):
+        raise TypeError(f"checkpoint: data: expected a DataLoader whose sampler has "
+                        f"state_dict() (torch_porta.checkpoint.ResumableSampler), such a "
+                        f"sampler, or a dict, got {type(data).__name__}")
+    return data.state_dict()
+
+
+def _data_target(data):
+    if isinstance(data, torch.utils.data.DataLoader):
+        data = data.sampler
+    if not hasattr(data, "load_state_dict"):
+        raise TypeError(f"checkpoint: data: expected a DataLoader whose sampler has "
+                        f"load_state_dict() or such a sampler, got {type(data).__name__}")
+    return data
+
+
+def _device_of(model):
+    for tensor in list(model.parameters()) + list(model.buffers()):
+        return tensor.device
+    return None
+
+
+# ---- files ----
+
+
+def _sha256(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def _safetensors_bytes(tensors, metadata=None):
+    from safetensors.torch import save
+    return save(tensors, metadata=metadata)
+
+
+def _sync_directory(path):
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _manifest_bytes(manifest):
+    """The manifest with the SHA-256 of its own canonical text, so a
+    damaged manifest is refused as a damaged data file is."""
+    body = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
+    return json.dumps({"sha256": _sha256(body.encode()), "manifest": manifest},
+                      sort_keys=True, indent=1).encode()
+
+
+def _tensor_hashes(tensors):
+    return {name: _sha256(tensor.reshape(-1).view(torch.uint8).numpy().tobytes()
+                          if tensor.numel() else b"")
+            for name, tensor in tensors.items()}
+
+
+def save(path, model=None, optimizer=None, scheduler=None, scaler=None, step=0, extra=None,
+         rng=True, data=None):
+    """Writes a checkpoint directory at `path` (created, or replaced
+    atomically). `rng`: True saves the PyTorch CPU, porta and Python
+    generators; False none; or a collection of "torch", "porta", "python",
+    "numpy". `data`: the data position (see _data_state). `extra`: any
+    JSON-ready value (tensors allowed). Returns `path`."""
+    if rng is True:
+        rng = DEFAULT_RNG
+    sources = set(rng or ())
+    unknown = sources - set(RNG_SOURCES)
+    if unknown:
+        raise ValueError(f"checkpoint.save: rng: expected True, False or some of "
+                         f"{', '.join(RNG_SOURCES)}, got {sorted(unknown)}")
+    if not isinstance(step, int):
+        raise TypeError(f"checkpoint.save: step: expected an int, got {type(step).__name__}")
+    tensors = _Tensors()
+    manifest = {"format": FORMAT, "step": step}
+    if model is not None:
+        manifest["model"] = _model_state(model, tensors)
+        device = _device_of(model)
+        manifest["device"] = str(device) if device is not None else None
+    if optimizer is not None:
+        manifest["optimizer"] = _encode(optimizer.state_dict(), tensors, "optimizer")
+    if scheduler is not None:
+        manifest["scheduler"] = _encode(scheduler.state_dict(), tensors, "scheduler")
+    if scaler is not None:
+        manifest["scaler"] = _encode(scaler.state_dict(), tensors, "scaler")
+    if extra is not None:
+        manifest["extra"] = _encode(extra, tensors, "extra")
+    if data is not None:
+        manifest["data"] = _encode(_data_state(data), tensors, "data")
+    manifest["rng"] = _rng_state(sources, tensors)
+
+    content = _safetensors_bytes(tensors.by_name, {"format": FORMAT})
+    data_name = f"state-{_sha256(content)[:16]}.safetensors"
+    manifest["files"] = {data_name: {"bytes": len(content), "sha256": _sha256(content),
+                                     "tensors": _tensor_hashes(tensors.by_name)}}
+    os.makedirs(path, exist_ok=True)
+    previous = set(os.listdir(path))
+    # The data first, then the manifest that names it: each is written
+    # under a temporary name, synced and renamed over (porta_file_write),
+    # and the directory synced, so a crash at any point leaves the last
+    # complete checkpoint readable.
+    _C.write_file(os.path.join(path, data_name), content)
+    _sync_directory(path)
+    _C.write_file(os.path.join(path, MANIFEST), _manifest_bytes(manifest))
+    _sync_directory(path)
+    for stale in previous - {data_name, MANIFEST}:
+        if stale.startswith("state-") and stale.endswith(".safetensors"):
+            os.unlink(os.path.join(path, stale))
+    return path
+
+
+# ---- loading: check everything, then assign ----
+
+
+def _read_manifest(path):
+    manifest_path = os.path.join(path, MANIFEST)
+    try:
+        with open(manifest_path, "rb") as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise CheckpointError(f"{manifest_path}: no such file: not a checkpoint directory "
+                              f"written by torch_porta.checkpoint.save") from None
+    try:
+        outer = json.loads(text)
+        manifest, recorded = outer["manifest"], outer["sha256"]
+    except (ValueError, KeyError, TypeError) as error:
+        raise CheckpointError(f"{manifest_path}: damaged or partial ({len(text)} bytes): "
+                              f"not the JSON a checkpoint's manifest holds ({error})") from None
+    body = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
+    if _sha256(body.encode()) != recorded:
+        raise CheckpointError(f"{manifest_path}: damaged: its content does not match the "
+                              f"SHA-256 it records")
+    if manifest.get("format") != FORMAT:
+        raise CheckpointError(f"{manifest_path}: expected the format {FORMAT!r}, got "
+                              f"{manifest.get('format')!r}")
+    return manifest
+
+
+def _incomplete_tensor(content):
+    """For a file shorter than recorded: the first tensor whose bytes are
+    cut off, as safetensors' header lays them out, if the header is whole."""
+    if len(content) < 8:
+        return "its header"
+    header_length = struct.unpack("<Q", content[:8])[0]
+    if len(content) < 8 + header_length:
+        return "its header"
+    try:
+        header = json.loads(content[8:8 + header_length])
+    except ValueError:
+        return "its header"
+    available = len(content) - 8 - header_length
+    cut = [(entry["data_offsets"][0], name) for name, entry in header.items()
+           if name != "__metadata__" and entry["data_offsets"][1] > available]
+    return f"tensor {min(cut)[1]!r}" if cut else "its end"
+
+
+def _read_data(path, name, record):
+    file_path = os.path.join(path, name)
+    try:
+        with open(file_path, "rb") as f:
+            content = f.read()
+    except FileNotFoundError:
+        raise CheckpointError(f"{file_path}: missing: the manifest names it") from None
+    if len(content) != record["bytes"]:
+        raise CheckpointError(f"{file_path}: truncated or partial: {len(content)} bytes, the "
+                              f"manifest records {record['bytes']}; "
+                              f"{_incomplete_tensor(content)} is incomplete"
+                              if len(content) < record["bytes"] else
+                              f"{file_path}: {len(content)} bytes, the manifest records "
+                              f"{record['bytes']}: not the file that was saved")
+    from safetensors.torch import load as parse
+    try:
+        tensors = parse(content)
+    except Exception as error:  # safetensors' own header checks
+        raise CheckpointError(f"{file_path}: damaged: {error}") from None
+    hashes = _tensor_hashes(tensors)
+    for tensor_name, expected in record["tensors"].items():
+        if tensor_name not in tensors:
+            raise CheckpointError(f"{file_path}: damaged: tensor {tensor_name!r} is missing")
+        if hashes[tensor_name] != expected:
+            raise CheckpointError(f"{file_path}: damaged: tensor {tensor_name!r} does not match "
+                                  f"the SHA-256 the manifest records")
+    if _sha256(content) != record["sha256"]:
+        raise CheckpointError(f"{file_path}: damaged: its header does not match the SHA-256 "
+                              f"the manifest records (the tensors do)")
+    return tensors
+
+
+def _check_model(path, model, entries, tensors):
+    current = model.state_dict(keep_vars=True)
+    missing = [key for key in current if key not in entries]
+    unexpected = [key for key in entries if key not in current]
+    if missing or unexpected:
+        raise CheckpointError(f"{path}: the model's state does not match the checkpoint's: "
+                              f"missing {missing}, unexpected {unexpected}")
+    for key, value in current.items():
+        saved = tensors[entries[key]]
+        if saved.shape != value.shape or saved.dtype != value.dtype:
+            raise CheckpointError(f"{path}: tensor {entries[key]!r}: the checkpoint holds "
+                                  f"{saved.dtype} {list(saved.shape)}, the model's {key} is "
+                                  f"{value.dtype} {list(value.shape)}")
+
+
+def _check_optimizer(path, optimizer, state):
+    groups, saved_groups = optimizer.param_groups, state["param_groups"]
+    if len(groups) != len(saved_groups) or any(
+            len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+        raise CheckpointError(
+            f"{path}: the optimizer's parameter groups hold "
+            f"{[len(g['params']) for g in groups]} parameters, the checkpoint's "
+            f"{[len(s['params']) for s in saved_groups]}")
+    parameters = [p for g in groups for p in g["params"]]
+    ids = [i for s in saved_groups for i in s["params"]]
+    by_id = dict(zip(ids, parameters))
+    for index, values in state["state"].items():
+        parameter = by_id.get(index)
+        for key, value in values.items():
+            if isinstance(value, torch.Tensor) and value.dim() and parameter is not None \
+                    and value.shape != parameter.shape:
+                raise CheckpointError(f"{path}: optimizer state {key} of parameter {index}: "
+                                      f"{list(value.shape)} in the checkpoint, the parameter "
+                                      f"is {list(parameter.shape)}")
+
+
+def _assign_model(model, entries, tensors):
+    """Copies in place (each tensor keeps its device and identity); keys
+    saved as one tensor are tied again if the model's are not."""
+    current = model.state_dict(keep_vars=True)
+    first_key = {}
+    with torch.no_grad():
+        for key, name in entries.items():
+            if name in first_key:
+                _tie(model, key, current[first_key[name]], current[key])
+                continue
+            first_key[name] = key
+            current[key].copy_(tensors[name])
+
+
+def _tie(model, key, canonical, value):
+    if value is canonical:
+        return
+    owner_path, _, attribute = key.rpartition(".")
+    owner = model.get_submodule(owner_path)
+    if isinstance(canonical, torch.nn.Parameter) and attribute in owner._parameters:
+        owner._parameters[attribute] = canonical
+    else:
+        with torch.no_grad():
+            value.copy_(canonical)
+
+
+def _device_map(manifest, map_location):
+    """Which porta generator takes each saved one: the saved model's
+    device's state goes with the model to map_location."""
+    saved, target = manifest.get("device"), map_location
+    if saved is None or target is None:
+        return {}
+    saved, target = torch.device(saved), torch.device(target)
+    if saved.type == "porta" and target.type == "porta":
+        return {saved.index or 0: target.index or 0}
+    return {}
+
+
+def load(path, model=None, optimizer=None, scheduler=None, scaler=None, rng=True, data=None,
+         map_location=None):
+    """Restores what `save` wrote into the objects given; returns
+    {"step": int, "extra": the saved extra or None}. `map_location`: the
+    device the model (and optimizer state) should be on afterwards, moved
+    there in place by torch_porta.migrate before the values are copied;
+    None keeps the model where it is. Everything is checked before anything
+    is assigned: on CheckpointError nothing was changed."""
+    manifest = _read_manifest(path)
+    tensors = {}
+    for name, record in manifest["files"].items():
+        tensors.update(_read_data(path, name, record))
+    referenced = _tensor_names(list(manifest.values())) + list(manifest.get("model", {}).values())
+    absent = [name for name in referenced if name not in tensors]
+    if absent:
+        raise CheckpointError(f"{path}: the manifest names tensors no file holds: {absent}")
+
+    if model is not None:
+        if "model" not in manifest:
+            raise CheckpointError(f"{path}: holds no model state")
+        _check_model(path, model, manifest["model"], tensors)
+    optimizer_state = None
+    if optimizer is not None:
+        if "optimizer" not in manifest:
+            raise CheckpointError(f"{path}: holds no optimizer state")
+        optimizer_state = _decode(manifest["optimizer"], tensors)
+        _check_optimizer(path, optimizer, optimizer_state)
+    for name, target in (("scheduler", scheduler), ("scaler", scaler), ("data", data)):
+        if target is not None and name not in manifest:
+            raise CheckpointError(f"{path}: holds no {name} state")
+    data_target = _data_target(data) if data is not None else None
+
+    if map_location is not None and model is not None:
+        migrate(model, optimizer, to=map_location)
+    if model is not None:
+        _assign_model(model, manifest["model"], tensors)
+    if optimizer is not None:
+        optimizer.load_state_dict(optimizer_state)
+    if scheduler is not None:
+        scheduler.load_state_dict(_decode(manifest["scheduler"], tensors))
+    if scaler is not None:
+        scaler.load_state_dict(_decode(manifest["scaler"], tensors))
+    if data_target is not None:
+        data_target.load_state_dict(_decode(manifest["data"], tensors))
+    if rng:
+        _restore_rng(manifest.get("rng", {}), tensors, _device_map(manifest, map_location))
+    return {"step": manifest["step"], "extra": _decode(manifest.get("extra"), tensors)}
