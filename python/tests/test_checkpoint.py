@@ -178,14 +178,13 @@ def test_map_location_moves_the_model_in_place(tmp_path):
 
 
 def _small_checkpoint(path):
-    """A checkpoint of about 3 KB: a tied model, its Adam state, RNGs."""
+    """A checkpoint of about 2 KB: a tied model and its Adam state."""
     torch.manual_seed(0)
     model = TiedModel()
     optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
     model(torch.tensor([[1, 2]])).sum().backward()
     optimizer.step()
-    torch_porta.checkpoint.save(path, model=model, optimizer=optimizer, step=3,
-                                rng=("python",))
+    torch_porta.checkpoint.save(path, model=model, optimizer=optimizer, step=3, rng=False)
     return model, optimizer
 
 
@@ -217,8 +216,9 @@ def test_every_truncation_of_a_checkpoint_is_refused(tmp_path):
                 torch_porta.checkpoint.load(tmp_path / "cut", model=target,
                                             optimizer=target_optimizer)
             assert f"{file}:" in str(refused.value), (length, str(refused.value))
-            if file != "manifest.json" and length > 200:
-                assert "tensor '" in str(refused.value) or "its end" in str(refused.value)
+            if file != "manifest.json":
+                assert any(part in str(refused.value)
+                           for part in ("its header", "tensor '", "its end")), str(refused.value)
         (tmp_path / "cut" / file).write_bytes(whole)
     assert _unchanged(target, before) and not target_optimizer.state
     torch_porta.checkpoint.load(tmp_path / "cut", model=target, optimizer=target_optimizer)
@@ -280,7 +280,7 @@ def test_a_model_that_does_not_match_is_refused_unchanged(tmp_path):
     _small_checkpoint(tmp_path / "ckpt")
     other = TiedModel(width=5)
     before = _snapshot(other)
-    with pytest.raises(CheckpointError, match=r"model.mix.weight.*\[6, 6\].*\[5, 5\]"):
+    with pytest.raises(CheckpointError, match=r"model.embed.weight.*\[11, 6\].*\[11, 5\]"):
         torch_porta.checkpoint.load(tmp_path / "ckpt", model=other)
     assert _unchanged(other, before)
 

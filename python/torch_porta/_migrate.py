@@ -16,7 +16,7 @@ def _unique_parameters(model, optimizer):
     """Each Parameter once (tied ones are one object), the model's first,
     then any the optimizer holds that the model does not."""
     seen, parameters = set(), []
-    sources = [model.parameters(remove_duplicate=False)] if model is not None else []
+    sources = [model.parameters()] if model is not None else []
     if optimizer is not None:
         sources += [group["params"] for group in optimizer.param_groups]
     for source in sources:

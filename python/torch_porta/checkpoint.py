@@ -52,6 +52,7 @@ class _Tensors:
 
     def __init__(self):
         self.by_name, self._names = {}, {}
+        self._originals = []  # alive while keyed by address: no address is reused
 
     def add(self, name, tensor):
         key = (tensor.device, tensor.untyped_storage().data_ptr(), tensor.storage_offset(),
@@ -62,6 +63,7 @@ class _Tensors:
         self.by_name[name] = tensor.detach().to("cpu").contiguous()
         if key is not None:
             self._names[key] = name
+            self._originals.append(tensor)
         return name
 
 
