@@ -208,17 +208,19 @@ def test_every_truncation_of_a_checkpoint_is_refused(tmp_path):
     before = _snapshot(target)
     for file in (_data_file(tmp_path / "good").name, "manifest.json"):
         whole = (tmp_path / "good" / file).read_bytes()
-        assert 1000 < len(whole) < 4096 or file == "manifest.json"
+        assert 1000 < len(whole) < 5000
         shutil.copytree(tmp_path / "good", tmp_path / "cut", dirs_exist_ok=True)
-        for length in range(len(whole)):
-            (tmp_path / "cut" / file).write_bytes(whole[:length])
-            with pytest.raises(CheckpointError) as refused:
-                torch_porta.checkpoint.load(tmp_path / "cut", model=target,
-                                            optimizer=target_optimizer)
-            assert f"{file}:" in str(refused.value), (length, str(refused.value))
-            if file != "manifest.json":
-                assert any(part in str(refused.value)
-                           for part in ("its header", "tensor '", "its end")), str(refused.value)
+        with open(tmp_path / "cut" / file, "r+b") as cut:
+            for length in reversed(range(len(whole))):
+                cut.truncate(length)
+                with pytest.raises(CheckpointError) as refused:
+                    torch_porta.checkpoint.load(tmp_path / "cut", model=target,
+                                                optimizer=target_optimizer)
+                message = str(refused.value)
+                assert f"{file}:" in message, (length, message)
+                if file != "manifest.json":
+                    assert any(part in message
+                               for part in ("its header", "tensor '", "its end")), message
         (tmp_path / "cut" / file).write_bytes(whole)
     assert _unchanged(target, before) and not target_optimizer.state
     torch_porta.checkpoint.load(tmp_path / "cut", model=target, optimizer=target_optimizer)
