@@ -23,6 +23,7 @@ import json
 import os
 import random
 import struct
+import sys
 
 import torch
 
@@ -231,13 +232,63 @@ def _tensor_hashes(tensors):
             for name, tensor in tensors.items()}
 
 
+def _world():
+    import torch.distributed as dist
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+def _is_zero(optimizer):
+    """A ZeroRedundancyOptimizer's module is imported if there is one:
+    importing it just to ask costs time and warnings."""
+    zero = sys.modules.get("torch.distributed.optim")
+    return zero is not None and isinstance(optimizer, zero.ZeroRedundancyOptimizer)
+
+
+def _module(model):
+    """The model inside DistributedDataParallel, whose keys have no
+    "module." prefix, so a checkpoint loads with or without it."""
+    return model.module if isinstance(model, torch.nn.parallel.DistributedDataParallel) \
+        else model
+
+
+def _write_data(path, prefix, tensors):
+    """A data file named by its content; its record for the manifest."""
+    content = _safetensors_bytes(tensors.by_name, {"format": FORMAT})
+    name = f"{prefix}-{_sha256(content)[:16]}.safetensors"
+    _C.write_file(os.path.join(path, name), content)
+    return name, {"bytes": len(content), "sha256": _sha256(content),
+                  "tensors": _tensor_hashes(tensors.by_name)}
+
+
+def _rank_shard(path, rank, size, optimizer, sources):
+    """What differs between the ranks of a distributed job (each rank's
+    generators; its ZeroRedundancyOptimizer shard) in a file of its own;
+    the records of every rank's file, gathered on each."""
+    import torch.distributed as dist
+    tensors = _Tensors()
+    shard = {"rng": _rng_state(sources, tensors)}
+    if optimizer is not None and _is_zero(optimizer):
+        shard["optimizer"] = _encode(optimizer.optim.state_dict(), tensors, "optimizer")
+    name, record = _write_data(path, f"rank{rank}-of-{size}", tensors)
+    _sync_directory(path)
+    records = [None] * size
+    dist.all_gather_object(records, {"file": name, "record": record, "shard": shard})
+    return records
+
+
 def save(path, model=None, optimizer=None, scheduler=None, scaler=None, step=0, extra=None,
          rng=True, data=None):
     """Writes a checkpoint directory at `path` (created, or replaced
     atomically). `rng`: True saves the PyTorch CPU, porta and Python
     generators; False none; or a collection of "torch", "porta", "python",
     "numpy". `data`: the data position (see _data_state). `extra`: any
-    JSON-ready value (tensors allowed). Returns `path`."""
+    JSON-ready value (tensors allowed). Returns `path`.
+
+    In a torch.distributed job every rank calls it: rank 0 writes the model
+    and what the ranks share; each rank writes its generators and, with a
+    ZeroRedundancyOptimizer, its optimizer shard."""
     if rng is True:
         rng = DEFAULT_RNG
     sources = set(rng or ())
@@ -247,13 +298,28 @@ def save(path, model=None, optimizer=None, scheduler=None, scaler=None, step=0, 
                          f"{', '.join(RNG_SOURCES)}, got {sorted(unknown)}")
     if not isinstance(step, int):
         raise TypeError(f"checkpoint.save: step: expected an int, got {type(step).__name__}")
+    rank, size = _world()
+    model = _module(model) if model is not None else None
+    os.makedirs(path, exist_ok=True)
+    shards = _rank_shard(path, rank, size, optimizer, sources) if size > 1 else None
+    if rank == 0:
+        _save_shared(path, model, optimizer, scheduler, scaler, step, extra, sources, data,
+                     shards)
+    if size > 1:
+        import torch.distributed as dist
+        dist.barrier()
+    return path
+
+
+def _save_shared(path, model, optimizer, scheduler, scaler, step, extra, sources, data,
+                 shards):
     tensors = _Tensors()
     manifest = {"format": FORMAT, "step": step}
     if model is not None:
         manifest["model"] = _model_state(model, tensors)
         device = _device_of(model)
         manifest["device"] = str(device) if device is not None else None
-    if optimizer is not None:
+    if optimizer is not None and not _is_zero(optimizer):
         manifest["optimizer"] = _encode(optimizer.state_dict(), tensors, "optimizer")
     if scheduler is not None:
         manifest["scheduler"] = _encode(scheduler.state_dict(), tensors, "scheduler")
@@ -263,26 +329,26 @@ def save(path, model=None, optimizer=None, scheduler=None, scaler=None, step=0, 
         manifest["extra"] = _encode(extra, tensors, "extra")
     if data is not None:
         manifest["data"] = _encode(_data_state(data), tensors, "data")
-    manifest["rng"] = _rng_state(sources, tensors)
+    if shards is None:
+        manifest["rng"] = _rng_state(sources, tensors)
+    else:
+        manifest["ranks"] = [dict(entry["shard"], file=entry["file"]) for entry in shards]
 
-    content = _safetensors_bytes(tensors.by_name, {"format": FORMAT})
-    data_name = f"state-{_sha256(content)[:16]}.safetensors"
-    manifest["files"] = {data_name: {"bytes": len(content), "sha256": _sha256(content),
-                                     "tensors": _tensor_hashes(tensors.by_name)}}
-    os.makedirs(path, exist_ok=True)
     previous = set(os.listdir(path))
     # The data first, then the manifest that names it: each is written
     # under a temporary name, synced and renamed over (porta_file_write),
     # and the directory synced, so a crash at any point leaves the last
     # complete checkpoint readable.
-    _C.write_file(os.path.join(path, data_name), content)
+    data_name, record = _write_data(path, "state", tensors)
+    manifest["files"] = {data_name: record}
+    for entry in shards or ():
+        manifest["files"][entry["file"]] = entry["record"]
     _sync_directory(path)
     _C.write_file(os.path.join(path, MANIFEST), _manifest_bytes(manifest))
     _sync_directory(path)
-    for stale in previous - {data_name, MANIFEST}:
-        if stale.startswith("state-") and stale.endswith(".safetensors"):
+    for stale in previous - set(manifest["files"]):
+        if stale.startswith(("state-", "rank")) and stale.endswith(".safetensors"):
             os.unlink(os.path.join(path, stale))
-    return path
 
 
 # ---- loading: check everything, then assign ----
@@ -436,6 +502,59 @@ def _device_map(manifest, map_location):
     return {}
 
 
+def _check(path, manifest, rank, size, model, optimizer, scheduler, scaler, data):
+    """Everything `load` needs, checked: (tensors, this rank's part of the
+    manifest, the optimizer whose state is loaded and that state)."""
+    ranks = manifest.get("ranks")
+    if ranks is not None and len(ranks) != size:
+        raise CheckpointError(f"{path}: saved by {len(ranks)} ranks, loaded by {size}: its "
+                              f"per-rank state (generators, ZeRO optimizer shards) needs the "
+                              f"same number")
+    own = ranks[rank] if ranks is not None else manifest
+    others = {entry["file"] for entry in ranks or ()} - {own.get("file")}
+    tensors = {}
+    for name, record in manifest["files"].items():
+        if name not in others:
+            tensors.update(_read_data(path, name, record))
+    referenced = _tensor_names([value for key, value in manifest.items() if key != "ranks"]
+                               + [own]) + list(manifest.get("model", {}).values())
+    absent = [name for name in referenced if name not in tensors]
+    if absent:
+        raise CheckpointError(f"{path}: the manifest names tensors no file holds: {absent}")
+    if model is not None:
+        if "model" not in manifest:
+            raise CheckpointError(f"{path}: holds no model state")
+        _check_model(path, model, manifest["model"], tensors)
+    target, state = None, None
+    if optimizer is not None:
+        target, saved = (optimizer.optim, own.get("optimizer")) if _is_zero(optimizer) \
+            else (optimizer, manifest.get("optimizer"))
+        if saved is None:
+            raise CheckpointError(f"{path}: holds no optimizer state for a "
+                                  f"{type(optimizer).__name__}")
+        state = _decode(saved, tensors)
+        _check_optimizer(path, target, state)
+    for name, given in (("scheduler", scheduler), ("scaler", scaler), ("data", data)):
+        if given is not None and name not in manifest:
+            raise CheckpointError(f"{path}: holds no {name} state")
+    return tensors, own, target, state
+
+
+def _agree(error, rank, size):
+    """In a distributed job, every rank refuses if any rank's part is bad,
+    so that no rank assigns what another cannot."""
+    if size == 1:
+        if error is not None:
+            raise error
+        return
+    import torch.distributed as dist
+    verdicts = [None] * size
+    dist.all_gather_object(verdicts, None if error is None else str(error))
+    for other, verdict in enumerate(verdicts):
+        if verdict is not None:
+            raise CheckpointError(verdict if other == rank else f"rank {other}: {verdict}")
+
+
 def load(path, model=None, optimizer=None, scheduler=None, scaler=None, rng=True, data=None,
          map_location=None):
     """Restores what `save` wrote into the objects given; returns
@@ -443,37 +562,26 @@ def load(path, model=None, optimizer=None, scheduler=None, scaler=None, rng=True
     device the model (and optimizer state) should be on afterwards, moved
     there in place by torch_porta.migrate before the values are copied;
     None keeps the model where it is. Everything is checked before anything
-    is assigned: on CheckpointError nothing was changed."""
-    manifest = _read_manifest(path)
-    tensors = {}
-    for name, record in manifest["files"].items():
-        tensors.update(_read_data(path, name, record))
-    referenced = _tensor_names(list(manifest.values())) + list(manifest.get("model", {}).values())
-    absent = [name for name in referenced if name not in tensors]
-    if absent:
-        raise CheckpointError(f"{path}: the manifest names tensors no file holds: {absent}")
-
-    if model is not None:
-        if "model" not in manifest:
-            raise CheckpointError(f"{path}: holds no model state")
-        _check_model(path, model, manifest["model"], tensors)
-    optimizer_state = None
-    if optimizer is not None:
-        if "optimizer" not in manifest:
-            raise CheckpointError(f"{path}: holds no optimizer state")
-        optimizer_state = _decode(manifest["optimizer"], tensors)
-        _check_optimizer(path, optimizer, optimizer_state)
-    for name, target in (("scheduler", scheduler), ("scaler", scaler), ("data", data)):
-        if target is not None and name not in manifest:
-            raise CheckpointError(f"{path}: holds no {name} state")
-    data_target = _data_target(data) if data is not None else None
+    is assigned: on CheckpointError nothing was changed. In a distributed
+    job every rank calls it, with as many ranks as saved it."""
+    rank, size = _world()
+    model = _module(model) if model is not None else None
+    error, checked = None, None
+    try:
+        manifest = _read_manifest(path)
+        checked = _check(path, manifest, rank, size, model, optimizer, scheduler, scaler, data)
+        data_target = _data_target(data) if data is not None else None
+    except CheckpointError as refused:
+        error = refused
+    _agree(error, rank, size)
+    tensors, own, optimizer_target, optimizer_state = checked
 
     if map_location is not None and model is not None:
         migrate(model, optimizer, to=map_location)
     if model is not None:
         _assign_model(model, manifest["model"], tensors)
-    if optimizer is not None:
-        optimizer.load_state_dict(optimizer_state)
+    if optimizer_target is not None:
+        optimizer_target.load_state_dict(optimizer_state)
     if scheduler is not None:
         scheduler.load_state_dict(_decode(manifest["scheduler"], tensors))
     if scaler is not None:
@@ -481,5 +589,5 @@ def load(path, model=None, optimizer=None, scheduler=None, scaler=None, rng=True
     if data_target is not None:
         data_target.load_state_dict(_decode(manifest["data"], tensors))
     if rng:
-        _restore_rng(manifest.get("rng", {}), tensors, _device_map(manifest, map_location))
+        _restore_rng(own.get("rng", {}), tensors, _device_map(manifest, map_location))
     return {"step": manifest["step"], "extra": _decode(manifest.get("extra"), tensors)}

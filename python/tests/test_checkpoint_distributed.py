@@ -1,0 +1,86 @@
+"""torch_porta.checkpoint in a 2-rank DDP job with a ZeroRedundancyOptimizer
+(MPI, this file run under mpirun): rank 0 writes the model, each rank its
+optimizer shard and generators, one manifest names them all; training
+resumed from the checkpoint ends with the parameters of the run that was
+never stopped, and a damaged shard of one rank is refused on every rank."""
+import os
+import sys
+
+import pytest
+
+from test_distributed import _check, _lines, _mpirun, _train
+
+pytestmark = pytest.mark.serial
+
+
+def test_a_ddp_zero_job_resumes_from_its_per_rank_shards(tmp_path):
+    done, _ = _mpirun("zero", arguments=[str(tmp_path / "ckpt")], script=__file__)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _lines(done.stdout, "zero ok") == ["zero ok rank 0 of 2", "zero ok rank 1 of 2"], \
+        done.stdout + done.stderr
+    assert sorted(name.split("-")[0] for name in os.listdir(tmp_path / "ckpt")) == [
+        "manifest.json", "rank0", "rank1", "state"]
+
+
+def _zero():
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.optim import ZeroRedundancyOptimizer
+    from torch.nn.parallel import DistributedDataParallel
+
+    import torch_porta
+    from torch_porta.checkpoint import CheckpointError
+
+    dist.init_process_group("porta")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    generator = torch.Generator().manual_seed(2)
+    data = [(torch.randn(8, 16, generator=generator), torch.randn(8, 4, generator=generator))
+            for _ in range(6)]
+    shards = [(x[rank * 4:(rank + 1) * 4].to("porta"), y[rank * 4:(rank + 1) * 4].to("porta"))
+              for x, y in data]
+
+    def fresh(seed):
+        torch.manual_seed(seed)
+        model = DistributedDataParallel(torch.nn.Sequential(
+            torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 4)).to("porta"))
+        return model, ZeroRedundancyOptimizer(model.parameters(),
+                                              optimizer_class=torch.optim.Adam, lr=0.01)
+
+    def parameters(model):
+        return torch.cat([p.detach().reshape(-1) for p in model.parameters()]).cpu()
+
+    path = sys.argv[2]
+    model, optimizer = fresh(0)
+    _train(model, optimizer, shards)
+    uninterrupted = parameters(model)
+
+    model, optimizer = fresh(0)
+    _train(model, optimizer, shards[:3])
+    torch_porta.checkpoint.save(path, model=model, optimizer=optimizer, step=3)
+    model, optimizer = fresh(1)
+    step = torch_porta.checkpoint.load(path, model=model, optimizer=optimizer)["step"]
+    _check(step == 3, f"step {step}")
+    _train(model, optimizer, shards[step:])
+    resumed = parameters(model)
+    _check(torch.equal(uninterrupted, resumed),
+           f"resumed differs by {(uninterrupted - resumed).abs().max().item()}")
+
+    dist.barrier()
+    if rank == 1:  # one rank's shard is cut short: every rank refuses
+        (shard,) = [n for n in os.listdir(path) if n.startswith("rank1-")]
+        with open(os.path.join(path, shard), "r+b") as f:
+            f.truncate(100)
+    dist.barrier()
+    before = parameters(model)
+    try:
+        torch_porta.checkpoint.load(path, model=model, optimizer=optimizer)
+        _check(False, "a truncated shard was loaded")
+    except CheckpointError as error:
+        _check("rank1-of-2" in str(error), str(error))
+    _check(torch.equal(parameters(model), before), "the model changed")
+    dist.destroy_process_group()
+    print(f"zero ok rank {rank} of {size}", flush=True)
+
+
+if __name__ == "__main__":
+    {"zero": _zero}[sys.argv[1]]()
