@@ -22,6 +22,63 @@ def test_a_ddp_zero_job_resumes_from_its_per_rank_shards(tmp_path):
         "manifest.json", "rank0", "rank1", "state"]
 
 
+def test_a_two_rank_zero_checkpoint_resumes_in_one_process(tmp_path):
+    """The ranks' ZeRO shards assemble into a plain Adam's state: the
+    resumed single-process run matches one that ran all its steps alone
+    (up to the rounding of averaging two half-batch gradients)."""
+    import torch
+
+    import torch_porta
+    done, _ = _mpirun("zero_save", arguments=[str(tmp_path / "ckpt")], script=__file__)
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = [(x.to("porta"), y.to("porta")) for x, y in _batches()]
+    alone, optimizer = _plain(seed=0)
+    _train(alone, optimizer, data)
+    resumed, optimizer = _plain(seed=1)
+    step = torch_porta.checkpoint.load(tmp_path / "ckpt", model=resumed,
+                                       optimizer=optimizer)["step"]
+    assert step == 3 and len(optimizer.state) == 4
+    _train(resumed, optimizer, data[step:])
+    for a, b in zip(alone.parameters(), resumed.parameters()):
+        torch.testing.assert_close(b.cpu(), a.cpu(), rtol=1e-4, atol=1e-6)
+
+
+def _batches():
+    import torch
+    generator = torch.Generator().manual_seed(2)
+    return [(torch.randn(8, 16, generator=generator), torch.randn(8, 4, generator=generator))
+            for _ in range(6)]
+
+
+def _plain(seed):
+    import torch
+    torch.manual_seed(seed)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(),
+                                torch.nn.Linear(32, 4)).to("porta")
+    return model, torch.optim.Adam(model.parameters(), lr=0.01)
+
+
+def _zero_save():
+    """Three steps of the 2-rank ZeRO job, then a checkpoint."""
+    import torch.distributed as dist
+    from torch.distributed.optim import ZeroRedundancyOptimizer
+    from torch.nn.parallel import DistributedDataParallel
+
+    import torch_porta
+
+    dist.init_process_group("porta")
+    rank = dist.get_rank()
+    shards = [(x[rank * 4:(rank + 1) * 4].to("porta"), y[rank * 4:(rank + 1) * 4].to("porta"))
+              for x, y in _batches()]
+    model, _ = _plain(seed=0)
+    model = DistributedDataParallel(model)
+    optimizer = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.Adam,
+                                        lr=0.01)
+    _train(model, optimizer, shards[:3])
+    torch_porta.checkpoint.save(sys.argv[2], model=model, optimizer=optimizer, step=3)
+    dist.destroy_process_group()
+
+
 def _zero():
     import torch
     import torch.distributed as dist
@@ -83,4 +140,5 @@ def _zero():
 
 
 if __name__ == "__main__":
-    {"zero": _zero}[sys.argv[1]]()
+    import torch
+    {"zero": _zero, "zero_save": _zero_save}[sys.argv[1]]()

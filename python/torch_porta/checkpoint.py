@@ -124,26 +124,26 @@ def _model_state(model, tensors):
             for key, value in model.state_dict(keep_vars=True).items()}
 
 
-def _rng_state(sources, tensors):
+def _rng_state(sources, tensors, prefix="rng"):
     state = {}
     if "torch" in sources:
-        state["torch"] = {"__tensor__": tensors.add("rng.torch", torch.get_rng_state())}
+        state["torch"] = {"__tensor__": tensors.add(f"{prefix}.torch", torch.get_rng_state())}
     if "porta" in sources:
-        state["porta"] = [{"__tensor__": tensors.add(f"rng.porta.{index}",
+        state["porta"] = [{"__tensor__": tensors.add(f"{prefix}.porta.{index}",
                                                      _device_module.get_rng_state(index))}
                           for index in range(_device_module.device_count())]
     if "python" in sources:
         version, internal, gauss = random.getstate()
         state["python"] = {"version": version, "gauss": gauss,
                            "state": {"__tensor__": tensors.add(
-                               "rng.python", torch.tensor(internal, dtype=torch.int64))}}
+                               f"{prefix}.python", torch.tensor(internal, dtype=torch.int64))}}
     if "numpy" in sources:
         import numpy
         kind, keys, position, has_gauss, gauss = numpy.random.get_state()
         state["numpy"] = {"kind": kind, "position": int(position), "has_gauss": int(has_gauss),
                           "gauss": float(gauss),
                           "keys": {"__tensor__": tensors.add(
-                              "rng.numpy", torch.from_numpy(keys.astype("int64")))}}
+                              f"{prefix}.numpy", torch.from_numpy(keys.astype("int64")))}}
     return state
 
 
@@ -268,9 +268,18 @@ def _rank_shard(path, rank, size, optimizer, sources):
     the records of every rank's file, gathered on each."""
     import torch.distributed as dist
     tensors = _Tensors()
-    shard = {"rng": _rng_state(sources, tensors)}
+    # names of their own: a rank that reassembles ZeRO state reads them all
+    shard = {"rng": _rng_state(sources, tensors, f"rank{rank}.rng")}
     if optimizer is not None and _is_zero(optimizer):
-        shard["optimizer"] = _encode(optimizer.optim.state_dict(), tensors, "optimizer")
+        # the local optimizer numbers its parameters from 0; the global
+        # number of each (its place in the ZeRO optimizer's groups) lets a
+        # job with another number of ranks, or none, take the state back
+        number = {id(p): i for i, p in enumerate(
+            p for group in optimizer.param_groups for p in group["params"])}
+        shard["optimizer"] = _encode(optimizer.optim.state_dict(), tensors,
+                                     f"rank{rank}.optimizer")
+        shard["parameters"] = [number[id(p)] for group in optimizer.optim.param_groups
+                               for p in group["params"]]
     name, record = _write_data(path, f"rank{rank}-of-{size}", tensors)
     _sync_directory(path)
     records = [None] * size
@@ -502,22 +511,57 @@ def _device_map(manifest, map_location):
     return {}
 
 
+def _optimizer_state(path, manifest, optimizer, tensors):
+    """The optimizer's whole state as optimizer.state_dict() gives it (a
+    ZeroRedundancyOptimizer's consolidated): saved so, or assembled from
+    the ranks' ZeRO shards, so it loads into any optimizer of the same
+    parameter groups (ZeRO with any number of ranks, or a plain one)."""
+    if "optimizer" in manifest:
+        return _decode(manifest["optimizer"], tensors)
+    shards = [entry for entry in manifest.get("ranks", ()) if "optimizer" in entry]
+    if not shards:
+        raise CheckpointError(f"{path}: holds no optimizer state")
+    state, saved_groups = {}, None
+    for entry in shards:
+        local = _decode(entry["optimizer"], tensors)
+        for index, values in local["state"].items():
+            state[entry["parameters"][index]] = values
+        saved_groups = saved_groups or local["param_groups"]
+    groups = optimizer.param_groups
+    if len(groups) != len(saved_groups):
+        raise CheckpointError(f"{path}: the optimizer has {len(groups)} parameter groups, the "
+                              f"checkpoint's {len(saved_groups)}")
+    whole, first = [], 0
+    for group, saved in zip(groups, saved_groups):
+        whole.append(dict(saved, params=list(range(first, first + len(group["params"])))))
+        first += len(group["params"])
+    return {"state": state, "param_groups": whole}
+
+
 def _check(path, manifest, rank, size, model, optimizer, scheduler, scaler, data):
     """Everything `load` needs, checked: (tensors, this rank's part of the
-    manifest, the optimizer whose state is loaded and that state)."""
+    manifest, the optimizer's state)."""
     ranks = manifest.get("ranks")
-    if ranks is not None and len(ranks) != size:
-        raise CheckpointError(f"{path}: saved by {len(ranks)} ranks, loaded by {size}: its "
-                              f"per-rank state (generators, ZeRO optimizer shards) needs the "
-                              f"same number")
-    own = ranks[rank] if ranks is not None else manifest
-    others = {entry["file"] for entry in ranks or ()} - {own.get("file")}
+    own = manifest
+    if ranks is not None:
+        # each rank takes the generators of the rank it replaces; a rank
+        # the checkpoint had not keeps its own
+        own = ranks[rank] if rank < len(ranks) else {}
+    zero = any("optimizer" in entry for entry in ranks or ())
+    skipped = set() if zero or ranks is None else \
+        {entry["file"] for entry in ranks} - {own.get("file")}
     tensors = {}
     for name, record in manifest["files"].items():
-        if name not in others:
-            tensors.update(_read_data(path, name, record))
-    referenced = _tensor_names([value for key, value in manifest.items() if key != "ranks"]
-                               + [own]) + list(manifest.get("model", {}).values())
+        if name not in skipped:
+            read = _read_data(path, name, record)
+            twice = sorted(set(read) & set(tensors))
+            if twice:
+                raise CheckpointError(f"{os.path.join(path, name)}: holds tensors another file "
+                                      f"of the checkpoint holds too: {twice}")
+            tensors.update(read)
+    parts = [value for key, value in manifest.items() if key != "ranks"]
+    parts += ranks if zero else [own]
+    referenced = _tensor_names(parts) + list(manifest.get("model", {}).values())
     absent = [name for name in referenced if name not in tensors]
     if absent:
         raise CheckpointError(f"{path}: the manifest names tensors no file holds: {absent}")
@@ -525,19 +569,14 @@ def _check(path, manifest, rank, size, model, optimizer, scheduler, scaler, data
         if "model" not in manifest:
             raise CheckpointError(f"{path}: holds no model state")
         _check_model(path, model, manifest["model"], tensors)
-    target, state = None, None
+    state = None
     if optimizer is not None:
-        target, saved = (optimizer.optim, own.get("optimizer")) if _is_zero(optimizer) \
-            else (optimizer, manifest.get("optimizer"))
-        if saved is None:
-            raise CheckpointError(f"{path}: holds no optimizer state for a "
-                                  f"{type(optimizer).__name__}")
-        state = _decode(saved, tensors)
-        _check_optimizer(path, target, state)
+        state = _optimizer_state(path, manifest, optimizer, tensors)
+        _check_optimizer(path, optimizer, state)
     for name, given in (("scheduler", scheduler), ("scaler", scaler), ("data", data)):
         if given is not None and name not in manifest:
             raise CheckpointError(f"{path}: holds no {name} state")
-    return tensors, own, target, state
+    return tensors, own, state
 
 
 def _agree(error, rank, size):
@@ -563,7 +602,8 @@ def load(path, model=None, optimizer=None, scheduler=None, scaler=None, rng=True
     there in place by torch_porta.migrate before the values are copied;
     None keeps the model where it is. Everything is checked before anything
     is assigned: on CheckpointError nothing was changed. In a distributed
-    job every rank calls it, with as many ranks as saved it."""
+    job every rank calls it; the number of ranks may differ from the
+    saving job's (ZeRO optimizer state is resharded)."""
     rank, size = _world()
     model = _module(model) if model is not None else None
     error, checked = None, None
@@ -574,14 +614,14 @@ def load(path, model=None, optimizer=None, scheduler=None, scaler=None, rng=True
     except CheckpointError as refused:
         error = refused
     _agree(error, rank, size)
-    tensors, own, optimizer_target, optimizer_state = checked
+    tensors, own, optimizer_state = checked
 
     if map_location is not None and model is not None:
         migrate(model, optimizer, to=map_location)
     if model is not None:
         _assign_model(model, manifest["model"], tensors)
-    if optimizer_target is not None:
-        optimizer_target.load_state_dict(optimizer_state)
+    if optimizer is not None:
+        optimizer.load_state_dict(optimizer_state)
     if scheduler is not None:
         scheduler.load_state_dict(_decode(manifest["scheduler"], tensors))
     if scaler is not None:
