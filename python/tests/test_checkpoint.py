@@ -95,8 +95,9 @@ def _train(model, optimizer, scheduler, loader, steps):
     return losses, drawn
 
 
-def test_resumed_training_matches_the_uninterrupted_run(tmp_path):
-    total, stop = 14, 5  # stops mid-epoch; the resumed run crosses two epochs
+@pytest.mark.parametrize("stop", [5, 6])  # mid-epoch, at the end of an epoch
+def test_resumed_training_matches_the_uninterrupted_run(tmp_path, stop):
+    total = 14  # the resumed run crosses an epoch's end
     reference = _train(*_run(seed=0), steps=total)
 
     model, optimizer, scheduler, loader = _run(seed=0)
@@ -112,10 +113,32 @@ def test_resumed_training_matches_the_uninterrupted_run(tmp_path):
     state = torch_porta.checkpoint.load(tmp_path / "ckpt", model=model, optimizer=optimizer,
                                         scheduler=scheduler, data=loader)
     assert state == {"step": stop, "extra": {"note": "mid-epoch"}}
+    assert loader.sampler.epoch == 0 and loader.sampler.yielded == stop * BATCH
     assert random.random() == python_draw
     rest = _train(model, optimizer, scheduler, loader, steps=total - stop)
     assert first[0] + rest[0] == reference[0]  # losses, bit for bit
     assert first[1] + rest[1] == reference[1]  # the same batches
+
+
+def test_every_generator_the_scaler_and_extra_state_round_trip(tmp_path):
+    numpy = pytest.importorskip("numpy")
+    scaler = torch.amp.GradScaler("cpu", init_scale=512.0, growth_interval=7)
+    extra = {"tensor": torch.arange(3), "pair": (1, "two"), 3: [None, 2.5, True]}
+    numpy.random.seed(3), random.seed(4), torch.manual_seed(5)
+    torch_porta.checkpoint.save(tmp_path / "ckpt", scaler=scaler, extra=extra,
+                                rng=("torch", "porta", "python", "numpy"))
+    draws = (numpy.random.rand(), random.random(), torch.rand(2),
+             [torch.rand(2, device=f"porta:{i}").cpu() for i in range(torch.porta.device_count())])
+    numpy.random.seed(0), random.seed(0), torch.manual_seed(0)
+    restored = torch.amp.GradScaler("cpu")
+    state = torch_porta.checkpoint.load(tmp_path / "ckpt", scaler=restored)
+    assert restored.state_dict() == scaler.state_dict()
+    assert torch.equal(state["extra"]["tensor"], extra["tensor"])
+    assert state["extra"]["pair"] == (1, "two") and state["extra"][3] == [None, 2.5, True]
+    assert numpy.random.rand() == draws[0] and random.random() == draws[1]
+    assert torch.equal(torch.rand(2), draws[2])
+    for index, drawn in enumerate(draws[3]):
+        assert torch.equal(torch.rand(2, device=f"porta:{index}").cpu(), drawn)
 
 
 def test_tied_parameters_are_stored_once_and_tied_again(tmp_path):
