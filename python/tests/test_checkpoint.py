@@ -66,9 +66,9 @@ def _data():
     return torch.utils.data.TensorDataset(images, labels)
 
 
-def _run(seed):
+def _run(seed, device=DEVICE):
     torch.manual_seed(seed)
-    model = DemoWithDropout().to(DEVICE)
+    model = DemoWithDropout().to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=4, gamma=0.5)
     sampler = ResumableSampler(SAMPLES, generator=torch.Generator().manual_seed(seed))
@@ -76,13 +76,14 @@ def _run(seed):
     return model, optimizer, scheduler, loader
 
 
-def _train(model, optimizer, scheduler, loader, steps):
+def _train(model, optimizer, scheduler, loader, steps, device=DEVICE, after_step=None):
     """`steps` optimizer steps over as many epochs as they need; the losses
-    and a record of the batches drawn."""
+    and a record of the batches drawn. after_step(number of steps done)
+    runs after each."""
     losses, drawn = [], []
     while len(losses) < steps:
         for images, labels in loader:
-            images, labels = images.to(DEVICE), labels.to(DEVICE)
+            images, labels = images.to(device), labels.to(device)
             loss = F.cross_entropy(model(images), labels)
             optimizer.zero_grad()
             loss.backward()
@@ -90,6 +91,8 @@ def _train(model, optimizer, scheduler, loader, steps):
             scheduler.step()
             losses.append(loss.item())
             drawn.append(labels.tolist())
+            if after_step is not None:
+                after_step(len(losses))
             if len(losses) == steps:
                 break
     return losses, drawn
@@ -118,6 +121,38 @@ def test_resumed_training_matches_the_uninterrupted_run(tmp_path, stop):
     rest = _train(model, optimizer, scheduler, loader, steps=total - stop)
     assert first[0] + rest[0] == reference[0]  # losses, bit for bit
     assert first[1] + rest[1] == reference[1]  # the same batches
+
+
+@pytest.mark.skipif(torch.porta.device_count() < 2,
+                    reason="needs two porta devices (e.g. PoCL: pocl-opencl-icd)")
+def test_a_job_whose_device_is_lost_continues_on_the_cpu_backend(tmp_path):
+    """Training on porta:1 (OpenCL) checkpoints after each step until the
+    device is lost (an injected fault); the job resumes from the last
+    checkpoint on porta:0 (the CPU backend) and from there has the losses
+    and batches of a run that was on the CPU backend throughout."""
+    total = 10
+    reference = _train(*_run(seed=0), steps=total)
+    model, optimizer, scheduler, loader = _run(seed=0, device="porta:1")
+
+    def checkpoint(step):
+        torch_porta.checkpoint.save(tmp_path / "ckpt", model=model, optimizer=optimizer,
+                                    scheduler=scheduler, step=step, data=loader)
+
+    torch_porta.set_faults("device_lost:porta:1@2000")
+    try:
+        with pytest.raises(RuntimeError) as lost:
+            _train(model, optimizer, scheduler, loader, total, "porta:1", after_step=checkpoint)
+    finally:
+        torch_porta.set_faults(None)
+    assert torch_porta.is_device_lost(lost.value)
+
+    model, optimizer, scheduler, loader = _run(seed=1)
+    step = torch_porta.checkpoint.load(tmp_path / "ckpt", model=model, optimizer=optimizer,
+                                       scheduler=scheduler, data=loader)["step"]
+    assert 0 < step < total - 2, step
+    losses, drawn = _train(model, optimizer, scheduler, loader, total - step)
+    assert drawn == reference[1][step:]
+    torch.testing.assert_close(losses, reference[0][step:], rtol=1e-5, atol=0)
 
 
 def test_every_generator_the_scaler_and_extra_state_round_trip(tmp_path):

@@ -499,10 +499,11 @@ def _tie(model, key, canonical, value):
             value.copy_(canonical)
 
 
-def _device_map(manifest, map_location):
-    """Which porta generator takes each saved one: the saved model's
-    device's state goes with the model to map_location."""
-    saved, target = manifest.get("device"), map_location
+def _device_map(manifest, target):
+    """Which porta generator takes each saved one: the state of the device
+    the model was saved from goes with the model to `target`, the device it
+    is loaded onto, so its random numbers continue there."""
+    saved = manifest.get("device")
     if saved is None or target is None:
         return {}
     saved, target = torch.device(saved), torch.device(target)
@@ -629,5 +630,7 @@ def load(path, model=None, optimizer=None, scheduler=None, scaler=None, rng=True
     if data_target is not None:
         data_target.load_state_dict(_decode(manifest["data"], tensors))
     if rng:
-        _restore_rng(own.get("rng", {}), tensors, _device_map(manifest, map_location))
+        target = map_location if map_location is not None or model is None \
+            else _device_of(model)
+        _restore_rng(own.get("rng", {}), tensors, _device_map(manifest, target))
     return {"step": manifest["step"], "extra": _decode(manifest.get("extra"), tensors)}
