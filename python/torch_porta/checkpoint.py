@@ -18,100 +18,23 @@ each file's size and hash, each tensor's hash, names and shapes against the
 model and optimizer) before it assigns anything, so a damaged checkpoint is
 refused, naming the file and the tensor, and leaves the model as it was.
 """
-import hashlib
-import json
 import os
 import random
-import struct
 import sys
 
 import torch
 
-from . import _C, _device_module
+from . import _device_module
+from ._checkpoint_files import (FORMAT, CheckpointError, Tensors, decode, encode, read_data,
+                                read_manifest, sync_directory, tensor_names, write_data,
+                                write_manifest)
 from ._data_position import ResumableSampler
 from ._migrate import migrate
 
-FORMAT = "porta-training-checkpoint-1"
-MANIFEST = "manifest.json"
 RNG_SOURCES = ("torch", "porta", "python", "numpy")
 DEFAULT_RNG = ("torch", "porta", "python")
 
 __all__ = ["save", "load", "CheckpointError", "ResumableSampler"]
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that cannot be loaded: damaged, partial, or not the
-    model's. The model, optimizer and the rest are unchanged."""
-
-
-# ---- JSON with tensors aside ----
-
-
-class _Tensors:
-    """Tensors set aside while state is turned into JSON: each is stored
-    once, by identity (tied parameters share one entry)."""
-
-    def __init__(self):
-        self.by_name, self._names = {}, {}
-        self._originals = []  # alive while keyed by address: no address is reused
-
-    def add(self, name, tensor):
-        key = (tensor.device, tensor.untyped_storage().data_ptr(), tensor.storage_offset(),
-               tuple(tensor.shape), tuple(tensor.stride()), tensor.dtype) \
-            if tensor.device.type != "meta" else None
-        if key is not None and key in self._names:
-            return self._names[key]
-        self.by_name[name] = tensor.detach().to("cpu").contiguous()
-        if key is not None:
-            self._names[key] = name
-            self._originals.append(tensor)
-        return name
-
-
-def _encode(value, tensors, name):
-    """`value` as JSON-ready data; tensors go to `tensors` under names
-    starting with `name`."""
-    if isinstance(value, torch.Tensor):
-        return {"__tensor__": tensors.add(name, value)}
-    if isinstance(value, dict):
-        if not all(isinstance(key, (str, int)) for key in value):
-            raise TypeError(f"checkpoint: {name}: expected str or int keys, got "
-                            f"{sorted({type(k).__name__ for k in value})}")
-        return {"__dict__": [[key, _encode(item, tensors, f"{name}.{key}")]
-                             for key, item in value.items()]}
-    if isinstance(value, tuple):
-        return {"__tuple__": [_encode(item, tensors, f"{name}.{i}")
-                              for i, item in enumerate(value)]}
-    if isinstance(value, list):
-        return [_encode(item, tensors, f"{name}.{i}") for i, item in enumerate(value)]
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    raise TypeError(f"checkpoint: {name}: a value of type {type(value).__name__} cannot be "
-                    f"stored (only tensors, numbers, strings, None, lists, tuples and dicts: "
-                    f"no pickle)")
-
-
-def _decode(value, tensors):
-    if isinstance(value, list):
-        return [_decode(item, tensors) for item in value]
-    if isinstance(value, dict):
-        if "__tensor__" in value:
-            return tensors[value["__tensor__"]]
-        if "__tuple__" in value:
-            return tuple(_decode(item, tensors) for item in value["__tuple__"])
-        return {key: _decode(item, tensors) for key, item in value["__dict__"]}
-    return value
-
-
-def _tensor_names(value):
-    """The tensor entries an encoded value refers to."""
-    if isinstance(value, list):
-        return [name for item in value for name in _tensor_names(item)]
-    if isinstance(value, dict):
-        if "__tensor__" in value:
-            return [value["__tensor__"]]
-        return _tensor_names(list(value.values()))
-    return []
 
 
 # ---- what is saved ----
@@ -149,22 +72,22 @@ def _rng_state(sources, tensors, prefix="rng"):
 
 def _restore_rng(state, tensors, device_map):
     if "torch" in state:
-        torch.set_rng_state(_decode(state["torch"], tensors))
+        torch.set_rng_state(decode(state["torch"], tensors))
     # each device's own state, then the moved model's device's state onto
     # its new device (which wins over that device's own)
     saved = state.get("porta", [])
     for index in sorted(range(len(saved)), key=lambda i: i in device_map):
         target = device_map.get(index, index)
         if target < _device_module.device_count():
-            _device_module.set_rng_state(_decode(saved[index], tensors), target)
+            _device_module.set_rng_state(decode(saved[index], tensors), target)
     if "python" in state:
         python = state["python"]
-        internal = tuple(_decode(python["state"], tensors).tolist())
+        internal = tuple(decode(python["state"], tensors).tolist())
         random.setstate((python["version"], internal, python["gauss"]))
     if "numpy" in state:
         import numpy
         numpy_state = state["numpy"]
-        keys = _decode(numpy_state["keys"], tensors).numpy().astype("uint32")
+        keys = decode(numpy_state["keys"], tensors).numpy().astype("uint32")
         numpy.random.set_state((numpy_state["kind"], keys, numpy_state["position"],
                                 numpy_state["has_gauss"], numpy_state["gauss"]))
 
@@ -198,40 +121,6 @@ def _device_of(model):
     return None
 
 
-# ---- files ----
-
-
-def _sha256(data):
-    return hashlib.sha256(data).hexdigest()
-
-
-def _safetensors_bytes(tensors, metadata=None):
-    from safetensors.torch import save
-    return save(tensors, metadata=metadata)
-
-
-def _sync_directory(path):
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _manifest_bytes(manifest):
-    """The manifest with the SHA-256 of its own canonical text, so a
-    damaged manifest is refused as a damaged data file is."""
-    body = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
-    return json.dumps({"sha256": _sha256(body.encode()), "manifest": manifest},
-                      sort_keys=True, indent=1).encode()
-
-
-def _tensor_hashes(tensors):
-    return {name: _sha256(tensor.reshape(-1).view(torch.uint8).numpy().tobytes()
-                          if tensor.numel() else b"")
-            for name, tensor in tensors.items()}
-
-
 def _world():
     import torch.distributed as dist
     if dist.is_available() and dist.is_initialized():
@@ -253,21 +142,12 @@ def _module(model):
         else model
 
 
-def _write_data(path, prefix, tensors):
-    """A data file named by its content; its record for the manifest."""
-    content = _safetensors_bytes(tensors.by_name, {"format": FORMAT})
-    name = f"{prefix}-{_sha256(content)[:16]}.safetensors"
-    _C.write_file(os.path.join(path, name), content)
-    return name, {"bytes": len(content), "sha256": _sha256(content),
-                  "tensors": _tensor_hashes(tensors.by_name)}
-
-
 def _rank_shard(path, rank, size, optimizer, sources):
     """What differs between the ranks of a distributed job (each rank's
     generators; its ZeroRedundancyOptimizer shard) in a file of its own;
     the records of every rank's file, gathered on each."""
     import torch.distributed as dist
-    tensors = _Tensors()
+    tensors = Tensors()
     # names of their own: a rank that reassembles ZeRO state reads them all
     shard = {"rng": _rng_state(sources, tensors, f"rank{rank}.rng")}
     if optimizer is not None and _is_zero(optimizer):
@@ -276,12 +156,12 @@ def _rank_shard(path, rank, size, optimizer, sources):
         # job with another number of ranks, or none, take the state back
         number = {id(p): i for i, p in enumerate(
             p for group in optimizer.param_groups for p in group["params"])}
-        shard["optimizer"] = _encode(optimizer.optim.state_dict(), tensors,
+        shard["optimizer"] = encode(optimizer.optim.state_dict(), tensors,
                                      f"rank{rank}.optimizer")
         shard["parameters"] = [number[id(p)] for group in optimizer.optim.param_groups
                                for p in group["params"]]
-    name, record = _write_data(path, f"rank{rank}-of-{size}", tensors)
-    _sync_directory(path)
+    name, record = write_data(path, f"rank{rank}-of-{size}", tensors)
+    sync_directory(path)
     records = [None] * size
     dist.all_gather_object(records, {"file": name, "record": record, "shard": shard})
     return records
@@ -322,22 +202,22 @@ def save(path, model=None, optimizer=None, scheduler=None, scaler=None, step=0, 
 
 def _save_shared(path, model, optimizer, scheduler, scaler, step, extra, sources, data,
                  shards):
-    tensors = _Tensors()
+    tensors = Tensors()
     manifest = {"format": FORMAT, "step": step}
     if model is not None:
         manifest["model"] = _model_state(model, tensors)
         device = _device_of(model)
         manifest["device"] = str(device) if device is not None else None
     if optimizer is not None and not _is_zero(optimizer):
-        manifest["optimizer"] = _encode(optimizer.state_dict(), tensors, "optimizer")
+        manifest["optimizer"] = encode(optimizer.state_dict(), tensors, "optimizer")
     if scheduler is not None:
-        manifest["scheduler"] = _encode(scheduler.state_dict(), tensors, "scheduler")
+        manifest["scheduler"] = encode(scheduler.state_dict(), tensors, "scheduler")
     if scaler is not None:
-        manifest["scaler"] = _encode(scaler.state_dict(), tensors, "scaler")
+        manifest["scaler"] = encode(scaler.state_dict(), tensors, "scaler")
     if extra is not None:
-        manifest["extra"] = _encode(extra, tensors, "extra")
+        manifest["extra"] = encode(extra, tensors, "extra")
     if data is not None:
-        manifest["data"] = _encode(_data_state(data), tensors, "data")
+        manifest["data"] = encode(_data_state(data), tensors, "data")
     if shards is None:
         manifest["rng"] = _rng_state(sources, tensors)
     else:
@@ -348,93 +228,19 @@ def _save_shared(path, model, optimizer, scheduler, scaler, step, extra, sources
     # under a temporary name, synced and renamed over (porta_file_write),
     # and the directory synced, so a crash at any point leaves the last
     # complete checkpoint readable.
-    data_name, record = _write_data(path, "state", tensors)
+    data_name, record = write_data(path, "state", tensors)
     manifest["files"] = {data_name: record}
     for entry in shards or ():
         manifest["files"][entry["file"]] = entry["record"]
-    _sync_directory(path)
-    _C.write_file(os.path.join(path, MANIFEST), _manifest_bytes(manifest))
-    _sync_directory(path)
+    sync_directory(path)
+    write_manifest(path, manifest)
+    sync_directory(path)
     for stale in previous - set(manifest["files"]):
         if stale.startswith(("state-", "rank")) and stale.endswith(".safetensors"):
             os.unlink(os.path.join(path, stale))
 
 
 # ---- loading: check everything, then assign ----
-
-
-def _read_manifest(path):
-    manifest_path = os.path.join(path, MANIFEST)
-    try:
-        with open(manifest_path, "rb") as f:
-            text = f.read()
-    except FileNotFoundError:
-        raise CheckpointError(f"{manifest_path}: no such file: not a checkpoint directory "
-                              f"written by torch_porta.checkpoint.save") from None
-    try:
-        outer = json.loads(text)
-        manifest, recorded = outer["manifest"], outer["sha256"]
-    except (ValueError, KeyError, TypeError) as error:
-        raise CheckpointError(f"{manifest_path}: damaged or partial ({len(text)} bytes): "
-                              f"not the JSON a checkpoint's manifest holds ({error})") from None
-    body = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
-    if _sha256(body.encode()) != recorded:
-        raise CheckpointError(f"{manifest_path}: damaged: its content does not match the "
-                              f"SHA-256 it records")
-    if manifest.get("format") != FORMAT:
-        raise CheckpointError(f"{manifest_path}: expected the format {FORMAT!r}, got "
-                              f"{manifest.get('format')!r}")
-    return manifest
-
-
-def _incomplete_tensor(content):
-    """For a file shorter than recorded: the first tensor whose bytes are
-    cut off, as safetensors' header lays them out, if the header is whole."""
-    if len(content) < 8:
-        return "its header"
-    header_length = struct.unpack("<Q", content[:8])[0]
-    if len(content) < 8 + header_length:
-        return "its header"
-    try:
-        header = json.loads(content[8:8 + header_length])
-    except ValueError:
-        return "its header"
-    available = len(content) - 8 - header_length
-    cut = [(entry["data_offsets"][0], name) for name, entry in header.items()
-           if name != "__metadata__" and entry["data_offsets"][1] > available]
-    return f"tensor {min(cut)[1]!r}" if cut else "its end"
-
-
-def _read_data(path, name, record):
-    file_path = os.path.join(path, name)
-    try:
-        with open(file_path, "rb") as f:
-            content = f.read()
-    except FileNotFoundError:
-        raise CheckpointError(f"{file_path}: missing: the manifest names it") from None
-    if len(content) != record["bytes"]:
-        raise CheckpointError(f"{file_path}: truncated or partial: {len(content)} bytes, the "
-                              f"manifest records {record['bytes']}; "
-                              f"{_incomplete_tensor(content)} is incomplete"
-                              if len(content) < record["bytes"] else
-                              f"{file_path}: {len(content)} bytes, the manifest records "
-                              f"{record['bytes']}: not the file that was saved")
-    from safetensors.torch import load as parse
-    try:
-        tensors = parse(content)
-    except Exception as error:  # safetensors' own header checks
-        raise CheckpointError(f"{file_path}: damaged: {error}") from None
-    hashes = _tensor_hashes(tensors)
-    for tensor_name, expected in record["tensors"].items():
-        if tensor_name not in tensors:
-            raise CheckpointError(f"{file_path}: damaged: tensor {tensor_name!r} is missing")
-        if hashes[tensor_name] != expected:
-            raise CheckpointError(f"{file_path}: damaged: tensor {tensor_name!r} does not match "
-                                  f"the SHA-256 the manifest records")
-    if _sha256(content) != record["sha256"]:
-        raise CheckpointError(f"{file_path}: damaged: its header does not match the SHA-256 "
-                              f"the manifest records (the tensors do)")
-    return tensors
 
 
 def _check_model(path, model, entries, tensors):
@@ -518,13 +324,13 @@ def _optimizer_state(path, manifest, optimizer, tensors):
     the ranks' ZeRO shards, so it loads into any optimizer of the same
     parameter groups (ZeRO with any number of ranks, or a plain one)."""
     if "optimizer" in manifest:
-        return _decode(manifest["optimizer"], tensors)
+        return decode(manifest["optimizer"], tensors)
     shards = [entry for entry in manifest.get("ranks", ()) if "optimizer" in entry]
     if not shards:
         raise CheckpointError(f"{path}: holds no optimizer state")
     state, saved_groups = {}, None
     for entry in shards:
-        local = _decode(entry["optimizer"], tensors)
+        local = decode(entry["optimizer"], tensors)
         for index, values in local["state"].items():
             state[entry["parameters"][index]] = values
         saved_groups = saved_groups or local["param_groups"]
@@ -554,7 +360,7 @@ def _check(path, manifest, rank, size, model, optimizer, scheduler, scaler, data
     tensors = {}
     for name, record in manifest["files"].items():
         if name not in skipped:
-            read = _read_data(path, name, record)
+            read = read_data(path, name, record)
             twice = sorted(set(read) & set(tensors))
             if twice:
                 raise CheckpointError(f"{os.path.join(path, name)}: holds tensors another file "
@@ -562,7 +368,7 @@ def _check(path, manifest, rank, size, model, optimizer, scheduler, scaler, data
             tensors.update(read)
     parts = [value for key, value in manifest.items() if key != "ranks"]
     parts += ranks if zero else [own]
-    referenced = _tensor_names(parts) + list(manifest.get("model", {}).values())
+    referenced = tensor_names(parts) + list(manifest.get("model", {}).values())
     absent = [name for name in referenced if name not in tensors]
     if absent:
         raise CheckpointError(f"{path}: the manifest names tensors no file holds: {absent}")
@@ -609,7 +415,7 @@ def load(path, model=None, optimizer=None, scheduler=None, scaler=None, rng=True
     model = _module(model) if model is not None else None
     error, checked = None, None
     try:
-        manifest = _read_manifest(path)
+        manifest = read_manifest(path)
         checked = _check(path, manifest, rank, size, model, optimizer, scheduler, scaler, data)
         data_target = _data_target(data) if data is not None else None
     except CheckpointError as refused:
@@ -624,13 +430,13 @@ def load(path, model=None, optimizer=None, scheduler=None, scaler=None, rng=True
     if optimizer is not None:
         optimizer.load_state_dict(optimizer_state)
     if scheduler is not None:
-        scheduler.load_state_dict(_decode(manifest["scheduler"], tensors))
+        scheduler.load_state_dict(decode(manifest["scheduler"], tensors))
     if scaler is not None:
-        scaler.load_state_dict(_decode(manifest["scaler"], tensors))
+        scaler.load_state_dict(decode(manifest["scaler"], tensors))
     if data_target is not None:
-        data_target.load_state_dict(_decode(manifest["data"], tensors))
+        data_target.load_state_dict(decode(manifest["data"], tensors))
     if rng:
         target = map_location if map_location is not None or model is None \
             else _device_of(model)
         _restore_rng(own.get("rng", {}), tensors, _device_map(manifest, target))
-    return {"step": manifest["step"], "extra": _decode(manifest.get("extra"), tensors)}
+    return {"step": manifest["step"], "extra": decode(manifest.get("extra"), tensors)}
