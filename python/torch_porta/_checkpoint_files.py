@@ -91,7 +91,6 @@ def tensor_names(value):
     return []
 
 
-
 def sha256(data):
     return hashlib.sha256(data).hexdigest()
 
@@ -124,9 +123,8 @@ def write_manifest(path, manifest):
 
 def tensor_hashes(tensors):
     return {name: sha256(tensor.reshape(-1).view(torch.uint8).numpy().tobytes()
-                          if tensor.numel() else b"")
+                         if tensor.numel() else b"")
             for name, tensor in tensors.items()}
-
 
 
 def write_data(path, prefix, tensors):
@@ -136,7 +134,6 @@ def write_data(path, prefix, tensors):
     _C.write_file(os.path.join(path, name), content)
     return name, {"bytes": len(content), "sha256": sha256(content),
                   "tensors": tensor_hashes(tensors.by_name)}
-
 
 
 def read_manifest(path):

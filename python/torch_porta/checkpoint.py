@@ -157,7 +157,7 @@ def _rank_shard(path, rank, size, optimizer, sources):
         number = {id(p): i for i, p in enumerate(
             p for group in optimizer.param_groups for p in group["params"])}
         shard["optimizer"] = encode(optimizer.optim.state_dict(), tensors,
-                                     f"rank{rank}.optimizer")
+                                    f"rank{rank}.optimizer")
         shard["parameters"] = [number[id(p)] for group in optimizer.optim.param_groups
                                for p in group["params"]]
     name, record = write_data(path, f"rank{rank}-of-{size}", tensors)
