@@ -345,6 +345,15 @@ def test_a_model_that_does_not_match_is_refused_unchanged(tmp_path):
     assert _unchanged(other, before)
 
 
+def test_a_file_in_place_of_the_directory_is_refused(tmp_path):
+    (tmp_path / "file").write_bytes(b"something else")
+    with pytest.raises(NotADirectoryError, match="expected a checkpoint directory"):
+        torch_porta.checkpoint.save(tmp_path / "file", model=TiedModel())
+    with pytest.raises(CheckpointError, match="expected a checkpoint directory"):
+        torch_porta.checkpoint.load(tmp_path / "file", model=TiedModel())
+    assert (tmp_path / "file").read_bytes() == b"something else"
+
+
 def test_state_that_json_cannot_hold_is_refused():
     with pytest.raises(TypeError, match="extra.when: a value of type object cannot be stored"):
         torch_porta.checkpoint.save("unused", extra={"when": object()})

@@ -144,6 +144,9 @@ def read_manifest(path):
     except FileNotFoundError:
         raise CheckpointError(f"{manifest_path}: no such file: not a checkpoint directory "
                               f"written by torch_porta.checkpoint.save") from None
+    except NotADirectoryError:
+        raise CheckpointError(f"{path}: expected a checkpoint directory written by "
+                              f"torch_porta.checkpoint.save, got a file") from None
     try:
         outer = json.loads(text)
         manifest, recorded = outer["manifest"], outer["sha256"]

@@ -189,6 +189,9 @@ def save(path, model=None, optimizer=None, scheduler=None, scaler=None, step=0, 
         raise TypeError(f"checkpoint.save: step: expected an int, got {type(step).__name__}")
     rank, size = _world()
     model = _module(model) if model is not None else None
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise NotADirectoryError(f"checkpoint.save: {path}: expected a checkpoint directory or "
+                                 f"a new name, got a file (left as it is)")
     os.makedirs(path, exist_ok=True)
     shards = _rank_shard(path, rank, size, optimizer, sources) if size > 1 else None
     if rank == 0:
