@@ -43,6 +43,52 @@ def test_a_two_rank_zero_checkpoint_resumes_in_one_process(tmp_path):
         torch.testing.assert_close(b.cpu(), a.cpu(), rtol=1e-4, atol=1e-6)
 
 
+def test_a_one_process_checkpoint_resumes_on_two_zero_ranks(tmp_path):
+    """A plain Adam's checkpoint loads into a ZeroRedundancyOptimizer on 2
+    ranks, each taking its partition; the ranks end where one process that
+    ran all the steps did (the scenario compares with its checkpoint)."""
+    import torch_porta
+    data = [(x.to("porta"), y.to("porta")) for x, y in _batches()]
+    alone, optimizer = _plain(seed=0)
+    _train(alone, optimizer, data)
+    torch_porta.checkpoint.save(tmp_path / "alone", model=alone, step=6, rng=False)
+    model, optimizer = _plain(seed=0)
+    _train(model, optimizer, data[:3])
+    torch_porta.checkpoint.save(tmp_path / "ckpt", model=model, optimizer=optimizer, step=3)
+    done, _ = _mpirun("zero_resume", arguments=[str(tmp_path)], script=__file__)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _lines(done.stdout, "zero_resume ok") == [
+        "zero_resume ok rank 0 of 2", "zero_resume ok rank 1 of 2"], done.stdout + done.stderr
+
+
+def _zero_resume():
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.optim import ZeroRedundancyOptimizer
+    from torch.nn.parallel import DistributedDataParallel
+
+    import torch_porta
+
+    dist.init_process_group("porta")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    shards = [(x[rank * 4:(rank + 1) * 4].to("porta"), y[rank * 4:(rank + 1) * 4].to("porta"))
+              for x, y in _batches()]
+    model, _ = _plain(seed=1)
+    model = DistributedDataParallel(model)
+    optimizer = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.Adam,
+                                        lr=0.01)
+    step = torch_porta.checkpoint.load(os.path.join(sys.argv[2], "ckpt"), model=model,
+                                       optimizer=optimizer)["step"]
+    _check(step == 3 and len(optimizer.optim.state) > 0, f"step {step}")
+    _train(model, optimizer, shards[step:])
+    alone, _ = _plain(seed=2)
+    torch_porta.checkpoint.load(os.path.join(sys.argv[2], "alone"), model=alone)
+    for a, b in zip(alone.parameters(), model.module.parameters()):
+        torch.testing.assert_close(b.cpu(), a.cpu(), rtol=1e-4, atol=1e-6)
+    dist.destroy_process_group()
+    print(f"zero_resume ok rank {rank} of {size}", flush=True)
+
+
 def _batches():
     import torch
     generator = torch.Generator().manual_seed(2)
@@ -60,6 +106,7 @@ def _plain(seed):
 
 def _zero_save():
     """Three steps of the 2-rank ZeRO job, then a checkpoint."""
+    import torch
     import torch.distributed as dist
     from torch.distributed.optim import ZeroRedundancyOptimizer
     from torch.nn.parallel import DistributedDataParallel
@@ -140,5 +187,4 @@ def _zero():
 
 
 if __name__ == "__main__":
-    import torch
-    {"zero": _zero, "zero_save": _zero_save}[sys.argv[1]]()
+    {"zero": _zero, "zero_save": _zero_save, "zero_resume": _zero_resume}[sys.argv[1]]()
