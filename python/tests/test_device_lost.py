@@ -1,7 +1,8 @@
 """PORTA_FAULTS' device_lost rule: from the given count of allocations and
 launches on one device, every use of that device fails with an error
-marked as device loss (torch_porta.is_device_lost; DeviceLostError from
-torch_porta's own calls), other devices go on, and clearing the rules
+marked as device loss (torch.AcceleratorError from aten ops,
+torch_porta.DeviceLostError from torch_porta's own calls, both recognised
+by torch_porta.is_device_lost), other devices go on, and clearing the rules
 brings the device back. docs/faults.md."""
 import pytest
 import torch
@@ -26,7 +27,7 @@ def test_the_device_fails_from_the_given_event_on(faults):
     torch_porta.set_faults(f"device_lost:porta:{index}@3")
     torch.empty(4, device=device), torch.empty(4, device=device)  # allocations 1 and 2
     for _ in range(3):
-        with pytest.raises(RuntimeError, match=f"porta:{index}: device lost") as lost:
+        with pytest.raises(torch.AcceleratorError, match=f"porta:{index}: device lost") as lost:
             x * 2
         assert torch_porta.is_device_lost(lost.value)
         assert f"device_lost:porta:{index}@3" in str(lost.value)
@@ -57,7 +58,7 @@ def test_torch_porta_calls_raise_device_lost_error(faults):
     with pytest.raises(torch_porta.DeviceLostError, match="clFinish"):
         torch_porta.synchronize("porta:1")
     torch_porta.synchronize("porta:0")
-    assert issubclass(torch_porta.DeviceLostError, RuntimeError)
+    assert issubclass(torch_porta.DeviceLostError, torch.AcceleratorError)
 
 
 def test_a_malformed_device_lost_rule_raises(faults):
