@@ -345,6 +345,17 @@ def test_a_model_that_does_not_match_is_refused_unchanged(tmp_path):
     assert _unchanged(other, before)
 
 
+def test_a_data_position_of_other_data_is_refused_unchanged(tmp_path):
+    model, optimizer, scheduler, loader = _run(seed=0)
+    torch_porta.checkpoint.save(tmp_path / "ckpt", model=model, data=loader)
+    restored = DemoWithDropout().to(DEVICE)
+    before = _snapshot(restored)
+    with pytest.raises(CheckpointError, match=f"position is of {SAMPLES} indices.*has 10"):
+        torch_porta.checkpoint.load(tmp_path / "ckpt", model=restored,
+                                    data=ResumableSampler(10))
+    assert _unchanged(restored, before)
+
+
 def test_a_file_in_place_of_the_directory_is_refused(tmp_path):
     (tmp_path / "file").write_bytes(b"something else")
     with pytest.raises(NotADirectoryError, match="expected a checkpoint directory"):

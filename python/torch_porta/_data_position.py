@@ -62,12 +62,17 @@ class ResumableSampler(torch.utils.data.Sampler):
                 "yielded": self.yielded, "epoch_start": start,
                 "started": self._epoch_start is not None}
 
-    def load_state_dict(self, state):
-        if state["length"] != self.length or state["shuffle"] != self.shuffle:
+    def check_state_dict(self, state):
+        """Raises ValueError if `state` is not a position of this sampler
+        (checkpoint.load asks before it changes anything)."""
+        if state.get("length") != self.length or state.get("shuffle") != self.shuffle:
             raise ValueError(
-                f"ResumableSampler: the saved position is of {state['length']} indices "
-                f"(shuffle={state['shuffle']}), this sampler has {self.length} "
+                f"ResumableSampler: the saved position is of {state.get('length')} indices "
+                f"(shuffle={state.get('shuffle')}), this sampler has {self.length} "
                 f"(shuffle={self.shuffle})")
+
+    def load_state_dict(self, state):
+        self.check_state_dict(state)
         self.epoch, self.yielded = state["epoch"], state["yielded"]
         if state["started"]:
             self._epoch_start = state["epoch_start"]

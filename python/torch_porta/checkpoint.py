@@ -386,6 +386,13 @@ def _check(path, manifest, rank, size, model, optimizer, scheduler, scaler, data
     for name, given in (("scheduler", scheduler), ("scaler", scaler), ("data", data)):
         if given is not None and name not in manifest:
             raise CheckpointError(f"{path}: holds no {name} state")
+    if data is not None:
+        target = _data_target(data)
+        if hasattr(target, "check_state_dict"):
+            try:
+                target.check_state_dict(decode(manifest["data"], tensors))
+            except ValueError as error:
+                raise CheckpointError(f"{path}: {error}") from None
     return tensors, own, state
 
 
@@ -420,7 +427,6 @@ def load(path, model=None, optimizer=None, scheduler=None, scaler=None, rng=True
     try:
         manifest = read_manifest(path)
         checked = _check(path, manifest, rank, size, model, optimizer, scheduler, scaler, data)
-        data_target = _data_target(data) if data is not None else None
     except CheckpointError as refused:
         error = refused
     _agree(error, rank, size)
@@ -436,8 +442,8 @@ def load(path, model=None, optimizer=None, scheduler=None, scaler=None, rng=True
         scheduler.load_state_dict(decode(manifest["scheduler"], tensors))
     if scaler is not None:
         scaler.load_state_dict(decode(manifest["scaler"], tensors))
-    if data_target is not None:
-        data_target.load_state_dict(decode(manifest["data"], tensors))
+    if data is not None:
+        _data_target(data).load_state_dict(decode(manifest["data"], tensors))
     if rng:
         target = map_location if map_location is not None or model is None \
             else _device_of(model)
