@@ -10,8 +10,8 @@ import torch.nn.functional as F
 import torch_porta
 from test_checkpoint import DemoWithDropout, TiedModel
 
-pytestmark = pytest.mark.skipif(torch.porta.device_count() < 2,
-                                reason="needs two porta devices (e.g. PoCL: pocl-opencl-icd)")
+two_devices = pytest.mark.skipif(torch.porta.device_count() < 2,
+                                 reason="needs two porta devices (e.g. PoCL: pocl-opencl-icd)")
 
 
 def _demo_step(model, optimizer, device, generator):
@@ -56,6 +56,7 @@ def _steps_with_and_without_moving(make_model, step, route):
     return results
 
 
+@two_devices
 @pytest.mark.parametrize("make_model,step", [(DemoWithDropout, _demo_step),
                                              (TiedModel, _tied_step)])
 def test_the_next_step_after_migrating_matches_not_migrating(make_model, step):
@@ -67,6 +68,7 @@ def test_the_next_step_after_migrating_matches_not_migrating(make_model, step):
         assert model.head.weight is model.embed.weight
 
 
+@two_devices
 def test_migrate_moves_gradients_buffers_optimizer_state_and_the_generator():
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4)).to("porta:0")
@@ -84,6 +86,20 @@ def test_migrate_moves_gradients_buffers_optimizer_state_and_the_generator():
     assert torch.equal(torch_porta.get_rng_state("porta:1"), expected)
 
 
+def test_migrate_to_pytorchs_cpu_and_back_keeps_every_object():
+    model = nn.Linear(3, 2).to("porta:0")
+    optimizer = torch.optim.Adam(model.parameters())
+    weight = model.weight
+    for device in ("cpu", "porta:0"):
+        model(torch.ones(1, 3, device=weight.device)).sum().backward()
+        optimizer.step()
+        torch_porta.migrate(model, optimizer, to=device)
+        assert model.weight is weight and weight.device == torch.device(device)
+        assert weight.grad.device == weight.device
+        assert optimizer.state[weight]["exp_avg"].device == weight.device
+
+
+@two_devices
 def test_migrate_refuses_a_model_spread_over_devices():
     model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2).to("porta:0"))
     with pytest.raises(ValueError, match="expected the model and optimizer on one device"):
