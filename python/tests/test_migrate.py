@@ -99,7 +99,6 @@ def test_migrate_to_pytorchs_cpu_and_back_keeps_every_object():
         assert optimizer.state[weight]["exp_avg"].device == weight.device
 
 
-@two_devices
 def test_migrate_refuses_a_model_spread_over_devices():
     model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2).to("porta:0"))
     with pytest.raises(ValueError, match="expected the model and optimizer on one device"):
