@@ -134,14 +134,16 @@ def test_a_job_whose_device_is_lost_continues_on_the_cpu_backend(tmp_path):
     reference = _train(*_run(seed=0), steps=total)
     model, optimizer, scheduler, loader = _run(seed=0, device="porta:1")
 
-    def checkpoint(step):
+    def checkpoint_then_lose_the_device_at_step_4(step):
         torch_porta.checkpoint.save(tmp_path / "ckpt", model=model, optimizer=optimizer,
                                     scheduler=scheduler, step=step, data=loader)
+        if step == 4:  # its next allocation or launch fails, and every later one
+            torch_porta.set_faults("device_lost:porta:1@1")
 
-    torch_porta.set_faults("device_lost:porta:1@2000")
     try:
         with pytest.raises(RuntimeError) as lost:
-            _train(model, optimizer, scheduler, loader, total, "porta:1", after_step=checkpoint)
+            _train(model, optimizer, scheduler, loader, total, "porta:1",
+                   after_step=checkpoint_then_lose_the_device_at_step_4)
     finally:
         torch_porta.set_faults(None)
     assert torch_porta.is_device_lost(lost.value)
@@ -149,7 +151,7 @@ def test_a_job_whose_device_is_lost_continues_on_the_cpu_backend(tmp_path):
     model, optimizer, scheduler, loader = _run(seed=1)
     step = torch_porta.checkpoint.load(tmp_path / "ckpt", model=model, optimizer=optimizer,
                                        scheduler=scheduler, data=loader)["step"]
-    assert 0 < step < total - 2, step
+    assert step == 4
     losses, drawn = _train(model, optimizer, scheduler, loader, total - step)
     assert drawn == reference[1][step:]
     torch.testing.assert_close(losses, reference[0][step:], rtol=1e-5, atol=0)
