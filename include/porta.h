@@ -71,7 +71,8 @@ typedef enum porta_code {
     PORTA_ERR_UNAVAILABLE,      /* device or backend not present */
     PORTA_ERR_DEVICE,           /* tensors on different devices */
     PORTA_ERR_IO,               /* file or system error */
-    PORTA_ERR_INTERNAL          /* a bug in Porta */
+    PORTA_ERR_INTERNAL,         /* a bug in Porta */
+    PORTA_ERR_DEVICE_LOST       /* the device has gone away: every later use fails too */
 } porta_code;
 
 typedef struct porta_status porta_status;

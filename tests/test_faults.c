@@ -107,11 +107,14 @@ FAULT_TEST(test_faults_rules_are_parsed_strictly) {
                          "alloc:x",     "alloc:3x",  "nosuch:1", "alloc:p2",  "alloc:p-0.1",
                          "alloc:pabc",  "alloc:p",   "seed:x",   "seed:-1",   "alloc:1,alloc:2",
                          "alloc:1,,build:1", "alloc:1,", "alloc: 1", "alloc:+1", "seed: 2",
-                         "alloc:p+0.5", "alloc:pnan"};
+                         "alloc:p+0.5", "alloc:pnan", "device_lost:1", "device_lost:porta:1",
+                         "device_lost:porta:@3", "device_lost:porta:1@0", "device_lost:porta:x@2",
+                         "device_lost:cpu:0@2", "device_lost:porta:1@2x", "device_lost:porta:1@p0.5"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         CHECK_ERR(porta_set_faults(bad[i]), PORTA_ERR_INVALID_ARGUMENT, "expected comma-separated");
     CHECK_ERR(porta_set_faults("alloc:1,nosuch:2"), PORTA_ERR_INVALID_ARGUMENT, "got \"nosuch:2\"");
     CHECK_OK(porta_set_faults("alloc:3,build:1,driver:p0.25,write:p1,seed:7"));
+    CHECK_OK(porta_set_faults("device_lost:porta:1@50,alloc:2"));
     CHECK_OK(porta_set_faults(""));
     CHECK(!core_fault_hit(CORE_FAULT_ALLOC));
 }
@@ -187,6 +190,39 @@ FAULT_TEST(test_faults_fused_alloc_fails_at_the_flush) {
     for_each_device(fused_alloc_fails_on);
     porta_status_free(porta_set_fusion(false));
     test_cache_end();
+}
+
+/* ---- device loss ---- */
+
+/* From the rule's Nth allocation or launch on the device, every one fails
+ * with PORTA_ERR_DEVICE_LOST; other devices and an earlier count go on. */
+static void device_lost_on(porta_device *device) {
+    porta_device_info info;
+    CHECK_OK(porta_device_info_get(device, &info));
+    porta_tensor *a = upload(device, (const float[]){1, 2, 3}, 3), *b = NULL, *sum = NULL;
+    if (!a) return;
+    char rule[64];
+    snprintf(rule, sizeof rule, "device_lost:porta:%d@2", info.index);
+    CHECK_OK(porta_set_faults(rule));
+    CHECK_OK(porta_tensor_empty(device, PORTA_F32, 1, SHAPE(3), &b)); /* event 1 */
+    CHECK_ERR(porta_binary(PORTA_ADD, a, a, &sum), PORTA_ERR_DEVICE_LOST, "device lost");
+    CHECK(sum == NULL);
+    porta_tensor *c = NULL;
+    CHECK_ERR(porta_tensor_empty(device, PORTA_F32, 1, SHAPE(3), &c), PORTA_ERR_DEVICE_LOST,
+              rule + strlen("device_lost:"));
+    CHECK(c == NULL);
+    /* a rule for another device leaves this one working */
+    snprintf(rule, sizeof rule, "device_lost:porta:%d@1", info.index + 1);
+    CHECK_OK(porta_set_faults(rule));
+    CHECK_OK(porta_binary(PORTA_ADD, a, a, &sum));
+    CHECK(holds(sum, (const float[]){2, 4, 6}, 3));
+    porta_tensor_release(a);
+    porta_tensor_release(b);
+    porta_tensor_release(sum);
+}
+
+FAULT_TEST(test_faults_lost_device_fails_from_the_nth_event_on) {
+    for_each_device(device_lost_on);
 }
 
 /* ---- driver calls ---- */

@@ -22,8 +22,26 @@ static PyObject *out_of_memory_error(void) {
     return type;
 }
 
+/* torch_porta.DeviceLostError (a RuntimeError), looked up when first
+ * raised: torch_porta is imported by then. */
+static PyObject *device_lost_error(void) {
+    static PyObject *type;
+    if (!type) {
+        PyObject *package = PyImport_ImportModule("torch_porta");
+        type = package ? PyObject_GetAttrString(package, "DeviceLostError") : NULL;
+        Py_XDECREF(package);
+        if (!type) {
+            PyErr_Clear();
+            return PyExc_RuntimeError;
+        }
+    }
+    return type;
+}
+
 static PyObject *exception_for(porta_code code) {
     switch (code) {
+    case PORTA_ERR_DEVICE_LOST:
+        return device_lost_error();
     case PORTA_ERR_OUT_OF_RANGE:
         return PyExc_IndexError;
     case PORTA_ERR_OUT_OF_MEMORY:

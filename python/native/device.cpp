@@ -187,6 +187,11 @@ void check(porta_status *status) {
         TORCH_CHECK_INDEX(false, message);
     case PORTA_ERR_OUT_OF_MEMORY:
         TORCH_CHECK_WITH(OutOfMemoryError, false, message);
+    case PORTA_ERR_DEVICE_LOST:
+        // torch.AcceleratorError, as a CUDA device's failures raise, with
+        // the porta code as its error_code (torch_porta.is_device_lost)
+        throw c10::AcceleratorError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+                                    static_cast<int32_t>(code), message);
     default:
         TORCH_CHECK(false, message);
     }

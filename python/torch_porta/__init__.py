@@ -46,9 +46,12 @@ from ._select import select_device, resolve_device  # noqa: E402,F401  ("porta:a
 __all__ += ["select_device", "resolve_device"]
 
 from ._C import set_faults  # noqa: E402  (fault injection for tests: docs/faults.md)
-__all__ += ["set_faults"]
+from ._device_lost import DeviceLostError, is_device_lost  # noqa: E402
+__all__ += ["set_faults", "DeviceLostError", "is_device_lost"]
 
 from . import distributed  # noqa: E402,F401  (registers the torch.distributed backend "porta")
 
 from .export import export  # noqa: E402  (torch_porta.export(model, inputs, "m.porta"))
 from ._model import load  # noqa: E402  (torch_porta.load("m.porta") -> a callable model)
+from . import checkpoint  # noqa: E402,F401  (training checkpoints: docs/checkpoint.md)
+from ._migrate import migrate  # noqa: E402  (a training job's state onto another device)

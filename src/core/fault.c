@@ -23,10 +23,12 @@ typedef struct fault_rule {
     int mode;
     long long nth;      /* RULE_NTH: which event fails, from 1 */
     uint64_t threshold; /* RULE_RATE: a draw below it fails */
+    int device;         /* device_lost: the index of the device that is lost */
     char text[40];      /* the rule as written, for messages */
 } fault_rule;
 
-static const char *const kind_names[CORE_FAULT_KINDS] = {"alloc", "build", "driver", "write"};
+static const char *const kind_names[CORE_FAULT_KINDS] = {"alloc", "build", "driver", "write",
+                                                         "device_lost"};
 
 /* The rules in force; `armed` says whether any is on (the checks' fast
  * path). Each kind's events are counted from when the rules were set. */
@@ -44,8 +46,9 @@ static porta_status *bad_spec(const char *spec, const char *item, int length) {
     return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                        "faults: expected comma-separated KIND:N (fail the Nth event, N >= 1) or "
                        "KIND:pRATE (fail each event with probability 0 <= RATE <= 1) with KIND "
-                       "one of alloc, build, driver, write, and an optional seed:S; got \"%.*s\" "
-                       "in \"%s\"",
+                       "one of alloc, build, driver, write, or device_lost:porta:D@N (device D "
+                       "fails from its Nth allocation or launch on, N >= 1), and an optional "
+                       "seed:S; got \"%.*s\" in \"%s\"",
                        length, item, spec);
 }
 
@@ -79,7 +82,21 @@ static porta_status *parse_item(const char *spec, const char *item, int length,
     if (kind < 0 || parsed[kind].mode != RULE_OFF) return bad_spec(spec, item, length);
     fault_rule *rule = &parsed[kind];
     errno = 0;
-    if (value[0] == 'p') {
+    if (kind == CORE_FAULT_DEVICE_LOST) {
+        /* "porta:D@N": the value holds the device's own colon */
+        char *at = strchr(value, '@');
+        if (strncmp(value, "porta:", 6) || !at || !starts_number(value + 6) ||
+            !starts_number(at + 1))
+            return bad_spec(spec, item, length);
+        long device = strtol(value + 6, &end, 10);
+        if (errno || end != at || device < 0 || device > 1000000)
+            return bad_spec(spec, item, length);
+        long long nth = strtoll(at + 1, &end, 10);
+        if (errno || *end || nth < 1) return bad_spec(spec, item, length);
+        rule->mode = RULE_NTH;
+        rule->device = (int)device;
+        rule->nth = nth;
+    } else if (value[0] == 'p') {
         double rate = strtod(value + 1, &end);
         if (errno || !starts_number(value + 1) || *end || !(rate >= 0 && rate <= 1))
             return bad_spec(spec, item, length);
@@ -201,6 +218,25 @@ porta_status *core_fault_check(core_fault_kind kind, porta_code code, const char
     pthread_mutex_unlock(&rules_lock);
     return porta_error(code, "%s failed: fault injected by the rule %s (PORTA_FAULTS)", action,
                        rule);
+}
+
+porta_status *core_fault_device_check(int index, const char *action) {
+    pthread_once(&environment_once, read_environment);
+    if (!atomic_load_explicit(&armed, memory_order_relaxed) ||
+        atomic_load(&modes[CORE_FAULT_DEVICE_LOST]) != RULE_NTH)
+        return NULL;
+    char rule[40];
+    pthread_mutex_lock(&rules_lock);
+    bool this_device = rules[CORE_FAULT_DEVICE_LOST].device == index;
+    long long nth = rules[CORE_FAULT_DEVICE_LOST].nth;
+    snprintf(rule, sizeof rule, "%s", rules[CORE_FAULT_DEVICE_LOST].text);
+    pthread_mutex_unlock(&rules_lock);
+    if (!this_device || atomic_fetch_add(&events[CORE_FAULT_DEVICE_LOST], 1) + 1 < nth)
+        return NULL;
+    return porta_error(PORTA_ERR_DEVICE_LOST,
+                       "porta:%d: device lost: %s failed: fault injected by the rule %s "
+                       "(PORTA_FAULTS)",
+                       index, action, rule);
 }
 
 ssize_t core_fault_write(int fd, const void *data, size_t bytes) {

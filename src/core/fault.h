@@ -19,6 +19,7 @@ typedef enum core_fault_kind {
     CORE_FAULT_BUILD,  /* a kernel build: the CPU's C compiler, OpenCL's program build */
     CORE_FAULT_DRIVER, /* a launch, copy or sync the backend asks of its device */
     CORE_FAULT_WRITE,  /* one write() or fwrite() of a file Porta writes */
+    CORE_FAULT_DEVICE_LOST, /* an allocation or launch on one device, which stays lost */
     CORE_FAULT_KINDS
 } core_fault_kind;
 
@@ -40,6 +41,17 @@ extern atomic_bool core_fault_may_hit;
 #define CORE_FAULT_CHECK(kind, code, ...)                                             \
     (atomic_load_explicit(&core_fault_may_hit, memory_order_relaxed)                 \
          ? core_fault_check((kind), (code), __VA_ARGS__)                             \
+         : NULL)
+
+/* Counts one allocation or launch on device `index` (porta:index) for a
+ * device_lost rule: from the rule's Nth event on that device, every one
+ * fails with PORTA_ERR_DEVICE_LOST, as a device that has gone away keeps
+ * failing. `action` names what failed. Hooks call it through
+ * CORE_FAULT_DEVICE_CHECK. */
+porta_status *core_fault_device_check(int index, const char *action);
+#define CORE_FAULT_DEVICE_CHECK(index, action)                                        \
+    (atomic_load_explicit(&core_fault_may_hit, memory_order_relaxed)                 \
+         ? core_fault_device_check((index), (action))                                \
          : NULL)
 
 /* write(2) and fwrite(3) (of `bytes` single bytes) as one CORE_FAULT_WRITE

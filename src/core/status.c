@@ -88,6 +88,7 @@ const char *porta_code_name(porta_code code) {
     case PORTA_ERR_DEVICE: return "device mismatch";
     case PORTA_ERR_IO: return "i/o error";
     case PORTA_ERR_INTERNAL: return "internal error";
+    case PORTA_ERR_DEVICE_LOST: return "device lost";
     }
     return "unknown error";
 }

@@ -16,6 +16,7 @@
 static porta_status *cpu_buffer_alloc(porta_device *device, size_t bytes, void **handle) {
     PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_ALLOC, PORTA_ERR_OUT_OF_MEMORY,
                                "cpu: allocating %zu bytes", bytes));
+    PORTA_TRY(CORE_FAULT_DEVICE_CHECK(device->info.index, "cpu: allocating a buffer"));
     return core_host_alloc(bytes, "a CPU buffer", handle);
 }
 
@@ -43,6 +44,7 @@ static porta_status *cpu_execute(porta_device *device, const ir_prim *prim,
                                  porta_tensor *out) {
     PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE, "cpu: running %s",
                                ir_prim_kind_name(prim->kind)));
+    PORTA_TRY(CORE_FAULT_DEVICE_CHECK(device->info.index, "cpu: running a primitive"));
     switch (prim->kind) {
     case PRIM_UNARY:
     case PRIM_BINARY:

@@ -90,6 +90,7 @@ porta_status *cpu_run_kernel(porta_device *device, void *program, const kir_args
     int64_t grain = WORK_PER_TASK / (per_item > 0 ? per_item : 1);
     if (grain < 1) grain = 1;
     PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE, "cpu: running a fused kernel"));
+    PORTA_TRY(CORE_FAULT_DEVICE_CHECK(device->info.index, "cpu: running a fused kernel"));
     run_ctx ctx = {p, args};
     cpu_parallel_for(work, grain, run_range, &ctx);
     return NULL;

@@ -30,6 +30,7 @@ static porta_status *cl_buffer_alloc(porta_device *device, size_t bytes, void **
     size_t size = bytes ? bytes : 1;
     PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_ALLOC, PORTA_ERR_OUT_OF_MEMORY,
                                "OpenCL: allocating %zu bytes on %s", bytes, s->name));
+    PORTA_TRY(CORE_FAULT_DEVICE_CHECK(device->info.index, "OpenCL: allocating a buffer"));
     PORTA_TRY(core_memory_reserve(size, "an OpenCL buffer"));
     cl_int err;
     cl_mem mem = s->cl->clCreateBuffer(s->context, CL_MEM_READ_WRITE, size, NULL, &err);
@@ -57,6 +58,7 @@ static porta_status *cl_buffer_write(porta_device *device, void *handle, size_t 
     if (!bytes) return NULL;
     PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE,
                                "OpenCL: clEnqueueWriteBuffer"));
+    PORTA_TRY(CORE_FAULT_DEVICE_CHECK(device->info.index, "OpenCL: clEnqueueWriteBuffer"));
     uint64_t begin = prof_begin();
     cl_int err = s->cl->clEnqueueWriteBuffer(s->queue, handle, CL_TRUE, offset, bytes, src, 0,
                                              NULL, NULL);
@@ -69,6 +71,7 @@ static porta_status *cl_buffer_read(porta_device *device, void *handle, size_t o
     cl_state *s = cl_of(device);
     if (!bytes) return NULL;
     PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE, "OpenCL: clEnqueueReadBuffer"));
+    PORTA_TRY(CORE_FAULT_DEVICE_CHECK(device->info.index, "OpenCL: clEnqueueReadBuffer"));
     uint64_t begin = prof_begin();
     cl_int err = s->cl->clEnqueueReadBuffer(s->queue, handle, CL_TRUE, offset, bytes, dst, 0,
                                             NULL, NULL);
@@ -80,6 +83,7 @@ static porta_status *cl_buffer_read(porta_device *device, void *handle, size_t o
 static porta_status *cl_synchronize(porta_device *device) {
     cl_state *s = cl_of(device);
     PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE, "OpenCL: clFinish"));
+    PORTA_TRY(CORE_FAULT_DEVICE_CHECK(device->info.index, "OpenCL: clFinish"));
     cl_int err = s->cl->clFinish(s->queue);
     return err ? cl_error(err, "clFinish") : NULL;
 }
@@ -148,6 +152,7 @@ static porta_status *cl_run_kernel(porta_device *device, void *program, const ki
                                    int64_t work) {
     if (!program || !args || work < 0)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "OpenCL run_kernel: bad arguments");
+    PORTA_TRY(CORE_FAULT_DEVICE_CHECK(device->info.index, "OpenCL: running a fused kernel"));
     cl_state *s = cl_of(device);
     pthread_mutex_lock(&s->lock);
     porta_status *status = run_locked(s, program, args, work);
@@ -176,6 +181,7 @@ static porta_status *cl_execute(porta_device *device, const ir_prim *prim,
                                 porta_tensor *out) {
     for (int i = 0; i < input_count; i++) PORTA_TRY(cl_check_dtype(device, inputs[i]->dtype));
     PORTA_TRY(cl_check_dtype(device, out->dtype));
+    PORTA_TRY(CORE_FAULT_DEVICE_CHECK(device->info.index, "OpenCL: running a primitive"));
     return clk_execute(&cl_launcher, device, prim, inputs, input_count, out);
 }
 
