@@ -91,24 +91,6 @@ static PyObject *set_faults(PyObject *module, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* write_file(path, data): porta_file_write, so that files torch_porta
- * writes (checkpoints) are replaced atomically, synced, and subject to
- * the write faults as every other file Porta writes. */
-static PyObject *write_file(PyObject *module, PyObject *args) {
-    const char *path;
-    Py_buffer data;
-    if (!PyArg_ParseTuple(args, "sy*", &path, &data))
-        return NULL;
-    porta_status *status;
-    Py_BEGIN_ALLOW_THREADS
-    status = porta_file_write(path, data.buf, (size_t)data.len);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&data);
-    if (status)
-        return porta_py_raise(status);
-    Py_RETURN_NONE;
-}
-
 PyMethodDef porta_py_device_methods[] = {
     {"device_count", device_count, METH_NOARGS, "Number of porta devices."},
     {"device_name", device_name, METH_VARARGS, "device_name(index): model and backend."},
@@ -120,7 +102,5 @@ PyMethodDef porta_py_device_methods[] = {
     {"memory_reset_peak", memory_reset_peak, METH_NOARGS, "Restart the peak count."},
     {"set_faults", set_faults, METH_VARARGS,
      "set_faults(spec): inject device, build, driver or write failures (docs/faults.md)."},
-    {"write_file", write_file, METH_VARARGS,
-     "write_file(path, data): the bytes as the file, replaced atomically and synced."},
     {NULL},
 };
