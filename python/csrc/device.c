@@ -3,7 +3,6 @@
  * device module and dtype helpers need them.
  */
 #include "porta_py.h"
-#include "porta_io.h"
 
 porta_device *porta_py_device(int index) {
     porta_device *device = NULL;

@@ -8,6 +8,7 @@
 
 #include "backends/pjrt/pjrt_backend.h"
 #include "core/alloc.h"
+#include "core/fault.h"
 #include "core/status.h"
 #include "runtime/profiler.h"
 
@@ -49,6 +50,9 @@ porta_status *pjrt_upload(pjrt_device_state *s, const void *data, size_t bytes,
 }
 
 porta_status *pjrt_buffer_alloc(porta_device *device, size_t bytes, void **handle) {
+    PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_ALLOC, PORTA_ERR_OUT_OF_MEMORY,
+                               "PJRT: allocating %zu bytes", bytes));
+    PORTA_TRY(CORE_FAULT_DEVICE_CHECK(device->info.index, "PJRT: allocating a buffer"));
     pjrt_storage *storage = calloc(1, sizeof *storage);
     if (!storage)
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "PJRT: allocating a buffer's record");
@@ -117,6 +121,8 @@ porta_status *pjrt_buffer_read(porta_device *device, void *handle, size_t offset
     pjrt_storage *storage = handle;
     pjrt_device_state *s = pjrt_state_of(device);
     PORTA_TRY(check_range(storage, offset, bytes, "read"));
+    PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE, "PJRT: reading a buffer"));
+    PORTA_TRY(CORE_FAULT_DEVICE_CHECK(device->info.index, "PJRT: reading a buffer"));
     if (!bytes) return NULL;
     uint64_t begin = prof_begin();
     porta_status *status = NULL;
@@ -207,6 +213,8 @@ porta_status *pjrt_buffer_write(porta_device *device, void *handle, size_t offse
     pjrt_storage *storage = handle;
     pjrt_device_state *s = pjrt_state_of(device);
     PORTA_TRY(check_range(storage, offset, bytes, "write"));
+    PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE, "PJRT: writing a buffer"));
+    PORTA_TRY(CORE_FAULT_DEVICE_CHECK(device->info.index, "PJRT: writing a buffer"));
     if (!bytes) return NULL;
     uint64_t begin = prof_begin();
     porta_status *status = NULL;

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "backends/pjrt/pjrt_backend.h"
+#include "core/fault.h"
 #include "core/status.h"
 #include "runtime/compile_stats.h"
 
@@ -227,6 +228,8 @@ porta_status *pjrt_program_run(porta_device *device, pjrt_program *program,
     if (!device || !program || arg_count < 0 || result_count < 0 || (arg_count && !args) ||
         (result_count && !results))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "pjrt_program_run: bad arguments");
+    PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE, "PJRT: running a program"));
+    PORTA_TRY(CORE_FAULT_DEVICE_CHECK(device->info.index, "PJRT: running a program"));
     pjrt_device_state *s = pjrt_state_of(device);
     const PJRT_Api *api = s->plugin->api;
     /* the plugin fills in as many outputs as @main returns */
@@ -284,6 +287,7 @@ porta_status *pjrt_program_run(porta_device *device, pjrt_program *program,
 }
 
 porta_status *pjrt_synchronize(porta_device *device) {
+    PORTA_TRY(CORE_FAULT_DEVICE_CHECK(device->info.index, "PJRT: synchronizing"));
     pjrt_device_state *s = pjrt_state_of(device);
     pthread_mutex_lock(&s->lock);
     drain_pending(s);
