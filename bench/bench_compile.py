@@ -10,6 +10,11 @@ CNN and small transformer, from the same initial weights and data, under:
                 run in fused eager mode
     porta.fused porta's fused eager mode (set_eager_mode("fused")), no compile
     porta.eager porta's plain eager mode
+    pjrt.comp   as porta.comp, on the first PJRT device (XLA's CPU plugin here):
+                each trace is one StableHLO module per kernel that XLA compiles
+    pjrt.fused  as porta.fused, on that PJRT device
+(the pjrt variants run where a PJRT device is listed, or not at all with
+--no-pjrt)
 
 Warm-up steps come first (the compilers run there; their time is reported
 apart), then the variants take turns, round by round, each running the same
@@ -59,6 +64,7 @@ def models():
 
 
 VARIANTS = ("eager", "inductor", "porta.comp", "porta.fused", "porta.eager")
+PJRT_VARIANTS = ("pjrt.comp", "pjrt.fused")
 # The compiler's counters that tell what a step did and whether it compiled.
 COUNTERS = ("flushes", "graphs_compiled", "graph_cache_hits", "kernels_compiled",
             "kernel_memory_hits", "kernel_disk_hits", "kernels_run", "prims_fused",
@@ -66,7 +72,16 @@ COUNTERS = ("flushes", "graphs_compiled", "graph_cache_hits", "kernels_compiled"
 
 
 def synchronize():
-    torch.porta.synchronize()
+    for index in range(torch.porta.device_count()):
+        torch.porta.synchronize(index)
+
+
+def pjrt_device():
+    """porta:N of the first PJRT device, or None."""
+    for index in range(torch.porta.device_count()):
+        if torch.porta.get_device_properties(index).backend == "pjrt":
+            return f"porta:{index}"
+    return None
 
 
 def porta_counters():
@@ -86,18 +101,18 @@ class Variant:
 
     def __init__(self, name, model_class, batch, loss_fn):
         self.name = name
-        on_porta = name.startswith("porta")
-        device = "porta" if on_porta else "cpu"
+        on_porta = name.startswith(("porta", "pjrt"))
+        device = pjrt_device() if name.startswith("pjrt") else "porta" if on_porta else "cpu"
         torch.manual_seed(0)  # the same initial weights for every variant
         model = model_class().to(device)
         self.optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
         self.inputs, self.targets = (t.to(device) for t in batch())
         if name == "inductor":
             model = torch.compile(model)
-        elif name == "porta.comp":
+        elif name in ("porta.comp", "pjrt.comp"):
             model = torch.compile(model, backend="porta")
         self.model, self.loss_fn = model, loss_fn
-        self.mode = "fused" if name in ("porta.fused", "porta.comp") else "debug"
+        self.mode = "fused" if name.endswith((".fused", ".comp")) else "debug"
         self.on_porta = on_porta
         self.losses = []  # of the warm-up steps
         self.samples = []  # seconds per step, one per round
@@ -169,10 +184,10 @@ def loss_deviation(losses, reference):
     return max(abs(loss - ref) / abs(ref) for loss, ref in zip(losses, reference))
 
 
-def benchmark(key, rounds, busy):
+def benchmark(key, rounds, busy, names):
     title, model_class, batch, loss_fn = models()[key]
     print(f"\n== {title}: training step (forward, loss, backward, AdamW) ==", flush=True)
-    variants = [Variant(name, model_class, batch, loss_fn) for name in VARIANTS]
+    variants = [Variant(name, model_class, batch, loss_fn) for name in names]
     for variant in variants:
         attempt(variant, variant.warm_up)
     eager = variants[0]
@@ -214,8 +229,12 @@ def report(variants, rounds, steps, busy):
         caveat = "; the machine was busy, so this says little" if busy else ""
         print(f"porta compiled / Inductor = {ratio:.2f} ({verdict} the goal of 1.00 or "
               f"below{caveat})")
+    if "pjrt.comp" in median and inductor:
+        print(f"pjrt compiled / Inductor = {median['pjrt.comp'] / inductor:.2f}, "
+              f"/ porta compiled on the CPU = {median['pjrt.comp'] / median['porta.comp']:.2f}"
+              if "porta.comp" in median else "")
     for v in variants:
-        if v.name in ("porta.comp", "porta.fused") and v.error is None:
+        if v.name.endswith((".comp", ".fused")) and v.error is None:
             print_counters(v, rounds * steps)
 
 
@@ -261,6 +280,8 @@ def main():
                         help="threads of PyTorch and of porta (default 2)")
     parser.add_argument("--cold", action="store_true",
                         help="start the on-disk compile caches empty")
+    parser.add_argument("--no-pjrt", action="store_true",
+                        help="leave out the variants on a PJRT device")
     args = parser.parse_args()
     if args.cold:
         cold = tempfile.TemporaryDirectory(prefix="bench_compile_")
@@ -274,9 +295,14 @@ def main():
           f"{args.threads} threads; median of {args.rounds} rounds; compile caches "
           f"{'empty at start' if args.cold else 'as left by earlier runs'}")
     busy = warn_if_busy(0)
+    names = VARIANTS
+    if not args.no_pjrt and pjrt_device():
+        names += PJRT_VARIANTS
+        print(f"PJRT variants on {pjrt_device()} "
+              f"({torch.porta.get_device_properties(pjrt_device()).name})")
     for key in ("cnn", "transformer"):
         if args.only in (None, key):
-            benchmark(key, args.rounds, busy)
+            benchmark(key, args.rounds, busy, names)
     warn_if_busy(args.threads)  # the last minute's average includes this run
 
 
