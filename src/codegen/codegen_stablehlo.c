@@ -160,8 +160,8 @@ static int to_bytes(render *r, int elements, int b, porta_dtype dtype) {
 
 /* ---- views ---- */
 
-/* The dims of an access's view that walk memory: size > 1 and (loads)
- * a stride other than 0, which are broadcast instead. */
+/* The dims of a view that walk memory: size > 1 and (loads) a stride
+ * other than 0, which are broadcast instead. */
 typedef struct view {
     int count;
     int64_t dim[PORTA_MAX_RANK], size[PORTA_MAX_RANK], stride[PORTA_MAX_RANK];
@@ -170,17 +170,14 @@ typedef struct view {
     char dims[PORTA_MAX_RANK * 24];
 } view;
 
-static view view_of(const render *r, int a, bool load) {
-    const kir_access *x = &r->k->accesses[a];
-    int rank = r->rank[access_span(x)];
+static view view_of(const int64_t *sizes, const int64_t *strides, int rank, bool load) {
     view v = {.numel = 1, .contiguous = true};
     for (int d = 0; d < rank; d++) {
-        int64_t size = r->l->sizes[d], stride = r->l->strides[a][d];
-        v.numel *= size;
-        if (size == 1 || (load && stride == 0)) continue;
+        v.numel *= sizes[d];
+        if (sizes[d] == 1 || (load && strides[d] == 0)) continue;
         v.dim[v.count] = d;
-        v.size[v.count] = size;
-        v.stride[v.count++] = stride;
+        v.size[v.count] = sizes[d];
+        v.stride[v.count++] = strides[d];
     }
     int64_t expected = 1;
     for (int i = v.count - 1; i >= 0; i--) {
@@ -200,18 +197,22 @@ static int indices(render *r, const view *v, int offset) {
     for (int i = 0; i < v->count; i++) {
         char attrs[48], literal[32];
         snprintf(attrs, sizeof attrs, " {iota_dimension = %d : i64}", i);
-        int iota = shlo_op(&r->e, "stablehlo.iota", 0, NULL, NULL, attrs, I);
-        snprintf(literal, sizeof literal, "%" PRId64, v->stride[i]);
-        int walked = shlo_op2(&r->e, "stablehlo.multiply", iota, shlo_constant(&r->e, I, literal),
-                              I, I);
+        int walked = shlo_op(&r->e, "stablehlo.iota", 0, NULL, NULL, attrs, I);
+        if (v->stride[i] != 1) {
+            snprintf(literal, sizeof literal, "%" PRId64, v->stride[i]);
+            walked = shlo_op2(&r->e, "stablehlo.multiply", walked,
+                              shlo_constant(&r->e, I, literal), I, I);
+        }
         sum = shlo_op2(&r->e, "stablehlo.add", sum, walked, I, I);
     }
     return sum;
 }
 
-/* The view's elements over v->dims from a buffer's elements. */
-static int take_view(render *r, int a, const view *v, int elements, int64_t n) {
-    const char *elt = shlo_storage_elt(r->k->accesses[a].dtype);
+/* The view's elements over v->dims from a buffer's n elements of `dtype`;
+ * `a` names the view's offset slot. */
+static int take_view(render *r, int a, porta_dtype dtype, const view *v, int elements,
+                     int64_t n) {
+    const char *elt = shlo_storage_elt(dtype);
     char nd[32], numel[32];
     snprintf(nd, sizeof nd, "%" PRId64 "x", n);
     snprintf(numel, sizeof numel, "%" PRId64 "x", v->numel);
@@ -240,42 +241,38 @@ static int take_view(render *r, int a, const view *v, int elements, int64_t n) {
     return shlo_op(&r->e, "stablehlo.gather", 2, args, types, attrs, out);
 }
 
-static int load(render *r, int a) {
-    const kir_access *x = &r->k->accesses[a];
-    int b = r->l->buffer[a];
-    span s = access_span(x);
-    view v = view_of(r, a, true);
-    int64_t n = element_count(r, b, x->dtype);
-    const char *elt = shlo_storage_elt(x->dtype);
-    int *elements = &r->elements[b][x->dtype];
-    if (!*elements) *elements = to_elements(r, r->arg[b], b, x->dtype);
-    int taken = take_view(r, a, &v, *elements, n);
-    shlo_type stored = shlo_tensor(r->dims[s], elt);
-    if (v.count < r->rank[s])
+/* Access a (buffer b, `dtype`) read as the tensor sizes[0..rank) (dims: their
+ * text), in dtype's compute element. */
+static int load_view(render *r, int a, int b, porta_dtype dtype, const int64_t *sizes,
+                     const int64_t *strides, int rank, const char *dims) {
+    view v = view_of(sizes, strides, rank, true);
+    int64_t n = element_count(r, b, dtype);
+    const char *elt = shlo_storage_elt(dtype);
+    int *elements = &r->elements[b][dtype];
+    if (!*elements) *elements = to_elements(r, r->arg[b], b, dtype);
+    int taken = take_view(r, a, dtype, &v, *elements, n);
+    shlo_type stored = shlo_tensor(dims, elt);
+    if (v.count < rank)
         taken = broadcast(r, taken, shlo_tensor(v.dims, elt), stored, v.dim, v.count);
-    else if (strcmp(v.dims, r->dims[s]) != 0)
-        taken = shlo_op1(&r->e, "stablehlo.reshape", taken, shlo_tensor(v.dims, elt), stored);
-    shlo_type T = compute_type(r, s, x->dtype);
-    if (x->dtype == PORTA_BOOL) {
-        int zero = shlo_constant(&r->e, stored, "0");
-        return shlo_compare(&r->e, "NE", taken, zero, stored, r->dims[s]);
-    }
-    if (strcmp(elt, shlo_compute_elt(x->dtype)) != 0)
-        return shlo_op1(&r->e, "stablehlo.convert", taken, stored, T);
+    if (dtype == PORTA_BOOL)
+        return shlo_compare(&r->e, "NE", taken, shlo_constant(&r->e, stored, "0"), stored, dims);
+    if (strcmp(elt, shlo_compute_elt(dtype)) != 0)
+        return shlo_op1(&r->e, "stablehlo.convert", taken, stored,
+                        shlo_tensor(dims, shlo_compute_elt(dtype)));
     return taken;
 }
 
-static void store(render *r, int a) {
-    const kir_access *x = &r->k->accesses[a];
-    int b = r->l->buffer[a];
-    span s = access_span(x);
-    const char *elt = shlo_storage_elt(x->dtype);
-    shlo_type T = compute_type(r, s, x->dtype), stored = shlo_tensor(r->dims[s], elt);
-    int value = operand(r, x->value, s);
-    if (strcmp(elt, shlo_compute_elt(x->dtype)) != 0)
-        value = shlo_op1(&r->e, "stablehlo.convert", value, T, stored);
-    view v = view_of(r, a, false);
-    int64_t n = element_count(r, b, x->dtype);
+/* Writes value (over dims, dtype's compute element) through access a. */
+static void store_view(render *r, int a, int b, porta_dtype dtype, int value,
+                       const int64_t *sizes, const int64_t *strides, int rank,
+                       const char *dims) {
+    const char *elt = shlo_storage_elt(dtype);
+    shlo_type stored = shlo_tensor(dims, elt);
+    if (strcmp(elt, shlo_compute_elt(dtype)) != 0)
+        value = shlo_op1(&r->e, "stablehlo.convert", value,
+                         shlo_tensor(dims, shlo_compute_elt(dtype)), stored);
+    view v = view_of(sizes, strides, rank, false);
+    int64_t n = element_count(r, b, dtype);
     char nd[32], numel[32];
     snprintf(nd, sizeof nd, "%" PRId64 "x", n);
     snprintf(numel, sizeof numel, "%" PRId64 "x", v.numel);
@@ -284,7 +281,7 @@ static void store(render *r, int a) {
     if (v.contiguous && v.numel == n) {
         updated = shlo_op1(&r->e, "stablehlo.reshape", value, stored, all);
     } else {
-        int elements = to_elements(r, r->bytes[b], b, x->dtype), offset = slot(r, a);
+        int elements = to_elements(r, r->bytes[b], b, dtype), offset = slot(r, a);
         if (v.contiguous) {
             int run = shlo_op1(&r->e, "stablehlo.reshape", value, stored, shlo_tensor(numel, elt));
             int args[3] = {elements, run, offset};
@@ -309,8 +306,22 @@ static void store(render *r, int a) {
                         all.s);
         }
     }
-    r->bytes[b] = to_bytes(r, updated, b, x->dtype);
+    r->bytes[b] = to_bytes(r, updated, b, dtype);
     r->stored[b] = true;
+}
+
+static int load(render *r, int a) {
+    const kir_access *x = &r->k->accesses[a];
+    span s = access_span(x);
+    return load_view(r, a, r->l->buffer[a], x->dtype, r->l->sizes, r->l->strides[a], r->rank[s],
+                     r->dims[s]);
+}
+
+static void store(render *r, int a) {
+    const kir_access *x = &r->k->accesses[a];
+    span s = access_span(x);
+    store_view(r, a, r->l->buffer[a], x->dtype, operand(r, x->value, s), r->l->sizes,
+               r->l->strides[a], r->rank[s], r->dims[s]);
 }
 
 /* ---- values ---- */
@@ -473,6 +484,52 @@ void shlo_pack_scalars(const int64_t *offsets, int access_count, const double *p
     memcpy(slots + KIR_MAX_ACCESSES, params, KIR_MAX_PARAMS * sizeof *params);
 }
 
+static render *render_new(const shlo_layout *l, core_text *body) {
+    render *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->l = l;
+    r->e = (shlo_emit){.t = body, .next = 1};
+    for (int b = 0; b < l->buffer_count; b++) r->arg[b] = r->bytes[b] = r->e.next++;
+    r->scalars = r->e.next++;
+    return r;
+}
+
+static void result_types(core_text *t, const render *r) {
+    int results = 0;
+    for (int b = 0; b < r->l->buffer_count; b++)
+        if (r->stored[b])
+            text_printf(t, "%stensor<%" PRId64 "xui8>", results++ ? ", " : "",
+                        r->l->buffer_bytes[b]);
+}
+
+/* The module around the statements in body; frees r and body. */
+static porta_status *assemble(render *r, core_text *body, char **text) {
+    const shlo_layout *l = r->l;
+    core_text t = {0};
+    text_puts(&t, "module @porta_kernel {\n  func.func public @main(");
+    for (int b = 0; b < l->buffer_count; b++)
+        text_printf(&t, "%%%d: tensor<%" PRId64 "xui8>, ", r->arg[b], l->buffer_bytes[b]);
+    text_printf(&t, "%%%d: tensor<%dxui8>) -> (", r->scalars, SHLO_SCALAR_BYTES);
+    result_types(&t, r);
+    text_puts(&t, ") {\n");
+    if (body->chars) text_append(&t, body->chars, body->length);
+    text_puts(&t, "    \"func.return\"(");
+    int results = 0;
+    for (int b = 0; b < l->buffer_count; b++)
+        if (r->stored[b]) text_printf(&t, "%s%%%d", results++ ? ", " : "", r->bytes[b]);
+    text_puts(&t, ") : (");
+    result_types(&t, r);
+    text_puts(&t, ") -> ()\n  }\n}\n");
+    porta_status *status = r->error ? r->error : text_failure(body, "a StableHLO module");
+    text_free(body);
+    free(r);
+    if (status) {
+        text_free(&t);
+        return status;
+    }
+    return text_take(&t, "a StableHLO module", text);
+}
+
 porta_status *kir_render_stablehlo(const kir_kernel *k, const shlo_layout *l, char **text) {
     PORTA_TRY(kir_check(k));
     PORTA_TRY(check_layout(k, l));
@@ -485,18 +542,14 @@ porta_status *kir_render_stablehlo(const kir_kernel *k, const shlo_layout *l, ch
                                "StableHLO spelling",
                                id, (int)v->kind, v->op, porta_dtype_name(v->dtype));
     }
-    render *r = calloc(1, sizeof *r);
     core_text body = {0};
+    render *r = render_new(l, &body);
     if (!r) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "StableHLO: renderer state");
     r->k = k;
-    r->l = l;
-    r->e = (shlo_emit){.t = &body, .next = 1};
     r->rank[SPAN_OUTER] = k->outer_rank;
     r->rank[SPAN_FULL] = k->rank;
     shlo_dims(r->dims[SPAN_OUTER], sizeof r->dims[0], l->sizes, k->outer_rank);
     shlo_dims(r->dims[SPAN_FULL], sizeof r->dims[0], l->sizes, k->rank);
-    for (int b = 0; b < l->buffer_count; b++) r->arg[b] = r->bytes[b] = r->e.next++;
-    r->scalars = r->e.next++;
     mark_live(r);
     for (int id = 0; id < k->value_count && !r->error; id++)
         if (r->live[id]) {
@@ -509,34 +562,51 @@ porta_status *kir_render_stablehlo(const kir_kernel *k, const shlo_layout *l, ch
         }
     for (int a = 0; a < k->access_count && !r->error; a++)
         if (k->accesses[a].store) store(r, a);
+    return assemble(r, &body, text);
+}
 
-    core_text t = {0};
-    text_puts(&t, "module @porta_kernel {\n  func.func public @main(");
-    for (int b = 0; b < l->buffer_count; b++)
-        text_printf(&t, "%%%d: tensor<%" PRId64 "xui8>, ", r->arg[b], l->buffer_bytes[b]);
-    text_printf(&t, "%%%d: tensor<%dxui8>) -> (", r->scalars, SHLO_SCALAR_BYTES);
-    int results = 0;
-    for (int b = 0; b < l->buffer_count; b++)
-        if (r->stored[b])
-            text_printf(&t, "%stensor<%" PRId64 "xui8>", results++ ? ", " : "", l->buffer_bytes[b]);
-    text_puts(&t, ") {\n");
-    if (body.chars) text_append(&t, body.chars, body.length);
-    text_puts(&t, "    \"func.return\"(");
-    results = 0;
-    for (int b = 0; b < l->buffer_count; b++)
-        if (r->stored[b]) text_printf(&t, "%s%%%d", results++ ? ", " : "", r->bytes[b]);
-    text_puts(&t, ") : (");
-    results = 0;
-    for (int b = 0; b < l->buffer_count; b++)
-        if (r->stored[b])
-            text_printf(&t, "%stensor<%" PRId64 "xui8>", results++ ? ", " : "", l->buffer_bytes[b]);
-    text_puts(&t, ") -> ()\n  }\n}\n");
-    porta_status *status = r->error ? r->error : text_failure(&body, "a StableHLO module");
-    text_free(&body);
-    free(r);
-    if (status) {
-        text_free(&t);
-        return status;
-    }
-    return text_take(&t, "a StableHLO module", text);
+porta_status *shlo_render_matmul(const shlo_matmul *m, char **text) {
+    int rank = m->rank, batch = rank - 2;
+    if (rank < 2 || rank > PORTA_MAX_RANK || !is_float(m->dtype))
+        return porta_error(PORTA_ERR_UNSUPPORTED,
+                           "StableHLO: matmul of rank %d and dtype %s; expected rank 2..%d "
+                           "and a float dtype",
+                           rank, porta_dtype_name(m->dtype), PORTA_MAX_RANK);
+    for (int i = 0; i < 3; i++)
+        if (m->layout.buffer[i] < 0 || m->layout.buffer[i] >= m->layout.buffer_count)
+            return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                               "StableHLO: matmul operand %d uses buffer %d; expected 0..%d", i,
+                               m->layout.buffer[i], m->layout.buffer_count - 1);
+    core_text body = {0};
+    render *r = render_new(&m->layout, &body);
+    if (!r) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "StableHLO: renderer state");
+    const int64_t *sizes[3] = {m->a_sizes, m->b_sizes, m->out_sizes};
+    char dims[3][PORTA_MAX_RANK * 24];
+    for (int i = 0; i < 3; i++) shlo_dims(dims[i], sizeof dims[i], sizes[i], rank);
+    int x[2];
+    for (int i = 0; i < 2; i++)
+        x[i] = load_view(r, i, m->layout.buffer[i], m->dtype, sizes[i], m->layout.strides[i],
+                         rank, dims[i]);
+    char attrs[512], lists[1][96];
+    size_t used = 0;
+    for (int d = 0; d < batch; d++)
+        used += (size_t)snprintf(lists[0] + used, sizeof lists[0] - used, "%s%d", d ? ", " : "", d);
+    lists[0][used] = '\0';
+    if (batch)
+        snprintf(attrs, sizeof attrs,
+                 " {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [%s], "
+                 "rhs_batching_dimensions = [%s], lhs_contracting_dimensions = [%d], "
+                 "rhs_contracting_dimensions = [%d]>}",
+                 lists[0], lists[0], rank - 1, rank - 2);
+    else
+        snprintf(attrs, sizeof attrs,
+                 " {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], "
+                 "rhs_contracting_dimensions = [0]>}");
+    const char *elt = shlo_compute_elt(m->dtype);
+    shlo_type types[2] = {shlo_tensor(dims[0], elt), shlo_tensor(dims[1], elt)};
+    int product = shlo_op(&r->e, "stablehlo.dot_general", 2, x, types, attrs,
+                          shlo_tensor(dims[2], elt));
+    store_view(r, 2, m->layout.buffer[2], m->dtype, product, m->out_sizes, m->layout.strides[2],
+               rank, dims[2]);
+    return assemble(r, &body, text);
 }

@@ -53,4 +53,16 @@ bool shlo_buffer_stored(const kir_kernel *kernel, const shlo_layout *layout, int
 porta_status *kir_render_stablehlo(const kir_kernel *kernel, const shlo_layout *layout,
                                    char **text);
 
+/* A MATMUL primitive (ir/prim.h): a [..., M, K] times b [..., K, N] into
+ * out [..., M, N], one float dtype, as stablehlo.dot_general with the
+ * leading dims as batch dims. Accesses 0, 1, 2 of `layout` are a, b and out
+ * (its sizes unused: each operand has its own), their offsets slots 0..2. */
+typedef struct shlo_matmul {
+    porta_dtype dtype;
+    int rank; /* of each operand */
+    int64_t a_sizes[PORTA_MAX_RANK], b_sizes[PORTA_MAX_RANK], out_sizes[PORTA_MAX_RANK];
+    shlo_layout layout;
+} shlo_matmul;
+porta_status *shlo_render_matmul(const shlo_matmul *matmul, char **text);
+
 #endif
