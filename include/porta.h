@@ -202,8 +202,14 @@ PORTA_API porta_status *porta_device_info_get(const porta_device *device,
 PORTA_API porta_status *porta_device_synchronize(porta_device *device);
 /* Why a backend built into Porta has no devices here ("no OpenCL ICD loader
  * ..."), or NULL when it is available or not a backend's name. Backends:
- * "cpu", "opencl". */
+ * "cpu", "opencl", "cuda", "pjrt" (for pjrt: the first PJRT plugin that
+ * could not be used, "<plugin file>: <its error>"; other plugins may still
+ * have given devices). */
 PORTA_API const char *porta_backend_unavailable_reason(const char *backend);
+/* The index-th of every reason the probes gave, in probe order (one per
+ * unusable PJRT plugin): true and `backend`, `why` set while index is below
+ * their count, false past it. */
+PORTA_API bool porta_backend_unavailable_get(int index, const char **backend, const char **why);
 
 /* ------------------------------------------------------------------ */
 /* Buffers: reference-counted device memory                             */

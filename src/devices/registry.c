@@ -15,11 +15,13 @@
 void cpu_backend_probe(const rt_probe_sink *sink);
 void cl_backend_probe(const rt_probe_sink *sink);
 void cu_backend_probe(const rt_probe_sink *sink);
+void pjrt_backend_probe(const rt_probe_sink *sink);
 
 static const rt_backend_probe probes[] = {
     cpu_backend_probe, /* porta:0 unless PORTA_VISIBLE_DEVICES says otherwise */
     cl_backend_probe,
     cu_backend_probe,
+    pjrt_backend_probe, /* last: a new plugin does not renumber the others */
 };
 
 #define MAX_DEVICES 64
@@ -34,7 +36,8 @@ static void add_found(porta_device *device) {
     if (found_count < MAX_DEVICES) found[found_count++] = device;
 }
 
-#define MAX_UNAVAILABLE 8
+/* one per backend, and one per PJRT plugin that could not be used */
+#define MAX_UNAVAILABLE 24
 
 typedef struct unavailable_backend {
     const char *backend, *why;
@@ -52,6 +55,14 @@ const char *porta_backend_unavailable_reason(const char *backend) {
     for (int i = 0; backend && i < unavailable_count; i++)
         if (strcmp(unavailable[i].backend, backend) == 0) return unavailable[i].why;
     return NULL;
+}
+
+bool porta_backend_unavailable_get(int index, const char **backend, const char **why) {
+    porta_device_count(); /* probes have run */
+    if (index < 0 || index >= unavailable_count) return false;
+    if (backend) *backend = unavailable[index].backend;
+    if (why) *why = unavailable[index].why;
+    return true;
 }
 
 static void make_visible(porta_device *device) {

@@ -55,11 +55,9 @@ static int cmd_devices(int argc, char **argv) {
         printf("%-8s %-8s %-8d %-10s %-28s %s\n", id, info.backend, info.compute_units, memory,
                capability_names(info.capabilities, caps, sizeof caps), info.name);
     }
-    static const char *const backends[] = {"cpu", "opencl", "cuda"};
-    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
-        const char *why = porta_backend_unavailable_reason(backends[i]);
-        if (why) printf("%s: unavailable (%s)\n", backends[i], why);
-    }
+    const char *backend, *why;
+    for (int i = 0; porta_backend_unavailable_get(i, &backend, &why); i++)
+        printf("%s: unavailable (%s)\n", backend, why);
     return 0;
 }
 

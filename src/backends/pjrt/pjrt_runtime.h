@@ -52,4 +52,19 @@ porta_status *pjrt_program_run(porta_device *device, pjrt_program *program,
  * reports the first failure among them. */
 porta_status *pjrt_synchronize(porta_device *device);
 
+/* ---- what executes primitives (pjrt_execute.c) ---- */
+
+/* The device operations of rt_backend_ops (runtime/device.h) that run
+ * primitives, with their meaning there: whether execute accepts `prim`
+ * with these inputs, and running it. */
+bool pjrt_supports(porta_device *device, const ir_prim *prim, const porta_tensor *const *inputs,
+                   int input_count);
+porta_status *pjrt_execute(porta_device *device, const ir_prim *prim,
+                           const porta_tensor *const *inputs, int input_count,
+                           porta_tensor *out);
+/* Fills in the compiler's entries of the backend's table (prepare_kernel,
+ * run_kernel, ...) where there are any; called once, before the first
+ * device is added. */
+void pjrt_add_compiler_entries(rt_backend_ops *ops);
+
 #endif
