@@ -350,6 +350,14 @@ static int cast(shlo_emit *e, const kir_value *v, porta_dtype from, const char *
         return shlo_from_double(e, wide, to, dims);
     }
     if (strcmp(shlo_compute_elt(from), shlo_compute_elt(to)) == 0) return x;
+    if (from == PORTA_BOOL && is_float(to)) {
+        /* through ui8: XLA rewrites convert(i1) * y as select(i1, y, 0) (and
+         * a division by a broadcast as such a product), which turns
+         * 0 * inf and 0 / 0 into 0 instead of NaN */
+        shlo_type bytes = shlo_tensor(dims, "ui8");
+        return shlo_op1(e, "stablehlo.convert", shlo_op1(e, "stablehlo.convert", x, c.T, bytes),
+                        bytes, out);
+    }
     return shlo_op1(e, "stablehlo.convert", x, c.T, out);
 }
 
