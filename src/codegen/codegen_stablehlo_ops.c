@@ -73,6 +73,18 @@ static int sign_of(const ctx *c, int x) {
     return sel(c, cmp(c, "LT", x, zero), num(c, -1), positive);
 }
 
+/* XLA's CPU compiler miscomputes atan2 fused with a bfloat16 -> float32
+ * conversion (garbage once the loop vectorizes); a barrier keeps the two
+ * apart. Other dtypes need none. */
+static int atan2_operand(const ctx *c, int x) {
+    if (c->d != PORTA_BF16) return x;
+    return shlo_op1(c->e, "stablehlo.optimization_barrier", x, c->T, c->T);
+}
+
+static int atan2_of(const ctx *c, int y, int x) {
+    return bin(c, "stablehlo.atan2", atan2_operand(c, y), atan2_operand(c, x));
+}
+
 static const char *float_function(int op) {
     switch (op) {
     case PORTA_NEG: return "stablehlo.negate";
@@ -117,7 +129,7 @@ static int float_unary(const ctx *c, int op, int x) {
     case PORTA_EXP2: return bin(c, "stablehlo.power", num(c, 2), x);
     case PORTA_LOG2:
         return bin(c, "stablehlo.divide", un(c, "stablehlo.log", x), num(c, 0.69314718055994530942));
-    case PORTA_ATAN: return bin(c, "stablehlo.atan2", x, num(c, 1));
+    case PORTA_ATAN: return atan2_of(c, x, num(c, 1));
     case PORTA_TRUNC:
         return sel(c, cmp(c, "LT", x, num(c, 0)), un(c, "stablehlo.ceil", x),
                    un(c, "stablehlo.floor", x));
@@ -225,7 +237,7 @@ static int float_binary(const ctx *c, int op, int a, int b) {
     case PORTA_DIV: return bin(c, "stablehlo.divide", a, b);
     case PORTA_FMOD: return bin(c, "stablehlo.remainder", a, b); /* the dividend's sign */
     case PORTA_POW: return bin(c, "stablehlo.power", a, b);
-    case PORTA_ATAN2: return bin(c, "stablehlo.atan2", a, b);
+    case PORTA_ATAN2: return atan2_of(c, a, b);
     case PORTA_MAXIMUM: return maximum_or_minimum(c, true, a, b);
     case PORTA_MINIMUM: return maximum_or_minimum(c, false, a, b);
     case PORTA_FLOOR_DIVIDE: return float_floor_divide(c, a, b);
