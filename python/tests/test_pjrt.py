@@ -96,3 +96,29 @@ def test_ops_and_mlp_training_run_on_the_pjrt_device(tmp_path):
             assert op not in ("cast", "fill", "matmul"), (mode, placed)
         assert not report[mode]["fallbacks"], (mode, report[mode]["fallbacks"])
     assert report["fused"]["prims_fused"] > 0
+
+
+RECOMPILES = textwrap.dedent("""
+    import torch
+    import torch_porta
+
+    if torch.porta.get_device_properties(0).backend != "pjrt":
+        print("NO_PJRT")
+        raise SystemExit(0)
+    for n in (6, 6, 9):
+        (torch.arange(n, dtype=torch.float32).to("porta:0") * 3).cpu()
+""")
+
+
+def test_recompiles_name_the_shape_that_changed():
+    env = dict(os.environ, PORTA_VISIBLE_DEVICES="pjrt,cpu", PORTA_LOG="recompiles")
+    done = subprocess.run([sys.executable, "-c", RECOMPILES], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    if "NO_PJRT" in done.stdout:
+        pytest.skip("no PJRT plugin installed")
+    lines = [l for l in done.stderr.splitlines() if "recompile" in l]
+    # the multiply compiled for [6] once and again for [9]; the repeat of [6]
+    # compiled nothing
+    assert any("domain [6] -> [9]" in l for l in lines), done.stderr
+    assert not any("[6] -> [6]" in l for l in lines), done.stderr

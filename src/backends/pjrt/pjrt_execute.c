@@ -43,13 +43,10 @@ typedef struct pjrt_kernel {
     pjrt_module *modules; /* kept for the life of the process, as programs are */
 } pjrt_kernel;
 
+/* Read at each recompile (rare), so a test can set it at any time. */
 static bool log_recompiles(void) {
-    static int enabled = -1;
-    if (enabled < 0) {
-        const char *log = getenv("PORTA_LOG");
-        enabled = log && strstr(log, "recompiles") != NULL;
-    }
-    return enabled;
+    const char *log = getenv("PORTA_LOG");
+    return log && strstr(log, "recompiles") != NULL;
 }
 
 static void print_sizes(FILE *f, const int64_t *sizes, int rank) {
