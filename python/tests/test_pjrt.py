@@ -4,7 +4,7 @@ run there as StableHLO modules and match PyTorch's CPU.
 A child process makes the PJRT device porta:0 and the CPU device porta:1
 (PORTA_VISIBLE_DEVICES=pjrt,cpu), since devices are probed once per process,
 with PORTA_FALLBACK=error so nothing leaves porta for PyTorch's CPU kernels.
-Eagerly and in fused eager mode, results equal PyTorch's CPU, and the
+Eagerly, in fused eager mode and (the ops) through torch.compile, results equal PyTorch's CPU, and the
 placement counters show that elementwise ops, reductions and matmuls ran on
 the PJRT device (what it lacks, such as embedding-style gathers, may be
 placed on porta:1). Skipped where no PJRT plugin is installed."""
@@ -71,9 +71,18 @@ CHILD = textwrap.dedent("""
             "prims_fused": m["prims_fused"],
         }
 
+    default_mode = torch_porta.get_eager_mode()
     run("eager")
     torch_porta.set_eager_mode("fused")
     run("fused")
+    torch_porta.set_eager_mode(default_mode)
+    torch_porta.reset_metrics()
+    compiled = torch.compile(lambda a, b: ops(a, b), backend="porta")
+    for g, w in zip(compiled(a.to("porta:0"), b.to("porta:0")), want_ops):
+        torch.testing.assert_close(g.cpu(), w, rtol=1e-5, atol=1e-5)
+    m = torch_porta.metrics()
+    report["compile"] = {"placed": sorted({p["op"] for p in m["placements"]}),
+                         "fallbacks": m["fallbacks"], "prims_fused": m["prims_fused"]}
     print("REPORT " + json.dumps(report))
 """)
 
@@ -88,14 +97,14 @@ def test_ops_and_mlp_training_run_on_the_pjrt_device(tmp_path):
     report = json.loads(line[len("REPORT "):])
     if report.get("no_pjrt"):
         pytest.skip("no PJRT plugin installed (pip install --no-deps lammps-jax-pjrt-cpu)")
-    for mode in ("eager", "fused"):
+    for mode in ("eager", "fused", "compile"):
         placed = report[mode]["placed"]
         # elementwise ops, casts, reductions and matmul ran on the PJRT device
         for op in placed:
             assert not op.startswith(("unary.", "binary.", "ternary.", "reduce.")), (mode, placed)
             assert op not in ("cast", "fill", "matmul"), (mode, placed)
         assert not report[mode]["fallbacks"], (mode, report[mode]["fallbacks"])
-    assert report["fused"]["prims_fused"] > 0
+    assert report["fused"]["prims_fused"] > 0 and report["compile"]["prims_fused"] > 0
 
 
 RECOMPILES = textwrap.dedent("""
