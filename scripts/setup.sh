@@ -21,6 +21,11 @@ pip=("$venv/bin/pip" install --quiet --disable-pip-version-check)
 "${pip[@]}" transformers==5.24.0 onnxruntime==1.32.0 onnx==1.23.2 onnxscript==0.7.2
 # NVRTC alone (no GPU, no toolkit): the tests compile every CUDA kernel with it
 "${pip[@]}" nvidia-cuda-nvrtc-cu12
+# XLA's CPU PJRT plugin, so the PJRT backend has a device here ("pjrt  cpu");
+# xla-cpu-pjrt for OpenXLA's pjrt_c_api.h, which tests/test_pjrt_api.c
+# compares Porta's declarations with (its own plugin is not loaded: the
+# probe takes the first XLA CPU plugin it finds). Both bundle XLA itself.
+"${pip[@]}" --no-deps lammps-jax-pjrt-cpu==0.11.2 xla-cpu-pjrt==0.0.1
 # torch_porta's native device is C++ built against the torch installed above
 # (its headers and C++ ABI), so pip builds it in this environment.
 "${pip[@]}" scikit-build-core==1.1.2

@@ -81,7 +81,7 @@ TEST(test_pjrt_buffer_round_trips) {
     /* zero bytes anywhere in range, and a range past the end refused */
     CHECK_OK(porta_buffer_write(buffer, N, data, 0));
     CHECK_OK(porta_buffer_read(buffer, N, got, 0));
-    CHECK(porta_buffer_read(buffer, 990, got, 20) != NULL);
+    CHECK_ERR(porta_buffer_read(buffer, 990, got, 20), PORTA_ERR_OUT_OF_RANGE, NULL);
     porta_buffer_release(buffer);
     porta_buffer *empty = NULL;
     CHECK_OK(porta_buffer_alloc(device, 0, &empty));

@@ -7,7 +7,8 @@ with PORTA_FALLBACK=error so nothing leaves porta for PyTorch's CPU kernels.
 Eagerly, in fused eager mode and (the ops) through torch.compile, results equal PyTorch's CPU, and the
 placement counters show that elementwise ops, reductions and matmuls ran on
 the PJRT device (what it lacks, such as embedding-style gathers, may be
-placed on porta:1). Skipped where no PJRT plugin is installed."""
+placed on porta:1). Skipped where no PJRT plugin is installed
+(PORTA_REQUIRE_PJRT makes that a failure)."""
 import json
 import os
 import subprocess
@@ -15,6 +16,13 @@ import sys
 import textwrap
 
 import pytest
+
+def _no_pjrt():
+    why = "no PJRT device: install a plugin (pip install --no-deps lammps-jax-pjrt-cpu)"
+    if os.environ.get("PORTA_REQUIRE_PJRT"):
+        pytest.fail(f"PORTA_REQUIRE_PJRT is set but {why}")
+    pytest.skip(why)
+
 
 CHILD = textwrap.dedent("""
     import json
@@ -96,7 +104,7 @@ def test_ops_and_mlp_training_run_on_the_pjrt_device(tmp_path):
     line = next(l for l in done.stdout.splitlines() if l.startswith("REPORT "))
     report = json.loads(line[len("REPORT "):])
     if report.get("no_pjrt"):
-        pytest.skip("no PJRT plugin installed (pip install --no-deps lammps-jax-pjrt-cpu)")
+        _no_pjrt()
     for mode in ("eager", "fused", "compile"):
         placed = report[mode]["placed"]
         # elementwise ops, casts, reductions and matmul ran on the PJRT device
@@ -125,7 +133,7 @@ def test_recompiles_name_the_shape_that_changed():
                           text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     if "NO_PJRT" in done.stdout:
-        pytest.skip("no PJRT plugin installed")
+        _no_pjrt()
     lines = [l for l in done.stderr.splitlines() if "recompile" in l]
     # the multiply compiled for [6] once and again for [9]; the repeat of [6]
     # compiled nothing

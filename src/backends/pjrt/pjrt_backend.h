@@ -46,13 +46,14 @@ void pjrt_buffer_destroy(const PJRT_Api *api, PJRT_Buffer *buffer);
 
 /* Loads the plugin at `path`: checks its API version, initializes it and
  * creates its client, the last two within `seconds` (a thread; on timeout
- * the thread is left to finish alone and the library stays loaded).
- * `*why` gets the reason on failure (a string that lives for the process). */
-pjrt_plugin *pjrt_plugin_load(const char *path, double seconds, const char **why);
+ * the thread is left to finish alone and the library stays loaded; with
+ * no time left they are not tried).
+ * On failure: NULL, and the reason in why[cap]. */
+pjrt_plugin *pjrt_plugin_load(const char *path, double seconds, char *why, size_t cap);
 
 /* The plugin files to load: PORTA_PJRT_PLUGINS, else those found in
  * installed Python packages (pjrt_discover.c). Returns the count; the
- * paths live for the process. */
+ * paths are the caller's (kept for the process: plugins point at them). */
 int pjrt_discover_plugins(const char **paths, int cap);
 
 /* The table of the backend's device operations (pjrt_ops.c). */

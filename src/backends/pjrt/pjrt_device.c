@@ -113,7 +113,7 @@ void pjrt_backend_probe(const rt_probe_sink *sink) {
         sink->unavailable("pjrt", "switched off by PORTA_PJRT=0");
         return;
     }
-    const char *paths[MAX_PJRT_PLUGINS];
+    static const char *paths[MAX_PJRT_PLUGINS];
     int count = pjrt_discover_plugins(paths, MAX_PJRT_PLUGINS);
     if (!count) {
         sink->unavailable("pjrt", "no PJRT plugin found (install one, e.g. pip install "
@@ -128,13 +128,8 @@ void pjrt_backend_probe(const rt_probe_sink *sink) {
         const char *slash = strrchr(paths[i], '/');
         const char *file_name = slash ? slash + 1 : paths[i];
         double left = budget - (seconds_now() - start);
-        if (left <= 0) {
-            sink->unavailable("pjrt", keep_reason(file_name, "not tried: the PJRT probe's "
-                                                             "time (PORTA_PJRT_TIMEOUT) ran out"));
-            continue;
-        }
-        const char *why = NULL;
-        pjrt_plugin *plugin = pjrt_plugin_load(paths[i], left, &why);
+        char why[512];
+        pjrt_plugin *plugin = pjrt_plugin_load(paths[i], left, why, sizeof why);
         if (!plugin) {
             sink->unavailable("pjrt", keep_reason(file_name, why));
             continue;

@@ -7,7 +7,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,18 +45,6 @@ void pjrt_buffer_destroy(const PJRT_Api *api, PJRT_Buffer *buffer) {
     if (!buffer) return;
     PJRT_Buffer_Destroy_Args destroy = {.struct_size = sizeof destroy, .buffer = buffer};
     porta_status_free(pjrt_status(api, api->PJRT_Buffer_Destroy(&destroy), "Buffer_Destroy"));
-}
-
-/* A reason that lives for the process (the registry keeps the pointer). */
-static const char *keep(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static const char *keep(const char *fmt, ...) {
-    char text[512];
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(text, sizeof text, fmt, args);
-    va_end(args);
-    char *copy = strdup(text);
-    return copy ? copy : "out of memory";
 }
 
 /* What the start-up thread shares with the prober. Heap-allocated: on a
@@ -114,12 +101,15 @@ static void *start_thread(void *arg) {
     return NULL;
 }
 
-/* Runs initialize + client create within `seconds`; NULL and `*client`
- * set on success. */
-static const char *start_with_deadline(const PJRT_Api *api, double seconds,
-                                       PJRT_Client **client) {
+/* Runs initialize + client create within `seconds`: true with `*client`
+ * set, else false with the reason in why[cap]. */
+static bool start_with_deadline(const PJRT_Api *api, double seconds, PJRT_Client **client,
+                                char *why, size_t cap) {
     start_job *job = calloc(1, sizeof *job);
-    if (!job) return "out of memory";
+    if (!job) {
+        snprintf(why, cap, "out of memory");
+        return false;
+    }
     pthread_mutex_init(&job->lock, NULL);
     pthread_cond_init(&job->finished_cond, NULL);
     job->api = api;
@@ -127,7 +117,8 @@ static const char *start_with_deadline(const PJRT_Api *api, double seconds,
     pthread_t thread;
     if (pthread_create(&thread, NULL, start_thread, job)) {
         start_job_free(job);
-        return "could not start a thread to initialize the plugin";
+        snprintf(why, cap, "could not start a thread to initialize the plugin");
+        return false;
     }
     pthread_detach(thread);
     struct timespec deadline;
@@ -146,15 +137,18 @@ static const char *start_with_deadline(const PJRT_Api *api, double seconds,
     if (!job->finished) {
         job->abandoned = true;
         pthread_mutex_unlock(&job->lock);
-        return keep("timed out after %.3g s in PJRT_Plugin_Initialize or PJRT_Client_Create "
-                    "(PORTA_PJRT_TIMEOUT sets the seconds allowed)",
-                    seconds);
+        snprintf(why, cap,
+                 "timed out after %.3g s in PJRT_Plugin_Initialize or PJRT_Client_Create "
+                 "(PORTA_PJRT_TIMEOUT sets the seconds allowed)",
+                 seconds);
+        return false;
     }
     pthread_mutex_unlock(&job->lock);
-    const char *why = job->status ? keep("%s", porta_status_message(job->status)) : NULL;
+    bool started = !job->status;
+    if (job->status) snprintf(why, cap, "%s", porta_status_message(job->status));
     *client = job->client;
     start_job_free(job);
-    return why;
+    return started;
 }
 
 static void copy_text(char *dst, size_t cap, const char *src, size_t length) {
@@ -174,55 +168,57 @@ static void prepare_environment(const char *file_name) {
     setenv("TF_CPP_MIN_LOG_LEVEL", "1", 0);
 }
 
-pjrt_plugin *pjrt_plugin_load(const char *path, double seconds, const char **why) {
+pjrt_plugin *pjrt_plugin_load(const char *path, double seconds, char *why, size_t cap) {
     const char *slash = strrchr(path, '/');
     const char *file_name = slash ? slash + 1 : path;
     prepare_environment(file_name);
     void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!library) {
         const char *error = dlerror();
-        *why = keep("could not be loaded: %s", error ? error : "dlopen failed");
+        snprintf(why, cap, "could not be loaded: %s", error ? error : "dlopen failed");
         return NULL;
     }
     PJRT_GetPjrtApi *get_api;
     *(void **)&get_api = dlsym(library, "GetPjrtApi");
     if (!get_api) {
-        *why = "exports no GetPjrtApi: not a PJRT plugin";
+        snprintf(why, cap, "exports no GetPjrtApi: not a PJRT plugin");
         dlclose(library);
         return NULL;
     }
     const PJRT_Api *api = get_api();
     if (!api) {
-        *why = "GetPjrtApi returned NULL";
+        snprintf(why, cap, "GetPjrtApi returned NULL");
         dlclose(library);
         return NULL;
     }
     int major = api->pjrt_api_version.major_version;
     int minor = api->pjrt_api_version.minor_version;
     if (major != PJRT_API_VERSION_MAJOR || minor < PJRT_API_VERSION_MINOR) {
-        *why = keep("PJRT API version %d.%d; Porta needs %d.%d or a later %d.x", major, minor,
-                    PJRT_API_VERSION_MAJOR, PJRT_API_VERSION_MINOR, PJRT_API_VERSION_MAJOR);
+        snprintf(why, cap, "PJRT API version %d.%d; Porta needs %d.%d or a later %d.x", major,
+                 minor, PJRT_API_VERSION_MAJOR, PJRT_API_VERSION_MINOR, PJRT_API_VERSION_MAJOR);
         dlclose(library);
         return NULL;
     }
     /* a table shorter than the entries Porta calls (CopyRawToHost is
      * optional: reads fall back to whole-array copies) */
     if (api->struct_size < offsetof(PJRT_Api, PJRT_Buffer_CopyRawToHost)) {
-        *why = keep("its PJRT_Api table has %zu bytes, fewer than API %d.%d's", api->struct_size,
-                    PJRT_API_VERSION_MAJOR, PJRT_API_VERSION_MINOR);
+        snprintf(why, cap, "its PJRT_Api table has %zu bytes, fewer than API %d.%d's",
+                 api->struct_size, PJRT_API_VERSION_MAJOR, PJRT_API_VERSION_MINOR);
         dlclose(library);
         return NULL;
     }
-    PJRT_Client *client = NULL;
-    const char *failure = start_with_deadline(api, seconds, &client);
-    if (failure) {
-        /* never unloaded: a thread may still be in the plugin's code */
-        *why = failure;
+    if (seconds <= 0) {
+        /* loaded and checked, but its initialization could hang in turn */
+        snprintf(why, cap, "not initialized: the PJRT probe's time (PORTA_PJRT_TIMEOUT) ran "
+                           "out on the plugins before it");
         return NULL;
     }
+    PJRT_Client *client = NULL;
+    /* on failure never unloaded: a thread may still be in the plugin's code */
+    if (!start_with_deadline(api, seconds, &client, why, cap)) return NULL;
     pjrt_plugin *plugin = calloc(1, sizeof *plugin);
     if (!plugin) {
-        *why = "out of memory";
+        snprintf(why, cap, "out of memory");
         return NULL;
     }
     plugin->path = path;
