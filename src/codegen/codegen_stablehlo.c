@@ -503,13 +503,17 @@ static void result_types(core_text *t, const render *r) {
 }
 
 /* The module around the statements in body; frees r and body. */
-static porta_status *assemble(render *r, core_text *body, char **text) {
+static porta_status *assemble(render *r, core_text *body, char **text, bool *takes_scalars) {
     const shlo_layout *l = r->l;
     core_text t = {0};
     text_puts(&t, "module @porta_kernel {\n  func.func public @main(");
     for (int b = 0; b < l->buffer_count; b++)
-        text_printf(&t, "%%%d: tensor<%" PRId64 "xui8>, ", r->arg[b], l->buffer_bytes[b]);
-    text_printf(&t, "%%%d: tensor<%dxui8>) -> (", r->scalars, SHLO_SCALAR_BYTES);
+        text_printf(&t, "%s%%%d: tensor<%" PRId64 "xui8>", b ? ", " : "", r->arg[b],
+                    l->buffer_bytes[b]);
+    bool scalars = r->slots != 0; /* an offset or parameter is read */
+    if (takes_scalars) *takes_scalars = scalars;
+    if (scalars) text_printf(&t, ", %%%d: tensor<%dxui8>", r->scalars, SHLO_SCALAR_BYTES);
+    text_puts(&t, ") -> (");
     result_types(&t, r);
     text_puts(&t, ") {\n");
     if (body->chars) text_append(&t, body->chars, body->length);
@@ -530,7 +534,8 @@ static porta_status *assemble(render *r, core_text *body, char **text) {
     return text_take(&t, "a StableHLO module", text);
 }
 
-porta_status *kir_render_stablehlo(const kir_kernel *k, const shlo_layout *l, char **text) {
+porta_status *kir_render_stablehlo(const kir_kernel *k, const shlo_layout *l, char **text,
+                                   bool *takes_scalars) {
     PORTA_TRY(kir_check(k));
     PORTA_TRY(check_layout(k, l));
     for (int id = 0; id < k->value_count; id++) {
@@ -562,10 +567,10 @@ porta_status *kir_render_stablehlo(const kir_kernel *k, const shlo_layout *l, ch
         }
     for (int a = 0; a < k->access_count && !r->error; a++)
         if (k->accesses[a].store) store(r, a);
-    return assemble(r, &body, text);
+    return assemble(r, &body, text, takes_scalars);
 }
 
-porta_status *shlo_render_matmul(const shlo_matmul *m, char **text) {
+porta_status *shlo_render_matmul(const shlo_matmul *m, char **text, bool *takes_scalars) {
     int rank = m->rank, batch = rank - 2;
     if (rank < 2 || rank > PORTA_MAX_RANK || !is_float(m->dtype))
         return porta_error(PORTA_ERR_UNSUPPORTED,
@@ -608,5 +613,5 @@ porta_status *shlo_render_matmul(const shlo_matmul *m, char **text) {
                           shlo_tensor(dims[2], elt));
     store_view(r, 2, m->layout.buffer[2], m->dtype, product, m->out_sizes, m->layout.strides[2],
                rank, dims[2]);
-    return assemble(r, &body, text);
+    return assemble(r, &body, text, takes_scalars);
 }

@@ -10,8 +10,9 @@
  * learning rate runs the module compiled before.
  *
  * The module's @main takes one tensor<N x ui8> per distinct buffer (N its
- * bytes, in buffer order), then the scalar buffer
- * (tensor<SHLO_SCALAR_BYTES x ui8>, shlo_pack_scalars), and returns one
+ * bytes, in buffer order), then, when it reads an offset or a parameter,
+ * the scalar buffer (tensor<SHLO_SCALAR_BYTES x ui8>, shlo_pack_scalars),
+ * and returns one
  * tensor<N x ui8> per buffer some access stores to, in buffer order: the
  * buffer's new bytes. Loads read the buffers as they were before the
  * kernel; stores to one buffer apply in access order. */
@@ -48,10 +49,11 @@ bool shlo_supports(const kir_value *value, porta_dtype arg_dtype);
 bool shlo_buffer_stored(const kir_kernel *kernel, const shlo_layout *layout, int b);
 
 /* The module of `kernel` (checked first with kir_check) for `layout`, in
- * *text (malloc'd, NUL-terminated). Unsupported ops, views that do not fit
+ * *text (malloc'd, NUL-terminated), and whether it takes the scalar buffer
+ * (takes_scalars may be NULL). Unsupported ops, views that do not fit
  * their buffer's bytes and malformed layouts are errors. */
 porta_status *kir_render_stablehlo(const kir_kernel *kernel, const shlo_layout *layout,
-                                   char **text);
+                                   char **text, bool *takes_scalars);
 
 /* A MATMUL primitive (ir/prim.h): a [..., M, K] times b [..., K, N] into
  * out [..., M, N], one float dtype, as stablehlo.dot_general with the
@@ -63,6 +65,6 @@ typedef struct shlo_matmul {
     int64_t a_sizes[PORTA_MAX_RANK], b_sizes[PORTA_MAX_RANK], out_sizes[PORTA_MAX_RANK];
     shlo_layout layout;
 } shlo_matmul;
-porta_status *shlo_render_matmul(const shlo_matmul *matmul, char **text);
+porta_status *shlo_render_matmul(const shlo_matmul *matmul, char **text, bool *takes_scalars);
 
 #endif

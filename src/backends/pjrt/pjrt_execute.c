@@ -35,6 +35,7 @@ typedef struct pjrt_module {
     struct pjrt_module *next;
     shlo_layout layout;
     pjrt_program *program;
+    bool takes_scalars; /* the scalar buffer follows the storages */
 } pjrt_module;
 
 typedef struct pjrt_kernel {
@@ -101,18 +102,19 @@ static void bind_buffers(const kir_kernel *k, const kir_args *args, shlo_layout 
 }
 
 static porta_status *module_for(porta_device *device, pjrt_kernel *pk, const shlo_layout *layout,
-                                pjrt_program **out) {
+                                const pjrt_module **out) {
     pthread_mutex_lock(&pk->lock);
     pjrt_module *m = pk->modules;
     while (m && memcmp(&m->layout, layout, sizeof *layout) != 0) m = m->next;
     pjrt_module *previous = pk->modules;
     pthread_mutex_unlock(&pk->lock);
     if (m) {
-        *out = m->program;
+        *out = m;
         return NULL;
     }
     char *text = NULL;
-    PORTA_TRY(kir_render_stablehlo(&pk->kernel, layout, &text));
+    bool takes_scalars;
+    PORTA_TRY(kir_render_stablehlo(&pk->kernel, layout, &text, &takes_scalars));
     pjrt_program *program;
     porta_status *status = pjrt_program_get(device, text, strlen(text), &program);
     free(text);
@@ -121,35 +123,40 @@ static porta_status *module_for(porta_device *device, pjrt_kernel *pk, const shl
     if (!m) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "PJRT: a kernel's module entry");
     m->layout = *layout;
     m->program = program;
+    m->takes_scalars = takes_scalars;
     if (previous && log_recompiles()) report_recompile(pk, &previous->layout, layout);
     pthread_mutex_lock(&pk->lock);
     m->next = pk->modules;
     pk->modules = m;
     pthread_mutex_unlock(&pk->lock);
-    *out = program;
+    *out = m;
     return NULL;
 }
 
-/* Runs `program` on the storages, then the scalar buffer with the offsets
- * and parameters. */
-static porta_status *run_program(porta_device *device, pjrt_program *program,
+/* Runs the module's program on the storages, then, where it takes them,
+ * the offsets and parameters uploaded as the scalar buffer (most eager ops
+ * read whole buffers and need none). */
+static porta_status *run_program(porta_device *device, const pjrt_module *module,
                                  pjrt_storage **storages, int count, const bool *stored,
                                  const int64_t *offsets, int access_count,
                                  const double *params) {
+    pjrt_storage *args[KIR_MAX_ACCESSES + 1], *results[KIR_MAX_ACCESSES];
+    int result_count = 0;
+    for (int b = 0; b < count; b++) {
+        args[b] = storages[b];
+        if (stored[b]) results[result_count++] = storages[b];
+    }
+    if (!module->takes_scalars)
+        return pjrt_program_run(device, module->program, args, count, results, result_count);
     int64_t slots[SHLO_SCALAR_SLOTS];
     shlo_pack_scalars(offsets, access_count, params, slots);
     void *handle;
     PORTA_TRY(device->ops->buffer_alloc(device, SHLO_SCALAR_BYTES, &handle));
     porta_status *status = device->ops->buffer_write(device, handle, 0, slots, sizeof slots);
     if (!status) {
-        pjrt_storage *args[KIR_MAX_ACCESSES + 1], *results[KIR_MAX_ACCESSES];
-        int result_count = 0;
-        for (int b = 0; b < count; b++) {
-            args[b] = storages[b];
-            if (stored[b]) results[result_count++] = storages[b];
-        }
         args[count] = handle;
-        status = pjrt_program_run(device, program, args, count + 1, results, result_count);
+        status = pjrt_program_run(device, module->program, args, count + 1, results,
+                                  result_count);
     }
     device->ops->buffer_free(device, handle);
     return status;
@@ -171,7 +178,7 @@ static porta_status *pjrt_run_kernel(porta_device *device, void *program, const 
     }
     pjrt_storage *storages[KIR_MAX_ACCESSES];
     bind_buffers(k, args, &layout, storages);
-    pjrt_program *module = NULL;
+    const pjrt_module *module = NULL;
     PORTA_TRY(module_for(device, pk, &layout, &module));
     bool stored[KIR_MAX_ACCESSES];
     for (int b = 0; b < layout.buffer_count; b++) stored[b] = shlo_buffer_stored(k, &layout, b);
@@ -315,13 +322,13 @@ static porta_status *execute_matmul(porta_device *device, const porta_tensor *co
     /* one module per layout, as kernels have; the runtime finds the
      * program again by the module's text */
     char *text = NULL;
-    PORTA_TRY(shlo_render_matmul(&m, &text));
-    pjrt_program *program;
-    porta_status *status = pjrt_program_get(device, text, strlen(text), &program);
+    pjrt_module module = {0};
+    PORTA_TRY(shlo_render_matmul(&m, &text, &module.takes_scalars));
+    porta_status *status = pjrt_program_get(device, text, strlen(text), &module.program);
     free(text);
     if (status) return status;
     double params[KIR_MAX_PARAMS] = {0};
-    return run_program(device, program, storages, m.layout.buffer_count, stored, offsets, 3,
+    return run_program(device, &module, storages, m.layout.buffer_count, stored, offsets, 3,
                        params);
 }
 
