@@ -96,24 +96,28 @@ TEST(stablehlo_contiguous_add_takes_and_returns_whole_buffers) {
     free(b);
 }
 
-TEST(stablehlo_views_pick_broadcast_slice_or_gather) {
+TEST(stablehlo_views_pick_broadcast_slice_transpose_or_gather) {
     const int64_t sizes[2] = {3, 4};
-    const int64_t bcast[2] = {0, 1}, transposed[2] = {1, 3};
+    const int64_t bcast[2] = {0, 1}, transposed[2] = {1, 3}, gaps[2] = {8, 2};
     built *b = built_new(2, 2, sizes);
     int row = load(b, PORTA_F32, KIR_FULL, 0, 16, bcast, 2);        /* [4] along dim 1 */
     int part = load(b, PORTA_F32, KIR_FULL, 1, 80, rows4, 2);       /* 12 of 20 floats */
     int flip = load(b, PORTA_F32, KIR_FULL, 2, 48, transposed, 2);  /* x.T */
+    int odd = load(b, PORTA_F32, KIR_FULL, 3, 96, gaps, 2);         /* x[:, ::2] */
     int s = binary(b, PORTA_ADD, PORTA_F32, binary(b, PORTA_ADD, PORTA_F32, row, part), flip);
+    s = binary(b, PORTA_ADD, PORTA_F32, s, odd);
     store(b, s, KIR_FULL, 1, 80, rows4, 2); /* in place, into part of buffer 1 */
     char *t = render(b);
     if (t) {
         CHECK(strstr(t, "\"stablehlo.broadcast_in_dim\"") &&
               strstr(t, "broadcast_dimensions = array<i64: 1>"));
         CHECK(count(t, "\"stablehlo.dynamic_slice\"") == 1);
+        CHECK(count(t, "\"stablehlo.transpose\"") == 1 &&
+              strstr(t, "permutation = array<i64: 1, 0>"));
         CHECK(count(t, "\"stablehlo.gather\"") == 1);
         CHECK(count(t, "\"stablehlo.dynamic_update_slice\"") == 1);
-        /* three buffers in, the one stored back out */
-        CHECK(strstr(t, "%4: tensor<384xui8>) -> (tensor<80xui8>)"));
+        /* four buffers and the scalars in, the one stored back out */
+        CHECK(strstr(t, "%5: tensor<384xui8>) -> (tensor<80xui8>)"));
     }
     free(t);
     free(b);
@@ -223,7 +227,8 @@ TEST(stablehlo_matmul_is_a_batched_dot_general) {
     CHECK(strstr(t, "lhs_batching_dimensions = [0], rhs_batching_dimensions = [0], "
                     "lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [1]"));
     CHECK(strstr(t, "(tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>"));
-    CHECK(count(t, "\"stablehlo.gather\"") == 1); /* b: transposed, broadcast over batch */
+    /* b: a transposed block at an offset, broadcast over the batch */
+    CHECK(count(t, "\"stablehlo.transpose\"") == 1 && !strstr(t, "gather"));
     free(t);
     m.dtype = PORTA_I32;
     CHECK_ERR(shlo_render_matmul(&m, &t, NULL), PORTA_ERR_UNSUPPORTED, "float dtype");

@@ -208,8 +208,27 @@ static int indices(render *r, const view *v, int offset) {
     return sum;
 }
 
+/* Whether the view covers one dense block of memory in some order of its
+ * dims (a transpose of a contiguous tensor): order[] lists its dims from
+ * the largest stride to the smallest. */
+static bool dense_block(const view *v, int *order) {
+    for (int i = 0; i < v->count; i++) {
+        int j = i;
+        for (; j > 0 && v->stride[order[j - 1]] < v->stride[i]; j--) order[j] = order[j - 1];
+        order[j] = i;
+    }
+    int64_t expected = 1;
+    for (int i = v->count - 1; i >= 0; i--) {
+        if (v->stride[order[i]] != expected) return false;
+        expected *= v->size[order[i]];
+    }
+    return true;
+}
+
 /* The view's elements over v->dims from a buffer's n elements of `dtype`;
- * `a` names the view's offset slot. */
+ * `a` names the view's offset slot. A dense block is sliced out (unless it
+ * is the whole buffer, whose offset is 0), reshaped and transposed into the
+ * view's order; any other view is gathered. */
 static int take_view(render *r, int a, porta_dtype dtype, const view *v, int elements,
                      int64_t n) {
     const char *elt = shlo_storage_elt(dtype);
@@ -217,19 +236,35 @@ static int take_view(render *r, int a, porta_dtype dtype, const view *v, int ele
     snprintf(nd, sizeof nd, "%" PRId64 "x", n);
     snprintf(numel, sizeof numel, "%" PRId64 "x", v->numel);
     shlo_type all = shlo_tensor(nd, elt), out = shlo_tensor(v->dims, elt);
-    if (v->contiguous && v->numel == n) /* the whole buffer: its offset is 0 */
-        return shlo_op1(&r->e, "stablehlo.reshape", elements, all, out);
-    int offset = slot(r, a);
-    if (v->contiguous) {
-        char attrs[80];
-        snprintf(attrs, sizeof attrs, " {slice_sizes = array<i64: %" PRId64 ">}", v->numel);
-        int args[2] = {elements, offset};
-        shlo_type types[2] = {all, shlo_tensor("", "i64")};
-        int run = shlo_op(&r->e, "stablehlo.dynamic_slice", 2, args, types, attrs,
-                          shlo_tensor(numel, elt));
-        return shlo_op1(&r->e, "stablehlo.reshape", run, shlo_tensor(numel, elt), out);
+    int order[PORTA_MAX_RANK];
+    if (dense_block(v, order)) {
+        int block = elements;
+        if (v->numel != n) {
+            char attrs[80];
+            snprintf(attrs, sizeof attrs, " {slice_sizes = array<i64: %" PRId64 ">}", v->numel);
+            int args[2] = {elements, slot(r, a)};
+            shlo_type types[2] = {all, shlo_tensor("", "i64")};
+            block = shlo_op(&r->e, "stablehlo.dynamic_slice", 2, args, types, attrs,
+                            shlo_tensor(numel, elt));
+        }
+        int64_t sizes[PORTA_MAX_RANK], permutation[PORTA_MAX_RANK];
+        bool identity = true;
+        for (int i = 0; i < v->count; i++) {
+            sizes[i] = v->size[order[i]];
+            permutation[order[i]] = i;
+            identity &= order[i] == i;
+        }
+        char dims[PORTA_MAX_RANK * 24];
+        shlo_dims(dims, sizeof dims, sizes, v->count);
+        shlo_type laid = shlo_tensor(dims, elt);
+        int shaped = shlo_op1(&r->e, "stablehlo.reshape", block, shlo_tensor(numel, elt), laid);
+        if (identity) return shaped;
+        char attrs[256] = " {";
+        attr_list(attrs + 2, sizeof attrs - 4, "permutation", permutation, v->count);
+        strcat(attrs, "}");
+        return shlo_op(&r->e, "stablehlo.transpose", 1, &shaped, &laid, attrs, out);
     }
-    int at = indices(r, v, offset);
+    int at = indices(r, v, slot(r, a));
     char attrs[256];
     snprintf(attrs, sizeof attrs,
              " {dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0], "
