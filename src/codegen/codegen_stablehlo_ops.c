@@ -73,6 +73,16 @@ static int sign_of(const ctx *c, int x) {
     return sel(c, cmp(c, "LT", x, zero), num(c, -1), positive);
 }
 
+/* a / b correctly rounded, as the CPU divides. XLA rewrites a division by
+ * a broadcast or a constant as a product with its reciprocal and
+ * 1 / sqrt(x) as rsqrt(x), both off by an ulp or more (-2.578125 /
+ * 0.322265625 gives -7.9999995); a barrier on the divisor hides what it
+ * is. */
+static int divide(const ctx *c, int a, int b) {
+    return bin(c, "stablehlo.divide", a,
+               shlo_op1(c->e, "stablehlo.optimization_barrier", b, c->T, c->T));
+}
+
 /* XLA's CPU compiler miscomputes atan2 fused with a bfloat16 -> float32
  * conversion (garbage once the loop vectorizes); a barrier keeps the two
  * apart. Other dtypes need none. */
@@ -120,15 +130,15 @@ static int float_unary(const ctx *c, int op, int x) {
     if (fn) return un(c, fn, x);
     switch (op) {
     case PORTA_SIGN: return sign_of(c, x);
-    case PORTA_RSQRT: return bin(c, "stablehlo.divide", num(c, 1), un(c, "stablehlo.sqrt", x));
-    case PORTA_RECIPROCAL: return bin(c, "stablehlo.divide", num(c, 1), x);
+    case PORTA_RSQRT: return divide(c, num(c, 1), un(c, "stablehlo.sqrt", x));
+    case PORTA_RECIPROCAL: return divide(c, num(c, 1), x);
     case PORTA_SIGMOID: { /* 1 / (1 + exp(-x)) */
         int ex = un(c, "stablehlo.exponential", un(c, "stablehlo.negate", x));
-        return bin(c, "stablehlo.divide", num(c, 1), bin(c, "stablehlo.add", num(c, 1), ex));
+        return divide(c, num(c, 1), bin(c, "stablehlo.add", num(c, 1), ex));
     }
     case PORTA_EXP2: return bin(c, "stablehlo.power", num(c, 2), x);
     case PORTA_LOG2:
-        return bin(c, "stablehlo.divide", un(c, "stablehlo.log", x), num(c, 0.69314718055994530942));
+        return divide(c, un(c, "stablehlo.log", x), num(c, 0.69314718055994530942));
     case PORTA_ATAN: return atan2_of(c, x, num(c, 1));
     case PORTA_TRUNC:
         return sel(c, cmp(c, "LT", x, num(c, 0)), un(c, "stablehlo.ceil", x),
@@ -216,9 +226,9 @@ static int signed_zero(const ctx *c, int x) {
 
 /* The eager floor division (kir_floor_divide in codegen_c_ops.c). */
 static int float_floor_divide(const ctx *c, int a, int b) {
-    int zero = num(c, 0), quotient = bin(c, "stablehlo.divide", a, b);
+    int zero = num(c, 0), quotient = divide(c, a, b);
     int mod = bin(c, "stablehlo.remainder", a, b);
-    int div = bin(c, "stablehlo.divide", bin(c, "stablehlo.subtract", a, mod), b);
+    int div = divide(c, bin(c, "stablehlo.subtract", a, mod), b);
     int differ = bool_op(c, "stablehlo.xor", cmp(c, "LT", b, zero), cmp(c, "LT", mod, zero));
     int adjust = bool_op(c, "stablehlo.and", cmp(c, "NE", mod, zero), differ);
     div = sel(c, adjust, bin(c, "stablehlo.subtract", div, num(c, 1)), div);
@@ -234,7 +244,7 @@ static int float_binary(const ctx *c, int op, int a, int b) {
     case PORTA_ADD: return bin(c, "stablehlo.add", a, b);
     case PORTA_SUB: return bin(c, "stablehlo.subtract", a, b);
     case PORTA_MUL: return bin(c, "stablehlo.multiply", a, b);
-    case PORTA_DIV: return bin(c, "stablehlo.divide", a, b);
+    case PORTA_DIV: return divide(c, a, b);
     case PORTA_FMOD: return bin(c, "stablehlo.remainder", a, b); /* the dividend's sign */
     case PORTA_POW: return bin(c, "stablehlo.power", a, b);
     case PORTA_ATAN2: return atan2_of(c, a, b);
