@@ -230,6 +230,13 @@ TEST(stablehlo_matmul_is_a_batched_dot_general) {
     /* b: a transposed block at an offset, broadcast over the batch */
     CHECK(count(t, "\"stablehlo.transpose\"") == 1 && !strstr(t, "gather"));
     free(t);
+    /* an empty K reads nothing: the product is zeros */
+    m.a_sizes[2] = m.b_sizes[1] = 0;
+    m.layout.buffer_bytes[0] = m.layout.buffer_bytes[1] = 0;
+    CHECK_OK(shlo_render_matmul(&m, &t, NULL));
+    CHECK(!strstr(t, "gather") && !strstr(t, "tensor<0xf32>") &&
+          strstr(t, "{value = dense<0x00000000> : tensor<2x3x0xf32>}"));
+    free(t);
     m.dtype = PORTA_I32;
     CHECK_ERR(shlo_render_matmul(&m, &t, NULL), PORTA_ERR_UNSUPPORTED, "float dtype");
 }

@@ -280,6 +280,10 @@ static int take_view(render *r, int a, porta_dtype dtype, const view *v, int ele
  * text), in dtype's compute element. */
 static int load_view(render *r, int a, int b, porta_dtype dtype, const int64_t *sizes,
                      const int64_t *strides, int rank, const char *dims) {
+    for (int d = 0; d < rank; d++)
+        if (sizes[d] == 0) /* nothing to read (a matmul's empty K): zeros */
+            return shlo_constant(&r->e, shlo_tensor(dims, shlo_compute_elt(dtype)),
+                                 shlo_zero(dtype));
     view v = view_of(sizes, strides, rank, true);
     int64_t n = element_count(r, b, dtype);
     const char *elt = shlo_storage_elt(dtype);
@@ -307,6 +311,8 @@ static void store_view(render *r, int a, int b, porta_dtype dtype, int value,
         value = shlo_op1(&r->e, "stablehlo.convert", value,
                          shlo_tensor(dims, shlo_compute_elt(dtype)), stored);
     view v = view_of(sizes, strides, rank, false);
+    r->stored[b] = true;
+    if (v.numel == 0) return; /* the buffer's bytes come back as they were */
     int64_t n = element_count(r, b, dtype);
     char nd[32], numel[32];
     snprintf(nd, sizeof nd, "%" PRId64 "x", n);
@@ -342,7 +348,6 @@ static void store_view(render *r, int a, int b, porta_dtype dtype, int value,
         }
     }
     r->bytes[b] = to_bytes(r, updated, b, dtype);
-    r->stored[b] = true;
 }
 
 static int load(render *r, int a) {
