@@ -134,7 +134,7 @@ def test_recompiles_name_the_shape_that_changed():
     assert done.returncode == 0, done.stdout + done.stderr
     if "NO_PJRT" in done.stdout:
         _no_pjrt()
-    lines = [l for l in done.stderr.splitlines() if "recompile" in l]
+    lines = [l for l in done.stderr.splitlines() if "again for pjrt" in l]
     # the multiply compiled for [6] once and again for [9]; the repeat of [6]
     # compiled nothing
     assert any("domain [6] -> [9]" in l for l in lines), done.stderr

@@ -61,8 +61,8 @@ static void print_sizes(FILE *f, const int64_t *sizes, int rank) {
 static void report_recompile(const pjrt_kernel *pk, const shlo_layout *before,
                              const shlo_layout *now) {
     const kir_kernel *k = &pk->kernel;
-    fprintf(stderr, "porta: recompile: kernel %016" PRIx64 " (%d values): ", kir_hash(k),
-            k->value_count);
+    fprintf(stderr, "porta: compiling kernel %016" PRIx64 " (%d values) again for pjrt: ",
+            kir_hash(k), k->value_count);
     if (memcmp(before->sizes, now->sizes, sizeof now->sizes) != 0) {
         fputs("domain ", stderr);
         print_sizes(stderr, before->sizes, k->rank);
