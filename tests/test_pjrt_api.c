@@ -34,15 +34,13 @@ static const layout_entry layouts[] = {
     ARGS_HEAD(PJRT_Event_Destroy_Args) AT(PJRT_Event_Destroy_Args, event)
     ARGS_HEAD(PJRT_Event_Await_Args) AT(PJRT_Event_Await_Args, event)
     ARGS_HEAD(PJRT_NamedValue) AT(PJRT_NamedValue, name) AT(PJRT_NamedValue, name_size)
-    AT(PJRT_NamedValue, type) AT(PJRT_NamedValue, string_value)
-    AT(PJRT_NamedValue, int64_value) AT(PJRT_NamedValue, value_size)
+    AT(PJRT_NamedValue, type) AT(PJRT_NamedValue, int64_value) AT(PJRT_NamedValue, value_size)
     ARGS_HEAD(PJRT_Client_Create_Args) AT(PJRT_Client_Create_Args, create_options)
     AT(PJRT_Client_Create_Args, num_options) AT(PJRT_Client_Create_Args, kv_get_callback)
     AT(PJRT_Client_Create_Args, kv_get_user_arg) AT(PJRT_Client_Create_Args, kv_put_callback)
     AT(PJRT_Client_Create_Args, kv_put_user_arg) AT(PJRT_Client_Create_Args, client)
     AT(PJRT_Client_Create_Args, kv_try_get_callback)
     AT(PJRT_Client_Create_Args, kv_try_get_user_arg)
-    ARGS_HEAD(PJRT_Client_Destroy_Args) AT(PJRT_Client_Destroy_Args, client)
     ARGS_HEAD(PJRT_Client_PlatformName_Args) AT(PJRT_Client_PlatformName_Args, client)
     AT(PJRT_Client_PlatformName_Args, platform_name)
     AT(PJRT_Client_PlatformName_Args, platform_name_size)
@@ -89,6 +87,18 @@ static const layout_entry layouts[] = {
     ARGS_HEAD(PJRT_Executable_NumOutputs_Args) AT(PJRT_Executable_NumOutputs_Args, executable)
     AT(PJRT_Executable_NumOutputs_Args, num_outputs)
     ARGS_HEAD(PJRT_Executable_Destroy_Args) AT(PJRT_Executable_Destroy_Args, executable)
+    ARGS_HEAD(PJRT_Executable_Serialize_Args) AT(PJRT_Executable_Serialize_Args, executable)
+    AT(PJRT_Executable_Serialize_Args, serialized_bytes)
+    AT(PJRT_Executable_Serialize_Args, serialized_bytes_size)
+    AT(PJRT_Executable_Serialize_Args, serialized_executable)
+    AT(PJRT_Executable_Serialize_Args, serialized_executable_deleter)
+    ARGS_HEAD(PJRT_Executable_DeserializeAndLoad_Args)
+    AT(PJRT_Executable_DeserializeAndLoad_Args, client)
+    AT(PJRT_Executable_DeserializeAndLoad_Args, serialized_executable)
+    AT(PJRT_Executable_DeserializeAndLoad_Args, serialized_executable_size)
+    AT(PJRT_Executable_DeserializeAndLoad_Args, loaded_executable)
+    AT(PJRT_Executable_DeserializeAndLoad_Args, overridden_serialized_compile_options)
+    AT(PJRT_Executable_DeserializeAndLoad_Args, overridden_serialized_compile_options_size)
     ARGS_HEAD(PJRT_LoadedExecutable_Destroy_Args)
     AT(PJRT_LoadedExecutable_Destroy_Args, executable)
     ARGS_HEAD(PJRT_ExecuteOptions) AT(PJRT_ExecuteOptions, send_callbacks)
@@ -124,11 +134,8 @@ static const struct {
     long value;
 } enum_values[] = {
     {"PJRT_Buffer_Type_U8", PJRT_Buffer_Type_U8},
-    {"PJRT_HostBufferSemantics_kImmutableOnlyDuringCall",
-     PJRT_HostBufferSemantics_kImmutableOnlyDuringCall},
     {"PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes",
      PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes},
-    {"PJRT_NamedValue_kString", PJRT_NamedValue_kString},
     {"PJRT_NamedValue_kInt64", PJRT_NamedValue_kInt64},
     {"PJRT_API_MAJOR", PJRT_API_VERSION_MAJOR},
     {"PJRT_API_MINOR", PJRT_API_VERSION_MINOR},

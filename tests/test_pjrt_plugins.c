@@ -33,6 +33,7 @@ TEST(test_pjrt_unusable_plugins_are_each_reported_within_the_deadline) {
     CHECK_MSG(code == 0, "porta devices exited with %d:\n%s", code, out);
     expect_line(out, "pjrt: unavailable (fake_pjrt_wrong_major.so: PJRT API version 1.0; "
                      "Porta needs 0.");
+    /* its own error, once asked without the CPU plugin's option it refuses */
     expect_line(out, "pjrt: unavailable (fake_pjrt_create_fails.so: PJRT Client_Create: fake "
                      "plugin: no device of this kind is attached)");
     expect_line(out, "pjrt: unavailable (fake_pjrt_init_hangs.so: timed out after 2 s");

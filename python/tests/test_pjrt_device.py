@@ -18,6 +18,8 @@ def pjrt_index():
     for index in range(torch.porta.device_count()):
         if torch.porta.get_device_properties(index).backend == "pjrt":
             return index
+    if os.environ.get("PORTA_VISIBLE_DEVICES"):
+        pytest.skip("no PJRT device among PORTA_VISIBLE_DEVICES")
     why = "no PJRT device: install a plugin (pip install --no-deps lammps-jax-pjrt-cpu)"
     if os.environ.get("PORTA_REQUIRE_PJRT"):
         pytest.fail(f"PORTA_REQUIRE_PJRT is set but {why}")

@@ -2,7 +2,9 @@
  * hardware, built once per FAKE_* mode (CMakeLists.txt) for
  * tests/test_pjrt_plugins.c:
  *   FAKE_WRONG_MAJOR  reports PJRT API version 1.0;
- *   FAKE_CREATE_FAILS Client_Create returns an error with a message;
+ *   FAKE_CREATE_FAILS Client_Create refuses the CPU plugin's option as
+ *                     libtpu does, and without it returns an error with a
+ *                     message;
  *   FAKE_INIT_HANGS   Plugin_Initialize sleeps a minute (as libtpu does
  *                     querying a metadata server);
  *   FAKE_TPU_ENV      initialize fails, its message giving the value of
@@ -46,6 +48,8 @@ static PJRT_Error *initialize(PJRT_Plugin_Initialize_Args *args) {
 }
 
 static PJRT_Error *client_create(PJRT_Client_Create_Args *args) {
+    if (args->num_options)
+        return fail("Unexpected option name passed to PJRT_Client_Create: cpu_device_count");
     return fail("fake plugin: no device of this kind is attached");
 }
 

@@ -66,8 +66,9 @@ static const command commands[] = {
      "usage: porta devices\n\n"
      "Prints one line per device: its index (porta:N), backend, threads or\n"
      "compute units, memory, capabilities and name; then each backend that\n"
-     "is unavailable here, and why. PORTA_VISIBLE_DEVICES picks and orders\n"
-     "the devices (indices of this list, or backend names: \"opencl,cpu\").\n",
+     "is unavailable here (and each PJRT plugin that cannot be used), and\n"
+     "why. PORTA_VISIBLE_DEVICES picks and orders the devices (indices of\n"
+     "this list, or backend names: \"opencl,cpu\", \"pjrt\").\n",
      cmd_devices},
     {"run", "run a model (.porta or .pt2) on tensors from a safetensors file",
      "usage: porta run MODEL --input IN.safetensors --output OUT.safetensors [--device D]\n"

@@ -41,11 +41,10 @@ typedef struct PJRT_RecvCallbackInfo PJRT_RecvCallbackInfo;
 typedef enum { PJRT_Buffer_Type_U8 = 6 } PJRT_Buffer_Type;
 
 typedef enum {
-    PJRT_HostBufferSemantics_kImmutableOnlyDuringCall = 0,
     PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes = 1,
 } PJRT_HostBufferSemantics;
 
-typedef enum { PJRT_NamedValue_kString = 0, PJRT_NamedValue_kInt64 = 1 } PJRT_NamedValue_Type;
+typedef enum { PJRT_NamedValue_kInt64 = 1 } PJRT_NamedValue_Type;
 
 /* ---- argument structs ---- */
 
@@ -75,7 +74,7 @@ typedef struct PJRT_Plugin_Initialize_Args {
     PJRT_Extension_Base *extension_start;
 } PJRT_Plugin_Initialize_Args;
 
-/* PJRT_Event_Destroy, _Await and _Error take the same arguments. */
+/* PJRT_Event_Destroy and _Await take the same arguments. */
 typedef struct PJRT_Event_Destroy_Args {
     size_t struct_size;
     PJRT_Extension_Base *extension_start;
@@ -89,10 +88,9 @@ typedef struct PJRT_NamedValue {
     const char *name;
     size_t name_size;
     PJRT_NamedValue_Type type;
-    union {
-        const char *string_value;
-        int64_t int64_value;
-    };
+    /* a union of the value kinds in the API (none wider than 8 bytes);
+     * Porta passes integers only */
+    int64_t int64_value;
     size_t value_size; /* 1 for a scalar */
 } PJRT_NamedValue;
 
@@ -109,12 +107,6 @@ typedef struct PJRT_Client_Create_Args {
     void *kv_try_get_callback;
     void *kv_try_get_user_arg;
 } PJRT_Client_Create_Args;
-
-typedef struct PJRT_Client_Destroy_Args {
-    size_t struct_size;
-    PJRT_Extension_Base *extension_start;
-    PJRT_Client *client;
-} PJRT_Client_Destroy_Args;
 
 typedef struct PJRT_Client_PlatformName_Args {
     size_t struct_size;
@@ -243,6 +235,30 @@ typedef struct PJRT_Executable_Destroy_Args {
     PJRT_Executable *executable;
 } PJRT_Executable_Destroy_Args;
 
+typedef struct PJRT_SerializedExecutable PJRT_SerializedExecutable;
+
+typedef struct PJRT_Executable_Serialize_Args {
+    size_t struct_size;
+    PJRT_Extension_Base *extension_start;
+    const PJRT_Executable *executable;
+    const char *serialized_bytes;                       /* out, owned by: */
+    size_t serialized_bytes_size;                       /* out */
+    PJRT_SerializedExecutable *serialized_executable;   /* out: free with: */
+    void (*serialized_executable_deleter)(PJRT_SerializedExecutable *exec); /* out */
+} PJRT_Executable_Serialize_Args;
+
+typedef struct PJRT_Executable_DeserializeAndLoad_Args {
+    size_t struct_size;
+    PJRT_Extension_Base *extension_start;
+    PJRT_Client *client;
+    const char *serialized_executable;
+    size_t serialized_executable_size;
+    PJRT_LoadedExecutable *loaded_executable; /* out */
+    /* NULL: the compile options recorded in the executable */
+    const char *overridden_serialized_compile_options;
+    size_t overridden_serialized_compile_options_size;
+} PJRT_Executable_DeserializeAndLoad_Args;
+
 typedef struct PJRT_LoadedExecutable_Destroy_Args {
     size_t struct_size;
     PJRT_Extension_Base *extension_start;
@@ -311,10 +327,8 @@ typedef void PJRT_Error_Destroy(PJRT_Error_Destroy_Args *args);
 typedef void PJRT_Error_Message(PJRT_Error_Message_Args *args);
 typedef PJRT_Error *PJRT_Plugin_Initialize(PJRT_Plugin_Initialize_Args *args);
 typedef PJRT_Error *PJRT_Event_Destroy(PJRT_Event_Destroy_Args *args);
-typedef PJRT_Error *PJRT_Event_Error(PJRT_Event_Destroy_Args *args);
 typedef PJRT_Error *PJRT_Event_Await(PJRT_Event_Await_Args *args);
 typedef PJRT_Error *PJRT_Client_Create(PJRT_Client_Create_Args *args);
-typedef PJRT_Error *PJRT_Client_Destroy(PJRT_Client_Destroy_Args *args);
 typedef PJRT_Error *PJRT_Client_PlatformName(PJRT_Client_PlatformName_Args *args);
 typedef PJRT_Error *PJRT_Client_PlatformVersion(PJRT_Client_PlatformVersion_Args *args);
 typedef PJRT_Error *PJRT_Client_AddressableDevices(PJRT_Client_AddressableDevices_Args *args);
@@ -327,6 +341,9 @@ typedef PJRT_Error *PJRT_LoadedExecutable_GetExecutable(
     PJRT_LoadedExecutable_GetExecutable_Args *args);
 typedef PJRT_Error *PJRT_Executable_NumOutputs(PJRT_Executable_NumOutputs_Args *args);
 typedef PJRT_Error *PJRT_Executable_Destroy(PJRT_Executable_Destroy_Args *args);
+typedef PJRT_Error *PJRT_Executable_Serialize(PJRT_Executable_Serialize_Args *args);
+typedef PJRT_Error *PJRT_Executable_DeserializeAndLoad(
+    PJRT_Executable_DeserializeAndLoad_Args *args);
 typedef PJRT_Error *PJRT_LoadedExecutable_Destroy(PJRT_LoadedExecutable_Destroy_Args *args);
 typedef PJRT_Error *PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args *args);
 typedef PJRT_Error *PJRT_Buffer_Destroy(PJRT_Buffer_Destroy_Args *args);
@@ -339,8 +356,8 @@ typedef PJRT_Error *PJRT_Buffer_CopyRawToHost(PJRT_Buffer_CopyRawToHost_Args *ar
 #define PJRT_API_ENTRIES(USED, SLOT)                                                        \
     USED(PJRT_Error_Destroy) USED(PJRT_Error_Message) SLOT(PJRT_Error_GetCode)              \
     USED(PJRT_Plugin_Initialize) SLOT(PJRT_Plugin_Attributes) USED(PJRT_Event_Destroy)      \
-    SLOT(PJRT_Event_IsReady) USED(PJRT_Event_Error) USED(PJRT_Event_Await)                  \
-    SLOT(PJRT_Event_OnReady) USED(PJRT_Client_Create) USED(PJRT_Client_Destroy)            \
+    SLOT(PJRT_Event_IsReady) SLOT(PJRT_Event_Error) USED(PJRT_Event_Await)                  \
+    SLOT(PJRT_Event_OnReady) USED(PJRT_Client_Create) SLOT(PJRT_Client_Destroy)            \
     USED(PJRT_Client_PlatformName) SLOT(PJRT_Client_ProcessIndex)                           \
     USED(PJRT_Client_PlatformVersion) SLOT(PJRT_Client_Devices)                             \
     USED(PJRT_Client_AddressableDevices) SLOT(PJRT_Client_LookupDevice)                     \
@@ -359,10 +376,10 @@ typedef PJRT_Error *PJRT_Buffer_CopyRawToHost(PJRT_Buffer_CopyRawToHost_Args *ar
     SLOT(PJRT_Executable_NumPartitions) USED(PJRT_Executable_NumOutputs)                    \
     SLOT(PJRT_Executable_SizeOfGeneratedCodeInBytes) SLOT(PJRT_Executable_GetCostAnalysis)  \
     SLOT(PJRT_Executable_OutputMemoryKinds) SLOT(PJRT_Executable_OptimizedProgram)          \
-    SLOT(PJRT_Executable_Serialize) USED(PJRT_LoadedExecutable_Destroy)                     \
+    USED(PJRT_Executable_Serialize) USED(PJRT_LoadedExecutable_Destroy)                     \
     USED(PJRT_LoadedExecutable_GetExecutable) SLOT(PJRT_LoadedExecutable_AddressableDevices) \
     SLOT(PJRT_LoadedExecutable_Delete) SLOT(PJRT_LoadedExecutable_IsDeleted)                \
-    USED(PJRT_LoadedExecutable_Execute) SLOT(PJRT_Executable_DeserializeAndLoad)            \
+    USED(PJRT_LoadedExecutable_Execute) USED(PJRT_Executable_DeserializeAndLoad)            \
     SLOT(PJRT_LoadedExecutable_Fingerprint) USED(PJRT_Buffer_Destroy)                       \
     SLOT(PJRT_Buffer_ElementType) SLOT(PJRT_Buffer_Dimensions)                              \
     SLOT(PJRT_Buffer_UnpaddedDimensions) SLOT(PJRT_Buffer_DynamicDimensionIndices)          \

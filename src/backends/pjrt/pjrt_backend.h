@@ -4,6 +4,7 @@
 #ifndef PORTA_BACKENDS_PJRT_PJRT_BACKEND_H
 #define PORTA_BACKENDS_PJRT_PJRT_BACKEND_H
 
+#include <limits.h>
 #include <pthread.h>
 
 #include "backends/pjrt/pjrt_api.h"
@@ -16,6 +17,9 @@ typedef struct pjrt_plugin {
     PJRT_Client *client;
     char platform[64];  /* "cpu", "tpu", "cuda", ... */
     char version[128];  /* the platform's version string */
+    /* what compiled programs on disk are keyed by: the plugin's file, its
+     * size and time, platform and version */
+    char identity[PATH_MAX + 256];
 } pjrt_plugin;
 
 typedef struct pjrt_device_state {
@@ -24,9 +28,12 @@ typedef struct pjrt_device_state {
     char name[160];
     pthread_mutex_t lock; /* guards everything below */
     pjrt_program *programs; /* the program cache: a list, newest first */
-    /* completion events of the programs run since the last synchronize */
+    /* completion events of the programs run since the last synchronize
+     * (pjrt_program.c bounds their number), and the first failure among
+     * those already awaited */
     PJRT_Event **pending;
-    int pending_count, pending_cap;
+    int pending_count;
+    porta_status *failure;
 } pjrt_device_state;
 
 static inline pjrt_device_state *pjrt_state_of(porta_device *device) {
@@ -55,6 +62,14 @@ pjrt_plugin *pjrt_plugin_load(const char *path, double seconds, char *why, size_
  * installed Python packages (pjrt_discover.c). Returns the count; the
  * paths are the caller's (kept for the process: plugins point at them). */
 int pjrt_discover_plugins(const char **paths, int cap);
+
+/* The program compiled from `text` (NUL-terminated) from the disk cache
+ * (pjrt_disk_cache.c): true with *out set when an entry was there and the
+ * plugin loaded it. */
+bool pjrt_disk_load(pjrt_device_state *s, const char *text, PJRT_LoadedExecutable **out);
+/* Keeps `loaded`, compiled from `text`, in the disk cache where the plugin
+ * can serialize it; a failure only costs a compile in another process. */
+void pjrt_disk_save(pjrt_device_state *s, const char *text, PJRT_LoadedExecutable *loaded);
 
 /* The table of the backend's device operations (pjrt_ops.c). */
 const rt_backend_ops *pjrt_backend_ops(void);

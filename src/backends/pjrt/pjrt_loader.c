@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "backends/pjrt/pjrt_backend.h"
@@ -71,7 +72,10 @@ static porta_status *start_plugin(start_job *job) {
     PJRT_Plugin_Initialize_Args init = {.struct_size = sizeof init};
     PORTA_TRY(pjrt_status(api, api->PJRT_Plugin_Initialize(&init), "Plugin_Initialize"));
     /* cpu_device_count: the XLA CPU plugin makes one device per core by
-     * default (4 here); others ignore an option they do not know. */
+     * default. Other plugins refuse an option they do not know (libtpu and
+     * the CUDA plugin: "Unexpected option name"), and which plugin is the
+     * CPU's shows only once a client exists: such a refusal is answered by
+     * creating the client without options. */
     static const char option_name[] = "cpu_device_count";
     PJRT_NamedValue option = {.struct_size = sizeof option,
                               .name = option_name,
@@ -82,7 +86,13 @@ static porta_status *start_plugin(start_job *job) {
     PJRT_Client_Create_Args create = {.struct_size = sizeof create,
                                       .create_options = &option,
                                       .num_options = 1};
-    PORTA_TRY(pjrt_status(api, api->PJRT_Client_Create(&create), "Client_Create"));
+    porta_status *status = pjrt_status(api, api->PJRT_Client_Create(&create), "Client_Create");
+    if (status && strstr(porta_status_message(status), option_name)) {
+        porta_status_free(status);
+        create = (PJRT_Client_Create_Args){.struct_size = sizeof create};
+        status = pjrt_status(api, api->PJRT_Client_Create(&create), "Client_Create");
+    }
+    if (status) return status;
     job->client = create.client;
     return NULL;
 }
@@ -168,6 +178,16 @@ static void prepare_environment(const char *file_name) {
     setenv("TF_CPP_MIN_LOG_LEVEL", "1", 0);
 }
 
+static void describe_identity(pjrt_plugin *plugin) {
+    char real[PATH_MAX];
+    struct stat file;
+    if (!realpath(plugin->path, real)) snprintf(real, sizeof real, "%s", plugin->path);
+    if (stat(real, &file) != 0) memset(&file, 0, sizeof file);
+    snprintf(plugin->identity, sizeof plugin->identity, "%s|%lld|%lld.%09ld|%s|%s", real,
+             (long long)file.st_size, (long long)file.st_mtim.tv_sec, file.st_mtim.tv_nsec,
+             plugin->platform, plugin->version);
+}
+
 pjrt_plugin *pjrt_plugin_load(const char *path, double seconds, char *why, size_t cap) {
     const char *slash = strrchr(path, '/');
     const char *file_name = slash ? slash + 1 : path;
@@ -236,5 +256,6 @@ pjrt_plugin *pjrt_plugin_load(const char *path, double seconds, char *why, size_
     copy_text(plugin->version, sizeof plugin->version, status ? "" : version.platform_version,
               status ? 0 : version.platform_version_size);
     porta_status_free(status);
+    describe_identity(plugin);
     return plugin;
 }

@@ -99,6 +99,27 @@ static porta_status *compile(pjrt_device_state *s, const char *text, size_t leng
     return NULL;
 }
 
+/* From the disk cache, else compiled (and then kept there). `text` is
+ * NUL-terminated. */
+static porta_status *load_or_compile(pjrt_device_state *s, const char *text, size_t length,
+                                     pjrt_program *out) {
+    const PJRT_Api *api = s->plugin->api;
+    PJRT_LoadedExecutable *loaded = NULL;
+    if (pjrt_disk_load(s, text, &loaded)) {
+        porta_status *status = count_outputs(api, loaded, &out->outputs);
+        if (!status) {
+            compiler_count(COUNTER_KERNEL_DISK_HITS, 1);
+            out->executable = loaded;
+            return NULL;
+        }
+        porta_status_free(status);
+        destroy_loaded(api, loaded);
+    }
+    PORTA_TRY(compile(s, text, length, out));
+    pjrt_disk_save(s, text, out->executable);
+    return NULL;
+}
+
 porta_status *pjrt_program_get(porta_device *device, const char *text, size_t length,
                                pjrt_program **out) {
     if (!device || !text || !out)
@@ -116,12 +137,13 @@ porta_status *pjrt_program_get(porta_device *device, const char *text, size_t le
         compiler_count(COUNTER_KERNEL_MEMORY_HITS, 1);
     } else {
         program = calloc(1, sizeof *program);
-        char *copy = malloc(length);
+        char *copy = malloc(length + 1);
         if (!program || !copy) {
             status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "PJRT: caching a program");
         } else {
             memcpy(copy, text, length);
-            status = compile(s, text, length, program);
+            copy[length] = '\0';
+            status = load_or_compile(s, copy, length, program);
         }
         if (status) {
             free(copy);
@@ -140,18 +162,36 @@ porta_status *pjrt_program_get(porta_device *device, const char *text, size_t le
     return status;
 }
 
+/* Runs in flight before a run waits for the earlier ones: bounds the events
+ * kept and how far the host runs ahead of the device. */
+#define MAX_PENDING_RUNS 256
+
+/* Awaits every kept event; the first failure stays for pjrt_synchronize.
+ * Call with the lock. */
+static void drain_pending(pjrt_device_state *s) {
+    for (int i = 0; i < s->pending_count; i++) {
+        porta_status *status = pjrt_await(s->plugin->api, s->pending[i], "program run");
+        if (!s->failure) s->failure = status;
+        else porta_status_free(status);
+    }
+    s->pending_count = 0;
+}
+
 /* Keeps the completion event for pjrt_synchronize. Call with the lock. */
-static porta_status *keep_pending(pjrt_device_state *s, PJRT_Event *event) {
-    if (!event) return NULL;
-    if (s->pending_count == s->pending_cap) {
-        int cap = s->pending_cap ? 2 * s->pending_cap : 16;
-        PJRT_Event **grown = realloc(s->pending, (size_t)cap * sizeof *grown);
-        if (!grown) return pjrt_await(s->plugin->api, event, "LoadedExecutable_Execute");
-        s->pending = grown;
-        s->pending_cap = cap;
+static void keep_pending(pjrt_device_state *s, PJRT_Event *event) {
+    if (!event) return;
+    if (s->pending_count == MAX_PENDING_RUNS) drain_pending(s);
+    if (!s->pending) {
+        s->pending = malloc(MAX_PENDING_RUNS * sizeof *s->pending);
+        if (!s->pending) {
+            s->pending_count = 0;
+            porta_status *status = pjrt_await(s->plugin->api, event, "program run");
+            if (!s->failure) s->failure = status;
+            else porta_status_free(status);
+            return;
+        }
     }
     s->pending[s->pending_count++] = event;
-    return NULL;
 }
 
 /* Storages never written get an array of zeros, the bytes they hold. */
@@ -160,6 +200,25 @@ static porta_status *materialize(pjrt_device_state *s, pjrt_storage *const *stor
         if (!storages[i]->array)
             PORTA_TRY(pjrt_upload(s, NULL, storages[i]->bytes, &storages[i]->array));
     return NULL;
+}
+
+/* A module may donate an argument's array to a result (an argument marked
+ * tf.aliasing_output): the array is then gone. That is right only for a
+ * storage that is a result here, whose array the result replaces, and
+ * that is passed once; every other argument is listed in `kept` (room for
+ * arg_count), so the plugin keeps it whatever the module says. Returns
+ * their count. */
+static size_t list_non_donatable(pjrt_storage *const *args, int arg_count,
+                                 pjrt_storage *const *results, int result_count,
+                                 int64_t *kept) {
+    size_t count = 0;
+    for (int i = 0; i < arg_count; i++) {
+        bool donatable = false;
+        for (int r = 0; r < result_count && !donatable; r++) donatable = results[r] == args[i];
+        for (int j = 0; j < arg_count && donatable; j++) donatable = j == i || args[j] != args[i];
+        if (!donatable) kept[count++] = i;
+    }
+    return count;
 }
 
 porta_status *pjrt_program_run(porta_device *device, pjrt_program *program,
@@ -185,8 +244,16 @@ porta_status *pjrt_program_run(porta_device *device, pjrt_program *program,
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "pjrt_program_run: argument lists");
     }
     for (int i = 0; i < arg_count; i++) inputs[i] = args[i]->array;
-    /* the inputs are the storages' arrays: the plugin must not take them over */
-    PJRT_ExecuteOptions options = {.struct_size = sizeof options};
+    int64_t *kept = calloc((size_t)arg_count + 1, sizeof *kept);
+    if (!kept) {
+        free(inputs);
+        free(outputs);
+        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "pjrt_program_run: argument lists");
+    }
+    size_t kept_count = list_non_donatable(args, arg_count, results, result_count, kept);
+    PJRT_ExecuteOptions options = {.struct_size = sizeof options,
+                                   .non_donatable_input_indices = kept,
+                                   .num_non_donatable_input_indices = kept_count};
     PJRT_Buffer *const *argument_lists[1] = {inputs};
     PJRT_Buffer **output_lists[1] = {outputs};
     PJRT_Event *complete[1] = {NULL};
@@ -202,7 +269,7 @@ porta_status *pjrt_program_run(porta_device *device, pjrt_program *program,
     pthread_mutex_lock(&s->lock);
     porta_status *status = pjrt_status(api, api->PJRT_LoadedExecutable_Execute(&run),
                                        "LoadedExecutable_Execute");
-    if (!status) status = keep_pending(s, complete[0]);
+    if (!status) keep_pending(s, complete[0]);
     pthread_mutex_unlock(&s->lock);
     if (!status)
         for (int i = 0; i < result_count; i++) {
@@ -212,23 +279,16 @@ porta_status *pjrt_program_run(porta_device *device, pjrt_program *program,
         }
     free(inputs);
     free(outputs);
+    free(kept);
     return status;
 }
 
 porta_status *pjrt_synchronize(porta_device *device) {
     pjrt_device_state *s = pjrt_state_of(device);
     pthread_mutex_lock(&s->lock);
-    PJRT_Event **pending = s->pending;
-    int count = s->pending_count;
-    s->pending = NULL;
-    s->pending_count = s->pending_cap = 0;
+    drain_pending(s);
+    porta_status *failure = s->failure;
+    s->failure = NULL;
     pthread_mutex_unlock(&s->lock);
-    porta_status *first = NULL;
-    for (int i = 0; i < count; i++) {
-        porta_status *status = pjrt_await(s->plugin->api, pending[i], "program run");
-        if (!first) first = status;
-        else porta_status_free(status);
-    }
-    free(pending);
-    return first;
+    return failure;
 }

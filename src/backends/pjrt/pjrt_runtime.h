@@ -41,7 +41,10 @@ porta_status *pjrt_program_get(porta_device *device, const char *text, size_t le
  * (N = that storage's bytes) and returns one tensor<N x ui8> per storage in
  * `results` (N = that storage's bytes), in order; result i becomes
  * results[i]'s array and the array it replaces is released. A storage may
- * be both an argument and a result. The results may still be computing when
+ * be both an argument and a result; only then may the module donate its
+ * array to a result (tf.aliasing_output on the argument, saving a copy of
+ * a buffer updated in place): the runtime keeps every other argument's
+ * array whatever the module says. The results may still be computing when
  * it returns: later programs and reads of a storage wait for them (the
  * plugin orders them), pjrt_synchronize waits for all. */
 porta_status *pjrt_program_run(porta_device *device, pjrt_program *program,
