@@ -5,9 +5,11 @@
  * (broadcast_in_dim) where an op needs it over more dims; a reduction is
  * one stablehlo.reduce over the reduced dims, so the IR's passes are plain
  * dataflow here. Buffers are bytes: a load bitcasts them to elements, then
- * takes its view — a reshape when it covers the buffer, a dynamic_slice at
- * its run-time offset when it is contiguous, else a gather at indices built
- * from iotas and strides; dims of stride 0 are loaded once and broadcast.
+ * takes its view — a dense block (contiguous in some dim order) is the
+ * whole buffer or a dynamic_slice at its run-time offset, reshaped and
+ * transposed into the view's order; any other view is a gather at indices
+ * built from iotas and strides; dims of stride 0 are loaded once and
+ * broadcast.
  * A store replaces the buffer's elements when it covers them, else updates
  * them (dynamic_update_slice, or scatter at the same indices), and the
  * elements are bitcast back to bytes. */
@@ -376,8 +378,9 @@ static bool is_float(porta_dtype d) {
     return d == PORTA_F16 || d == PORTA_BF16 || d == PORTA_F32 || d == PORTA_F64;
 }
 
-/* The fold of a reduction: its element, initial value and combining
- * statements (acc %a, element %b). */
+/* A reduction as one stablehlo.reduce over the reduced dims, folding as
+ * the C renderer does: float sums and products in float64, ANY/ALL of
+ * values != 0, float max/min keeping the first NaN. */
 static int reduce(render *r, const kir_value *v) {
     shlo_emit *e = &r->e;
     porta_dtype in = r->k->values[v->args[0]].dtype;
