@@ -241,6 +241,48 @@ TEST(stablehlo_matmul_is_a_batched_dot_general) {
     CHECK_ERR(shlo_render_matmul(&m, &t, NULL), PORTA_ERR_UNSUPPORTED, "float dtype");
 }
 
+/* relu(a @ b + bias) as one module: the epilogue reads the product. */
+TEST(stablehlo_matmul_epilogue_reads_the_product) {
+    const int64_t sizes[2] = {3, 5}, rows5[2] = {5, 1}, bias_strides[2] = {0, 1};
+    built *e = built_new(2, 2, sizes);
+    /* buffers: 0 a, 1 b, 2 out, 3 bias */
+    int product = load(e, PORTA_F32, KIR_FULL, 2, 60, rows5, 2);
+    int bias = load(e, PORTA_F32, KIR_FULL, 3, 20, bias_strides, 2);
+    int zero = value(e, (kir_value){.kind = KIR_CONST, .dtype = PORTA_F32, .constant = 0});
+    int sum = binary(e, PORTA_ADD, PORTA_F32, product, bias);
+    store(e, binary(e, PORTA_MAXIMUM, PORTA_F32, sum, zero), KIR_FULL, 2, 60, rows5, 2);
+    e->l.buffer_count = 4;
+    e->l.buffer_bytes[0] = 48;
+    e->l.buffer_bytes[1] = 80;
+    shlo_matmul m;
+    memset(&m, 0, sizeof m);
+    m.dtype = PORTA_F32;
+    m.rank = 2;
+    const int64_t a[2] = {3, 4}, bs[2] = {4, 5}, sa[2] = {4, 1};
+    memcpy(m.a_sizes, a, sizeof a);
+    memcpy(m.b_sizes, bs, sizeof bs);
+    memcpy(m.out_sizes, sizes, sizeof sizes);
+    memcpy(m.layout.strides[0], sa, sizeof sa);
+    memcpy(m.layout.strides[1], rows5, sizeof rows5);
+    memcpy(m.layout.strides[2], rows5, sizeof rows5);
+    for (int i = 0; i < 3; i++) m.layout.buffer[i] = i;
+    m.layout.buffer_count = 4;
+    memcpy(m.layout.buffer_bytes, e->l.buffer_bytes, sizeof e->l.buffer_bytes);
+    m.epilogue = &e->k;
+    m.epilogue_layout = e->l;
+    char *t = NULL;
+    bool scalars = true;
+    CHECK_OK(shlo_render_matmul(&m, &t, &scalars));
+    CHECK(!scalars); /* every view is its whole buffer */
+    CHECK(count(t, "\"stablehlo.dot_general\"") == 1);
+    CHECK(strstr(t, "@main(%1: tensor<48xui8>, %2: tensor<80xui8>, %3: tensor<60xui8>, "
+                    "%4: tensor<20xui8>) -> (tensor<60xui8>)"));
+    /* out's given bytes are never read: the epilogue loads the product */
+    CHECK(!strstr(t, "(%3)"));
+    free(t);
+    free(e);
+}
+
 /* Every op and dtype the C renderer spells has a StableHLO spelling, and
  * nothing else does. */
 TEST(stablehlo_supports_what_the_c_renderer_spells) {

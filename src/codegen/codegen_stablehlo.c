@@ -36,7 +36,8 @@ typedef struct render {
     bool live[KIR_MAX_VALUES];
     int name[KIR_MAX_VALUES];
     int spread[KIR_MAX_VALUES][3]; /* the value broadcast to a wider span */
-    int arg[KIR_MAX_ACCESSES];     /* each buffer's bytes as given */
+    int arg[KIR_MAX_ACCESSES];     /* each buffer's bytes as given (@main's arguments) */
+    int read[KIR_MAX_ACCESSES];    /* the bytes loads read: as given, or a matmul's product */
     int bytes[KIR_MAX_ACCESSES];   /* each buffer's bytes after the stores so far */
     bool stored[KIR_MAX_ACCESSES];
     int elements[KIR_MAX_ACCESSES][PORTA_DTYPE_COUNT]; /* given bytes as elements */
@@ -290,7 +291,7 @@ static int load_view(render *r, int a, int b, porta_dtype dtype, const int64_t *
     int64_t n = element_count(r, b, dtype);
     const char *elt = shlo_storage_elt(dtype);
     int *elements = &r->elements[b][dtype];
-    if (!*elements) *elements = to_elements(r, r->arg[b], b, dtype);
+    if (!*elements) *elements = to_elements(r, r->read[b], b, dtype);
     int taken = take_view(r, a, dtype, &v, *elements, n);
     shlo_type stored = shlo_tensor(dims, elt);
     if (v.count < rank)
@@ -532,7 +533,7 @@ static render *render_new(const shlo_layout *l, core_text *body) {
     if (!r) return NULL;
     r->l = l;
     r->e = (shlo_emit){.t = body, .next = 1};
-    for (int b = 0; b < l->buffer_count; b++) r->arg[b] = r->bytes[b] = r->e.next++;
+    for (int b = 0; b < l->buffer_count; b++) r->arg[b] = r->read[b] = r->bytes[b] = r->e.next++;
     r->scalars = r->e.next++;
     return r;
 }
@@ -577,8 +578,7 @@ static porta_status *assemble(render *r, core_text *body, char **text, bool *tak
     return text_take(&t, "a StableHLO module", text);
 }
 
-porta_status *kir_render_stablehlo(const kir_kernel *k, const shlo_layout *l, char **text,
-                                   bool *takes_scalars) {
+static porta_status *check_kernel(const kir_kernel *k, const shlo_layout *l) {
     PORTA_TRY(kir_check(k));
     PORTA_TRY(check_layout(k, l));
     for (int id = 0; id < k->value_count; id++) {
@@ -590,9 +590,12 @@ porta_status *kir_render_stablehlo(const kir_kernel *k, const shlo_layout *l, ch
                                "StableHLO spelling",
                                id, (int)v->kind, v->op, porta_dtype_name(v->dtype));
     }
-    core_text body = {0};
-    render *r = render_new(l, &body);
-    if (!r) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "StableHLO: renderer state");
+    return NULL;
+}
+
+/* The statements of kernel k over r->l (checked). */
+static void render_kernel(render *r, const kir_kernel *k) {
+    const shlo_layout *l = r->l;
     r->k = k;
     r->rank[SPAN_OUTER] = k->outer_rank;
     r->rank[SPAN_FULL] = k->rank;
@@ -610,6 +613,15 @@ porta_status *kir_render_stablehlo(const kir_kernel *k, const shlo_layout *l, ch
         }
     for (int a = 0; a < k->access_count && !r->error; a++)
         if (k->accesses[a].store) store(r, a);
+}
+
+porta_status *kir_render_stablehlo(const kir_kernel *k, const shlo_layout *l, char **text,
+                                   bool *takes_scalars) {
+    PORTA_TRY(check_kernel(k, l));
+    core_text body = {0};
+    render *r = render_new(l, &body);
+    if (!r) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "StableHLO: renderer state");
+    render_kernel(r, k);
     return assemble(r, &body, text, takes_scalars);
 }
 
@@ -625,16 +637,25 @@ porta_status *shlo_render_matmul(const shlo_matmul *m, char **text, bool *takes_
             return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                "StableHLO: matmul operand %d uses buffer %d; expected 0..%d", i,
                                m->layout.buffer[i], m->layout.buffer_count - 1);
+    int base = 0; /* the operands' offset slots */
+    if (m->epilogue) {
+        PORTA_TRY(check_kernel(m->epilogue, &m->epilogue_layout));
+        base = m->epilogue->access_count;
+        if (base + 3 > KIR_MAX_ACCESSES)
+            return porta_error(PORTA_ERR_UNSUPPORTED,
+                               "StableHLO: a matmul epilogue of %d accesses; expected at most %d",
+                               base, KIR_MAX_ACCESSES - 3);
+    }
     core_text body = {0};
-    render *r = render_new(&m->layout, &body);
+    render *r = render_new(m->epilogue ? &m->epilogue_layout : &m->layout, &body);
     if (!r) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "StableHLO: renderer state");
     const int64_t *sizes[3] = {m->a_sizes, m->b_sizes, m->out_sizes};
     char dims[3][PORTA_MAX_RANK * 24];
     for (int i = 0; i < 3; i++) shlo_dims(dims[i], sizeof dims[i], sizes[i], rank);
     int x[2];
     for (int i = 0; i < 2; i++)
-        x[i] = load_view(r, i, m->layout.buffer[i], m->dtype, sizes[i], m->layout.strides[i],
-                         rank, dims[i]);
+        x[i] = load_view(r, base + i, m->layout.buffer[i], m->dtype, sizes[i],
+                         m->layout.strides[i], rank, dims[i]);
     char attrs[512], lists[1][96];
     size_t used = 0;
     for (int d = 0; d < batch; d++)
@@ -654,7 +675,14 @@ porta_status *shlo_render_matmul(const shlo_matmul *m, char **text, bool *takes_
     shlo_type types[2] = {shlo_tensor(dims[0], elt), shlo_tensor(dims[1], elt)};
     int product = shlo_op(&r->e, "stablehlo.dot_general", 2, x, types, attrs,
                           shlo_tensor(dims[2], elt));
-    store_view(r, 2, m->layout.buffer[2], m->dtype, product, m->out_sizes, m->layout.strides[2],
-               rank, dims[2]);
+    int out = m->layout.buffer[2];
+    store_view(r, base + 2, out, m->dtype, product, m->out_sizes, m->layout.strides[2], rank,
+               dims[2]);
+    if (m->epilogue && !r->error) {
+        /* the epilogue reads the product: out's bytes as the matmul left them */
+        r->read[out] = r->bytes[out];
+        memset(r->elements[out], 0, sizeof r->elements[out]);
+        render_kernel(r, m->epilogue);
+    }
     return assemble(r, &body, text, takes_scalars);
 }

@@ -58,12 +58,19 @@ porta_status *kir_render_stablehlo(const kir_kernel *kernel, const shlo_layout *
 /* A MATMUL primitive (ir/prim.h): a [..., M, K] times b [..., K, N] into
  * out [..., M, N], one float dtype, as stablehlo.dot_general with the
  * leading dims as batch dims. Accesses 0, 1, 2 of `layout` are a, b and out
- * (its sizes unused: each operand has its own), their offsets slots 0..2. */
+ * (its sizes unused: each operand has its own), their offsets slots 0..2.
+ * With an epilogue (an elementwise kernel over out's domain that reads the
+ * product, run_matmul_epilogue in runtime/device.h), both are one module:
+ * the kernel's accesses and buffer sizes are epilogue_layout's (the same
+ * buffer numbering as layout's, which gives only a, b and out), its
+ * offsets take slots 0.. and the operands' follow them. */
 typedef struct shlo_matmul {
     porta_dtype dtype;
     int rank; /* of each operand */
     int64_t a_sizes[PORTA_MAX_RANK], b_sizes[PORTA_MAX_RANK], out_sizes[PORTA_MAX_RANK];
     shlo_layout layout;
+    const kir_kernel *epilogue; /* NULL: none */
+    shlo_layout epilogue_layout;
 } shlo_matmul;
 porta_status *shlo_render_matmul(const shlo_matmul *matmul, char **text, bool *takes_scalars);
 

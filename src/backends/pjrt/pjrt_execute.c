@@ -225,11 +225,6 @@ static porta_status *pjrt_prepare_kernel(porta_device *device, const kir_kernel 
     return NULL;
 }
 
-void pjrt_add_compiler_entries(rt_backend_ops *ops) {
-    ops->prepare_kernel = pjrt_prepare_kernel;
-    ops->run_kernel = pjrt_run_kernel;
-}
-
 /* ---- primitives ---- */
 
 /* The dtype the primitive's contract gives its result (ir/prim.h). */
@@ -287,17 +282,50 @@ static porta_status *storage_of(const porta_tensor *t, pjrt_storage **out) {
     return NULL;
 }
 
-static porta_status *execute_matmul(porta_device *device, const porta_tensor *const *inputs,
-                                    porta_tensor *out) {
+/* Storage s's index among storages[0..*count), added when new; -1 when
+ * there is no room. */
+static int storage_index(pjrt_storage **storages, int64_t *bytes, int *count, pjrt_storage *s) {
+    int b = 0;
+    while (b < *count && storages[b] != s) b++;
+    if (b == *count) {
+        if (b == KIR_MAX_ACCESSES) return -1;
+        storages[b] = s;
+        bytes[b] = (int64_t)s->bytes;
+        (*count)++;
+    }
+    return b;
+}
+
+/* out = a @ b as one module, followed in it by `epilogue` (a prepared
+ * elementwise kernel over out's domain, with its run's args) when given.
+ * *done false, nothing run, when the buffers do not fit one module. */
+static porta_status *run_matmul(porta_device *device, const porta_tensor *const *inputs,
+                                porta_tensor *out, const pjrt_kernel *epilogue,
+                                const kir_args *args, bool *done) {
+    *done = false;
     shlo_matmul m;
     memset(&m, 0, sizeof m);
     m.dtype = out->dtype;
     m.rank = out->rank;
+    shlo_layout *kl = &m.epilogue_layout;
+    pjrt_storage *storages[KIR_MAX_ACCESSES];
+    int count = 0, base = 0;
+    int64_t offsets[KIR_MAX_ACCESSES + 3];
+    double params[KIR_MAX_PARAMS] = {0};
+    if (epilogue) {
+        const kir_kernel *k = &epilogue->kernel;
+        m.epilogue = k;
+        base = k->access_count;
+        memcpy(kl->sizes, args->sizes, (size_t)k->rank * sizeof *args->sizes);
+        for (int a = 0; a < k->access_count; a++) {
+            memcpy(kl->strides[a], args->strides[a], (size_t)k->rank * sizeof *args->strides[a]);
+            kl->buffer[a] = storage_index(storages, kl->buffer_bytes, &count, args->data[a]);
+            offsets[a] = args->offsets[a];
+        }
+        memcpy(params, args->params, sizeof params);
+    }
     const porta_tensor *operands[3] = {inputs[0], inputs[1], out};
     int64_t *sizes[3] = {m.a_sizes, m.b_sizes, m.out_sizes};
-    pjrt_storage *storages[3];
-    int64_t offsets[3];
-    bool stored[3] = {false, false, false};
     for (int i = 0; i < 3; i++) {
         const porta_tensor *t = operands[i];
         if (t->rank != m.rank)
@@ -308,28 +336,54 @@ static porta_status *execute_matmul(porta_device *device, const porta_tensor *co
         memcpy(m.layout.strides[i], t->strides, (size_t)t->rank * sizeof *t->strides);
         pjrt_storage *s;
         PORTA_TRY(storage_of(t, &s));
-        int b = 0;
-        while (b < m.layout.buffer_count && storages[b] != s) b++;
-        if (b == m.layout.buffer_count) {
-            storages[b] = s;
-            m.layout.buffer_bytes[b] = (int64_t)s->bytes;
-            m.layout.buffer_count++;
-        }
-        m.layout.buffer[i] = b;
-        offsets[i] = t->offset;
+        m.layout.buffer[i] = storage_index(storages, kl->buffer_bytes, &count, s);
+        offsets[base + i] = t->offset;
     }
-    stored[m.layout.buffer[2]] = true;
-    /* one module per layout, as kernels have; the runtime finds the
-     * program again by the module's text */
+    for (int a = 0; a < base; a++)
+        if (kl->buffer[a] < 0) return NULL;
+    for (int i = 0; i < 3; i++)
+        if (m.layout.buffer[i] < 0) return NULL;
+    kl->buffer_count = m.layout.buffer_count = count;
+    memcpy(m.layout.buffer_bytes, kl->buffer_bytes, sizeof kl->buffer_bytes);
+    bool stored[KIR_MAX_ACCESSES];
+    for (int b = 0; b < count; b++)
+        stored[b] = b == m.layout.buffer[2] || (epilogue && shlo_buffer_stored(m.epilogue, kl, b));
+    /* the runtime finds the program again by the module's text */
     char *text = NULL;
     pjrt_module module = {0};
     PORTA_TRY(shlo_render_matmul(&m, &text, &module.takes_scalars));
     porta_status *status = pjrt_program_get(device, text, strlen(text), &module.program);
     free(text);
     if (status) return status;
-    double params[KIR_MAX_PARAMS] = {0};
-    return run_program(device, &module, storages, m.layout.buffer_count, stored, offsets, 3,
-                       params);
+    *done = true;
+    return run_program(device, &module, storages, count, stored, offsets, base + 3, params);
+}
+
+static porta_status *execute_matmul(porta_device *device, const porta_tensor *const *inputs,
+                                    porta_tensor *out) {
+    bool done;
+    return run_matmul(device, inputs, out, NULL, NULL, &done); /* 3 buffers always fit */
+}
+
+/* A float32 matmul and its elementwise epilogue as one module, so the
+ * plugin's compiler fuses them; where their buffers do not fit one module,
+ * one after the other. */
+static porta_status *pjrt_run_matmul_epilogue(porta_device *device, const ir_prim *prim,
+                                              const porta_tensor *const *inputs,
+                                              int input_count, porta_tensor *out,
+                                              void *program, const kir_args *args) {
+    if (prim->kind != PRIM_MATMUL || input_count != 2 || !program || !args)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "PJRT matmul epilogue: expected a MATMUL of 2 inputs and a kernel, "
+                           "got kind %d with %d inputs",
+                           (int)prim->kind, input_count);
+    const pjrt_kernel *pk = ((kir_built *)program)->handle;
+    bool done;
+    PORTA_TRY(run_matmul(device, inputs, out, pk, args, &done));
+    if (done) return NULL;
+    PORTA_TRY(execute_matmul(device, inputs, out));
+    int64_t work = args->sizes[0] * args->sizes[1];
+    return pjrt_run_kernel(device, program, args, work);
 }
 
 porta_status *pjrt_execute(porta_device *device, const ir_prim *prim,
@@ -359,4 +413,10 @@ porta_status *pjrt_execute(porta_device *device, const ir_prim *prim,
     kir_built *built;
     PORTA_TRY(prepare(device, &kernel, false, &built));
     return pjrt_run_kernel(device, built, &args, work);
+}
+
+void pjrt_add_compiler_entries(rt_backend_ops *ops) {
+    ops->prepare_kernel = pjrt_prepare_kernel;
+    ops->run_kernel = pjrt_run_kernel;
+    ops->run_matmul_epilogue = pjrt_run_matmul_epilogue;
 }
