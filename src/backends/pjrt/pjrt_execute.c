@@ -298,7 +298,8 @@ static int storage_index(pjrt_storage **storages, int64_t *bytes, int *count, pj
 
 /* out = a @ b as one module, followed in it by `epilogue` (a prepared
  * elementwise kernel over out's domain, with its run's args) when given.
- * *done false, nothing run, when the buffers do not fit one module. */
+ * *done false, nothing run, when the buffers or the operands' offset
+ * slots do not fit one module. */
 static porta_status *run_matmul(porta_device *device, const porta_tensor *const *inputs,
                                 porta_tensor *out, const pjrt_kernel *epilogue,
                                 const kir_args *args, bool *done) {
@@ -314,6 +315,7 @@ static porta_status *run_matmul(porta_device *device, const porta_tensor *const 
     double params[KIR_MAX_PARAMS] = {0};
     if (epilogue) {
         const kir_kernel *k = &epilogue->kernel;
+        if (k->access_count + 3 > KIR_MAX_ACCESSES) return NULL; /* no slots for a, b, out */
         m.epilogue = k;
         base = k->access_count;
         memcpy(kl->sizes, args->sizes, (size_t)k->rank * sizeof *args->sizes);
