@@ -3,15 +3,16 @@
  *
  * Elementwise ops, casts, fills and reductions run as their one-primitive
  * kernel (kir_single.h), fused groups as their kernel (the compiler's
- * prepare_kernel / run_kernel), MATMUL as a dot_general; every other
- * primitive is refused by supports() and placed on another device
- * (devices/placement.h).
+ * prepare_kernel / run_kernel), MATMUL as a dot_general, in fused mode
+ * with its elementwise epilogue in the same module (run_matmul_epilogue);
+ * every other primitive is refused by supports() and placed on another
+ * device (devices/placement.h).
  *
  * StableHLO shapes are static, so a kernel has one module per layout of
  * its run (sizes, strides, buffer sizes): each prepared kernel keeps its
  * modules by layout, and the runtime caches compiled programs by text.
- * Offsets and parameters travel in a small scalar buffer uploaded per run,
- * so they never cause a compile. PORTA_LOG=recompiles names the shape that
+ * Offsets and parameters travel in a small scalar buffer uploaded per run
+ * (only for modules that read them), so they never cause a compile. PORTA_LOG=recompiles names the shape that
  * made a kernel compile again. */
 #include <inttypes.h>
 #include <pthread.h>
