@@ -35,12 +35,13 @@ CHILD = textwrap.dedent("""
     gen = torch.Generator().manual_seed(0)
     x = torch.randn(16, 8, generator=gen)
     y = torch.randn(16, 4, generator=gen)
-    a = torch.randn(5, 7, generator=gen)
+    a = torch.randn(20, 7, generator=gen)
     b = torch.randn(7, generator=gen)
 
     def ops(a, b):
         return [a + b, a * b - 1, torch.exp(a).sum(1), torch.relu(a).amax(0),
-                (a > 0).sum(), a.t() @ a, torch.where(a > b, a, b / 2), a.to(torch.float16) * 3]
+                (a > 0).sum(), a.t() @ a, torch.where(a > b, a, b / 2), a.to(torch.float16) * 3,
+                torch.atan(a * 3)]
 
     def train_step(model, x, y, steps=2):
         opt = torch.optim.SGD(model.parameters(), lr=0.1)

@@ -83,11 +83,10 @@ static int divide(const ctx *c, int a, int b) {
                shlo_op1(c->e, "stablehlo.optimization_barrier", b, c->T, c->T));
 }
 
-/* XLA's CPU compiler miscomputes atan2 fused with a bfloat16 -> float32
- * conversion (garbage once the loop vectorizes); a barrier keeps the two
- * apart. Other dtypes need none. */
+/* XLA's CPU compiler miscomputes atan2 fused with what produces its
+ * operands (a bitcast of loaded bytes, a bfloat16 conversion): garbage once
+ * the loop vectorizes. A barrier keeps them apart. */
 static int atan2_operand(const ctx *c, int x) {
-    if (c->d != PORTA_BF16) return x;
     return shlo_op1(c->e, "stablehlo.optimization_barrier", x, c->T, c->T);
 }
 
