@@ -47,7 +47,7 @@ typedef struct conf_device {
 } conf_device;
 
 /* Backends Porta has or plans; those without a device are named once. */
-static const char *const known_backends[] = {"cpu", "opencl", "cuda"};
+static const char *const known_backends[] = {"cpu", "opencl", "cuda", "pjrt"};
 
 /* Every device; the reference (the first CPU one) in *reference. */
 static int conf_devices(conf_device *out, int cap, int *reference) {

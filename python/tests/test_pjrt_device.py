@@ -1,7 +1,7 @@
 """The PJRT backend's devices from Python: `porta devices` lists the XLA
-CPU plugin's device as backend "pjrt", and ops on it (none runs there yet:
-placement runs them on the CPU, copying through the device's buffers) give
-the CPU's results. Skipped, saying why, where no PJRT plugin is installed
+CPU plugin's device as backend "pjrt", and ops on it (StableHLO modules
+there, or placed on the CPU, copying through the device's buffers) give the
+CPU's results. Skipped, saying why, where no PJRT plugin is installed
 (the set-up installs one; PORTA_REQUIRE_PJRT, set by CI, makes it a
 failure)."""
 import os

@@ -1,0 +1,107 @@
+/* Primitives on the first PJRT device (the XLA CPU plugin in CI) beyond
+ * what the conformance suite compares: views of one buffer at other
+ * offsets and fills of other values run the module compiled before (the
+ * offset and the value travel at run time), and supports() refuses what
+ * has no StableHLO kernel so that placement runs it elsewhere. Without a
+ * PJRT plugin the tests say so on stderr; PORTA_REQUIRE_PJRT makes that a
+ * failure. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/device.h"
+#include "test.h"
+
+static porta_device *pjrt_device(const char *test) {
+    for (int i = 0; i < porta_device_count(); i++) {
+        porta_device *device;
+        porta_device_info info;
+        if (porta_device_get(i, &device) || porta_device_info_get(device, &info)) continue;
+        if (strcmp(info.backend, "pjrt") == 0) return device;
+    }
+    const char *why = porta_backend_unavailable_reason("pjrt");
+    if (getenv("PORTA_REQUIRE_PJRT"))
+        test_fail(__FILE__, __LINE__, "%s: PORTA_REQUIRE_PJRT is set but %s", test,
+                  why ? why : "(no reason)");
+    else
+        fprintf(stderr, "%s: NOT RUN, no PJRT device: %s\n", test, why ? why : "(no reason)");
+    return NULL;
+}
+
+static uint64_t compiled(void) {
+    porta_compiler_stats stats;
+    porta_compiler_stats_get(&stats);
+    return stats.kernels_compiled;
+}
+
+TEST(test_pjrt_views_at_other_offsets_reuse_one_module) {
+    porta_device *device = pjrt_device(__func__);
+    if (!device) return;
+    float host[16];
+    for (int i = 0; i < 16; i++) host[i] = (float)i;
+    const int64_t all[1] = {16}, eight[1] = {8}, unit[1] = {1};
+    porta_tensor *x = NULL;
+    CHECK_OK(porta_tensor_from_host(device, PORTA_F32, 1, all, host, &x));
+    uint64_t after_first = 0;
+    for (int64_t offset = 0; offset <= 4; offset++) {
+        porta_tensor *view = NULL, *y = NULL;
+        CHECK_OK(porta_tensor_view(porta_tensor_buffer(x), PORTA_F32, 1, eight, unit, offset,
+                                   &view));
+        CHECK_OK(porta_unary(PORTA_SQRT, view, &y));
+        float got[8];
+        CHECK_OK(porta_tensor_to_host(y, got, sizeof got));
+        for (int i = 0; i < 8; i++)
+            CHECK_MSG(fabsf(got[i] - sqrtf((float)(offset + i))) < 1e-6f,
+                      "offset %lld element %d: %g", (long long)offset, i, got[i]);
+        porta_tensor_release(view);
+        porta_tensor_release(y);
+        if (offset == 0) after_first = compiled();
+    }
+    CHECK_MSG(compiled() == after_first, "%llu modules compiled for new offsets",
+              (unsigned long long)(compiled() - after_first));
+    porta_tensor_release(x);
+}
+
+TEST(test_pjrt_fills_of_other_values_reuse_one_module) {
+    porta_device *device = pjrt_device(__func__);
+    if (!device) return;
+    const int64_t sizes[2] = {3, 5};
+    porta_tensor *x = NULL;
+    CHECK_OK(porta_tensor_empty(device, PORTA_BF16, 2, sizes, &x));
+    uint64_t after_first = 0;
+    const double values[3] = {1.5, -2.25, 1e30};
+    for (int v = 0; v < 3; v++) {
+        CHECK_OK(porta_fill(x, values[v]));
+        uint16_t got[15];
+        CHECK_OK(porta_tensor_to_host(x, got, sizeof got));
+        float first;
+        uint32_t bits = (uint32_t)got[14] << 16;
+        memcpy(&first, &bits, sizeof first);
+        CHECK_MSG(fabsf(first - (float)values[v]) <= fabsf((float)values[v]) * 0.01f,
+                  "fill %g gave %g", values[v], first);
+        if (v == 0) after_first = compiled();
+    }
+    CHECK(compiled() == after_first);
+    porta_tensor_release(x);
+}
+
+TEST(test_pjrt_supports_refuses_what_has_no_stablehlo_kernel) {
+    porta_device *device = pjrt_device(__func__);
+    if (!device) return;
+    const int64_t sizes[1] = {4};
+    porta_tensor *f = NULL, *i = NULL;
+    CHECK_OK(porta_tensor_empty(device, PORTA_F32, 1, sizes, &f));
+    CHECK_OK(porta_tensor_empty(device, PORTA_I32, 1, sizes, &i));
+    const porta_tensor *floats[2] = {f, f}, *ints[2] = {i, i};
+    bool (*supports)(porta_device *, const ir_prim *, const porta_tensor *const *, int) =
+        device->ops->supports;
+    CHECK(supports(device, &(ir_prim){.kind = PRIM_BINARY, .op = PORTA_ADD}, floats, 2));
+    CHECK(supports(device, &(ir_prim){.kind = PRIM_REDUCE, .op = PORTA_REDUCE_SUM}, floats, 1));
+    CHECK(supports(device, &(ir_prim){.kind = PRIM_MATMUL}, floats, 2));
+    /* integer division reports division by zero eagerly: not in a module */
+    CHECK(!supports(device, &(ir_prim){.kind = PRIM_BINARY, .op = PORTA_FLOOR_DIVIDE}, ints, 2));
+    CHECK(!supports(device, &(ir_prim){.kind = PRIM_REDUCE, .op = PORTA_REDUCE_ARGMAX}, floats, 1));
+    CHECK(!supports(device, &(ir_prim){.kind = PRIM_MATMUL}, ints, 2));
+    CHECK(!supports(device, &(ir_prim){.kind = PRIM_SORT}, floats, 1));
+    porta_tensor_release(f);
+    porta_tensor_release(i);
+}
