@@ -11,22 +11,6 @@
 #include "runtime/device.h"
 #include "test.h"
 
-static porta_device *pjrt_device(const char *test) {
-    for (int i = 0; i < porta_device_count(); i++) {
-        porta_device *device;
-        porta_device_info info;
-        if (porta_device_get(i, &device) || porta_device_info_get(device, &info)) continue;
-        if (strcmp(info.backend, "pjrt") == 0) return device;
-    }
-    const char *why = porta_backend_unavailable_reason("pjrt");
-    if (getenv("PORTA_REQUIRE_PJRT"))
-        test_fail(__FILE__, __LINE__, "%s: PORTA_REQUIRE_PJRT is set but %s", test,
-                  why ? why : "(no reason)");
-    else
-        fprintf(stderr, "%s: NOT RUN, no PJRT device: %s\n", test, why ? why : "(no reason)");
-    return NULL;
-}
-
 static uint64_t compiled(void) {
     porta_compiler_stats stats;
     porta_compiler_stats_get(&stats);
@@ -34,7 +18,7 @@ static uint64_t compiled(void) {
 }
 
 TEST(test_pjrt_views_at_other_offsets_reuse_one_module) {
-    porta_device *device = pjrt_device(__func__);
+    porta_device *device = test_pjrt_device(__func__);
     if (!device) return;
     float host[16];
     for (int i = 0; i < 16; i++) host[i] = (float)i;
@@ -62,7 +46,7 @@ TEST(test_pjrt_views_at_other_offsets_reuse_one_module) {
 }
 
 TEST(test_pjrt_fills_of_other_values_reuse_one_module) {
-    porta_device *device = pjrt_device(__func__);
+    porta_device *device = test_pjrt_device(__func__);
     if (!device) return;
     const int64_t sizes[2] = {3, 5};
     porta_tensor *x = NULL;
@@ -85,7 +69,7 @@ TEST(test_pjrt_fills_of_other_values_reuse_one_module) {
 }
 
 TEST(test_pjrt_supports_refuses_what_has_no_stablehlo_kernel) {
-    porta_device *device = pjrt_device(__func__);
+    porta_device *device = test_pjrt_device(__func__);
     if (!device) return;
     const int64_t sizes[1] = {4};
     porta_tensor *f = NULL, *i = NULL;

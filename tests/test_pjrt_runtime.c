@@ -11,31 +11,8 @@
 #include "backends/pjrt/pjrt_runtime.h"
 #include "test.h"
 
-static porta_device *pjrt_device(const char *test) {
-    for (int i = 0; i < porta_device_count(); i++) {
-        porta_device *device;
-        porta_device_info info;
-        if (porta_device_get(i, &device) || porta_device_info_get(device, &info)) continue;
-        if (strcmp(info.backend, "pjrt") == 0) return device;
-    }
-    const char *visible = getenv("PORTA_VISIBLE_DEVICES");
-    if (visible && *visible) {
-        fprintf(stderr, "%s: NOT RUN, PORTA_VISIBLE_DEVICES=%s shows no PJRT device\n", test,
-                visible);
-        return NULL;
-    }
-    const char *why = porta_backend_unavailable_reason("pjrt");
-    CHECK_MSG(why != NULL, "%s: no PJRT device and no reason given", test);
-    if (getenv("PORTA_REQUIRE_PJRT"))
-        test_fail(__FILE__, __LINE__, "%s: PORTA_REQUIRE_PJRT is set but %s", test,
-                  why ? why : "(no reason)");
-    else
-        fprintf(stderr, "%s: NOT RUN, no PJRT device: %s\n", test, why ? why : "(no reason)");
-    return NULL;
-}
-
 TEST(test_pjrt_device_is_listed_without_host_memory) {
-    porta_device *device = pjrt_device(__func__);
+    porta_device *device = test_pjrt_device(__func__);
     if (!device) return;
     porta_device_info info;
     CHECK_OK(porta_device_info_get(device, &info));
@@ -49,7 +26,7 @@ static void fill_pattern(unsigned char *bytes, size_t n, unsigned seed) {
 }
 
 TEST(test_pjrt_buffer_round_trips) {
-    porta_device *device = pjrt_device(__func__);
+    porta_device *device = test_pjrt_device(__func__);
     if (!device) return;
     enum { N = 1000 };
     unsigned char data[N], got[N], want[N];
@@ -99,7 +76,7 @@ TEST(test_pjrt_buffer_round_trips) {
 /* Partial writes into a large buffer patch it on the device: one module
  * for writes of one size wherever they land, the bytes around them kept. */
 TEST(test_pjrt_partial_writes_into_a_large_buffer) {
-    porta_device *device = pjrt_device(__func__);
+    porta_device *device = test_pjrt_device(__func__);
     if (!device) return;
     enum { N = (1 << 20) + 24 };
     unsigned char *want = malloc(N), *got = malloc(N), patch[40];
@@ -136,20 +113,24 @@ TEST(test_pjrt_partial_writes_into_a_large_buffer) {
     free(got);
 }
 
-/* c = a + b over four float32 in 16 bytes each. */
+/* c = a + b over four float32 in 16 bytes each: the body after @main's
+ * signature. */
+#define ADD_BODY \
+    "    %a2 = stablehlo.reshape %a : (tensor<16xui8>) -> tensor<4x4xui8>\n" \
+    "    %b2 = stablehlo.reshape %b : (tensor<16xui8>) -> tensor<4x4xui8>\n" \
+    "    %af = stablehlo.bitcast_convert %a2 : (tensor<4x4xui8>) -> tensor<4xf32>\n" \
+    "    %bf = stablehlo.bitcast_convert %b2 : (tensor<4x4xui8>) -> tensor<4xf32>\n" \
+    "    %sum = stablehlo.add %af, %bf : tensor<4xf32>\n" \
+    "    %s2 = stablehlo.bitcast_convert %sum : (tensor<4xf32>) -> tensor<4x4xui8>\n" \
+    "    %s = stablehlo.reshape %s2 : (tensor<4x4xui8>) -> tensor<16xui8>\n" \
+    "    return %s : tensor<16xui8>\n" \
+    "  }\n" \
+    "}\n"
+
 static const char add_module[] =
     "module @porta_add {\n"
     "  func.func public @main(%a: tensor<16xui8>, %b: tensor<16xui8>) -> tensor<16xui8> {\n"
-    "    %a2 = stablehlo.reshape %a : (tensor<16xui8>) -> tensor<4x4xui8>\n"
-    "    %b2 = stablehlo.reshape %b : (tensor<16xui8>) -> tensor<4x4xui8>\n"
-    "    %af = stablehlo.bitcast_convert %a2 : (tensor<4x4xui8>) -> tensor<4xf32>\n"
-    "    %bf = stablehlo.bitcast_convert %b2 : (tensor<4x4xui8>) -> tensor<4xf32>\n"
-    "    %sum = stablehlo.add %af, %bf : tensor<4xf32>\n"
-    "    %s2 = stablehlo.bitcast_convert %sum : (tensor<4xf32>) -> tensor<4x4xui8>\n"
-    "    %s = stablehlo.reshape %s2 : (tensor<4x4xui8>) -> tensor<16xui8>\n"
-    "    return %s : tensor<16xui8>\n"
-    "  }\n"
-    "}\n";
+    ADD_BODY;
 
 typedef struct storages {
     pjrt_storage *a, *b, *c;
@@ -174,7 +155,7 @@ static void expect_floats(porta_device *device, pjrt_storage *storage, const flo
 }
 
 TEST(test_pjrt_program_runs_and_is_cached) {
-    porta_device *device = pjrt_device(__func__);
+    porta_device *device = test_pjrt_device(__func__);
     if (!device) return;
     const float a[4] = {1, 2, 3, 4}, b[4] = {0.5f, -2, 10, 1e6f};
     storages st = {0};
@@ -231,21 +212,12 @@ static const char donating_add_module[] =
     "module @porta_add_donating {\n"
     "  func.func public @main(%a: tensor<16xui8> {tf.aliasing_output = 0 : i32},\n"
     "                         %b: tensor<16xui8>) -> tensor<16xui8> {\n"
-    "    %a2 = stablehlo.reshape %a : (tensor<16xui8>) -> tensor<4x4xui8>\n"
-    "    %b2 = stablehlo.reshape %b : (tensor<16xui8>) -> tensor<4x4xui8>\n"
-    "    %af = stablehlo.bitcast_convert %a2 : (tensor<4x4xui8>) -> tensor<4xf32>\n"
-    "    %bf = stablehlo.bitcast_convert %b2 : (tensor<4x4xui8>) -> tensor<4xf32>\n"
-    "    %sum = stablehlo.add %af, %bf : tensor<4xf32>\n"
-    "    %s2 = stablehlo.bitcast_convert %sum : (tensor<4xf32>) -> tensor<4x4xui8>\n"
-    "    %s = stablehlo.reshape %s2 : (tensor<4x4xui8>) -> tensor<16xui8>\n"
-    "    return %s : tensor<16xui8>\n"
-    "  }\n"
-    "}\n";
+    ADD_BODY;
 
 /* A module donating an argument's array: only a storage that is also the
  * result (and passed once) gives its array up; others stay readable. */
 TEST(test_pjrt_donation_only_takes_arrays_the_results_replace) {
-    porta_device *device = pjrt_device(__func__);
+    porta_device *device = test_pjrt_device(__func__);
     if (!device) return;
     pjrt_program *program = NULL;
     CHECK_OK(pjrt_program_get(device, donating_add_module, strlen(donating_add_module),
@@ -277,7 +249,7 @@ TEST(test_pjrt_donation_only_takes_arrays_the_results_replace) {
  * module, the second loads the first's executable from disk, and both
  * compute the same sums (test_pjrt_program_runs_and_is_cached). */
 TEST(test_pjrt_programs_are_kept_on_disk) {
-    if (!pjrt_device(__func__)) return;
+    if (!test_pjrt_device(__func__)) return;
     char dir[] = "/tmp/porta_pjrt_cache_XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
     char line[1024], out[8192];
@@ -296,7 +268,7 @@ TEST(test_pjrt_programs_are_kept_on_disk) {
 }
 
 TEST(test_pjrt_rejected_module_gives_the_plugins_error) {
-    porta_device *device = pjrt_device(__func__);
+    porta_device *device = test_pjrt_device(__func__);
     if (!device) return;
     static const char garbage[] = "this is not a StableHLO module";
     pjrt_program *program = NULL;
@@ -318,7 +290,7 @@ TEST(test_pjrt_rejected_module_gives_the_plugins_error) {
 }
 
 TEST(test_pjrt_run_with_mismatched_storages_gives_the_plugins_error) {
-    porta_device *device = pjrt_device(__func__);
+    porta_device *device = test_pjrt_device(__func__);
     if (!device) return;
     pjrt_program *program = NULL;
     CHECK_OK(pjrt_program_get(device, add_module, strlen(add_module), &program));

@@ -19,6 +19,29 @@ porta_device *test_cpu(void) {
     return device;
 }
 
+porta_device *test_pjrt_device(const char *test) {
+    for (int i = 0; i < porta_device_count(); i++) {
+        porta_device *device;
+        porta_device_info info;
+        if (porta_device_get(i, &device) || porta_device_info_get(device, &info)) continue;
+        if (strcmp(info.backend, "pjrt") == 0) return device;
+    }
+    const char *visible = getenv("PORTA_VISIBLE_DEVICES");
+    if (visible && *visible) {
+        fprintf(stderr, "%s: NOT RUN, PORTA_VISIBLE_DEVICES=%s shows no PJRT device\n", test,
+                visible);
+        return NULL;
+    }
+    const char *why = porta_backend_unavailable_reason("pjrt");
+    CHECK_MSG(why != NULL, "%s: no PJRT device and no reason given", test);
+    if (getenv("PORTA_REQUIRE_PJRT"))
+        test_fail(__FILE__, __LINE__, "%s: PORTA_REQUIRE_PJRT is set but %s", test,
+                  why ? why : "(no reason)");
+    else
+        fprintf(stderr, "%s: NOT RUN, no PJRT device: %s\n", test, why ? why : "(no reason)");
+    return NULL;
+}
+
 int test_run_command(const char *line, char *output, size_t cap) {
     size_t length = strlen(line) + sizeof " 2>&1";
     char *command = malloc(length);

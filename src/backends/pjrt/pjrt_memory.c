@@ -73,13 +73,16 @@ void pjrt_buffer_free(porta_device *device, void *handle) {
     free(storage);
 }
 
-static porta_status *check_range(const pjrt_storage *storage, size_t offset, size_t bytes,
-                                 const char *what) {
+/* A read or write ("read", "write") of bytes [offset, offset + bytes): in
+ * the buffer, and not failed by an injected fault (docs/faults.md). */
+static porta_status *check_access(const porta_device *device, const pjrt_storage *storage,
+                                  size_t offset, size_t bytes, const char *what) {
     if (offset > storage->bytes || bytes > storage->bytes - offset)
         return porta_error(PORTA_ERR_OUT_OF_RANGE,
                            "PJRT %s: bytes [%zu, %zu) are outside the buffer of %zu bytes", what,
                            offset, offset + bytes, storage->bytes);
-    return NULL;
+    PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE, "PJRT: %s of a buffer", what));
+    return CORE_FAULT_DEVICE_CHECK(device->info.index, "PJRT: a buffer's read or write");
 }
 
 /* The whole array to `dst` (storage->bytes). */
@@ -120,9 +123,7 @@ porta_status *pjrt_buffer_read(porta_device *device, void *handle, size_t offset
                                size_t bytes) {
     pjrt_storage *storage = handle;
     pjrt_device_state *s = pjrt_state_of(device);
-    PORTA_TRY(check_range(storage, offset, bytes, "read"));
-    PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE, "PJRT: reading a buffer"));
-    PORTA_TRY(CORE_FAULT_DEVICE_CHECK(device->info.index, "PJRT: reading a buffer"));
+    PORTA_TRY(check_access(device, storage, offset, bytes, "read"));
     if (!bytes) return NULL;
     uint64_t begin = prof_begin();
     porta_status *status = NULL;
@@ -212,9 +213,7 @@ porta_status *pjrt_buffer_write(porta_device *device, void *handle, size_t offse
                                 const void *src, size_t bytes) {
     pjrt_storage *storage = handle;
     pjrt_device_state *s = pjrt_state_of(device);
-    PORTA_TRY(check_range(storage, offset, bytes, "write"));
-    PORTA_TRY(CORE_FAULT_CHECK(CORE_FAULT_DRIVER, PORTA_ERR_DEVICE, "PJRT: writing a buffer"));
-    PORTA_TRY(CORE_FAULT_DEVICE_CHECK(device->info.index, "PJRT: writing a buffer"));
+    PORTA_TRY(check_access(device, storage, offset, bytes, "write"));
     if (!bytes) return NULL;
     uint64_t begin = prof_begin();
     porta_status *status = NULL;
