@@ -29,26 +29,13 @@ const char *kir_c_compute_type(porta_dtype dtype) {
     return dtype == PORTA_F16 || dtype == PORTA_BF16 ? "float" : kir_c_storage_type(dtype);
 }
 
-static bool is_float(porta_dtype d) {
-    return d == PORTA_F16 || d == PORTA_BF16 || d == PORTA_F32 || d == PORTA_F64;
-}
-static bool is_int(porta_dtype d) { return d >= PORTA_U8 && d <= PORTA_I64; }
-static bool is_valid(porta_dtype d) { return (unsigned)d < PORTA_DTYPE_COUNT; }
 /* libm suffix of the compute type: float functions end in f. */
 static const char *libm_suffix(porta_dtype d) { return d == PORTA_F64 ? "" : "f"; }
 /* Unsigned type at least as wide as d and int: wrapping arithmetic. */
 static const char *wide_unsigned(porta_dtype d) { return d == PORTA_I64 ? "uint64_t" : "uint32_t"; }
-static int bits_of(porta_dtype d) {
-    switch (d) {
-    case PORTA_I16: return 16;
-    case PORTA_I32: return 32;
-    case PORTA_I64: return 64;
-    default: return 8;
-    }
-}
 
 const char *kir_c_array_function(const kir_value *v) {
-    if (v->kind != KIR_UNARY || !is_float(v->dtype) || v->dtype == PORTA_F64) return NULL;
+    if (v->kind != KIR_UNARY || !porta_dtype_is_float(v->dtype) || v->dtype == PORTA_F64) return NULL;
     switch (v->op) {
     case PORTA_EXP: return "exp";
     case PORTA_EXPM1: return "expm1";
@@ -99,10 +86,10 @@ static bool unary_expression(core_text *t, const kir_value *v, porta_dtype in, c
     const char *T = kir_c_compute_type(d);
     switch (v->op) {
     case PORTA_ISNAN: case PORTA_ISINF: case PORTA_ISFINITE: case PORTA_LOGICAL_NOT:
-        if (d != PORTA_BOOL || !is_valid(in)) return false;
+        if (d != PORTA_BOOL || !core_dtype_is_valid((int)in)) return false;
         if (v->op == PORTA_LOGICAL_NOT)
             text_printf(t, "(uint8_t)(%s == 0)", x);
-        else if (!is_float(in))
+        else if (!porta_dtype_is_float(in))
             text_printf(t, "(uint8_t)%d", v->op == PORTA_ISFINITE);
         else
             text_printf(t, "(uint8_t)(%s(%s) != 0)",
@@ -114,7 +101,7 @@ static bool unary_expression(core_text *t, const kir_value *v, porta_dtype in, c
         break;
     }
     if (in != d) return false;
-    if (is_float(d)) {
+    if (porta_dtype_is_float(d)) {
         const char *F = libm_suffix(d);
         if (kir_c_array_function(v)) return false; /* an array call, not an expression */
         switch (v->op) {
@@ -140,7 +127,7 @@ static bool unary_expression(core_text *t, const kir_value *v, porta_dtype in, c
         default: return false;
         }
     }
-    if (!is_int(d)) return false;
+    if (!core_dtype_is_integral(d)) return false;
     bool sign = d != PORTA_U8;
     switch (v->op) {
     case PORTA_NEG: text_printf(t, "(%s)(0 - (%s)%s)", T, W, x); return true;
@@ -177,7 +164,7 @@ static const char *comparison_operator(int op) {
 
 static bool binary_expression(core_text *t, const kir_value *v, porta_dtype in, const char *a,
                               const char *b) {
-    if (!is_valid(in)) return false;
+    if (!core_dtype_is_valid((int)in)) return false;
     if (ir_binary_gives_bool((porta_binary_op)v->op)) {
         if (v->dtype != PORTA_BOOL) return false;
         switch (v->op) {
@@ -191,7 +178,7 @@ static bool binary_expression(core_text *t, const kir_value *v, porta_dtype in, 
     porta_dtype d = v->dtype;
     if (in != d) return false;
     const char *T = kir_c_compute_type(d);
-    if (is_float(d)) {
+    if (porta_dtype_is_float(d)) {
         const char *F = libm_suffix(d);
         switch (v->op) {
         case PORTA_ADD: text_printf(t, "(%s + %s)", a, b); return true;
@@ -220,9 +207,9 @@ static bool binary_expression(core_text *t, const kir_value *v, porta_dtype in, 
         default: return false;
         }
     }
-    if (!is_int(d)) return false;
+    if (!core_dtype_is_integral(d)) return false;
     const char *W = wide_unsigned(d);
-    int bits = bits_of(d), widest = bits - (d != PORTA_U8);
+    int bits = 8 * (int)porta_dtype_size(d), widest = bits - (d != PORTA_U8);
     /* "b < 0" on uint8_t draws a warning in the generated source */
     char neg[64] = "0";
     if (d != PORTA_U8) snprintf(neg, sizeof neg, "(%s < 0)", b);
@@ -250,16 +237,16 @@ static bool ternary_expression(core_text *t, const kir_value *v, porta_dtype in,
                                const char *const x[3]) {
     porta_dtype d = v->dtype;
     if (v->op == PORTA_WHERE) {
-        if (in != PORTA_BOOL || !is_valid(d)) return false;
+        if (in != PORTA_BOOL || !core_dtype_is_valid((int)d)) return false;
         text_printf(t, "(%s ? %s : %s)", x[0], x[1], x[2]);
         return true;
     }
     if (v->op != PORTA_FMA || in != d) return false;
-    if (is_float(d)) {
+    if (porta_dtype_is_float(d)) {
         text_printf(t, "(%s * %s + %s)", x[0], x[1], x[2]);
         return true;
     }
-    if (!is_int(d)) return false;
+    if (!core_dtype_is_integral(d)) return false;
     const char *W = wide_unsigned(d);
     text_printf(t, "(%s)((%s)%s * (%s)%s + (%s)%s)", kir_c_compute_type(d), W, x[0], W,
                 x[1], W, x[2]);
@@ -271,13 +258,13 @@ static bool ternary_expression(core_text *t, const kir_value *v, porta_dtype in,
  * are rounded afterwards like every half value. */
 static bool cast_expression(core_text *t, const kir_value *v, porta_dtype from, const char *x) {
     porta_dtype to = v->dtype;
-    if (!is_valid(from) || !is_valid(to)) return false;
+    if (!core_dtype_is_valid((int)from) || !core_dtype_is_valid((int)to)) return false;
     const char *T = kir_c_compute_type(to);
     if (to == PORTA_BOOL)
         text_printf(t, "(uint8_t)(%s != 0)", x);
-    else if (is_float(from) && is_int(to))
+    else if (porta_dtype_is_float(from) && core_dtype_is_integral(to))
         text_printf(t, "(%s)kir_double_to_i64((double)%s)", T, x);
-    else if (is_float(from) && is_float(to))
+    else if (porta_dtype_is_float(from) && porta_dtype_is_float(to))
         text_printf(t, "(%s)%s", T, x);
     else /* from bool or an integer */
         text_printf(t, "(%s)(int64_t)%s", T, x);
@@ -332,7 +319,7 @@ void kir_c_param(core_text *t, const kir_value *v) {
     const char *T = kir_c_compute_type(v->dtype);
     if (v->dtype == PORTA_BOOL)
         text_printf(t, "(uint8_t)(args->params[%d] != 0)", v->param);
-    else if (is_int(v->dtype))
+    else if (core_dtype_is_integral(v->dtype))
         text_printf(t, "(%s)kir_double_to_i64(args->params[%d])", T, v->param);
     else
         text_printf(t, "(%s)args->params[%d]", T, v->param);

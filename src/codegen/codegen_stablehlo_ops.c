@@ -12,20 +12,8 @@
 
 #include "codegen/codegen_c.h"
 #include "codegen/codegen_stablehlo_internal.h"
+#include "core/dtype.h"
 #include "ir/infer_elementwise.h"
-
-static bool is_half(porta_dtype d) { return d == PORTA_F16 || d == PORTA_BF16; }
-static bool is_float(porta_dtype d) { return is_half(d) || d == PORTA_F32 || d == PORTA_F64; }
-static bool is_int(porta_dtype d) { return d >= PORTA_U8 && d <= PORTA_I64; }
-static bool is_valid(porta_dtype d) { return (unsigned)d < PORTA_DTYPE_COUNT; }
-static int bits_of(porta_dtype d) {
-    switch (d) {
-    case PORTA_I16: return 16;
-    case PORTA_I32: return 32;
-    case PORTA_I64: return 64;
-    default: return 8;
-    }
-}
 
 /* The operands' context: the element dtype d over dims. */
 typedef struct ctx {
@@ -151,12 +139,12 @@ static int unary(shlo_emit *e, const kir_value *v, porta_dtype in, const char *d
     ctx c = ctx_of(e, dims, in);
     switch (v->op) {
     case PORTA_ISNAN: case PORTA_ISINF: case PORTA_ISFINITE: case PORTA_LOGICAL_NOT:
-        if (d != PORTA_BOOL || !is_valid(in)) return 0;
+        if (d != PORTA_BOOL || !core_dtype_is_valid((int)in)) return 0;
         if (v->op == PORTA_LOGICAL_NOT) {
             if (in == PORTA_BOOL) return bool_op(&c, "stablehlo.xor", x, bool_constant(&c, true));
             return cmp(&c, "EQ", x, num(&c, 0));
         }
-        if (!is_float(in)) return bool_constant(&c, v->op == PORTA_ISFINITE);
+        if (!porta_dtype_is_float(in)) return bool_constant(&c, v->op == PORTA_ISFINITE);
         if (v->op == PORTA_ISNAN) return is_nan(&c, x);
         if (v->op == PORTA_ISFINITE)
             return shlo_op1(e, "stablehlo.is_finite", x, c.T, c.B);
@@ -164,7 +152,7 @@ static int unary(shlo_emit *e, const kir_value *v, porta_dtype in, const char *d
     default: break;
     }
     if (in != d) return 0;
-    if (is_float(d)) return float_unary(&c, v->op, x);
+    if (porta_dtype_is_float(d)) return float_unary(&c, v->op, x);
     if (d == PORTA_BOOL) {
         switch (v->op) {
         case PORTA_SIGN: return x;
@@ -172,7 +160,7 @@ static int unary(shlo_emit *e, const kir_value *v, porta_dtype in, const char *d
         default: return 0;
         }
     }
-    if (!is_int(d)) return 0;
+    if (!core_dtype_is_integral(d)) return 0;
     bool sign = d != PORTA_U8;
     switch (v->op) {
     case PORTA_NEG: return un(&c, "stablehlo.negate", x);
@@ -257,7 +245,7 @@ static int float_binary(const ctx *c, int op, int a, int b) {
 
 static int int_binary(const ctx *c, int op, int a, int b) {
     porta_dtype d = c->d;
-    int bits = bits_of(d);
+    int bits = 8 * (int)porta_dtype_size(d);
     switch (op) {
     case PORTA_ADD: return bin(c, "stablehlo.add", a, b);
     case PORTA_SUB: return bin(c, "stablehlo.subtract", a, b);
@@ -287,7 +275,7 @@ static int int_binary(const ctx *c, int op, int a, int b) {
 
 static int binary(shlo_emit *e, const kir_value *v, porta_dtype in, const char *dims, int a,
                   int b) {
-    if (!is_valid(in)) return 0;
+    if (!core_dtype_is_valid((int)in)) return 0;
     ctx c = ctx_of(e, dims, in);
     if (ir_binary_gives_bool((porta_binary_op)v->op)) {
         if (v->dtype != PORTA_BOOL) return 0;
@@ -306,7 +294,7 @@ static int binary(shlo_emit *e, const kir_value *v, porta_dtype in, const char *
         return cmp(&c, direction(v->op), a, b);
     }
     if (in != v->dtype) return 0;
-    if (is_float(in)) return float_binary(&c, v->op, a, b);
+    if (porta_dtype_is_float(in)) return float_binary(&c, v->op, a, b);
     if (in == PORTA_BOOL) {
         switch (v->op) {
         case PORTA_ADD: case PORTA_MAXIMUM: case PORTA_BITWISE_OR: return bool_op(&c, "stablehlo.or", a, b);
@@ -315,18 +303,18 @@ static int binary(shlo_emit *e, const kir_value *v, porta_dtype in, const char *
         default: return 0;
         }
     }
-    return is_int(in) ? int_binary(&c, v->op, a, b) : 0;
+    return core_dtype_is_integral(in) ? int_binary(&c, v->op, a, b) : 0;
 }
 
 static int ternary(shlo_emit *e, const kir_value *v, porta_dtype in, const char *dims,
                    const int x[3]) {
     porta_dtype d = v->dtype;
     if (v->op == PORTA_WHERE) {
-        if (in != PORTA_BOOL || !is_valid(d)) return 0;
+        if (in != PORTA_BOOL || !core_dtype_is_valid((int)d)) return 0;
         ctx c = ctx_of(e, dims, d);
         return sel(&c, x[0], x[1], x[2]);
     }
-    if (v->op != PORTA_FMA || in != d || !(is_float(d) || is_int(d))) return 0;
+    if (v->op != PORTA_FMA || in != d || !(porta_dtype_is_float(d) || core_dtype_is_integral(d))) return 0;
     ctx c = ctx_of(e, dims, d);
     return bin(&c, "stablehlo.add", bin(&c, "stablehlo.multiply", x[0], x[1]), x[2]);
 }
@@ -350,7 +338,7 @@ int shlo_from_double(shlo_emit *e, int x, porta_dtype dtype, const char *dims) {
     shlo_type out = shlo_tensor(dims, shlo_compute_elt(dtype));
     if (dtype == PORTA_BOOL) return nonzero(&f, x);
     if (dtype == PORTA_F64) return x;
-    if (is_float(dtype)) return shlo_op1(e, "stablehlo.convert", x, f.T, out);
+    if (porta_dtype_is_float(dtype)) return shlo_op1(e, "stablehlo.convert", x, f.T, out);
     int wide = double_to_i64(e, x, dims);
     if (dtype == PORTA_I64) return wide;
     return shlo_op1(e, "stablehlo.convert", wide, shlo_tensor(dims, "i64"), out);
@@ -360,18 +348,18 @@ int shlo_from_double(shlo_emit *e, int x, porta_dtype dtype, const char *dims) {
  * whatever the path), floats go through double. */
 static int cast(shlo_emit *e, const kir_value *v, porta_dtype from, const char *dims, int x) {
     porta_dtype to = v->dtype;
-    if (!is_valid(from) || !is_valid(to)) return 0;
+    if (!core_dtype_is_valid((int)from) || !core_dtype_is_valid((int)to)) return 0;
     ctx c = ctx_of(e, dims, from);
     shlo_type out = shlo_tensor(dims, shlo_compute_elt(to));
     if (to == PORTA_BOOL) return nonzero(&c, x);
-    if (is_float(from) && is_int(to)) {
+    if (porta_dtype_is_float(from) && core_dtype_is_integral(to)) {
         int wide = from == PORTA_F64
                        ? x
                        : shlo_op1(e, "stablehlo.convert", x, c.T, shlo_tensor(dims, "f64"));
         return shlo_from_double(e, wide, to, dims);
     }
     if (strcmp(shlo_compute_elt(from), shlo_compute_elt(to)) == 0) return x;
-    if (from == PORTA_BOOL && is_float(to)) {
+    if (from == PORTA_BOOL && porta_dtype_is_float(to)) {
         /* through ui8: XLA rewrites convert(i1) * y as select(i1, y, 0) (and
          * a division by a broadcast as such a product), which turns
          * 0 * inf and 0 / 0 into 0 instead of NaN */
