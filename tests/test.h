@@ -59,11 +59,11 @@ void test_check_error(const char *file, int line, const char *expr, porta_status
 
 /* The CPU device (porta:0 in every build). */
 porta_device *test_cpu(void);
-/* The first PJRT device, or NULL after saying on stderr why `test` did not
- * run (no plugin, or PORTA_VISIBLE_DEVICES hides it); with
- * PORTA_REQUIRE_PJRT set and the devices not hidden, a missing one fails
- * `test`. */
-porta_device *test_pjrt_device(const char *test);
+/* The first device of `backend` ("pjrt", "cuda"), or NULL after saying on
+ * stderr why `test` did not run (the backend's reason it is unavailable, or
+ * PORTA_VISIBLE_DEVICES hides it); with PORTA_REQUIRE_<BACKEND> set and
+ * the devices not hidden, a missing one fails `test`. */
+porta_device *test_backend_device(const char *backend, const char *test);
 /* Runs a shell command line with stderr joined to stdout, the output (cut
  * to cap - 1 bytes) in `output`; returns its exit code, -1 when it did not
  * exit normally. */

@@ -12,25 +12,6 @@
 #include "porta_place.h"
 #include "test.h"
 
-/* The first CUDA device, or NULL once the test has checked (or failed on)
- * the unavailable path. */
-static porta_device *cuda_device(const char *test) {
-    for (int i = 0; i < porta_device_count(); i++) {
-        porta_device *device;
-        porta_device_info info;
-        if (porta_device_get(i, &device) || porta_device_info_get(device, &info)) continue;
-        if (strcmp(info.backend, "cuda") == 0) return device;
-    }
-    const char *why = porta_backend_unavailable_reason("cuda");
-    CHECK_MSG(why != NULL, "%s: no CUDA device and no reason given", test);
-    if (getenv("PORTA_REQUIRE_CUDA"))
-        test_fail(__FILE__, __LINE__, "%s: PORTA_REQUIRE_CUDA is set but %s", test,
-                  why ? why : "(no reason)");
-    else
-        fprintf(stderr, "%s: not run on CUDA: %s\n", test, why ? why : "(no reason)");
-    return NULL;
-}
-
 /* t copied onto device (NULL, with the failure recorded, on error). */
 static porta_tensor *to_device(porta_device *device, const porta_tensor *t) {
     porta_tensor *out = NULL;
@@ -103,7 +84,7 @@ static void compare_chain(porta_device *gpu, const char *mode) {
 }
 
 TEST(cuda_device_or_the_reason_it_is_unavailable) {
-    porta_device *gpu = cuda_device("cuda_device_or_the_reason_it_is_unavailable");
+    porta_device *gpu = test_backend_device("cuda", "cuda_device_or_the_reason_it_is_unavailable");
     if (!gpu) return;
     porta_device_info info;
     CHECK_OK(porta_device_info_get(gpu, &info));
@@ -113,7 +94,7 @@ TEST(cuda_device_or_the_reason_it_is_unavailable) {
 }
 
 TEST(cuda_round_trips_data) {
-    porta_device *gpu = cuda_device("cuda_round_trips_data");
+    porta_device *gpu = test_backend_device("cuda", "cuda_round_trips_data");
     if (!gpu) return;
     float data[5] = {1.5f, -0.0f, 3e38f, -7.25f, 1e-40f}, back[5] = {0};
     int64_t five = 5;
@@ -125,7 +106,7 @@ TEST(cuda_round_trips_data) {
 }
 
 TEST(cuda_runs_eager_ops_as_the_cpu) {
-    porta_device *gpu = cuda_device("cuda_runs_eager_ops_as_the_cpu");
+    porta_device *gpu = test_backend_device("cuda", "cuda_runs_eager_ops_as_the_cpu");
     if (!gpu) return;
     test_cache_begin();
     compare_chain(gpu, "eager");
@@ -133,7 +114,7 @@ TEST(cuda_runs_eager_ops_as_the_cpu) {
 }
 
 TEST(cuda_runs_fused_kernels_as_the_cpu) {
-    porta_device *gpu = cuda_device("cuda_runs_fused_kernels_as_the_cpu");
+    porta_device *gpu = test_backend_device("cuda", "cuda_runs_fused_kernels_as_the_cpu");
     if (!gpu) return;
     test_cache_begin();
     CHECK_OK(porta_set_fusion(true));
@@ -147,7 +128,7 @@ TEST(cuda_runs_fused_kernels_as_the_cpu) {
  * permutation copied back (devices/placement.h): no kernel runs on the
  * GPU, so this also holds on the stand-in driver. */
 TEST(cuda_places_what_has_no_kernel_yet) {
-    porta_device *gpu = cuda_device("cuda_places_what_has_no_kernel_yet");
+    porta_device *gpu = test_backend_device("cuda", "cuda_places_what_has_no_kernel_yet");
     if (!gpu) return;
     test_cache_begin();
     int64_t sizes[2] = {4, 4};
@@ -209,7 +190,7 @@ static last_launch_fn stand_in_last_launch(void) {
  * runs no kernel, their programs must have compiled with NVRTC, loaded and
  * launched in the expected shapes. */
 TEST(cuda_runs_the_hand_written_kernels) {
-    porta_device *gpu = cuda_device("cuda_runs_the_hand_written_kernels");
+    porta_device *gpu = test_backend_device("cuda", "cuda_runs_the_hand_written_kernels");
     if (!gpu) return;
     test_cache_begin();
     test_rng rng = test_rng_make(11);
@@ -261,7 +242,7 @@ TEST(cuda_runs_the_hand_written_kernels) {
  * results equal the CPU's within the dtype's precision (float32
  * accumulation in both, in other orders). */
 TEST(cuda_gemm_runs_on_tensor_cores) {
-    porta_device *gpu = cuda_device("cuda_gemm_runs_on_tensor_cores");
+    porta_device *gpu = test_backend_device("cuda", "cuda_gemm_runs_on_tensor_cores");
     if (!gpu) return;
     test_cache_begin();
     static const struct {
@@ -333,7 +314,7 @@ static porta_tensor *device_bytes(porta_device *gpu, int64_t bytes) {
 }
 
 TEST(cuda_caches_device_memory) {
-    porta_device *gpu = cuda_device("cuda_caches_device_memory");
+    porta_device *gpu = test_backend_device("cuda", "cuda_caches_device_memory");
     if (!gpu) return;
     cu_state *s = cu_of(gpu);
     memory_fn memory = (memory_fn)stand_in_symbol("stand_in_memory");
@@ -416,7 +397,7 @@ TEST(cuda_caches_device_memory) {
 typedef void (*copies_fn)(long *stream_syncs, long *event_syncs, long *pinned, long *pageable);
 
 TEST(cuda_copies_from_the_host_asynchronously) {
-    porta_device *gpu = cuda_device("cuda_copies_from_the_host_asynchronously");
+    porta_device *gpu = test_backend_device("cuda", "cuda_copies_from_the_host_asynchronously");
     if (!gpu) return;
     cu_state *s = cu_of(gpu);
     copies_fn copies = (copies_fn)stand_in_symbol("stand_in_copies");

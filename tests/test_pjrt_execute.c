@@ -18,7 +18,7 @@ static uint64_t compiled(void) {
 }
 
 TEST(test_pjrt_views_at_other_offsets_reuse_one_module) {
-    porta_device *device = test_pjrt_device(__func__);
+    porta_device *device = test_backend_device("pjrt", __func__);
     if (!device) return;
     float host[16];
     for (int i = 0; i < 16; i++) host[i] = (float)i;
@@ -46,7 +46,7 @@ TEST(test_pjrt_views_at_other_offsets_reuse_one_module) {
 }
 
 TEST(test_pjrt_fills_of_other_values_reuse_one_module) {
-    porta_device *device = test_pjrt_device(__func__);
+    porta_device *device = test_backend_device("pjrt", __func__);
     if (!device) return;
     const int64_t sizes[2] = {3, 5};
     porta_tensor *x = NULL;
@@ -69,7 +69,7 @@ TEST(test_pjrt_fills_of_other_values_reuse_one_module) {
 }
 
 TEST(test_pjrt_supports_refuses_what_has_no_stablehlo_kernel) {
-    porta_device *device = test_pjrt_device(__func__);
+    porta_device *device = test_backend_device("pjrt", __func__);
     if (!device) return;
     const int64_t sizes[1] = {4};
     porta_tensor *f = NULL, *i = NULL;

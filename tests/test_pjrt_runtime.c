@@ -12,7 +12,7 @@
 #include "test.h"
 
 TEST(test_pjrt_device_is_listed_without_host_memory) {
-    porta_device *device = test_pjrt_device(__func__);
+    porta_device *device = test_backend_device("pjrt", __func__);
     if (!device) return;
     porta_device_info info;
     CHECK_OK(porta_device_info_get(device, &info));
@@ -26,7 +26,7 @@ static void fill_pattern(unsigned char *bytes, size_t n, unsigned seed) {
 }
 
 TEST(test_pjrt_buffer_round_trips) {
-    porta_device *device = test_pjrt_device(__func__);
+    porta_device *device = test_backend_device("pjrt", __func__);
     if (!device) return;
     enum { N = 1000 };
     unsigned char data[N], got[N], want[N];
@@ -76,7 +76,7 @@ TEST(test_pjrt_buffer_round_trips) {
 /* Partial writes into a large buffer patch it on the device: one module
  * for writes of one size wherever they land, the bytes around them kept. */
 TEST(test_pjrt_partial_writes_into_a_large_buffer) {
-    porta_device *device = test_pjrt_device(__func__);
+    porta_device *device = test_backend_device("pjrt", __func__);
     if (!device) return;
     enum { N = (1 << 20) + 24 };
     unsigned char *want = malloc(N), *got = malloc(N), patch[40];
@@ -155,7 +155,7 @@ static void expect_floats(porta_device *device, pjrt_storage *storage, const flo
 }
 
 TEST(test_pjrt_program_runs_and_is_cached) {
-    porta_device *device = test_pjrt_device(__func__);
+    porta_device *device = test_backend_device("pjrt", __func__);
     if (!device) return;
     const float a[4] = {1, 2, 3, 4}, b[4] = {0.5f, -2, 10, 1e6f};
     storages st = {0};
@@ -217,7 +217,7 @@ static const char donating_add_module[] =
 /* A module donating an argument's array: only a storage that is also the
  * result (and passed once) gives its array up; others stay readable. */
 TEST(test_pjrt_donation_only_takes_arrays_the_results_replace) {
-    porta_device *device = test_pjrt_device(__func__);
+    porta_device *device = test_backend_device("pjrt", __func__);
     if (!device) return;
     pjrt_program *program = NULL;
     CHECK_OK(pjrt_program_get(device, donating_add_module, strlen(donating_add_module),
@@ -249,7 +249,7 @@ TEST(test_pjrt_donation_only_takes_arrays_the_results_replace) {
  * module, the second loads the first's executable from disk, and both
  * compute the same sums (test_pjrt_program_runs_and_is_cached). */
 TEST(test_pjrt_programs_are_kept_on_disk) {
-    if (!test_pjrt_device(__func__)) return;
+    if (!test_backend_device("pjrt", __func__)) return;
     char dir[] = "/tmp/porta_pjrt_cache_XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
     char line[1024], out[8192];
@@ -268,7 +268,7 @@ TEST(test_pjrt_programs_are_kept_on_disk) {
 }
 
 TEST(test_pjrt_rejected_module_gives_the_plugins_error) {
-    porta_device *device = test_pjrt_device(__func__);
+    porta_device *device = test_backend_device("pjrt", __func__);
     if (!device) return;
     static const char garbage[] = "this is not a StableHLO module";
     pjrt_program *program = NULL;
@@ -290,7 +290,7 @@ TEST(test_pjrt_rejected_module_gives_the_plugins_error) {
 }
 
 TEST(test_pjrt_run_with_mismatched_storages_gives_the_plugins_error) {
-    porta_device *device = test_pjrt_device(__func__);
+    porta_device *device = test_backend_device("pjrt", __func__);
     if (!device) return;
     pjrt_program *program = NULL;
     CHECK_OK(pjrt_program_get(device, add_module, strlen(add_module), &program));

@@ -1,4 +1,5 @@
 /* Helpers shared by the tests: devices, deterministic data, comparisons. */
+#include <ctype.h>
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,26 +20,30 @@ porta_device *test_cpu(void) {
     return device;
 }
 
-porta_device *test_pjrt_device(const char *test) {
+porta_device *test_backend_device(const char *backend, const char *test) {
     for (int i = 0; i < porta_device_count(); i++) {
         porta_device *device;
         porta_device_info info;
         if (porta_device_get(i, &device) || porta_device_info_get(device, &info)) continue;
-        if (strcmp(info.backend, "pjrt") == 0) return device;
+        if (strcmp(info.backend, backend) == 0) return device;
     }
     const char *visible = getenv("PORTA_VISIBLE_DEVICES");
     if (visible && *visible) {
-        fprintf(stderr, "%s: NOT RUN, PORTA_VISIBLE_DEVICES=%s shows no PJRT device\n", test,
-                visible);
+        fprintf(stderr, "%s: NOT RUN, PORTA_VISIBLE_DEVICES=%s shows no %s device\n", test,
+                visible, backend);
         return NULL;
     }
-    const char *why = porta_backend_unavailable_reason("pjrt");
-    CHECK_MSG(why != NULL, "%s: no PJRT device and no reason given", test);
-    if (getenv("PORTA_REQUIRE_PJRT"))
-        test_fail(__FILE__, __LINE__, "%s: PORTA_REQUIRE_PJRT is set but %s", test,
+    const char *why = porta_backend_unavailable_reason(backend);
+    CHECK_MSG(why != NULL, "%s: no %s device and no reason given", test, backend);
+    char require[32] = "PORTA_REQUIRE_";
+    for (size_t n = strlen(require); *backend && n + 1 < sizeof require; n++)
+        require[n] = (char)toupper((unsigned char)*backend++);
+    if (getenv(require))
+        test_fail(__FILE__, __LINE__, "%s: %s is set but %s", test, require,
                   why ? why : "(no reason)");
     else
-        fprintf(stderr, "%s: NOT RUN, no PJRT device: %s\n", test, why ? why : "(no reason)");
+        fprintf(stderr, "%s: NOT RUN, no %s device: %s\n", test, require + 14,
+                why ? why : "(no reason)");
     return NULL;
 }
 
