@@ -113,6 +113,32 @@ static const command commands[] = {
      "size above 0; nodes of ops the estimate cannot size are named and left out\n"
      "(docs/porta-format.md describes the estimate).\n",
      cmd_inspect},
+    {"serve", "serve models over HTTP: the Open Inference Protocol (KServe v2)",
+     "usage: porta serve MODEL... [--device D] [--host 127.0.0.1] [--port 8000]\n"
+     "                   [--max-batch N] [--batch-delay-ms T] [--threads N]\n"
+     "                   [--max-queue N] [--max-body-mib N] [--max-header-kib N]\n"
+     "                   [--max-connections N] [--idle-timeout-s S]\n"
+     "                   [--request-timeout-s S]\n\n"
+     "Loads each MODEL (.porta or .pt2) once on device D (as for 'porta run';\n"
+     "default porta:0), named by its file name without the extension, and\n"
+     "answers the Open Inference Protocol's REST endpoints: GET /v2/health/live,\n"
+     "/v2/health/ready, /v2, /v2/models/NAME[/versions/1][/ready], POST\n"
+     "/v2/models/NAME[/versions/1]/infer (JSON or binary tensor data), and\n"
+     "GET /metrics (Prometheus text). Requests for one model arriving within\n"
+     "--batch-delay-ms (default 2) are stacked along its batch dim (dim 0 of\n"
+     "every input, one symbol; see docs/serve.md) up to --max-batch rows\n"
+     "(default 8) and run once; at most --max-queue (default 256) wait, more\n"
+     "get 503. --threads sets the CPU backend's compute threads. Limits: bodies\n"
+     "of --max-body-mib (64; larger: 413), headers of --max-header-kib (16;\n"
+     "larger: 431), --max-connections (256) at once, connections idle for\n"
+     "--idle-timeout-s (30) are closed, a model run still going after\n"
+     "--request-timeout-s (none) stops with 503. Binds --host 127.0.0.1 unless\n"
+     "told otherwise; --port 0 takes a free port. Each request logs a\n"
+     "key=value line on stderr. SIGTERM or SIGINT: stops accepting, finishes\n"
+     "the requests in flight, exits 0.\n"
+     "Exit status: 0 stopped by a signal, 1 a model or the listener failed,\n"
+     "2 bad usage.\n",
+     cmd_serve},
     {"compare", "compare a model's speed, memory, energy and cost across devices",
      "usage: porta compare MODEL [--devices all|D,D...] [--iterations N] [--warmup N]\n"
      "                     [--input IN.safetensors] [--prices FILE] [--json FILE]\n"

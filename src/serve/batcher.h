@@ -1,0 +1,38 @@
+/* Dynamic batching: one worker thread per served model takes requests from
+ * a bounded queue. The first request waiting opens a window of delay_seconds;
+ * requests arriving in it whose inputs differ only in the batch dim are
+ * stacked along it (up to max_batch rows), run once, and their outputs
+ * split back. A request is never held past its window: the batch runs when
+ * the window closes or the batch is full, whichever comes first. A model
+ * without a batch dim runs each request alone, in arrival order. */
+#ifndef PORTA_SERVE_BATCHER_H
+#define PORTA_SERVE_BATCHER_H
+
+#include "serve/metrics.h"
+#include "serve/served_model.h"
+
+typedef struct serve_batcher_options {
+    int64_t max_batch;    /* rows per run; 1 turns batching off */
+    double delay_seconds; /* the window */
+    int queue_limit;      /* requests waiting; one more is refused */
+} serve_batcher_options;
+
+typedef struct serve_batcher serve_batcher;
+
+/* Starts the worker of `model` (borrowed; outlives the batcher). metrics
+ * (may be NULL) gets its batches and queue depth as series `model_index`. */
+porta_status *serve_batcher_start(serve_model *model, serve_batcher_options options,
+                                  serve_metrics *metrics, int model_index, serve_batcher **out);
+
+/* Runs one checked request (inputs in the model's order, `rows` along the
+ * batch dim) and waits for it: outputs[] gets one host tensor per model
+ * output (serve_tensor_clear each), *batch_requests how many requests its
+ * run stacked. PORTA_ERR_UNAVAILABLE when the queue is full or the batcher
+ * is stopping. */
+porta_status *serve_batcher_infer(serve_batcher *batcher, const serve_tensor *inputs,
+                                  int64_t rows, serve_tensor *outputs, int *batch_requests);
+
+/* Refuses new requests, finishes those queued, joins the worker, frees. */
+void serve_batcher_stop(serve_batcher *batcher);
+
+#endif

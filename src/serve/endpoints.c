@@ -1,0 +1,201 @@
+/* Routing and answering the protocol's endpoints (endpoints.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+#include "core/text.h"
+#include "serve/endpoints.h"
+
+static const char json_type[] = "application/json";
+
+static void reply_text(serve_reply *r, int status, char *body) {
+    r->status = status;
+    r->content_type = json_type;
+    r->body = body;
+    r->length = r->json_length = body ? strlen(body) : 0;
+}
+
+void serve_reply_error(serve_reply *r, int status, const char *fmt, ...) {
+    char message[1024];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(message, sizeof message, fmt, args);
+    va_end(args);
+    core_text text = {0};
+    text_puts(&text, "{\"error\":");
+    text_json_cstring(&text, message);
+    text_puts(&text, "}");
+    char *body = NULL;
+    porta_status_free(text_take(&text, "an error reply", &body));
+    reply_text(r, status, body);
+}
+
+/* The status code for a failed request's status. */
+static int http_status_of(const porta_status *status) {
+    switch (porta_status_code(status)) {
+    case PORTA_ERR_INVALID_ARGUMENT:
+    case PORTA_ERR_SHAPE:
+    case PORTA_ERR_DTYPE:
+    case PORTA_ERR_UNSUPPORTED: return 400;
+    /* Busy, out of memory, over the time limit: worth trying again later. */
+    case PORTA_ERR_UNAVAILABLE:
+    case PORTA_ERR_OUT_OF_MEMORY:
+    case PORTA_ERR_OUT_OF_RANGE: return 503;
+    default: return 500;
+    }
+}
+
+static void reply_status(serve_reply *r, porta_status *status) {
+    serve_reply_error(r, http_status_of(status), "%s", porta_status_message(status));
+    porta_status_free(status);
+}
+
+static void reply_built(serve_reply *r, porta_status *status, char *body) {
+    if (status) reply_status(r, status);
+    else reply_text(r, 200, body);
+}
+
+static void server_metadata(serve_reply *r) {
+    core_text text = {0};
+    text_printf(&text, "{\"name\":\"porta\",\"version\":\"%s\",\"extensions\":"
+                       "[\"binary_tensor_data\"]}",
+                porta_version_string());
+    char *body = NULL;
+    reply_built(r, text_take(&text, "server metadata", &body), body);
+}
+
+static void infer(const serve_server *server, int index, const char *header_length,
+                  const char *body, size_t length, serve_reply *r) {
+    serve_model *model = server->models[index];
+    size_t json_length = length;
+    if (header_length) {
+        char *end;
+        unsigned long long value = strtoull(header_length, &end, 10);
+        if (!*header_length || *end || header_length[0] == '-' || value > length) {
+            serve_reply_error(r, 400,
+                              "Inference-Header-Content-Length should be a byte count from 0 to "
+                              "the body's %zu, given '%.32s'",
+                              length, header_length);
+            return;
+        }
+        json_length = (size_t)value;
+    }
+    serve_request *request = NULL;
+    serve_tensor *outputs = calloc((size_t)model->output_count + 1, sizeof *outputs);
+    int64_t rows = 1;
+    porta_status *status = outputs ? serve_request_parse(body, length, json_length, &request)
+                                   : porta_error(PORTA_ERR_OUT_OF_MEMORY, "out of memory");
+    if (!status) status = serve_model_check(model, request, &rows);
+    if (!status)
+        status = porta_error_context(
+            serve_batcher_infer(server->batchers[index], request->inputs, rows, outputs, &r->batch),
+            "model '%s'", model->name);
+    char *reply = NULL;
+    size_t reply_length = 0, reply_json = 0;
+    if (!status)
+        status = serve_response_encode(model->name, model->version, request, outputs,
+                                       model->output_count, &reply, &reply_length, &reply_json);
+    if (status) {
+        reply_status(r, status);
+    } else {
+        reply_text(r, 200, reply);
+        r->length = reply_length;
+        r->json_length = reply_json;
+        if (reply_json != reply_length) r->content_type = "application/octet-stream";
+    }
+    for (int i = 0; outputs && i < model->output_count; i++) serve_tensor_clear(&outputs[i]);
+    free(outputs);
+    serve_request_free(request);
+}
+
+/* The model a /v2/models/NAME[/versions/V] path names, -1 with the reply
+ * filled when none; *rest is what follows. */
+static int find_model(const serve_server *server, const char *path, const char **rest,
+                      serve_reply *r) {
+    size_t name_length = strcspn(path, "/");
+    int index = -1;
+    for (int i = 0; i < server->model_count && index < 0; i++)
+        if (strlen(server->models[i]->name) == name_length &&
+            !memcmp(server->models[i]->name, path, name_length))
+            index = i;
+    if (index < 0) {
+        serve_reply_error(r, 404, "no model named '%.*s' is served", (int)(name_length < 128 ? name_length : 128), path);
+        return -1;
+    }
+    path += name_length;
+    if (!strncmp(path, "/versions/", 10)) {
+        const char *version = path + 10, *wanted = server->models[index]->version;
+        size_t version_length = strcspn(version, "/");
+        if (version_length != strlen(wanted) || memcmp(version, wanted, version_length)) {
+            serve_reply_error(r, 404, "model '%s' has no version '%.*s' (its versions: %s)",
+                              server->models[index]->name,
+                              (int)(version_length < 64 ? version_length : 64), version, wanted);
+            return -1;
+        }
+        path = version + version_length;
+    }
+    *rest = path;
+    return index;
+}
+
+static void model_endpoint(const serve_server *server, const char *method, const char *path,
+                           const char *header_length, const char *body, size_t length,
+                           serve_reply *r) {
+    const char *rest;
+    int index = find_model(server, path, &rest, r);
+    if (index < 0) return;
+    serve_model *model = server->models[index];
+    bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
+    if (!*rest && get) {
+        char *json = NULL;
+        reply_built(r, serve_model_metadata(model, &json), json);
+    } else if (!strcmp(rest, "/ready") && get) {
+        core_text text = {0};
+        text_puts(&text, "{\"name\":");
+        text_json_cstring(&text, model->name);
+        text_puts(&text, ",\"ready\":true}");
+        char *json = NULL;
+        reply_built(r, text_take(&text, "model readiness", &json), json);
+    } else if (!strcmp(rest, "/infer") && post) {
+        r->model = index;
+        infer(server, index, header_length, body, length, r);
+    } else if (!*rest || !strcmp(rest, "/ready") || !strcmp(rest, "/infer")) {
+        serve_reply_error(r, 405, "%s takes %s, not %.16s", rest[0] ? rest + 1 : "model metadata",
+                          strcmp(rest, "/infer") ? "GET" : "POST", method);
+    } else {
+        /* Other actions (a generate endpoint, say) join here. */
+        serve_reply_error(r, 404, "model '%s' has no endpoint '%.64s' (metadata, ready, infer)",
+                          model->name, rest);
+    }
+}
+
+void serve_route(const serve_server *server, const char *method, const char *path,
+                 const char *header_length, const char *body, size_t length, bool stopping,
+                 serve_reply *r) {
+    memset(r, 0, sizeof *r);
+    r->model = -1;
+    bool get = !strcmp(method, "GET");
+    if (!strncmp(path, "/v2/models/", 11)) {
+        if (stopping && !strcmp(method, "POST"))
+            serve_reply_error(r, 503, "the server is stopping");
+        else
+            model_endpoint(server, method, path + 11, header_length, body, length, r);
+    } else if (!strcmp(path, "/v2/health/live") && get) {
+        reply_text(r, 200, strdup("{\"live\":true}"));
+    } else if (!strcmp(path, "/v2/health/ready") && get) {
+        if (stopping) serve_reply_error(r, 503, "the server is stopping");
+        else reply_text(r, 200, strdup("{\"ready\":true}"));
+    } else if (!strcmp(path, "/v2") && get) {
+        server_metadata(r);
+    } else if (!strcmp(path, "/metrics") && get) {
+        char *text = NULL;
+        reply_built(r, serve_metrics_render(server->metrics, &text), text);
+        r->content_type = "text/plain; version=0.0.4";
+    } else {
+        serve_reply_error(r, 404, "no endpoint %.16s %.128s (the Open Inference Protocol's /v2/..., "
+                                  "/metrics)",
+                          method, path);
+    }
+}

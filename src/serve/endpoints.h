@@ -1,0 +1,45 @@
+/* The Open Inference Protocol's REST endpoints as plain functions: a
+ * method, a (decoded) path, the Inference-Header-Content-Length header and
+ * the body in; a status code, a content type and a body out. The HTTP
+ * library lives in the porta tool (tools/porta/cmd_serve_http.c); keeping
+ * it out of here lets the tests and the fuzzer drive every endpoint
+ * without sockets. */
+#ifndef PORTA_SERVE_ENDPOINTS_H
+#define PORTA_SERVE_ENDPOINTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "serve/batcher.h"
+#include "serve/metrics.h"
+#include "serve/served_model.h"
+
+typedef struct serve_server {
+    serve_model **models;
+    serve_batcher **batchers; /* one per model */
+    int model_count;
+    serve_metrics *metrics;
+} serve_server;
+
+typedef struct serve_reply {
+    int status;               /* HTTP status code */
+    const char *content_type; /* application/json, or application/octet-stream with binary data */
+    char *body;               /* malloc'd */
+    size_t length;
+    size_t json_length; /* < length: binary data follows the JSON (Inference-Header-Content-Length) */
+    int model;          /* the model an inference request was for, else -1 */
+    int batch;          /* requests its run stacked (inference only) */
+} serve_reply;
+
+/* A reply {"error": message}. */
+void serve_reply_error(serve_reply *reply, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Answers one request. `stopping`: the server is shutting down (ready is
+ * then 503). header_length is the Inference-Header-Content-Length header's
+ * text, or NULL. */
+void serve_route(const serve_server *server, const char *method, const char *path,
+                 const char *header_length, const char *body, size_t length, bool stopping,
+                 serve_reply *out);
+
+#endif

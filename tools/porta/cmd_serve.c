@@ -1,0 +1,144 @@
+/* porta serve MODEL... : serves models over the Open Inference Protocol
+ * (KServe v2). Parses the options, loads each model on the device, starts
+ * a batcher per model, and hands them to the HTTP front end
+ * (cmd_serve_http.c). */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "serve_app.h"
+
+enum { MAX_MODELS = 64 };
+
+typedef struct serve_options {
+    const char *paths[MAX_MODELS];
+    int path_count;
+    const char *device;
+    int max_batch, batch_delay_ms, threads, max_queue, max_body_mib, max_header_kib,
+        max_connections, idle_timeout_s;
+    double request_timeout_s;
+} serve_options;
+
+static int parse_port(const char *value, int *out) {
+    char *end;
+    long port = strtol(value, &end, 10);
+    if (!*value || *end || port < 0 || port > 65535)
+        return cli_usage("serve", "--port should be a port from 0 to 65535, given '%s'", value);
+    *out = (int)port;
+    return 0;
+}
+
+static int parse_options(int argc, char **argv, serve_options *o, serve_app *app) {
+    for (int a = 1; a < argc; a++) {
+        const char *option = argv[a];
+        if (option[0] != '-') {
+            if (o->path_count == MAX_MODELS)
+                return cli_usage("serve", "at most %d models, given more", MAX_MODELS);
+            o->paths[o->path_count++] = option;
+            continue;
+        }
+        if (a + 1 >= argc) return cli_usage("serve", "%s needs a value", option);
+        const char *value = argv[++a];
+        struct {
+            const char *name;
+            int least, *out;
+        } counts[] = {
+            {"--max-batch", 1, &o->max_batch},
+            {"--batch-delay-ms", 0, &o->batch_delay_ms},
+            {"--threads", 1, &o->threads},
+            {"--max-queue", 1, &o->max_queue},
+            {"--max-body-mib", 1, &o->max_body_mib},
+            {"--max-header-kib", 4, &o->max_header_kib},
+            {"--max-connections", 1, &o->max_connections},
+            {"--idle-timeout-s", 1, &o->idle_timeout_s},
+        };
+        int code = -1;
+        for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++)
+            if (!strcmp(option, counts[k].name))
+                code = cli_count("serve", option, value, counts[k].least, counts[k].out);
+        if (code < 0) {
+            if (!strcmp(option, "--device")) o->device = value, code = 0;
+            else if (!strcmp(option, "--host")) app->host = value, code = 0;
+            else if (!strcmp(option, "--port")) code = parse_port(value, &app->port);
+            else if (!strcmp(option, "--request-timeout-s"))
+                code = cli_seconds("serve", option, value, &o->request_timeout_s);
+            else return cli_usage("serve", "unexpected argument '%s'", option);
+        }
+        if (code) return code;
+    }
+    if (!o->path_count) return cli_usage("serve", "missing MODEL");
+    return 0;
+}
+
+static int load_models(const serve_options *o, porta_device *device, serve_app *app) {
+    for (int i = 0; i < o->path_count; i++) {
+        serve_model *model = NULL;
+        porta_status *status = serve_model_open(o->paths[i], device, &model);
+        if (!status && o->request_timeout_s > 0)
+            status = porta_model_set_time_limit(model->model, o->request_timeout_s);
+        if (status) {
+            serve_model_free(model);
+            return cli_fail("serve", status);
+        }
+        app->server.models[app->server.model_count++] = model;
+        for (int k = 0; k + 1 < app->server.model_count; k++)
+            if (!strcmp(app->server.models[k]->name, model->name)) {
+                fprintf(stderr, "porta serve: %s and %s are both named '%s'; models are named "
+                                "by their file name, which must differ\n",
+                        o->paths[k], o->paths[i], model->name);
+                return 1;
+            }
+        fprintf(stderr, "porta serve: model '%s' from %s: %d input(s), %d output(s), %s\n",
+                model->name, o->paths[i], model->input_count, model->output_count,
+                model->batchable ? "batched along dim 0" : "not batched (no batch dim)");
+    }
+    return 0;
+}
+
+static int start_batchers(const serve_options *o, serve_app *app) {
+    const char *names[MAX_MODELS];
+    for (int i = 0; i < app->server.model_count; i++) names[i] = app->server.models[i]->name;
+    porta_status *status = serve_metrics_create(names, app->server.model_count, &app->server.metrics);
+    serve_batcher_options options = {o->max_batch, o->batch_delay_ms / 1000.0, o->max_queue};
+    for (int i = 0; !status && i < app->server.model_count; i++)
+        status = serve_batcher_start(app->server.models[i], options, app->server.metrics, i, &app->server.batchers[i]);
+    return status ? cli_fail("serve", status) : 0;
+}
+
+int cmd_serve(int argc, char **argv) {
+    serve_options o = {.device = "porta:0", .max_batch = 8, .batch_delay_ms = 2,
+                       .max_queue = 256, .max_body_mib = 64, .max_header_kib = 16,
+                       .max_connections = 256, .idle_timeout_s = 30};
+    serve_model *models[MAX_MODELS] = {0};
+    serve_batcher *batchers[MAX_MODELS] = {0};
+    serve_app app = {.server = {.models = models, .batchers = batchers}, .host = "127.0.0.1", .port = 8000};
+    int code = parse_options(argc, argv, &o, &app);
+    porta_device *device = NULL;
+    if (!code) code = cli_device("serve", o.device, &device);
+    if (!code && o.threads) {
+        porta_status *status = porta_set_num_threads(o.threads);
+        if (status) code = cli_fail("serve", status);
+    }
+    app.max_body_bytes = (size_t)o.max_body_mib << 20;
+    app.max_header_bytes = (size_t)o.max_header_kib << 10;
+    app.max_connections = o.max_connections;
+    app.idle_timeout_s = o.idle_timeout_s;
+    /* Blocked before any thread starts, so every thread inherits the mask
+     * and the front end alone takes them, with sigwait. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (!code) code = load_models(&o, device, &app);
+    if (!code) code = start_batchers(&o, &app);
+    if (!code) code = serve_http_run(&app);
+    for (int i = 0; i < app.server.model_count; i++) serve_batcher_stop(batchers[i]);
+    for (int i = 0; i < app.server.model_count; i++) serve_model_free(models[i]);
+    serve_metrics_free(app.server.metrics);
+    return code;
+}

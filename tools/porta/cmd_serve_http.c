@@ -1,0 +1,229 @@
+/* The HTTP front end of `porta serve` on libmicrohttpd: one thread per
+ * connection (docs/serve.md says why), routing the Open Inference
+ * Protocol's endpoints to src/serve/, an access log line per request on
+ * stderr, and a graceful stop on SIGTERM/SIGINT. */
+#include <stdio.h>
+
+#include "serve_app.h"
+
+#ifndef PORTA_HAVE_MICROHTTPD
+
+int serve_http_run(serve_app *app) {
+    (void)app;
+    fprintf(stderr, "porta serve: this porta was built without HTTP support: install "
+                    "libmicrohttpd (Debian/Ubuntu: libmicrohttpd-dev) and rebuild\n");
+    return 1;
+}
+
+#else
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "porta_model.h"
+
+/* One request's state, from its first callback to its completion. */
+typedef struct request_state {
+    double started;
+    char *body;
+    size_t length, capacity;
+    bool too_large;
+} request_state;
+
+static atomic_int in_flight;
+static atomic_bool stopping;
+
+static double now_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* A value for the access log: printable ASCII as is, the rest (spaces,
+ * quotes, control bytes, a hostile client's anything) as \xHH. */
+static void log_value(FILE *out, const char *s) {
+    fputc('"', out);
+    for (const unsigned char *c = (const unsigned char *)s; c && *c; c++) {
+        if (*c > 0x20 && *c < 0x7f && *c != '"' && *c != '\\') fputc(*c, out);
+        else fprintf(out, "\\x%02x", *c);
+    }
+    fputc('"', out);
+}
+
+static void access_log(const char *method, const char *url, const serve_reply *reply,
+                       size_t bytes_in, double seconds) {
+    char stamp[32];
+    struct timespec t;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &t);
+    gmtime_r(&t.tv_sec, &tm);
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+    flockfile(stderr);
+    fprintf(stderr, "time=%s.%03ldZ method=", stamp, t.tv_nsec / 1000000);
+    log_value(stderr, method);
+    fputs(" path=", stderr);
+    log_value(stderr, url);
+    fprintf(stderr, " status=%d bytes_in=%zu bytes_out=%zu ms=%.3f", reply->status, bytes_in,
+            reply->length, seconds * 1e3);
+    if (reply->model >= 0) fprintf(stderr, " batch=%d", reply->batch);
+    fputc('\n', stderr);
+    funlockfile(stderr);
+}
+
+static enum MHD_Result send_reply(struct MHD_Connection *connection, serve_reply *reply) {
+    struct MHD_Response *response = MHD_create_response_from_buffer(
+        reply->length, reply->body, MHD_RESPMEM_MUST_FREE);
+    if (!response) {
+        free(reply->body);
+        return MHD_NO;
+    }
+    reply->body = NULL;
+    MHD_add_response_header(response, "Content-Type", reply->content_type);
+    if (reply->json_length != reply->length) {
+        char length[32];
+        snprintf(length, sizeof length, "%zu", reply->json_length);
+        MHD_add_response_header(response, "Inference-Header-Content-Length", length);
+    }
+    enum MHD_Result result = MHD_queue_response(connection, (unsigned)reply->status, response);
+    MHD_destroy_response(response);
+    return result;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls) {
+    serve_app *app = cls;
+    request_state *state = *con_cls;
+    if (!state) { /* the headers are in: the body (if any) follows */
+        if (!(state = calloc(1, sizeof *state))) return MHD_NO;
+        state->started = now_seconds();
+        *con_cls = state;
+        atomic_fetch_add(&in_flight, 1);
+        const char *declared =
+            MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Content-Length");
+        if (declared && strtoull(declared, NULL, 10) > app->max_body_bytes)
+            state->too_large = true;
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        size_t chunk = *upload_data_size;
+        *upload_data_size = 0;
+        if (state->too_large || chunk > app->max_body_bytes - state->length) {
+            state->too_large = true;
+            return MHD_YES;
+        }
+        if (state->length + chunk > state->capacity) {
+            size_t capacity = state->capacity ? state->capacity : 4096;
+            while (capacity < state->length + chunk) capacity *= 2;
+            char *grown = realloc(state->body, capacity);
+            if (!grown) return MHD_NO;
+            state->body = grown;
+            state->capacity = capacity;
+        }
+        memcpy(state->body + state->length, upload_data, chunk);
+        state->length += chunk;
+        return MHD_YES;
+    }
+    serve_reply reply;
+    if (state->too_large) {
+        serve_reply_error(&reply, 413,
+                          "request body larger than the limit of %zu bytes (--max-body-mib)",
+                          app->max_body_bytes);
+    } else {
+        const char *header = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+                                                         "Inference-Header-Content-Length");
+        serve_route(&app->server, method, url, header, state->body ? state->body : "", state->length,
+                    atomic_load(&stopping), &reply);
+    }
+    double seconds = now_seconds() - state->started;
+    serve_metrics_request(app->server.metrics, reply.model, reply.status, seconds);
+    access_log(method, url, &reply, state->length, seconds);
+    return send_reply(connection, &reply);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *connection, void **con_cls,
+                         enum MHD_RequestTerminationCode code) {
+    request_state *state = *con_cls;
+    if (!state) return;
+    free(state->body);
+    free(state);
+    *con_cls = NULL;
+    atomic_fetch_sub(&in_flight, 1);
+}
+
+static bool bind_address(const char *host, int port, struct sockaddr_storage *address,
+                         unsigned *flags) {
+    memset(address, 0, sizeof *address);
+    struct sockaddr_in *v4 = (struct sockaddr_in *)address;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)address;
+    if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)port);
+        return true;
+    }
+    if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)port);
+        *flags |= MHD_USE_IPv6;
+        return true;
+    }
+    return false;
+}
+
+int serve_http_run(serve_app *app) {
+    struct sockaddr_storage address;
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                     MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    if (!bind_address(app->host, app->port, &address, &flags)) {
+        fprintf(stderr, "porta serve: --host should be an IPv4 or IPv6 address such as "
+                        "127.0.0.1, given '%s'\n", app->host);
+        return 2;
+    }
+    struct MHD_Daemon *daemon = MHD_start_daemon(
+        flags, (uint16_t)app->port, NULL, NULL, on_request, app,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&address,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)app->max_connections,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)app->idle_timeout_s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, app->max_header_bytes,
+        MHD_OPTION_THREAD_STACK_SIZE, (size_t)1 << 20, MHD_OPTION_END);
+    if (!daemon) {
+        fprintf(stderr, "porta serve: cannot listen on %s port %d (in use, or not an address "
+                        "of this machine?)\n", app->host, app->port);
+        return 1;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    fprintf(stderr, "porta serve: listening on http://%s%s%s:%u\n",
+            strchr(app->host, ':') ? "[" : "", app->host, strchr(app->host, ':') ? "]" : "",
+            info ? (unsigned)info->port : (unsigned)app->port);
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    int signal_number = 0;
+    sigwait(&stop, &signal_number);
+    /* Stop accepting, then let the requests already taken finish (a keep-
+     * alive connection's next request is answered 503 meanwhile). */
+    atomic_store(&stopping, true);
+    fprintf(stderr, "porta serve: %s: stopping; finishing %d request(s) in flight\n",
+            strsignal(signal_number), atomic_load(&in_flight));
+    int listener = MHD_quiesce_daemon(daemon);
+    while (atomic_load(&in_flight) > 0) {
+        struct timespec pause = {0, 10 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    MHD_stop_daemon(daemon);
+    if (listener >= 0) close(listener);
+    fprintf(stderr, "porta serve: stopped\n");
+    return 0;
+}
+
+#endif
