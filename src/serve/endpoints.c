@@ -63,7 +63,8 @@ static void server_metadata(serve_reply *r) {
                        "[\"binary_tensor_data\"]}",
                 porta_version_string());
     char *body = NULL;
-    reply_built(r, text_take(&text, "server metadata", &body), body);
+    porta_status *status = text_take(&text, "server metadata", &body);
+    reply_built(r, status, body);
 }
 
 static void infer(const serve_server *server, int index, const char *header_length,
@@ -150,14 +151,16 @@ static void model_endpoint(const serve_server *server, const char *method, const
     bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
     if (!*rest && get) {
         char *json = NULL;
-        reply_built(r, serve_model_metadata(model, &json), json);
+        porta_status *status = serve_model_metadata(model, &json);
+        reply_built(r, status, json);
     } else if (!strcmp(rest, "/ready") && get) {
         core_text text = {0};
         text_puts(&text, "{\"name\":");
         text_json_cstring(&text, model->name);
         text_puts(&text, ",\"ready\":true}");
         char *json = NULL;
-        reply_built(r, text_take(&text, "model readiness", &json), json);
+        porta_status *status = text_take(&text, "model readiness", &json);
+        reply_built(r, status, json);
     } else if (!strcmp(rest, "/infer") && post) {
         r->model = index;
         infer(server, index, header_length, body, length, r);
@@ -191,8 +194,9 @@ void serve_route(const serve_server *server, const char *method, const char *pat
         server_metadata(r);
     } else if (!strcmp(path, "/metrics") && get) {
         char *text = NULL;
-        reply_built(r, serve_metrics_render(server->metrics, &text), text);
-        r->content_type = "text/plain; version=0.0.4";
+        porta_status *status = serve_metrics_render(server->metrics, &text);
+        reply_built(r, status, text);
+        if (r->status == 200) r->content_type = "text/plain; version=0.0.4";
     } else {
         serve_reply_error(r, 404, "no endpoint %.16s %.128s (the Open Inference Protocol's /v2/..., "
                                   "/metrics)",

@@ -140,13 +140,13 @@ static porta_status *describe_outputs(serve_model *m) {
         small[s] = g->symbols[s].min > 1 ? g->symbols[s].min : 1;
         large[s] = small[s] + 1 <= g->symbols[s].max ? small[s] + 1 : small[s];
     }
+    if (!status) m->output_count = g->output_count;
     if (!status) status = warm_up(m, small, first);
     if (!status && g->symbol_count) {
         status = warm_up(m, large, second);
         if (status) free_outputs(first, g->output_count);
     }
     if (status) goto done;
-    m->output_count = g->output_count;
     for (int i = 0; i < g->output_count; i++) {
         serve_tensor_info *info = &m->outputs[i];
         const serve_tensor *a = &first[i], *b = g->symbol_count ? &second[i] : &first[i];

@@ -57,8 +57,8 @@ static void log_value(FILE *out, const char *s) {
     fputc('"', out);
 }
 
-static void access_log(const char *method, const char *url, const serve_reply *reply,
-                       size_t bytes_in, double seconds) {
+static void access_log(const serve_app *app, const char *method, const char *url,
+                       const serve_reply *reply, size_t bytes_in, double seconds) {
     char stamp[32];
     struct timespec t;
     struct tm tm;
@@ -72,7 +72,11 @@ static void access_log(const char *method, const char *url, const serve_reply *r
     log_value(stderr, url);
     fprintf(stderr, " status=%d bytes_in=%zu bytes_out=%zu ms=%.3f", reply->status, bytes_in,
             reply->length, seconds * 1e3);
-    if (reply->model >= 0) fprintf(stderr, " batch=%d", reply->batch);
+    if (reply->model >= 0) {
+        fputs(" model=", stderr);
+        log_value(stderr, app->server.models[reply->model]->name);
+        fprintf(stderr, " batch=%d", reply->batch);
+    }
     fputc('\n', stderr);
     funlockfile(stderr);
 }
@@ -145,7 +149,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
     }
     double seconds = now_seconds() - state->started;
     serve_metrics_request(app->server.metrics, reply.model, reply.status, seconds);
-    access_log(method, url, &reply, state->length, seconds);
+    access_log(app, method, url, &reply, state->length, seconds);
     return send_reply(connection, &reply);
 }
 
