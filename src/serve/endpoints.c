@@ -170,7 +170,7 @@ static void model_endpoint(const serve_server *server, const char *method, const
     } else {
         /* Other actions (a generate endpoint, say) join here. */
         serve_reply_error(r, 404, "model '%s' has no endpoint '%.64s' (metadata, ready, infer)",
-                          model->name, rest);
+                          model->name, rest + (rest[0] == '/'));
     }
 }
 
