@@ -1,9 +1,9 @@
 /* The Open Inference Protocol's REST endpoints as plain functions: a
  * method, a (decoded) path, the Inference-Header-Content-Length header and
- * the body in; a status code, a content type and a body out. The HTTP
- * library lives in the porta tool (tools/porta/cmd_serve_http.c); keeping
- * it out of here lets the tests and the fuzzer drive every endpoint
- * without sockets. */
+ * the body in; a status code, a content type and a body out
+ * (porta_server_handle). The HTTP library lives in the porta tool
+ * (tools/porta/cmd_serve_http.c); keeping it out of here lets the tests
+ * drive every endpoint without sockets. */
 #ifndef PORTA_SERVE_ENDPOINTS_H
 #define PORTA_SERVE_ENDPOINTS_H
 
@@ -13,6 +13,7 @@
 #include "serve/batcher.h"
 #include "serve/metrics.h"
 #include "serve/served_model.h"
+#include "porta_serve.h"
 
 typedef struct serve_server {
     serve_model **models;
@@ -21,15 +22,7 @@ typedef struct serve_server {
     serve_metrics *metrics;
 } serve_server;
 
-typedef struct serve_reply {
-    int status;               /* HTTP status code */
-    const char *content_type; /* application/json, or application/octet-stream with binary data */
-    char *body;               /* malloc'd */
-    size_t length;
-    size_t json_length; /* < length: binary data follows the JSON (Inference-Header-Content-Length) */
-    int model;          /* the model an inference request was for, else -1 */
-    int batch;          /* requests its run stacked (inference only) */
-} serve_reply;
+typedef porta_server_reply serve_reply;
 
 /* A reply {"error": message}. */
 void serve_reply_error(serve_reply *reply, int status, const char *fmt, ...)

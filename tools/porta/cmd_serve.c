@@ -1,7 +1,7 @@
 /* porta serve MODEL... : serves models over the Open Inference Protocol
- * (KServe v2). Parses the options, loads each model on the device, starts
- * a batcher per model, and hands them to the HTTP front end
- * (cmd_serve_http.c). */
+ * (KServe v2). Parses the options, makes the server (porta_serve.h: each
+ * model loaded on the device, a batching queue per model) and hands it to
+ * the HTTP front end (cmd_serve_http.c). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -73,48 +73,11 @@ static int parse_options(int argc, char **argv, serve_options *o, serve_app *app
     return 0;
 }
 
-static int load_models(const serve_options *o, porta_device *device, serve_app *app) {
-    for (int i = 0; i < o->path_count; i++) {
-        serve_model *model = NULL;
-        porta_status *status = serve_model_open(o->paths[i], device, &model);
-        if (!status && o->request_timeout_s > 0)
-            status = porta_model_set_time_limit(model->model, o->request_timeout_s);
-        if (status) {
-            serve_model_free(model);
-            return cli_fail("serve", status);
-        }
-        app->server.models[app->server.model_count++] = model;
-        for (int k = 0; k + 1 < app->server.model_count; k++)
-            if (!strcmp(app->server.models[k]->name, model->name)) {
-                fprintf(stderr, "porta serve: %s and %s are both named '%s'; models are named "
-                                "by their file name, which must differ\n",
-                        o->paths[k], o->paths[i], model->name);
-                return 1;
-            }
-        fprintf(stderr, "porta serve: model '%s' from %s: %d input(s), %d output(s), %s\n",
-                model->name, o->paths[i], model->input_count, model->output_count,
-                model->batchable ? "batched along dim 0" : "not batched (no batch dim)");
-    }
-    return 0;
-}
-
-static int start_batchers(const serve_options *o, serve_app *app) {
-    const char *names[MAX_MODELS];
-    for (int i = 0; i < app->server.model_count; i++) names[i] = app->server.models[i]->name;
-    porta_status *status = serve_metrics_create(names, app->server.model_count, &app->server.metrics);
-    serve_batcher_options options = {o->max_batch, o->batch_delay_ms / 1000.0, o->max_queue};
-    for (int i = 0; !status && i < app->server.model_count; i++)
-        status = serve_batcher_start(app->server.models[i], options, app->server.metrics, i, &app->server.batchers[i]);
-    return status ? cli_fail("serve", status) : 0;
-}
-
 int cmd_serve(int argc, char **argv) {
     serve_options o = {.device = "porta:0", .max_batch = 8, .batch_delay_ms = 2,
                        .max_queue = 256, .max_body_mib = 64, .max_header_kib = 16,
                        .max_connections = 256, .idle_timeout_s = 30};
-    serve_model *models[MAX_MODELS] = {0};
-    serve_batcher *batchers[MAX_MODELS] = {0};
-    serve_app app = {.server = {.models = models, .batchers = batchers}, .host = "127.0.0.1", .port = 8000};
+    serve_app app = {.host = "127.0.0.1", .port = 8000};
     int code = parse_options(argc, argv, &o, &app);
     porta_device *device = NULL;
     if (!code) code = cli_device("serve", o.device, &device);
@@ -122,6 +85,7 @@ int cmd_serve(int argc, char **argv) {
         porta_status *status = porta_set_num_threads(o.threads);
         if (status) code = cli_fail("serve", status);
     }
+    if (code) return code;
     app.max_body_bytes = (size_t)o.max_body_mib << 20;
     app.max_header_bytes = (size_t)o.max_header_kib << 10;
     app.max_connections = o.max_connections;
@@ -134,11 +98,16 @@ int cmd_serve(int argc, char **argv) {
     sigaddset(&stop, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
-    if (!code) code = load_models(&o, device, &app);
-    if (!code) code = start_batchers(&o, &app);
-    if (!code) code = serve_http_run(&app);
-    for (int i = 0; i < app.server.model_count; i++) serve_batcher_stop(batchers[i]);
-    for (int i = 0; i < app.server.model_count; i++) serve_model_free(models[i]);
-    serve_metrics_free(app.server.metrics);
+    porta_server_options options = {o.paths, o.path_count, device, o.max_batch,
+                                    o.batch_delay_ms / 1000.0, o.max_queue, o.request_timeout_s};
+    porta_status *status = porta_server_create(&options, &app.server);
+    if (status) return cli_fail("serve", status);
+    for (int i = 0; i < porta_server_model_count(app.server); i++)
+        fprintf(stderr, "porta serve: model '%s' from %s: %s\n",
+                porta_server_model_name(app.server, i), o.paths[i],
+                porta_server_model_batched(app.server, i) ? "batched along dim 0"
+                                                          : "not batched (no batch dim)");
+    code = serve_http_run(&app);
+    porta_server_free(app.server);
     return code;
 }

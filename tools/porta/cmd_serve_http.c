@@ -27,7 +27,6 @@ int serve_http_run(serve_app *app) {
 #include <time.h>
 #include <unistd.h>
 
-#include "porta_model.h"
 
 /* One request's state, from its first callback to its completion. */
 typedef struct request_state {
@@ -58,7 +57,7 @@ static void log_value(FILE *out, const char *s) {
 }
 
 static void access_log(const serve_app *app, const char *method, const char *url,
-                       const serve_reply *reply, size_t bytes_in, double seconds) {
+                       const porta_server_reply *reply, size_t bytes_in, double seconds) {
     char stamp[32];
     struct timespec t;
     struct tm tm;
@@ -74,14 +73,14 @@ static void access_log(const serve_app *app, const char *method, const char *url
             reply->length, seconds * 1e3);
     if (reply->model >= 0) {
         fputs(" model=", stderr);
-        log_value(stderr, app->server.models[reply->model]->name);
+        log_value(stderr, porta_server_model_name(app->server, reply->model));
         fprintf(stderr, " batch=%d", reply->batch);
     }
     fputc('\n', stderr);
     funlockfile(stderr);
 }
 
-static enum MHD_Result send_reply(struct MHD_Connection *connection, serve_reply *reply) {
+static enum MHD_Result send_reply(struct MHD_Connection *connection, porta_server_reply *reply) {
     struct MHD_Response *response = MHD_create_response_from_buffer(
         reply->length, reply->body, MHD_RESPMEM_MUST_FREE);
     if (!response) {
@@ -136,19 +135,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
         state->length += chunk;
         return MHD_YES;
     }
-    serve_reply reply;
+    porta_server_reply reply;
     if (state->too_large) {
-        serve_reply_error(&reply, 413,
-                          "request body larger than the limit of %zu bytes (--max-body-mib)",
-                          app->max_body_bytes);
+        /* Refused here: the body never reaches the server. */
+        memset(&reply, 0, sizeof reply);
+        reply.status = 413;
+        reply.model = -1;
+        reply.content_type = "application/json";
+        if ((reply.body = malloc(128)))
+            reply.length = reply.json_length = (size_t)snprintf(
+                reply.body, 128,
+                "{\"error\":\"request body larger than the limit of %zu bytes (--max-body-mib)\"}",
+                app->max_body_bytes);
     } else {
         const char *header = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
                                                          "Inference-Header-Content-Length");
-        serve_route(&app->server, method, url, header, state->body ? state->body : "", state->length,
+        porta_server_handle(app->server, method, url, header, state->body ? state->body : "", state->length,
                     atomic_load(&stopping), &reply);
     }
     double seconds = now_seconds() - state->started;
-    serve_metrics_request(app->server.metrics, reply.model, reply.status, seconds);
+    porta_server_record(app->server, reply.model, reply.status, seconds);
     access_log(app, method, url, &reply, state->length, seconds);
     return send_reply(connection, &reply);
 }

@@ -1,14 +1,15 @@
-/* What `porta serve` hands its HTTP front end: the models it loaded, a
- * batcher per model, the metrics, and the listener's settings and limits. */
+/* What `porta serve` hands its HTTP front end: the server (its models,
+ * batching queues and metrics, porta_serve.h), and the listener's settings
+ * and limits. */
 #ifndef PORTA_TOOL_SERVE_APP_H
 #define PORTA_TOOL_SERVE_APP_H
 
 #include <stddef.h>
 
-#include "serve/endpoints.h"
+#include "porta_serve.h"
 
 typedef struct serve_app {
-    serve_server server;
+    porta_server *server;
     const char *host;
     int port;               /* 0: any free port (the one bound is printed) */
     size_t max_body_bytes;  /* larger bodies: 413 */
