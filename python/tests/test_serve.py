@@ -12,6 +12,7 @@ import os
 import pathlib
 import re
 import signal
+import socket
 import struct
 import subprocess
 import threading
@@ -217,11 +218,23 @@ def test_tritonclient(server, mlp):
                                    model(x).detach())
 
 
-def test_queue_limit_and_graceful_stop(mlp):
-    """With room for one queued request, a second is refused with 503; SIGTERM
-    while the first waits in its window lets it finish, then exits 0."""
+def test_stalled_client_limits_queue_limit_and_graceful_stop(mlp):
+    """A client that stalls mid-body is cut off after --idle-timeout-s; a body
+    over --max-body-mib gets 413. With room for one queued request, a second
+    is refused with 503; SIGTERM while the first waits in its window lets it
+    finish, then the server exits 0."""
     model, path = mlp
-    serving = Server(path, "--max-queue", "1", "--max-batch", "8", "--batch-delay-ms", "1500")
+    serving = Server(path, "--max-queue", "1", "--max-batch", "8", "--batch-delay-ms", "1500",
+                     "--idle-timeout-s", "1", "--max-body-mib", "1")
+    host, port = serving.base[len("http://"):].split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as stalled:
+        stalled.sendall(b"POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\n"
+                        b"Content-Length: 100\r\n\r\n{")
+        started = time.monotonic()
+        assert stalled.recv(1024) == b""  # closed, not answered
+        assert time.monotonic() - started < 5
+    status, _, data = serving.request("/v2/models/mlp/infer", b" " * (2 << 20))
+    assert status == 413 and b"larger than the limit of 1048576 bytes" in data
     x = torch.randn(1, 4)
     first = {}
     thread = threading.Thread(
