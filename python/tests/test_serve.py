@@ -83,12 +83,23 @@ class Server:
         return code
 
 
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+
+    def forward(self, x):
+        return self.layers(x)
+
+
 @pytest.fixture(scope="module")
 def mlp(tmp_path_factory):
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)).eval()
+    model = MLP().eval()
     path = tmp_path_factory.mktemp("serve") / "mlp.porta"
-    batch = torch.export.Dim("batch", min=1, max=16)
+    # No bounds: torch's range is then [0, int_oo], which the export writes
+    # as min 0 and no max.
+    batch = torch.export.Dim("batch")
     torch_porta.export(model, (torch.randn(2, 4),), path, dynamic_shapes=({0: batch},))
     return model, path
 
@@ -120,6 +131,7 @@ def test_health_and_metadata(server, mlp):
         assert meta["inputs"] == [{"name": "x", "datatype": "FP32", "shape": [-1, 4]}]
         assert [o["shape"] for o in meta["outputs"]] == [[-1, 3]]
         assert meta["outputs"][0]["datatype"] == "FP32"
+        assert meta["parameters"] == {"max_batch_size": 4}  # --max-batch
     assert server.json("/v2/models/mlp/ready") == (200, {"name": "mlp", "ready": True})
 
 

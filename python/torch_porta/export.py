@@ -18,6 +18,7 @@ import struct
 import tempfile
 
 import torch
+from torch.utils._sympy.numbers import IntInfinity, NegativeIntInfinity
 
 from . import _C
 
@@ -66,6 +67,15 @@ def _float(value):
     return value
 
 
+def _finite(bound, infinite):
+    """A range bound as an int, or `infinite` for an unbounded side: sympy's
+    oo, or torch's int_oo (a Dim without min or max), which calls itself
+    finite and not infinite, so it is recognised by type."""
+    if not bound.is_finite or isinstance(bound, (IntInfinity, NegativeIntInfinity)):
+        return infinite
+    return int(bound)
+
+
 class _GraphWriter:
     def __init__(self, ep, dim_names=None):
         self.ep = ep
@@ -89,8 +99,8 @@ class _GraphWriter:
             lower, upper = 0, None
             vr = self.ep.range_constraints.get(expr)
             if vr is not None:
-                lower = int(vr.lower) if vr.lower.is_finite else 0
-                upper = int(vr.upper) if vr.upper.is_finite else None
+                lower = _finite(vr.lower, 0)
+                upper = _finite(vr.upper, None)
             self.symbols[name] = {"name": name, "min": lower, "max": upper}
         return name
 

@@ -199,6 +199,8 @@ porta_status *serve_batcher_start(serve_model *model, serve_batcher_options opti
     if (b->options.max_batch < 1) b->options.max_batch = 1;
     if (model->batchable && model->batch_max < b->options.max_batch)
         b->options.max_batch = model->batch_max;
+    /* What metadata reports as max_batch_size: the rows a run takes here. */
+    if (model->batchable) model->batch_max = b->options.max_batch;
     b->metrics = metrics;
     b->model_index = model_index;
     pthread_mutex_init(&b->lock, NULL);

@@ -19,7 +19,8 @@ typedef struct serve_batcher_options {
 
 typedef struct serve_batcher serve_batcher;
 
-/* Starts the worker of `model` (borrowed; outlives the batcher). metrics
+/* Starts the worker of `model` (borrowed; outlives the batcher; its
+ * batch_max becomes the rows a run takes, max_batch or less). metrics
  * (may be NULL) gets its batches and queue depth as series `model_index`. */
 porta_status *serve_batcher_start(serve_model *model, serve_batcher_options options,
                                   serve_metrics *metrics, int model_index, serve_batcher **out);
