@@ -19,6 +19,9 @@ pip=("$venv/bin/pip" install --quiet --disable-pip-version-check)
 # GPT-2 and BERT built from transformers' configs (random weights, nothing
 # downloaded) for the export tests; ONNX Runtime for bench/bench_onnxruntime.py
 "${pip[@]}" transformers==5.24.0 onnxruntime==1.32.0 onnx==1.23.2 onnxscript==0.7.2
+# Triton's HTTP client (pure Python, ~65 MB with gevent and aiohttp): the
+# proof that porta serve speaks the Open Inference Protocol as others do
+"${pip[@]}" "tritonclient[http]==2.73.0"
 # NVRTC alone (no GPU, no toolkit): the tests compile every CUDA kernel with it
 "${pip[@]}" nvidia-cuda-nvrtc-cu12
 # XLA's CPU PJRT plugin, so the PJRT backend has a device here ("pjrt  cpu");
