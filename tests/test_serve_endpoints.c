@@ -112,6 +112,8 @@ TEST(serve_endpoints_health_and_metadata) {
     CHECK_REPLY(route(&f, "GET", "/v2/models/mlp/generate", NULL), 404, "no endpoint 'generate'");
     CHECK_REPLY(route(&f, "GET", "/v2/models/mlp/infer", NULL), 405, "infer takes POST, not GET");
     CHECK_REPLY(route(&f, "GET", "/v3", NULL), 404, "no endpoint GET /v3");
+    /* Paths are any bytes; the reply quoting one stays UTF-8. */
+    CHECK_REPLY(route(&f, "GET", "/v2/models/\xff\xc3", NULL), 404, "no model named '?" "?'");
     CHECK_REPLY(route(&f, "GET", "/metrics", NULL), 200, "porta_serve_queue_depth{model=\"mlp\"} 0");
     serve_reply stopping;
     serve_route(&f.server, "GET", "/v2/health/ready", NULL, "", 0, true, &stopping);

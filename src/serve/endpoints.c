@@ -6,6 +6,7 @@
 
 #include "core/status.h"
 #include "core/text.h"
+#include "io/utf8.h"
 #include "serve/endpoints.h"
 
 static const char json_type[] = "application/json";
@@ -23,6 +24,11 @@ void serve_reply_error(serve_reply *r, int status, const char *fmt, ...) {
     va_start(args, fmt);
     vsnprintf(message, sizeof message, fmt, args);
     va_end(args);
+    /* A message may quote the request's path, which is any bytes; the JSON
+     * reply must be UTF-8 (a cut-off multi-byte character counts too). */
+    if (!utf8_is_valid(message, strlen(message), NULL))
+        for (char *c = message; *c; c++)
+            if ((unsigned char)*c >= 0x80) *c = '?';
     core_text text = {0};
     text_puts(&text, "{\"error\":");
     text_json_cstring(&text, message);
