@@ -78,6 +78,15 @@ int cmd_serve(int argc, char **argv) {
                        .max_queue = 256, .max_body_mib = 64, .max_header_kib = 16,
                        .max_connections = 256, .idle_timeout_s = 30};
     serve_app app = {.host = "127.0.0.1", .port = 8000};
+    /* Blocked before any thread starts (the devices' worker threads
+     * included), so every thread inherits the mask and the front end alone
+     * takes them, with sigwait. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
     int code = parse_options(argc, argv, &o, &app);
     porta_device *device = NULL;
     if (!code) code = cli_device("serve", o.device, &device);
@@ -90,14 +99,6 @@ int cmd_serve(int argc, char **argv) {
     app.max_header_bytes = (size_t)o.max_header_kib << 10;
     app.max_connections = o.max_connections;
     app.idle_timeout_s = o.idle_timeout_s;
-    /* Blocked before any thread starts, so every thread inherits the mask
-     * and the front end alone takes them, with sigwait. */
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGTERM);
-    sigaddset(&stop, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stop, NULL);
-    signal(SIGPIPE, SIG_IGN);
     porta_server_options options = {o.paths, o.path_count, device, o.max_batch,
                                     o.batch_delay_ms / 1000.0, o.max_queue, o.request_timeout_s};
     porta_status *status = porta_server_create(&options, &app.server);
