@@ -91,13 +91,13 @@ static char *copy_string(const json_value *v) {
 }
 
 /* Counts the leaves of (possibly nested) array data. */
-static porta_status *count_leaves(const json_value *v, const char *what, int64_t *count) {
+static porta_status *count_leaves(const json_value *v, int64_t *count) {
     if (v->type != JSON_ARRAY) {
         (*count)++;
         return NULL;
     }
     for (size_t i = 0; i < v->as.array.count; i++)
-        PORTA_TRY(count_leaves(v->as.array.items[i], what, count));
+        PORTA_TRY(count_leaves(v->as.array.items[i], count));
     return NULL;
 }
 
@@ -225,7 +225,7 @@ static porta_status *parse_input(const json_value *v, int index, binary_cursor *
     }
     PORTA_TRY(member(v, "data", JSON_ARRAY, named, true, &data));
     int64_t leaves = 0;
-    PORTA_TRY(count_leaves(data, named, &leaves));
+    PORTA_TRY(count_leaves(data, &leaves));
     if (leaves != numel)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "%s: data has %lld elements, its shape needs %lld", named,

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "core/text.h"
 #include "model/model.h"
 #include "serve/served_model.h"
 
