@@ -19,6 +19,7 @@ typedef struct train_options {
     const char *devices, *checkpoint_dir;
     int checkpoint_every, max_restarts, ranks;
     double checkpoint_seconds, hang_seconds;
+    bool move_when_cheaper;
     char *const *command;
 } train_options;
 
@@ -32,7 +33,7 @@ static int parse_options(int argc, char **argv, train_options *o) {
         bool known = !strcmp(arg, "--devices") || !strcmp(arg, "--checkpoint-every") ||
                      !strcmp(arg, "--checkpoint-seconds") || !strcmp(arg, "--checkpoint-dir") ||
                      !strcmp(arg, "--max-restarts") || !strcmp(arg, "--ranks") ||
-                     !strcmp(arg, "--hang-seconds");
+                     !strcmp(arg, "--hang-seconds") || !strcmp(arg, "--move-when");
         if (!known) return cli_usage("train", "unexpected argument '%s' (the script's command "
                                               "comes after '--')", arg);
         if (a + 1 >= argc || !strcmp(argv[a + 1], "--"))
@@ -48,6 +49,11 @@ static int parse_options(int argc, char **argv, train_options *o) {
         else if (!strcmp(arg, "--max-restarts"))
             code = cli_count("train", arg, value, 0, &o->max_restarts);
         else if (!strcmp(arg, "--ranks")) code = cli_count("train", arg, value, 1, &o->ranks);
+        else if (!strcmp(arg, "--move-when")) {
+            if (strcmp(value, "cheaper"))
+                return cli_usage("train", "--move-when expects 'cheaper', got '%s'", value);
+            o->move_when_cheaper = true;
+        }
         else code = cli_seconds("train", arg, value, &o->hang_seconds);
         if (code) return code;
     }
@@ -55,6 +61,9 @@ static int parse_options(int argc, char **argv, train_options *o) {
         return cli_usage("train", "--checkpoint-every and --checkpoint-seconds exclude each "
                                   "other: give one");
     if (every) o->checkpoint_seconds = 0;
+    if (o->move_when_cheaper && !getenv("PORTA_PRICES"))
+        return cli_usage("train", "--move-when cheaper needs a price file in $PORTA_PRICES "
+                                  "(docs/compare.md), and none is set");
     if (a >= argc) return cli_usage("train", "missing '--' and the script's command after it");
     if (a + 1 >= argc) return cli_usage("train", "missing the script's command after '--'");
     o->command = argv + a + 1;
@@ -71,6 +80,7 @@ static const char *end_reason(const train_outcome *out, char *text, size_t cap) 
     case TRAIN_HUNG: snprintf(text, cap, "hung (no optimizer step for the --hang-seconds)"); break;
     case TRAIN_FAILED: snprintf(text, cap, "failed (exit status %d)", out->status); break;
     case TRAIN_STOPPED: snprintf(text, cap, "stopped by signal %d", out->status); break;
+    case TRAIN_MOVED: snprintf(text, cap, "stopped to move to a cheaper device"); break;
     }
     return text;
 }
@@ -86,6 +96,19 @@ static int final_status(const train_outcome *out) {
 static bool is_directory(const char *path) {
     struct stat info;
     return !stat(path, &info) && S_ISDIR(info.st_mode);
+}
+
+/* What --move-when cheaper needs to know at a checkpoint. */
+typedef struct move_context {
+    const train_device *devices;
+    int count, current, target;
+    const bool *failed;
+} move_context;
+
+static bool move_at_checkpoint(void *context, long checkpoint) {
+    move_context *m = context;
+    m->target = train_cheaper_device(m->devices, m->count, m->current, checkpoint, m->failed);
+    return m->target >= 0;
 }
 
 static void print_command(char *const *command) {
@@ -106,16 +129,21 @@ int porta_cmd_train(int argc, char **argv) {
     }
     char progress[PATH_MAX];
     snprintf(progress, sizeof progress, "%s/progress.json", o.checkpoint_dir);
-    int which = 0, ranks = o.ranks;
+    int which = 0, ranks = o.ranks, restarts = 0;
     long checkpoint = -1;
+    bool failed[CLI_MAX_DEVICES] = {false};
+    move_context move = {.devices = devices, .count = device_count, .failed = failed};
     train_outcome out;
     for (int attempt = 0;; attempt++) {
+        move.current = which;
         train_attempt a = {.command = o.command, .ranks = ranks, .device = &devices[which],
                            .checkpoint_dir = o.checkpoint_dir, .progress_path = progress,
                            .checkpoint_every = o.checkpoint_every,
                            .checkpoint_seconds = o.checkpoint_seconds,
                            .hang_seconds = o.hang_seconds,
-                           .keep_faults = which == 0};
+                           .keep_faults = which == 0,
+                           .at_checkpoint = o.move_when_cheaper ? move_at_checkpoint : NULL,
+                           .context = &move};
         fprintf(stderr, "porta train: attempt %d on %s (PORTA_VISIBLE_DEVICES=%s)", attempt + 1,
                 devices[which].label, devices[which].visible);
         if (ranks) fprintf(stderr, " with %d rank%s", ranks, ranks == 1 ? "" : "s");
@@ -125,9 +153,15 @@ int porta_cmd_train(int argc, char **argv) {
         if (train_run_attempt(&a, &out)) return 1;
         if (out.checkpoint > checkpoint) checkpoint = out.checkpoint;
         char reason[160];
-        fprintf(stderr, "porta train: attempt %d %s after %.1f s at step %ld; last checkpoint: ",
-                attempt + 1, end_reason(&out, reason, sizeof reason), out.seconds, out.step);
+        fprintf(stderr, "porta train: attempt %d %s after %.1f s, ", attempt + 1,
+                end_reason(&out, reason, sizeof reason), out.seconds);
+        fprintf(stderr, out.step < 0 ? "before any step" : "at step %ld", out.step);
+        fprintf(stderr, "; last checkpoint: ");
         fprintf(stderr, checkpoint < 0 ? "none\n" : "step %ld\n", checkpoint);
+        if (out.end == TRAIN_MOVED) {
+            which = move.target; /* a planned move, not a restart */
+            continue;
+        }
         bool restart = out.end == TRAIN_DEVICE_LOST || out.end == TRAIN_KILLED ||
                        out.end == TRAIN_HUNG;
         if (!restart) {
@@ -136,7 +170,7 @@ int porta_cmd_train(int argc, char **argv) {
                                 "(not a lost device, a killed process or a hang)\n");
             return final_status(&out);
         }
-        if (attempt == o.max_restarts) {
+        if (restarts == o.max_restarts) {
             fprintf(stderr, "porta train: giving up: %d restart%s allowed (--max-restarts), "
                             "all used\n", o.max_restarts, o.max_restarts == 1 ? "" : "s");
             return final_status(&out);
@@ -146,9 +180,11 @@ int porta_cmd_train(int argc, char **argv) {
             ranks--; /* a rank died: go on without it, the checkpoint reshards */
             why = "one rank fewer, ";
         } else {
+            failed[which] = true;
             which = (which + 1) % device_count;
         }
-        fprintf(stderr, "porta train: restart %d of %d: %son %s, from ", attempt + 1,
+        restarts++;
+        fprintf(stderr, "porta train: restart %d of %d: %son %s, from ", restarts,
                 o.max_restarts, why, devices[which].label);
         fprintf(stderr, checkpoint < 0 ? "the start (no checkpoint yet)\n"
                                        : "the checkpoint of step %ld\n", checkpoint);

@@ -25,6 +25,15 @@ typedef struct train_device {
  * error and returns 2. */
 int train_devices(const char *spec, train_device *devices, int *count);
 
+/* --move-when cheaper, asked at a checkpoint of a run on devices[current]:
+ * the entry of the list to move to (its cost per million samples of the
+ * standard workload, by the stored measurements and the price file at
+ * $PORTA_PRICES, is under 90% of the current device's; devices a run
+ * failed on are not candidates), or -1 to stay.
+ * Logs its figures either way. */
+int train_cheaper_device(const train_device *devices, int count, int current, long checkpoint,
+                         const bool *failed);
+
 typedef struct train_attempt {
     char *const *command;    /* the script's command line, NULL-terminated */
     int ranks;               /* 0: one process; else mpirun -np ranks */
@@ -34,6 +43,10 @@ typedef struct train_attempt {
     double checkpoint_seconds;
     double hang_seconds;     /* no step for this long: hung */
     bool keep_faults;        /* pass PORTA_FAULTS on (a fault belongs to one device) */
+    /* Asked at each new checkpoint; true stops the attempt there (TRAIN_MOVED).
+     * NULL: never. */
+    bool (*at_checkpoint)(void *context, long checkpoint);
+    void *context;
 } train_attempt;
 
 typedef enum train_end {
@@ -43,6 +56,7 @@ typedef enum train_end {
     TRAIN_HUNG,        /* no step for hang_seconds: killed by the supervisor */
     TRAIN_FAILED,      /* another exit status: the script's own error */
     TRAIN_STOPPED,     /* the supervisor was interrupted (SIGINT, SIGTERM) */
+    TRAIN_MOVED,       /* stopped after a checkpoint to continue elsewhere */
 } train_end;
 
 typedef struct train_outcome {

@@ -102,9 +102,9 @@ int train_run_attempt(const train_attempt *a, train_outcome *outcome) {
     setpgid(pid, pid); /* also here: no window in which a kill misses the group */
     running_group = pid;
     double last_progress = started;
-    long last_step = -1;
+    long last_step = -1, last_checkpoint = -1;
     int status = 0;
-    bool hung = false;
+    bool hung = false, moved = false;
     for (;;) {
         pid_t done = waitpid(pid, &status, WNOHANG);
         if (done == pid) break;
@@ -118,7 +118,14 @@ int train_run_attempt(const train_attempt *a, train_outcome *outcome) {
             last_step = step;
             last_progress = now();
         }
-        if (!hung && now() - last_progress > a->hang_seconds) {
+        if (checkpoint > last_checkpoint) {
+            last_checkpoint = checkpoint;
+            if (!hung && !moved && a->at_checkpoint && a->at_checkpoint(a->context, checkpoint)) {
+                moved = true;
+                kill(-pid, SIGKILL);
+            }
+        }
+        if (!hung && !moved && now() - last_progress > a->hang_seconds) {
             hung = true; /* the whole group: mpirun and every rank */
             kill(-pid, SIGKILL);
         }
@@ -135,6 +142,8 @@ int train_run_attempt(const train_attempt *a, train_outcome *outcome) {
         outcome->status = interrupted;
     } else if (hung) {
         outcome->end = TRAIN_HUNG;
+    } else if (moved) {
+        outcome->end = TRAIN_MOVED;
     } else if (WIFSIGNALED(status)) {
         outcome->end = TRAIN_KILLED;
         outcome->status = WTERMSIG(status);

@@ -1,7 +1,8 @@
 /* porta train --devices: the devices a run may go to, in order, each as the
  * PORTA_VISIBLE_DEVICES value that makes the script's plain "porta" that
- * device. "auto[:OBJECTIVE]" puts the device select_device picks by stored
- * measurements first, the others after it in index order. */
+ * device. "auto[:OBJECTIVE]" orders them by select_device's figures from
+ * stored measurements; --move-when cheaper compares their costs. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,24 +47,90 @@ static int describe(porta_device *device, const char *visible, train_device *out
     return visible_value(info.index, out->visible, sizeof out->visible);
 }
 
-/* auto[:OBJECTIVE]: the chosen device, then the others by index. */
+/* The figure select_device weighs, as people read it. */
+static double readable(const char *objective, double score) {
+    return strcmp(objective, "throughput") ? score : -score;
+}
+
+static const char *unit(const char *objective) {
+    return !strcmp(objective, "throughput") ? "samples/s"
+           : !strcmp(objective, "latency")  ? "ms per step"
+           : !strcmp(objective, "cost")     ? "per million samples"
+                                            : "J per sample";
+}
+
+/* auto[:OBJECTIVE]: the devices with a figure, best first, then the others
+ * by index. */
 static int automatic(const char *objective, train_device *devices, int *count) {
-    int best, n = porta_device_count();
-    porta_status *status = porta_select_device(objective, NULL, getenv("PORTA_PRICES"), true,
-                                               &best);
+    int n = porta_device_count();
+    if (n > CLI_MAX_DEVICES) n = CLI_MAX_DEVICES;
+    double scores[CLI_MAX_DEVICES];
+    porta_status *status = porta_select_scores(objective, NULL, getenv("PORTA_PRICES"), true,
+                                               scores, n);
     if (status) return (cli_fail("train", status), 2);
-    fprintf(stderr, "porta train: --devices auto:%s: porta:%d is the best by the stored "
-                    "measurements; the others follow in index order\n", objective, best);
-    for (int k = -1; k < n && *count < CLI_MAX_DEVICES; k++) {
-        int index = k < 0 ? best : k;
-        if (k == best) continue;
+    int order[CLI_MAX_DEVICES];
+    for (int i = 0; i < n; i++) order[i] = i;
+    for (int i = 1; i < n; i++) /* insertion sort: figures ascending, NaN last, stable */
+        for (int j = i; j > 0; j--) {
+            double a = scores[order[j - 1]], b = scores[order[j]];
+            if (!(isnan(a) && !isnan(b)) && !(b < a)) break;
+            int t = order[j - 1];
+            order[j - 1] = order[j];
+            order[j] = t;
+        }
+    fprintf(stderr, "porta train: --devices auto:%s, by the stored measurements of the "
+                    "standard workload:", objective);
+    for (int i = 0; i < n; i++) {
         porta_device *device;
-        status = porta_device_get(index, &device);
+        status = porta_device_get(order[i], &device);
         if (status) return (cli_fail("train", status), 2);
         int code = describe(device, NULL, &devices[(*count)++]);
         if (code) return code;
+        if (isnan(scores[order[i]]))
+            fprintf(stderr, "%s porta:%d (no figure)", i ? "," : "", order[i]);
+        else
+            fprintf(stderr, "%s porta:%d (%.4g %s)", i ? "," : "", order[i],
+                    readable(objective, scores[order[i]]), unit(objective));
     }
+    fprintf(stderr, "\n");
     return 0;
+}
+
+int train_cheaper_device(const train_device *devices, int count, int current, long checkpoint,
+                         const bool *failed) {
+    int n = porta_device_count();
+    if (n > CLI_MAX_DEVICES) n = CLI_MAX_DEVICES;
+    double cost[CLI_MAX_DEVICES];
+    const char *prices = getenv("PORTA_PRICES");
+    porta_status *status = porta_select_scores("cost", NULL, prices, true, cost, n);
+    if (status) {
+        fprintf(stderr, "porta train: --move-when cheaper: staying at the checkpoint of step "
+                        "%ld: %s\n", checkpoint, porta_status_message(status));
+        porta_status_free(status);
+        return -1;
+    }
+    int here = devices[current].index, best = -1;
+    for (int i = 0; i < count; i++) {
+        int index = devices[i].index;
+        if (i == current || failed[i] || index >= n || isnan(cost[index])) continue;
+        if (best < 0 || cost[index] < cost[devices[best].index]) best = i;
+    }
+    double now = here < n ? cost[here] : NAN;
+    if (best < 0 || !(cost[devices[best].index] < 0.9 * now) ) {
+        fprintf(stderr, "porta train: --move-when cheaper: staying on porta:%d at the "
+                        "checkpoint of step %ld: it costs %.4g per million samples",
+                here, checkpoint, now);
+        if (best >= 0)
+            fprintf(stderr, ", the cheapest other, porta:%d, %.4g (a move needs under 90%%)",
+                    devices[best].index, cost[devices[best].index]);
+        fprintf(stderr, " (prices: %s)\n", prices);
+        return -1;
+    }
+    fprintf(stderr, "porta train: --move-when cheaper: moving from porta:%d to %s after the "
+                    "checkpoint of step %ld: %.4g per million samples there, %.4g here "
+                    "(prices: %s)\n", here, devices[best].label, checkpoint,
+            cost[devices[best].index], now, prices);
+    return best;
 }
 
 int train_devices(const char *spec, train_device *devices, int *count) {
