@@ -76,7 +76,7 @@ def _require_opencl():
 
 
 @pytest.mark.serial
-@pytest.mark.parametrize("model, fault", [("cnn", 500), ("transformer", 900)])
+@pytest.mark.parametrize("model, fault", [("cnn", 6000), ("transformer", 12000)])
 def test_a_run_losing_its_opencl_device_continues_on_the_cpu_backend(tmp_path, model, fault):
     """Lost on porta's OpenCL device (PoCL) part-way, the run continues on
     the CPU backend from its last checkpoint: every step after it has the

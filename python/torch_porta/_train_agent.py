@@ -163,8 +163,10 @@ class Agent:
         """The optimizer (outer ones only: a ZeroRedundancyOptimizer's inner
         optimizer is its own), the modules holding its parameters, its LR
         scheduler and a GradScaler, from the live objects."""
+        # by type, not isinstance: isinstance asks an object's __class__,
+        # which some module-level proxies answer with a deprecation warning
         objects = gc.get_objects()
-        optimizers = [o for o in objects if isinstance(o, torch.optim.Optimizer)]
+        optimizers = [o for o in objects if issubclass(type(o), torch.optim.Optimizer)]
         inner = {id(getattr(o, "optim", None)) for o in optimizers}
         optimizers = [o for o in optimizers if id(o) not in inner]
         if not optimizers:
@@ -173,7 +175,7 @@ class Agent:
         optimizer = max(optimizers, key=lambda o: sum(len(g["params"]) for g in o.param_groups))
         order = {id(p): i for i, p in enumerate(
             p for group in optimizer.param_groups for p in group["params"])}
-        holders = [o for o in objects if isinstance(o, torch.nn.Module)
+        holders = [o for o in objects if issubclass(type(o), torch.nn.Module)
                    and any(id(p) in order for p in o.parameters())]
         inside = {id(child) for m in holders for child in m.modules() if child is not m}
         roots = sorted((m for m in holders if id(m) not in inside),
@@ -182,9 +184,10 @@ class Agent:
             raise RuntimeError("porta train: no module holds the optimizer's parameters")
         model = roots[0] if len(roots) == 1 else \
             torch.nn.ModuleDict({str(i): m for i, m in enumerate(roots)})
-        schedulers = [o for o in objects if isinstance(o, torch.optim.lr_scheduler.LRScheduler)
+        schedulers = [o for o in objects
+                      if issubclass(type(o), torch.optim.lr_scheduler.LRScheduler)
                       and getattr(o, "optimizer", None) is optimizer]
-        scalers = [o for o in objects if isinstance(o, torch.amp.GradScaler)]
+        scalers = [o for o in objects if issubclass(type(o), torch.amp.GradScaler)]
         self.objects = (model, optimizer, schedulers[0] if schedulers else None,
                         scalers[0] if scalers else None)
         return self.objects
@@ -284,8 +287,9 @@ class Agent:
         previous(kind, value, traceback)
         from ._device_lost import is_device_lost
         if is_device_lost(value):
+            last = "none" if self.checkpoint_step is None else f"step {self.checkpoint_step}"
             _say(f"the device was lost ({value}); exit status {DEVICE_LOST_EXIT} asks for a "
-                 f"restart from the last checkpoint (step {self.checkpoint_step}) elsewhere")
+                 f"restart from the last checkpoint ({last}) elsewhere")
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(DEVICE_LOST_EXIT)
