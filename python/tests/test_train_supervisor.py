@@ -4,6 +4,7 @@ on PoCL, the process killed, an MPI rank killed), continues from its last
 checkpoint and reaches the losses of a run that was never interrupted,
 with the same batches. The command is $PORTA_CLI, else build/porta of the
 source tree."""
+import json
 import os
 import re
 import subprocess
@@ -97,6 +98,51 @@ def test_a_run_losing_its_opencl_device_continues_on_the_cpu_backend(tmp_path, m
     for (loss, crc), (expected, expected_crc) in zip(resumed, reference[step:]):
         assert crc == expected_crc
         assert loss == pytest.approx(expected, rel=1e-5)
+
+
+def _prices(tmp_path, opencl, cpu):
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps({"currency": "USD", "prices": [
+        {"label": "OpenCL", "match": {"backend": "opencl"}, "per_hour": opencl},
+        {"label": "CPU", "match": {"backend": "cpu"}, "per_hour": cpu}]}))
+    return str(path)
+
+
+@pytest.mark.serial
+def test_a_run_moves_to_a_cheaper_device_at_a_checkpoint(tmp_path):
+    """--move-when cheaper: the OpenCL device priced far above the CPU
+    backend, the run moves after its first checkpoint and continues there
+    with the losses of a CPU-backend run (1e-5 relative), same batches."""
+    _require_opencl()
+    reference = _steps(_direct(["cnn", "2"], PORTA_VISIBLE_DEVICES="cpu").stdout)[0]
+    done = _train(["--devices", "opencl,cpu", "--checkpoint-every", "2", "--move-when",
+                   "cheaper", "--checkpoint-dir", str(tmp_path / "ckpt")], ["cnn", "2"],
+                  PORTA_CACHE_DIR=str(tmp_path / "cache"),
+                  PORTA_PRICES=_prices(tmp_path, opencl=50.0, cpu=0.01))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"--move-when cheaper: moving from porta:\d to porta:\d \(cpu.* after the "
+                     r"checkpoint of step \d+: \S+ per million samples there, \S+ here",
+                     done.stderr), done.stderr
+    assert "restart" not in done.stderr and "attempt 2 on porta:0 (cpu" in done.stderr
+    step = _resumed_step(done.stderr)
+    moved, resumed = _steps(done.stdout)
+    assert step >= 2 and len(resumed) == len(reference) - step
+    for (loss, crc), (expected, expected_crc) in zip(resumed, reference[step:]):
+        assert crc == expected_crc
+        assert loss == pytest.approx(expected, rel=1e-5)
+
+
+def test_auto_orders_the_devices_by_stored_measurements(tmp_path):
+    done = subprocess.run([CLI, "train", "--devices", "auto:cost", "--checkpoint-dir",
+                           str(tmp_path / "ckpt"), "--", "true"], capture_output=True, text=True,
+                          timeout=120, env=_environment(
+                              PORTA_CACHE_DIR=str(tmp_path / "cache"),
+                              PORTA_PRICES=_prices(tmp_path, opencl=50.0, cpu=0.01)))
+    assert done.returncode == 0, done.stderr
+    order = re.search(r"--devices auto:cost, by the stored measurements of the standard "
+                      r"workload: porta:(\d) \((\S+) per million samples\)", done.stderr)
+    assert order, done.stderr
+    assert f"attempt 1 on porta:{order.group(1)} (cpu" in done.stderr
 
 
 @pytest.mark.serial

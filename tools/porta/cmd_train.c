@@ -134,6 +134,9 @@ int porta_cmd_train(int argc, char **argv) {
     bool failed[CLI_MAX_DEVICES] = {false};
     move_context move = {.devices = devices, .count = device_count, .failed = failed};
     train_outcome out;
+    /* The figures first (a device without a stored measurement is measured
+     * now, not at the first checkpoint), with the reason to stay or not. */
+    if (o.move_when_cheaper) train_cheaper_device(devices, device_count, 0, -1, failed);
     for (int attempt = 0;; attempt++) {
         move.current = which;
         train_attempt a = {.command = o.command, .ranks = ranks, .device = &devices[which],

@@ -29,7 +29,8 @@ int train_devices(const char *spec, train_device *devices, int *count);
  * the entry of the list to move to (its cost per million samples of the
  * standard workload, by the stored measurements and the price file at
  * $PORTA_PRICES, is under 90% of the current device's; devices a run
- * failed on are not candidates), or -1 to stay.
+ * failed on are not candidates), or -1 to stay. checkpoint < 0: before the
+ * first run, only logs the figures (measuring what is missing).
  * Logs its figures either way. */
 int train_cheaper_device(const train_device *devices, int count, int current, long checkpoint,
                          const bool *failed);

@@ -142,7 +142,7 @@ int train_run_attempt(const train_attempt *a, train_outcome *outcome) {
         outcome->status = interrupted;
     } else if (hung) {
         outcome->end = TRAIN_HUNG;
-    } else if (moved) {
+    } else if (moved && WIFSIGNALED(status)) { /* else it ended by itself first */
         outcome->end = TRAIN_MOVED;
     } else if (WIFSIGNALED(status)) {
         outcome->end = TRAIN_KILLED;

@@ -109,6 +109,15 @@ int train_cheaper_device(const train_device *devices, int count, int current, lo
         porta_status_free(status);
         return -1;
     }
+    if (checkpoint < 0) { /* before the first run: the figures only */
+        fprintf(stderr, "porta train: --move-when cheaper: cost per million samples by the "
+                        "stored measurements and %s:", prices);
+        for (int i = 0; i < count; i++)
+            fprintf(stderr, "%s porta:%d %.4g", i ? "," : "", devices[i].index,
+                    devices[i].index < n ? cost[devices[i].index] : NAN);
+        fprintf(stderr, "; checked again at each checkpoint\n");
+        return -1;
+    }
     int here = devices[current].index, best = -1;
     for (int i = 0; i < count; i++) {
         int index = devices[i].index;
