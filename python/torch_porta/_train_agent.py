@@ -106,6 +106,7 @@ class _TrackedIterator:
             self.agent.before_batch(self)
         batch = next(self.inner)
         self.yielded += 1
+        self.agent.last_loader = self.index
         return batch
 
 
@@ -138,6 +139,8 @@ class Agent:
         self.objects = None          # (model, optimizer, scheduler, scaler), once found
         self.resume = self._pending_resume()
         self.warned_no_loader = False
+        self.last_loader = None      # the loader that gave the latest batch
+        self.training_loader = None  # the loader whose batch the latest step used
 
     # ---- what is saved ----
 
@@ -246,8 +249,11 @@ class Agent:
                                 position["yielded"], restore=True)
 
     def before_batch(self, tracked):
-        if self.resume is not None:
-            return  # another loader, before the one resumed reaches its place
+        # checkpoints are taken only between the training loop's batches: an
+        # evaluation loader's position is not where training resumes, and
+        # it may run on one rank only
+        if self.resume is not None or tracked.index != self.training_loader:
+            return
         due = self.due or (self.seconds > 0 and self.step > (self.checkpoint_step or 0) and
                            time.monotonic() - self.last_save >= self.seconds)
         rank, size = _world()
@@ -266,6 +272,7 @@ class Agent:
         if optimizer is not self.objects[1]:
             return
         self.step += 1
+        self.training_loader = self.last_loader
         if self.every > 0 and self.step % self.every == 0:
             self.due = True
         if not self.loaders and not self.warned_no_loader:
