@@ -147,20 +147,24 @@ def test_auto_orders_the_devices_by_stored_measurements(tmp_path):
 
 @pytest.mark.serial
 def test_a_killed_run_on_the_cpu_backend_continues_bit_for_bit(tmp_path):
-    """Killed (SIGKILL) when it receives its 6th batch, the run restarts on
-    the same device from the checkpoint of step 5 and every later loss is
-    bit-identical to the run that was never stopped."""
+    """Killed (SIGKILL) when it receives its 8th batch (the second of the
+    second epoch, after an evaluation loop over another DataLoader), the run
+    restarts on the same device from the checkpoint of step 7 and every
+    later loss, the last evaluation's and the final one are bit-identical
+    to the run that was never stopped."""
     reference = _direct(["cnn", "2"], PORTA_VISIBLE_DEVICES="cpu").stdout
     done = _train(["--devices", "cpu", "--checkpoint-every", "1", "--checkpoint-dir",
-                   str(tmp_path / "ckpt")], ["cnn", "2"], TRAIN_TEST_KILL_AT="6",
+                   str(tmp_path / "ckpt")], ["cnn", "2"], TRAIN_TEST_KILL_AT="8",
                   TRAIN_TEST_MARKER=str(tmp_path / "killed"))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "attempt 1 killed by signal 9" in done.stderr, done.stderr
-    assert _resumed_step(done.stderr) == 5
+    assert _resumed_step(done.stderr) == 7
     killed, resumed = _steps(done.stdout)
     expected = _steps(reference)[0]
-    assert killed == expected[:5]
-    assert resumed == expected[5:]  # floats compared exactly
+    assert killed == expected[:7]
+    assert resumed == expected[7:]  # floats compared exactly
+    evaluations = re.findall(r"^evaluation \d+ (\S+)$", done.stdout, re.M)
+    assert evaluations[-1] == re.findall(r"^evaluation \d+ (\S+)$", reference, re.M)[-1]
     assert _final(done.stdout) == _final(reference)
 
 

@@ -6,7 +6,8 @@ train`: nothing in it knows about checkpoints. Each step prints
     python train_script.py MODEL EPOCHS
 
 MODEL: "cnn" (the digits CNN of examples/train_digits_cnn.py, a DataLoader
-shuffled by PyTorch's default generator), "transformer" (the parity
+shuffled by PyTorch's default generator, an evaluation DataLoader after
+each epoch), "transformer" (the parity
 model of models.py, a DataLoader shuffled by a seeded generator), "ddp"
 (an MLP under DistributedDataParallel, every rank drawing the same
 batches, so that any number of ranks computes the same steps).
@@ -33,9 +34,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def cnn():
     sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
     from train_digits_cnn import DigitsCNN, load_data
-    (images, labels), _ = load_data()
+    (images, labels), (test_images, test_labels) = load_data()
     loader = DataLoader(TensorDataset(images[:192], labels[:192]), batch_size=32, shuffle=True)
-    return DigitsCNN(), loader, lambda model, x, y: F.cross_entropy(model(x), y)
+    evaluation = DataLoader(TensorDataset(test_images[:64], test_labels[:64]), batch_size=32)
+    return DigitsCNN(), loader, lambda model, x, y: F.cross_entropy(model(x), y), evaluation
 
 
 def transformer():
@@ -45,7 +47,7 @@ def transformer():
                            generator=torch.Generator().manual_seed(1))
     loader = DataLoader(TensorDataset(tokens[:, :-1], tokens[:, 1:]), batch_size=8, shuffle=True,
                         generator=torch.Generator().manual_seed(2))
-    return model, loader, lambda model, x, y: model.loss(x, y)
+    return model, loader, lambda model, x, y: model.loss(x, y), None
 
 
 def mlp():
@@ -54,7 +56,7 @@ def mlp():
     model = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
     loader = DataLoader(TensorDataset(x, y), batch_size=8, shuffle=True,
                         generator=torch.Generator().manual_seed(2))
-    return model, loader, lambda model, x, y: F.mse_loss(model(x), y)
+    return model, loader, lambda model, x, y: F.mse_loss(model(x), y), None
 
 
 def main():
@@ -65,7 +67,7 @@ def main():
         dist.init_process_group("porta")
         rank = dist.get_rank()
     torch.manual_seed(0)
-    model, loader, loss_of = {"cnn": cnn, "transformer": transformer, "ddp": mlp}[name]()
+    model, loader, loss_of, evaluation = {"cnn": cnn, "transformer": transformer, "ddp": mlp}[name]()
     model.to("porta")
     if name == "ddp":
         model = torch.nn.parallel.DistributedDataParallel(model)
@@ -93,6 +95,11 @@ def main():
             if rank == 0:
                 print(f"loss {os.getpid()} {loss.item()!r} "
                       f"{zlib.crc32(y.cpu().numpy().tobytes())}", flush=True)
+        if evaluation is not None:  # a second DataLoader, not the one training resumes
+            with torch.no_grad():
+                losses = [loss_of(model, x.to("porta"), y.to("porta")).item()
+                          for x, y in evaluation]
+            print(f"evaluation {os.getpid()} {sum(losses) / len(losses)!r}", flush=True)
     if rank == 0:
         with torch.no_grad():
             data = loader.dataset.tensors
