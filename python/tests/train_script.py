@@ -67,7 +67,8 @@ def main():
         dist.init_process_group("porta")
         rank = dist.get_rank()
     torch.manual_seed(0)
-    model, loader, loss_of, evaluation = {"cnn": cnn, "transformer": transformer, "ddp": mlp}[name]()
+    build = {"cnn": cnn, "transformer": transformer, "ddp": mlp}[name]
+    model, loader, loss_of, evaluation = build()
     model.to("porta")
     if name == "ddp":
         model = torch.nn.parallel.DistributedDataParallel(model)

@@ -158,9 +158,10 @@ int porta_cmd_train(int argc, char **argv) {
         char reason[160];
         fprintf(stderr, "porta train: attempt %d %s after %.1f s, ", attempt + 1,
                 end_reason(&out, reason, sizeof reason), out.seconds);
-        fprintf(stderr, out.step < 0 ? "before any step" : "at step %ld", out.step);
-        fprintf(stderr, "; last checkpoint: ");
-        fprintf(stderr, checkpoint < 0 ? "none\n" : "step %ld\n", checkpoint);
+        if (out.step < 0) fprintf(stderr, "before any step");
+        else fprintf(stderr, "at step %ld", out.step);
+        if (checkpoint < 0) fprintf(stderr, "; last checkpoint: none\n");
+        else fprintf(stderr, "; last checkpoint: step %ld\n", checkpoint);
         if (out.end == TRAIN_MOVED) {
             which = move.target; /* a planned move, not a restart */
             continue;
@@ -189,7 +190,7 @@ int porta_cmd_train(int argc, char **argv) {
         restarts++;
         fprintf(stderr, "porta train: restart %d of %d: %son %s, from ", restarts,
                 o.max_restarts, why, devices[which].label);
-        fprintf(stderr, checkpoint < 0 ? "the start (no checkpoint yet)\n"
-                                       : "the checkpoint of step %ld\n", checkpoint);
+        if (checkpoint < 0) fprintf(stderr, "the start (no checkpoint yet)\n");
+        else fprintf(stderr, "the checkpoint of step %ld\n", checkpoint);
     }
 }

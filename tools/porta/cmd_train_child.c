@@ -58,6 +58,10 @@ static void exec_command(const train_attempt *a) {
     int words = 0;
     while (a->command[words]) words++;
     char **argv = calloc((size_t)words + 4, sizeof *argv);
+    if (!argv) {
+        fprintf(stderr, "porta train: out of memory starting the script\n");
+        _exit(127);
+    }
     char ranks[16];
     int used = 0;
     if (a->ranks > 0) {
@@ -96,6 +100,8 @@ int train_run_attempt(const train_attempt *a, train_outcome *outcome) {
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "porta train: cannot start the script: %s\n", strerror(errno));
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
         return 1;
     }
     if (pid == 0) exec_command(a);
