@@ -66,6 +66,17 @@ def _resumed_step(stderr):
     return int(found[-1])
 
 
+_references = {}
+
+
+def _reference(model):
+    """The output of an uninterrupted run on the CPU backend (once per
+    model: several tests compare with it)."""
+    if model not in _references:
+        _references[model] = _direct([model, "2"], PORTA_VISIBLE_DEVICES="cpu").stdout
+    return _references[model]
+
+
 def _require_opencl():
     """PoCL (pocl-opencl-icd, installed by the set-up and CI): missing is a
     failure, not a skip."""
@@ -84,7 +95,7 @@ def test_a_run_losing_its_opencl_device_continues_on_the_cpu_backend(tmp_path, m
     loss of a run on the CPU backend throughout (1e-5 relative) and the
     same batch."""
     _require_opencl()
-    reference = _steps(_direct([model, "2"], PORTA_VISIBLE_DEVICES="cpu").stdout)[0]
+    reference = _steps(_reference(model))[0]
     done = _train(["--devices", "opencl,cpu", "--checkpoint-every", "1", "--checkpoint-dir",
                    str(tmp_path / "ckpt")], [model, "2"],
                   PORTA_FAULTS=f"device_lost:porta:0@{fault}")
@@ -114,7 +125,7 @@ def test_a_run_moves_to_a_cheaper_device_at_a_checkpoint(tmp_path):
     backend, the run moves after its first checkpoint and continues there
     with the losses of a CPU-backend run (1e-5 relative), same batches."""
     _require_opencl()
-    reference = _steps(_direct(["cnn", "2"], PORTA_VISIBLE_DEVICES="cpu").stdout)[0]
+    reference = _steps(_reference("cnn"))[0]
     done = _train(["--devices", "opencl,cpu", "--checkpoint-every", "2", "--move-when",
                    "cheaper", "--checkpoint-dir", str(tmp_path / "ckpt")], ["cnn", "2"],
                   PORTA_CACHE_DIR=str(tmp_path / "cache"),
@@ -152,7 +163,7 @@ def test_a_killed_run_on_the_cpu_backend_continues_bit_for_bit(tmp_path):
     restarts on the same device from the checkpoint of step 7 and every
     later loss, the last evaluation's and the final one are bit-identical
     to the run that was never stopped."""
-    reference = _direct(["cnn", "2"], PORTA_VISIBLE_DEVICES="cpu").stdout
+    reference = _reference("cnn")
     done = _train(["--devices", "cpu", "--checkpoint-every", "1", "--checkpoint-dir",
                    str(tmp_path / "ckpt")], ["cnn", "2"], TRAIN_TEST_KILL_AT="8",
                   TRAIN_TEST_MARKER=str(tmp_path / "killed"))
@@ -171,18 +182,22 @@ def test_a_killed_run_on_the_cpu_backend_continues_bit_for_bit(tmp_path):
 @pytest.mark.serial
 def test_checkpoints_by_time_and_a_hung_run_restarts(tmp_path):
     """--checkpoint-seconds takes checkpoints as time passes; a run that
-    makes no step for --hang-seconds is killed and restarted."""
+    makes no step for --hang-seconds is stopped, every rank of it, and
+    restarted."""
     done = _train(["--devices", "cpu", "--checkpoint-seconds", "0.01",
                    "--checkpoint-dir", str(tmp_path / "ckpt")], ["cnn", "1"])
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(re.findall(r"checkpoint of step \d+ written", done.stderr)) >= 2, done.stderr
-    hang = subprocess.run([CLI, "train", "--devices", "cpu", "--hang-seconds", "0.5",
-                           "--max-restarts", "1", "--checkpoint-dir", str(tmp_path / "h"),
-                           "--", "sleep", "30"], capture_output=True, text=True, timeout=60,
+    # under mpirun, whose ranks run in process groups of their own
+    hang = subprocess.run([CLI, "train", "--devices", "cpu", "--ranks", "2", "--hang-seconds",
+                           "0.5", "--max-restarts", "1", "--checkpoint-dir", str(tmp_path / "h"),
+                           "--", "sleep", "31.25"], capture_output=True, text=True, timeout=60,
                           env=_environment())
     assert hang.returncode == 1, hang.stderr
     assert "attempt 1 hung (no optimizer step for the --hang-seconds)" in hang.stderr
     assert "giving up: 1 restart allowed" in hang.stderr
+    left = subprocess.run(["pgrep", "-f", "sleep 31.25"], capture_output=True, text=True)
+    assert not left.stdout, f"ranks left running: {left.stdout}"
 
 
 def _ddp(tmp_path, name, ranks, **env):

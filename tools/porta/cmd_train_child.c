@@ -15,6 +15,10 @@
 
 #include "cmd_train.h"
 
+/* How long a run stopped by SIGTERM (a hang, a move) has to end before it
+ * is killed. */
+#define STOP_GRACE_SECONDS 5.0
+
 /* The signal that interrupted the supervisor, forwarded to the attempt. */
 static volatile sig_atomic_t interrupted;
 static volatile pid_t running_group;
@@ -111,6 +115,7 @@ int train_run_attempt(const train_attempt *a, train_outcome *outcome) {
     long last_step = -1, last_checkpoint = -1;
     int status = 0;
     bool hung = false, moved = false;
+    double stopping_since = 0; /* when SIGTERM was sent; 0: not yet */
     for (;;) {
         pid_t done = waitpid(pid, &status, WNOHANG);
         if (done == pid) break;
@@ -126,13 +131,17 @@ int train_run_attempt(const train_attempt *a, train_outcome *outcome) {
         }
         if (checkpoint > last_checkpoint) {
             last_checkpoint = checkpoint;
-            if (!hung && !moved && a->at_checkpoint && a->at_checkpoint(a->context, checkpoint)) {
+            if (!stopping_since && a->at_checkpoint && a->at_checkpoint(a->context, checkpoint))
                 moved = true;
-                kill(-pid, SIGKILL);
-            }
         }
-        if (!hung && !moved && now() - last_progress > a->hang_seconds) {
-            hung = true; /* the whole group: mpirun and every rank */
+        if (!stopping_since && !moved && now() - last_progress > a->hang_seconds) hung = true;
+        /* SIGTERM first: mpirun then ends its ranks, which run in process
+         * groups of their own; whatever is left after STOP_GRACE_SECONDS
+         * is killed. */
+        if ((hung || moved) && !stopping_since) {
+            stopping_since = now();
+            kill(-pid, SIGTERM);
+        } else if (stopping_since && now() - stopping_since > STOP_GRACE_SECONDS) {
             kill(-pid, SIGKILL);
         }
         sleep_seconds(0.05);
@@ -148,8 +157,8 @@ int train_run_attempt(const train_attempt *a, train_outcome *outcome) {
         outcome->status = interrupted;
     } else if (hung) {
         outcome->end = TRAIN_HUNG;
-    } else if (moved && WIFSIGNALED(status)) { /* else it ended by itself first */
-        outcome->end = TRAIN_MOVED;
+    } else if (moved && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+        outcome->end = TRAIN_MOVED; /* (exit status 0: it finished before it was stopped) */
     } else if (WIFSIGNALED(status)) {
         outcome->end = TRAIN_KILLED;
         outcome->status = WTERMSIG(status);
