@@ -100,7 +100,7 @@ def test_a_run_losing_its_opencl_device_continues_on_the_cpu_backend(tmp_path, m
                    str(tmp_path / "ckpt")], [model, "2"],
                   PORTA_FAULTS=f"device_lost:porta:0@{fault}")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "the device was lost (exit status 75)" in done.stderr, done.stderr
+    assert "attempt 1 lost its device (exit status 75)" in done.stderr, done.stderr
     assert re.search(r"restart 1 of 3: on porta:\d \(cpu", done.stderr), done.stderr
     lost, resumed = _steps(done.stdout)
     step = _resumed_step(done.stderr)

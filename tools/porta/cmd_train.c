@@ -74,7 +74,7 @@ static const char *end_reason(const train_outcome *out, char *text, size_t cap) 
     switch (out->end) {
     case TRAIN_DONE: snprintf(text, cap, "finished (exit status 0)"); break;
     case TRAIN_DEVICE_LOST:
-        snprintf(text, cap, "the device was lost (exit status %d)", out->status);
+        snprintf(text, cap, "lost its device (exit status %d)", out->status);
         break;
     case TRAIN_KILLED: snprintf(text, cap, "killed by signal %d", out->status); break;
     case TRAIN_HUNG: snprintf(text, cap, "hung (no optimizer step for the --hang-seconds)"); break;
