@@ -196,8 +196,21 @@ def test_checkpoints_by_time_and_a_hung_run_restarts(tmp_path):
     assert hang.returncode == 1, hang.stderr
     assert "attempt 1 hung (no optimizer step for the --hang-seconds)" in hang.stderr
     assert "giving up: 1 restart allowed" in hang.stderr
-    left = subprocess.run(["pgrep", "-f", "sleep 31.25"], capture_output=True, text=True)
-    assert not left.stdout, f"ranks left running: {left.stdout}"
+    assert not _running(["sleep", "31.25"]), "ranks left running"
+
+
+def _running(command):
+    """The processes whose command line is `command`."""
+    wanted = "\0".join(command) + "\0"
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline") as f:
+                if f.read() == wanted:
+                    found.append(int(entry))
+        except (OSError, ValueError):
+            continue  # not a process, or one that has just ended
+    return found
 
 
 def _ddp(tmp_path, name, ranks, **env):
