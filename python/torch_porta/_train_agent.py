@@ -98,6 +98,9 @@ class _TrackedIterator:
     def __len__(self):
         return len(self.inner)
 
+    def __getattr__(self, name):  # what else code asks of the loader's own iterator
+        return getattr(self.inner, name)
+
     def __next__(self):
         if self.restore:
             self.restore = False
