@@ -130,7 +130,7 @@ test-python-modes: $(NEEDS_SETUP)
 # conformance suite with PoCL acting as a device without float64, whose
 # float64 primitives are placed on the CPU.
 OPENCL_FIRST = PORTA_VISIBLE_DEVICES=opencl
-OPENCL_SAME_AS_CPU = test_compare.py test_placement.py test_progress.py
+OPENCL_SAME_AS_CPU = test_compare.py test_placement.py test_progress.py test_train_supervisor.py
 # The PJRT device first, the CPU backend beside it for what the plugin
 # cannot run. Not yet the whole Python suite: on XLA's CPU plugin a
 # GradScaler at 2^127 meets flushed denormals, and a new batch size compiles

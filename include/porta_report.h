@@ -104,6 +104,15 @@ PORTA_API double porta_report_percentile(const double *values, int count, double
 PORTA_API porta_status *porta_select_device(const char *objective, const char *workload,
                                             const char *prices_path, bool measure, int *index);
 
+/* What porta_select_device weighs: for each visible device i < count,
+ * scores[i] is its figure for `objective`, lower is better (throughput:
+ * minus samples per second; latency: median step in ms; cost: cost per
+ * million samples; energy: joules per sample), NaN where it has none.
+ * Fails as porta_select_device does when no device has a figure. */
+PORTA_API porta_status *porta_select_scores(const char *objective, const char *workload,
+                                            const char *prices_path, bool measure,
+                                            double *scores, int count);
+
 /* Stores every device of a comparison that ran under its workload. */
 PORTA_API porta_status *porta_select_record(const porta_report *report);
 

@@ -1,5 +1,6 @@
 /* Device choice from stored measurements: the standard workload measured
  * once and reused, comparisons recorded and chosen from, and the errors. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,19 @@ TEST(test_report_select_chooses_from_a_comparison) {
     int index = -1;
     CHECK_OK(porta_select_device("throughput", "train.py --fast", NULL, false, &index));
     CHECK(index == 0);
+    /* The figures weighed, lower better: minus samples/s, then energy
+     * (NaN where a device has no reading). */
+    double scores[8];
+    int scored = count < 8 ? count : 8;
+    CHECK_OK(porta_select_scores("throughput", "train.py --fast", NULL, false, scores, scored));
+    for (int i = 0; i < scored; i++)
+        CHECK_MSG(fabs(scores[i] - (i == 0 ? -1000.0 : -100.0)) < 1e-6, "porta:%d: %g", i,
+                  scores[i]);
+    if (count > 1) {
+        CHECK_OK(porta_select_scores("energy", "train.py --fast", NULL, false, scores, scored));
+        for (int i = 0; i < scored; i++)
+            CHECK(i == count - 1 ? fabs(scores[i] - 0.1) < 1e-9 : isnan(scores[i]));
+    }
     if (count > 1) {
         CHECK_OK(porta_select_device("energy", "train.py --fast", NULL, false, &index));
         CHECK(index == count - 1);

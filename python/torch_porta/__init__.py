@@ -55,3 +55,9 @@ from .export import export  # noqa: E402  (torch_porta.export(model, inputs, "m.
 from ._model import load  # noqa: E402  (torch_porta.load("m.porta") -> a callable model)
 from . import checkpoint  # noqa: E402,F401  (training checkpoints: docs/checkpoint.md)
 from ._migrate import migrate  # noqa: E402  (a training job's state onto another device)
+
+import os as _os  # noqa: E402
+
+if _os.environ.get("PORTA_TRAIN_CHECKPOINT_DIR"):  # run by `porta train` (docs/train.md)
+    from . import _train_agent  # noqa: E402
+    _train_agent.install()

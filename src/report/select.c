@@ -301,8 +301,9 @@ static porta_status *costs(const char *prices_path, const record *const *found, 
     return status ? porta_error_context(status, "in %s", prices_path) : NULL;
 }
 
-porta_status *porta_select_device(const char *objective, const char *workload,
-                                  const char *prices_path, bool measure, int *index) {
+porta_status *porta_select_scores(const char *objective, const char *workload,
+                                  const char *prices_path, bool measure, double *scores,
+                                  int score_count) {
     int which = -1;
     for (int i = 0; i < 4; i++)
         if (objective && !strcmp(objective, objectives[i])) which = i;
@@ -376,11 +377,27 @@ porta_status *porta_select_device(const char *objective, const char *workload,
                             : porta_error(PORTA_ERR_UNAVAILABLE, "select_device: no device has "
                                           "a price in %s", prices_path);
     free(reasons.chars);
-    if (!status) *index = best;
+    for (int i = 0; !status && i < score_count; i++)
+        scores[i] = i < count && found[i] && isfinite(score[i]) ? score[i] : NAN;
     porta_report_free(measured);
     free(found);
     free(score);
     free(infos);
     free(s.records);
+    return status;
+}
+
+porta_status *porta_select_device(const char *objective, const char *workload,
+                                  const char *prices_path, bool measure, int *index) {
+    int count = porta_device_count();
+    double *scores = calloc((size_t)count + 1, sizeof *scores);
+    if (!scores) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "out of memory");
+    porta_status *status = porta_select_scores(objective, workload, prices_path, measure,
+                                               scores, count);
+    int best = -1;
+    for (int i = 0; !status && i < count; i++)
+        if (isfinite(scores[i]) && (best < 0 || scores[i] < scores[best])) best = i;
+    if (!status) *index = best;
+    free(scores);
     return status;
 }

@@ -8,6 +8,7 @@
 #include "porta.h"
 
 int porta_cmd_compare(int argc, char **argv); /* cmd_compare.c */
+int porta_cmd_train(int argc, char **argv);   /* cmd_train.c */
 
 typedef struct command {
     const char *name;
@@ -154,6 +155,31 @@ static const command commands[] = {
      "--html an offline HTML report with plots (docs/compare.md describes both and\n"
      "the price file; examples/prices.json is one).\n",
      porta_cmd_compare},
+    {"train", "run a training script that survives lost devices, killed ranks and hangs",
+     "usage: porta train [--devices LIST|auto[:OBJECTIVE]] [--checkpoint-every N |\n"
+     "                   --checkpoint-seconds S] [--checkpoint-dir D] [--max-restarts K]\n"
+     "                   [--ranks R] [--hang-seconds T] [--move-when cheaper]\n"
+     "                   -- COMMAND...\n\n"
+     "Runs COMMAND (an unchanged PyTorch script that imports torch_porta and draws its\n"
+     "batches from a DataLoader) with an agent in it that writes a torch_porta.checkpoint\n"
+     "to D (default porta-train.ckpt) every N optimizer steps or S seconds (default\n"
+     "60 s) and, when D holds one, resumes from it: the loop continues from the next step\n"
+     "with the batches it would have drawn. When the script loses its device (exit\n"
+     "status 75 from the agent), is killed, or makes no step for T seconds (default 600),\n"
+     "it is restarted from the last checkpoint on the next device of LIST (porta:N or\n"
+     "backend names, as PORTA_VISIBLE_DEVICES makes the script's \"porta\" that device;\n"
+     "after the last, the first again; default all), at most K times (default 3).\n"
+     "auto[:OBJECTIVE] orders the devices by select_device's figures from stored\n"
+     "measurements (throughput, latency, cost with $PORTA_PRICES, energy).\n"
+     "--move-when cheaper: at each checkpoint, moves the run to a device of LIST\n"
+     "whose cost by those measurements and $PORTA_PRICES is under 90% of the\n"
+     "current one's (not counted as a restart). --ranks R runs\n"
+     "mpirun -np R COMMAND; when a rank dies the job restarts with one rank fewer (the\n"
+     "checkpoint reshards). PORTA_FAULTS reaches only the runs on the first device.\n"
+     "Every decision is a stderr line starting 'porta train:' (docs/train.md).\n"
+     "Exit status: the script's (0 done), 128+S after a signal S, 1 after a hang,\n"
+     "2 bad usage.\n",
+     porta_cmd_train},
 };
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 
@@ -181,7 +207,8 @@ int main(int argc, char **argv) {
     }
     for (size_t i = 0; i < COMMAND_COUNT; i++) {
         if (strcmp(argv[1], commands[i].name)) continue;
-        for (int a = 2; a < argc; a++)
+        /* After "--" the words are another program's (porta train). */
+        for (int a = 2; a < argc && strcmp(argv[a], "--"); a++)
             if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
                 fputs(commands[i].usage, stdout);
                 return 0;
