@@ -88,16 +88,17 @@ double sp_k0e(double x) { return bessel_k(0, x, true); }
 double sp_k1(double x) { return bessel_k(1, x, false); }
 double sp_k1e(double x) { return bessel_k(1, x, true); }
 
-/* libm's Bessel functions of integer order; Y is -inf at 0 and NaN below. */
-double sp_bessel_j0(double x) { return j0(x); }
-double sp_bessel_j1(double x) { return j1(x); }
+/* libm's Bessel functions of integer order; NaN at the infinities (where
+ * PyTorch's phase is undefined), Y -inf at 0 and NaN below. */
+double sp_bessel_j0(double x) { return isinf(x) ? NAN : j0(x); }
+double sp_bessel_j1(double x) { return isinf(x) ? NAN : j1(x); }
 double sp_bessel_y0(double x) {
     if (x == 0) return -INFINITY;
-    return x < 0 ? NAN : y0(x);
+    return x < 0 || isinf(x) ? NAN : y0(x);
 }
 double sp_bessel_y1(double x) {
     if (x == 0) return -INFINITY;
-    return x < 0 ? NAN : y1(x);
+    return x < 0 || isinf(x) ? NAN : y1(x);
 }
 
 /* sin(x)/x, by its Taylor series near 0 where the quotient loses digits;

@@ -2,15 +2,15 @@
  * recurrences, with PyTorch's shortcuts: the closed values at the ends of
  * [-1, 1] (of [0, 1] for the shifted ones), the trigonometric forms of the
  * Chebyshev kinds inside it for degrees above 6, and 0 for negative
- * degrees (a NaN degree among them, as its conversion to an integer gives
- * there). */
+ * degrees and NaN. */
 #include <math.h>
 #include <stdint.h>
 
 #include "backends/cpu/special_math.h"
 
-/* The degree as PyTorch converts it; -1 for any that is not >= 0. */
-static int64_t degree(double n) { return n >= 0 && n < 9.2e18 ? (int64_t)n : -1; }
+/* The degree as PyTorch converts it, truncated toward zero (so -0.5 is
+ * degree 0); -1 for the negative ones and NaN. */
+static int64_t degree(double n) { return n > -1 && n < 9.2e18 ? (int64_t)n : -1; }
 
 /* p_n from p_0, p_1 and the step p_(k+1) = a_k p_k - b_k p_(k-1), k >= 1. */
 typedef double (*recurrence_step)(double x, int64_t k, double p, double previous);
