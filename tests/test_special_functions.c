@@ -228,8 +228,9 @@ TEST(test_special_edge_values) {
     static const unary_reference unary_edges[] = {
         {PORTA_DIGAMMA, 6, {0.0, -0.0, -3.0, INFINITY, -INFINITY, NAN},
          {-INFINITY, INFINITY, NAN, INFINITY, NAN, NAN}},
-        {PORTA_I0, 4, {0.0, INFINITY, -INFINITY, NAN}, {1, INFINITY, INFINITY, NAN}},
-        {PORTA_I1E, 4, {-0.0, INFINITY, -INFINITY, NAN}, {-0.0, 0, -0.0, NAN}},
+        {PORTA_I0, 4, {0.0, INFINITY, -INFINITY, NAN}, {1, NAN, NAN, NAN}},
+        {PORTA_I1, 3, {INFINITY, -INFINITY, 800.0}, {NAN, NAN, INFINITY}},
+        {PORTA_I1E, 4, {-0.0, INFINITY, -INFINITY, NAN}, {0.0, 0, -0.0, NAN}},
         {PORTA_ERFCX, 4, {-30.0, INFINITY, NAN, 0.0}, {INFINITY, 0, NAN, 1}},
         {PORTA_NDTRI, 5, {0.0, 1.0, -0.5, 1.5, NAN}, {-INFINITY, INFINITY, NAN, NAN, NAN}},
         {PORTA_BESSEL_J0, 3, {INFINITY, -INFINITY, 0.0}, {NAN, NAN, 1}},

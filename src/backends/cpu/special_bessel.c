@@ -34,7 +34,7 @@ static double hankel_series(double nu, double x, bool alternating) {
 
 /* I_nu(x) for nu = 0 or 1 and x >= 0, times exp(-x) when scaled. */
 static double bessel_i(int nu, double x, bool scaled) {
-    if (isinf(x)) return scaled ? 0 : INFINITY;
+    if (isinf(x)) return scaled ? 0 : NAN; /* PyTorch's inf / inf */
     if (x <= ASYMPTOTIC_FROM) {
         double term = nu ? x / 2 : 1, sum = term, quarter_square = x * x / 4;
         for (int k = 1; k < 200; k++) {
@@ -52,8 +52,9 @@ static double bessel_i(int nu, double x, bool scaled) {
 
 double sp_i0(double x) { return bessel_i(0, fabs(x), false); }
 double sp_i0e(double x) { return bessel_i(0, fabs(x), true); }
-double sp_i1(double x) { return copysign(bessel_i(1, fabs(x), false), x); }
-double sp_i1e(double x) { return copysign(bessel_i(1, fabs(x), true), x); }
+/* odd; -0 gives +0, as PyTorch negates only below zero */
+double sp_i1(double x) { return x < 0 ? -bessel_i(1, -x, false) : bessel_i(1, x, false); }
+double sp_i1e(double x) { return x < 0 ? -bessel_i(1, -x, true) : bessel_i(1, x, true); }
 
 /* exp(x) K_nu(x) for x > 0 and 0 <= nu <= 1. */
 static double bessel_k_scaled(double nu, double x) {
