@@ -27,12 +27,21 @@ POLYNOMIALS = [torch.special.chebyshev_polynomial_t, torch.special.chebyshev_pol
                torch.special.shifted_chebyshev_polynomial_w,
                torch.special.hermite_polynomial_h, torch.special.hermite_polynomial_he,
                torch.special.laguerre_polynomial_l, torch.special.legendre_polynomial_p]
+INEXACT_ON_CPU = [torch.special.airy_ai, torch.special.bessel_j0, torch.special.bessel_j1,
+                  torch.special.bessel_y0, torch.special.bessel_y1]
 EDGES = [0.0, -0.0, -3.0, -2.5, 1.0, 25.0, 800.0, float("inf"), -float("inf"), float("nan")]
 
 
-def _tolerances(dtype):
-    # float16/bfloat16 round one double result, as the CPU's float result rounds
-    return {} if dtype in (torch.float32, torch.float64) else {"rtol": 1e-2, "atol": 1e-2}
+def _tolerances(fn, dtype):
+    if dtype in (torch.float16, torch.bfloat16):
+        # porta rounds one double result; the CPU computes in float and rounds
+        return {"rtol": 1e-2, "atol": 1e-2}
+    if fn in INEXACT_ON_CPU:
+        # PyTorch's own results are off by up to 2e-5 there (Ai between -2.6
+        # and -2, J and Y past 5, in double too); porta's agree with SciPy's
+        # to 1e-11
+        return {"rtol": 1e-4, "atol": 1e-6}
+    return {}
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
@@ -41,8 +50,13 @@ def test_unary_values(fn, dtype, no_fallbacks):
     x = make((5, 7), dtype)
     if fn in POSITIVE:
         x = x.abs() + 0.01
-    compare(fn, x, **_tolerances(dtype))
-    compare(fn, torch.tensor(EDGES, dtype=torch.float64))
+    try:
+        fn(x)
+    except NotImplementedError:
+        # torch.special's functions of halves that PyTorch's CPU lacks too
+        pytest.skip(f"{fn.__name__} of {dtype} is not implemented on the CPU")
+    compare(fn, x, **_tolerances(fn, dtype))
+    compare(fn, torch.tensor(EDGES, dtype=torch.float64), **_tolerances(fn, torch.float64))
     compare(fn, make((0, 3), dtype))
 
 
@@ -53,7 +67,8 @@ def test_unary_layouts_integers_and_out(layout, no_fallbacks):
     compare(torch.special.i1e, x)
     compare(torch.digamma, make((4, 6), torch.int64, layout))  # -> float32
     out = torch.empty(4, 6)
-    compare(lambda a, o: torch.special.erfcx(a, out=o), x, out)
+    # erfcx of -7 is 2 exp(49): the CPU's float exp(x * x) is 3e-6 off
+    compare(lambda a, o: torch.special.erfcx(a, out=o), x, out, rtol=1e-5, atol=0)
     compare(lambda a: a.clone().digamma_(), x)
     compare(lambda a: a.clone().i0_(), x)
 
@@ -121,8 +136,10 @@ def test_mvlgamma_refuses_bool_and_small_p():
     torch.i0, torch.special.i0e, torch.special.i1, torch.special.i1e, torch.special.erfcx,
     torch.special.log_ndtr, torch.special.entr, torch.sgn,
     lambda t: torch.special.ndtri(torch.sigmoid(t)),
-    lambda t: torch.igamma(t + 2, t), lambda t: torch.igammac(t + 2, t),
-    lambda t: torch.special.zeta(t + 2, t), lambda t: torch.special.xlog1py(t, t)],
+    # PyTorch differentiates incomplete gamma and zeta in their second argument only
+    lambda t: torch.igamma(torch.full_like(t, 2.5), t),
+    lambda t: torch.igammac(torch.full_like(t, 2.5), t),
+    lambda t: torch.special.zeta(torch.full_like(t, 3.0), t), lambda t: torch.special.xlog1py(t, t)],
     ids=lambda f: getattr(f, "__name__", "lambda"))
 def test_gradients(fn, no_fallbacks):
     compare_grad(fn, make((3, 4)).abs() + 1.5)
