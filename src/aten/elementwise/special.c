@@ -11,25 +11,40 @@
 #include "core/status.h"
 
 /* ---- binary primitives: (self, other[, out]), numbers promoting as
- * Python scalars; integers and bool compute in float32 ---- */
+ * Python scalars. PyTorch's CPU refuses what it has no kernel for: integer
+ * and bool operands of the incomplete gammas (the others compute them in
+ * float32), halves of zeta and the polynomials. ---- */
 
-BINARY_KERNELS(igamma, ew_promoted_binary, PORTA_IGAMMA)
-INPLACE_KERNEL(igamma, ew_promoted_binary, PORTA_IGAMMA)
-BINARY_KERNELS(igammac, ew_promoted_binary, PORTA_IGAMMAC)
-INPLACE_KERNEL(igammac, ew_promoted_binary, PORTA_IGAMMAC)
-BINARY_KERNELS(zeta, ew_promoted_binary, PORTA_ZETA)
-BINARY_KERNELS(chebyshev_t, ew_promoted_binary, PORTA_CHEBYSHEV_T)
-BINARY_KERNELS(chebyshev_u, ew_promoted_binary, PORTA_CHEBYSHEV_U)
-BINARY_KERNELS(chebyshev_v, ew_promoted_binary, PORTA_CHEBYSHEV_V)
-BINARY_KERNELS(chebyshev_w, ew_promoted_binary, PORTA_CHEBYSHEV_W)
-BINARY_KERNELS(shifted_chebyshev_t, ew_promoted_binary, PORTA_SHIFTED_CHEBYSHEV_T)
-BINARY_KERNELS(shifted_chebyshev_u, ew_promoted_binary, PORTA_SHIFTED_CHEBYSHEV_U)
-BINARY_KERNELS(shifted_chebyshev_v, ew_promoted_binary, PORTA_SHIFTED_CHEBYSHEV_V)
-BINARY_KERNELS(shifted_chebyshev_w, ew_promoted_binary, PORTA_SHIFTED_CHEBYSHEV_W)
-BINARY_KERNELS(hermite_h, ew_promoted_binary, PORTA_HERMITE_H)
-BINARY_KERNELS(hermite_he, ew_promoted_binary, PORTA_HERMITE_HE)
-BINARY_KERNELS(laguerre_l, ew_promoted_binary, PORTA_LAGUERRE_L)
-BINARY_KERNELS(legendre_p, ew_promoted_binary, PORTA_LEGENDRE_P)
+static porta_status *special_binary(porta_binary_op op, const porta_value *a,
+                                    const porta_value *b, porta_tensor *into,
+                                    aten_results *results) {
+    porta_dtype dtype = ew_result_type(a, b, NULL);
+    bool incomplete_gamma = op == PORTA_IGAMMA || op == PORTA_IGAMMAC;
+    if (incomplete_gamma && !porta_dtype_is_float(dtype))
+        return ew_refuse_dtype(porta_binary_op_name(op), "float tensors", dtype);
+    if (!incomplete_gamma && (dtype == PORTA_F16 || dtype == PORTA_BF16))
+        return ew_refuse_dtype(porta_binary_op_name(op),
+                               "float32, float64, integer or bool tensors", dtype);
+    return ew_promoted_binary(op, a, b, into, results);
+}
+
+BINARY_KERNELS(igamma, special_binary, PORTA_IGAMMA)
+INPLACE_KERNEL(igamma, special_binary, PORTA_IGAMMA)
+BINARY_KERNELS(igammac, special_binary, PORTA_IGAMMAC)
+INPLACE_KERNEL(igammac, special_binary, PORTA_IGAMMAC)
+BINARY_KERNELS(zeta, special_binary, PORTA_ZETA)
+BINARY_KERNELS(chebyshev_t, special_binary, PORTA_CHEBYSHEV_T)
+BINARY_KERNELS(chebyshev_u, special_binary, PORTA_CHEBYSHEV_U)
+BINARY_KERNELS(chebyshev_v, special_binary, PORTA_CHEBYSHEV_V)
+BINARY_KERNELS(chebyshev_w, special_binary, PORTA_CHEBYSHEV_W)
+BINARY_KERNELS(shifted_chebyshev_t, special_binary, PORTA_SHIFTED_CHEBYSHEV_T)
+BINARY_KERNELS(shifted_chebyshev_u, special_binary, PORTA_SHIFTED_CHEBYSHEV_U)
+BINARY_KERNELS(shifted_chebyshev_v, special_binary, PORTA_SHIFTED_CHEBYSHEV_V)
+BINARY_KERNELS(shifted_chebyshev_w, special_binary, PORTA_SHIFTED_CHEBYSHEV_W)
+BINARY_KERNELS(hermite_h, special_binary, PORTA_HERMITE_H)
+BINARY_KERNELS(hermite_he, special_binary, PORTA_HERMITE_HE)
+BINARY_KERNELS(laguerre_l, special_binary, PORTA_LAGUERRE_L)
+BINARY_KERNELS(legendre_p, special_binary, PORTA_LEGENDRE_P)
 
 /* ---- composed ---- */
 

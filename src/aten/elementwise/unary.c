@@ -40,6 +40,26 @@ static porta_status *unary(porta_unary_op op, const porta_value *x, porta_tensor
         return unary(OP, &args[0], args[0].tensor, r);                                  \
     }
 
+/* torch.special's functions that PyTorch's CPU has for float32 and
+ * float64 (integers promote to float32) but not for float16 and bfloat16:
+ * those are refused as there. */
+static porta_status *full_precision_unary(const char *name, porta_unary_op op,
+                                          const porta_value *x, porta_tensor *into,
+                                          aten_results *results) {
+    porta_dtype dtype = ew_result_type(x, x, NULL);
+    if (dtype == PORTA_F16 || dtype == PORTA_BF16)
+        return ew_refuse_dtype(name, "a float32, float64, integer or bool tensor", dtype);
+    return unary(op, x, into, results);
+}
+#define FULL_PRECISION_KERNELS(name, OP)                                                  \
+    static porta_status *op_##name(const porta_value *args, aten_results *r) {            \
+        return full_precision_unary(#name, OP, &args[0], NULL, r);                        \
+    }                                                                                     \
+    static porta_status *op_##name##_out(const porta_value *args, aten_results *r) {      \
+        return full_precision_unary(#name, OP, &args[0], ew_out_target(args, 1, args[1].tensor), \
+                                    r);                                                   \
+    }
+
 UNARY_KERNELS(neg, PORTA_NEG)
 UNARY_KERNELS(abs, PORTA_ABS)
 UNARY_KERNELS(sign, PORTA_SIGN)
@@ -71,22 +91,24 @@ UNARY_KERNELS(erfinv, PORTA_ERFINV)
 UNARY_KERNELS(lgamma, PORTA_LGAMMA)
 UNARY_KERNELS(digamma, PORTA_DIGAMMA)
 UNARY_KERNELS(i0, PORTA_I0)
+FULL_PRECISION_KERNELS(modified_bessel_i0, PORTA_I0)
+FULL_PRECISION_KERNELS(modified_bessel_i1, PORTA_I1)
 NO_INPLACE_KERNELS(i0e, PORTA_I0E)
 NO_INPLACE_KERNELS(i1, PORTA_I1)
 NO_INPLACE_KERNELS(i1e, PORTA_I1E)
-NO_INPLACE_KERNELS(erfcx, PORTA_ERFCX)
-NO_INPLACE_KERNELS(log_ndtr, PORTA_LOG_NDTR)
-NO_INPLACE_KERNELS(ndtri, PORTA_NDTRI)
-NO_INPLACE_KERNELS(bessel_j0, PORTA_BESSEL_J0)
-NO_INPLACE_KERNELS(bessel_j1, PORTA_BESSEL_J1)
-NO_INPLACE_KERNELS(bessel_y0, PORTA_BESSEL_Y0)
-NO_INPLACE_KERNELS(bessel_y1, PORTA_BESSEL_Y1)
-NO_INPLACE_KERNELS(modified_bessel_k0, PORTA_MODIFIED_BESSEL_K0)
-NO_INPLACE_KERNELS(modified_bessel_k1, PORTA_MODIFIED_BESSEL_K1)
-NO_INPLACE_KERNELS(scaled_modified_bessel_k0, PORTA_SCALED_MODIFIED_BESSEL_K0)
-NO_INPLACE_KERNELS(scaled_modified_bessel_k1, PORTA_SCALED_MODIFIED_BESSEL_K1)
-NO_INPLACE_KERNELS(spherical_bessel_j0, PORTA_SPHERICAL_BESSEL_J0)
-NO_INPLACE_KERNELS(airy_ai, PORTA_AIRY_AI)
+FULL_PRECISION_KERNELS(erfcx, PORTA_ERFCX)
+FULL_PRECISION_KERNELS(log_ndtr, PORTA_LOG_NDTR)
+FULL_PRECISION_KERNELS(ndtri, PORTA_NDTRI)
+FULL_PRECISION_KERNELS(bessel_j0, PORTA_BESSEL_J0)
+FULL_PRECISION_KERNELS(bessel_j1, PORTA_BESSEL_J1)
+FULL_PRECISION_KERNELS(bessel_y0, PORTA_BESSEL_Y0)
+FULL_PRECISION_KERNELS(bessel_y1, PORTA_BESSEL_Y1)
+FULL_PRECISION_KERNELS(modified_bessel_k0, PORTA_MODIFIED_BESSEL_K0)
+FULL_PRECISION_KERNELS(modified_bessel_k1, PORTA_MODIFIED_BESSEL_K1)
+FULL_PRECISION_KERNELS(scaled_modified_bessel_k0, PORTA_SCALED_MODIFIED_BESSEL_K0)
+FULL_PRECISION_KERNELS(scaled_modified_bessel_k1, PORTA_SCALED_MODIFIED_BESSEL_K1)
+FULL_PRECISION_KERNELS(spherical_bessel_j0, PORTA_SPHERICAL_BESSEL_J0)
+FULL_PRECISION_KERNELS(airy_ai, PORTA_AIRY_AI)
 UNARY_KERNELS(floor, PORTA_FLOOR)
 UNARY_KERNELS(ceil, PORTA_CEIL)
 UNARY_KERNELS(round, PORTA_ROUND)
@@ -219,10 +241,8 @@ const aten_op aten_elementwise_unary_ops[] = {
     SPECIAL_ROWS(i1),
     SPECIAL_ROWS(i1e),
     /* the modified Bessel functions of the first kind are i0 and i1 */
-    {"special_modified_bessel_i0", "N", op_i0},
-    {"special_modified_bessel_i0.out", "NN", op_i0_out},
-    {"special_modified_bessel_i1", "N", op_i1},
-    {"special_modified_bessel_i1.out", "NN", op_i1_out},
+    SPECIAL_ROWS(modified_bessel_i0),
+    SPECIAL_ROWS(modified_bessel_i1),
     SPECIAL_ROWS(erfcx),
     SPECIAL_ROWS(log_ndtr),
     SPECIAL_ROWS(ndtri),
