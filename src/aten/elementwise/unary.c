@@ -27,7 +27,7 @@ static porta_status *unary(porta_unary_op op, const porta_value *x, porta_tensor
 /* The function and out= kernels of a unary op (self[, out]); predicates
  * (isnan, isinf) and torch.special's functions have no in-place form, the
  * others do. */
-#define NO_INPLACE_KERNELS(name, OP)                                                  \
+#define NO_INPLACE_KERNELS(name, OP)                                                 \
     static porta_status *op_##name(const porta_value *args, aten_results *r) {       \
         return unary(OP, &args[0], NULL, r);                                         \
     }                                                                                \
@@ -35,7 +35,7 @@ static porta_status *unary(porta_unary_op op, const porta_value *x, porta_tensor
         return unary(OP, &args[0], ew_out_target(args, 1, args[1].tensor), r);      \
     }
 #define UNARY_KERNELS(name, OP)                                                         \
-    NO_INPLACE_KERNELS(name, OP)                                                         \
+    NO_INPLACE_KERNELS(name, OP)                                                        \
     static porta_status *op_##name##_inplace(const porta_value *args, aten_results *r) { \
         return unary(OP, &args[0], args[0].tensor, r);                                  \
     }
@@ -91,6 +91,8 @@ UNARY_KERNELS(erfinv, PORTA_ERFINV)
 UNARY_KERNELS(lgamma, PORTA_LGAMMA)
 UNARY_KERNELS(digamma, PORTA_DIGAMMA)
 UNARY_KERNELS(i0, PORTA_I0)
+/* the modified Bessel functions of the first kind are i0 and i1, without
+ * their half kernels */
 FULL_PRECISION_KERNELS(modified_bessel_i0, PORTA_I0)
 FULL_PRECISION_KERNELS(modified_bessel_i1, PORTA_I1)
 NO_INPLACE_KERNELS(i0e, PORTA_I0E)
@@ -199,7 +201,8 @@ COMPOSED_KERNEL(op_nan_to_num_out, nan_to_num_of(&s, args), EW_OUT, 5)
     {#name ".out", "NN", op_##name##_out}
 
 /* Table rows of torch.special's function and out= overloads. */
-#define SPECIAL_ROWS(name) {"special_" #name, "N", op_##name}, {"special_" #name ".out", "NN", op_##name##_out}
+#define SPECIAL_ROWS(name) \
+    {"special_" #name, "N", op_##name}, {"special_" #name ".out", "NN", op_##name##_out}
 
 const aten_op aten_elementwise_unary_ops[] = {
     UNARY_ROWS(neg),
@@ -240,7 +243,6 @@ const aten_op aten_elementwise_unary_ops[] = {
     SPECIAL_ROWS(i0e),
     SPECIAL_ROWS(i1),
     SPECIAL_ROWS(i1e),
-    /* the modified Bessel functions of the first kind are i0 and i1 */
     SPECIAL_ROWS(modified_bessel_i0),
     SPECIAL_ROWS(modified_bessel_i1),
     SPECIAL_ROWS(erfcx),
