@@ -686,7 +686,9 @@ static bool is_predicate(int o) {
 }
 static porta_dtype unary_result(int o, porta_dtype in) { return is_predicate(o) ? PORTA_BOOL : in; }
 static porta_dtype binary_result(int o, porta_dtype in) {
-    return o >= PORTA_LOGICAL_AND ? PORTA_BOOL : in;
+    /* logical ops and comparisons; the special functions after them keep
+     * the float dtype */
+    return o >= PORTA_LOGICAL_AND && o <= PORTA_GE ? PORTA_BOOL : in;
 }
 static porta_dtype same_result(int o, porta_dtype in) { return in; }
 static porta_dtype cast_result(int o, porta_dtype in) { return (porta_dtype)o; }

@@ -52,6 +52,7 @@ extern const aten_op aten_elementwise_compare_ops[];
 extern const aten_op aten_elementwise_heaviside_hypot_signbit_sinc_nextafter_ops[];
 extern const aten_op aten_elementwise_logaddexp_xlogy_angle_frexp_ops[];
 extern const aten_op aten_elementwise_pointwise_ops[];
+extern const aten_op aten_elementwise_special_ops[];
 extern const aten_op aten_elementwise_unary_ops[];
 extern const aten_op aten_factory_ops[];
 extern const aten_op aten_factory_range_ops[];

@@ -17,6 +17,10 @@ const char *kir_c_compute_type(porta_dtype dtype);
 /* vmath's function for this value ("exp", ...) when it runs as an array
  * call through the runtime; NULL otherwise. */
 const char *kir_c_array_function(const kir_value *value);
+/* Whether the value's spelling calls the runtime's special functions
+ * (rt->unary_special, rt->binary_special): host code only, which the
+ * OpenCL/CUDA renderer refuses. */
+bool kir_c_calls_runtime(const kir_value *value);
 
 /* Appends the C expression of `value` applied to the operand expressions
  * x[0..2] (arg_dtype: the dtype of args[0], args[1] for a WHERE), before

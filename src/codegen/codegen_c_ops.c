@@ -48,6 +48,12 @@ const char *kir_c_array_function(const kir_value *v) {
     }
 }
 
+bool kir_c_calls_runtime(const kir_value *v) {
+    if (!porta_dtype_is_float(v->dtype)) return false;
+    return (v->kind == KIR_UNARY && v->op >= PORTA_DIGAMMA) ||
+           (v->kind == KIR_BINARY && v->op >= PORTA_IGAMMA);
+}
+
 /* Float unary ops that are one libm call of the same name. */
 static const char *libm_unary(int op) {
     switch (op) {
@@ -113,6 +119,10 @@ static bool unary_expression(core_text *t, const kir_value *v, porta_dtype in, c
         case PORTA_SIGMOID: text_printf(t, "(1 / (1 + exp(-%s)))", x); return true;
         case PORTA_LGAMMA: text_printf(t, "kir_lgamma_%s(%s)", T, x); return true;
         default: break;
+        }
+        if (v->op >= PORTA_DIGAMMA) {
+            text_printf(t, "(%s)rt->unary_special[%d]((double)%s)", T, v->op - PORTA_DIGAMMA, x);
+            return true;
         }
         const char *fn = libm_unary(v->op);
         if (!fn) return false; /* erfinv, bitwise_not, ... */
@@ -192,8 +202,12 @@ static bool binary_expression(core_text *t, const kir_value *v, porta_dtype in, 
         case PORTA_ATAN2: text_printf(t, "atan2%s(%s, %s)", F, a, b); return true;
         case PORTA_MAXIMUM: text_printf(t, "kir_maximum_%s(%s, %s)", T, a, b); return true;
         case PORTA_MINIMUM: text_printf(t, "kir_minimum_%s(%s, %s)", T, a, b); return true;
-        default: return false;
+        default: break;
         }
+        if (v->op < PORTA_IGAMMA) return false;
+        text_printf(t, "(%s)rt->binary_special[%d]((double)%s, (double)%s)", T,
+                    v->op - PORTA_IGAMMA, a, b);
+        return true;
     }
     if (d == PORTA_BOOL) {
         switch (v->op) {

@@ -336,6 +336,14 @@ static void render_reduction(cl_render *r) {
 porta_status *kir_render_cl(const kir_kernel *kernel, char **source) {
     if (!kernel || !source) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "render_cl: NULL");
     PORTA_TRY(kir_check(kernel));
+    for (int id = 0; id < kernel->value_count; id++)
+        if (kir_c_calls_runtime(&kernel->values[id]))
+            return porta_error(PORTA_ERR_UNSUPPORTED,
+                               "render_cl: kernel value %d: %s has no OpenCL kernel (the "
+                               "special functions run on the CPU)",
+                               id, kernel->values[id].kind == KIR_UNARY
+                                       ? porta_unary_op_name(kernel->values[id].op)
+                                       : porta_binary_op_name(kernel->values[id].op));
     cl_render r = {.k = kernel};
     core_text text = {0};
     r.t = &text;

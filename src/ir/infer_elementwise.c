@@ -24,9 +24,10 @@ bool ir_binary_gives_bool(porta_binary_op op) {
     }
 }
 
-/* EXP through LGAMMA are contiguous in porta_unary_op. */
+/* EXP through LGAMMA and the special functions from DIGAMMA on are
+ * contiguous in porta_unary_op. */
 static bool unary_is_float_only(porta_unary_op op) {
-    return op >= PORTA_EXP && op <= PORTA_LGAMMA;
+    return (op >= PORTA_EXP && op <= PORTA_LGAMMA) || op >= PORTA_DIGAMMA;
 }
 
 static porta_dtype promote(const ir_meta *inputs, int count) {
@@ -110,6 +111,13 @@ static porta_status *infer_binary(const ir_prim *prim, const ir_meta *in, ir_met
         break;
     case PORTA_DIV:
     case PORTA_ATAN2: out->dtype = floating(common); break;
+    case PORTA_IGAMMA: case PORTA_IGAMMAC: case PORTA_ZETA:
+    case PORTA_CHEBYSHEV_T: case PORTA_CHEBYSHEV_U: case PORTA_CHEBYSHEV_V:
+    case PORTA_CHEBYSHEV_W: case PORTA_SHIFTED_CHEBYSHEV_T: case PORTA_SHIFTED_CHEBYSHEV_U:
+    case PORTA_SHIFTED_CHEBYSHEV_V: case PORTA_SHIFTED_CHEBYSHEV_W: case PORTA_HERMITE_H:
+    case PORTA_HERMITE_HE: case PORTA_LAGUERRE_L: case PORTA_LEGENDRE_P:
+        out->dtype = floating(common);
+        break;
     case PORTA_FLOOR_DIVIDE:
     case PORTA_REMAINDER:
     case PORTA_FMOD:

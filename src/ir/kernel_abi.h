@@ -23,11 +23,17 @@
         double params[KIR_MAX_PARAMS];                     \
     } kir_args;
 
+/* The special functions' count in porta_unary_op (PORTA_DIGAMMA on) and
+ * porta_binary_op (PORTA_IGAMMA on); cpu_kernel_run.c checks them. */
+#define KIR_UNARY_SPECIALS 18
+#define KIR_BINARY_SPECIALS 15
+
 /* y[i] = f(x[i]) for i in [0, n), in place allowed: libporta's vectorized
  * float32 math (backends/cpu/vmath.h) and the float16/bfloat16 conversions
  * (round to nearest even), so fused kernels round exactly as eager ones.
  * round_* narrow and widen again: a value computed in float rounded once to
- * its dtype. */
+ * its dtype. The special functions in double (backends/cpu/special_math.h),
+ * by op from the first special op, as the eager kernels evaluate them. */
 #define KIR_RUNTIME_DECL                                                     \
     typedef void (*kir_array_fn)(const float *x, float *y, int64_t n);       \
     typedef struct kir_runtime {                                             \
@@ -38,6 +44,8 @@
         void (*f32_to_bf16)(const float *x, uint16_t *y, int64_t n);         \
         void (*round_f16)(float *x, int64_t n);                              \
         void (*round_bf16)(float *x, int64_t n);                             \
+        double (*unary_special[KIR_UNARY_SPECIALS])(double x);               \
+        double (*binary_special[KIR_BINARY_SPECIALS])(double a, double b);   \
     } kir_runtime;
 
 KIR_RUNTIME_DECL

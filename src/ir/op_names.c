@@ -23,6 +23,17 @@ const char *porta_unary_op_name(porta_unary_op op) {
         [PORTA_TRUNC] = "trunc",       [PORTA_ISNAN] = "isnan",
         [PORTA_ISINF] = "isinf",       [PORTA_ISFINITE] = "isfinite",
         [PORTA_LOGICAL_NOT] = "logical_not", [PORTA_BITWISE_NOT] = "bitwise_not",
+        [PORTA_DIGAMMA] = "digamma",   [PORTA_I0] = "i0",
+        [PORTA_I0E] = "i0e",           [PORTA_I1] = "i1",
+        [PORTA_I1E] = "i1e",           [PORTA_ERFCX] = "erfcx",
+        [PORTA_LOG_NDTR] = "log_ndtr", [PORTA_NDTRI] = "ndtri",
+        [PORTA_BESSEL_J0] = "bessel_j0", [PORTA_BESSEL_J1] = "bessel_j1",
+        [PORTA_BESSEL_Y0] = "bessel_y0", [PORTA_BESSEL_Y1] = "bessel_y1",
+        [PORTA_MODIFIED_BESSEL_K0] = "modified_bessel_k0",
+        [PORTA_MODIFIED_BESSEL_K1] = "modified_bessel_k1",
+        [PORTA_SCALED_MODIFIED_BESSEL_K0] = "scaled_modified_bessel_k0",
+        [PORTA_SCALED_MODIFIED_BESSEL_K1] = "scaled_modified_bessel_k1",
+        [PORTA_SPHERICAL_BESSEL_J0] = "spherical_bessel_j0", [PORTA_AIRY_AI] = "airy_ai",
     };
     return (unsigned)op < PORTA_UNARY_OP_COUNT ? names[op] : "invalid unary op";
 }
@@ -54,6 +65,21 @@ const char *porta_binary_op_name(porta_binary_op op) {
         [PORTA_LE] = "le",
         [PORTA_GT] = "gt",
         [PORTA_GE] = "ge",
+        [PORTA_IGAMMA] = "igamma",
+        [PORTA_IGAMMAC] = "igammac",
+        [PORTA_ZETA] = "zeta",
+        [PORTA_CHEBYSHEV_T] = "chebyshev_polynomial_t",
+        [PORTA_CHEBYSHEV_U] = "chebyshev_polynomial_u",
+        [PORTA_CHEBYSHEV_V] = "chebyshev_polynomial_v",
+        [PORTA_CHEBYSHEV_W] = "chebyshev_polynomial_w",
+        [PORTA_SHIFTED_CHEBYSHEV_T] = "shifted_chebyshev_polynomial_t",
+        [PORTA_SHIFTED_CHEBYSHEV_U] = "shifted_chebyshev_polynomial_u",
+        [PORTA_SHIFTED_CHEBYSHEV_V] = "shifted_chebyshev_polynomial_v",
+        [PORTA_SHIFTED_CHEBYSHEV_W] = "shifted_chebyshev_polynomial_w",
+        [PORTA_HERMITE_H] = "hermite_polynomial_h",
+        [PORTA_HERMITE_HE] = "hermite_polynomial_he",
+        [PORTA_LAGUERRE_L] = "laguerre_polynomial_l",
+        [PORTA_LEGENDRE_P] = "legendre_polynomial_p",
     };
     return (unsigned)op < PORTA_BINARY_OP_COUNT ? names[op] : "invalid binary op";
 }

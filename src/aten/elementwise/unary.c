@@ -25,8 +25,9 @@ static porta_status *unary(porta_unary_op op, const porta_value *x, porta_tensor
 }
 
 /* The function and out= kernels of a unary op (self[, out]); predicates
- * (isnan, isinf) have no in-place form, the others do. */
-#define PREDICATE_KERNELS(name, OP)                                                  \
+ * (isnan, isinf) and torch.special's functions have no in-place form, the
+ * others do. */
+#define NO_INPLACE_KERNELS(name, OP)                                                 \
     static porta_status *op_##name(const porta_value *args, aten_results *r) {       \
         return unary(OP, &args[0], NULL, r);                                         \
     }                                                                                \
@@ -34,9 +35,29 @@ static porta_status *unary(porta_unary_op op, const porta_value *x, porta_tensor
         return unary(OP, &args[0], ew_out_target(args, 1, args[1].tensor), r);      \
     }
 #define UNARY_KERNELS(name, OP)                                                         \
-    PREDICATE_KERNELS(name, OP)                                                         \
+    NO_INPLACE_KERNELS(name, OP)                                                        \
     static porta_status *op_##name##_inplace(const porta_value *args, aten_results *r) { \
         return unary(OP, &args[0], args[0].tensor, r);                                  \
+    }
+
+/* torch.special's functions that PyTorch's CPU has for float32 and
+ * float64 (integers promote to float32) but not for float16 and bfloat16:
+ * those are refused as there. */
+static porta_status *full_precision_unary(const char *name, porta_unary_op op,
+                                          const porta_value *x, porta_tensor *into,
+                                          aten_results *results) {
+    porta_dtype dtype = ew_result_type(x, x, NULL);
+    if (dtype == PORTA_F16 || dtype == PORTA_BF16)
+        return ew_refuse_dtype(name, "a float32, float64, integer or bool tensor", dtype);
+    return unary(op, x, into, results);
+}
+#define FULL_PRECISION_KERNELS(name, OP)                                                  \
+    static porta_status *op_##name(const porta_value *args, aten_results *r) {            \
+        return full_precision_unary(#name, OP, &args[0], NULL, r);                        \
+    }                                                                                     \
+    static porta_status *op_##name##_out(const porta_value *args, aten_results *r) {      \
+        return full_precision_unary(#name, OP, &args[0], ew_out_target(args, 1, args[1].tensor), \
+                                    r);                                                   \
     }
 
 UNARY_KERNELS(neg, PORTA_NEG)
@@ -68,12 +89,34 @@ UNARY_KERNELS(erf, PORTA_ERF)
 UNARY_KERNELS(erfc, PORTA_ERFC)
 UNARY_KERNELS(erfinv, PORTA_ERFINV)
 UNARY_KERNELS(lgamma, PORTA_LGAMMA)
+UNARY_KERNELS(digamma, PORTA_DIGAMMA)
+UNARY_KERNELS(i0, PORTA_I0)
+/* the modified Bessel functions of the first kind are i0 and i1, without
+ * their half kernels */
+FULL_PRECISION_KERNELS(modified_bessel_i0, PORTA_I0)
+FULL_PRECISION_KERNELS(modified_bessel_i1, PORTA_I1)
+NO_INPLACE_KERNELS(i0e, PORTA_I0E)
+NO_INPLACE_KERNELS(i1, PORTA_I1)
+NO_INPLACE_KERNELS(i1e, PORTA_I1E)
+FULL_PRECISION_KERNELS(erfcx, PORTA_ERFCX)
+FULL_PRECISION_KERNELS(log_ndtr, PORTA_LOG_NDTR)
+FULL_PRECISION_KERNELS(ndtri, PORTA_NDTRI)
+FULL_PRECISION_KERNELS(bessel_j0, PORTA_BESSEL_J0)
+FULL_PRECISION_KERNELS(bessel_j1, PORTA_BESSEL_J1)
+FULL_PRECISION_KERNELS(bessel_y0, PORTA_BESSEL_Y0)
+FULL_PRECISION_KERNELS(bessel_y1, PORTA_BESSEL_Y1)
+FULL_PRECISION_KERNELS(modified_bessel_k0, PORTA_MODIFIED_BESSEL_K0)
+FULL_PRECISION_KERNELS(modified_bessel_k1, PORTA_MODIFIED_BESSEL_K1)
+FULL_PRECISION_KERNELS(scaled_modified_bessel_k0, PORTA_SCALED_MODIFIED_BESSEL_K0)
+FULL_PRECISION_KERNELS(scaled_modified_bessel_k1, PORTA_SCALED_MODIFIED_BESSEL_K1)
+FULL_PRECISION_KERNELS(spherical_bessel_j0, PORTA_SPHERICAL_BESSEL_J0)
+FULL_PRECISION_KERNELS(airy_ai, PORTA_AIRY_AI)
 UNARY_KERNELS(floor, PORTA_FLOOR)
 UNARY_KERNELS(ceil, PORTA_CEIL)
 UNARY_KERNELS(round, PORTA_ROUND)
 UNARY_KERNELS(trunc, PORTA_TRUNC)
-PREDICATE_KERNELS(isnan, PORTA_ISNAN)
-PREDICATE_KERNELS(isinf, PORTA_ISINF)
+NO_INPLACE_KERNELS(isnan, PORTA_ISNAN)
+NO_INPLACE_KERNELS(isinf, PORTA_ISINF)
 UNARY_KERNELS(logical_not, PORTA_LOGICAL_NOT)
 UNARY_KERNELS(bitwise_not, PORTA_BITWISE_NOT)
 
@@ -157,6 +200,10 @@ COMPOSED_KERNEL(op_nan_to_num_out, nan_to_num_of(&s, args), EW_OUT, 5)
     {#name, "N", op_##name}, {#name "_", "N", op_##name##_inplace},          \
     {#name ".out", "NN", op_##name##_out}
 
+/* Table rows of torch.special's function and out= overloads. */
+#define SPECIAL_ROWS(name) \
+    {"special_" #name, "N", op_##name}, {"special_" #name ".out", "NN", op_##name##_out}
+
 const aten_op aten_elementwise_unary_ops[] = {
     UNARY_ROWS(neg),
     UNARY_ROWS(abs),
@@ -191,6 +238,26 @@ const aten_op aten_elementwise_unary_ops[] = {
     UNARY_ROWS(erfc),
     UNARY_ROWS(erfinv),
     UNARY_ROWS(lgamma),
+    UNARY_ROWS(digamma),
+    UNARY_ROWS(i0),
+    SPECIAL_ROWS(i0e),
+    SPECIAL_ROWS(i1),
+    SPECIAL_ROWS(i1e),
+    SPECIAL_ROWS(modified_bessel_i0),
+    SPECIAL_ROWS(modified_bessel_i1),
+    SPECIAL_ROWS(erfcx),
+    SPECIAL_ROWS(log_ndtr),
+    SPECIAL_ROWS(ndtri),
+    SPECIAL_ROWS(bessel_j0),
+    SPECIAL_ROWS(bessel_j1),
+    SPECIAL_ROWS(bessel_y0),
+    SPECIAL_ROWS(bessel_y1),
+    SPECIAL_ROWS(modified_bessel_k0),
+    SPECIAL_ROWS(modified_bessel_k1),
+    SPECIAL_ROWS(scaled_modified_bessel_k0),
+    SPECIAL_ROWS(scaled_modified_bessel_k1),
+    SPECIAL_ROWS(spherical_bessel_j0),
+    SPECIAL_ROWS(airy_ai),
     UNARY_ROWS(floor),
     UNARY_ROWS(ceil),
     UNARY_ROWS(round),

@@ -195,6 +195,14 @@ static porta_status *scalar_tensor(const porta_value *args, aten_results *r) {
     return make_full(&no_sizes, &args[0], aten_dtype_or_default(&args[1]), &args[3], r);
 }
 
+/* _efficientzerotensor(size, dtype, layout, device, pin_memory): zeros
+ * that PyTorch's backward formulas return for inputs with no gradient (sgn
+ * of a real tensor); porta stores them like any other zeros. */
+static porta_status *efficient_zero_tensor(const porta_value *args, aten_results *r) {
+    porta_value zero = {.kind = PORTA_VALUE_INT, .i = 0};
+    return make_full(&args[0], &zero, aten_dtype_or_default(&args[1]), &args[3], r);
+}
+
 /* A new tensor like self for the *_like factories, whose options
  * (dtype, layout, device, pin_memory, memory_format) start at `options`:
  * the dtype and device default to self's, the layout to preserve. */
@@ -277,6 +285,7 @@ const aten_op aten_factory_ops[] = {
     {"empty_strided", "IIdxDx", empty_strided},
     {"full", "IsdxDx", full},
     {"scalar_tensor", "sdxDx", scalar_tensor},
+    {"_efficientzerotensor", "IdxDx", efficient_zero_tensor},
     {"empty_like", "TdxDxm", empty_like},
     {"full_like", "TsdxDxm", full_like},
     {"fill.Scalar", "Ts", fill},

@@ -39,6 +39,12 @@ porta_status *clk_execute(const clk_launcher *launcher, porta_device *device,
     return exec(launcher, device, prim, inputs, input_count, out);
 }
 
+bool clk_has_kernel(const ir_prim *prim) {
+    if (prim->kind == PRIM_UNARY) return prim->op < PORTA_DIGAMMA;
+    if (prim->kind == PRIM_BINARY) return prim->op < PORTA_IGAMMA;
+    return true;
+}
+
 void clk_each_program(clk_program_visit visit, void *ctx) {
     clk_conv_programs(visit, ctx);
     clk_conv_weight_grad_programs(visit, ctx);

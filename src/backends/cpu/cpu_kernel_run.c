@@ -3,6 +3,7 @@
  * runtime table compiled kernels call back into. */
 #include "backends/cpu/cpu_jit.h"
 #include "backends/cpu/kernels_elementwise.h"
+#include "backends/cpu/special_math.h"
 #include "backends/cpu/threadpool.h"
 #include "backends/cpu/vmath.h"
 #include "core/fault.h"
@@ -39,12 +40,54 @@ static void round_through(porta_dtype dtype, float *x, int64_t n) {
 static void rt_round_f16(float *x, int64_t n) { round_through(PORTA_F16, x, n); }
 static void rt_round_bf16(float *x, int64_t n) { round_through(PORTA_BF16, x, n); }
 
+_Static_assert(PORTA_UNARY_OP_COUNT - PORTA_DIGAMMA == KIR_UNARY_SPECIALS,
+               "kir_runtime's unary special functions: one per op from PORTA_DIGAMMA");
+_Static_assert(PORTA_BINARY_OP_COUNT - PORTA_IGAMMA == KIR_BINARY_SPECIALS,
+               "kir_runtime's binary special functions: one per op from PORTA_IGAMMA");
+
 static const kir_runtime runtime = {
     .exp = rt_exp, .expm1 = rt_expm1, .log = rt_log, .log1p = rt_log1p,
     .tanh = rt_tanh, .sigmoid = rt_sigmoid, .erf = rt_erf,
     .f16_to_f32 = rt_f16_to_f32, .bf16_to_f32 = rt_bf16_to_f32,
     .f32_to_f16 = rt_f32_to_f16, .f32_to_bf16 = rt_f32_to_bf16,
     .round_f16 = rt_round_f16, .round_bf16 = rt_round_bf16,
+    .unary_special = {
+        [PORTA_DIGAMMA - PORTA_DIGAMMA] = sp_digamma,
+        [PORTA_I0 - PORTA_DIGAMMA] = sp_i0,
+        [PORTA_I0E - PORTA_DIGAMMA] = sp_i0e,
+        [PORTA_I1 - PORTA_DIGAMMA] = sp_i1,
+        [PORTA_I1E - PORTA_DIGAMMA] = sp_i1e,
+        [PORTA_ERFCX - PORTA_DIGAMMA] = sp_erfcx,
+        [PORTA_LOG_NDTR - PORTA_DIGAMMA] = sp_log_ndtr,
+        [PORTA_NDTRI - PORTA_DIGAMMA] = sp_ndtri,
+        [PORTA_BESSEL_J0 - PORTA_DIGAMMA] = sp_bessel_j0,
+        [PORTA_BESSEL_J1 - PORTA_DIGAMMA] = sp_bessel_j1,
+        [PORTA_BESSEL_Y0 - PORTA_DIGAMMA] = sp_bessel_y0,
+        [PORTA_BESSEL_Y1 - PORTA_DIGAMMA] = sp_bessel_y1,
+        [PORTA_MODIFIED_BESSEL_K0 - PORTA_DIGAMMA] = sp_k0,
+        [PORTA_MODIFIED_BESSEL_K1 - PORTA_DIGAMMA] = sp_k1,
+        [PORTA_SCALED_MODIFIED_BESSEL_K0 - PORTA_DIGAMMA] = sp_k0e,
+        [PORTA_SCALED_MODIFIED_BESSEL_K1 - PORTA_DIGAMMA] = sp_k1e,
+        [PORTA_SPHERICAL_BESSEL_J0 - PORTA_DIGAMMA] = sp_spherical_bessel_j0,
+        [PORTA_AIRY_AI - PORTA_DIGAMMA] = sp_airy_ai,
+    },
+    .binary_special = {
+        [PORTA_IGAMMA - PORTA_IGAMMA] = sp_igamma,
+        [PORTA_IGAMMAC - PORTA_IGAMMA] = sp_igammac,
+        [PORTA_ZETA - PORTA_IGAMMA] = sp_zeta,
+        [PORTA_CHEBYSHEV_T - PORTA_IGAMMA] = sp_chebyshev_t,
+        [PORTA_CHEBYSHEV_U - PORTA_IGAMMA] = sp_chebyshev_u,
+        [PORTA_CHEBYSHEV_V - PORTA_IGAMMA] = sp_chebyshev_v,
+        [PORTA_CHEBYSHEV_W - PORTA_IGAMMA] = sp_chebyshev_w,
+        [PORTA_SHIFTED_CHEBYSHEV_T - PORTA_IGAMMA] = sp_shifted_chebyshev_t,
+        [PORTA_SHIFTED_CHEBYSHEV_U - PORTA_IGAMMA] = sp_shifted_chebyshev_u,
+        [PORTA_SHIFTED_CHEBYSHEV_V - PORTA_IGAMMA] = sp_shifted_chebyshev_v,
+        [PORTA_SHIFTED_CHEBYSHEV_W - PORTA_IGAMMA] = sp_shifted_chebyshev_w,
+        [PORTA_HERMITE_H - PORTA_IGAMMA] = sp_hermite_h,
+        [PORTA_HERMITE_HE - PORTA_IGAMMA] = sp_hermite_he,
+        [PORTA_LAGUERRE_L - PORTA_IGAMMA] = sp_laguerre_l,
+        [PORTA_LEGENDRE_P - PORTA_IGAMMA] = sp_legendre_p,
+    },
 };
 
 const kir_runtime *cpu_kir_runtime(void) { return &runtime; }

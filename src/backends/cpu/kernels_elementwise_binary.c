@@ -25,7 +25,7 @@ bool ew_binary_is_costly(porta_binary_op op) {
     case PORTA_ATAN2:
         return true;
     default:
-        return false;
+        return op >= PORTA_IGAMMA; /* the special functions: series and loops */
     }
 }
 

@@ -13,6 +13,7 @@
 #include <math.h>
 
 #include "backends/cpu/kernels_elementwise.h"
+#include "backends/cpu/special_math.h"
 
 /* Logical ops and comparisons, for every T: results are bool. */
 #define COMPARISONS(sfx, T)                                                                 \
@@ -63,6 +64,23 @@
     COMPARISONS(sfx, T)
 FLOAT_FUNCTIONS(f32, float, f)
 FLOAT_FUNCTIONS(f64, double, )
+
+/* Special functions evaluate in double (special_math.h); float32 and the
+ * halves round the result once. */
+#define SPECIAL_BINARY_FUNCTIONS(X)                                                          \
+    X(igamma, sp_igamma) X(igammac, sp_igammac) X(zeta, sp_zeta)                            \
+    X(chebyshev_t, sp_chebyshev_t) X(chebyshev_u, sp_chebyshev_u)                           \
+    X(chebyshev_v, sp_chebyshev_v) X(chebyshev_w, sp_chebyshev_w)                           \
+    X(shifted_chebyshev_t, sp_shifted_chebyshev_t) X(shifted_chebyshev_u, sp_shifted_chebyshev_u) \
+    X(shifted_chebyshev_v, sp_shifted_chebyshev_v) X(shifted_chebyshev_w, sp_shifted_chebyshev_w) \
+    X(hermite_h, sp_hermite_h) X(hermite_he, sp_hermite_he) X(laguerre_l, sp_laguerre_l)    \
+    X(legendre_p, sp_legendre_p)
+#define SPECIAL_BINARY_SCALAR(op, fn)                                                        \
+    static inline double op##_f64(double a, double b, int *fault) { return (void)fault, fn(a, b); } \
+    static inline float op##_f32(float a, float b, int *fault) {                             \
+        return (void)fault, (float)fn((double)a, (double)b);                                 \
+    }
+SPECIAL_BINARY_FUNCTIONS(SPECIAL_BINARY_SCALAR)
 
 /* ---- integers ----
  * W is an unsigned type at least as wide as T (and as int): sums, products
@@ -143,7 +161,13 @@ COMPARISONS(b8, bool)
 #define ANY_DTYPE_OPS(X) X(ADD, add) X(MUL, mul) X(MAXIMUM, maximum) X(MINIMUM, minimum)
 #define NUMERIC_OPS(X) \
     X(SUB, sub) X(FLOOR_DIVIDE, floor_divide) X(REMAINDER, remainder) X(FMOD, fmod) X(POW, pow)
-#define FLOAT_OPS(X) X(DIV, div) X(ATAN2, atan2)
+#define FLOAT_OPS(X)                                                                    \
+    X(DIV, div) X(ATAN2, atan2) X(IGAMMA, igamma) X(IGAMMAC, igammac) X(ZETA, zeta)      \
+    X(CHEBYSHEV_T, chebyshev_t) X(CHEBYSHEV_U, chebyshev_u) X(CHEBYSHEV_V, chebyshev_v)  \
+    X(CHEBYSHEV_W, chebyshev_w) X(SHIFTED_CHEBYSHEV_T, shifted_chebyshev_t)              \
+    X(SHIFTED_CHEBYSHEV_U, shifted_chebyshev_u) X(SHIFTED_CHEBYSHEV_V, shifted_chebyshev_v) \
+    X(SHIFTED_CHEBYSHEV_W, shifted_chebyshev_w) X(HERMITE_H, hermite_h)                  \
+    X(HERMITE_HE, hermite_he) X(LAGUERRE_L, laguerre_l) X(LEGENDRE_P, legendre_p)
 #define BITWISE_OPS(X) \
     X(BITWISE_AND, bitwise_and) X(BITWISE_OR, bitwise_or) X(BITWISE_XOR, bitwise_xor)
 #define SHIFT_OPS(X) X(SHIFT_LEFT, shift_left) X(SHIFT_RIGHT, shift_right)

@@ -4,35 +4,25 @@
  * except for the ops vmath vectorizes (exp, log, tanh, sigmoid, erf...),
  * whose float loops hand whole runs of floats to it. */
 #include "backends/cpu/kernels_elementwise.h"
+#include "backends/cpu/special_math.h"
 #include "backends/cpu/vmath.h"
 
 /* ---- scalar functions ---- */
 
-/* erfinv has no libm function. Winitzki's closed form gets within 2e-3,
- * then two Halley steps on erf (erfc near +-1, where 1 - |y| is exact)
- * reach double precision; Halley suits erf since f'' = -2x f'. */
-static double erfinv_f64(double y) {
-    if (!(y > -1.0 && y < 1.0)) {
-        if (y == 1.0) return INFINITY;
-        if (y == -1.0) return -INFINITY;
-        return NAN;
-    }
-    if (y == 0.0) return y;
-    const double a = 0.147, two_over_pi_a = 2.0 / (3.14159265358979323846 * a);
-    double ln = log1p(-y * y), t = two_over_pi_a + 0.5 * ln;
-    double x = copysign(sqrt(sqrt(t * t - ln / a) - t), y);
-    bool tail = fabs(y) > 0.5;
-    double target = tail ? 1.0 - fabs(y) : y;
-    for (int step = 0; step < 2; step++) {
-        double ax = tail ? fabs(x) : x;
-        double f = tail ? erfc(ax) - target : erf(ax) - target;
-        double df = (tail ? -1.1283791670955126 : 1.1283791670955126) * exp(-ax * ax);
-        ax -= f / (df + ax * f);
-        x = tail ? copysign(ax, y) : ax;
-    }
-    return x;
-}
-static float erfinv_f32(float y) { return (float)erfinv_f64(y); }
+/* Special functions evaluate in double (special_math.h); float32 and the
+ * halves round the result once. */
+#define SPECIAL_FUNCTIONS(X)                                                         \
+    X(erfinv, sp_erfinv) X(digamma, sp_digamma) X(i0, sp_i0) X(i0e, sp_i0e)           \
+    X(i1, sp_i1) X(i1e, sp_i1e) X(erfcx, sp_erfcx) X(log_ndtr, sp_log_ndtr)           \
+    X(ndtri, sp_ndtri) X(bessel_j0, sp_bessel_j0) X(bessel_j1, sp_bessel_j1)         \
+    X(bessel_y0, sp_bessel_y0) X(bessel_y1, sp_bessel_y1)                            \
+    X(modified_bessel_k0, sp_k0) X(modified_bessel_k1, sp_k1)                       \
+    X(scaled_modified_bessel_k0, sp_k0e) X(scaled_modified_bessel_k1, sp_k1e)       \
+    X(spherical_bessel_j0, sp_spherical_bessel_j0) X(airy_ai, sp_airy_ai)
+#define SPECIAL_SCALAR(op, fn)                                            \
+    static inline double op##_f64(double x) { return fn(x); }             \
+    static inline float op##_f32(float x) { return (float)fn((double)x); }
+SPECIAL_FUNCTIONS(SPECIAL_SCALAR)
 
 /* lgamma_r leaves the sign in a local instead of the global signgam, which
  * would race between pool threads. */
@@ -185,7 +175,14 @@ static int vmath_half_loop(vmath_fn fn, porta_dtype dtype, char *const *p, const
     X(EXP2, exp2) X(LOG2, log2) X(SQRT, sqrt) X(RSQRT, rsqrt) X(RECIPROCAL, reciprocal) \
     X(SIN, sin) X(COS, cos) X(TAN, tan) X(ASIN, asin) X(ACOS, acos) X(ATAN, atan)       \
     X(SINH, sinh) X(COSH, cosh) X(ASINH, asinh) X(ACOSH, acosh) X(ATANH, atanh)         \
-    X(ERFC, erfc) X(ERFINV, erfinv) X(LGAMMA, lgamma)
+    X(ERFC, erfc) X(ERFINV, erfinv) X(LGAMMA, lgamma) X(DIGAMMA, digamma) X(I0, i0)        \
+    X(I0E, i0e) X(I1, i1) X(I1E, i1e) X(ERFCX, erfcx) X(LOG_NDTR, log_ndtr) X(NDTRI, ndtri) \
+    X(BESSEL_J0, bessel_j0) X(BESSEL_J1, bessel_j1) X(BESSEL_Y0, bessel_y0)                 \
+    X(BESSEL_Y1, bessel_y1) X(MODIFIED_BESSEL_K0, modified_bessel_k0)                       \
+    X(MODIFIED_BESSEL_K1, modified_bessel_k1)                                               \
+    X(SCALED_MODIFIED_BESSEL_K0, scaled_modified_bessel_k0)                                 \
+    X(SCALED_MODIFIED_BESSEL_K1, scaled_modified_bessel_k1)                                 \
+    X(SPHERICAL_BESSEL_J0, spherical_bessel_j0) X(AIRY_AI, airy_ai)
 #define SIGNED_OPS(X) X(NEG, neg) X(ABS, abs)                    /* ints and floats */
 #define ROUNDING_OPS(X) X(FLOOR, floor) X(CEIL, ceil) X(ROUND, round) X(TRUNC, trunc)
 #define PREDICATE_OPS(X) /* any dtype -> bool */ \

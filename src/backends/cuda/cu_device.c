@@ -182,18 +182,20 @@ static bool needs_special_kernel(const ir_prim *prim, const porta_tensor *const 
     }
 }
 
-/* Every primitive but SORT: the merge sort's program uses an OpenCL vector
- * literal that does not compile as CUDA, so a sort is placed on another
- * device (devices/placement.h). */
+/* Every primitive but SORT and the special functions (clk_has_kernel):
+ * the merge sort's program uses an OpenCL vector literal that does not
+ * compile as CUDA, so a sort is placed on another device
+ * (devices/placement.h), as the special functions are. */
 static bool cu_supports(porta_device *device, const ir_prim *prim,
                         const porta_tensor *const *inputs, int input_count) {
-    return prim->kind > PRIM_CONSTANT && prim->kind < PRIM_RESHAPE && prim->kind != PRIM_SORT;
+    return prim->kind > PRIM_CONSTANT && prim->kind < PRIM_RESHAPE && prim->kind != PRIM_SORT &&
+           clk_has_kernel(prim);
 }
 
 static porta_status *not_written(const ir_prim *prim) {
     return porta_error(PORTA_ERR_UNSUPPORTED,
                        "CUDA: %s: that kernel is not written yet for CUDA (expected any "
-                       "primitive but sort)",
+                       "primitive but sort and the special functions)",
                        ir_prim_name(prim));
 }
 
