@@ -81,11 +81,11 @@ static porta_status *embedding_renorm_(const porta_value *args, aten_results *re
         scope_hold(&s, index_wrap(flat, weight->sizes[0], 0, &wrapped), wrapped);
     porta_tensor *rows = scope_index_select(&s, weight, 0, wrapped);
     porta_dtype compute = aten_compute_dtype(weight->dtype);
-    porta_value p = {.kind = PORTA_VALUE_FLOAT, .f = args[3].f};
+    porta_value p = {.kind = PORTA_VALUE_FLOAT, .f = aten_number(&args[3])};
     int64_t last = 1;
     porta_tensor *norm = vector_norm(&s, scope_as_dtype(&s, rows, compute), &p, &last, 1);
     porta_tensor *scaled = scope_cast(&s, scope_binary(&s, PORTA_MUL, rows,
-                                                       scale_factor(&s, norm, args[2].f)),
+                                                       scale_factor(&s, norm, aten_number(&args[2]))),
                                       weight->dtype);
     int64_t spread_sizes[2] = {n, weight->sizes[1]}, column[2] = {n, 1};
     porta_tensor *spread = scope_expand(&s, scope_reshape(&s, wrapped, 2, column), 2, spread_sizes);

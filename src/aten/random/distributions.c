@@ -49,7 +49,7 @@ static porta_status *check_float(const char *kernel, const porta_tensor *x) {
 /* cauchy_(self, median, sigma, generator): median + sigma * tan(pi (u - 1/2)). */
 static porta_status *cauchy_(const porta_value *args, aten_results *results) {
     porta_tensor *self = args[0].tensor;
-    double median = args[1].f, sigma = args[2].f;
+    double median = aten_number(&args[1]), sigma = aten_number(&args[2]);
     PORTA_TRY(check_float("cauchy_cpu", self));
     if (!(sigma > 0))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
@@ -67,7 +67,7 @@ static porta_status *cauchy_(const porta_value *args, aten_results *results) {
 /* log_normal_(self, mean, std, generator): exp(N(mean, std)). */
 static porta_status *log_normal_(const porta_value *args, aten_results *results) {
     porta_tensor *self = args[0].tensor;
-    double mean = args[1].f, std = args[2].f;
+    double mean = aten_number(&args[1]), std = aten_number(&args[2]);
     PORTA_TRY(check_float("log_normal_cpu", self));
     if (!(std > 0))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
@@ -83,7 +83,7 @@ static porta_status *log_normal_(const porta_value *args, aten_results *results)
  * success, ceil(log(v) / log1p(-p)) for v ~ U(0, 1], any dtype. */
 static porta_status *geometric_(const porta_value *args, aten_results *results) {
     porta_tensor *self = args[0].tensor;
-    double p = args[1].f;
+    double p = aten_number(&args[1]);
     if (!(p > 0 && p < 1))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "geometric_ expects p to be in (0, 1), but found p=%g", p);
