@@ -634,7 +634,8 @@ typedef enum porta_value_kind {
     PORTA_VALUE_BOOL,
     PORTA_VALUE_INTS,
     PORTA_VALUE_DTYPE,
-    PORTA_VALUE_STRING
+    PORTA_VALUE_STRING,
+    PORTA_VALUE_FLOATS
 } porta_value_kind;
 
 typedef struct porta_value {
@@ -654,6 +655,10 @@ typedef struct porta_value {
         } ints;
         porta_dtype dtype;
         const char *string;
+        struct {
+            const double *items;
+            int count;
+        } floats;
     };
 } porta_value;
 

@@ -230,3 +230,64 @@ def test_multinomial_errors(no_fallbacks):
     compare(lambda t: torch.multinomial(t, 2), torch.zeros(3))
     compare(lambda t: torch.multinomial(t, 0), torch.ones(3))
     compare(lambda t: torch.multinomial(t, 1), torch.ones(2, 2, 2))
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_unique_dim(dim, no_fallbacks):
+    x = torch.tensor([[1, 3, 1, 2], [0, 2, 0, 1], [1, 3, 1, 2]], dtype=torch.int64)
+    for t in (x, x.float(), x.mT, make((4, 5)).round().clamp(-1, 1)):
+        compare(lambda v: torch.unique(v, dim=dim, return_inverse=True, return_counts=True), t)
+    compare(lambda v: torch.unique(v, dim=dim, sorted=False), make((3, 2), torch.bool))
+    compare(lambda v: torch.unique(v, dim=0), make((0, 3)))
+
+
+# ---- histograms ----
+
+@pytest.mark.parametrize("density", [False, True])
+def test_histogram(density, no_fallbacks):
+    x = make((4, 6), layout="transposed")
+    weight = make((4, 6), seed=1).abs()
+    compare(lambda t: torch.histogram(t, 5, density=density), x)
+    compare(lambda t: torch.histogram(t, 4, range=(-1.0, 2.0), density=density), x)
+    compare(lambda t, w: torch.histogram(t, 3, weight=w, density=density), x, weight)
+    compare(lambda t, b: torch.histogram(t, b, density=density), x,
+            torch.tensor([-3.0, -1.0, 0.0, 0.5, 4.0]))
+    compare(lambda t: torch.histogram(t, 3), torch.full((5,), 2.0))  # one value: widened range
+    compare(lambda t: torch.histogram(t, 3), torch.tensor([1.0, float("nan"), 2.0]))
+    compare(lambda t: torch.histogram(t, 3), make((0,)))
+
+
+def test_histogramdd(no_fallbacks):
+    x = make((20, 3))
+    compare(lambda t: torch.histogramdd(t, [2, 3, 4]), x)
+    compare(lambda t: torch.histogramdd(t, [2, 2, 2], range=[-1.0, 1.0, 0.0, 2.0, -2.0, 0.0],
+                                        density=True), x)
+    compare(lambda t, w: torch.histogramdd(t, [3, 1, 2], weight=w), x, make((20,), seed=2).abs())
+    edges = [torch.tensor([-2.0, 0.0, 2.0]), torch.tensor([-1.0, 1.0]),
+             torch.tensor([-5.0, 0.0, 1.0, 5.0])]
+    compare(lambda t, *b: torch.histogramdd(t, list(b)), x, *edges)
+
+
+def test_histogram_errors(no_fallbacks):
+    compare(lambda t: torch.histogram(t, 3), make((4,), torch.int64))
+    compare(lambda t: torch.histogram(t, 3, range=(2.0, 1.0)), make((4,)))
+    compare(lambda t: torch.histogram(t, 3), torch.tensor([1.0, float("inf")]))
+    compare(lambda t: torch.histogramdd(t, [2, 2]), make((5, 3)))
+
+
+# ---- batch norm ----
+
+def test_batch_norm_with_update(no_fallbacks):
+    x, weight, bias = make((4, 3, 5)), make((3,), seed=1), make((3,), seed=2)
+
+    def run(t, w, b):
+        mean, var = torch.zeros(3, device=t.device), torch.ones(3, device=t.device)
+        out = torch.ops.aten._batch_norm_with_update(t, w, b, mean, var, 0.1, 1e-5)
+        return out[:3] + (mean, var)
+
+    compare(run, x, weight, bias, atol=1e-5, rtol=1e-5)
+    compare_grad(lambda t, w, b: run(t, w, b)[0], x, weight, bias)
+    evaluated = lambda t: torch.ops.aten._batch_norm_no_update(  # noqa: E731
+        t, None, None, torch.full((3,), 0.5, device=t.device),
+        torch.full((3,), 2.0, device=t.device), 0.1, 1e-5)[0]
+    compare(evaluated, x)

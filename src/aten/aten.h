@@ -35,6 +35,7 @@ typedef porta_status *(*aten_fn)(const porta_value *args, aten_results *results)
  *   d dtype or none                            D device index or none
  *   r string or none                           m memory format or none (an INT
  *                                                porta_memory_format)
+ *   F list of floats or none
  *   x ignored (layout, pin_memory, non_blocking, ...)
  */
 typedef struct aten_op {
@@ -68,6 +69,7 @@ extern const aten_op aten_linalg_cross_ops[];
 extern const aten_op aten_linalg_products_ops[];
 extern const aten_op aten_linalg_trace_ops[];
 extern const aten_op aten_linalg_vdot_addbmm_ops[];
+extern const aten_op aten_nn_batch_norm_update_ops[];
 extern const aten_op aten_nn_conv_ops[];
 extern const aten_op aten_nn_distance_ops[];
 extern const aten_op aten_nn_dropout_ops[];
@@ -109,6 +111,7 @@ extern const aten_op aten_shape_reorder_ops[];
 extern const aten_op aten_shape_triangle_ops[];
 extern const aten_op aten_sort_ops[];
 extern const aten_op aten_sort_isin_histc_mode_ops[];
+extern const aten_op aten_sort_histogram_ops[];
 extern const aten_op aten_sort_searchsorted_ops[];
 extern const aten_op aten_export_tensor_metadata_ops[];
 

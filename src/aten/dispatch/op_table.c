@@ -29,7 +29,7 @@ static const aten_op *const family_tables[] = {
     aten_nn_pool_adaptive_ops, aten_nn_pool_max_ops, aten_nn_pool_ops, aten_nn_rnn_ops,
     aten_nn_sample_ops, aten_nn_upsample_linear_ops, aten_nn_upsample_nearest_ops,
     aten_nn_upsample_ops, aten_nn_upsample_exact_cubic_aa_ops, aten_nn_prelu_rrelu_shuffle_ops,
-    aten_nn_renorm_ops, aten_nn_loss_multilabel_margin_ops,
+    aten_nn_renorm_ops, aten_nn_loss_multilabel_margin_ops, aten_nn_batch_norm_update_ops,
     aten_optim_fused_ops,
     aten_random_ops, aten_random_distributions_ops,
     aten_reduce_ops, aten_reduce_cumulative_extremes_ops,
@@ -38,6 +38,7 @@ static const aten_op *const family_tables[] = {
     aten_shape_ops, aten_shape_backward_ops, aten_shape_cat_ops, aten_shape_copy_ops,
     aten_shape_layout_ops, aten_shape_reorder_ops, aten_shape_triangle_ops,
     aten_sort_ops, aten_sort_isin_histc_mode_ops, aten_sort_searchsorted_ops,
+    aten_sort_histogram_ops,
     aten_export_tensor_metadata_ops,
 };
 
@@ -117,7 +118,7 @@ int porta_aten_op_find(const char *name) {
 
 static const char *kind_name(porta_value_kind kind) {
     static const char *const names[] = {"None", "Tensor", "Tensor[]", "int", "float",
-                                        "bool", "int[]",  "dtype",    "str"};
+                                        "bool", "int[]",  "dtype",    "str",  "float[]"};
     return (unsigned)kind < sizeof names / sizeof names[0] ? names[kind] : "invalid value";
 }
 
@@ -144,6 +145,7 @@ static bool accepts(char code, porta_value_kind kind) {
     case 'd': return kind == PORTA_VALUE_DTYPE || none;
     case 'D': return kind == PORTA_VALUE_INT || none;
     case 'r': return kind == PORTA_VALUE_STRING || none;
+    case 'F': return kind == PORTA_VALUE_FLOATS || none;
     case 'm': return kind == PORTA_VALUE_INT || none;
     case 'x': return true;
     }
