@@ -291,3 +291,31 @@ def test_batch_norm_with_update(no_fallbacks):
         t, None, None, torch.full((3,), 0.5, device=t.device),
         torch.full((3,), 2.0, device=t.device), 0.1, 1e-5)[0]
     compare(evaluated, x)
+
+
+# ---- fractional max pooling ----
+
+@pytest.mark.parametrize("shape, kernel, output", [((2, 3, 9, 7), (3, 2), (4, 5)),
+                                                   ((3, 8, 8), (2, 2), (5, 3)),
+                                                   ((1, 2, 5, 6, 7), (2, 3, 2), (3, 2, 4)),
+                                                   ((2, 5, 5, 5), (2, 2, 2), (2, 3, 4))])
+def test_fractional_max_pool(shape, kernel, output, no_fallbacks):
+    x = make(shape)
+    axes = len(kernel)
+    batch = 1 if len(shape) == axes + 1 else shape[0]
+    samples = torch.rand(batch, shape[-axes - 1], axes, generator=torch.Generator().manual_seed(0))
+    pool = F.fractional_max_pool2d if axes == 2 else F.fractional_max_pool3d
+
+    def run(t):
+        return pool(t, kernel, output_size=output, return_indices=True,
+                    _random_samples=samples.to(t.device))
+    compare(run, x)
+    compare_grad(lambda t: run(t)[0], x)
+
+
+def test_fractional_max_pool_errors(no_fallbacks):
+    samples = torch.rand(1, 2, 2)
+    compare(lambda t, r: F.fractional_max_pool2d(t, 4, output_size=4, _random_samples=r),
+            make((1, 2, 5, 5)), samples)
+    compare(lambda t, r: F.fractional_max_pool2d(t, 2, output_size=2, _random_samples=r),
+            make((2, 5, 5), torch.int64), samples)

@@ -81,6 +81,7 @@ extern const aten_op aten_nn_loss_multilabel_margin_ops[];
 extern const aten_op aten_nn_norm_ops[];
 extern const aten_op aten_nn_pad_ops[];
 extern const aten_op aten_nn_pool_adaptive_ops[];
+extern const aten_op aten_nn_pool_fractional_ops[];
 extern const aten_op aten_nn_prelu_rrelu_shuffle_ops[];
 extern const aten_op aten_nn_pool_max_ops[];
 extern const aten_op aten_nn_pool_ops[];
