@@ -65,6 +65,6 @@ static porta_status *batch_norm_backward(const porta_value *args, aten_results *
 const aten_op aten_nn_batch_norm_update_ops[] = {
     {"_batch_norm_with_update", "TttTTff", batch_norm_with_update},
     {"_batch_norm_no_update", "Tttttff", batch_norm_no_update},
-    {"batch_norm_backward", "TTttttbfIT", batch_norm_backward},
+    {"batch_norm_backward", "TTtttttbfIT", batch_norm_backward},
     {NULL, NULL, NULL},
 };
