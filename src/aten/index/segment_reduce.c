@@ -143,10 +143,8 @@ static porta_status *segment_reduce(const porta_value *args, aten_results *resul
             porta_tensor *mean = scope_binary(
                 &s, PORTA_DIV, scope_binary_number(&s, PORTA_ADD, reduced, has_initial ? initial : 0),
                 count);
-            reduced = scope_where(&s, scope_binary_number(&s, PORTA_GT, count, 0), mean,
-                                  scope_binary_number(&s, PORTA_ADD,
-                                                      scope_binary_number(&s, PORTA_MUL, mean, 0),
-                                                      has_initial ? initial : NAN));
+            reduced = scope_where_number(&s, scope_binary_number(&s, PORTA_LE, count, 0),
+                                         has_initial ? initial : NAN, mean);
         }
         scope_push(&s, results, scope_contiguous(&s, reduced));
     }

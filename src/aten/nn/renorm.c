@@ -77,8 +77,10 @@ static porta_status *embedding_renorm_(const porta_value *args, aten_results *re
     aten_scope s;
     scope_begin(&s);
     porta_tensor *flat = scope_reshape(&s, scope_contiguous(&s, indices), 1, &n);
-    if (flat && !s.status)
-        scope_hold(&s, index_wrap(flat, weight->sizes[0], 0, &wrapped), wrapped);
+    if (flat && !s.status) {
+        porta_status *status = index_wrap(flat, weight->sizes[0], 0, &wrapped);
+        scope_hold(&s, status, wrapped); /* wrapped read after it is made */
+    }
     porta_tensor *rows = scope_index_select(&s, weight, 0, wrapped);
     porta_dtype compute = aten_compute_dtype(weight->dtype);
     porta_value p = {.kind = PORTA_VALUE_FLOAT, .f = aten_number(&args[3])};

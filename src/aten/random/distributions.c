@@ -17,10 +17,10 @@ static porta_tensor *draw(aten_scope *s, porta_device *device, porta_dtype dtype
                           const int64_t *sizes, bool normal, double a, double b) {
     if (s->status) return NULL;
     porta_tensor *t = NULL;
-    if (!scope_hold(s, porta_tensor_empty(device, dtype, rank, sizes, &t), t)) return NULL;
+    porta_status *status = porta_tensor_empty(device, dtype, rank, sizes, &t);
+    if (!scope_hold(s, status, t)) return NULL; /* t read after it is made */
     uint64_t seed = 0, offset = 0;
-    porta_status *status =
-        aten_generator_next(device, (uint64_t)porta_tensor_numel(t), &seed, &offset);
+    status = aten_generator_next(device, (uint64_t)porta_tensor_numel(t), &seed, &offset);
     if (!status)
         status = normal ? porta_random_normal(t, seed, offset, a, b)
                         : porta_random_uniform(t, seed, offset, a, b);
@@ -174,7 +174,7 @@ static porta_status *multinomial(const porta_value *args, aten_results *results)
     porta_device *device = x->buffer->device;
     porta_dtype work = work_dtype(x);
     aten_scope s;
-    scope_begin(&s);
+    scope_begin_on(&s, device);
     porta_tensor *p = scope_as_dtype(&s, x, work);
     porta_tensor *sums = scope_reduce(&s, PORTA_REDUCE_SUM, p, &last, 1, true);
     check_distributions(&s, p, sums);

@@ -5,7 +5,7 @@
  * bins combine into one flat bin; rows with an element outside go to an
  * extra bin that is dropped. With bin counts the edges are linspace over
  * the range (given, or the data's min and max, widened by 0.5 each way
- * when they are equal), as PyTorch lays them. */
+ * when they are equal, [0, 1] without data), as PyTorch lays them. */
 #include <math.h>
 
 #include "aten/dispatch/op_reuse.h"
@@ -78,7 +78,7 @@ static void edges_from_counts(aten_scope *s, const porta_tensor *rows, const por
         return;
     }
     for (int64_t d = 0; d < dims && !s->status; d++) {
-        double low = 0, high = 0;
+        double low = 0, high = 1; /* an empty input's range */
         if (range->kind != PORTA_VALUE_NONE) {
             low = range->floats.items[2 * d];
             high = range->floats.items[2 * d + 1];
