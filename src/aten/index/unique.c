@@ -117,7 +117,8 @@ static porta_status *unique2(const porta_value *a, aten_results *r) {
 }
 
 /* The order that sorts x's slices along axis lexicographically (int64
- * [n]): stable sorts by each element of the slices, the last first. */
+ * [n]): stable sorts by each element of the slices, the last first (each
+ * step in its own scope: slices may have more elements than a scope holds). */
 static porta_tensor *lexicographic_order(aten_scope *s, const porta_tensor *x, int axis) {
     if (s->status) return NULL;
     int64_t n = x->sizes[axis], m = n ? porta_tensor_numel(x) / n : 0;
@@ -128,17 +129,28 @@ static porta_tensor *lexicographic_order(aten_scope *s, const porta_tensor *x, i
     porta_tensor *rows = scope_reshape(s, scope_contiguous(s, scope_permute(s, x, to_front)), 2,
                                        matrix);
     porta_tensor *order = scope_arange(s, porta_tensor_device(x), n);
-    for (int64_t k = m - 1; k >= 0 && !s->status; k--) {
-        porta_tensor *key = scope_reshape(s, scope_slice(s, rows, 1, k, k + 1, 1), 1, &n);
-        porta_tensor *by_key = NULL;
-        porta_tensor *ordered_key = scope_index_select(s, key, 0, order);
+    if (!order) return NULL;
+    porta_tensor_retain(order); /* owned across the steps, each in its own scope */
+    for (int64_t k = m - 1; k >= 0; k--) {
+        aten_scope step;
+        scope_begin(&step);
+        porta_tensor *key = scope_reshape(&step, scope_slice(&step, rows, 1, k, k + 1, 1), 1, &n);
+        porta_tensor *ordered_key = scope_index_select(&step, key, 0, order), *by_key = NULL;
         if (ordered_key) {
             porta_status *status = porta_sort(ordered_key, 0, PORTA_SORT_ASCENDING, NULL, &by_key);
-            if (!scope_hold(s, status, by_key)) return NULL;
+            scope_hold(&step, status, by_key);
         }
-        order = scope_index_select(s, order, 0, by_key);
+        porta_tensor *next = scope_index_select(&step, order, 0, by_key);
+        if (next) porta_tensor_retain(next);
+        porta_status *status = scope_end(&step);
+        porta_tensor_release(order);
+        order = next;
+        if (status) {
+            if (order) porta_tensor_release(order);
+            return scope_fail(s, status);
+        }
     }
-    return order;
+    return scope_hold(s, NULL, order);
 }
 
 /* unique_dim(self, dim, sorted, return_inverse, return_counts): the

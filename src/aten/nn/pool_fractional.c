@@ -48,7 +48,9 @@ static porta_status *check_pool(const char *op, int axes, const porta_tensor *x,
                                "%s(): kernel_size and output_size must be greater than zero, but "
                                "got %lld and %lld", op, (long long)p->kernel[d],
                                (long long)p->out[d]);
-        if (p->out[d] + p->kernel[d] - 1 >= p->in[d])
+        /* PyTorch's 2-D kernel lets the last window end at the border,
+         * its 3-D kernel does not */
+        if (p->out[d] + p->kernel[d] - 1 > p->in[d] - (axes == 3))
             return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                "%s(): pool size %lld too large relative to input size %lld at "
                                "spatial axis %d with output size %lld", op,

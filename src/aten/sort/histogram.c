@@ -83,9 +83,16 @@ static void edges_from_counts(aten_scope *s, const porta_tensor *rows, const por
             low = range->floats.items[2 * d];
             high = range->floats.items[2 * d + 1];
         } else if (n) {
-            porta_tensor *column = scope_slice(s, rows, 1, d, d + 1, 1);
-            low = read_double(s, scope_reduce(s, PORTA_REDUCE_MIN, column, NULL, 0, false));
-            high = read_double(s, scope_reduce(s, PORTA_REDUCE_MAX, column, NULL, 0, false));
+            aten_scope step;
+            scope_begin(&step);
+            porta_tensor *column = scope_slice(&step, rows, 1, d, d + 1, 1);
+            low = read_double(&step, scope_reduce(&step, PORTA_REDUCE_MIN, column, NULL, 0, false));
+            high = read_double(&step, scope_reduce(&step, PORTA_REDUCE_MAX, column, NULL, 0, false));
+            porta_status *status = scope_end(&step);
+            if (status) {
+                scope_fail(s, status);
+                return;
+            }
         }
         if (s->status) return;
         if (!isfinite(low) || !isfinite(high)) {
@@ -128,28 +135,41 @@ static porta_tensor *histogram_of(aten_scope *s, const porta_tensor *rows, porta
     porta_device *device = rows->buffer->device;
     porta_tensor *flat = scope_full(s, device, PORTA_I64, 1, &n, 0);
     porta_tensor *outside = scope_full(s, device, PORTA_BOOL, 1, &n, 0);
-    for (int d = dims - 1; d >= 0; d--) {
+    for (int d = dims - 1; d >= 0 && !s->status; d--) {
+        /* each dimension in its own scope, flat and outside carried over */
+        aten_scope step;
+        scope_begin(&step);
         int64_t bins = edges[d]->sizes[0] - 1;
         shape[d] = bins;
-        porta_tensor *x = scope_reshape(s, scope_slice(s, rows, 1, d, d + 1, 1), 1, &n);
-        porta_tensor *e = scope_contiguous(s, edges[d]);
+        porta_tensor *x = scope_reshape(&step, scope_slice(&step, rows, 1, d, d + 1, 1), 1, &n);
+        porta_tensor *e = scope_contiguous(&step, edges[d]);
         porta_value search[6] = {tensor_value(e), tensor_value(x),
                                  {.kind = PORTA_VALUE_BOOL, .b = false},
                                  {.kind = PORTA_VALUE_BOOL, .b = true},
                                  {.kind = PORTA_VALUE_NONE},
                                  {.kind = PORTA_VALUE_NONE}};
-        porta_tensor *after = s->status ? NULL : scope_call(s, "searchsorted.Tensor", search, 6);
+        porta_tensor *after = step.status ? NULL : scope_call(&step, "searchsorted.Tensor", search, 6);
         /* the last edge belongs to the last bin */
-        porta_tensor *bin = scope_binary_number(s, PORTA_MINIMUM,
-                                                scope_binary_number(s, PORTA_SUB, after, 1),
+        porta_tensor *bin = scope_binary_number(&step, PORTA_MINIMUM,
+                                                scope_binary_number(&step, PORTA_SUB, after, 1),
                                                 (double)(bins - 1));
-        porta_tensor *low = scope_slice(s, e, 0, 0, 1, 1), *high = scope_slice(s, e, 0, bins,
-                                                                               bins + 1, 1);
-        porta_tensor *inside = scope_binary(s, PORTA_LOGICAL_AND, scope_binary(s, PORTA_GE, x, low),
-                                            scope_binary(s, PORTA_LE, x, high));
-        outside = scope_binary(s, PORTA_LOGICAL_OR, outside, scope_unary(s, PORTA_LOGICAL_NOT, inside));
-        flat = scope_binary(s, PORTA_ADD, flat, scope_binary_number(s, PORTA_MUL, bin,
-                                                                    (double)flat_bins));
+        porta_tensor *low = scope_slice(&step, e, 0, 0, 1, 1);
+        porta_tensor *high = scope_slice(&step, e, 0, bins, bins + 1, 1);
+        porta_tensor *inside = scope_binary(&step, PORTA_LOGICAL_AND,
+                                            scope_binary(&step, PORTA_GE, x, low),
+                                            scope_binary(&step, PORTA_LE, x, high));
+        porta_tensor *next_outside = scope_binary(&step, PORTA_LOGICAL_OR, outside,
+                                                  scope_unary(&step, PORTA_LOGICAL_NOT, inside));
+        porta_tensor *next_flat = scope_binary(
+            &step, PORTA_ADD, flat, scope_binary_number(&step, PORTA_MUL, bin, (double)flat_bins));
+        if (next_outside && next_flat) {
+            porta_tensor_retain(next_outside);
+            porta_tensor_retain(next_flat);
+        }
+        porta_status *status = scope_end(&step);
+        if (status) return scope_fail(s, status);
+        outside = scope_hold(s, NULL, next_outside);
+        flat = scope_hold(s, NULL, next_flat);
         flat_bins *= bins;
     }
     flat = scope_where_number(s, outside, (double)flat_bins, flat);
