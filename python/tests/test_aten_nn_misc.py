@@ -323,3 +323,36 @@ def test_fractional_max_pool_errors(no_fallbacks):
             make((2, 5, 5), torch.int64), samples)
     compare(lambda t, r: F.fractional_max_pool3d(t, 2, output_size=(2, 2, 4), _random_samples=r),
             make((1, 2, 5, 5, 5)), torch.rand(1, 2, 3))
+
+
+# ---- ctc loss ----
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("padded", [False, True])
+def test_ctc_loss(reduction, padded, no_fallbacks):
+    torch.manual_seed(0)
+    t, n, c = 12, 3, 5
+    log_probs = torch.randn(t, n, c).log_softmax(2)
+    target_lengths = torch.tensor([4, 0, 3])
+    input_lengths = torch.tensor([12, 5, 9])
+    targets = torch.tensor([[1, 1, 2, 3], [0, 0, 0, 0], [4, 2, 4, 0]])
+    if not padded:
+        targets = torch.cat([row[:length] for row, length in zip(targets, target_lengths)])
+
+    def run(lp):
+        return F.ctc_loss(lp, targets.to(lp.device), input_lengths, target_lengths,
+                          reduction=reduction)
+    compare(run, log_probs, atol=1e-5, rtol=1e-5)
+    if reduction != "none":
+        compare_grad(run, log_probs)
+
+
+def test_ctc_loss_impossible_alignment(no_fallbacks):
+    log_probs = torch.randn(3, 1, 4).log_softmax(2)
+    targets = torch.tensor([[1, 1, 2]])  # needs 4 steps: 1, blank, 1, 2
+
+    def run(lp, zero_infinity):
+        return F.ctc_loss(lp, targets.to(lp.device), [3], [3], reduction="sum",
+                          zero_infinity=zero_infinity)
+    compare(lambda lp: run(lp, False), log_probs)
+    compare_grad(lambda lp: run(lp, True), log_probs)

@@ -76,6 +76,7 @@ extern const aten_op aten_nn_dropout_ops[];
 extern const aten_op aten_nn_glu_shrink_ops[];
 extern const aten_op aten_nn_loss_huber_smooth_l1_ops[];
 extern const aten_op aten_nn_loss_ops[];
+extern const aten_op aten_nn_loss_ctc_ops[];
 extern const aten_op aten_nn_loss_multi_margin_ops[];
 extern const aten_op aten_nn_loss_multilabel_margin_ops[];
 extern const aten_op aten_nn_norm_ops[];

@@ -30,7 +30,7 @@ static const aten_op *const family_tables[] = {
     aten_nn_sample_ops, aten_nn_upsample_linear_ops, aten_nn_upsample_nearest_ops,
     aten_nn_upsample_ops, aten_nn_upsample_exact_cubic_aa_ops, aten_nn_prelu_rrelu_shuffle_ops,
     aten_nn_renorm_ops, aten_nn_loss_multilabel_margin_ops, aten_nn_batch_norm_update_ops,
-    aten_nn_pool_fractional_ops,
+    aten_nn_pool_fractional_ops, aten_nn_loss_ctc_ops,
     aten_optim_fused_ops,
     aten_random_ops, aten_random_distributions_ops,
     aten_reduce_ops, aten_reduce_cumulative_extremes_ops,
