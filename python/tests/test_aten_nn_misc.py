@@ -356,3 +356,28 @@ def test_ctc_loss_impossible_alignment(no_fallbacks):
                           zero_infinity=zero_infinity)
     compare(lambda lp: run(lp, False), log_probs)
     compare_grad(lambda lp: run(lp, True), log_probs)
+
+
+# ---- grid sampling of volumes ----
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sample_3d(mode, padding_mode, align_corners, no_fallbacks):
+    x = make((2, 3, 4, 5, 6))
+    grid = make((2, 3, 2, 4, 3), seed=1) * 0.5  # some points outside [-1, 1]
+
+    def run(t, g):
+        return F.grid_sample(t, g, mode=mode, padding_mode=padding_mode,
+                             align_corners=align_corners)
+    compare(run, x, grid, atol=1e-5, rtol=1e-5)
+    compare_grad(run, x, grid)
+
+
+def test_grid_sample_3d_errors(no_fallbacks):
+    compare(lambda t, g: F.grid_sample(t, g, mode="bicubic", align_corners=False),
+            make((1, 1, 2, 2, 2)), make((1, 1, 1, 1, 3)))
+    compare(lambda t, g: F.grid_sample(t, g, align_corners=False), make((1, 1, 2, 2, 2)),
+            make((1, 1, 1, 1, 2)))
+    compare(lambda t, g: F.grid_sample(t, g, align_corners=False), make((1, 1, 2, 2, 2)),
+            make((1, 0, 1, 1, 3)))
