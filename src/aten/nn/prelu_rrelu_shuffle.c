@@ -177,6 +177,5 @@ const aten_op aten_nn_prelu_rrelu_shuffle_ops[] = {
     {"rrelu_with_noise_backward.out", "TTTssbbT", rrelu_with_noise_backward_out},
     {"channel_shuffle", "Ti", channel_shuffle},
     {"channel_shuffle.out", "TiT", channel_shuffle_out},
-    {"native_channel_shuffle", "Ti", channel_shuffle},
     {NULL, NULL, NULL},
 };
