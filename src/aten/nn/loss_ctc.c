@@ -229,7 +229,8 @@ static porta_tensor *forward_variables(aten_scope *s, const ctc *g, porta_device
         value = scope_where_number(&step, scope_unary(&step, PORTA_LOGICAL_NOT, live), -INFINITY,
                                    value);
         porta_tensor *into = scope_slice(&step, alpha, 1, t, t + 1, 1);
-        if (value && into) scope_copy(&step, scope_reshape(&step, value, 3, (int64_t[]){g->n, 1, g->states}), into);
+        int64_t slab[3] = {g->n, 1, g->states};
+        if (value && into) scope_copy(&step, scope_reshape(&step, value, 3, slab), into);
         porta_status *status = scope_end(&step);
         if (status) scope_fail(s, status);
     }

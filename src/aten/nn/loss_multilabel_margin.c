@@ -118,7 +118,8 @@ static porta_status *multilabel_forward(const porta_value *args, aten_results *r
 
 /* multilabel_margin_loss_backward(grad_output, self, target, reduction,
  * is_target): each counting pair adds 1/C to its class i and -1/C to its
- * target, times the output's gradient. */
+ * target, times the output's gradient (is_target is recomputed with the
+ * pairs, so the argument is not read). */
 static porta_status *multilabel_backward(const porta_value *args, aten_results *results) {
     const porta_tensor *gy = args[0].tensor, *x = args[1].tensor, *target = args[2].tensor;
     int64_t reduction = args[3].i;

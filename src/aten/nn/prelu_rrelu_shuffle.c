@@ -5,6 +5,7 @@
 #include "aten/random/state.h"
 #include "aten/reduce/common.h"
 #include "core/status.h"
+#include "ir/infer.h"
 #include "runtime/tensor.h"
 
 static porta_status *check_float(const char *kernel, const porta_tensor *x) {
@@ -37,16 +38,18 @@ static porta_status *prelu_kernel(const porta_value *args, aten_results *results
 static porta_status *prelu_kernel_backward(const porta_value *args, aten_results *results) {
     const porta_tensor *g = args[0].tensor, *x = args[1].tensor, *w = args[2].tensor;
     PORTA_TRY(check_float("prelu_backward_cpu", x));
+    int rank, all_rank;
+    int64_t sizes[PORTA_MAX_RANK], all[PORTA_MAX_RANK];
+    PORTA_TRY(ir_broadcast_shapes("prelu_backward", x->rank, x->sizes, w->rank, w->sizes, &rank,
+                                  sizes));
+    PORTA_TRY(ir_broadcast_shapes("prelu_backward", rank, sizes, g->rank, g->sizes, &all_rank, all));
     aten_scope s;
     scope_begin(&s);
     porta_tensor *positive = scope_binary_number(&s, PORTA_GT, x, 0);
     porta_tensor *grad_self = scope_where(&s, positive, g, scope_binary(&s, PORTA_MUL, w, g));
     porta_tensor *grad_weight = scope_where_number(&s, positive, 0, scope_binary(&s, PORTA_MUL, x, g));
-    /* both to the shape of all three operands */
-    porta_tensor *zero = scope_binary_number(&s, PORTA_MUL, scope_binary(&s, PORTA_ADD, grad_self,
-                                                                         grad_weight), 0);
-    scope_push(&s, results, scope_binary(&s, PORTA_ADD, grad_self, zero));
-    scope_push(&s, results, scope_binary(&s, PORTA_ADD, grad_weight, zero));
+    scope_push(&s, results, scope_contiguous(&s, scope_expand(&s, grad_self, all_rank, all)));
+    scope_push(&s, results, scope_contiguous(&s, scope_expand(&s, grad_weight, all_rank, all)));
     return scope_end(&s);
 }
 

@@ -106,7 +106,7 @@ static porta_status *nearest_exact(const porta_value *a, int axes, aten_results 
         y = scope_index_select(&s, y, 2 + d,
                                exact_indices(&s, x->buffer->device, x->sizes[2 + d],
                                              a[1].ints.items[d], &a[2 + d]));
-    scope_push(&s, results, y == x ? scope_contiguous(&s, x) : y);
+    scope_push(&s, results, y);
     return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
