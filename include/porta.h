@@ -648,7 +648,8 @@ typedef enum porta_value_kind {
     PORTA_VALUE_BOOL,
     PORTA_VALUE_INTS,
     PORTA_VALUE_DTYPE,
-    PORTA_VALUE_STRING
+    PORTA_VALUE_STRING,
+    PORTA_VALUE_FLOATS
 } porta_value_kind;
 
 typedef struct porta_value {
@@ -668,6 +669,10 @@ typedef struct porta_value {
         } ints;
         porta_dtype dtype;
         const char *string;
+        struct {
+            const double *items;
+            int count;
+        } floats;
     };
 } porta_value;
 

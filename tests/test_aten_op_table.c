@@ -76,3 +76,34 @@ TEST(test_aten_op_table_numbers_become_tensors_in_tensor_slots) {
     CHECK_ERR(porta_aten_call(mm, numbers, 2, &results, &count), PORTA_ERR_SHAPE, NULL);
     porta_tensor_release(x);
 }
+
+/* A float[] argument (histogram's range) arrives as a float list; an int
+ * list in its place is refused by kind. */
+TEST(test_aten_op_table_float_lists) {
+    float data[4] = {0.5f, 1.5f, 2.5f, 9.0f};
+    porta_tensor *x;
+    CHECK_OK(porta_tensor_from_host(test_cpu(), PORTA_F32, 1, (int64_t[]){4}, data, &x));
+    double range[2] = {0.0, 3.0};
+    porta_value args[5] = {{.kind = PORTA_VALUE_TENSOR, .tensor = x},
+                           {.kind = PORTA_VALUE_INT, .i = 3},
+                           {.kind = PORTA_VALUE_FLOATS, .floats = {range, 2}},
+                           {.kind = PORTA_VALUE_NONE},
+                           {.kind = PORTA_VALUE_BOOL, .b = false}};
+    int histogram = porta_aten_op_find("histogram.bin_ct");
+    porta_value *results = NULL;
+    int count = 0;
+    CHECK_OK(porta_aten_call(histogram, args, 5, &results, &count));
+    CHECK(count == 2);
+    double *hist = test_to_doubles(results[0].tensor), *edges = test_to_doubles(results[1].tensor);
+    CHECK(hist[0] == 1 && hist[1] == 1 && hist[2] == 1); /* 9 lies outside the range */
+    CHECK(edges[0] == 0 && edges[3] == 3);
+    free(hist);
+    free(edges);
+    porta_aten_results_free(results, count);
+    int64_t ints[2] = {0, 3};
+    args[2] = (porta_value){.kind = PORTA_VALUE_INTS, .ints = {ints, 2}};
+    results = NULL;
+    CHECK_ERR(porta_aten_call(histogram, args, 5, &results, &count), PORTA_ERR_INVALID_ARGUMENT,
+              "argument 2 has kind int[]");
+    porta_tensor_release(x);
+}

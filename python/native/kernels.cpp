@@ -39,6 +39,7 @@ struct Call {
     c10::SmallVector<const at::Tensor *, 8> inputs; // porta tensors among the arguments
     std::vector<std::vector<porta_tensor *>> tensor_lists;
     std::vector<std::vector<int64_t>> int_lists;
+    std::vector<std::vector<double>> float_lists;
     c10::optional<at::Generator> generator;
     ~Call() {
         for (porta_tensor *tensor : owned)
@@ -176,6 +177,19 @@ porta_value box_int_list(const c10::IValue &value, Call &call) {
     return boxed;
 }
 
+porta_value box_float_list(const c10::IValue &value, Call &call) {
+    std::vector<double> items;
+    for (const c10::IValue &item : value.toListRef())
+        items.push_back(item.isDouble() ? item.toDouble() : (double)item.toInt());
+    call.float_lists.push_back(std::move(items));
+    const std::vector<double> &held = call.float_lists.back();
+    porta_value boxed = none_value();
+    boxed.kind = PORTA_VALUE_FLOATS;
+    boxed.floats.items = held.data();
+    boxed.floats.count = (int)held.size();
+    return boxed;
+}
+
 int64_t memory_format_code(c10::MemoryFormat format) {
     switch (format) {
     case c10::MemoryFormat::Contiguous: return PORTA_MEMORY_CONTIGUOUS;
@@ -204,6 +218,8 @@ porta_value box(const c10::IValue &value, char kind, Call &call,
     case 'I':
     case 'J':
         return box_int_list(value, call);
+    case 'F':
+        return box_float_list(value, call);
     case 'd': {
         porta_value boxed = none_value();
         boxed.kind = PORTA_VALUE_DTYPE;

@@ -258,6 +258,9 @@ def _random_sample(key, sample):
         p = sample.kwargs.get("p", 0.5)
         if sample.kwargs.get("training", _DROPOUTS[key]) and 0 < p < 1:
             return f"training with p = {p} {_MASK_REASON}"
+    if key == "nn.functional.rrelu" and sample.kwargs.get("training", False) and \
+            sample.kwargs.get("lower", 1 / 8) < sample.kwargs.get("upper", 1 / 3):
+        return "training draws the negative slopes from the random stream, which is porta's own"
     if key == "nn.functional.scaled_dot_product_attention" and \
             sample.kwargs.get("dropout_p", 0.0) > 0:
         return f"dropout_p > 0 {_MASK_REASON}"

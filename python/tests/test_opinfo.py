@@ -189,5 +189,8 @@ def test_random_samples_are_named_precisely():
                                 ("nn.functional.scaled_dot_product_attention", {"dropout_p": 0.5},
                                  True),
                                 ("nn.functional.scaled_dot_product_attention", {}, False),
+                                ("nn.functional.rrelu", {"lower": 0.0, "upper": 1.0,
+                                                         "training": True}, True),
+                                ("nn.functional.rrelu", {}, False),
                                 ("add", {}, False)]:
         assert bool(support._random_sample(key, SampleInput(x, kwargs=kwargs))) == random

@@ -35,6 +35,7 @@ typedef porta_status *(*aten_fn)(const porta_value *args, aten_results *results)
  *   d dtype or none                            D device index or none
  *   r string or none                           m memory format or none (an INT
  *                                                porta_memory_format)
+ *   F list of floats or none
  *   x ignored (layout, pin_memory, non_blocking, ...)
  */
 typedef struct aten_op {
@@ -62,30 +63,40 @@ extern const aten_op aten_index_embedding_ops[];
 extern const aten_op aten_index_fill_ops[];
 extern const aten_op aten_index_gather_scatter_ops[];
 extern const aten_op aten_index_masked_ops[];
+extern const aten_op aten_index_nonzero_static_ops[];
+extern const aten_op aten_index_segment_reduce_ops[];
 extern const aten_op aten_index_unique_ops[];
 extern const aten_op aten_linalg_cross_ops[];
 extern const aten_op aten_linalg_products_ops[];
 extern const aten_op aten_linalg_trace_ops[];
 extern const aten_op aten_linalg_vdot_addbmm_ops[];
+extern const aten_op aten_nn_batch_norm_update_ops[];
 extern const aten_op aten_nn_conv_ops[];
 extern const aten_op aten_nn_distance_ops[];
 extern const aten_op aten_nn_dropout_ops[];
 extern const aten_op aten_nn_glu_shrink_ops[];
 extern const aten_op aten_nn_loss_huber_smooth_l1_ops[];
 extern const aten_op aten_nn_loss_ops[];
+extern const aten_op aten_nn_loss_ctc_ops[];
 extern const aten_op aten_nn_loss_multi_margin_ops[];
+extern const aten_op aten_nn_loss_multilabel_margin_ops[];
 extern const aten_op aten_nn_norm_ops[];
 extern const aten_op aten_nn_pad_ops[];
 extern const aten_op aten_nn_pool_adaptive_ops[];
+extern const aten_op aten_nn_pool_fractional_ops[];
+extern const aten_op aten_nn_prelu_rrelu_shuffle_ops[];
 extern const aten_op aten_nn_pool_max_ops[];
 extern const aten_op aten_nn_pool_ops[];
+extern const aten_op aten_nn_renorm_ops[];
 extern const aten_op aten_nn_rnn_ops[];
 extern const aten_op aten_nn_sample_ops[];
 extern const aten_op aten_nn_upsample_linear_ops[];
 extern const aten_op aten_nn_upsample_nearest_ops[];
 extern const aten_op aten_nn_upsample_ops[];
+extern const aten_op aten_nn_upsample_exact_cubic_aa_ops[];
 extern const aten_op aten_optim_fused_ops[];
 extern const aten_op aten_random_ops[];
+extern const aten_op aten_random_distributions_ops[];
 extern const aten_op aten_reduce_ops[];
 extern const aten_op aten_reduce_cumulative_extremes_ops[];
 extern const aten_op aten_reduce_extremes_nansum_count_equal_ops[];
@@ -103,6 +114,7 @@ extern const aten_op aten_shape_reorder_ops[];
 extern const aten_op aten_shape_triangle_ops[];
 extern const aten_op aten_sort_ops[];
 extern const aten_op aten_sort_isin_histc_mode_ops[];
+extern const aten_op aten_sort_histogram_ops[];
 extern const aten_op aten_sort_searchsorted_ops[];
 extern const aten_op aten_export_tensor_metadata_ops[];
 

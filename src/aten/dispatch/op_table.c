@@ -19,7 +19,8 @@ static const aten_op *const family_tables[] = {
     aten_factory_ops, aten_factory_range_ops,
     aten_index_advanced_ops, aten_index_copy_repeat_ops, aten_index_embedding_ops,
     aten_index_fill_ops, aten_index_gather_scatter_ops, aten_index_masked_ops,
-    aten_index_unique_ops,
+    aten_index_unique_ops, aten_index_nonzero_static_ops,
+    aten_index_segment_reduce_ops,
     aten_linalg_cross_ops, aten_linalg_products_ops, aten_linalg_trace_ops,
     aten_linalg_vdot_addbmm_ops,
     aten_nn_conv_ops, aten_nn_distance_ops, aten_nn_dropout_ops, aten_nn_glu_shrink_ops,
@@ -27,15 +28,18 @@ static const aten_op *const family_tables[] = {
     aten_nn_norm_ops, aten_nn_pad_ops,
     aten_nn_pool_adaptive_ops, aten_nn_pool_max_ops, aten_nn_pool_ops, aten_nn_rnn_ops,
     aten_nn_sample_ops, aten_nn_upsample_linear_ops, aten_nn_upsample_nearest_ops,
-    aten_nn_upsample_ops,
+    aten_nn_upsample_ops, aten_nn_upsample_exact_cubic_aa_ops, aten_nn_prelu_rrelu_shuffle_ops,
+    aten_nn_renorm_ops, aten_nn_loss_multilabel_margin_ops, aten_nn_batch_norm_update_ops,
+    aten_nn_pool_fractional_ops, aten_nn_loss_ctc_ops,
     aten_optim_fused_ops,
-    aten_random_ops,
+    aten_random_ops, aten_random_distributions_ops,
     aten_reduce_ops, aten_reduce_cumulative_extremes_ops,
     aten_reduce_extremes_nansum_count_equal_ops, aten_reduce_logcumsumexp_ops,
     aten_reduce_moments_ops, aten_reduce_norm_ops, aten_reduce_scan_ops, aten_reduce_softmax_ops,
     aten_shape_ops, aten_shape_backward_ops, aten_shape_cat_ops, aten_shape_copy_ops,
     aten_shape_layout_ops, aten_shape_reorder_ops, aten_shape_triangle_ops,
     aten_sort_ops, aten_sort_isin_histc_mode_ops, aten_sort_searchsorted_ops,
+    aten_sort_histogram_ops,
     aten_export_tensor_metadata_ops,
 };
 
@@ -115,7 +119,7 @@ int porta_aten_op_find(const char *name) {
 
 static const char *kind_name(porta_value_kind kind) {
     static const char *const names[] = {"None", "Tensor", "Tensor[]", "int", "float",
-                                        "bool", "int[]",  "dtype",    "str"};
+                                        "bool", "int[]",  "dtype",    "str",  "float[]"};
     return (unsigned)kind < sizeof names / sizeof names[0] ? names[kind] : "invalid value";
 }
 
@@ -142,6 +146,7 @@ static bool accepts(char code, porta_value_kind kind) {
     case 'd': return kind == PORTA_VALUE_DTYPE || none;
     case 'D': return kind == PORTA_VALUE_INT || none;
     case 'r': return kind == PORTA_VALUE_STRING || none;
+    case 'F': return kind == PORTA_VALUE_FLOATS || none;
     case 'm': return kind == PORTA_VALUE_INT || none;
     case 'x': return true;
     }

@@ -3,7 +3,8 @@
  * with the one before it; a running count of run starts numbers the runs.
  * The number of runs is read to the host (the output's size depends on the
  * data, as on the CPU). _unique and _unique2 find the runs of the sorted
- * values, so their output is sorted whatever `sorted` asks (as the CPU's).
+ * values, so their output is sorted whatever `sorted` asks (as the CPU's);
+ * unique_dim those of the slices sorted lexicographically.
  * NaN equals nothing, so every NaN is its own run. */
 #include "aten/dispatch/scope.h"
 #include "aten/dispatch/op_reuse.h"
@@ -115,7 +116,72 @@ static porta_status *unique2(const porta_value *a, aten_results *r) {
     return unique_sorted(a, a[2].b, a[3].b, 3, r);
 }
 
+/* The order that sorts x's slices along axis lexicographically (int64
+ * [n]): stable sorts by each element of the slices, the last first (each
+ * step in its own scope: slices may have more elements than a scope holds). */
+static porta_tensor *lexicographic_order(aten_scope *s, const porta_tensor *x, int axis) {
+    if (s->status) return NULL;
+    int64_t n = x->sizes[axis], m = n ? porta_tensor_numel(x) / n : 0;
+    int to_front[PORTA_MAX_RANK] = {axis};
+    for (int d = 0, k = 1; d < x->rank; d++)
+        if (d != axis) to_front[k++] = d;
+    int64_t matrix[2] = {n, m};
+    porta_tensor *rows = scope_reshape(s, scope_contiguous(s, scope_permute(s, x, to_front)), 2,
+                                       matrix);
+    porta_tensor *order = scope_arange(s, porta_tensor_device(x), n);
+    if (!order) return NULL;
+    porta_tensor_retain(order); /* owned across the steps, each in its own scope */
+    for (int64_t k = m - 1; k >= 0; k--) {
+        aten_scope step;
+        scope_begin(&step);
+        porta_tensor *key = scope_reshape(&step, scope_slice(&step, rows, 1, k, k + 1, 1), 1, &n);
+        porta_tensor *ordered_key = scope_index_select(&step, key, 0, order), *by_key = NULL;
+        if (ordered_key) {
+            porta_status *status = porta_sort(ordered_key, 0, PORTA_SORT_ASCENDING, NULL, &by_key);
+            scope_hold(&step, status, by_key);
+        }
+        porta_tensor *next = scope_index_select(&step, order, 0, by_key);
+        if (next) porta_tensor_retain(next);
+        porta_status *status = scope_end(&step);
+        porta_tensor_release(order);
+        order = next;
+        if (status) {
+            if (order) porta_tensor_release(order);
+            return scope_fail(s, status);
+        }
+    }
+    return scope_hold(s, NULL, order);
+}
+
+/* unique_dim(self, dim, sorted, return_inverse, return_counts): the
+ * distinct slices along dim, sorted (whatever `sorted` asks, as the CPU's). */
+static porta_status *unique_dim(const porta_value *a, aten_results *r) {
+    const porta_tensor *x = a[0].tensor;
+    int axis;
+    PORTA_TRY(core_normalize_axis("unique_dim", (int)a[1].i, x->rank, &axis));
+    if (x->sizes[axis] == 0 && porta_tensor_numel(x) == 0) {
+        for (int d = 0; d < x->rank; d++)
+            if (d != axis && x->sizes[d] == 0)
+                return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                                   "Number of zero sized dimensions is more than one, so unique "
+                                   "cannot be applied ");
+    }
+    aten_scope s;
+    scope_begin(&s);
+    porta_device *device = porta_tensor_device(x);
+    int64_t n = x->sizes[axis];
+    porta_tensor *order = lexicographic_order(&s, x, axis);
+    runs found = find_runs(&s, scope_index_select(&s, x, axis, order), axis);
+    scope_push(&s, r, found.values);
+    scope_push(&s, r, !a[3].b ? nothing(&s, device)
+                              : scope_scatter(&s, scope_full(&s, device, PORTA_I64, 1, &n, 0), 0,
+                                              order, found.run_of, PORTA_SCATTER_NONE));
+    scope_push(&s, r, a[4].b ? found.lengths : nothing(&s, device));
+    return scope_end(&s);
+}
+
 const aten_op aten_index_unique_ops[] = {
+    {"unique_dim", "Tibbb", unique_dim},
     {"unique_consecutive", "Tbbj", unique_consecutive},
     {"_unique", "Tbb", unique},
     {"_unique2", "Tbbb", unique2},

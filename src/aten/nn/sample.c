@@ -1,7 +1,7 @@
 /* Sampling ops: col2im (fold) and its adjoint im2col (unfold), and
- * grid_sampler_2d.
+ * grid_sampler_2d and 3d.
  *
- * (grid_sampler_2d lives in nn/sample_grid.c.)
+ * (grid_sampler_2d and 3d live in nn/sample_grid.c.)
  *
  * col2im and im2col share one int64 map, computed on the host, from each
  * (kernel offset, block) column element to its position in the zero-padded
@@ -202,6 +202,8 @@ const aten_op aten_nn_sample_ops[] = {
     {"col2im", "TIIIII", col2im},
     {"grid_sampler_2d", "TTiib", aten_grid_sampler_2d},
     {"grid_sampler_2d_backward", "TTTiibI", aten_grid_sampler_2d_backward},
+    {"grid_sampler_3d", "TTiib", aten_grid_sampler_3d},
+    {"grid_sampler_3d_backward", "TTTiibI", aten_grid_sampler_3d_backward},
     {"im2col", "TIIII", im2col},
     {NULL, NULL, NULL},
 };

@@ -1,11 +1,14 @@
 /* grid_sampler_2d: input [N, C, H, W] sampled at grid [N, Ho, Wo, 2]
  * (x, y in [-1, 1]) by bilinear, nearest or bicubic interpolation, with
- * zeros, border or reflection padding, and its backward.
+ * zeros, border or reflection padding, and its backward; grid_sampler_3d
+ * likewise for volumes [N, C, D, H, W] at grid [N, Do, Ho, Wo, 3] (x, y,
+ * z), trilinear or nearest.
  *
  * Every mode is a separable kernel: along each axis, K taps (1, 2 or 4) at
  * integer positions with weights (and their derivatives with respect to the
- * sample coordinate). Tap (i, k) reads input at (y_i, x_k) by a gather over
- * the flattened plane (0 outside it) weighted by wy_i * wx_k; the backward
+ * sample coordinate). Tap (j, i, k) reads input at (z_j, y_i, x_k) by a
+ * gather over the flattened volume (0 outside it) weighted by
+ * wz_j * wy_i * wx_k; the backward
  * scatter-adds the same products into the input's gradient, and the grid's
  * gradient sums value * dw over the taps, times the derivative of the
  * coordinate transform. The formulas follow PyTorch's CPU kernels. Each
@@ -33,11 +36,12 @@ typedef struct axis_kernel {
 typedef struct sampler {
     int mode, padding;
     bool align;
+    int axes;               /* 2, or 3 for volumes */
     porta_device *device;
     porta_dtype dtype;      /* the compute dtype */
-    int64_t n, c, h, w, points;
-    porta_tensor *plane;    /* input [N, C, H * W], compute dtype */
-    axis_kernel x, y;
+    int64_t n, c, d, h, w, points; /* d = 1 for planes */
+    porta_tensor *plane;    /* input [N, C, D * H * W], compute dtype */
+    axis_kernel x, y, z;    /* z: one tap at 0 for planes */
 } sampler;
 
 static porta_tensor *scalar(aten_scope *s, const sampler *g, double value) {
@@ -185,7 +189,7 @@ static void build_axis(aten_scope *s, const sampler *g, porta_tensor *coord, int
  * of positions inside it [N, 1, P] in the compute dtype. Bicubic taps get
  * the padding mode per tap, as PyTorch's get_value_bounded does. */
 static void tap_index(aten_scope *s, const sampler *g, porta_tensor *x, porta_tensor *y,
-                      porta_tensor **index, porta_tensor **mask) {
+                      porta_tensor *z, porta_tensor **index, porta_tensor **mask) {
     if (g->mode == BICUBIC) {
         x = pad_coordinate(s, g, x, g->w, NULL);
         y = pad_coordinate(s, g, y, g->h, NULL);
@@ -202,6 +206,15 @@ static void tap_index(aten_scope *s, const sampler *g, porta_tensor *x, porta_te
                                            (double)(g->h - 1));
     porta_tensor *linear = scope_binary(s, PORTA_ADD, scope_binary_number(s, PORTA_MUL, cy, (double)g->w),
                                         cx);
+    if (z) {
+        inside = scope_binary(s, PORTA_LOGICAL_AND, inside,
+                              scope_binary(s, PORTA_LOGICAL_AND, scope_binary_number(s, PORTA_GE, z, 0),
+                                           scope_binary_number(s, PORTA_LT, z, (double)g->d)));
+        porta_tensor *cz = scope_binary_number(
+            s, PORTA_MINIMUM, scope_binary_number(s, PORTA_MAXIMUM, z, 0), (double)(g->d - 1));
+        linear = scope_binary(s, PORTA_ADD, linear,
+                              scope_binary_number(s, PORTA_MUL, cz, (double)(g->h * g->w)));
+    }
     int64_t one[3] = {g->n, 1, g->points}, all[3] = {g->n, g->c, g->points};
     porta_tensor *flat = scope_reshape(s, scope_cast(s, linear, PORTA_I64), 3, one);
     *index = scope_expand(s, flat, 3, all);
@@ -216,24 +229,27 @@ static void accumulate(aten_scope *s, porta_tensor *acc, const porta_tensor *t) 
     if (status) scope_fail(s, status);
 }
 
-static porta_status *check_sampler(const porta_tensor *input, const porta_tensor *grid,
+static porta_status *check_sampler(int axes, const porta_tensor *input, const porta_tensor *grid,
                                    int64_t mode, int64_t padding) {
     char bi[CORE_SHAPE_STR_CAP], bg[CORE_SHAPE_STR_CAP];
     core_format_shape(bi, sizeof bi, input->rank, input->sizes);
     core_format_shape(bg, sizeof bg, grid->rank, grid->sizes);
-    if (input->rank != 4 || grid->rank != 4)
+    if (input->rank != axes + 2 || grid->rank != axes + 2)
         return porta_error(PORTA_ERR_SHAPE,
-                           "grid_sampler_2d(): expected 4D input and grid, but got input with "
-                           "sizes %s and grid with sizes %s", bi, bg);
+                           "grid_sampler_%dd(): expected %dD input and grid, but got input with "
+                           "sizes %s and grid with sizes %s", axes, axes + 2, bi, bg);
+    if (axes == 3 && mode == BICUBIC)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "grid_sampler(): bicubic interpolation only supports 4D input");
     if (input->sizes[0] != grid->sizes[0])
         return porta_error(PORTA_ERR_SHAPE,
                            "grid_sampler(): expected grid and input to have same batch size, "
                            "but got input with sizes %s and grid with sizes %s", bi, bg);
-    if (grid->sizes[3] != 2)
+    if (grid->sizes[axes + 1] != axes)
         return porta_error(PORTA_ERR_SHAPE,
-                           "grid_sampler(): expected grid to have size 2 in last dimension, but "
-                           "got grid with sizes %s", bg);
-    for (int d = 2; d < 4; d++)
+                           "grid_sampler(): expected grid to have size %d in last dimension, but "
+                           "got grid with sizes %s", axes, bg);
+    for (int d = 2; d < axes + 2; d++)
         if (input->sizes[d] == 0)
             return porta_error(PORTA_ERR_SHAPE,
                                "grid_sampler(): expected input to have non-empty spatial "
@@ -282,139 +298,192 @@ static void build_axis_kept(aten_scope *outer, const sampler *g, porta_tensor *c
 
 /* Reads the arguments (input, grid, interpolation_mode, padding_mode,
  * align_corners) and builds both axes' kernels. */
-static void setup(aten_scope *s, const porta_tensor *input, const porta_tensor *grid,
+static void setup(aten_scope *s, int axes, const porta_tensor *input, const porta_tensor *grid,
                   const porta_value *modes, bool want_grad, sampler *g) {
+    bool volume = axes == 3;
     *g = (sampler){.mode = (int)modes[0].i, .padding = (int)modes[1].i, .align = modes[2].b,
-                   .device = input->buffer->device, .dtype = aten_compute_dtype(input->dtype),
-                   .n = input->sizes[0], .c = input->sizes[1], .h = input->sizes[2],
-                   .w = input->sizes[3], .points = grid->sizes[1] * grid->sizes[2]};
-    int64_t plane[3] = {g->n, g->c, g->h * g->w}, pairs[3] = {g->n, g->points, 2};
+                   .axes = axes, .device = input->buffer->device,
+                   .dtype = aten_compute_dtype(input->dtype), .n = input->sizes[0],
+                   .c = input->sizes[1], .d = volume ? input->sizes[2] : 1,
+                   .h = input->sizes[axes], .w = input->sizes[axes + 1],
+                   .points = grid->sizes[1] * grid->sizes[2] * (volume ? grid->sizes[3] : 1)};
+    int64_t plane[3] = {g->n, g->c, g->d * g->h * g->w}, pairs[3] = {g->n, g->points, axes};
     int64_t flat[2] = {g->n, g->points};
     g->plane = scope_reshape(s, scope_cast(s, input, g->dtype), 3, plane);
     porta_tensor *coords = scope_reshape(s, scope_cast(s, grid, g->dtype), 3, pairs);
     porta_tensor *gx = scope_reshape(s, scope_slice(s, coords, 2, 0, 1, 1), 2, flat);
     porta_tensor *gy = scope_reshape(s, scope_slice(s, coords, 2, 1, 2, 1), 2, flat);
+    porta_tensor *gz = volume ? scope_reshape(s, scope_slice(s, coords, 2, 2, 3, 1), 2, flat) : NULL;
     if (s->status) return;
     build_axis_kept(s, g, gx, g->w, want_grad, &g->x);
     build_axis_kept(s, g, gy, g->h, want_grad, &g->y);
+    if (volume) {
+        build_axis_kept(s, g, gz, g->d, want_grad, &g->z);
+    } else { /* one tap of weight 1 at depth 0 */
+        g->z = (axis_kernel){.taps = 1};
+        g->z.position[0] = scope_full(s, g->device, g->dtype, 2, flat, 0);
+        g->z.weight[0] = scope_full(s, g->device, g->dtype, 2, flat, 1);
+    }
 }
 
-/* Tap (i, k)'s weight wy_i * wx_k, [N, 1, P], times tap_index's mask: zero
- * where the tap's pixel lies outside the input. */
-static porta_tensor *tap_weight(aten_scope *s, const sampler *g, int i, int k, porta_tensor *mask) {
+/* Tap (j, i, k)'s weight wz_j * wy_i * wx_k, [N, 1, P], times tap_index's
+ * mask: zero where the tap's pixel lies outside the input. */
+static porta_tensor *tap_weight(aten_scope *s, const sampler *g, int j, int i, int k,
+                                porta_tensor *mask) {
     int64_t one[3] = {g->n, 1, g->points};
-    porta_tensor *weight =
-        scope_reshape(s, scope_binary(s, PORTA_MUL, g->y.weight[i], g->x.weight[k]), 3, one);
-    return scope_binary(s, PORTA_MUL, mask, weight);
+    porta_tensor *weight = scope_binary(s, PORTA_MUL, g->y.weight[i], g->x.weight[k]);
+    if (g->axes == 3) weight = scope_binary(s, PORTA_MUL, g->z.weight[j], weight);
+    return scope_binary(s, PORTA_MUL, mask, scope_reshape(s, weight, 3, one));
 }
 
-/* grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners) */
-porta_status *aten_grid_sampler_2d(const porta_value *args, aten_results *results) {
+/* The z position of tap j for tap_index: NULL for planes. */
+static porta_tensor *depth_of(const sampler *g, int j) {
+    return g->axes == 3 ? g->z.position[j] : NULL;
+}
+
+/* grid_sampler_{2,3}d(input, grid, interpolation_mode, padding_mode,
+ * align_corners) */
+static porta_status *grid_sampler(int axes, const porta_value *args, aten_results *results) {
     const porta_tensor *input = args[0].tensor, *grid = args[1].tensor;
-    PORTA_TRY(check_sampler(input, grid, args[2].i, args[3].i));
-    int64_t shape[4] = {input->sizes[0], input->sizes[1], grid->sizes[1], grid->sizes[2]};
+    PORTA_TRY(check_sampler(axes, input, grid, args[2].i, args[3].i));
+    int rank = axes + 2;
+    int64_t shape[5] = {input->sizes[0], input->sizes[1], grid->sizes[1], grid->sizes[2],
+                        axes == 3 ? grid->sizes[3] : 1};
     aten_scope s;
     scope_begin(&s);
-    if (core_shape_numel(4, shape) == 0) {
-        scope_push(&s, results, scope_full(&s, input->buffer->device, input->dtype, 4, shape, 0));
+    if (core_shape_numel(rank, shape) == 0) {
+        scope_push(&s, results, scope_full(&s, input->buffer->device, input->dtype, rank, shape, 0));
         return scope_end(&s);
     }
     sampler g;
-    setup(&s, input, grid, &args[2], false, &g);
+    setup(&s, axes, input, grid, &args[2], false, &g);
     int64_t all[3] = {g.n, g.c, g.points};
     porta_tensor *out = scope_full(&s, g.device, g.dtype, 3, all, 0);
-    for (int i = 0; i < g.y.taps && !s.status; i++) {
-        for (int k = 0; k < g.x.taps && !s.status; k++) {
-            aten_scope t;
-            scope_begin(&t);
-            porta_tensor *index, *mask;
-            tap_index(&t, &g, g.x.position[k], g.y.position[i], &index, &mask);
-            porta_tensor *weight = tap_weight(&t, &g, i, k, mask);
-            accumulate(&t, out, scope_binary(&t, PORTA_MUL, scope_gather(&t, g.plane, 2, index), weight));
-            end_tap(&s, &t);
+    for (int j = 0; j < g.z.taps && !s.status; j++) {
+        for (int i = 0; i < g.y.taps && !s.status; i++) {
+            for (int k = 0; k < g.x.taps && !s.status; k++) {
+                aten_scope t;
+                scope_begin(&t);
+                porta_tensor *index, *mask;
+                tap_index(&t, &g, g.x.position[k], g.y.position[i], depth_of(&g, j), &index, &mask);
+                porta_tensor *weight = tap_weight(&t, &g, j, i, k, mask);
+                accumulate(&t, out, scope_binary(&t, PORTA_MUL, scope_gather(&t, g.plane, 2, index),
+                                                 weight));
+                end_tap(&s, &t);
+            }
         }
     }
-    scope_push(&s, results, scope_cast(&s, scope_reshape(&s, out, 4, shape), input->dtype));
+    scope_push(&s, results, scope_cast(&s, scope_reshape(&s, out, rank, shape), input->dtype));
     return scope_end(&s);
 }
 
-/* [N, P] x and y gradients as the grid's [N, Ho, Wo, 2] gradient. */
-static porta_tensor *stack_grid_grad(aten_scope *s, const sampler *g, porta_tensor *gx,
-                                     porta_tensor *gy, const porta_tensor *grid) {
-    int64_t column[3] = {g->n, g->points, 1};
-    int64_t right[6] = {0, 0, 0, 0, 0, 1}, left[6] = {0, 0, 0, 0, 1, 0};
-    porta_tensor *both = scope_binary(s, PORTA_ADD, scope_pad(s, scope_reshape(s, gx, 3, column), right, 0),
-                                      scope_pad(s, scope_reshape(s, gy, 3, column), left, 0));
-    return scope_cast(s, scope_reshape(s, both, 4, grid->sizes), grid->dtype);
+porta_status *aten_grid_sampler_2d(const porta_value *args, aten_results *results) {
+    return grid_sampler(2, args, results);
+}
+porta_status *aten_grid_sampler_3d(const porta_value *args, aten_results *results) {
+    return grid_sampler(3, args, results);
 }
 
-/* grid_sampler_2d_backward(grad_output, input, grid, interpolation_mode,
- * padding_mode, align_corners, output_mask) -> (grad_input, grad_grid) */
-porta_status *aten_grid_sampler_2d_backward(const porta_value *args, aten_results *results) {
+/* [N, P] x, y (and z) gradients as the grid's [N, ..., axes] gradient:
+ * each padded with zeros into its column. */
+static porta_tensor *stack_grid_grad(aten_scope *s, const sampler *g, porta_tensor **parts,
+                                     const porta_tensor *grid) {
+    int64_t column[3] = {g->n, g->points, 1};
+    porta_tensor *all = NULL;
+    for (int a = 0; a < g->axes; a++) {
+        int64_t pads[6] = {0, 0, 0, 0, a, g->axes - 1 - a};
+        porta_tensor *placed = scope_pad(s, scope_reshape(s, parts[a], 3, column), pads, 0);
+        all = all ? scope_binary(s, PORTA_ADD, all, placed) : placed;
+    }
+    return scope_cast(s, scope_reshape(s, all, grid->rank, grid->sizes), grid->dtype);
+}
+
+/* grid_sampler_{2,3}d_backward(grad_output, input, grid,
+ * interpolation_mode, padding_mode, align_corners, output_mask) ->
+ * (grad_input, grad_grid) */
+static porta_status *grid_sampler_backward(int axes, const porta_value *args,
+                                           aten_results *results) {
     const porta_tensor *grad = args[0].tensor, *input = args[1].tensor, *grid = args[2].tensor;
-    PORTA_TRY(check_sampler(input, grid, args[3].i, args[4].i));
+    PORTA_TRY(check_sampler(axes, input, grid, args[3].i, args[4].i));
     const porta_value *mask_arg = &args[6];
     bool want_input = mask_arg->ints.count < 1 || mask_arg->ints.items[0];
     bool want_grid = mask_arg->ints.count < 2 || mask_arg->ints.items[1];
     aten_scope s;
     scope_begin(&s);
     sampler g;
-    int64_t numel = input->sizes[0] * input->sizes[1] * grid->sizes[1] * grid->sizes[2];
+    int64_t numel = input->sizes[0] * input->sizes[1] * porta_tensor_numel(grid) / axes;
+    int rank = axes + 2;
     if (numel == 0) {
         porta_device *device = input->buffer->device;
-        if (want_input) scope_push(&s, results, scope_full(&s, device, input->dtype, 4, input->sizes, 0));
+        if (want_input) scope_push(&s, results, scope_full(&s, device, input->dtype, rank, input->sizes, 0));
         else scope_push_none(&s, results);
-        if (want_grid) scope_push(&s, results, scope_full(&s, device, grid->dtype, 4, grid->sizes, 0));
+        if (want_grid) scope_push(&s, results, scope_full(&s, device, grid->dtype, rank, grid->sizes, 0));
         else scope_push_none(&s, results);
         return scope_end(&s);
     }
-    setup(&s, input, grid, &args[3], want_grid, &g);
-    int64_t all[3] = {g.n, g.c, g.points}, plane[3] = {g.n, g.c, g.h * g.w};
+    setup(&s, axes, input, grid, &args[3], want_grid, &g);
+    int64_t all[3] = {g.n, g.c, g.points}, plane[3] = {g.n, g.c, g.d * g.h * g.w};
     int64_t flat[2] = {g.n, g.points};
     porta_tensor *gout = scope_reshape(&s, scope_cast(&s, grad, g.dtype), 3, all);
     porta_tensor *grad_plane = scope_full(&s, g.device, g.dtype, 3, plane, 0);
     bool grid_flows = want_grid && g.mode != NEAREST; /* nearest: the grid's gradient is 0 */
     porta_tensor *gx = scope_full(&s, g.device, g.dtype, 2, flat, 0);
     porta_tensor *gy = scope_full(&s, g.device, g.dtype, 2, flat, 0);
+    porta_tensor *gz = axes == 3 ? scope_full(&s, g.device, g.dtype, 2, flat, 0) : NULL;
     int channels[1] = {1};
-    for (int i = 0; i < g.y.taps && !s.status; i++) {
-        for (int k = 0; k < g.x.taps && !s.status; k++) {
-            aten_scope t;
-            scope_begin(&t);
-            porta_tensor *index, *mask;
-            tap_index(&t, &g, g.x.position[k], g.y.position[i], &index, &mask);
-            if (want_input) {
-                porta_tensor *weight = tap_weight(&t, &g, i, k, mask);
-                porta_tensor *into = grad_plane;
-                porta_tensor *src = scope_binary(&t, PORTA_MUL, gout, weight);
-                if (src && index) {
-                    porta_status *status = porta_scatter(grad_plane, 2, index, src,
-                                                         PORTA_SCATTER_ADD, &into);
-                    if (status) scope_fail(&t, status);
-                }
+    for (int tap = 0; tap < g.z.taps * g.y.taps * g.x.taps && !s.status; tap++) {
+        int j = tap / (g.y.taps * g.x.taps), i = tap / g.x.taps % g.y.taps, k = tap % g.x.taps;
+        aten_scope t;
+        scope_begin(&t);
+        porta_tensor *index, *mask;
+        tap_index(&t, &g, g.x.position[k], g.y.position[i], depth_of(&g, j), &index, &mask);
+        if (want_input) {
+            porta_tensor *weight = tap_weight(&t, &g, j, i, k, mask);
+            porta_tensor *into = grad_plane;
+            porta_tensor *src = scope_binary(&t, PORTA_MUL, gout, weight);
+            if (src && index) {
+                porta_status *status = porta_scatter(grad_plane, 2, index, src,
+                                                     PORTA_SCATTER_ADD, &into);
+                if (status) scope_fail(&t, status);
             }
-            if (grid_flows) {
-                porta_tensor *values = scope_binary(&t, PORTA_MUL, scope_gather(&t, g.plane, 2, index),
-                                                    mask);
-                porta_tensor *spread = scope_reduce(&t, PORTA_REDUCE_SUM,
-                                                 scope_binary(&t, PORTA_MUL, gout, values), channels,
-                                                 1, false);
-                accumulate(&t, gx, scope_binary(&t, PORTA_MUL, spread,
-                                             scope_binary(&t, PORTA_MUL, g.y.weight[i], g.x.slope[k])));
-                accumulate(&t, gy, scope_binary(&t, PORTA_MUL, spread,
-                                             scope_binary(&t, PORTA_MUL, g.y.slope[i], g.x.weight[k])));
-            }
-            end_tap(&s, &t);
         }
+        if (grid_flows) {
+            porta_tensor *values = scope_binary(&t, PORTA_MUL, scope_gather(&t, g.plane, 2, index),
+                                                mask);
+            porta_tensor *spread = scope_reduce(&t, PORTA_REDUCE_SUM,
+                                             scope_binary(&t, PORTA_MUL, gout, values), channels,
+                                             1, false);
+            if (axes == 3) {
+                porta_tensor *across = scope_binary(&t, PORTA_MUL, g.y.weight[i], g.x.weight[k]);
+                accumulate(&t, gz, scope_binary(&t, PORTA_MUL, spread,
+                                                scope_binary(&t, PORTA_MUL, g.z.slope[j], across)));
+                spread = scope_binary(&t, PORTA_MUL, spread, g.z.weight[j]);
+            }
+            accumulate(&t, gx, scope_binary(&t, PORTA_MUL, spread,
+                                         scope_binary(&t, PORTA_MUL, g.y.weight[i], g.x.slope[k])));
+            accumulate(&t, gy, scope_binary(&t, PORTA_MUL, spread,
+                                         scope_binary(&t, PORTA_MUL, g.y.slope[i], g.x.weight[k])));
+        }
+        end_tap(&s, &t);
     }
     if (want_input)
-        scope_push(&s, results, scope_cast(&s, scope_reshape(&s, grad_plane, 4, input->sizes), input->dtype));
+        scope_push(&s, results, scope_cast(&s, scope_reshape(&s, grad_plane, rank, input->sizes), input->dtype));
     else
         scope_push_none(&s, results);
-    if (want_grid)
-        scope_push(&s, results, stack_grid_grad(&s, &g, scope_binary(&s, PORTA_MUL, gx, g.x.chain),
-                                                scope_binary(&s, PORTA_MUL, gy, g.y.chain), grid));
-    else
+    if (want_grid) {
+        porta_tensor *parts[3] = {scope_binary(&s, PORTA_MUL, gx, g.x.chain),
+                                  scope_binary(&s, PORTA_MUL, gy, g.y.chain),
+                                  gz ? scope_binary(&s, PORTA_MUL, gz, g.z.chain) : NULL};
+        scope_push(&s, results, stack_grid_grad(&s, &g, parts, grid));
+    } else {
         scope_push_none(&s, results);
+    }
     return scope_end(&s);
+}
+
+porta_status *aten_grid_sampler_2d_backward(const porta_value *args, aten_results *results) {
+    return grid_sampler_backward(2, args, results);
+}
+porta_status *aten_grid_sampler_3d_backward(const porta_value *args, aten_results *results) {
+    return grid_sampler_backward(3, args, results);
 }
