@@ -182,12 +182,14 @@ static bool needs_special_kernel(const ir_prim *prim, const porta_tensor *const 
     }
 }
 
-/* Every primitive but SORT: the merge sort's program uses an OpenCL vector
- * literal that does not compile as CUDA, so a sort is placed on another
- * device (devices/placement.h). */
+/* Every primitive but SORT and FACTOR: the merge sort's program uses an
+ * OpenCL vector literal that does not compile as CUDA, and the
+ * factorisations have no kernel in backends/clc yet, so they are placed on
+ * another device (devices/placement.h). */
 static bool cu_supports(porta_device *device, const ir_prim *prim,
                         const porta_tensor *const *inputs, int input_count) {
-    return prim->kind > PRIM_CONSTANT && prim->kind < PRIM_RESHAPE && prim->kind != PRIM_SORT;
+    return prim->kind > PRIM_CONSTANT && prim->kind < PRIM_RESHAPE && prim->kind != PRIM_SORT &&
+           prim->kind != PRIM_FACTOR;
 }
 
 static porta_status *not_written(const ir_prim *prim) {

@@ -162,11 +162,13 @@ static porta_status *cl_run_kernel(porta_device *device, void *program, const ki
 
 /* ---- primitives ---- */
 
-/* Every primitive has a kernel; float64 needs the device's cl_khr_fp64.
- * What is refused here runs on another device (devices/placement.h). */
+/* Every primitive but FACTOR has a kernel; float64 needs the device's
+ * cl_khr_fp64. What is refused here runs on another device
+ * (devices/placement.h). */
 static bool cl_supports(porta_device *device, const ir_prim *prim,
                         const porta_tensor *const *inputs, int input_count) {
-    if (prim->kind <= PRIM_CONSTANT || prim->kind >= PRIM_RESHAPE) return false;
+    if (prim->kind <= PRIM_CONSTANT || prim->kind >= PRIM_RESHAPE || prim->kind == PRIM_FACTOR)
+        return false;
     const cl_state *s = cl_of(device);
     for (int i = 0; i < input_count; i++)
         if (!dtype_usable(s, inputs[i]->dtype)) return false;
