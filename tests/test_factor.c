@@ -204,3 +204,18 @@ TEST(factor_errors_name_what_was_expected) {
     porta_tensor_release(wide);
     porta_tensor_release(ints);
 }
+
+TEST(factor_aten_det_and_solve_through_the_op_table) {
+    static const double a[] = {1, 2, 3, 4};
+    porta_tensor *x = from(PORTA_F64, 2, SHAPE(2, 2), a);
+    porta_value args[1] = {{.kind = PORTA_VALUE_TENSOR, .tensor = x}};
+    porta_value *results = NULL;
+    int count = 0;
+    CHECK_OK(porta_aten_call(porta_aten_op_find("_linalg_det"), args, 1, &results, &count));
+    CHECK(count == 3 && results[0].kind == PORTA_VALUE_TENSOR);
+    double *det = test_to_doubles(results[0].tensor);
+    CHECK(fabs(det[0] + 2) < 1e-14); /* 1 * 4 - 2 * 3, one row swap */
+    free(det);
+    porta_aten_results_free(results, count);
+    porta_tensor_release(x);
+}

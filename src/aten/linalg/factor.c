@@ -8,11 +8,12 @@
 #include "core/status.h"
 #include "runtime/tensor.h"
 
-porta_tensor *aten_linalg_factor(aten_scope *s, porta_factor_op op, int flags, const porta_tensor *a,
-                            const porta_tensor *b) {
+porta_tensor *aten_linalg_factor(aten_scope *s, porta_factor_op op, int flags,
+                                 const porta_tensor *a, const porta_tensor *b) {
     if (s->status || !a || (op == PORTA_FACTOR_TRIANGULAR_SOLVE && !b)) return NULL;
     porta_tensor *out = NULL;
-    return scope_hold(s, porta_factor(op, flags, a, b, &out), out);
+    porta_status *status = porta_factor(op, flags, a, b, &out); /* before out is read */
+    return scope_hold(s, status, out);
 }
 
 static const char *dtype_title(porta_dtype dtype) {
@@ -64,7 +65,8 @@ porta_tensor *aten_linalg_rows(aten_scope *s, const porta_tensor *x, int64_t sta
     return x ? scope_slice(s, x, x->rank - 2, start, stop, 1) : NULL;
 }
 
-porta_tensor *aten_linalg_columns(aten_scope *s, const porta_tensor *x, int64_t start, int64_t stop) {
+porta_tensor *aten_linalg_columns(aten_scope *s, const porta_tensor *x, int64_t start,
+                                  int64_t stop) {
     return x ? scope_slice(s, x, x->rank - 1, start, stop, 1) : NULL;
 }
 

@@ -8,8 +8,8 @@
 #include "aten/dispatch/scope.h"
 
 /* porta_factor as a step. */
-porta_tensor *aten_linalg_factor(aten_scope *s, porta_factor_op op, int flags, const porta_tensor *a,
-                            const porta_tensor *b);
+porta_tensor *aten_linalg_factor(aten_scope *s, porta_factor_op op, int flags,
+                                 const porta_tensor *a, const porta_tensor *b);
 /* Checks that x is a float32 or float64 batch of matrices (PyTorch's
  * wording: "<op>: Expected a floating point or complex tensor as input.
  * Got Half" and "... must have at least 2 dimensions."). */
@@ -19,7 +19,8 @@ porta_status *aten_linalg_check_square(const char *op, const char *name, const p
 porta_tensor *aten_linalg_transpose(aten_scope *s, const porta_tensor *x);
 /* Rows [start, stop) or columns of x (views). */
 porta_tensor *aten_linalg_rows(aten_scope *s, const porta_tensor *x, int64_t start, int64_t stop);
-porta_tensor *aten_linalg_columns(aten_scope *s, const porta_tensor *x, int64_t start, int64_t stop);
+porta_tensor *aten_linalg_columns(aten_scope *s, const porta_tensor *x, int64_t start,
+                                  int64_t stop);
 /* The main diagonal of x [..., m, n] as [..., min(m, n)] (a view). */
 porta_tensor *aten_linalg_diagonal(aten_scope *s, const porta_tensor *x);
 /* x with elements above (tril) or below (triu) diagonal `k` zeroed. */

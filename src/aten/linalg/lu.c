@@ -71,14 +71,16 @@ static porta_tensor *empty(aten_scope *s, const porta_tensor *like) {
 static void unpack(aten_scope *s, const porta_tensor *lu, const porta_tensor *pivots,
                    bool unpack_data, bool unpack_pivots, aten_results *results) {
     int64_t m = lu->sizes[lu->rank - 2], n = lu->sizes[lu->rank - 1], k = m < n ? m : n;
-    porta_tensor *p = unpack_pivots ? permutation_matrix(s, aten_linalg_pivot_permutation(s, pivots, m,
-                                                                                     false),
-                                                         m, lu->dtype)
-                                    : empty(s, lu);
+    porta_tensor *p = empty(s, lu);
+    if (unpack_pivots) {
+        porta_tensor *perm = aten_linalg_pivot_permutation(s, pivots, m, false);
+        p = permutation_matrix(s, perm, m, lu->dtype);
+    }
     porta_tensor *l = empty(s, lu), *u = empty(s, lu);
     if (unpack_data) {
         porta_tensor *eye = aten_linalg_eye(s, lu->buffer->device, lu->dtype, m, k);
-        l = scope_binary(s, PORTA_ADD, aten_linalg_tril(s, aten_linalg_columns(s, lu, 0, k), -1), eye);
+        porta_tensor *below = aten_linalg_tril(s, aten_linalg_columns(s, lu, 0, k), -1);
+        l = scope_binary(s, PORTA_ADD, below, eye);
         u = aten_linalg_triu(s, aten_linalg_rows(s, lu, 0, k), 0);
     }
     scope_push(s, results, p);
@@ -132,8 +134,9 @@ static porta_tensor *permute_rows(aten_scope *s, const porta_tensor *b, const po
 }
 
 /* X with A X = B (adjoint: A^T X = B) for A = P L U given as LU, pivots. */
-static porta_tensor *lu_solve_left(aten_scope *s, const porta_tensor *lu, const porta_tensor *pivots,
-                                   const porta_tensor *b, bool adjoint) {
+static porta_tensor *lu_solve_left(aten_scope *s, const porta_tensor *lu,
+                                   const porta_tensor *pivots, const porta_tensor *b,
+                                   bool adjoint) {
     if (!lu || !pivots || !b) return NULL;
     int64_t n = lu->sizes[lu->rank - 1];
     int batch_rank;

@@ -34,7 +34,8 @@ static porta_status *linalg_eigh(const porta_value *args, aten_results *results)
     aten_scope s;
     scope_begin(&s);
     /* the lower triangle of A^T is the upper one of A */
-    const porta_tensor *source = (uplo[0] == 'U' || uplo[0] == 'u') ? aten_linalg_transpose(&s, a) : a;
+    bool upper = uplo[0] == 'U' || uplo[0] == 'u';
+    const porta_tensor *source = upper ? aten_linalg_transpose(&s, a) : a;
     porta_tensor *packed = aten_linalg_factor(&s, PORTA_FACTOR_EIGH, 0, source, NULL);
     scope_push(&s, results, row_vector(&s, packed, 0));
     scope_push(&s, results, args[2].b ? scope_contiguous(&s, aten_linalg_rows(&s, packed, 1, n + 1))
