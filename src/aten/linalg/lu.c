@@ -17,9 +17,14 @@ typedef struct lu_parts {
 } lu_parts;
 
 static lu_parts lu_factor(aten_scope *s, const porta_tensor *a) {
+    if (!a) return (lu_parts){NULL, NULL, NULL};
     int64_t m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1], k = m < n ? m : n;
     porta_tensor *packed = aten_linalg_factor(s, PORTA_FACTOR_LU, 0, a, NULL);
-    lu_parts parts = {.lu = scope_contiguous(s, aten_linalg_rows(s, packed, 0, m))};
+    /* column-major, as LAPACK leaves it on PyTorch's CPU */
+    porta_tensor *lu = aten_linalg_rows(s, packed, 0, m);
+    lu_parts parts = {
+        .lu = aten_linalg_transpose(s, scope_contiguous(s, aten_linalg_transpose(s, lu))),
+    };
     int64_t sizes[PORTA_MAX_RANK];
     memcpy(sizes, a->sizes, sizeof sizes);
     sizes[a->rank - 2] = k;
@@ -274,13 +279,20 @@ static porta_tensor *permutation_sign(aten_scope *s, const porta_tensor *pivots,
     return scope_cast(s, sign, dtype);
 }
 
+/* The LU that _linalg_det and _linalg_slogdet return, as PyTorch's CPU
+ * does: of A^T when A is row-major (LAPACK reads it as A^T without a copy;
+ * the backward formulas rely on it), else of A. */
+static lu_parts determinant_lu(aten_scope *s, const porta_tensor *a) {
+    return lu_factor(s, porta_tensor_is_contiguous(a) ? aten_linalg_transpose(s, a) : a);
+}
+
 /* _linalg_det(A) -> (det, LU, pivots) */
 static porta_status *linalg_det(const porta_value *args, aten_results *results) {
     const porta_tensor *a = args[0].tensor;
     PORTA_TRY(aten_linalg_check_square("linalg.det", "A", a));
     aten_scope s;
     scope_begin(&s);
-    lu_parts parts = lu_factor(&s, a);
+    lu_parts parts = determinant_lu(&s, a);
     int axis = a->rank - 2;
     porta_tensor *product = scope_reduce(&s, PORTA_REDUCE_PROD, aten_linalg_diagonal(&s, parts.lu),
                                          &axis, 1, false);
@@ -298,7 +310,7 @@ static porta_status *linalg_slogdet(const porta_value *args, aten_results *resul
     PORTA_TRY(aten_linalg_check_square("linalg.slogdet", "A", a));
     aten_scope s;
     scope_begin(&s);
-    lu_parts parts = lu_factor(&s, a);
+    lu_parts parts = determinant_lu(&s, a);
     int axis = a->rank - 2;
     porta_tensor *diagonal = aten_linalg_diagonal(&s, parts.lu);
     porta_tensor *signs = scope_reduce(&s, PORTA_REDUCE_PROD, scope_unary(&s, PORTA_SIGN, diagonal),
