@@ -1,6 +1,6 @@
 """Linear algebra from libporta's factorisations (src/aten/linalg/) against
 PyTorch's CPU (LAPACK): Cholesky, LU, triangular solves, solve, inv, det,
-slogdet, QR, eigh and SVD, batched and on transposed inputs, with their
+slogdet, QR, eigh, SVD, matrix_exp and lstsq, batched and on transposed inputs, with their
 gradients through PyTorch's formulas, the info outputs and the errors
 PyTorch raises for singular and not positive-definite inputs, and no
 fallback on the way. Eigen and singular vectors are unique up to sign:
@@ -138,4 +138,14 @@ def test_eigh_and_svd(no_fallbacks):
     compare(lambda x: torch.linalg.matrix_norm(x, "nuc"), make((4, 3), torch.float64))
     compare(torch.linalg.cond, _general(4))
     compare_grad(lambda x: torch.linalg.eigvalsh(x + x.mT), make((4, 4), torch.float64))
+    compare(torch.linalg.matrix_exp, make((2, 4, 4), torch.float64))
+
+
+@pytest.mark.parametrize("driver", [None, "gels", "gelsd", "gelss"])
+def test_lstsq(driver, no_fallbacks):
+    a, b = make((2, 5, 3), torch.float64, seed=8), make((2, 5, 2), torch.float64, seed=9)
+    for x, y in ((a, b), (a, b[..., 0]), (a[..., :2, :], b[..., :2, :])):
+        compare(lambda p, q: torch.linalg.lstsq(p, q, driver=driver), x, y)
+    compare_grad(lambda x: torch.linalg.lstsq(x, torch.ones(5, 2, dtype=x.dtype,
+                                                            device=x.device)).solution, a[0])
     compare_grad(torch.linalg.svdvals, make((4, 3), torch.float64))

@@ -47,5 +47,9 @@ porta_tensor *aten_linalg_pivot_permutation(aten_scope *s, const porta_tensor *p
  * One rank-1 update per reflector, each a pair of matmuls. */
 porta_tensor *aten_linalg_householder_product(aten_scope *s, const porta_tensor *v,
                                          const porta_tensor *tau, int64_t columns);
+/* The SVD of a [..., m, n]: u [..., m, k] (or [..., m, m] when full),
+ * values [..., k] descending, vh [..., k, n], k = min(m, n). */
+void aten_linalg_svd(aten_scope *s, const porta_tensor *a, bool full, porta_tensor **u,
+                     porta_tensor **values, porta_tensor **vh);
 
 #endif

@@ -61,34 +61,36 @@ static porta_tensor *complete_basis(aten_scope *s, const porta_tensor *u) {
     return scope_call(s, "cat", args, 2);
 }
 
-/* _linalg_svd(A, full_matrices=False, compute_uv=True, driver=None) -> (U, S, Vh) */
-static porta_status *linalg_svd(const porta_value *args, aten_results *results) {
-    const porta_tensor *a = args[0].tensor;
-    bool full = args[1].b, compute_uv = args[2].b;
-    PORTA_TRY(aten_linalg_check_matrix("linalg.svd", "A", a));
+void aten_linalg_svd(aten_scope *s, const porta_tensor *a, bool full, porta_tensor **u,
+                     porta_tensor **values, porta_tensor **vh) {
+    *u = *values = *vh = NULL;
+    if (!a || s->status) return;
     int64_t m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
     bool wide = m < n;
     int64_t rows = wide ? n : m, k = wide ? m : n; /* of the tall matrix factored */
+    const porta_tensor *tall = wide ? aten_linalg_transpose(s, a) : a;
+    porta_tensor *packed = aten_linalg_factor(s, PORTA_FACTOR_SVD, 0, tall, NULL);
+    *values = row_vector(s, packed, rows);
+    porta_tensor *left = aten_linalg_rows(s, packed, 0, rows);                /* [rows, k] */
+    porta_tensor *right = aten_linalg_rows(s, packed, rows + 1, rows + 1 + k); /* [k, k] */
+    if (full) left = complete_basis(s, scope_contiguous(s, left));
+    /* tall = left diag(S) right^T; for a wide A, A = right diag(S) left^T */
+    *u = scope_contiguous(s, wide ? right : left);
+    *vh = scope_contiguous(s, aten_linalg_transpose(s, wide ? left : right));
+}
+
+/* _linalg_svd(A, full_matrices=False, compute_uv=True, driver=None) -> (U, S, Vh) */
+static porta_status *linalg_svd(const porta_value *args, aten_results *results) {
+    const porta_tensor *a = args[0].tensor;
+    bool compute_uv = args[2].b;
+    PORTA_TRY(aten_linalg_check_matrix("linalg.svd", "A", a));
     aten_scope s;
     scope_begin(&s);
-    const porta_tensor *tall = wide ? aten_linalg_transpose(&s, a) : a;
-    porta_tensor *packed = aten_linalg_factor(&s, PORTA_FACTOR_SVD, 0, tall, NULL);
-    porta_tensor *values = row_vector(&s, packed, rows);
-    if (!compute_uv) {
-        scope_push(&s, results, empty(&s, a));
-        scope_push(&s, results, values);
-        scope_push(&s, results, empty(&s, a));
-        return scope_end(&s);
-    }
-    porta_tensor *left = aten_linalg_rows(&s, packed, 0, rows);              /* [rows, k] */
-    porta_tensor *right = aten_linalg_rows(&s, packed, rows + 1, rows + 1 + k); /* [k, k] */
-    if (full) left = complete_basis(&s, scope_contiguous(&s, left));
-    /* tall = left diag(S) right^T; for a wide A, A = right diag(S) left^T */
-    porta_tensor *u = wide ? right : left;
-    porta_tensor *vh = aten_linalg_transpose(&s, wide ? left : right);
-    scope_push(&s, results, scope_contiguous(&s, u));
+    porta_tensor *u, *values, *vh;
+    aten_linalg_svd(&s, a, args[1].b && compute_uv, &u, &values, &vh);
+    scope_push(&s, results, compute_uv ? u : empty(&s, a));
     scope_push(&s, results, values);
-    scope_push(&s, results, scope_contiguous(&s, vh));
+    scope_push(&s, results, compute_uv ? vh : empty(&s, a));
     return scope_end(&s);
 }
 
