@@ -507,7 +507,7 @@ static void factor_cases(void) {
         {PORTA_FACTOR_CHOLESKY, 3, {2, 4, 4}, false}, {PORTA_FACTOR_LU, 3, {2, 5, 3}, true},
         {PORTA_FACTOR_LU, 2, {3, 5}, false},          {PORTA_FACTOR_QR, 3, {2, 5, 3}, false},
         {PORTA_FACTOR_QR, 2, {3, 5}, true},           {PORTA_FACTOR_EIGH, 3, {2, 4, 4}, false},
-        {PORTA_FACTOR_SVD, 3, {2, 5, 3}, true},
+        {PORTA_FACTOR_SVD, 3, {2, 5, 3}, true},       {PORTA_FACTOR_LDL, 3, {2, 4, 4}, true},
     };
     for (int t = 0; t < COUNT(dtypes); t++) {
         porta_dtype dtype = dtypes[t];

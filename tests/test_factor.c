@@ -199,7 +199,7 @@ TEST(factor_errors_name_what_was_expected) {
     CHECK_ERR(porta_factor(PORTA_FACTOR_TRIANGULAR_SOLVE, 0, wide, NULL, &out),
               PORTA_ERR_INVALID_ARGUMENT, "b");
     CHECK_ERR(porta_factor(PORTA_FACTOR_OP_COUNT, 0, wide, NULL, &out),
-              PORTA_ERR_INVALID_ARGUMENT, "expected an op below 6, got 6");
+              PORTA_ERR_INVALID_ARGUMENT, "expected an op below 8, got 8");
     CHECK(out == NULL);
     porta_tensor_release(wide);
     porta_tensor_release(ints);
@@ -217,5 +217,24 @@ TEST(factor_aten_det_and_solve_through_the_op_table) {
     CHECK(fabs(det[0] + 2) < 1e-14); /* 1 * 4 - 2 * 3, one row swap */
     free(det);
     porta_aten_results_free(results, count);
+    porta_tensor_release(x);
+}
+
+TEST(factor_ldl_bunch_kaufman_as_sytrf_and_its_solve) {
+    /* LAPACK's results: a 2x2 block first (pivots -2, -2), then two 1x1 */
+    static const double a[] = {1, 4, 2, 0, 4, 0, 1, 3, 2, 1, -2, 5, 0, 3, 5, 1};
+    static const double want[] = {1, 0, 0, 0, 4, 0, 0, 0, 0.25, 0.4375, -2.9375, 0,
+                                  0.75, -0.1875, -1.2553191489361701, 6.191489361702128,
+                                  -2, -2, 3, 4};
+    porta_tensor *x = from(PORTA_F64, 2, SHAPE(4, 4), a), *packed = NULL;
+    check_factor(PORTA_FACTOR_LDL, 0, x, NULL, want, 20, 1e-14);
+    CHECK_OK(porta_factor(PORTA_FACTOR_LDL, 0, x, NULL, &packed));
+    static const double b[] = {1, 2, 3, 4};
+    static const double solution[] = {-0.36769759450171824, 0.054982817869415834,
+                                      0.5738831615120275, 0.9656357388316152};
+    porta_tensor *rhs = from(PORTA_F64, 2, SHAPE(4, 1), b);
+    check_factor(PORTA_FACTOR_LDL_SOLVE, 0, packed, rhs, solution, 4, 1e-14);
+    porta_tensor_release(rhs);
+    porta_tensor_release(packed);
     porta_tensor_release(x);
 }

@@ -64,6 +64,7 @@ extern const aten_op aten_index_masked_ops[];
 extern const aten_op aten_index_unique_ops[];
 extern const aten_op aten_linalg_cholesky_triangular_ops[];
 extern const aten_op aten_linalg_cross_ops[];
+extern const aten_op aten_linalg_ldl_ops[];
 extern const aten_op aten_linalg_lstsq_ops[];
 extern const aten_op aten_linalg_lu_ops[];
 extern const aten_op aten_linalg_matrix_exp_ops[];

@@ -16,7 +16,8 @@ porta_status *porta_graph_factor(porta_graph *graph, porta_factor_op op, int fla
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: %s is NULL", name,
                            graph ? "out" : "graph");
     porta_node nodes[2] = {a, b};
-    int count = op == PORTA_FACTOR_TRIANGULAR_SOLVE ? 2 : 1;
+    int count = ir_prim_input_count(&prim);
+    if (count < 1) count = 1; /* an invalid op: inference names it */
     ir_meta metas[2];
     for (int i = 0; i < count; i++) {
         PORTA_TRY(graph_check_node(graph, name, nodes[i]));

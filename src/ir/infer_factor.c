@@ -88,6 +88,16 @@ porta_status *ir_infer_factor(ir_prim *prim, const ir_meta *inputs, int input_co
                                op, (long long)m, (long long)n);
         out->sizes[a->rank - 2] = m + n + 1;
         return NULL;
+    case PORTA_FACTOR_LDL:
+        PORTA_TRY(check_square(op, "A", a));
+        out->sizes[a->rank - 2] = n + 1;
+        return NULL;
+    case PORTA_FACTOR_LDL_SOLVE:
+        if (m != n + 1)
+            return porta_error(PORTA_ERR_SHAPE,
+                               "%s: expected LDL's packed [n + 1, n] result, got %lld x %lld", op,
+                               (long long)m, (long long)n);
+        return infer_solve(op, inputs, out);
     case PORTA_FACTOR_OP_COUNT: break;
     }
     return NULL;

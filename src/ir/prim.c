@@ -34,7 +34,8 @@ int ir_prim_input_count(const ir_prim *prim) {
     case PRIM_SCATTER:
         return 3;
     case PRIM_FACTOR:
-        return prim->op == PORTA_FACTOR_TRIANGULAR_SOLVE ? 2 : 1;
+        return prim->op == PORTA_FACTOR_TRIANGULAR_SOLVE || prim->op == PORTA_FACTOR_LDL_SOLVE ? 2
+                                                                                          : 1;
     case PRIM_CONV: /* bias is optional */
     case PRIM_KIND_COUNT:
         break;

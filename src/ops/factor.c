@@ -70,7 +70,7 @@ porta_status *porta_factor(porta_factor_op op, int flags, const porta_tensor *a,
     prim.op = (int)op;
     prim.axis = flags;
     const porta_tensor *inputs[2] = {a, b};
-    int count = op == PORTA_FACTOR_TRIANGULAR_SOLVE ? 2 : 1;
+    int count = ir_prim_input_count(&prim);
     for (int i = 0; i < count; i++) PORTA_TRY(core_check_tensor(inputs[i], i ? "b" : "a"));
     return ops_run_factor(&prim, inputs, count, out);
 }

@@ -10,7 +10,8 @@
 
 porta_tensor *aten_linalg_factor(aten_scope *s, porta_factor_op op, int flags,
                                  const porta_tensor *a, const porta_tensor *b) {
-    if (s->status || !a || (op == PORTA_FACTOR_TRIANGULAR_SOLVE && !b)) return NULL;
+    bool solve = op == PORTA_FACTOR_TRIANGULAR_SOLVE || op == PORTA_FACTOR_LDL_SOLVE;
+    if (s->status || !a || (solve && !b)) return NULL;
     porta_tensor *out = NULL;
     porta_status *status = porta_factor(op, flags, a, b, &out); /* before out is read */
     return scope_hold(s, status, out);

@@ -235,3 +235,141 @@ void cpu_factor_svd(double *a, int64_t m, int64_t n, double *s, double *v) {
         }
     }
 }
+
+/* Swaps rows r and t of b [?, k]. */
+static void swap_rows(double *b, int64_t k, int64_t r, int64_t t) {
+    for (int64_t c = 0; c < k; c++) {
+        double v = b[r * k + c];
+        b[r * k + c] = b[t * k + c];
+        b[t * k + c] = v;
+    }
+}
+
+/* LAPACK's dsytf2 with UPLO = 'L' (Bunch-Kaufman), indices 0-based. */
+void cpu_factor_ldl(double *a, int64_t n, double *pivots) {
+    const double alpha = (1 + sqrt(17.0)) / 8;
+#define A(i, j) a[(i) * n + (j)]
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = i + 1; j < n; j++) A(i, j) = 0;
+    int64_t k = 0;
+    while (k < n) {
+        int64_t step = 1, kp = k, imax = k;
+        double absakk = fabs(A(k, k)), colmax = 0;
+        for (int64_t i = k + 1; i < n; i++)
+            if (fabs(A(i, k)) > colmax) colmax = fabs(A(i, k)), imax = i;
+        if (!(fmax(absakk, colmax) != 0) || isnan(absakk)) {
+            kp = k; /* a zero column: D[k][k] = 0 is LAPACK's info */
+        } else if (absakk >= alpha * colmax) {
+            kp = k;
+        } else {
+            double rowmax = 0;
+            for (int64_t j = k; j < imax; j++) rowmax = fmax(rowmax, fabs(A(imax, j)));
+            for (int64_t i = imax + 1; i < n; i++) rowmax = fmax(rowmax, fabs(A(i, imax)));
+            if (absakk >= alpha * colmax * (colmax / rowmax)) {
+                kp = k;
+            } else if (fabs(A(imax, imax)) >= alpha * rowmax) {
+                kp = imax;
+            } else {
+                kp = imax;
+                step = 2;
+            }
+        }
+        int64_t kk = k + step - 1;
+        if (kp != kk && fmax(absakk, colmax) != 0) {
+            for (int64_t i = kp + 1; i < n; i++) {
+                double t = A(i, kk);
+                A(i, kk) = A(i, kp);
+                A(i, kp) = t;
+            }
+            for (int64_t j = kk + 1; j < kp; j++) {
+                double t = A(j, kk);
+                A(j, kk) = A(kp, j);
+                A(kp, j) = t;
+            }
+            double t = A(kk, kk);
+            A(kk, kk) = A(kp, kp);
+            A(kp, kp) = t;
+            if (step == 2) {
+                t = A(k + 1, k);
+                A(k + 1, k) = A(kp, k);
+                A(kp, k) = t;
+            }
+        }
+        if (step == 1 && fmax(absakk, colmax) != 0 && !isnan(absakk)) {
+            double d11 = 1 / A(k, k);
+            for (int64_t j = k + 1; j < n; j++)
+                for (int64_t i = j; i < n; i++) A(i, j) -= d11 * A(i, k) * A(j, k);
+            for (int64_t i = k + 1; i < n; i++) A(i, k) *= d11;
+        } else if (step == 2 && k < n - 2) {
+            double d21 = A(k + 1, k);
+            double d11 = A(k + 1, k + 1) / d21, d22 = A(k, k) / d21;
+            double t = 1 / (d11 * d22 - 1);
+            d21 = t / d21;
+            for (int64_t j = k + 2; j < n; j++) {
+                double wk = d21 * (d11 * A(j, k) - A(j, k + 1));
+                double wkp1 = d21 * (d22 * A(j, k + 1) - A(j, k));
+                for (int64_t i = j; i < n; i++) A(i, j) -= A(i, k) * wk + A(i, k + 1) * wkp1;
+                A(j, k) = wk;
+                A(j, k + 1) = wkp1;
+            }
+        }
+        if (step == 1) {
+            pivots[k] = (double)(kp + 1);
+        } else {
+            pivots[k] = pivots[k + 1] = -(double)(kp + 1);
+        }
+        k += step;
+    }
+}
+
+/* LAPACK's dsytrs with UPLO = 'L' on ld [n, n] and pivots from
+ * cpu_factor_ldl, b [n, k] overwritten with x. */
+void cpu_factor_ldl_solve(const double *ld, const double *pivots, int64_t n, double *b,
+                          int64_t k) {
+    const double *a = ld;
+    int64_t i = 0;
+    while (i < n) { /* L D y = b */
+        if (pivots[i] > 0) {
+            int64_t kp = (int64_t)pivots[i] - 1;
+            if (kp != i) swap_rows(b, k, i, kp);
+            for (int64_t r = i + 1; r < n; r++)
+                for (int64_t c = 0; c < k; c++) b[r * k + c] -= A(r, i) * b[i * k + c];
+            for (int64_t c = 0; c < k; c++) b[i * k + c] /= A(i, i);
+            i += 1;
+        } else {
+            int64_t kp = -(int64_t)pivots[i] - 1;
+            if (kp != i + 1) swap_rows(b, k, i + 1, kp);
+            for (int64_t r = i + 2; r < n; r++)
+                for (int64_t c = 0; c < k; c++)
+                    b[r * k + c] -= A(r, i) * b[i * k + c] + A(r, i + 1) * b[(i + 1) * k + c];
+            double akm1k = A(i + 1, i), akm1 = A(i, i) / akm1k, ak = A(i + 1, i + 1) / akm1k;
+            double denom = akm1 * ak - 1;
+            for (int64_t c = 0; c < k; c++) {
+                double bkm1 = b[i * k + c] / akm1k, bk = b[(i + 1) * k + c] / akm1k;
+                b[i * k + c] = (ak * bkm1 - bk) / denom;
+                b[(i + 1) * k + c] = (akm1 * bk - bkm1) / denom;
+            }
+            i += 2;
+        }
+    }
+    i = n - 1;
+    while (i >= 0) { /* L^T x = y, the interchanges undone */
+        if (pivots[i] > 0) {
+            for (int64_t r = i + 1; r < n; r++)
+                for (int64_t c = 0; c < k; c++) b[i * k + c] -= A(r, i) * b[r * k + c];
+            int64_t kp = (int64_t)pivots[i] - 1;
+            if (kp != i) swap_rows(b, k, i, kp);
+            i -= 1;
+        } else {
+            for (int64_t r = i + 1; r < n; r++)
+                for (int64_t c = 0; c < k; c++) {
+                    b[i * k + c] -= A(r, i) * b[r * k + c];
+                    b[(i - 1) * k + c] -= A(r, i - 1) * b[r * k + c];
+                }
+            int64_t kp = -(int64_t)pivots[i] - 1;
+            if (kp != i) swap_rows(b, k, i, kp);
+            i -= 2;
+        }
+    }
+#undef A
+}

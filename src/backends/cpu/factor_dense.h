@@ -25,5 +25,11 @@ void cpu_factor_eigh(double *a, int64_t n, double *values, double *vectors);
  * descending, v [n, n] the right singular vectors as columns (one-sided
  * Jacobi; U's columns for zero singular values complete an orthonormal set). */
 void cpu_factor_svd(double *a, int64_t m, int64_t n, double *s, double *v);
+/* a [n, n] symmetric (lower triangle read) becomes sytrf's L and D (lower,
+ * Bunch-Kaufman), zero above the diagonal; pivots[n] LAPACK's ipiv. */
+void cpu_factor_ldl(double *a, int64_t n, double *pivots);
+/* b [n, k] becomes x with A x = b, A given by cpu_factor_ldl's ld, pivots. */
+void cpu_factor_ldl_solve(const double *ld, const double *pivots, int64_t n, double *b,
+                          int64_t k);
 
 #endif

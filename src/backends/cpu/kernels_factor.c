@@ -88,6 +88,15 @@ static void factor_one(const factor_job *job, int64_t item, double *a, double *w
         cpu_factor_svd(a, m, n, w + m * n, w + (m + 1) * n);
         memcpy(w, a, (size_t)(m * n) * sizeof *w);
         break;
+    case PORTA_FACTOR_LDL:
+        memcpy(w, a, (size_t)(n * n) * sizeof *w);
+        memset(w + n * n, 0, (size_t)n * sizeof *w);
+        cpu_factor_ldl(w, n, w + n * n);
+        break;
+    case PORTA_FACTOR_LDL_SOLVE: /* a holds [n + 1, n]: LD, then the pivots */
+        load(job->b, item, w);
+        cpu_factor_ldl_solve(a, a + n * n, n, w, job->k);
+        break;
     case PORTA_FACTOR_OP_COUNT: break;
     }
     store(job->out, item, w);
