@@ -1,6 +1,6 @@
 """Linear algebra from libporta's factorisations (src/aten/linalg/) against
 PyTorch's CPU (LAPACK): Cholesky, LU, triangular solves, solve, inv, det,
-slogdet, QR, eigh, SVD, matrix_exp and lstsq, batched and on transposed inputs, with their
+slogdet, QR, eigh, SVD, matrix_exp, lstsq and LDL, batched and on transposed inputs, with their
 gradients through PyTorch's formulas, the info outputs and the errors
 PyTorch raises for singular and not positive-definite inputs, and no
 fallback on the way. Eigen and singular vectors are unique up to sign:
@@ -149,3 +149,11 @@ def test_lstsq(driver, no_fallbacks):
     compare_grad(lambda x: torch.linalg.lstsq(x, torch.ones(5, 2, dtype=x.dtype,
                                                             device=x.device)).solution, a[0])
     compare_grad(torch.linalg.svdvals, make((4, 3), torch.float64))
+
+
+def test_ldl(no_fallbacks):
+    a = make((2, 5, 5), torch.float64, seed=10)
+    a = a + a.mT
+    compare(torch.linalg.ldl_factor_ex, a)
+    compare(lambda x, y: torch.linalg.ldl_solve(*torch.linalg.ldl_factor(x), y), a,
+            make((2, 5, 3), torch.float64, seed=11))
