@@ -61,7 +61,9 @@ static void geqrf_parts(aten_scope *s, const porta_tensor *x, porta_tensor **a,
                         porta_tensor **tau) {
     int64_t m = x->sizes[x->rank - 2], n = x->sizes[x->rank - 1], k = m < n ? m : n;
     porta_tensor *packed = aten_linalg_factor(s, PORTA_FACTOR_QR, 0, x, NULL);
-    *a = scope_contiguous(s, aten_linalg_rows(s, packed, 0, m));
+    /* column-major, as LAPACK leaves it on PyTorch's CPU */
+    porta_tensor *rows = aten_linalg_rows(s, packed, 0, m);
+    *a = aten_linalg_transpose(s, scope_contiguous(s, aten_linalg_transpose(s, rows)));
     int64_t sizes[PORTA_MAX_RANK];
     memcpy(sizes, x->sizes, sizeof sizes);
     sizes[x->rank - 2] = k;
