@@ -78,8 +78,8 @@ static porta_status *linalg_matrix_exp(const porta_value *args, aten_results *re
                             combine(&s, x6, pade[7], x4, pade[5], x2, pade[3], eye, pade[1])));
     porta_tensor *v_high = scope_matmul(&s, x6, combine(&s, x6, pade[12], x4, pade[10], x2,
                                                         pade[8], NULL, 0));
-    porta_tensor *v = scope_binary(&s, PORTA_ADD, v_high,
-                                   combine(&s, x6, pade[6], x4, pade[4], x2, pade[2], eye, pade[0]));
+    porta_tensor *v_low = combine(&s, x6, pade[6], x4, pade[4], x2, pade[2], eye, pade[0]);
+    porta_tensor *v = scope_binary(&s, PORTA_ADD, v_high, v_low);
     /* (V - U) R = V + U */
     porta_value solve_args[4] = {
         {.kind = PORTA_VALUE_TENSOR, .tensor = scope_binary(&s, PORTA_SUB, v, u)},
