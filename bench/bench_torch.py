@@ -130,6 +130,17 @@ def transformer_loss(logits, targets):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
+def linalg(op, n, rhs=0):
+    """op on an n x n symmetric positive-definite matrix (and an n x rhs
+    right-hand side when rhs > 0)."""
+    def make(device):
+        a = tensor((n, n), "cpu", 3)
+        spd = (a @ a.mT + n * torch.eye(n)).to(device)
+        b = tensor((n, rhs), device, 4) if rhs else None
+        return (lambda: op(spd, b)) if rhs else (lambda: op(spd))
+    return make
+
+
 MILLION = (1024, 1024)
 CASES = [
     ("per-op overhead: add, 1 element", binary(torch.add, (1,))),
@@ -142,6 +153,9 @@ CASES = [
     ("max over rows, 4M elements", unary(lambda a: a.amax(1), (4 * 1024, 1024))),
     ("softmax over rows, 4M elements", unary(lambda a: a.softmax(1), (4 * 1024, 1024))),
     ("matmul 1024x1024x1024", binary(torch.matmul, MILLION)),
+    ("cholesky 512x512", linalg(torch.linalg.cholesky, 512)),
+    ("lu_factor 512x512", linalg(torch.linalg.lu_factor, 512)),
+    ("solve 512x512, 64 right-hand sides", linalg(torch.linalg.solve, 512, 64)),
     ("CNN training step (AdamW, batch 64)",
      training_step(SmallCNN, cnn_batch, F.cross_entropy)),
     ("transformer training step (AdamW, 8x64 tokens)",

@@ -478,6 +478,56 @@ typedef enum porta_sort_order {
 PORTA_API porta_status *porta_sort(const porta_tensor *x, int axis, porta_sort_order order,
                                    porta_tensor **values, porta_tensor **indices);
 
+/* The factorisations of porta_factor, each batched over the leading axes of
+ * float32 or float64 matrices (accumulated in double). Results that LAPACK
+ * returns as several arrays come packed in one tensor:
+ *  CHOLESKY          a [..., n, n] symmetric (lower triangle read) ->
+ *                    [..., n, n] lower L with a = L L^T. Where a is not
+ *                    positive-definite, column j (the first that fails) and
+ *                    every later one are zero, so L[j][j] is the first
+ *                    diagonal element that is not > 0 (PyTorch's info j + 1).
+ *  LU                a [..., m, n] -> [..., m + 1, n]: rows 0..m-1 hold L
+ *                    (unit diagonal, below it) and U (on and above it) of
+ *                    partial pivoting, row m the min(m, n) pivots as LAPACK's
+ *                    1-based row numbers (getrf's ipiv), the rest zero.
+ *  TRIANGULAR_SOLVE  a [..., n, n] triangular, b [..., n, k] -> x with
+ *                    a x = b; flags PORTA_FACTOR_UPPER (else lower) and
+ *                    PORTA_FACTOR_UNIT_DIAGONAL. Batch axes broadcast.
+ *  QR                a [..., m, n] -> [..., m + 1, n]: geqrf's R (on and
+ *                    above the diagonal) and Householder vectors (below it,
+ *                    unit leading element implied), row m the min(m, n)
+ *                    scalars tau, the rest zero.
+ *  EIGH              a [..., n, n] symmetric (lower triangle read) ->
+ *                    [..., n + 1, n]: row 0 the eigenvalues ascending, rows
+ *                    1..n the orthonormal eigenvectors as columns.
+ *  SVD               a [..., m, n] with m >= n -> [..., m + n + 1, n]: rows
+ *                    0..m-1 the thin U (m x n), row m the singular values
+ *                    descending, rows m+1..m+n V (n x n, not transposed).
+ *  LDL               a [..., n, n] symmetric (lower triangle read) ->
+ *                    [..., n + 1, n]: rows 0..n-1 LAPACK's sytrf (lower,
+ *                    Bunch-Kaufman) L and D, zero above the diagonal, row n
+ *                    its pivots (1-based; a 2x2 block's two negative).
+ *  LDL_SOLVE         a [..., n + 1, n] (LDL's packed result), b [..., n, k]
+ *                    -> x with A x = b (sytrs). Batch axes broadcast. */
+typedef enum porta_factor_op {
+    PORTA_FACTOR_CHOLESKY = 0,
+    PORTA_FACTOR_LU,
+    PORTA_FACTOR_TRIANGULAR_SOLVE,
+    PORTA_FACTOR_QR,
+    PORTA_FACTOR_EIGH,
+    PORTA_FACTOR_SVD,
+    PORTA_FACTOR_LDL,
+    PORTA_FACTOR_LDL_SOLVE,
+    PORTA_FACTOR_OP_COUNT
+} porta_factor_op;
+/* Flags of PORTA_FACTOR_TRIANGULAR_SOLVE (0 for the other factorisations). */
+enum { PORTA_FACTOR_UPPER = 1, PORTA_FACTOR_UNIT_DIAGONAL = 2 };
+PORTA_API const char *porta_factor_op_name(porta_factor_op op);
+/* Runs one factorisation (see porta_factor_op); b is NULL except for
+ * TRIANGULAR_SOLVE and LDL_SOLVE. */
+PORTA_API porta_status *porta_factor(porta_factor_op op, int flags, const porta_tensor *a,
+                                     const porta_tensor *b, porta_tensor **out);
+
 /* How a pooled size rounds: down (PyTorch's default) or up (ceil_mode). */
 typedef enum porta_pool_rounding {
     PORTA_POOL_FLOOR = 0,
@@ -602,6 +652,9 @@ PORTA_API porta_status *porta_graph_index_select(porta_graph *graph, porta_node 
  * x with them for the values. */
 PORTA_API porta_status *porta_graph_sort(porta_graph *graph, porta_node x, int axis,
                                          porta_sort_order order, porta_node *out);
+/* A factorisation node (porta_factor); b is -1 except for the solves. */
+PORTA_API porta_status *porta_graph_factor(porta_graph *graph, porta_factor_op op, int flags,
+                                           porta_node a, porta_node b, porta_node *out);
 PORTA_API porta_status *porta_graph_matmul(porta_graph *graph, porta_node a,
                                            porta_node b, porta_node *out);
 PORTA_API porta_status *porta_graph_conv(porta_graph *graph, porta_node x, porta_node w,

@@ -164,6 +164,8 @@ static porta_status *run_op(const conf_case *c, porta_device *device, porta_tens
     case PRIM_POOL_MAX:
         return porta_max_pool_indices(in[0], c->sizes, c->conv.stride, c->conv.padding,
                                       c->conv.dilation, (porta_pool_rounding)c->op, &r[0]);
+    case PRIM_FACTOR:
+        return porta_factor(c->op, c->axis, in[0], c->input_count > 1 ? in[1] : NULL, &r[0]);
     default:
         return porta_error(PORTA_ERR_INTERNAL, "conformance: no call for %s",
                            ir_prim_kind_name(c->kind));
@@ -485,3 +487,4 @@ CONFORMANCE_TEST(conv_input_grad, PRIM_CONV_INPUT_GRAD)
 CONFORMANCE_TEST(random, PRIM_RANDOM)
 CONFORMANCE_TEST(sort, PRIM_SORT)
 CONFORMANCE_TEST(pool_max, PRIM_POOL_MAX)
+CONFORMANCE_TEST(factor, PRIM_FACTOR)

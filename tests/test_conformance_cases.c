@@ -489,6 +489,50 @@ static void sort_cases(void) {
     }
 }
 
+/* ---- factorisations ---- */
+
+/* Every factorisation on a batch, tall, wide and transposed (strided)
+ * operands; the flags of triangular solve on a broadcast coefficient.
+ * Random matrices are rarely positive-definite: Cholesky's zeroed columns
+ * must agree too. The algorithms round alike on every device, not
+ * identically: tolerances are loosened by the matrices' conditioning. */
+static void factor_cases(void) {
+    static const porta_dtype dtypes[] = {PORTA_F32, PORTA_F64};
+    static const struct {
+        porta_factor_op op;
+        int rank;
+        int64_t sizes[3];
+        bool transposed;
+    } shapes[] = {
+        {PORTA_FACTOR_CHOLESKY, 3, {2, 4, 4}, false}, {PORTA_FACTOR_LU, 3, {2, 5, 3}, true},
+        {PORTA_FACTOR_LU, 2, {3, 5}, false},          {PORTA_FACTOR_QR, 3, {2, 5, 3}, false},
+        {PORTA_FACTOR_QR, 2, {3, 5}, true},           {PORTA_FACTOR_EIGH, 3, {2, 4, 4}, false},
+        {PORTA_FACTOR_SVD, 3, {2, 5, 3}, true},       {PORTA_FACTOR_LDL, 3, {2, 4, 4}, true},
+    };
+    for (int t = 0; t < COUNT(dtypes); t++) {
+        porta_dtype dtype = dtypes[t];
+        for (int i = 0; i < COUNT(shapes); i++) {
+            conf_case *c = add(PRIM_FACTOR, shapes[i].op, dtype, "factor.%s %s [%lld,%lld,%lld]%s",
+                               porta_factor_op_name(shapes[i].op), dt(dtype),
+                               (long long)shapes[i].sizes[0], (long long)shapes[i].sizes[1],
+                               (long long)(shapes[i].rank == 3 ? shapes[i].sizes[2] : 0),
+                               shapes[i].transposed ? "T" : "");
+            input(c, dtype, shapes[i].rank, shapes[i].sizes, CONF_RANGE, -3, 3,
+                  shapes[i].transposed);
+            c->rtol_scale = c->atol_scale = 64;
+        }
+        for (int flags = 0; flags < 4; flags++) {
+            conf_case *c = add(PRIM_FACTOR, PORTA_FACTOR_TRIANGULAR_SOLVE, dtype,
+                               "factor.triangular_solve %s [4,4] [2,4,3] flags %d", dt(dtype),
+                               flags);
+            input(c, dtype, 2, (const int64_t[]){4, 4}, CONF_RANGE, 1, 2, flags & 1);
+            input(c, dtype, 3, (const int64_t[]){2, 4, 3}, CONF_RANGE, -3, 3, false);
+            c->axis = flags;
+            c->rtol_scale = c->atol_scale = 16;
+        }
+    }
+}
+
 /* ---- max pooling ---- */
 
 typedef struct pool_variant {
@@ -549,6 +593,7 @@ const conf_case *conf_cases(int *count) {
         random_cases();
         sort_cases();
         pool_cases();
+        factor_cases();
         atexit(free_table);
     }
     *count = table_count;

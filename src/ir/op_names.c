@@ -104,3 +104,13 @@ const char *porta_reduce_op_name(porta_reduce_op op) {
     }
     return "invalid reduce op";
 }
+
+const char *porta_factor_op_name(porta_factor_op op) {
+    static const char *const names[PORTA_FACTOR_OP_COUNT] = {
+        [PORTA_FACTOR_CHOLESKY] = "cholesky", [PORTA_FACTOR_LU] = "lu",
+        [PORTA_FACTOR_TRIANGULAR_SOLVE] = "triangular_solve", [PORTA_FACTOR_QR] = "qr",
+        [PORTA_FACTOR_EIGH] = "eigh", [PORTA_FACTOR_SVD] = "svd",
+        [PORTA_FACTOR_LDL] = "ldl", [PORTA_FACTOR_LDL_SOLVE] = "ldl_solve",
+    };
+    return (unsigned)op < PORTA_FACTOR_OP_COUNT ? names[op] : "invalid factor op";
+}

@@ -33,6 +33,9 @@ int ir_prim_input_count(const ir_prim *prim) {
     case PRIM_TERNARY:
     case PRIM_SCATTER:
         return 3;
+    case PRIM_FACTOR:
+        return prim->op == PORTA_FACTOR_TRIANGULAR_SOLVE || prim->op == PORTA_FACTOR_LDL_SOLVE ? 2
+                                                                                          : 1;
     case PRIM_CONV: /* bias is optional */
     case PRIM_KIND_COUNT:
         break;
@@ -54,7 +57,7 @@ const char *ir_prim_kind_name(ir_prim_kind kind) {
         [PRIM_SLICE] = "slice",     [PRIM_FLIP] = "flip",
         [PRIM_SORT] = "sort",       [PRIM_CONV_WEIGHT_GRAD] = "conv_weight_grad",
         [PRIM_CONV_INPUT_GRAD] = "conv_input_grad",
-        [PRIM_POOL_MAX] = "pool_max",
+        [PRIM_POOL_MAX] = "pool_max",   [PRIM_FACTOR] = "factor",
     };
     if ((unsigned)kind >= PRIM_KIND_COUNT) return "invalid primitive";
     return names[kind];
@@ -67,6 +70,7 @@ static char unary_names[PORTA_UNARY_OP_COUNT][NAME_CAP];
 static char binary_names[PORTA_BINARY_OP_COUNT][NAME_CAP];
 static char ternary_names[PORTA_TERNARY_OP_COUNT][NAME_CAP];
 static char reduce_names[PORTA_REDUCE_OP_COUNT][NAME_CAP];
+static char factor_names[PORTA_FACTOR_OP_COUNT][NAME_CAP];
 static pthread_once_t names_once = PTHREAD_ONCE_INIT;
 
 static void join_names(void) {
@@ -78,6 +82,8 @@ static void join_names(void) {
         snprintf(ternary_names[op], NAME_CAP, "ternary.%s", porta_ternary_op_name(op));
     for (int op = 0; op < PORTA_REDUCE_OP_COUNT; op++)
         snprintf(reduce_names[op], NAME_CAP, "reduce.%s", porta_reduce_op_name(op));
+    for (int op = 0; op < PORTA_FACTOR_OP_COUNT; op++)
+        snprintf(factor_names[op], NAME_CAP, "factor.%s", porta_factor_op_name(op));
 }
 
 /* Picks names[op], or `invalid` when op is outside the enum. */
@@ -109,6 +115,8 @@ const char *ir_prim_name(const ir_prim *prim) {
         }
     case PRIM_RANDOM:
         return prim->normal ? "random.normal" : "random.uniform";
+    case PRIM_FACTOR:
+        return op_name(factor_names, PORTA_FACTOR_OP_COUNT, prim->op, "factor.(invalid op)");
     case PRIM_SORT:
         return prim->op == PORTA_SORT_DESCENDING ? "sort.descending" : "sort.ascending";
     default:

@@ -29,6 +29,8 @@ typedef enum ir_prim_kind {
     /* max pooling's window argmax: rank = spatial dims, sizes = kernel,
      * conv.stride/padding/dilation, op = porta_pool_rounding */
     PRIM_POOL_MAX,
+    /* op = porta_factor_op, axis = its flags (PORTA_FACTOR_UPPER, ...) */
+    PRIM_FACTOR,
     /* movement: views, resolved on tensor metadata, never executed */
     PRIM_RESHAPE,     /* rank, sizes */
     PRIM_PERMUTE,     /* dims[rank] in axes */
@@ -91,6 +93,9 @@ typedef struct ir_prim {
  *           CPU loop: positions in row-major window order, padding skipped
  *           (never a candidate), a later value replaces the best so far when
  *           greater or NaN, the first position inside the input to start.
+ *  FACTOR   a (and b for TRIANGULAR_SOLVE) float32 or float64, one dtype,
+ *           any strides; out contiguous of that dtype, packed as
+ *           porta_factor_op describes (porta.h).
  */
 
 /* Input counts per kind (-1: variable, CONV has 2 or 3). */

@@ -42,7 +42,7 @@ porta_status *clk_execute(const clk_launcher *launcher, porta_device *device,
 bool clk_has_kernel(const ir_prim *prim) {
     if (prim->kind == PRIM_UNARY) return prim->op < PORTA_DIGAMMA;
     if (prim->kind == PRIM_BINARY) return prim->op < PORTA_IGAMMA;
-    return true;
+    return prim->kind != PRIM_FACTOR;
 }
 
 void clk_each_program(clk_program_visit visit, void *ctx) {

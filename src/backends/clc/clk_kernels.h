@@ -33,8 +33,8 @@ clk_exec clk_exec_special;
 clk_exec clk_execute;
 /* Whether clk_execute has a kernel for the primitive's op: every one but
  * the special functions (digamma, Bessel functions, incomplete gamma,
- * zeta, the orthogonal polynomials), which the backends refuse so that
- * placement runs them on another device. */
+ * zeta, the orthogonal polynomials) and the factorisations (PRIM_FACTOR),
+ * which the backends refuse so that placement runs them on another device. */
 bool clk_has_kernel(const ir_prim *prim);
 
 /* The layout buffer of a batched matmul out = a @ b, read by the tiled

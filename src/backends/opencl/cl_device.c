@@ -162,8 +162,9 @@ static porta_status *cl_run_kernel(porta_device *device, void *program, const ki
 
 /* ---- primitives ---- */
 
-/* Every primitive has a kernel; float64 needs the device's cl_khr_fp64.
- * What is refused here runs on another device (devices/placement.h). */
+/* Every primitive clk_has_kernel names has a kernel; float64 needs the
+ * device's cl_khr_fp64. What is refused here runs on another device
+ * (devices/placement.h). */
 static bool cl_supports(porta_device *device, const ir_prim *prim,
                         const porta_tensor *const *inputs, int input_count) {
     if (prim->kind <= PRIM_CONSTANT || prim->kind >= PRIM_RESHAPE || !clk_has_kernel(prim))
