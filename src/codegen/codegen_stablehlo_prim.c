@@ -1,0 +1,209 @@
+/* shlo_render_prim: PAD, GATHER, INDEX_SELECT and SORT as StableHLO
+ * modules (codegen_stablehlo.h), each with its CPU kernel's semantics.
+ *
+ * Every operand is loaded as a whole tensor through its strided view and
+ * out is stored through its own, as the kernel renderer does, so the
+ * module depends on shapes, strides and buffer sizes only; offsets arrive
+ * in the scalar buffer and the eager cache keeps one program per shape. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/codegen_stablehlo.h"
+#include "codegen/codegen_stablehlo_internal.h"
+#include "core/status.h"
+
+static int attr_i64s(char *out, size_t cap, const char *name, const int64_t *values, int n) {
+    size_t used = (size_t)snprintf(out, cap, "%s = array<i64", name);
+    for (int i = 0; i < n && used < cap; i++)
+        used += (size_t)snprintf(out + used, cap - used, "%s %" PRId64, i ? "," : ":", values[i]);
+    if (used < cap) used += (size_t)snprintf(out + used, cap - used, ">");
+    return (int)used;
+}
+
+static void dims_of(char *out, size_t cap, const shlo_prim *p, int i) {
+    shlo_dims(out, cap, p->sizes[i], p->rank[i]);
+}
+
+static shlo_type type_of(const shlo_prim *p, int i, const char *elt) {
+    char dims[PORTA_MAX_RANK * 24];
+    dims_of(dims, sizeof dims, p, i);
+    return shlo_tensor(dims, elt);
+}
+
+/* ---- PAD: stablehlo.pad, whose negative edges crop as the CPU's do ---- */
+
+static int render_pad(shlo_render *r, const shlo_prim *p) {
+    shlo_emit *e = shlo_render_emitter(r);
+    porta_dtype d = p->dtype[0];
+    int rank = p->rank[0];
+    int x = shlo_render_load(r, 0, d, p->sizes[0], rank);
+    char literal[48];
+    shlo_literal(literal, sizeof literal, d, p->prim.value);
+    int value = shlo_constant(e, shlo_tensor("", shlo_compute_elt(d)), literal);
+    int64_t low[PORTA_MAX_RANK], high[PORTA_MAX_RANK], interior[PORTA_MAX_RANK] = {0};
+    for (int k = 0; k < rank; k++) {
+        low[k] = p->prim.pads[2 * k];
+        high[k] = p->prim.pads[2 * k + 1];
+    }
+    char attrs[3][PORTA_MAX_RANK * 24 + 40], all[3 * (PORTA_MAX_RANK * 24 + 40) + 8];
+    attr_i64s(attrs[0], sizeof attrs[0], "edge_padding_low", low, rank);
+    attr_i64s(attrs[1], sizeof attrs[1], "edge_padding_high", high, rank);
+    attr_i64s(attrs[2], sizeof attrs[2], "interior_padding", interior, rank);
+    snprintf(all, sizeof all, " {%s, %s, %s}", attrs[0], attrs[1], attrs[2]);
+    int args[2] = {x, value};
+    shlo_type types[2] = {type_of(p, 0, shlo_compute_elt(d)),
+                          shlo_tensor("", shlo_compute_elt(d))};
+    return shlo_op(e, "stablehlo.pad", 2, args, types, all, type_of(p, 1, shlo_compute_elt(d)));
+}
+
+/* ---- GATHER and INDEX_SELECT: one gather of single elements ---- */
+
+/* x's elements at out's coordinates with dim `axis` replaced by `at` (int64
+ * over out's shape): every dim a collapsed slice of size 1. */
+static int gather_along(shlo_render *r, const shlo_prim *p, int x, int at) {
+    shlo_emit *e = shlo_render_emitter(r);
+    int out = p->count - 1, rank = p->rank[out], axis = p->prim.axis;
+    porta_dtype d = p->dtype[0];
+    char dims[PORTA_MAX_RANK * 24], column[PORTA_MAX_RANK * 24 + 8], coords[PORTA_MAX_RANK * 24 + 24];
+    dims_of(dims, sizeof dims, p, out);
+    snprintf(column, sizeof column, "%s1x", dims);
+    snprintf(coords, sizeof coords, "%s%dx", dims, rank);
+    shlo_type I = shlo_tensor(dims, "i64"), C = shlo_tensor(column, "i64");
+    int parts[PORTA_MAX_RANK];
+    shlo_type part_types[PORTA_MAX_RANK];
+    for (int k = 0; k < rank; k++) {
+        int coordinate = at;
+        if (k != axis) {
+            char iota[48];
+            snprintf(iota, sizeof iota, " {iota_dimension = %d : i64}", k);
+            coordinate = shlo_op(e, "stablehlo.iota", 0, NULL, NULL, iota, I);
+        }
+        parts[k] = shlo_op1(e, "stablehlo.reshape", coordinate, I, C);
+        part_types[k] = C;
+    }
+    char attrs[PORTA_MAX_RANK * 48 + 256], list[PORTA_MAX_RANK * 8] = "";
+    snprintf(attrs, sizeof attrs, " {dimension = %d : i64}", rank);
+    int all = rank == 1 ? parts[0]
+                        : shlo_op(e, "stablehlo.concatenate", rank, parts, part_types, attrs,
+                                  shlo_tensor(coords, "i64"));
+    int64_t ones[PORTA_MAX_RANK];
+    size_t used = 0;
+    for (int k = 0; k < rank; k++) {
+        ones[k] = 1;
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%d", k ? ", " : "", k);
+    }
+    char slices[PORTA_MAX_RANK * 24 + 40];
+    attr_i64s(slices, sizeof slices, "slice_sizes", ones, rank);
+    snprintf(attrs, sizeof attrs,
+             " {dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [%s], "
+             "start_index_map = [%s], index_vector_dim = %d>, %s, indices_are_sorted = false}",
+             list, list, rank, slices);
+    int args[2] = {x, all};
+    shlo_type types[2] = {type_of(p, 0, shlo_compute_elt(d)), shlo_tensor(coords, "i64")};
+    return shlo_op(e, "stablehlo.gather", 2, args, types, attrs,
+                   shlo_tensor(dims, shlo_compute_elt(d)));
+}
+
+static int render_gather(shlo_render *r, const shlo_prim *p) {
+    shlo_emit *e = shlo_render_emitter(r);
+    int out = p->count - 1, rank = p->rank[out];
+    int x = shlo_render_load(r, 0, p->dtype[0], p->sizes[0], p->rank[0]);
+    if (rank == 0) return x; /* a scalar's only index is 0, checked by the caller */
+    int at = shlo_render_load(r, 1, PORTA_I64, p->sizes[1], p->rank[1]);
+    if (p->prim.kind == PRIM_INDEX_SELECT) {
+        /* the 1-d (or scalar) index runs along axis, repeated over the rest */
+        int64_t along[1] = {p->prim.axis};
+        char attrs[96];
+        attr_i64s(attrs, sizeof attrs, " {broadcast_dimensions", along, p->rank[1]);
+        strcat(attrs, "}");
+        at = shlo_op(e, "stablehlo.broadcast_in_dim", 1, &at, (shlo_type[]){type_of(p, 1, "i64")},
+                     attrs, type_of(p, out, "i64"));
+    }
+    return gather_along(r, p, x, at);
+}
+
+/* ---- SORT: the stable permutation, NaN above every number ---- */
+
+static int render_sort(shlo_render *r, const shlo_prim *p) {
+    shlo_emit *e = shlo_render_emitter(r);
+    porta_dtype d = p->dtype[0];
+    int rank = p->rank[0], axis = p->prim.axis;
+    int x = shlo_render_load(r, 0, d, p->sizes[0], rank);
+    const char *elt = shlo_compute_elt(d);
+    if (d == PORTA_BOOL) { /* compared as 0 and 1 */
+        elt = "ui8";
+        x = shlo_op1(e, "stablehlo.convert", x, type_of(p, 0, "i1"), type_of(p, 0, elt));
+    }
+    if (rank == 0) return shlo_constant(e, shlo_tensor("", "i64"), "0");
+    char iota[48];
+    snprintf(iota, sizeof iota, " {iota_dimension = %d : i64}", axis);
+    shlo_type X = type_of(p, 0, elt), I = type_of(p, 0, "i64");
+    int positions = shlo_op(e, "stablehlo.iota", 0, NULL, NULL, iota, I);
+    shlo_type S = shlo_tensor("", elt), SI = shlo_tensor("", "i64");
+    int id = e->next++, a = e->next++, b = e->next++, ia = e->next++, ib = e->next++;
+    text_printf(e->t,
+                "    %%%d:2 = \"stablehlo.sort\"(%%%d, %%%d) ({\n"
+                "    ^bb0(%%%d: %s, %%%d: %s, %%%d: %s, %%%d: %s):\n",
+                id, x, positions, a, S.s, b, S.s, ia, SI.s, ib, SI.s);
+    bool descending = p->prim.op == PORTA_SORT_DESCENDING;
+    int before = descending ? shlo_compare(e, "GT", a, b, S, "") : shlo_compare(e, "LT", a, b, S, "");
+    bool is_float = d == PORTA_F16 || d == PORTA_BF16 || d == PORTA_F32 || d == PORTA_F64;
+    if (is_float) { /* a NaN is the largest key: last ascending, first descending */
+        int a_nan = shlo_compare(e, "NE", a, a, S, ""), b_nan = shlo_compare(e, "NE", b, b, S, "");
+        shlo_type P = shlo_tensor("", "i1");
+        int number = shlo_op1(e, "stablehlo.not", descending ? b_nan : a_nan, P, P);
+        int nan_first = shlo_op2(e, "stablehlo.and", number, descending ? a_nan : b_nan, P, P);
+        before = shlo_op2(e, "stablehlo.or", before, nan_first, P, P);
+    }
+    text_printf(e->t,
+                "      \"stablehlo.return\"(%%%d) : (tensor<i1>) -> ()\n"
+                "    }) {dimension = %d : i64, is_stable = true} : (%s, %s) -> (%s, %s)\n",
+                before, axis, X.s, I.s, X.s, I.s);
+    /* the second result: the positions in sorted order */
+    char name[32];
+    snprintf(name, sizeof name, "%%%d#1", id);
+    int order = e->next++;
+    text_printf(e->t, "    %%%d = \"stablehlo.reshape\"(%s) : (%s) -> %s\n", order, name, I.s,
+                I.s);
+    return order;
+}
+
+bool shlo_prim_supported(const ir_prim *prim, const porta_dtype *dtypes, int input_count) {
+    switch (prim->kind) {
+    case PRIM_PAD: return input_count == 1;
+    case PRIM_GATHER: case PRIM_INDEX_SELECT:
+        return input_count == 2 && dtypes[1] == PORTA_I64;
+    case PRIM_SORT: return input_count == 1;
+    default: return false;
+    }
+}
+
+porta_status *shlo_render_prim(const shlo_prim *p, char **text, bool *takes_scalars) {
+    porta_dtype inputs[SHLO_PRIM_MAX_OPERANDS];
+    for (int i = 0; i + 1 < p->count; i++) inputs[i] = p->dtype[i];
+    if (p->count < 2 || p->count > SHLO_PRIM_MAX_OPERANDS ||
+        !shlo_prim_supported(&p->prim, inputs, p->count - 1))
+        return porta_error(PORTA_ERR_UNSUPPORTED,
+                           "StableHLO: %s with %d operands has no StableHLO spelling; expected "
+                           "pad, gather, index_select or sort",
+                           ir_prim_name(&p->prim), p->count);
+    for (int i = 0; i < p->count; i++)
+        if (p->layout.buffer[i] < 0 || p->layout.buffer[i] >= p->layout.buffer_count)
+            return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                               "StableHLO: %s operand %d uses buffer %d; expected 0..%d",
+                               ir_prim_name(&p->prim), i, p->layout.buffer[i],
+                               p->layout.buffer_count - 1);
+    core_text body = {0};
+    shlo_render *r = shlo_render_begin(&p->layout, &body);
+    if (!r) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "StableHLO: renderer state");
+    int result = 0;
+    switch (p->prim.kind) {
+    case PRIM_PAD: result = render_pad(r, p); break;
+    case PRIM_SORT: result = render_sort(r, p); break;
+    default: result = render_gather(r, p); break;
+    }
+    int out = p->count - 1;
+    shlo_render_store(r, out, p->dtype[out], result, p->sizes[out], p->rank[out]);
+    return shlo_render_end(r, &body, text, takes_scalars);
+}

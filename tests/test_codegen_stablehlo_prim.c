@@ -1,0 +1,133 @@
+/* shlo_render_prim at the level of its text (no plugin needed): pad with
+ * negative edges, gather and index_select as one gather of single elements
+ * at built coordinates, sort as a stable two-operand sort whose comparator
+ * orders NaN as the CPU does, offsets kept out of the text, and what it
+ * refuses. What the modules compute is checked on a PJRT device by the
+ * conformance suite and test_pjrt_execute.c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/codegen_stablehlo.h"
+#include "test.h"
+
+/* Operand i: a contiguous tensor of `dtype` and sizes in its own buffer. */
+static void operand(shlo_prim *p, int i, porta_dtype dtype, int rank, const int64_t *sizes) {
+    p->dtype[i] = dtype;
+    p->rank[i] = rank;
+    int64_t numel = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        p->sizes[i][d] = sizes[d];
+        p->layout.strides[i][d] = numel;
+        numel *= sizes[d];
+    }
+    p->layout.buffer[i] = i;
+    p->layout.buffer_bytes[i] = numel * (int64_t)porta_dtype_size(dtype);
+    if (i + 1 > p->count) p->count = p->layout.buffer_count = i + 1;
+}
+
+static char *render(const shlo_prim *p) {
+    char *text = NULL;
+    porta_status *status = shlo_render_prim(p, &text, NULL);
+    if (status) {
+        test_fail(__FILE__, __LINE__, "render: %s", porta_status_message(status));
+        porta_status_free(status);
+    }
+    return text;
+}
+
+TEST(stablehlo_pad_crops_with_negative_edges) {
+    shlo_prim p;
+    memset(&p, 0, sizeof p);
+    p.prim = (ir_prim){.kind = PRIM_PAD, .value = 1.5, .pads = {1, 2, -1, 0}};
+    const int64_t x[2] = {3, 4}, out[2] = {6, 3};
+    operand(&p, 0, PORTA_F32, 2, x);
+    operand(&p, 1, PORTA_F32, 2, out);
+    char *t = render(&p);
+    CHECK(t && strstr(t, "edge_padding_low = array<i64: 1, -1>, "
+                         "edge_padding_high = array<i64: 2, 0>, "
+                         "interior_padding = array<i64: 0, 0>"));
+    CHECK(t && strstr(t, ": (tensor<3x4xf32>, tensor<f32>) -> tensor<6x3xf32>"));
+    CHECK(t && strstr(t, "dense<0x3FC00000> : tensor<f32>")); /* 1.5 */
+    free(t);
+}
+
+TEST(stablehlo_gather_builds_each_elements_coordinates) {
+    shlo_prim p;
+    memset(&p, 0, sizeof p);
+    p.prim = (ir_prim){.kind = PRIM_GATHER, .axis = 1};
+    const int64_t x[2] = {3, 5}, index[2] = {2, 4};
+    operand(&p, 0, PORTA_I32, 2, x);
+    operand(&p, 1, PORTA_I64, 2, index);
+    operand(&p, 2, PORTA_I32, 2, index);
+    char *t = render(&p);
+    /* dim 0 from an iota, dim 1 from the index values */
+    CHECK(t && strstr(t, "{iota_dimension = 0 : i64} : () -> tensor<2x4xi64>"));
+    CHECK(t && strstr(t, "\"stablehlo.concatenate\""));
+    CHECK(t && strstr(t, "collapsed_slice_dims = [0, 1], start_index_map = [0, 1], "
+                         "index_vector_dim = 2>, slice_sizes = array<i64: 1, 1>"));
+    CHECK(t && strstr(t, "(tensor<3x5xi32>, tensor<2x4x2xi64>) -> tensor<2x4xi32>"));
+    free(t);
+}
+
+TEST(stablehlo_index_select_broadcasts_its_index_along_axis) {
+    shlo_prim p;
+    memset(&p, 0, sizeof p);
+    p.prim = (ir_prim){.kind = PRIM_INDEX_SELECT, .axis = 0};
+    const int64_t x[2] = {3, 5}, index[1] = {4}, out[2] = {4, 5};
+    operand(&p, 0, PORTA_F16, 2, x);
+    operand(&p, 1, PORTA_I64, 1, index);
+    operand(&p, 2, PORTA_F16, 2, out);
+    /* the index a strided view at an offset: gathered, the offset at run time */
+    p.layout.strides[1][0] = 2;
+    p.layout.buffer_bytes[1] = 80;
+    char *t = render(&p);
+    CHECK(t && strstr(t, "broadcast_dimensions = array<i64: 0>} : (tensor<4xi64>) -> "
+                         "tensor<4x5xi64>"));
+    CHECK(t && strstr(t, "-> tensor<4x5xf32>")); /* halves gathered as their compute type */
+    CHECK(t && strstr(t, "@main(%1: tensor<30xui8>, %2: tensor<80xui8>, %3: tensor<40xui8>, "
+                         "%4: tensor<"));
+    free(t);
+}
+
+TEST(stablehlo_sort_is_stable_with_nan_largest) {
+    shlo_prim p;
+    memset(&p, 0, sizeof p);
+    p.prim = (ir_prim){.kind = PRIM_SORT, .axis = 1, .op = PORTA_SORT_DESCENDING};
+    const int64_t x[2] = {2, 7};
+    operand(&p, 0, PORTA_F64, 2, x);
+    operand(&p, 1, PORTA_I64, 2, x);
+    char *t = render(&p);
+    CHECK(t && strstr(t, "{dimension = 1 : i64, is_stable = true} : (tensor<2x7xf64>, "
+                         "tensor<2x7xi64>) -> (tensor<2x7xf64>, tensor<2x7xi64>)"));
+    CHECK(t && strstr(t, "comparison_direction GT"));
+    CHECK(t && strstr(t, "\"stablehlo.or\"")); /* a NaN before every number */
+    free(t);
+    /* integers need no NaN test; bools sort as 0 and 1 */
+    p.prim.op = PORTA_SORT_ASCENDING;
+    p.dtype[0] = PORTA_BOOL;
+    p.layout.buffer_bytes[0] = 14;
+    t = render(&p);
+    CHECK(t && strstr(t, "comparison_direction LT") && !strstr(t, "\"stablehlo.or\""));
+    CHECK(t && strstr(t, "(tensor<2x7xui8>, tensor<2x7xi64>) -> (tensor<2x7xui8>"));
+    free(t);
+}
+
+TEST(stablehlo_prim_refuses_other_kinds_and_bad_buffers) {
+    shlo_prim p;
+    memset(&p, 0, sizeof p);
+    p.prim = (ir_prim){.kind = PRIM_CONV};
+    const int64_t x[1] = {4};
+    operand(&p, 0, PORTA_F32, 1, x);
+    operand(&p, 1, PORTA_F32, 1, x);
+    char *t = NULL;
+    CHECK_ERR(shlo_render_prim(&p, &t, NULL), PORTA_ERR_UNSUPPORTED, "expected pad, gather");
+    p.prim.kind = PRIM_PAD;
+    p.layout.buffer[1] = 5;
+    CHECK_ERR(shlo_render_prim(&p, &t, NULL), PORTA_ERR_INVALID_ARGUMENT, "expected 0..1");
+    /* gather's index must be int64 */
+    p.prim.kind = PRIM_GATHER;
+    porta_dtype dtypes[2] = {PORTA_F32, PORTA_I32};
+    CHECK(!shlo_prim_supported(&p.prim, dtypes, 2));
+    dtypes[1] = PORTA_I64;
+    CHECK(shlo_prim_supported(&p.prim, dtypes, 2));
+}
