@@ -1,8 +1,8 @@
 /* shlo_render_prim at the level of its text (no plugin needed): pad with
  * negative edges, gather and index_select as one gather of single elements
  * at built coordinates, sort as a stable two-operand sort whose comparator
- * orders NaN as the CPU does, offsets kept out of the text, and what it
- * refuses. What the modules compute is checked on a PJRT device by the
+ * orders NaN as the CPU does, convolutions and their gradients, offsets
+ * kept out of the text, and what it refuses. What the modules compute is checked on a PJRT device by the
  * conformance suite and test_pjrt_execute.c. */
 #include <stdlib.h>
 #include <string.h>
@@ -112,10 +112,71 @@ TEST(stablehlo_sort_is_stable_with_nan_largest) {
     free(t);
 }
 
+static ir_prim conv_prim(ir_prim_kind kind, int64_t groups) {
+    ir_prim prim = {.kind = kind};
+    prim.conv = (porta_conv_params){.stride = {2, 1}, .padding = {1, 0}, .dilation = {1, 2},
+                                    .groups = groups};
+    return prim;
+}
+
+TEST(stablehlo_conv_and_its_bias) {
+    shlo_prim p;
+    memset(&p, 0, sizeof p);
+    p.prim = conv_prim(PRIM_CONV, 2);
+    const int64_t x[4] = {1, 4, 7, 6}, w[4] = {6, 2, 3, 2}, bias[1] = {6}, out[4] = {1, 6, 4, 4};
+    operand(&p, 0, PORTA_BF16, 4, x);
+    operand(&p, 1, PORTA_BF16, 4, w);
+    operand(&p, 2, PORTA_BF16, 1, bias);
+    operand(&p, 3, PORTA_BF16, 4, out);
+    char *t = render(&p);
+    CHECK(t && strstr(t, "{batch_group_count = 1 : i64, dimension_numbers = "
+                         "#stablehlo.conv<[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]>, "
+                         "feature_group_count = 2 : i64, lhs_dilation = array<i64: 1, 1>, "
+                         "padding = dense<[[1, 1], [0, 0]]> : tensor<2x2xi64>, "
+                         "rhs_dilation = array<i64: 1, 2>, window_strides = array<i64: 2, 1>}"));
+    CHECK(t && strstr(t, "(tensor<1x4x7x6xf32>, tensor<6x2x3x2xf32>) -> tensor<1x6x4x4xf32>"));
+    CHECK(t && strstr(t, "broadcast_dimensions = array<i64: 1>} : (tensor<6xf32>) -> "
+                         "tensor<1x6x4x4xf32>"));
+    free(t);
+}
+
+/* The gradients of the convolution above, as XLA derives them. */
+TEST(stablehlo_conv_gradients_are_convolutions) {
+    shlo_prim p;
+    memset(&p, 0, sizeof p);
+    p.prim = conv_prim(PRIM_CONV_INPUT_GRAD, 2);
+    const int64_t x[4] = {1, 4, 7, 6}, w[4] = {6, 2, 3, 2}, gy[4] = {1, 6, 4, 4};
+    operand(&p, 0, PORTA_F32, 4, gy);
+    operand(&p, 1, PORTA_F32, 4, w);
+    operand(&p, 2, PORTA_F32, 4, x);
+    char *t = render(&p);
+    CHECK(t && strstr(t, "\"stablehlo.reverse\"") && strstr(t, "-> tensor<3x4x3x2xf32>"));
+    /* gy dilated by the stride to 7x4, windows 3x3: low = window - 1 - padding,
+     * high what makes the result span x */
+    CHECK(t && strstr(t, "[b, f, 0, 1]x[i, o, 0, 1]->[b, f, 0, 1]>, feature_group_count = 2 "
+                         ": i64, lhs_dilation = array<i64: 2, 1>, padding = dense<[[1, 1], "
+                         "[2, 2]]>"));
+    free(t);
+    memset(&p, 0, sizeof p);
+    p.prim = conv_prim(PRIM_CONV_WEIGHT_GRAD, 2);
+    operand(&p, 0, PORTA_F32, 4, x);
+    operand(&p, 1, PORTA_F32, 4, gy);
+    operand(&p, 2, PORTA_F32, 4, w);
+    t = render(&p);
+    /* channels as the batch, split into the groups; 3 and 2 window positions */
+    CHECK(t && strstr(t, "{batch_group_count = 2 : i64, dimension_numbers = "
+                         "#stablehlo.conv<[f, b, 0, 1]x[i, o, 0, 1]->[f, b, 0, 1]>, "
+                         "feature_group_count = 1 : i64, lhs_dilation = array<i64: 1, 1>, "
+                         "padding = dense<[[1, 1], [0, 0]]> : tensor<2x2xi64>, "
+                         "rhs_dilation = array<i64: 2, 1>, window_strides = array<i64: 1, 2>}"));
+    CHECK(t && strstr(t, "(tensor<1x4x7x6xf32>, tensor<1x6x4x4xf32>) -> tensor<6x2x3x2xf32>"));
+    free(t);
+}
+
 TEST(stablehlo_prim_refuses_other_kinds_and_bad_buffers) {
     shlo_prim p;
     memset(&p, 0, sizeof p);
-    p.prim = (ir_prim){.kind = PRIM_CONV};
+    p.prim = (ir_prim){.kind = PRIM_POOL_MAX};
     const int64_t x[1] = {4};
     operand(&p, 0, PORTA_F32, 1, x);
     operand(&p, 1, PORTA_F32, 1, x);

@@ -1,5 +1,6 @@
-/* shlo_render_prim: PAD, GATHER, INDEX_SELECT and SORT as StableHLO
- * modules (codegen_stablehlo.h), each with its CPU kernel's semantics.
+/* shlo_render_prim: PAD, GATHER, INDEX_SELECT, SORT and the convolutions
+ * as StableHLO modules (codegen_stablehlo.h), each with its CPU kernel's
+ * semantics.
  *
  * Every operand is loaded as a whole tensor through its strided view and
  * out is stored through its own, as the kernel renderer does, so the
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "codegen/codegen_stablehlo.h"
+#include "codegen/codegen_stablehlo_conv.h"
 #include "codegen/codegen_stablehlo_internal.h"
 #include "core/status.h"
 
@@ -169,12 +171,44 @@ static int render_sort(shlo_render *r, const shlo_prim *p) {
     return order;
 }
 
+/* ---- convolutions (codegen_stablehlo_conv.c), CONV's bias added over Cout ---- */
+
+static int render_conv(shlo_render *r, const shlo_prim *p) {
+    shlo_emit *e = shlo_render_emitter(r);
+    porta_dtype d = p->dtype[0];
+    int out = p->count - 1;
+    const char *elt = shlo_compute_elt(d);
+    shlo_conv_operands c = {.prim = &p->prim, .out_sizes = p->sizes[out], .elt = elt};
+    for (int i = 0; i < 2; i++) {
+        c.x[i] = shlo_render_load(r, i, d, p->sizes[i], p->rank[i]);
+        c.rank[i] = p->rank[i];
+        c.sizes[i] = p->sizes[i];
+    }
+    int result = shlo_conv(e, &c);
+    if (p->prim.kind != PRIM_CONV || p->count != 4) return result;
+    int bias = shlo_render_load(r, 2, d, p->sizes[2], p->rank[2]);
+    int64_t along[1] = {1};
+    char attrs[96] = " {";
+    attr_i64s(attrs + 2, sizeof attrs - 4, "broadcast_dimensions", along, 1);
+    strcat(attrs, "}");
+    shlo_type T = type_of(p, out, elt);
+    int spread = shlo_op(e, "stablehlo.broadcast_in_dim", 1, &bias,
+                         (shlo_type[]){type_of(p, 2, elt)}, attrs, T);
+    return shlo_op2(e, "stablehlo.add", result, spread, T, T);
+}
+
 bool shlo_prim_supported(const ir_prim *prim, const porta_dtype *dtypes, int input_count) {
     switch (prim->kind) {
     case PRIM_PAD: return input_count == 1;
     case PRIM_GATHER: case PRIM_INDEX_SELECT:
         return input_count == 2 && dtypes[1] == PORTA_I64;
     case PRIM_SORT: return input_count == 1;
+    case PRIM_CONV: case PRIM_CONV_INPUT_GRAD: case PRIM_CONV_WEIGHT_GRAD: {
+        bool is_float = dtypes[0] == PORTA_F16 || dtypes[0] == PORTA_BF16 ||
+                        dtypes[0] == PORTA_F32 || dtypes[0] == PORTA_F64;
+        int most = prim->kind == PRIM_CONV ? 3 : 2;
+        return is_float && input_count >= 2 && input_count <= most && prim->conv.groups >= 1;
+    }
     default: return false;
     }
 }
@@ -186,7 +220,7 @@ porta_status *shlo_render_prim(const shlo_prim *p, char **text, bool *takes_scal
         !shlo_prim_supported(&p->prim, inputs, p->count - 1))
         return porta_error(PORTA_ERR_UNSUPPORTED,
                            "StableHLO: %s with %d operands has no StableHLO spelling; expected "
-                           "pad, gather, index_select or sort",
+                           "pad, gather, index_select, sort or a convolution",
                            ir_prim_name(&p->prim), p->count);
     for (int i = 0; i < p->count; i++)
         if (p->layout.buffer[i] < 0 || p->layout.buffer[i] >= p->layout.buffer_count)
@@ -201,6 +235,9 @@ porta_status *shlo_render_prim(const shlo_prim *p, char **text, bool *takes_scal
     switch (p->prim.kind) {
     case PRIM_PAD: result = render_pad(r, p); break;
     case PRIM_SORT: result = render_sort(r, p); break;
+    case PRIM_CONV: case PRIM_CONV_INPUT_GRAD: case PRIM_CONV_WEIGHT_GRAD:
+        result = render_conv(r, p);
+        break;
     default: result = render_gather(r, p); break;
     }
     int out = p->count - 1;

@@ -5,10 +5,10 @@
  * kernel (kir_single.h), fused groups as their kernel (the compiler's
  * prepare_kernel / run_kernel), MATMUL as a dot_general, in fused mode
  * with its elementwise epilogue in the same module (run_matmul_epilogue);
- * PAD, GATHER, INDEX_SELECT and SORT as their own modules (shlo_render_prim,
- * index values checked on the host first, as the CPU checks them); every
- * other primitive is refused by supports() and placed on another device
- * (devices/placement.h).
+ * PAD, GATHER, INDEX_SELECT, SORT and the convolutions as their own
+ * modules (shlo_render_prim; index values checked on the host first, as
+ * the CPU checks them); every other primitive is refused by supports() and
+ * placed on another device (devices/placement.h).
  *
  * StableHLO shapes are static, so a kernel has one module per layout of
  * its run (sizes, strides, buffer sizes): each prepared kernel keeps its
@@ -434,7 +434,7 @@ static porta_status *check_index(porta_device *device, const ir_prim *prim,
     return status;
 }
 
-/* PAD, GATHER, INDEX_SELECT, SORT: one module over the operands' views. */
+/* What shlo_render_prim spells: one module over the operands' views. */
 static porta_status *execute_prim(porta_device *device, const ir_prim *prim,
                                   const porta_tensor *const *inputs, int input_count,
                                   porta_tensor *out) {
@@ -484,8 +484,8 @@ porta_status *pjrt_execute(porta_device *device, const ir_prim *prim,
                            ir_prim_name(prim), device->info.name);
     if (porta_tensor_numel(out) == 0) return NULL;
     if (prim->kind == PRIM_MATMUL) return execute_matmul(device, inputs, out);
-    if (prim->kind == PRIM_PAD || prim->kind == PRIM_GATHER ||
-        prim->kind == PRIM_INDEX_SELECT || prim->kind == PRIM_SORT)
+    if (prim->kind != PRIM_UNARY && prim->kind != PRIM_BINARY && prim->kind != PRIM_TERNARY &&
+        prim->kind != PRIM_CAST && prim->kind != PRIM_FILL && prim->kind != PRIM_REDUCE)
         return execute_prim(device, prim, inputs, input_count, out);
     static _Thread_local kir_kernel kernel; /* 20 KB: off the stack */
     kir_args args;
