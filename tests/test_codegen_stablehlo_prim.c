@@ -112,6 +112,30 @@ TEST(stablehlo_sort_is_stable_with_nan_largest) {
     free(t);
 }
 
+TEST(stablehlo_scatter_combines_in_index_order) {
+    shlo_prim p;
+    memset(&p, 0, sizeof p);
+    p.prim = (ir_prim){.kind = PRIM_SCATTER, .axis = 0, .op = PORTA_SCATTER_AMAX};
+    const int64_t x[2] = {4, 3}, index[2] = {2, 3}, src[2] = {5, 3};
+    operand(&p, 0, PORTA_F16, 2, x);
+    operand(&p, 1, PORTA_I64, 2, index);
+    operand(&p, 2, PORTA_F16, 2, src);
+    operand(&p, 3, PORTA_F16, 2, x);
+    char *t = render(&p);
+    /* src read at the index's shape; the coordinates [2, 3, 2] */
+    CHECK(t && strstr(t, "scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = "
+                         "[0, 1], scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 2>, "
+                         "unique_indices = false} : (tensor<4x3xf32>, tensor<2x3x2xi64>, "
+                         "tensor<2x3xf32>) -> tensor<4x3xf32>"));
+    /* amax keeps a NaN; each step rounded to float16 */
+    CHECK(t && strstr(t, "comparison_direction NE") && strstr(t, "-> tensor<f16>"));
+    free(t);
+    p.prim.op = PORTA_SCATTER_NONE;
+    t = render(&p);
+    CHECK(t && !strstr(t, "comparison_direction") && !strstr(t, "-> tensor<f16>"));
+    free(t);
+}
+
 static ir_prim conv_prim(ir_prim_kind kind, int64_t groups) {
     ir_prim prim = {.kind = kind};
     prim.conv = (porta_conv_params){.stride = {2, 1}, .padding = {1, 0}, .dilation = {1, 2},

@@ -1,4 +1,4 @@
-/* shlo_render_prim: PAD, GATHER, INDEX_SELECT, SORT and the convolutions
+/* shlo_render_prim: PAD, GATHER, INDEX_SELECT, SCATTER, SORT and the convolutions
  * as StableHLO modules (codegen_stablehlo.h), each with its CPU kernel's
  * semantics.
  *
@@ -61,14 +61,14 @@ static int render_pad(shlo_render *r, const shlo_prim *p) {
 
 /* ---- GATHER and INDEX_SELECT: one gather of single elements ---- */
 
-/* x's elements at out's coordinates with dim `axis` replaced by `at` (int64
- * over out's shape): every dim a collapsed slice of size 1. */
-static int gather_along(shlo_render *r, const shlo_prim *p, int x, int at) {
+/* Each element's full coordinates over operand `over`'s shape, with dim
+ * `axis` replaced by `at` (int64 over that shape): [sizes..., rank]. */
+static int coordinates(shlo_render *r, const shlo_prim *p, int over, int at) {
     shlo_emit *e = shlo_render_emitter(r);
-    int out = p->count - 1, rank = p->rank[out], axis = p->prim.axis;
-    porta_dtype d = p->dtype[0];
-    char dims[PORTA_MAX_RANK * 24], column[PORTA_MAX_RANK * 24 + 8], coords[PORTA_MAX_RANK * 24 + 24];
-    dims_of(dims, sizeof dims, p, out);
+    int rank = p->rank[over], axis = p->prim.axis;
+    char dims[PORTA_MAX_RANK * 24], column[PORTA_MAX_RANK * 24 + 8];
+    char coords[PORTA_MAX_RANK * 24 + 24];
+    dims_of(dims, sizeof dims, p, over);
     snprintf(column, sizeof column, "%s1x", dims);
     snprintf(coords, sizeof coords, "%s%dx", dims, rank);
     shlo_type I = shlo_tensor(dims, "i64"), C = shlo_tensor(column, "i64");
@@ -84,27 +84,43 @@ static int gather_along(shlo_render *r, const shlo_prim *p, int x, int at) {
         parts[k] = shlo_op1(e, "stablehlo.reshape", coordinate, I, C);
         part_types[k] = C;
     }
-    char attrs[PORTA_MAX_RANK * 48 + 256], list[PORTA_MAX_RANK * 8] = "";
+    if (rank == 1) return parts[0];
+    char attrs[48];
     snprintf(attrs, sizeof attrs, " {dimension = %d : i64}", rank);
-    int all = rank == 1 ? parts[0]
-                        : shlo_op(e, "stablehlo.concatenate", rank, parts, part_types, attrs,
-                                  shlo_tensor(coords, "i64"));
-    int64_t ones[PORTA_MAX_RANK];
+    return shlo_op(e, "stablehlo.concatenate", rank, parts, part_types, attrs,
+                   shlo_tensor(coords, "i64"));
+}
+
+/* "0, 1, ..., rank-1" */
+static void all_dims(char *out, size_t cap, int rank) {
     size_t used = 0;
-    for (int k = 0; k < rank; k++) {
-        ones[k] = 1;
-        used += (size_t)snprintf(list + used, sizeof list - used, "%s%d", k ? ", " : "", k);
-    }
-    char slices[PORTA_MAX_RANK * 24 + 40];
+    out[0] = '\0';
+    for (int k = 0; k < rank && used < cap; k++)
+        used += (size_t)snprintf(out + used, cap - used, "%s%d", k ? ", " : "", k);
+}
+
+/* x's elements at out's coordinates with dim `axis` replaced by `at` (int64
+ * over out's shape): every dim a collapsed slice of size 1. */
+static int gather_along(shlo_render *r, const shlo_prim *p, int x, int at) {
+    shlo_emit *e = shlo_render_emitter(r);
+    int out = p->count - 1, rank = p->rank[out];
+    const char *elt = shlo_compute_elt(p->dtype[0]);
+    int all = coordinates(r, p, out, at);
+    char coords[PORTA_MAX_RANK * 24 + 24], list[PORTA_MAX_RANK * 8];
+    dims_of(coords, sizeof coords, p, out);
+    snprintf(coords + strlen(coords), sizeof coords - strlen(coords), "%dx", rank);
+    all_dims(list, sizeof list, rank);
+    int64_t ones[PORTA_MAX_RANK];
+    for (int k = 0; k < rank; k++) ones[k] = 1;
+    char slices[PORTA_MAX_RANK * 24 + 40], attrs[PORTA_MAX_RANK * 48 + 256];
     attr_i64s(slices, sizeof slices, "slice_sizes", ones, rank);
     snprintf(attrs, sizeof attrs,
              " {dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [%s], "
              "start_index_map = [%s], index_vector_dim = %d>, %s, indices_are_sorted = false}",
              list, list, rank, slices);
     int args[2] = {x, all};
-    shlo_type types[2] = {type_of(p, 0, shlo_compute_elt(d)), shlo_tensor(coords, "i64")};
-    return shlo_op(e, "stablehlo.gather", 2, args, types, attrs,
-                   shlo_tensor(dims, shlo_compute_elt(d)));
+    shlo_type types[2] = {type_of(p, 0, elt), shlo_tensor(coords, "i64")};
+    return shlo_op(e, "stablehlo.gather", 2, args, types, attrs, type_of(p, out, elt));
 }
 
 static int render_gather(shlo_render *r, const shlo_prim *p) {
@@ -197,12 +213,80 @@ static int render_conv(shlo_render *r, const shlo_prim *p) {
     return shlo_op2(e, "stablehlo.add", result, spread, T, T);
 }
 
+/* ---- SCATTER: x updated at the index's coordinates, in index order ---- */
+
+/* The combiner of a scatter into `dtype`: the CPU's combine_int and
+ * combine_float (NaN propagating through amax and amin, bools as or/and),
+ * each result rounded to a half dtype as the CPU stores it. */
+static int combine(shlo_emit *e, int reduce, porta_dtype dtype, int a, int b) {
+    const char *elt = shlo_compute_elt(dtype);
+    shlo_type S = shlo_tensor("", elt);
+    bool logical = dtype == PORTA_BOOL;
+    int result;
+    switch (reduce) {
+    case PORTA_SCATTER_ADD:
+        result = shlo_op2(e, logical ? "stablehlo.or" : "stablehlo.add", a, b, S, S);
+        break;
+    case PORTA_SCATTER_MUL:
+        result = shlo_op2(e, logical ? "stablehlo.and" : "stablehlo.multiply", a, b, S, S);
+        break;
+    default: {
+        bool max = reduce == PORTA_SCATTER_AMAX;
+        int better = max ? shlo_compare(e, "LT", a, b, S, "") : shlo_compare(e, "LT", b, a, S, "");
+        bool is_float = dtype == PORTA_F16 || dtype == PORTA_BF16 || dtype == PORTA_F32 ||
+                        dtype == PORTA_F64;
+        if (is_float) {
+            shlo_type P = shlo_tensor("", "i1");
+            better = shlo_op2(e, "stablehlo.or", shlo_compare(e, "NE", b, b, S, ""), better, P, P);
+        }
+        result = shlo_select(e, better, b, a, "", S);
+    }
+    }
+    if (dtype != PORTA_F16 && dtype != PORTA_BF16) return result;
+    shlo_type H = shlo_tensor("", shlo_storage_elt(dtype));
+    return shlo_op1(e, "stablehlo.convert", shlo_op1(e, "stablehlo.convert", result, S, H), H, S);
+}
+
+static int render_scatter(shlo_render *r, const shlo_prim *p) {
+    shlo_emit *e = shlo_render_emitter(r);
+    porta_dtype d = p->dtype[0];
+    int rank = p->rank[0];
+    const char *elt = shlo_compute_elt(d);
+    int x = shlo_render_load(r, 0, d, p->sizes[0], rank);
+    int at = shlo_render_load(r, 1, PORTA_I64, p->sizes[1], rank);
+    /* src's elements at the index's positions (src may be larger) */
+    int src = shlo_render_load(r, 2, d, p->sizes[1], rank);
+    int all = coordinates(r, p, 1, at);
+    shlo_type S = shlo_tensor("", elt), X = type_of(p, 0, elt), U = type_of(p, 1, elt);
+    char coords[PORTA_MAX_RANK * 24 + 24], list[PORTA_MAX_RANK * 8];
+    dims_of(coords, sizeof coords, p, 1);
+    snprintf(coords + strlen(coords), sizeof coords - strlen(coords), "%dx", rank);
+    all_dims(list, sizeof list, rank);
+    int id = e->next++, a = e->next++, b = e->next++;
+    text_printf(e->t, "    %%%d = \"stablehlo.scatter\"(%%%d, %%%d, %%%d) ({\n"
+                      "    ^bb0(%%%d: %s, %%%d: %s):\n",
+                id, x, all, src, a, S.s, b, S.s);
+    int result = p->prim.op == PORTA_SCATTER_NONE ? b : combine(e, p->prim.op, d, a, b);
+    /* indices_are_sorted and unique_indices false: duplicates combine in
+     * index order, as the CPU's loop does */
+    text_printf(e->t,
+                "      \"stablehlo.return\"(%%%d) : (%s) -> ()\n"
+                "    }) {indices_are_sorted = false, scatter_dimension_numbers = "
+                "#stablehlo.scatter<inserted_window_dims = [%s], scatter_dims_to_operand_dims = "
+                "[%s], index_vector_dim = %d>, unique_indices = false} : (%s, %s, %s) -> %s\n",
+                result, S.s, list, list, rank, X.s, shlo_tensor(coords, "i64").s, U.s, X.s);
+    return id;
+}
+
 bool shlo_prim_supported(const ir_prim *prim, const porta_dtype *dtypes, int input_count) {
     switch (prim->kind) {
     case PRIM_PAD: return input_count == 1;
     case PRIM_GATHER: case PRIM_INDEX_SELECT:
         return input_count == 2 && dtypes[1] == PORTA_I64;
     case PRIM_SORT: return input_count == 1;
+    case PRIM_SCATTER:
+        return input_count == 3 && dtypes[1] == PORTA_I64 && prim->op >= PORTA_SCATTER_NONE &&
+               prim->op <= PORTA_SCATTER_AMIN;
     case PRIM_CONV: case PRIM_CONV_INPUT_GRAD: case PRIM_CONV_WEIGHT_GRAD: {
         bool is_float = dtypes[0] == PORTA_F16 || dtypes[0] == PORTA_BF16 ||
                         dtypes[0] == PORTA_F32 || dtypes[0] == PORTA_F64;
@@ -220,7 +304,7 @@ porta_status *shlo_render_prim(const shlo_prim *p, char **text, bool *takes_scal
         !shlo_prim_supported(&p->prim, inputs, p->count - 1))
         return porta_error(PORTA_ERR_UNSUPPORTED,
                            "StableHLO: %s with %d operands has no StableHLO spelling; expected "
-                           "pad, gather, index_select, sort or a convolution",
+                           "pad, gather, index_select, scatter, sort or a convolution",
                            ir_prim_name(&p->prim), p->count);
     for (int i = 0; i < p->count; i++)
         if (p->layout.buffer[i] < 0 || p->layout.buffer[i] >= p->layout.buffer_count)
@@ -235,6 +319,7 @@ porta_status *shlo_render_prim(const shlo_prim *p, char **text, bool *takes_scal
     switch (p->prim.kind) {
     case PRIM_PAD: result = render_pad(r, p); break;
     case PRIM_SORT: result = render_sort(r, p); break;
+    case PRIM_SCATTER: result = render_scatter(r, p); break;
     case PRIM_CONV: case PRIM_CONV_INPUT_GRAD: case PRIM_CONV_WEIGHT_GRAD:
         result = render_conv(r, p);
         break;

@@ -5,7 +5,7 @@
  * kernel (kir_single.h), fused groups as their kernel (the compiler's
  * prepare_kernel / run_kernel), MATMUL as a dot_general, in fused mode
  * with its elementwise epilogue in the same module (run_matmul_epilogue);
- * PAD, GATHER, INDEX_SELECT, SORT and the convolutions as their own
+ * PAD, GATHER, INDEX_SELECT, SCATTER, SORT and the convolutions as their own
  * modules (shlo_render_prim; index values checked on the host first, as
  * the CPU checks them); every other primitive is refused by supports() and
  * placed on another device (devices/placement.h).
@@ -270,6 +270,8 @@ bool pjrt_supports(porta_device *device, const ir_prim *prim, const porta_tensor
     case PRIM_UNARY: case PRIM_BINARY: case PRIM_TERNARY: case PRIM_CAST: break;
     default: {
         if (input_count < 1 || input_count >= SHLO_PRIM_MAX_OPERANDS) return false;
+        /* a scalar's scatter has no dim to index: the CPU runs it */
+        if (prim->kind == PRIM_SCATTER && inputs[0]->rank == 0) return false;
         porta_dtype dtypes[SHLO_PRIM_MAX_OPERANDS];
         for (int i = 0; i < input_count; i++) dtypes[i] = inputs[i]->dtype;
         return shlo_prim_supported(prim, dtypes, input_count);
@@ -438,7 +440,8 @@ static porta_status *check_index(porta_device *device, const ir_prim *prim,
 static porta_status *execute_prim(porta_device *device, const ir_prim *prim,
                                   const porta_tensor *const *inputs, int input_count,
                                   porta_tensor *out) {
-    if (prim->kind == PRIM_GATHER || prim->kind == PRIM_INDEX_SELECT) {
+    if (prim->kind == PRIM_GATHER || prim->kind == PRIM_INDEX_SELECT ||
+        prim->kind == PRIM_SCATTER) {
         const porta_tensor *x = inputs[0];
         PORTA_TRY(check_index(device, prim, inputs[1], x->rank ? x->sizes[prim->axis] : 1));
     }
