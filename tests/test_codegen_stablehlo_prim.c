@@ -1,8 +1,8 @@
 /* shlo_render_prim at the level of its text (no plugin needed): pad with
  * negative edges, gather and index_select as one gather of single elements
  * at built coordinates, sort as a stable two-operand sort whose comparator
- * orders NaN as the CPU does, convolutions and their gradients, offsets
- * kept out of the text, and what it refuses. What the modules compute is checked on a PJRT device by the
+ * orders NaN as the CPU does, scatter's combiners, max pooling's taps,
+ * convolutions and their gradients, and what it refuses. What the modules compute is checked on a PJRT device by the
  * conformance suite and test_pjrt_execute.c. */
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +23,12 @@ static void operand(shlo_prim *p, int i, porta_dtype dtype, int rank, const int6
     p->layout.buffer[i] = i;
     p->layout.buffer_bytes[i] = numel * (int64_t)porta_dtype_size(dtype);
     if (i + 1 > p->count) p->count = p->layout.buffer_count = i + 1;
+}
+
+static int count(const char *text, const char *needle) {
+    int n = 0;
+    for (const char *at = strstr(text, needle); at; at = strstr(at + 1, needle)) n++;
+    return n;
 }
 
 static char *render(const shlo_prim *p) {
@@ -136,6 +142,26 @@ TEST(stablehlo_scatter_combines_in_index_order) {
     free(t);
 }
 
+/* A 2x2 window, stride 2, padding 1 over [1, 2, 3, 4]: four taps, each a
+ * strided slice of x padded, folded with a mask of what lies inside x. */
+TEST(stablehlo_pool_max_folds_its_taps_in_window_order) {
+    shlo_prim p;
+    memset(&p, 0, sizeof p);
+    p.prim = (ir_prim){.kind = PRIM_POOL_MAX, .rank = 2, .sizes = {2, 2}};
+    p.prim.conv = (porta_conv_params){.stride = {2, 2}, .padding = {1, 1}, .dilation = {1, 1}};
+    const int64_t x[4] = {1, 2, 3, 4}, out[4] = {1, 2, 2, 3};
+    operand(&p, 0, PORTA_I16, 4, x);
+    operand(&p, 1, PORTA_I64, 4, out);
+    char *t = render(&p);
+    CHECK(t && strstr(t, "edge_padding_low = array<i64: 0, 0, 1, 1>, "
+                         "edge_padding_high = array<i64: 0, 0, 0, 1>"));
+    CHECK(t && count(t, "\"stablehlo.slice\"") == 8);
+    CHECK(t && strstr(t, "{start_indices = array<i64: 0, 0, 1, 1>, limit_indices = array<i64: "
+                         "1, 2, 4, 6>, strides = array<i64: 1, 1, 2, 2>}"));
+    CHECK(t && strstr(t, "-> tensor<1x2x2x3xi1>") && strstr(t, "-> tensor<1x2x2x3xi64>"));
+    free(t);
+}
+
 static ir_prim conv_prim(ir_prim_kind kind, int64_t groups) {
     ir_prim prim = {.kind = kind};
     prim.conv = (porta_conv_params){.stride = {2, 1}, .padding = {1, 0}, .dilation = {1, 2},
@@ -200,7 +226,7 @@ TEST(stablehlo_conv_gradients_are_convolutions) {
 TEST(stablehlo_prim_refuses_other_kinds_and_bad_buffers) {
     shlo_prim p;
     memset(&p, 0, sizeof p);
-    p.prim = (ir_prim){.kind = PRIM_POOL_MAX};
+    p.prim = (ir_prim){.kind = PRIM_RANDOM};
     const int64_t x[1] = {4};
     operand(&p, 0, PORTA_F32, 1, x);
     operand(&p, 1, PORTA_F32, 1, x);

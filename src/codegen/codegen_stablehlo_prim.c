@@ -1,5 +1,5 @@
-/* shlo_render_prim: PAD, GATHER, INDEX_SELECT, SCATTER, SORT and the convolutions
- * as StableHLO modules (codegen_stablehlo.h), each with its CPU kernel's
+/* shlo_render_prim: PAD, GATHER, INDEX_SELECT, SCATTER, SORT, POOL_MAX and
+ * the convolutions as StableHLO modules (codegen_stablehlo.h), each with its CPU kernel's
  * semantics.
  *
  * Every operand is loaded as a whole tensor through its strided view and
@@ -278,12 +278,138 @@ static int render_scatter(shlo_render *r, const shlo_prim *p) {
     return id;
 }
 
+/* ---- POOL_MAX: PyTorch's CPU loop over each window's taps, unrolled ---- */
+
+/* An int64 constant over `type`. */
+static int splat(shlo_emit *e, shlo_type type, int64_t v) {
+    char literal[32];
+    snprintf(literal, sizeof literal, "%" PRId64, v);
+    return shlo_constant(e, type, literal);
+}
+
+/* Each tap of every window is a strided slice of x padded (and of a mask
+ * of what is inside x), folded in row-major tap order as the CPU does: the
+ * first tap inside x starts, a later one replaces it when greater or NaN.
+ * A window with no tap inside keeps the flat index of its first tap on or
+ * after x's start, as PyTorch's loop does. */
+static int render_pool(shlo_render *r, const shlo_prim *p) {
+    shlo_emit *e = shlo_render_emitter(r);
+    const ir_prim *prim = &p->prim;
+    porta_dtype d = p->dtype[0];
+    int rank = p->rank[0], n = prim->rank;
+    const char *elt = shlo_compute_elt(d);
+    const int64_t *in = p->sizes[0] + 2, *outs = p->sizes[1] + 2;
+    int x = shlo_render_load(r, 0, d, p->sizes[0], rank);
+    int64_t low[PORTA_MAX_RANK] = {0}, high[PORTA_MAX_RANK] = {0}, none[PORTA_MAX_RANK] = {0};
+    int64_t padded[PORTA_MAX_RANK];
+    memcpy(padded, p->sizes[0], (size_t)rank * sizeof *padded);
+    for (int a = 0; a < n; a++) {
+        const porta_conv_params *c = &prim->conv;
+        int64_t reach = (prim->sizes[a] - 1) * c->dilation[a] + (outs[a] - 1) * c->stride[a] + 1;
+        low[a + 2] = c->padding[a];
+        high[a + 2] = reach - in[a] - c->padding[a] > 0 ? reach - in[a] - c->padding[a] : 0;
+        padded[a + 2] += low[a + 2] + high[a + 2];
+    }
+    char attrs[3][PORTA_MAX_RANK * 24 + 40], all[3 * (PORTA_MAX_RANK * 24 + 40) + 8];
+    attr_i64s(attrs[0], sizeof attrs[0], "edge_padding_low", low, rank);
+    attr_i64s(attrs[1], sizeof attrs[1], "edge_padding_high", high, rank);
+    attr_i64s(attrs[2], sizeof attrs[2], "interior_padding", none, rank);
+    snprintf(all, sizeof all, " {%s, %s, %s}", attrs[0], attrs[1], attrs[2]);
+    char pdims[PORTA_MAX_RANK * 24];
+    shlo_dims(pdims, sizeof pdims, padded, rank);
+    shlo_type X = type_of(p, 0, elt), XP = shlo_tensor(pdims, elt);
+    shlo_type M = type_of(p, 0, "i1"), MP = shlo_tensor(pdims, "i1");
+    shlo_type S = shlo_tensor("", elt), SB = shlo_tensor("", "i1");
+    int args[2] = {x, shlo_constant(e, S, shlo_zero(d))};
+    shlo_type types[2] = {X, S};
+    int xp = shlo_op(e, "stablehlo.pad", 2, args, types, all, XP);
+    args[0] = shlo_constant(e, M, "true");
+    args[1] = shlo_constant(e, SB, "false");
+    types[0] = M;
+    types[1] = SB;
+    int inside = shlo_op(e, "stablehlo.pad", 2, args, types, all, MP);
+    /* per output position and axis: where its window starts in x */
+    shlo_type V = type_of(p, 1, elt), B = type_of(p, 1, "i1"), I = type_of(p, 1, "i64");
+    char odims[PORTA_MAX_RANK * 24];
+    dims_of(odims, sizeof odims, p, 1);
+    int start[PORTA_MAX_RANK], first_at = 0;
+    for (int a = 0; a < n; a++) {
+        const porta_conv_params *c = &prim->conv;
+        char iota[48];
+        snprintf(iota, sizeof iota, " {iota_dimension = %d : i64}", a + 2);
+        int o = shlo_op(e, "stablehlo.iota", 0, NULL, NULL, iota, I);
+        start[a] = shlo_op2(e, "stablehlo.subtract",
+                            shlo_op2(e, "stablehlo.multiply", o, splat(e, I, c->stride[a]), I, I),
+                            splat(e, I, c->padding[a]), I, I);
+        /* the first tap at or after 0: start + ceil(max(-start, 0) / dilation) * dilation */
+        int zero = splat(e, I, 0), step = splat(e, I, c->dilation[a]);
+        int behind = shlo_op2(e, "stablehlo.maximum",
+                              shlo_op2(e, "stablehlo.subtract", zero, start[a], I, I), zero, I, I);
+        int steps = shlo_op2(e, "stablehlo.divide",
+                             shlo_op2(e, "stablehlo.add", behind,
+                                      splat(e, I, c->dilation[a] - 1), I, I),
+                             step, I, I);
+        int first = shlo_op2(e, "stablehlo.add", start[a],
+                             shlo_op2(e, "stablehlo.multiply", steps, step, I, I), I, I);
+        first_at = a ? shlo_op2(e, "stablehlo.add",
+                                shlo_op2(e, "stablehlo.multiply", first_at, splat(e, I, in[a]),
+                                         I, I),
+                                first, I, I)
+                     : first;
+    }
+    int best = shlo_constant(e, V, shlo_zero(d)), best_at = first_at;
+    int have = shlo_constant(e, B, "false");
+    int64_t tap[PORTA_MAX_RANK] = {0}, taps = 1;
+    for (int a = 0; a < n; a++) taps *= prim->sizes[a];
+    for (int64_t t = 0; t < taps; t++) {
+        int64_t begin[PORTA_MAX_RANK] = {0}, limit[PORTA_MAX_RANK], stride[PORTA_MAX_RANK];
+        for (int k = 0; k < rank; k++) {
+            limit[k] = p->sizes[1][k];
+            stride[k] = 1;
+        }
+        int at = 0;
+        for (int a = 0; a < n; a++) {
+            const porta_conv_params *c = &prim->conv;
+            begin[a + 2] = tap[a] * c->dilation[a];
+            limit[a + 2] = begin[a + 2] + (outs[a] - 1) * c->stride[a] + 1;
+            stride[a + 2] = c->stride[a];
+            int pos = shlo_op2(e, "stablehlo.add", start[a], splat(e, I, tap[a] * c->dilation[a]),
+                               I, I);
+            at = a ? shlo_op2(e, "stablehlo.add",
+                              shlo_op2(e, "stablehlo.multiply", at, splat(e, I, in[a]), I, I),
+                              pos, I, I)
+                   : pos;
+        }
+        char slice[3][PORTA_MAX_RANK * 24 + 40], sattrs[3 * (PORTA_MAX_RANK * 24 + 40) + 8];
+        attr_i64s(slice[0], sizeof slice[0], "start_indices", begin, rank);
+        attr_i64s(slice[1], sizeof slice[1], "limit_indices", limit, rank);
+        attr_i64s(slice[2], sizeof slice[2], "strides", stride, rank);
+        snprintf(sattrs, sizeof sattrs, " {%s, %s, %s}", slice[0], slice[1], slice[2]);
+        int v = shlo_op(e, "stablehlo.slice", 1, &xp, &XP, sattrs, V);
+        int ok = shlo_op(e, "stablehlo.slice", 1, &inside, &MP, sattrs, B);
+        int greater = shlo_compare(e, "GT", v, best, V, odims);
+        int nan = shlo_compare(e, "NE", v, v, V, odims);
+        int first = shlo_op1(e, "stablehlo.not", have, B, B);
+        int wanted = shlo_op2(e, "stablehlo.or", first,
+                              shlo_op2(e, "stablehlo.or", greater, nan, B, B), B, B);
+        int take = shlo_op2(e, "stablehlo.and", ok, wanted, B, B);
+        best = shlo_select(e, take, v, best, odims, V);
+        best_at = shlo_select(e, take, at, best_at, odims, I);
+        have = shlo_op2(e, "stablehlo.or", have, ok, B, B);
+        for (int a = n - 1; a >= 0 && ++tap[a] == prim->sizes[a]; a--) tap[a] = 0;
+    }
+    return best_at;
+}
+
 bool shlo_prim_supported(const ir_prim *prim, const porta_dtype *dtypes, int input_count) {
     switch (prim->kind) {
     case PRIM_PAD: return input_count == 1;
     case PRIM_GATHER: case PRIM_INDEX_SELECT:
         return input_count == 2 && dtypes[1] == PORTA_I64;
     case PRIM_SORT: return input_count == 1;
+    case PRIM_POOL_MAX:
+        return input_count == 1 && dtypes[0] != PORTA_BOOL && prim->rank >= 1 &&
+               prim->rank <= PORTA_MAX_RANK - 2;
     case PRIM_SCATTER:
         return input_count == 3 && dtypes[1] == PORTA_I64 && prim->op >= PORTA_SCATTER_NONE &&
                prim->op <= PORTA_SCATTER_AMIN;
@@ -304,7 +430,7 @@ porta_status *shlo_render_prim(const shlo_prim *p, char **text, bool *takes_scal
         !shlo_prim_supported(&p->prim, inputs, p->count - 1))
         return porta_error(PORTA_ERR_UNSUPPORTED,
                            "StableHLO: %s with %d operands has no StableHLO spelling; expected "
-                           "pad, gather, index_select, scatter, sort or a convolution",
+                           "pad, gather, index_select, scatter, sort, pool_max or a convolution",
                            ir_prim_name(&p->prim), p->count);
     for (int i = 0; i < p->count; i++)
         if (p->layout.buffer[i] < 0 || p->layout.buffer[i] >= p->layout.buffer_count)
@@ -320,6 +446,7 @@ porta_status *shlo_render_prim(const shlo_prim *p, char **text, bool *takes_scal
     case PRIM_PAD: result = render_pad(r, p); break;
     case PRIM_SORT: result = render_sort(r, p); break;
     case PRIM_SCATTER: result = render_scatter(r, p); break;
+    case PRIM_POOL_MAX: result = render_pool(r, p); break;
     case PRIM_CONV: case PRIM_CONV_INPUT_GRAD: case PRIM_CONV_WEIGHT_GRAD:
         result = render_conv(r, p);
         break;

@@ -5,10 +5,10 @@
  * kernel (kir_single.h), fused groups as their kernel (the compiler's
  * prepare_kernel / run_kernel), MATMUL as a dot_general, in fused mode
  * with its elementwise epilogue in the same module (run_matmul_epilogue);
- * PAD, GATHER, INDEX_SELECT, SCATTER, SORT and the convolutions as their own
- * modules (shlo_render_prim; index values checked on the host first, as
- * the CPU checks them); every other primitive is refused by supports() and
- * placed on another device (devices/placement.h).
+ * PAD, GATHER, INDEX_SELECT, SCATTER, SORT, POOL_MAX and the convolutions
+ * as their own modules (shlo_render_prim; index values checked on the
+ * host first, as the CPU checks them); every other primitive (RANDOM) is
+ * refused by supports() and placed on another device (devices/placement.h).
  *
  * StableHLO shapes are static, so a kernel has one module per layout of
  * its run (sizes, strides, buffer sizes): each prepared kernel keeps its
