@@ -2,8 +2,9 @@
  * negative edges, gather and index_select as one gather of single elements
  * at built coordinates, sort as a stable two-operand sort whose comparator
  * orders NaN as the CPU does, scatter's combiners, max pooling's taps,
- * convolutions and their gradients, and what it refuses. What the modules compute is checked on a PJRT device by the
- * conformance suite and test_pjrt_execute.c. */
+ * convolutions and their gradients, and what it refuses. What the modules
+ * compute is checked on a PJRT device by the conformance suite and
+ * test_pjrt_execute.c. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -79,11 +79,12 @@ porta_status *shlo_render_matmul(const shlo_matmul *matmul, char **text, bool *t
  * (codegen_stablehlo_prim.c): PAD, GATHER, INDEX_SELECT, SCATTER (rank >= 1;
  * duplicates combine in index order, as the XLA CPU plugin applies them),
  * SORT, POOL_MAX, CONV (bias optional), CONV_INPUT_GRAD and
- * CONV_WEIGHT_GRAD, with the CPU kernels' semantics (ir/prim.h). Operands 0..count-2 are the inputs,
- * the last is out; layout's access i is operand i (its strides, buffer and
- * the buffer's bytes; the domain unused), its offset in slot i. Index
- * values must already be known to lie in range: the module cannot report
- * an error, so the caller checks them as the CPU does. */
+ * CONV_WEIGHT_GRAD, with the CPU kernels' semantics (ir/prim.h). Operands
+ * 0..count-2 are the inputs, the last is out; layout's access i is operand
+ * i (its strides, buffer and the buffer's bytes; the domain unused), its
+ * offset in slot i. Index values must already be known to lie in range:
+ * the module cannot report an error, so the caller checks them as the CPU
+ * does. */
 #define SHLO_PRIM_MAX_OPERANDS 4
 typedef struct shlo_prim {
     ir_prim prim;

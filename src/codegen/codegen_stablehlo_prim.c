@@ -165,7 +165,7 @@ static int render_sort(shlo_render *r, const shlo_prim *p) {
                 "    ^bb0(%%%d: %s, %%%d: %s, %%%d: %s, %%%d: %s):\n",
                 id, x, positions, a, S.s, b, S.s, ia, SI.s, ib, SI.s);
     bool descending = p->prim.op == PORTA_SORT_DESCENDING;
-    int before = descending ? shlo_compare(e, "GT", a, b, S, "") : shlo_compare(e, "LT", a, b, S, "");
+    int before = shlo_compare(e, descending ? "GT" : "LT", a, b, S, "");
     bool is_float = d == PORTA_F16 || d == PORTA_BF16 || d == PORTA_F32 || d == PORTA_F64;
     if (is_float) { /* a NaN is the largest key: last ascending, first descending */
         int a_nan = shlo_compare(e, "NE", a, a, S, ""), b_nan = shlo_compare(e, "NE", b, b, S, "");
