@@ -5,8 +5,9 @@ A child process makes the PJRT device porta:0 and the CPU device porta:1
 (PORTA_VISIBLE_DEVICES=pjrt,cpu), since devices are probed once per process,
 with PORTA_FALLBACK=error so nothing leaves porta for PyTorch's CPU kernels.
 Eagerly, in fused eager mode and (the ops) through torch.compile, results equal PyTorch's CPU, and the
-placement counters show that elementwise ops, reductions and matmuls ran on
-the PJRT device (what it lacks, such as embedding-style gathers, may be
+placement counters show that elementwise ops, reductions, matmuls, pads,
+gathers, index_selects, scatters, sorts and convolutions ran on the PJRT
+device (what it lacks, such as embedding-style gathers, may be
 placed on porta:1). Skipped where no PJRT plugin is installed
 (PORTA_REQUIRE_PJRT makes that a failure)."""
 import json
@@ -41,7 +42,13 @@ CHILD = textwrap.dedent("""
     def ops(a, b):
         return [a + b, a * b - 1, torch.exp(a).sum(1), torch.relu(a).amax(0),
                 (a > 0).sum(), a.t() @ a, torch.where(a > b, a, b / 2), a.to(torch.float16) * 3,
-                torch.atan(a * 3)]
+                torch.atan(a * 3), torch.nn.functional.pad(a, (1, -2), value=0.5),
+                torch.gather(a, 1, (a.abs() * 3).long().clamp(max=6)),
+                a.index_select(0, torch.arange(5, device=a.device) * 3),
+                torch.sort(a, dim=1, stable=True)[1],
+                torch.zeros_like(a).scatter_add(1, (a.abs() * 3).long().clamp(max=6), a),
+                torch.nn.functional.conv1d(a[None], b.reshape(1, 1, 7).expand(20, 1, 7),
+                                           padding=2, groups=20)]
 
     def train_step(model, x, y, steps=2):
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -112,6 +119,8 @@ def test_ops_and_mlp_training_run_on_the_pjrt_device(tmp_path):
         for op in placed:
             assert not op.startswith(("unary.", "binary.", "ternary.", "reduce.")), (mode, placed)
             assert op not in ("cast", "fill", "matmul"), (mode, placed)
+            assert not op.startswith(("pad", "gather", "index_select", "scatter", "sort",
+                                      "conv")), (mode, placed)
         assert not report[mode]["fallbacks"], (mode, report[mode]["fallbacks"])
     assert report["fused"]["prims_fused"] > 0 and report["compile"]["prims_fused"] > 0
 

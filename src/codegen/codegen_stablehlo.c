@@ -686,3 +686,30 @@ porta_status *shlo_render_matmul(const shlo_matmul *m, char **text, bool *takes_
     }
     return assemble(r, &body, text, takes_scalars);
 }
+
+/* ---- whole primitives (codegen_stablehlo_prim.c) ---- */
+
+shlo_render *shlo_render_begin(const shlo_layout *layout, core_text *body) {
+    return render_new(layout, body);
+}
+
+shlo_emit *shlo_render_emitter(shlo_render *r) { return &r->e; }
+
+void shlo_render_fail(shlo_render *r, porta_status *status) { fail(r, status); }
+
+int shlo_render_load(shlo_render *r, int a, porta_dtype dtype, const int64_t *sizes, int rank) {
+    char dims[PORTA_MAX_RANK * 24];
+    shlo_dims(dims, sizeof dims, sizes, rank);
+    return load_view(r, a, r->l->buffer[a], dtype, sizes, r->l->strides[a], rank, dims);
+}
+
+void shlo_render_store(shlo_render *r, int a, porta_dtype dtype, int value, const int64_t *sizes,
+                       int rank) {
+    char dims[PORTA_MAX_RANK * 24];
+    shlo_dims(dims, sizeof dims, sizes, rank);
+    store_view(r, a, r->l->buffer[a], dtype, value, sizes, r->l->strides[a], rank, dims);
+}
+
+porta_status *shlo_render_end(shlo_render *r, core_text *body, char **text, bool *takes_scalars) {
+    return assemble(r, body, text, takes_scalars);
+}

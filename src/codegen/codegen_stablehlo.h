@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "ir/kernel_ir.h"
+#include "ir/prim.h"
 
 /* The run-time facts a module is specialized for. */
 typedef struct shlo_layout {
@@ -73,5 +74,28 @@ typedef struct shlo_matmul {
     shlo_layout epilogue_layout;
 } shlo_matmul;
 porta_status *shlo_render_matmul(const shlo_matmul *matmul, char **text, bool *takes_scalars);
+
+/* A primitive other than the kernel-IR kinds and MATMUL as one module
+ * (codegen_stablehlo_prim.c): PAD, GATHER, INDEX_SELECT, SCATTER (rank >= 1;
+ * duplicates combine in index order, as the XLA CPU plugin applies them),
+ * SORT, POOL_MAX, CONV (bias optional), CONV_INPUT_GRAD and
+ * CONV_WEIGHT_GRAD, with the CPU kernels' semantics (ir/prim.h). Operands
+ * 0..count-2 are the inputs, the last is out; layout's access i is operand
+ * i (its strides, buffer and the buffer's bytes; the domain unused), its
+ * offset in slot i. Index values must already be known to lie in range:
+ * the module cannot report an error, so the caller checks them as the CPU
+ * does. */
+#define SHLO_PRIM_MAX_OPERANDS 4
+typedef struct shlo_prim {
+    ir_prim prim;
+    int count;
+    porta_dtype dtype[SHLO_PRIM_MAX_OPERANDS];
+    int rank[SHLO_PRIM_MAX_OPERANDS];
+    int64_t sizes[SHLO_PRIM_MAX_OPERANDS][PORTA_MAX_RANK];
+    shlo_layout layout;
+} shlo_prim;
+/* Whether shlo_render_prim spells this primitive of these input dtypes. */
+bool shlo_prim_supported(const ir_prim *prim, const porta_dtype *dtypes, int input_count);
+porta_status *shlo_render_prim(const shlo_prim *prim, char **text, bool *takes_scalars);
 
 #endif

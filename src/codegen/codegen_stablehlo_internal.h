@@ -60,4 +60,17 @@ int shlo_value_op(shlo_emit *e, const kir_value *value, porta_dtype arg_dtype,
 /* Converts x (of float64, over dims) to `dtype` as kir_c_param does. */
 int shlo_from_double(shlo_emit *e, int x, porta_dtype dtype, const char *dims);
 
+/* A module around whole primitives (codegen_stablehlo_prim.c): begin over
+ * a layout whose accesses are the operands (their strides and buffers; the
+ * domain unused), load and store operands as tensors of the given sizes,
+ * end to wrap the statements into @main (frees r and body). */
+typedef struct render shlo_render;
+shlo_render *shlo_render_begin(const shlo_layout *layout, core_text *body);
+shlo_emit *shlo_render_emitter(shlo_render *r);
+void shlo_render_fail(shlo_render *r, porta_status *status);
+int shlo_render_load(shlo_render *r, int a, porta_dtype dtype, const int64_t *sizes, int rank);
+void shlo_render_store(shlo_render *r, int a, porta_dtype dtype, int value, const int64_t *sizes,
+                       int rank);
+porta_status *shlo_render_end(shlo_render *r, core_text *body, char **text, bool *takes_scalars);
+
 #endif

@@ -5,8 +5,10 @@
  * kernel (kir_single.h), fused groups as their kernel (the compiler's
  * prepare_kernel / run_kernel), MATMUL as a dot_general, in fused mode
  * with its elementwise epilogue in the same module (run_matmul_epilogue);
- * every other primitive is refused by supports() and placed on another
- * device (devices/placement.h).
+ * PAD, GATHER, INDEX_SELECT, SCATTER, SORT, POOL_MAX and the convolutions
+ * as their own modules (shlo_render_prim; index values checked on the
+ * host first, as the CPU checks them); every other primitive (RANDOM) is
+ * refused by supports() and placed on another device (devices/placement.h).
  *
  * StableHLO shapes are static, so a kernel has one module per layout of
  * its run (sizes, strides, buffer sizes): each prepared kernel keeps its
@@ -266,7 +268,14 @@ bool pjrt_supports(porta_device *device, const ir_prim *prim, const porta_tensor
                                     inputs[0]->dtype == PORTA_F16 ||
                                     inputs[0]->dtype == PORTA_BF16);
     case PRIM_UNARY: case PRIM_BINARY: case PRIM_TERNARY: case PRIM_CAST: break;
-    default: return false;
+    default: {
+        if (input_count < 1 || input_count >= SHLO_PRIM_MAX_OPERANDS) return false;
+        /* a scalar's scatter has no dim to index: the CPU runs it */
+        if (prim->kind == PRIM_SCATTER && inputs[0]->rank == 0) return false;
+        porta_dtype dtypes[SHLO_PRIM_MAX_OPERANDS];
+        for (int i = 0; i < input_count; i++) dtypes[i] = inputs[i]->dtype;
+        return shlo_prim_supported(prim, dtypes, input_count);
+    }
     }
     if (input_count < 1 || input_count > 3) return false;
     static const kir_value_kind kinds[] = {[PRIM_UNARY] = KIR_UNARY, [PRIM_BINARY] = KIR_BINARY,
@@ -389,6 +398,85 @@ static porta_status *pjrt_run_matmul_epilogue(porta_device *device, const ir_pri
     return pjrt_run_kernel(device, program, args, work);
 }
 
+/* Every value of the int64 tensor `index` lies in [0, limit), else the
+ * CPU kernel's error for the first that does not (row-major order). A
+ * module cannot raise an error, so the values are read back first: a sync
+ * the CPU's check does not cost, the price of the same error. */
+static porta_status *check_index(porta_device *device, const ir_prim *prim,
+                                 const porta_tensor *index, int64_t limit) {
+    int64_t numel = porta_tensor_numel(index);
+    if (numel == 0) return NULL;
+    int64_t first = index->offset, last = index->offset;
+    for (int d = 0; d < index->rank; d++) {
+        int64_t reach = (index->sizes[d] - 1) * index->strides[d];
+        if (reach < 0) first += reach; else last += reach;
+    }
+    pjrt_storage *s;
+    PORTA_TRY(storage_of(index, &s));
+    size_t count = (size_t)(last - first + 1);
+    int64_t *values = malloc(count * sizeof *values);
+    if (!values) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "PJRT: %s's index values",
+                                    ir_prim_name(prim));
+    porta_status *status = device->ops->buffer_read(device, s, (size_t)first * sizeof *values,
+                                                    values, count * sizeof *values);
+    int64_t coords[PORTA_MAX_RANK] = {0};
+    for (int64_t i = 0; i < numel && !status; i++) {
+        int64_t at = index->offset - first;
+        for (int d = 0; d < index->rank; d++) at += coords[d] * index->strides[d];
+        if ((uint64_t)values[at] >= (uint64_t)limit)
+            status = porta_error(PORTA_ERR_OUT_OF_RANGE,
+                                 "%s: index %lld is out of bounds for dimension %d with size "
+                                 "%lld",
+                                 ir_prim_name(prim), (long long)values[at], prim->axis,
+                                 (long long)limit);
+        for (int d = index->rank - 1; d >= 0 && ++coords[d] == index->sizes[d]; d--)
+            coords[d] = 0;
+    }
+    free(values);
+    return status;
+}
+
+/* What shlo_render_prim spells: one module over the operands' views. */
+static porta_status *execute_prim(porta_device *device, const ir_prim *prim,
+                                  const porta_tensor *const *inputs, int input_count,
+                                  porta_tensor *out) {
+    if (prim->kind == PRIM_GATHER || prim->kind == PRIM_INDEX_SELECT ||
+        prim->kind == PRIM_SCATTER) {
+        const porta_tensor *x = inputs[0];
+        PORTA_TRY(check_index(device, prim, inputs[1], x->rank ? x->sizes[prim->axis] : 1));
+    }
+    shlo_prim p;
+    memset(&p, 0, sizeof p);
+    p.prim = *prim;
+    p.count = input_count + 1;
+    pjrt_storage *storages[KIR_MAX_ACCESSES];
+    int64_t offsets[SHLO_PRIM_MAX_OPERANDS];
+    int count = 0;
+    for (int i = 0; i < p.count; i++) {
+        const porta_tensor *t = i < input_count ? inputs[i] : out;
+        p.dtype[i] = t->dtype;
+        p.rank[i] = t->rank;
+        memcpy(p.sizes[i], t->sizes, (size_t)t->rank * sizeof *t->sizes);
+        memcpy(p.layout.strides[i], t->strides, (size_t)t->rank * sizeof *t->strides);
+        pjrt_storage *s;
+        PORTA_TRY(storage_of(t, &s));
+        p.layout.buffer[i] = storage_index(storages, p.layout.buffer_bytes, &count, s);
+        offsets[i] = t->offset;
+    }
+    p.layout.buffer_count = count;
+    bool stored[KIR_MAX_ACCESSES] = {false};
+    stored[p.layout.buffer[input_count]] = true;
+    /* the runtime finds the program again by the module's text */
+    char *text = NULL;
+    pjrt_module module = {0};
+    PORTA_TRY(shlo_render_prim(&p, &text, &module.takes_scalars));
+    porta_status *status = pjrt_program_get(device, text, strlen(text), &module.program);
+    free(text);
+    if (status) return status;
+    double params[KIR_MAX_PARAMS] = {0};
+    return run_program(device, &module, storages, count, stored, offsets, p.count, params);
+}
+
 porta_status *pjrt_execute(porta_device *device, const ir_prim *prim,
                            const porta_tensor *const *inputs, int input_count,
                            porta_tensor *out) {
@@ -399,6 +487,9 @@ porta_status *pjrt_execute(porta_device *device, const ir_prim *prim,
                            ir_prim_name(prim), device->info.name);
     if (porta_tensor_numel(out) == 0) return NULL;
     if (prim->kind == PRIM_MATMUL) return execute_matmul(device, inputs, out);
+    if (prim->kind != PRIM_UNARY && prim->kind != PRIM_BINARY && prim->kind != PRIM_TERNARY &&
+        prim->kind != PRIM_CAST && prim->kind != PRIM_FILL && prim->kind != PRIM_REDUCE)
+        return execute_prim(device, prim, inputs, input_count, out);
     static _Thread_local kir_kernel kernel; /* 20 KB: off the stack */
     kir_args args;
     int64_t work;
