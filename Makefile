@@ -132,9 +132,12 @@ test-python-modes: $(NEEDS_SETUP)
 OPENCL_FIRST = PORTA_VISIBLE_DEVICES=opencl
 OPENCL_SAME_AS_CPU = test_compare.py test_placement.py test_progress.py test_train_supervisor.py
 # The PJRT device first, the CPU backend beside it for what the plugin
-# cannot run. Not yet the whole Python suite: on XLA's CPU plugin a
-# GradScaler at 2^127 meets flushed denormals, and a new batch size compiles
-# new modules where test_compile expects kernels reused.
+# cannot run: OpInfo eagerly, then in fused mode (one sample per OpInfo, as
+# on OpenCL) and through torch.compile. DDP with tensors on the PJRT device
+# runs in test-python (test_distributed.py sets the devices itself). Not
+# yet the whole Python suite: on XLA's CPU plugin a GradScaler at 2^127
+# meets flushed denormals, and a new batch size compiles new modules where
+# test_compile expects kernels reused.
 PJRT_FIRST = PORTA_VISIBLE_DEVICES=pjrt,cpu
 test-pjrt: $(NEEDS_SETUP)
 	@$(PJRT_FIRST) $(VENV)/bin/porta devices | grep -q '^porta:0  pjrt' || \
@@ -142,6 +145,9 @@ test-pjrt: $(NEEDS_SETUP)
 	    $(VENV)/bin/porta devices; exit 1; }
 	$(PJRT_FIRST) $(PYTEST_PARALLEL) python/tests/test_opinfo.py python/tests/test_parity.py \
 	  python/tests/test_pjrt.py python/tests/test_pjrt_device.py
+	$(PJRT_FIRST) PORTA_TEST_MODE=fused PORTA_OPINFO_SAMPLES=1 $(PYTEST_PARALLEL) \
+	  python/tests/test_opinfo.py
+	$(PJRT_FIRST) PORTA_TEST_MODE=compile $(PYTEST_PARALLEL) python/tests/test_opinfo.py
 	PORTA_VISIBLE_DEVICES=pjrt $(VENV)/bin/python examples/train_digits_cnn.py
 	scripts/pjrt_plugins_check.sh $(VENV)/bin/porta
 
