@@ -148,7 +148,7 @@ static bool start_with_deadline(const PJRT_Api *api, double seconds, PJRT_Client
         job->abandoned = true;
         pthread_mutex_unlock(&job->lock);
         snprintf(why, cap,
-                 "timed out after %.3g s in PJRT_Plugin_Initialize or PJRT_Client_Create "
+                 "timed out after %.2g s in PJRT_Plugin_Initialize or PJRT_Client_Create "
                  "(PORTA_PJRT_TIMEOUT sets the seconds allowed)",
                  seconds);
         return false;
