@@ -8,6 +8,7 @@
 #include "core/text.h"
 #include "io/utf8.h"
 #include "serve/endpoints.h"
+#include "serve/generate_endpoint.h"
 
 static const char json_type[] = "application/json";
 
@@ -170,14 +171,39 @@ static void model_endpoint(const serve_server *server, const char *method, const
     } else if (!strcmp(rest, "/infer") && post) {
         r->model = index;
         infer(server, index, header_length, body, length, r);
-    } else if (!*rest || !strcmp(rest, "/ready") || !strcmp(rest, "/infer")) {
+    } else if ((!strcmp(rest, "/generate") || !strcmp(rest, "/generate_stream")) && post) {
+        r->model = index;
+        serve_generate(server->generators ? server->generators[index] : NULL, model->name,
+                       model->version, body, length, !strcmp(rest, "/generate_stream"), r);
+    } else if (!*rest || !strcmp(rest, "/ready") || !strcmp(rest, "/infer") ||
+               !strcmp(rest, "/generate") || !strcmp(rest, "/generate_stream")) {
         serve_reply_error(r, 405, "%s takes %s, not %.16s", rest[0] ? rest + 1 : "model metadata",
-                          strcmp(rest, "/infer") ? "GET" : "POST", method);
+                          *rest && strcmp(rest, "/ready") ? "POST" : "GET", method);
     } else {
-        /* Other actions (a generate endpoint, say) join here. */
-        serve_reply_error(r, 404, "model '%s' has no endpoint '%.64s' (metadata, ready, infer)",
+        serve_reply_error(r, 404,
+                          "model '%s' has no endpoint '%.64s' (metadata, ready, infer, generate, "
+                          "generate_stream)",
                           model->name, rest + (rest[0] == '/'));
     }
+}
+
+/* The generation series after the server's (*text is replaced). */
+static porta_status *append_generate_metrics(const serve_server *server, char **text) {
+    core_text t = {0};
+    text_puts(&t, *text);
+    free(*text);
+    *text = NULL;
+    const char **names = calloc((size_t)server->model_count + 1, sizeof *names);
+    if (!names) {
+        porta_status_free(text_take(&t, "metrics", text));
+        free(*text);
+        *text = NULL;
+        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "metrics: out of memory");
+    }
+    for (int i = 0; i < server->model_count; i++) names[i] = server->models[i]->name;
+    serve_generate_metrics(&t, server->generators, names, server->model_count);
+    free(names);
+    return text_take(&t, "metrics", text);
 }
 
 void serve_route(const serve_server *server, const char *method, const char *path,
@@ -201,6 +227,7 @@ void serve_route(const serve_server *server, const char *method, const char *pat
     } else if (!strcmp(path, "/metrics") && get) {
         char *text = NULL;
         porta_status *status = serve_metrics_render(server->metrics, &text);
+        if (!status && server->generators) status = append_generate_metrics(server, &text);
         reply_built(r, status, text);
         if (r->status == 200) r->content_type = "text/plain; version=0.0.4";
     } else {

@@ -13,11 +13,16 @@
 #include "serve/batcher.h"
 #include "serve/metrics.h"
 #include "serve/served_model.h"
+#include "porta_generate.h"
 #include "porta_serve.h"
 
 typedef struct serve_server {
     serve_model **models;
     serve_batcher **batchers; /* one per model */
+    /* One per model: the model loaded a second time, decoding sequences
+     * (generate endpoints), when it is a KV-cache decode step; else NULL. */
+    porta_generator **generators;
+    porta_model **generator_models;
     int model_count;
     serve_metrics *metrics;
 } serve_server;

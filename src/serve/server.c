@@ -14,9 +14,15 @@ void porta_server_free(porta_server *s) {
     if (!s) return;
     serve_server *p = &s->parts;
     for (int i = 0; p->batchers && i < p->model_count; i++) serve_batcher_stop(p->batchers[i]);
+    for (int i = 0; p->generators && i < p->model_count; i++) {
+        porta_generator_free(p->generators[i]);
+        porta_model_free(p->generator_models[i]);
+    }
     for (int i = 0; p->models && i < p->model_count; i++) serve_model_free(p->models[i]);
     serve_metrics_free(p->metrics);
     free(p->batchers);
+    free(p->generators);
+    free(p->generator_models);
     free(p->models);
     free(s);
 }
@@ -33,6 +39,29 @@ static porta_status *check_options(const porta_server_options *o) {
                            "delays >= 0, given %d, %d, %g s, %g s",
                            o->max_batch, o->max_queue, o->batch_delay_seconds,
                            o->request_timeout_seconds);
+    return NULL;
+}
+
+/* Whether the model is a decode step with its KV cache, by its inputs'
+ * names as torch_porta.export_causal_lm writes them. */
+static bool is_decode_step(const serve_model *model) {
+    static const char *const names[] = {"ids", "positions", "keys", "values"};
+    if (model->input_count != 4) return false;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(model->inputs[i].name, names[i])) return false;
+    return true;
+}
+
+/* A generator for each decode-step model, on its own copy of the model
+ * (a model runs on one thread at a time; the batcher has the other). */
+static porta_status *start_generators(serve_server *p, const porta_server_options *o) {
+    for (int i = 0; i < p->model_count; i++) {
+        if (!is_decode_step(p->models[i])) continue;
+        PORTA_TRY(porta_model_load(o->model_paths[i], &p->generator_models[i]));
+        PORTA_TRY(porta_error_context(porta_generator_create(p->generator_models[i], o->device,
+                                                             o->max_batch, &p->generators[i]),
+                                      "model '%s'", p->models[i]->name));
+    }
     return NULL;
 }
 
@@ -60,7 +89,7 @@ static porta_status *load(porta_server *s, const porta_server_options *o) {
     serve_batcher_options batching = {o->max_batch, o->batch_delay_seconds, o->max_queue};
     for (int i = 0; i < p->model_count; i++)
         PORTA_TRY(serve_batcher_start(p->models[i], batching, p->metrics, i, &p->batchers[i]));
-    return NULL;
+    return start_generators(p, o);
 }
 
 porta_status *porta_server_create(const porta_server_options *o, porta_server **out) {
@@ -70,7 +99,12 @@ porta_status *porta_server_create(const porta_server_options *o, porta_server **
     porta_server *s = calloc(1, sizeof *s);
     if (s) s->parts.models = calloc((size_t)o->model_count, sizeof *s->parts.models);
     if (s) s->parts.batchers = calloc((size_t)o->model_count, sizeof *s->parts.batchers);
-    porta_status *status = s && s->parts.models && s->parts.batchers
+    if (s) s->parts.generators = calloc((size_t)o->model_count, sizeof *s->parts.generators);
+    if (s)
+        s->parts.generator_models =
+            calloc((size_t)o->model_count, sizeof *s->parts.generator_models);
+    porta_status *status = s && s->parts.models && s->parts.batchers && s->parts.generators &&
+                                   s->parts.generator_models
                                ? load(s, o)
                                : porta_error(PORTA_ERR_OUT_OF_MEMORY, "server: out of memory");
     if (status) {
