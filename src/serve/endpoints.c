@@ -156,6 +156,8 @@ static void model_endpoint(const serve_server *server, const char *method, const
     if (index < 0) return;
     serve_model *model = server->models[index];
     bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
+    bool is_generate = !strcmp(rest, "/generate") || !strcmp(rest, "/generate_stream");
+    porta_generator *generator = server->generators ? server->generators[index] : NULL;
     if (!*rest && get) {
         char *json = NULL;
         porta_status *status = serve_model_metadata(model, &json);
@@ -171,12 +173,17 @@ static void model_endpoint(const serve_server *server, const char *method, const
     } else if (!strcmp(rest, "/infer") && post) {
         r->model = index;
         infer(server, index, header_length, body, length, r);
-    } else if ((!strcmp(rest, "/generate") || !strcmp(rest, "/generate_stream")) && post) {
+    } else if (is_generate && !generator) {
+        serve_reply_error(r, 404,
+                          "model '%s' has no endpoint '%s': it is not a decode step with a KV "
+                          "cache (inputs ids, positions, keys, values, as "
+                          "torch_porta.export_causal_lm writes)",
+                          model->name, rest + 1);
+    } else if (is_generate && post) {
         r->model = index;
-        serve_generate(server->generators ? server->generators[index] : NULL, model->name,
-                       model->version, body, length, !strcmp(rest, "/generate_stream"), r);
-    } else if (!*rest || !strcmp(rest, "/ready") || !strcmp(rest, "/infer") ||
-               !strcmp(rest, "/generate") || !strcmp(rest, "/generate_stream")) {
+        serve_generate(generator, model->name, model->version, body, length,
+                       !strcmp(rest, "/generate_stream"), r);
+    } else if (!*rest || !strcmp(rest, "/ready") || !strcmp(rest, "/infer") || is_generate) {
         serve_reply_error(r, 405, "%s takes %s, not %.16s", rest[0] ? rest + 1 : "model metadata",
                           *rest && strcmp(rest, "/ready") ? "POST" : "GET", method);
     } else {

@@ -24,14 +24,6 @@ static void head(core_text *t, const char *model, const char *version) {
 
 void serve_generate(porta_generator *generator, const char *model, const char *version,
                     const char *body, size_t length, bool stream, porta_server_reply *r) {
-    if (!generator) {
-        serve_reply_error(r, 400,
-                          "model '%s' is not a decode step with a KV cache (inputs ids, "
-                          "positions, keys, values: torch_porta.export_causal_lm), so it cannot "
-                          "generate",
-                          model);
-        return;
-    }
     serve_generate_request request;
     porta_status *status = serve_generate_request_parse(body, length, &request);
     int64_t *tokens = NULL;

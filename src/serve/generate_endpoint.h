@@ -11,7 +11,7 @@
 #include "porta_generate.h"
 #include "porta_serve.h"
 
-/* generate: {"model_name", "model_version", "output_ids": [...]};
+/* Answers with `generator` (not NULL). generate: {"model_name", "model_version", "output_ids": [...]};
  * stream (text/event-stream): one event "data: {..., "output_ids": [id]}"
  * per token, in order. */
 void serve_generate(porta_generator *generator, const char *model, const char *version,
