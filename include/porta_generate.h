@@ -75,6 +75,12 @@ PORTA_API porta_status *porta_generate(porta_generator *generator, const int64_t
                                        porta_generate_token_fn on_token, void *context,
                                        int64_t **tokens, int *count);
 
+/* The checks porta_generate makes before it queues a request (the
+ * prompt's length and ids, the options), without generating. */
+PORTA_API porta_status *porta_generate_check(const porta_generator *generator,
+                                             const int64_t *prompt, int prompt_length,
+                                             const porta_generate_options *options);
+
 typedef struct porta_generate_stats {
     uint64_t steps;           /* model runs */
     uint64_t tokens;          /* tokens generated */

@@ -97,6 +97,45 @@ TEST(serve_generate_answers_generate_and_stream) {
     test_remove_tree(dir);
 }
 
+/* Reads a stream to its end, a few bytes at a time. */
+static char *read_all(porta_server_stream *stream) {
+    static char text[4096];
+    size_t length = 0, n;
+    while ((n = porta_server_stream_read(stream, text + length, 7)) > 0) length += n;
+    text[length] = 0;
+    porta_server_stream_free(stream);
+    return text;
+}
+
+TEST(serve_generate_stream_sends_events_as_made) {
+    char dir[256];
+    porta_server *s = open_server(dir, sizeof dir);
+    if (!s) return;
+    const char *body = "{\"input_ids\":[3],\"parameters\":{\"max_tokens\":2}}";
+    porta_server_reply r;
+    porta_server_stream *stream = porta_server_stream_start(
+        s, "/v2/models/tiny/versions/1/generate_stream", body, strlen(body), false, &r);
+    CHECK(stream && r.status == 200 && r.model == 0);
+    const char *expected = "data: {\"model_name\":\"tiny\",\"model_version\":\"1\","
+                                    "\"output_ids\":[4]}\n\n"
+                                    "data: {\"model_name\":\"tiny\",\"model_version\":\"1\","
+                                    "\"output_ids\":[0]}\n\n";
+    const char *got = stream ? read_all(stream) : "";
+    CHECK_MSG(!strcmp(got, expected), "stream: %s", got);
+    const char *bad = "{\"input_ids\":[3],\"parameters\":{\"top_k\":-1}}";
+    CHECK(!porta_server_stream_start(s, "/v2/models/tiny/generate_stream", bad, strlen(bad),
+                                     false, &r));
+    CHECK_REPLY(r, 400, "parameters.top_k");
+    CHECK(!porta_server_stream_start(s, "/v2/models/none/generate_stream", body, strlen(body),
+                                     false, &r));
+    CHECK_REPLY(r, 404, "no model named 'none'");
+    CHECK(!porta_server_stream_start(s, "/v2/models/tiny/generate_stream", body, strlen(body),
+                                     true, &r));
+    CHECK_REPLY(r, 503, "stopping");
+    porta_server_free(s);
+    test_remove_tree(dir);
+}
+
 TEST(serve_generate_refuses_bad_fields) {
     char dir[256];
     porta_server *s = open_server(dir, sizeof dir);

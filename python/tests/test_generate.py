@@ -99,6 +99,7 @@ def test_server_generate_stream_and_continuous_batching(gpt2):
         status, headers, data = server.request("/v2/models/gpt2/generate_stream",
                                                json.dumps(body).encode())
         assert status == 200 and headers["Content-Type"].startswith("text/event-stream")
+        assert headers["Transfer-Encoding"] == "chunked"  # sent as the tokens are made
         events = [json.loads(e[len("data: "):]) for e in data.decode().split("\n\n") if e]
         assert [e["output_ids"][0] for e in events] == expected
 

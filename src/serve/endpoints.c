@@ -118,9 +118,7 @@ static void infer(const serve_server *server, int index, const char *header_leng
     serve_request_free(request);
 }
 
-/* The model a /v2/models/NAME[/versions/V] path names, -1 with the reply
- * filled when none; *rest is what follows. */
-static int find_model(const serve_server *server, const char *path, const char **rest,
+int serve_find_model(const serve_server *server, const char *path, const char **rest,
                       serve_reply *r) {
     size_t name_length = strcspn(path, "/");
     int index = -1;
@@ -152,7 +150,7 @@ static void model_endpoint(const serve_server *server, const char *method, const
                            const char *header_length, const char *body, size_t length,
                            serve_reply *r) {
     const char *rest;
-    int index = find_model(server, path, &rest, r);
+    int index = serve_find_model(server, path, &rest, r);
     if (index < 0) return;
     serve_model *model = server->models[index];
     bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");

@@ -33,6 +33,10 @@ typedef porta_server_reply serve_reply;
 void serve_reply_error(serve_reply *reply, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The model a NAME[/versions/V] path (after /v2/models/) names, -1 with
+ * the reply filled when none; *rest is what follows. */
+int serve_find_model(const serve_server *server, const char *path, const char **rest,
+                     serve_reply *reply);
 /* Answers one request. `stopping`: the server is shutting down (ready is
  * then 503). header_length is the Inference-Header-Content-Length header's
  * text, or NULL. */

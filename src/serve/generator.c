@@ -274,12 +274,11 @@ void porta_generator_free(porta_generator *g) {
     free(g);
 }
 
-static porta_status *check_request(const porta_generator *g, const int64_t *prompt,
-                                   int prompt_length, const porta_generate_options *o,
-                                   int64_t **tokens, int *count) {
-    if (!tokens || !count || !o || (!prompt && prompt_length))
+porta_status *porta_generate_check(const porta_generator *g, const int64_t *prompt,
+                                   int prompt_length, const porta_generate_options *o) {
+    if (!g || !o || (!prompt && prompt_length))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
-                           "porta_generate: expected a prompt, options, tokens and count");
+                           "porta_generate: expected a generator, a prompt and options");
     if (prompt_length < 1 || prompt_length >= g->length)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "input_ids: expected 1 to %lld token ids (the model's cache holds "
@@ -306,8 +305,9 @@ porta_status *porta_generate(porta_generator *g, const int64_t *prompt, int prom
                              void *context, int64_t **tokens, int *count) {
     if (tokens) *tokens = NULL;
     if (count) *count = 0;
-    if (!g) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "porta_generate: generator is NULL");
-    PORTA_TRY(check_request(g, prompt, prompt_length, o, tokens, count));
+    if (!tokens || !count)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "porta_generate: tokens or count is NULL");
+    PORTA_TRY(porta_generate_check(g, prompt, prompt_length, o));
     sequence q = {.prompt = prompt, .prompt_length = prompt_length, .options = o,
                   .on_token = on_token, .context = context};
     q.tokens = malloc((size_t)o->max_tokens * sizeof *q.tokens);

@@ -5,6 +5,7 @@
 
 #include "core/status.h"
 #include "serve/endpoints.h"
+#include "serve/generate_stream.h"
 
 struct porta_server {
     serve_server parts;
@@ -131,6 +132,12 @@ void porta_server_handle(porta_server *s, const char *method, const char *path,
                          const char *header_length, const char *body, size_t length,
                          bool stopping, porta_server_reply *out) {
     serve_route(&s->parts, method, path, header_length, body, length, stopping, out);
+}
+
+porta_server_stream *porta_server_stream_start(porta_server *s, const char *path,
+                                               const char *body, size_t length, bool stopping,
+                                               porta_server_reply *out) {
+    return serve_generate_stream_start(&s->parts, path, body, length, stopping, out);
 }
 
 void porta_server_record(porta_server *s, int model, int http_status, double seconds) {
