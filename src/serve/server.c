@@ -61,7 +61,8 @@ static porta_status *start_generators(serve_server *p, const porta_server_option
         PORTA_TRY(porta_model_load(o->model_paths[i], &p->generator_models[i]));
         PORTA_TRY(porta_error_context(porta_generator_create(p->generator_models[i], o->device,
                                                              o->max_batch, &p->generators[i]),
-                                      "model '%s'", p->models[i]->name));
+                                      "model '%s', decoding %d sequences together (max_batch)",
+                                      p->models[i]->name, o->max_batch));
     }
     return NULL;
 }
