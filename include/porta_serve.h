@@ -45,6 +45,9 @@ PORTA_API int porta_server_model_count(const porta_server *server);
 PORTA_API const char *porta_server_model_name(const porta_server *server, int index);
 /* Whether model `index` stacks requests along a batch dim. */
 PORTA_API bool porta_server_model_batched(const porta_server *server, int index);
+/* Whether model `index` answers the generate endpoints (a KV-cache decode
+ * step, docs/serve.md "Generation"). */
+PORTA_API bool porta_server_model_generates(const porta_server *server, int index);
 
 typedef struct porta_server_reply {
     int status;               /* HTTP status code */

@@ -75,6 +75,7 @@ TEST(serve_generate_answers_generate_and_stream) {
     char dir[256];
     porta_server *s = open_server(dir, sizeof dir);
     if (!s) return;
+    CHECK(porta_server_model_generates(s, 0) && !porta_server_model_generates(s, 1));
     const char *path = "/v2/models/tiny/generate";
     CHECK_REPLY(post(s, path, "{\"input_ids\":[3,1],\"parameters\":{\"max_tokens\":3}}"), 200,
                 "{\"model_name\":\"tiny\",\"model_version\":\"1\",\"output_ids\":[2,3,4]}");

@@ -129,6 +129,11 @@ bool porta_server_model_batched(const porta_server *s, int index) {
     return s->parts.models[index]->batchable;
 }
 
+bool porta_server_model_generates(const porta_server *s, int index) {
+    if (!s || index < 0 || index >= s->parts.model_count) return false;
+    return s->parts.generators[index] != NULL;
+}
+
 void porta_server_handle(porta_server *s, const char *method, const char *path,
                          const char *header_length, const char *body, size_t length,
                          bool stopping, porta_server_reply *out) {
