@@ -45,6 +45,9 @@ PORTA_API int porta_server_model_count(const porta_server *server);
 PORTA_API const char *porta_server_model_name(const porta_server *server, int index);
 /* Whether model `index` stacks requests along a batch dim. */
 PORTA_API bool porta_server_model_batched(const porta_server *server, int index);
+/* Whether model `index` answers the generate endpoints (a KV-cache decode
+ * step, docs/serve.md "Generation"). */
+PORTA_API bool porta_server_model_generates(const porta_server *server, int index);
 
 typedef struct porta_server_reply {
     int status;               /* HTTP status code */
@@ -63,6 +66,22 @@ typedef struct porta_server_reply {
 PORTA_API void porta_server_handle(porta_server *server, const char *method, const char *path,
                                    const char *header_length, const char *body, size_t length,
                                    bool stopping, porta_server_reply *out);
+/* POST .../generate_stream with its events sent as they are made: a
+ * stream when the request can start (*out untouched), else NULL with *out
+ * the reply to send (what porta_server_handle answers: 400 naming the
+ * field, 404, 503 while stopping). porta_server_stream_read copies up to
+ * `capacity` bytes of the events ("data: {...}\n\n", one per token) into
+ * `buffer`, waiting for the next token; 0 at the end. An error after the
+ * first event ends the stream with an event {"error": "..."}.
+ * porta_server_stream_free waits for the generation to end. */
+typedef struct porta_server_stream porta_server_stream;
+PORTA_API porta_server_stream *porta_server_stream_start(porta_server *server, const char *path,
+                                                         const char *body, size_t length,
+                                                         bool stopping, porta_server_reply *out);
+PORTA_API size_t porta_server_stream_read(porta_server_stream *stream, char *buffer,
+                                          size_t capacity);
+PORTA_API void porta_server_stream_free(porta_server_stream *stream);
+
 /* Counts a finished HTTP request in /metrics: its status and, for an
  * inference request (model >= 0), its latency. */
 PORTA_API void porta_server_record(porta_server *server, int model, int http_status,

@@ -62,7 +62,8 @@ static bool fixture_open(fixture *f, serve_batcher_options options) {
         porta_status_free(status);
         return false;
     }
-    f->server = (serve_server){&f->model, &f->batcher, 1, f->metrics};
+    f->server = (serve_server){.models = &f->model, .batchers = &f->batcher, .model_count = 1,
+                               .metrics = f->metrics};
     return true;
 }
 

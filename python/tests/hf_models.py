@@ -62,3 +62,14 @@ class Encoder(torch.nn.Module):
     def forward(self, ids, mask):
         out = self.model(input_ids=ids, attention_mask=mask)
         return out.last_hidden_state, out.pooler_output
+
+
+def llama(layers=2, hidden=64, heads=4, kv_heads=2, seed=0):
+    """A Llama language model (rotary positions, grouped-query attention)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(seed)
+    config = LlamaConfig(num_hidden_layers=layers, hidden_size=hidden, num_attention_heads=heads,
+                         num_key_value_heads=kv_heads, intermediate_size=2 * hidden,
+                         vocab_size=VOCAB, max_position_embeddings=128, bos_token_id=0,
+                         eos_token_id=0, attn_implementation="eager")
+    return LlamaForCausalLM(config).eval()

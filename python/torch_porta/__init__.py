@@ -52,6 +52,7 @@ __all__ += ["set_faults", "DeviceLostError", "is_device_lost"]
 from . import distributed  # noqa: E402,F401  (registers the torch.distributed backend "porta")
 
 from .export import export  # noqa: E402  (torch_porta.export(model, inputs, "m.porta"))
+from .export_lm import export_causal_lm  # noqa: E402  (a causal LM with its KV cache)
 from ._model import load  # noqa: E402  (torch_porta.load("m.porta") -> a callable model)
 from . import checkpoint  # noqa: E402,F401  (training checkpoints: docs/checkpoint.md)
 from ._migrate import migrate  # noqa: E402  (a training job's state onto another device)

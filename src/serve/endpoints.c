@@ -8,6 +8,7 @@
 #include "core/text.h"
 #include "io/utf8.h"
 #include "serve/endpoints.h"
+#include "serve/generate_endpoint.h"
 
 static const char json_type[] = "application/json";
 
@@ -117,9 +118,7 @@ static void infer(const serve_server *server, int index, const char *header_leng
     serve_request_free(request);
 }
 
-/* The model a /v2/models/NAME[/versions/V] path names, -1 with the reply
- * filled when none; *rest is what follows. */
-static int find_model(const serve_server *server, const char *path, const char **rest,
+int serve_find_model(const serve_server *server, const char *path, const char **rest,
                       serve_reply *r) {
     size_t name_length = strcspn(path, "/");
     int index = -1;
@@ -151,10 +150,12 @@ static void model_endpoint(const serve_server *server, const char *method, const
                            const char *header_length, const char *body, size_t length,
                            serve_reply *r) {
     const char *rest;
-    int index = find_model(server, path, &rest, r);
+    int index = serve_find_model(server, path, &rest, r);
     if (index < 0) return;
     serve_model *model = server->models[index];
     bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
+    bool is_generate = !strcmp(rest, "/generate") || !strcmp(rest, "/generate_stream");
+    porta_generator *generator = server->generators ? server->generators[index] : NULL;
     if (!*rest && get) {
         char *json = NULL;
         porta_status *status = serve_model_metadata(model, &json);
@@ -170,14 +171,44 @@ static void model_endpoint(const serve_server *server, const char *method, const
     } else if (!strcmp(rest, "/infer") && post) {
         r->model = index;
         infer(server, index, header_length, body, length, r);
-    } else if (!*rest || !strcmp(rest, "/ready") || !strcmp(rest, "/infer")) {
+    } else if (is_generate && !generator) {
+        serve_reply_error(r, 404,
+                          "model '%s' has no endpoint '%s': it is not a decode step with a KV "
+                          "cache (inputs ids, positions, keys, values, as "
+                          "torch_porta.export_causal_lm writes)",
+                          model->name, rest + 1);
+    } else if (is_generate && post) {
+        r->model = index;
+        serve_generate(generator, model->name, model->version, body, length,
+                       !strcmp(rest, "/generate_stream"), r);
+    } else if (!*rest || !strcmp(rest, "/ready") || !strcmp(rest, "/infer") || is_generate) {
         serve_reply_error(r, 405, "%s takes %s, not %.16s", rest[0] ? rest + 1 : "model metadata",
-                          strcmp(rest, "/infer") ? "GET" : "POST", method);
+                          *rest && strcmp(rest, "/ready") ? "POST" : "GET", method);
     } else {
-        /* Other actions (a generate endpoint, say) join here. */
-        serve_reply_error(r, 404, "model '%s' has no endpoint '%.64s' (metadata, ready, infer)",
+        serve_reply_error(r, 404,
+                          "model '%s' has no endpoint '%.64s' (metadata, ready, infer, generate, "
+                          "generate_stream)",
                           model->name, rest + (rest[0] == '/'));
     }
+}
+
+/* The generation series after the server's (*text is replaced). */
+static porta_status *append_generate_metrics(const serve_server *server, char **text) {
+    core_text t = {0};
+    text_puts(&t, *text);
+    free(*text);
+    *text = NULL;
+    const char **names = calloc((size_t)server->model_count + 1, sizeof *names);
+    if (!names) {
+        porta_status_free(text_take(&t, "metrics", text));
+        free(*text);
+        *text = NULL;
+        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "metrics: out of memory");
+    }
+    for (int i = 0; i < server->model_count; i++) names[i] = server->models[i]->name;
+    serve_generate_metrics(&t, server->generators, names, server->model_count);
+    free(names);
+    return text_take(&t, "metrics", text);
 }
 
 void serve_route(const serve_server *server, const char *method, const char *path,
@@ -201,6 +232,7 @@ void serve_route(const serve_server *server, const char *method, const char *pat
     } else if (!strcmp(path, "/metrics") && get) {
         char *text = NULL;
         porta_status *status = serve_metrics_render(server->metrics, &text);
+        if (!status && server->generators) status = append_generate_metrics(server, &text);
         reply_built(r, status, text);
         if (r->status == 200) r->content_type = "text/plain; version=0.0.4";
     } else {

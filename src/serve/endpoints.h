@@ -13,11 +13,16 @@
 #include "serve/batcher.h"
 #include "serve/metrics.h"
 #include "serve/served_model.h"
+#include "porta_generate.h"
 #include "porta_serve.h"
 
 typedef struct serve_server {
     serve_model **models;
     serve_batcher **batchers; /* one per model */
+    /* One per model: the model loaded a second time, decoding sequences
+     * (generate endpoints), when it is a KV-cache decode step; else NULL. */
+    porta_generator **generators;
+    porta_model **generator_models;
     int model_count;
     serve_metrics *metrics;
 } serve_server;
@@ -28,6 +33,10 @@ typedef porta_server_reply serve_reply;
 void serve_reply_error(serve_reply *reply, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The model a NAME[/versions/V] path (after /v2/models/) names, -1 with
+ * the reply filled when none; *rest is what follows. */
+int serve_find_model(const serve_server *server, const char *path, const char **rest,
+                     serve_reply *reply);
 /* Answers one request. `stopping`: the server is shutting down (ready is
  * then 503). header_length is the Inference-Header-Content-Length header's
  * text, or NULL. */

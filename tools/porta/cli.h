@@ -12,6 +12,7 @@ int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
 
 /* Prints "porta COMMAND: message", frees the status, returns 1. */
 int cli_fail(const char *command, porta_status *status);

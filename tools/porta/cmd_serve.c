@@ -104,10 +104,13 @@ int cmd_serve(int argc, char **argv) {
     porta_status *status = porta_server_create(&options, &app.server);
     if (status) return cli_fail("serve", status);
     for (int i = 0; i < porta_server_model_count(app.server); i++)
-        fprintf(stderr, "porta serve: model '%s' from %s: %s\n",
+        fprintf(stderr, "porta serve: model '%s' from %s: %s%s\n",
                 porta_server_model_name(app.server, i), o.paths[i],
                 porta_server_model_batched(app.server, i) ? "batched along dim 0"
-                                                          : "not batched (no batch dim)");
+                                                          : "not batched (no batch dim)",
+                porta_server_model_generates(app.server, i)
+                    ? "; generates (a KV-cache decode step, --max-batch sequences together)"
+                    : "");
     code = serve_http_run(&app);
     porta_server_free(app.server);
     return code;

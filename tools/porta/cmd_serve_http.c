@@ -99,6 +99,35 @@ static enum MHD_Result send_reply(struct MHD_Connection *connection, porta_serve
     return result;
 }
 
+/* Streams' events are read by libmicrohttpd from the connection's thread,
+ * which may wait for the next token. */
+static ssize_t read_events(void *cls, uint64_t position, char *buffer, size_t capacity) {
+    (void)position;
+    size_t n = porta_server_stream_read(cls, buffer, capacity);
+    return n ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+static void free_stream(void *cls) { porta_server_stream_free(cls); }
+
+static enum MHD_Result send_stream(struct MHD_Connection *connection, porta_server_stream *stream) {
+    struct MHD_Response *response =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_events, stream, free_stream);
+    if (!response) {
+        porta_server_stream_free(stream);
+        return MHD_NO;
+    }
+    MHD_add_response_header(response, "Content-Type", "text/event-stream");
+    MHD_add_response_header(response, "Cache-Control", "no-cache");
+    enum MHD_Result result = MHD_queue_response(connection, MHD_HTTP_OK, response);
+    MHD_destroy_response(response);
+    return result;
+}
+
+static bool is_stream(const char *method, const char *url) {
+    size_t n = strlen(url), suffix = strlen("/generate_stream");
+    return !strcmp(method, "POST") && n >= suffix && !strcmp(url + n - suffix, "/generate_stream");
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -147,6 +176,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
                 reply.body, 128,
                 "{\"error\":\"request body larger than the limit of %zu bytes (--max-body-mib)\"}",
                 app->max_body_bytes);
+    } else if (is_stream(method, url)) {
+        /* Logged and counted when the events start: the stream's status. */
+        porta_server_stream *stream =
+            porta_server_stream_start(app->server, url, state->body ? state->body : "",
+                                      state->length, atomic_load(&stopping), &reply);
+        if (stream) {
+            double seconds = now_seconds() - state->started;
+            porta_server_record(app->server, reply.model, reply.status, seconds);
+            access_log(app, method, url, &reply, state->length, seconds);
+            return send_stream(connection, stream);
+        }
     } else {
         const char *header = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
                                                          "Inference-Header-Content-Length");

@@ -125,7 +125,9 @@ static const command commands[] = {
      "answers the Open Inference Protocol's REST endpoints: GET /v2/health/live,\n"
      "/v2/health/ready, /v2, /v2/models/NAME[/versions/1][/ready], POST\n"
      "/v2/models/NAME[/versions/1]/infer (JSON or binary tensor data), and\n"
-     "GET /metrics (Prometheus text). Requests for one model arriving within\n"
+     "GET /metrics (Prometheus text); a model exported by\n"
+     "torch_porta.export_causal_lm also answers POST .../generate and\n"
+     "/generate_stream (token generation; docs/serve.md). Requests for one model arriving within\n"
      "--batch-delay-ms (default 2) are stacked along its batch dim (dim 0 of\n"
      "every input, one symbol; see docs/serve.md) up to --max-batch rows\n"
      "(default 8) and run once; at most --max-queue (default 256) wait, more\n"
@@ -140,6 +142,23 @@ static const command commands[] = {
      "Exit status: 0 stopped by a signal, 1 a model or the listener failed,\n"
      "2 bad usage.\n",
      cmd_serve},
+    {"generate", "generate tokens with a causal language model and its KV cache",
+     "usage: porta generate MODEL --ids ID,... [--max-tokens N] [--temperature T]\n"
+     "                      [--top-k K] [--top-p P] [--seed S] [--stop ID,...]\n"
+     "                      [--device D]\n\n"
+     "MODEL is a decode step with its KV cache as inputs and outputs, as\n"
+     "torch_porta.export_causal_lm writes it (docs/serve.md, \"Generation\").\n"
+     "Feeds the prompt --ids, then generates up to --max-tokens (default 16)\n"
+     "tokens on device D (as for 'porta run'; default porta:0) and prints\n"
+     "them comma-separated on one line. --temperature 0 (the default) is\n"
+     "greedy; above 0 samples from the softmax of logits / T, cut to the\n"
+     "--top-k most likely tokens (0: all) and to the fewest whose probability\n"
+     "reaches --top-p (1: all), with Philox draws of --seed (default 0): a\n"
+     "seed gives the same tokens on every device. Generation ends after a\n"
+     "--stop id (printed) or when the cache is full.\n"
+     "Exit status: 0 done, 1 the model or the ids were refused or failed, 2 bad\n"
+     "usage.\n",
+     cmd_generate},
     {"compare", "compare a model's speed, memory, energy and cost across devices",
      "usage: porta compare MODEL [--devices all|D,D...] [--iterations N] [--warmup N]\n"
      "                     [--input IN.safetensors] [--prices FILE] [--json FILE]\n"
