@@ -32,6 +32,7 @@ porta_status *clk_execute(const clk_launcher *launcher, porta_device *device,
     case PRIM_RANDOM: exec = clk_exec_random; break;
     case PRIM_SORT: exec = clk_exec_sort; break;
     case PRIM_POOL_MAX: exec = clk_exec_pool; break;
+    case PRIM_FACTOR: exec = clk_exec_factor; break;
     default:
         return porta_error(PORTA_ERR_INTERNAL, "%s: primitive %s is not executable",
                            device->info.backend, ir_prim_kind_name(prim->kind));
@@ -42,13 +43,14 @@ porta_status *clk_execute(const clk_launcher *launcher, porta_device *device,
 bool clk_has_kernel(const ir_prim *prim) {
     if (prim->kind == PRIM_UNARY) return prim->op < PORTA_DIGAMMA;
     if (prim->kind == PRIM_BINARY) return prim->op < PORTA_IGAMMA;
-    return prim->kind != PRIM_FACTOR;
+    return true;
 }
 
 void clk_each_program(clk_program_visit visit, void *ctx) {
     clk_conv_programs(visit, ctx);
     clk_conv_weight_grad_programs(visit, ctx);
     clk_conv_input_grad_programs(visit, ctx);
+    clk_factor_programs(visit, ctx);
     clk_index_programs(visit, ctx);
     clk_matmul_programs(visit, ctx);
     clk_pad_programs(visit, ctx);

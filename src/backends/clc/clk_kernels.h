@@ -1,6 +1,7 @@
 /* The kernel library's primitives, run on whichever backend passes its
- * launcher (clk_launch.h): GEMM, convolution and its two gradients,
- * indexing, padding, max pooling, random numbers, sort, and the elementwise ops and
+ * launcher (clk_launch.h): GEMM, convolution and its two gradients, the
+ * factorisations (PRIM_FACTOR), indexing, padding, max pooling, random
+ * numbers, sort, and the elementwise ops and
  * reductions the kernel IR leaves out (integer division, remainder and power with their errors,
  * erfinv, argmax/argmin: "special"). Each has the contract of
  * rt_backend_ops.execute. */
@@ -20,6 +21,7 @@ clk_exec clk_exec_matmul;
 clk_exec clk_exec_conv;
 clk_exec clk_exec_conv_weight_grad;
 clk_exec clk_exec_conv_input_grad;
+clk_exec clk_exec_factor;
 clk_exec clk_exec_index;
 clk_exec clk_exec_pad;
 clk_exec clk_exec_pool;
@@ -33,8 +35,8 @@ clk_exec clk_exec_special;
 clk_exec clk_execute;
 /* Whether clk_execute has a kernel for the primitive's op: every one but
  * the special functions (digamma, Bessel functions, incomplete gamma,
- * zeta, the orthogonal polynomials) and the factorisations (PRIM_FACTOR),
- * which the backends refuse so that placement runs them on another device. */
+ * zeta, the orthogonal polynomials), which the backends refuse so that
+ * placement runs them on another device. */
 bool clk_has_kernel(const ir_prim *prim);
 
 /* The layout buffer of a batched matmul out = a @ b, read by the tiled
@@ -54,6 +56,7 @@ void clk_each_program(clk_program_visit visit, void *ctx);
 void clk_conv_programs(clk_program_visit visit, void *ctx);
 void clk_conv_weight_grad_programs(clk_program_visit visit, void *ctx);
 void clk_conv_input_grad_programs(clk_program_visit visit, void *ctx);
+void clk_factor_programs(clk_program_visit visit, void *ctx);
 void clk_index_programs(clk_program_visit visit, void *ctx);
 void clk_matmul_programs(clk_program_visit visit, void *ctx);
 void clk_pad_programs(clk_program_visit visit, void *ctx);
