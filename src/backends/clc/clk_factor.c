@@ -392,7 +392,7 @@ _Static_assert(FACTOR_UPPER == PORTA_FACTOR_UPPER && FACTOR_UNIT_DIAGONAL == POR
 #define FACTOR_LAYOUT_SOURCE                                                                 \
     CLK_SOURCE(                                                                              \
         inline __global const long *factor_next_section(__global const long *S) {            \
-            return S + 3 + 2 * S[0];                                                         \
+            return S + 3 + 2 * (S[0] > 0 ? S[0] : 0);                                        \
         })
 
 /* What each op does with `a` (the input, [m, n]) into `w` (the packed
