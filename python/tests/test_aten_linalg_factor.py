@@ -157,3 +157,22 @@ def test_ldl(no_fallbacks):
     compare(torch.linalg.ldl_factor_ex, a)
     compare(lambda x, y: torch.linalg.ldl_solve(*torch.linalg.ldl_factor(x), y), a,
             make((2, 5, 3), torch.float64, seed=11))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_factorisations_run_on_the_porta_device(dtype):
+    """Every factorisation runs on the porta device itself: on OpenCL (and
+    CUDA) by the kernel library's factor kernels, nothing placed on the CPU."""
+    from torch_porta._metrics import metrics, reset_metrics
+    if dtype == torch.float64 and not torch.porta.get_device_properties(0).capabilities & 1:
+        pytest.skip("the porta device has no float64")
+    a, spd = make((2, 5, 5), dtype, seed=7), _spd(5, (2,), dtype=dtype)
+    x, s = a.to("porta"), spd.to("porta")
+    reset_metrics()
+    results = [torch.linalg.cholesky(s), torch.linalg.lu_factor(x), torch.linalg.qr(x),
+               torch.linalg.eigh(s), torch.linalg.svd(x), torch.linalg.ldl_factor(s),
+               torch.linalg.solve_triangular(s, x, upper=True)]
+    torch.porta.synchronize()
+    placed = [p["op"] for p in metrics()["placements"]]
+    assert placed == [], f"placed off the porta device: {placed}"
+    torch.testing.assert_close(results[0].cpu(), torch.linalg.cholesky(spd))
