@@ -13,7 +13,9 @@
 #define CL_SOURCE(...) CL_STRINGIZE(__VA_ARGS__) "\n"
 
 static const char special_source[] = CL_SOURCE(
-    inline double kir_sp_eps(void) { return sizeof(double) == 8 ? 2.220446049250313e-16 : 1.1920929e-7; }
+    inline double kir_sp_eps(void) {
+        return sizeof(double) == 8 ? 2.220446049250313e-16 : 1.1920929e-7;
+    }
     inline double kir_sp_inf(void) { return 1.0 / 0.0; }
     inline double kir_sp_nan(void) { return 0.0 / 0.0; }
     inline int kir_sp_isinf(double x) { return fabs(x) == kir_sp_inf(); }
@@ -247,7 +249,8 @@ static const char special_source[] = CL_SOURCE(
     /* exp(x) K_nu(x), x > 0, 0 <= nu <= 1: Hankel above 20, else the
      * trapezoidal rule on int_0^inf exp(-x cosh t) cosh(nu t) dt. */
     inline double kir_sp_bessel_k_scaled(double nu, double x) {
-        if (x > 20.0) return sqrt(3.14159265358979323846 / (2 * x)) * kir_sp_hankel_series(nu, x, 0);
+        if (x > 20.0)
+            return sqrt(3.14159265358979323846 / (2 * x)) * kir_sp_hankel_series(nu, x, 0);
         double h = x > 4 ? 0.5 / sqrt(x) : 0.25, sum = 0.5;
         for (int k = 1; k < 100000; k++) {
             double t = k * h, s = sinh(t / 2);
@@ -383,10 +386,18 @@ static const char special_source[] = CL_SOURCE(
         }
         return kir_sp_recur(0, x, n, x + x + 1);
     }
-    inline double kir_sp_shifted_chebyshev_t(double x, double n) { return kir_sp_chebyshev_t(x + x - 1, n); }
-    inline double kir_sp_shifted_chebyshev_u(double x, double n) { return kir_sp_chebyshev_u(x + x - 1, n); }
-    inline double kir_sp_shifted_chebyshev_v(double x, double n) { return kir_sp_chebyshev_v(x + x - 1, n); }
-    inline double kir_sp_shifted_chebyshev_w(double x, double n) { return kir_sp_chebyshev_w(x + x - 1, n); }
+    inline double kir_sp_shifted_chebyshev_t(double x, double n) {
+        return kir_sp_chebyshev_t(x + x - 1, n);
+    }
+    inline double kir_sp_shifted_chebyshev_u(double x, double n) {
+        return kir_sp_chebyshev_u(x + x - 1, n);
+    }
+    inline double kir_sp_shifted_chebyshev_v(double x, double n) {
+        return kir_sp_chebyshev_v(x + x - 1, n);
+    }
+    inline double kir_sp_shifted_chebyshev_w(double x, double n) {
+        return kir_sp_chebyshev_w(x + x - 1, n);
+    }
     inline double kir_sp_hermite_h(double x, double n_value) {
         long n = kir_sp_degree(n_value);
         return n < 0 ? 0 : kir_sp_recur(1, x, n, x + x);
