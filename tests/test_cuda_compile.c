@@ -85,6 +85,11 @@ static bool add_kernel(batch *b, const kir_kernel *k, const char *name) {
         b->refused++;
         return false;
     }
+    /* kernels with special functions begin with their definitions, which
+     * join() writes once per program instead */
+    const char *special = kir_cl_special_source();
+    size_t skip = strncmp(source, special, strlen(special)) ? 0 : strlen(special);
+    memmove(source, source + skip, strlen(source + skip) + 1);
     char *at = strstr(source, "kir_main(");
     CHECK_MSG(at != NULL, "%s: no kir_main in the source", name);
     if (!at) {
@@ -109,10 +114,14 @@ static bool add_kernel(batch *b, const kir_kernel *k, const char *name) {
     return true;
 }
 
+/* The kernels' sources after the special functions' definitions. */
 static char *join(const batch *b, int first, int end) {
-    size_t total = 1;
+    const char *special = kir_cl_special_source();
+    size_t total = strlen(special) + 1;
     for (int i = first; i < end; i++) total += strlen(b->sources[i]) + 1;
     char *text = malloc(total), *at = text;
+    memcpy(at, special, strlen(special));
+    at += strlen(special);
     for (int i = first; i < end; i++) {
         size_t n = strlen(b->sources[i]);
         memcpy(at, b->sources[i], n);

@@ -1,6 +1,6 @@
 /* The OpenCL backend's hand-written kernels (matmul, conv, gather/scatter/
  * index_select, pad, random, sort, integer division and power, erfinv,
- * argmax/argmin) against the CPU device, on sizes that are not multiples of
+ * argmax/argmin, the special functions) against the CPU device, on sizes that are not multiples of
  * the tiles, transposed and offset views, broadcast batches, every dtype the
  * CPU accepts, and the CPU's errors.
  *
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "porta_place.h"
 #include "test.h"
 
 /* ---- the device ---- */
@@ -644,5 +645,77 @@ OPENCL_TEST(test_opencl_argmax_argmin_nan_ties_axes_keepdim) {
     }
 }
 
+/* ---- the special functions ---- */
 
+/* Whether nothing was placed on another device since the last reset. */
+static void nothing_placed(const char *what) {
+    porta_placement_count counts[4];
+    int n = porta_placement_counts(counts, 4);
+    CHECK_MSG(n == 0, "%s: %d ops placed on another device (first: %s)", what, n,
+              n ? counts[0].op : "");
+    porta_placement_counts_reset();
+}
 
+/* Whether float64 runs on the device itself (with PORTA_OPENCL_FP64=0 it is
+ * placed on the CPU, so has_fp64 alone does not say). */
+static bool float64_native(porta_device *device) {
+    porta_placement_counts_reset();
+    porta_placement_count counts[4];
+    bool native = has_fp64(device) && porta_placement_counts(counts, 4) == 0;
+    porta_placement_counts_reset();
+    return native;
+}
+
+/* Float64 within a few units of the CPU's numerics (the device's libm
+ * differs in the last bits); float32 within float32's rounding; float
+ * devices compute in float, so within 1e-5 of the CPU on these points. */
+static double special_rtol(porta_device *device, porta_dtype dtype) {
+    if (dtype == PORTA_F64) return 1e-10;
+    return float64_native(device) ? test_rtol(dtype) : 1e-5;
+}
+
+OPENCL_TEST(test_opencl_special_functions_match_the_cpu) {
+    const double xs[] = {-30, -8.5, -2.5, -1, -0.3, 0, 1e-12, 0.02, 0.3, 0.5, 0.97, 0.999,
+                         1, 1.5, 2.5, 5, 9.75, 21, 60, INFINITY, -INFINITY, NAN};
+    int64_t n = (int64_t)(sizeof xs / sizeof xs[0]);
+    /* binary: every x against each second argument (degrees, a, q) */
+    const double seconds[] = {-1, 0, 1, 2, 3.7, 7, 12};
+    int64_t sizes[2] = {(int64_t)(sizeof seconds / sizeof seconds[0]), n}, one = sizes[0];
+    const porta_dtype dtypes[] = {PORTA_F32, PORTA_F64};
+    for (size_t t = 0; t < sizeof dtypes / sizeof dtypes[0]; t++) {
+        porta_dtype dtype = dtypes[t];
+        if (dtype == PORTA_F64 && !float64_native(device)) continue;
+        double rtol = special_rtol(device, dtype), atol = dtype == PORTA_F64 ? 1e-13 : 1e-6;
+        pair x = values_pair(device, dtype, 1, &n, xs);
+        pair second = values_pair(device, dtype, 1, &one, seconds);
+        pair column = {NULL, NULL};
+        int64_t column_sizes[2] = {one, 1};
+        succeeded(porta_reshape(second.cpu, 2, column_sizes, &column.cpu), "reshape");
+        succeeded(porta_reshape(second.cl, 2, column_sizes, &column.cl), "reshape");
+        for (int op = PORTA_DIGAMMA; op < PORTA_UNARY_OP_COUNT; op++) {
+            if (op >= PORTA_BESSEL_J0 && op <= PORTA_BESSEL_Y1) continue; /* still placed */
+            porta_tensor *want = NULL, *got = NULL;
+            CHECK_OK(porta_unary(op, x.cpu, &want));
+            CHECK_OK(porta_unary(op, x.cl, &got));
+            same(porta_unary_op_name(op), got, want, rtol, atol);
+            nothing_placed(porta_unary_op_name(op));
+            porta_tensor_release(want);
+            porta_tensor_release(got);
+        }
+        for (int op = PORTA_IGAMMA; op < PORTA_BINARY_OP_COUNT; op++) {
+            porta_tensor *want = NULL, *got = NULL;
+            bool polynomial = op >= PORTA_CHEBYSHEV_T;
+            /* polynomials: p(x, n); the others f(second, x) */
+            const pair *a = polynomial ? &x : &column, *b = polynomial ? &column : &x;
+            CHECK_OK(porta_binary(op, a->cpu, b->cpu, &want));
+            CHECK_OK(porta_binary(op, a->cl, b->cl, &got));
+            same(porta_binary_op_name(op), got, want, rtol, polynomial ? atol * 1e3 : atol);
+            nothing_placed(porta_binary_op_name(op));
+            porta_tensor_release(want);
+            porta_tensor_release(got);
+        }
+        pair_release(&column);
+        pair_release(&second);
+        pair_release(&x);
+    }
+}

@@ -154,3 +154,21 @@ def test_kaiser_window(no_fallbacks):
         warnings.simplefilter("error")
         got = torch.signal.windows.kaiser(12, beta=8.0, device="porta")
     torch.testing.assert_close(got.cpu(), torch.signal.windows.kaiser(12, beta=8.0))
+
+
+def test_special_functions_run_on_their_device():
+    """None is placed on another device (OpenCL and CUDA have kernels for
+    all but Bessel J0, J1, Y0, Y1; the CPU for all)."""
+    import torch_porta
+    x = torch.linspace(0.1, 4.0, 16, device="porta")
+    n = torch.full((16,), 3.0, device="porta")
+    placed_elsewhere = [torch.special.bessel_j0, torch.special.bessel_j1,
+                        torch.special.bessel_y0, torch.special.bessel_y1]
+    torch_porta.reset_metrics()
+    for fn in UNARY + POSITIVE:
+        if fn not in placed_elsewhere and fn is not torch.special.entr:
+            fn(x).cpu()
+    for fn in POLYNOMIALS + [torch.special.zeta, torch.igamma, torch.igammac]:
+        fn(x, n).cpu()
+    torch.special.ndtri(x / 5).cpu()
+    assert torch_porta.metrics()["placements"] == []

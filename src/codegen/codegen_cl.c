@@ -102,6 +102,11 @@ static void load_expression(cl_render *r, int a, char *buf, size_t cap) {
         snprintf(buf, cap, "b%d[e%d]", a, a);
 }
 
+/* The OpenCL C function of a special-function value (kir_c_calls_runtime). */
+static const char *special_function(const kir_value *v) {
+    return kir_cl_special_function(v->kind == KIR_UNARY, v->op);
+}
+
 /* Declares and computes value id (not a reduction). */
 static void emit_value(cl_render *r, int id, const char *indent) {
     const kir_value *v = &r->k->values[id];
@@ -122,7 +127,12 @@ static void emit_value(cl_render *r, int id, const char *indent) {
     case KIR_PARAM: kir_c_param(r->t, v); break;
     default: {
         porta_dtype arg = r->k->values[v->args[0]].dtype; /* kir_check vetted the op */
-        if (v->kind == KIR_UNARY && kir_c_array_function(v))
+        if (kir_c_calls_runtime(v) && v->kind == KIR_UNARY)
+            W("(%s)%s((double)v%d)", T, special_function(v), v->args[0]);
+        else if (kir_c_calls_runtime(v))
+            W("(%s)%s((double)v%d, (double)v%d)", T, special_function(v), v->args[0],
+              v->args[1]);
+        else if (v->kind == KIR_UNARY && kir_c_array_function(v))
             W("kir_%s(v%d)", kir_c_array_function(v), v->args[0]);
         else
             kir_c_expression(r->t, v, arg, x);
@@ -336,17 +346,23 @@ static void render_reduction(cl_render *r) {
 porta_status *kir_render_cl(const kir_kernel *kernel, char **source) {
     if (!kernel || !source) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "render_cl: NULL");
     PORTA_TRY(kir_check(kernel));
-    for (int id = 0; id < kernel->value_count; id++)
-        if (kir_c_calls_runtime(&kernel->values[id]))
+    bool special = false;
+    for (int id = 0; id < kernel->value_count; id++) {
+        const kir_value *v = &kernel->values[id];
+        if (!kir_c_calls_runtime(v)) continue;
+        if (!special_function(v))
             return porta_error(PORTA_ERR_UNSUPPORTED,
-                               "render_cl: kernel value %d: %s has no OpenCL kernel (the "
-                               "special functions run on the CPU)",
-                               id, kernel->values[id].kind == KIR_UNARY
-                                       ? porta_unary_op_name(kernel->values[id].op)
-                                       : porta_binary_op_name(kernel->values[id].op));
+                               "render_cl: kernel value %d: %s has no OpenCL kernel (it runs "
+                               "on the CPU)",
+                               id, v->kind == KIR_UNARY ? porta_unary_op_name(v->op)
+                                                        : porta_binary_op_name(v->op));
+        special = true;
+    }
     cl_render r = {.k = kernel};
     core_text text = {0};
     r.t = &text;
+    /* the special functions' definitions only where used: they are long */
+    if (special) text_printf(&text, "%s", kir_cl_special_source());
     analyse(&r);
     int params = 0;
     for (int id = 0; id < kernel->value_count; id++)

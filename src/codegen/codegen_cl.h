@@ -17,4 +17,13 @@
  * also rejects ops kir_c_supports does not spell) in *source, malloc'd. */
 porta_status *kir_render_cl(const kir_kernel *kernel, char **source);
 
+/* The OpenCL C function computing special function `op` (a porta_unary_op
+ * when `unary`, else a porta_binary_op) in double, NULL where it has none
+ * (the op then runs on another device). */
+const char *kir_cl_special_function(bool unary, int op);
+
+/* The OpenCL C defining every kir_cl_special_function, which the renderer
+ * puts before kernels that call them (codegen_cl_special.c). */
+const char *kir_cl_special_source(void);
+
 #endif

@@ -2,6 +2,7 @@
 #include "backends/clc/clk_kernels.h"
 
 #include "backends/clc/clk_kir.h"
+#include "codegen/codegen_cl.h"
 #include "core/status.h"
 
 porta_status *clk_execute(const clk_launcher *launcher, porta_device *device,
@@ -41,8 +42,11 @@ porta_status *clk_execute(const clk_launcher *launcher, porta_device *device,
 }
 
 bool clk_has_kernel(const ir_prim *prim) {
-    if (prim->kind == PRIM_UNARY) return prim->op < PORTA_DIGAMMA;
-    if (prim->kind == PRIM_BINARY) return prim->op < PORTA_IGAMMA;
+    /* the special functions the OpenCL renderer spells (codegen_cl_special.c) */
+    if (prim->kind == PRIM_UNARY)
+        return prim->op < PORTA_DIGAMMA || kir_cl_special_function(true, prim->op);
+    if (prim->kind == PRIM_BINARY)
+        return prim->op < PORTA_IGAMMA || kir_cl_special_function(false, prim->op);
     return true;
 }
 

@@ -34,9 +34,9 @@ clk_exec clk_exec_special;
  * kernels above. */
 clk_exec clk_execute;
 /* Whether clk_execute has a kernel for the primitive's op: every one but
- * the special functions (digamma, Bessel functions, incomplete gamma,
- * zeta, the orthogonal polynomials), which the backends refuse so that
- * placement runs them on another device. */
+ * the special functions the OpenCL renderer has no OpenCL C for (Bessel
+ * J0, J1, Y0, Y1: kir_cl_special_function), which the backends refuse so
+ * that placement runs them on another device. */
 bool clk_has_kernel(const ir_prim *prim);
 
 /* The layout buffer of a batched matmul out = a @ b, read by the tiled

@@ -183,7 +183,7 @@ static bool needs_special_kernel(const ir_prim *prim, const porta_tensor *const 
 }
 
 /* Every primitive but SORT and those without a kernel in backends/clc
- * (clk_has_kernel: the special functions, the factorisations): the merge
+ * (clk_has_kernel: some special functions, the factorisations): the merge
  * sort's program uses an OpenCL vector literal that does not compile as
  * CUDA, so a sort is placed on another device (devices/placement.h), as
  * the others are. */
