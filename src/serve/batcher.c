@@ -15,6 +15,9 @@ typedef struct job {
     porta_status *status;
     int batch_requests;
     bool done;
+    /* Signalled when this job is done: each waiting request has its own,
+     * so a finished batch wakes its requests only, not every one queued. */
+    pthread_cond_t finished;
     struct timespec arrived;
     struct job *next;
 } job;
@@ -25,7 +28,7 @@ struct serve_batcher {
     serve_metrics *metrics;
     int model_index;
     pthread_mutex_t lock;
-    pthread_cond_t work, finished;
+    pthread_cond_t work;
     job *head, *tail;
     int depth;
     bool stopping;
@@ -174,15 +177,17 @@ static void *work(void *arg) {
             b->depth--;
             j->status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "batch: out of memory");
             j->done = true;
-            pthread_cond_broadcast(&b->finished);
+            pthread_cond_signal(&j->finished);
             continue;
         }
         if (b->metrics) serve_metrics_queue_depth(b->metrics, b->model_index, b->depth);
         pthread_mutex_unlock(&b->lock);
         run_batch(b, batch, n);
         pthread_mutex_lock(&b->lock);
-        for (int k = 0; k < n; k++) batch[k]->done = true;
-        pthread_cond_broadcast(&b->finished);
+        for (int k = 0; k < n; k++) {
+            batch[k]->done = true;
+            pthread_cond_signal(&batch[k]->finished);
+        }
     }
     pthread_mutex_unlock(&b->lock);
     free(batch);
@@ -209,11 +214,9 @@ porta_status *serve_batcher_start(serve_model *model, serve_batcher_options opti
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&b->work, &attr);
     pthread_condattr_destroy(&attr);
-    pthread_cond_init(&b->finished, NULL);
     int err = pthread_create(&b->worker, NULL, work, b);
     if (err) {
         pthread_cond_destroy(&b->work);
-        pthread_cond_destroy(&b->finished);
         pthread_mutex_destroy(&b->lock);
         free(b);
         return porta_error(PORTA_ERR_IO, "batcher: cannot start a thread: %s", strerror(err));
@@ -226,11 +229,13 @@ porta_status *serve_batcher_infer(serve_batcher *b, const serve_tensor *inputs, 
                                   serve_tensor *outputs, int *batch_requests) {
     job j = {.inputs = inputs, .rows = rows, .outputs = outputs};
     clock_gettime(CLOCK_MONOTONIC, &j.arrived);
+    pthread_cond_init(&j.finished, NULL);
     pthread_mutex_lock(&b->lock);
     if (b->stopping || b->depth >= b->options.queue_limit) {
         int depth = b->depth;
         bool stopping = b->stopping;
         pthread_mutex_unlock(&b->lock);
+        pthread_cond_destroy(&j.finished);
         return stopping ? porta_error(PORTA_ERR_UNAVAILABLE, "model '%s': the server is stopping",
                                       b->model->name)
                         : porta_error(PORTA_ERR_UNAVAILABLE,
@@ -243,8 +248,9 @@ porta_status *serve_batcher_infer(serve_batcher *b, const serve_tensor *inputs, 
     b->depth++;
     if (b->metrics) serve_metrics_queue_depth(b->metrics, b->model_index, b->depth);
     pthread_cond_signal(&b->work);
-    while (!j.done) pthread_cond_wait(&b->finished, &b->lock);
+    while (!j.done) pthread_cond_wait(&j.finished, &b->lock);
     pthread_mutex_unlock(&b->lock);
+    pthread_cond_destroy(&j.finished);
     if (batch_requests) *batch_requests = j.batch_requests;
     return j.status;
 }
@@ -257,7 +263,6 @@ void serve_batcher_stop(serve_batcher *b) {
     pthread_mutex_unlock(&b->lock);
     pthread_join(b->worker, NULL);
     pthread_cond_destroy(&b->work);
-    pthread_cond_destroy(&b->finished);
     pthread_mutex_destroy(&b->lock);
     free(b);
 }
