@@ -138,7 +138,10 @@ OPENCL_FIRST = PORTA_VISIBLE_DEVICES=opencl
 OPENCL_SAME_AS_CPU = test_compare.py test_placement.py test_progress.py test_train_supervisor.py \
                      test_serve.py test_generate.py test_pjrt_gpu_check.py
 # The PJRT device first, the CPU backend beside it for what the plugin
-# cannot run: OpInfo eagerly (the fused and compile modes: test-pjrt-modes). DDP with tensors on the PJRT device
+# cannot run: OpInfo eagerly, one sample per OpInfo (XLA compiles a module
+# per op and shape: all samples took 9 minutes; the C conformance suite runs
+# every primitive's cases there), the fused and compile modes in
+# test-pjrt-modes. DDP with tensors on the PJRT device
 # runs in test-python (test_distributed.py sets the devices itself). Not
 # yet the whole Python suite: on XLA's CPU plugin a GradScaler at 2^127
 # meets flushed denormals, and a new batch size compiles new modules where
@@ -148,8 +151,8 @@ test-pjrt: $(NEEDS_SETUP)
 	@$(PJRT_FIRST) $(VENV)/bin/porta devices | grep -q '^porta:0  pjrt' || \
 	  { echo "test-pjrt: no PJRT device (make setup installs XLA's CPU plugin):"; \
 	    $(VENV)/bin/porta devices; exit 1; }
-	$(PJRT_FIRST) $(PYTEST_PARALLEL) python/tests/test_opinfo.py python/tests/test_parity.py \
-	  python/tests/test_pjrt.py python/tests/test_pjrt_device.py
+	$(PJRT_FIRST) PORTA_OPINFO_SAMPLES=1 $(PYTEST_PARALLEL) python/tests/test_opinfo.py \
+	  python/tests/test_parity.py python/tests/test_pjrt.py python/tests/test_pjrt_device.py
 	PORTA_VISIBLE_DEVICES=pjrt $(VENV)/bin/python examples/train_digits_cnn.py
 	scripts/pjrt_plugins_check.sh $(VENV)/bin/porta
 
