@@ -12,6 +12,7 @@
 #include "porta_generate.h"
 #include "porta_io.h"
 #include "test.h"
+#include "tiny_lm.h"
 
 static int64_t sample(const float *logits, int64_t count, porta_generate_options o,
                       uint64_t draw) {
@@ -97,26 +98,6 @@ TEST(generate_sample_names_bad_options) {
               "top_k: expected >= 0, given -2");
 }
 
-/* logits = table[ids] (table row i peaks at i + 1 mod 5); the caches come
- * back unchanged; a cache of 6 tokens. */
-static const char *const GRAPH =
-    "{\"version\": [1, 0],"
-    " \"symbols\": [{\"name\": \"batch\", \"min\": 1, \"max\": 8}],"
-    " \"inputs\": [{\"name\": \"ids\", \"dtype\": \"int64\", \"shape\": [\"batch\", 1]},"
-    "              {\"name\": \"positions\", \"dtype\": \"int64\", \"shape\": [\"batch\"]},"
-    "              {\"name\": \"keys\", \"dtype\": \"float32\", \"shape\": [1, \"batch\", 1, 6, 2]},"
-    "              {\"name\": \"values\", \"dtype\": \"float32\", \"shape\": [1, \"batch\", 1, 6, 2]}],"
-    " \"weights\": [{\"name\": \"table\", \"dtype\": \"float32\", \"shape\": [5, 5]}],"
-    " \"nodes\": ["
-    "  {\"op\": \"embedding\", \"args\": [{\"tensor\": \"table\"}, {\"tensor\": \"ids\"},"
-    "   {\"int\": -1}, {\"bool\": false}, {\"bool\": false}], \"outputs\": [\"logits\"]},"
-    "  {\"op\": \"add.Scalar\", \"args\": [{\"tensor\": \"keys\"}, {\"int\": 0}, {\"int\": 1}],"
-    "   \"outputs\": [\"k\"]},"
-    "  {\"op\": \"add.Scalar\", \"args\": [{\"tensor\": \"values\"}, {\"int\": 0}, {\"int\": 1}],"
-    "   \"outputs\": [\"v\"]}"
-    " ],"
-    " \"outputs\": [\"logits\", \"k\", \"v\"]}";
-
 typedef struct tiny {
     char dir[256], path[300];
     porta_model *model;
@@ -125,20 +106,8 @@ typedef struct tiny {
 
 static bool tiny_open(tiny *t, int slots) {
     memset(t, 0, sizeof *t);
-    const char *base = getenv("TMPDIR");
-    snprintf(t->dir, sizeof t->dir, "%s/porta_generate_XXXXXX", base && *base ? base : "/tmp");
-    if (!mkdtemp(t->dir)) return false;
-    snprintf(t->path, sizeof t->path, "%s/tiny.porta", t->dir);
-    float table[25] = {0};
-    for (int i = 0; i < 5; i++) table[i * 5 + (i + 1) % 5] = 1;
-    porta_tensor *w = NULL;
-    porta_status *status =
-        porta_tensor_from_host(test_cpu(), PORTA_F32, 2, (int64_t[]){5, 5}, table, &w);
-    porta_safetensors_pair metadata[2] = {{"porta.format", "1.0"}, {"porta.graph", GRAPH}};
-    porta_safetensors_entry weights[1] = {{"table", w}};
-    if (!status) status = porta_safetensors_save(t->path, weights, 1, metadata, 2);
-    if (w) porta_tensor_release(w);
-    if (!status) status = porta_model_load(t->path, &t->model);
+    if (!tiny_lm_save(t->dir, sizeof t->dir, t->path, sizeof t->path)) return false;
+    porta_status *status = porta_model_load(t->path, &t->model);
     if (!status) status = porta_generator_create(t->model, test_cpu(), slots, &t->generator);
     if (status) {
         test_fail(__FILE__, __LINE__, "%s", porta_status_message(status));

@@ -1,5 +1,5 @@
 /* `porta serve`'s generate endpoints without sockets: the tiny KV-cache
- * model of test_generate.c (next token = fed token + 1 mod 5) served by
+ * model of tiny_lm.h (next token = fed token + 1 mod 5) served by
  * porta_server_create, answered on /generate and /generate_stream, its
  * series in /metrics, and requests with a bad field refused with 400
  * naming it. */
@@ -7,47 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "porta_io.h"
 #include "porta_serve.h"
 #include "test.h"
-
-static const char *const GRAPH =
-    "{\"version\": [1, 0],"
-    " \"symbols\": [{\"name\": \"batch\", \"min\": 1, \"max\": 8}],"
-    " \"inputs\": [{\"name\": \"ids\", \"dtype\": \"int64\", \"shape\": [\"batch\", 1]},"
-    "              {\"name\": \"positions\", \"dtype\": \"int64\", \"shape\": [\"batch\"]},"
-    "              {\"name\": \"keys\", \"dtype\": \"float32\", \"shape\": [1, \"batch\", 1, 6, 2]},"
-    "              {\"name\": \"values\", \"dtype\": \"float32\", \"shape\": [1, \"batch\", 1, 6, 2]}],"
-    " \"weights\": [{\"name\": \"table\", \"dtype\": \"float32\", \"shape\": [5, 5]}],"
-    " \"nodes\": ["
-    "  {\"op\": \"embedding\", \"args\": [{\"tensor\": \"table\"}, {\"tensor\": \"ids\"},"
-    "   {\"int\": -1}, {\"bool\": false}, {\"bool\": false}], \"outputs\": [\"logits\"]},"
-    "  {\"op\": \"add.Scalar\", \"args\": [{\"tensor\": \"keys\"}, {\"int\": 0}, {\"int\": 1}],"
-    "   \"outputs\": [\"k\"]},"
-    "  {\"op\": \"add.Scalar\", \"args\": [{\"tensor\": \"values\"}, {\"int\": 0}, {\"int\": 1}],"
-    "   \"outputs\": [\"v\"]}"
-    " ],"
-    " \"outputs\": [\"logits\", \"k\", \"v\"]}";
+#include "tiny_lm.h"
 
 static porta_server *open_server(char *dir, size_t cap) {
-    const char *base = getenv("TMPDIR");
-    snprintf(dir, cap, "%s/porta_serve_generate_XXXXXX", base && *base ? base : "/tmp");
-    if (!mkdtemp(dir)) return NULL;
     char path[400];
-    snprintf(path, sizeof path, "%s/tiny.porta", dir);
-    float table[25] = {0};
-    for (int i = 0; i < 5; i++) table[i * 5 + (i + 1) % 5] = 1;
-    porta_tensor *w = NULL;
-    porta_status *status =
-        porta_tensor_from_host(test_cpu(), PORTA_F32, 2, (int64_t[]){5, 5}, table, &w);
-    porta_safetensors_pair metadata[2] = {{"porta.format", "1.0"}, {"porta.graph", GRAPH}};
-    porta_safetensors_entry weights[1] = {{"table", w}};
-    if (!status) status = porta_safetensors_save(path, weights, 1, metadata, 2);
-    if (w) porta_tensor_release(w);
+    if (!tiny_lm_save(dir, cap, path, sizeof path)) return NULL;
     const char *paths[1] = {path};
     porta_server_options o = {paths, 1, test_cpu(), 4, 0.001, 16, 0};
     porta_server *server = NULL;
-    if (!status) status = porta_server_create(&o, &server);
+    porta_status *status = porta_server_create(&o, &server);
     if (status) {
         test_fail(__FILE__, __LINE__, "%s", porta_status_message(status));
         porta_status_free(status);
