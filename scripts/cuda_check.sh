@@ -16,18 +16,7 @@ BUILD=${BUILD:-build-cuda-check}
 mkdir -p "$LOGS"
 status=0
 
-step() { # step NAME SECONDS COMMAND...: runs it with a time limit, logged
-    local name=$1 limit=$2
-    shift 2
-    echo "== $name"
-    local start=$SECONDS
-    timeout "$limit" "$@" >"$LOGS/$name.log" 2>&1
-    local rc=$?
-    tail -n 15 "$LOGS/$name.log"
-    echo "== $name: exit $rc after $((SECONDS - start)) s"
-    if [ "$rc" -ne 0 ] && [ "$status" -eq 0 ]; then status=$rc; fi
-    return "$rc"
-}
+. scripts/check_steps.sh
 
 nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv \
     >"$LOGS/gpu.txt" 2>&1 || true
