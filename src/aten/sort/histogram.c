@@ -29,6 +29,9 @@ static porta_status *check_input(const char *op, const porta_tensor *x, int dims
     if (!porta_dtype_is_float(x->dtype))
         return porta_error(PORTA_ERR_DTYPE, "\"%s\" not implemented for '%s'", op,
                            aten_dtype_label(x->dtype));
+    if (dims > PORTA_MAX_RANK) /* the edges are held in an array of that many */
+        return porta_error(PORTA_ERR_UNSUPPORTED, "histogramdd: at most %d dimensions, got %d",
+                           PORTA_MAX_RANK, dims);
     if (dims && (x->rank < 1 || x->sizes[x->rank - 1] != dims))
         return porta_error(PORTA_ERR_SHAPE,
                            "torch.histogramdd: expected input to have shape (..., %d) for %d bin "
@@ -231,9 +234,6 @@ static porta_status *histogramdd_bin_edges(const porta_value *a, aten_results *r
     int dims = a[1].ints.count;
     PORTA_TRY(check_input("histogramdd", x, dims, optional(&a[3])));
     porta_tensor *edges[PORTA_MAX_RANK] = {NULL};
-    if (dims > PORTA_MAX_RANK)
-        return porta_error(PORTA_ERR_UNSUPPORTED, "histogramdd: at most %d dimensions, got %d",
-                           PORTA_MAX_RANK, dims);
     aten_scope s;
     scope_begin(&s);
     edges_from_counts(&s, rows_of(&s, x, dims), &a[1], &a[2], edges);
@@ -246,9 +246,6 @@ static porta_status *histogramdd_from_bin_cts(const porta_value *a, aten_results
     const porta_tensor *x = a[0].tensor, *weight = optional(&a[3]);
     int dims = a[1].ints.count;
     PORTA_TRY(check_input("histogramdd", x, dims, weight));
-    if (dims > PORTA_MAX_RANK)
-        return porta_error(PORTA_ERR_UNSUPPORTED, "histogramdd: at most %d dimensions, got %d",
-                           PORTA_MAX_RANK, dims);
     porta_tensor *edges[PORTA_MAX_RANK] = {NULL};
     aten_scope s;
     scope_begin(&s);
@@ -263,9 +260,6 @@ static porta_status *histogramdd_from_bin_tensors(const porta_value *a, aten_res
     const porta_tensor *x = a[0].tensor, *weight = optional(&a[2]);
     int dims = a[1].tensors.count;
     PORTA_TRY(check_input("histogramdd", x, dims, weight));
-    if (dims > PORTA_MAX_RANK)
-        return porta_error(PORTA_ERR_UNSUPPORTED, "histogramdd: at most %d dimensions, got %d",
-                           PORTA_MAX_RANK, dims);
     porta_tensor *edges[PORTA_MAX_RANK] = {NULL};
     aten_scope s;
     scope_begin(&s);
