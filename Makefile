@@ -133,7 +133,8 @@ test-python-modes: $(NEEDS_SETUP)
 # op's kernels to OpenCL C; every sample runs fused on the CPU, and the C
 # conformance suite runs each primitive's layouts fused on OpenCL. Last, the
 # conformance suite with PoCL acting as a device without float64, whose
-# float64 primitives are placed on the CPU.
+# float64 primitives are placed on the CPU, and the special functions and
+# factorisations computed there in float (the accuracy the README states).
 OPENCL_FIRST = PORTA_VISIBLE_DEVICES=opencl
 OPENCL_SAME_AS_CPU = test_compare.py test_placement.py test_progress.py test_train_supervisor.py \
                      test_serve.py test_generate.py test_pjrt_gpu_check.py
@@ -174,6 +175,8 @@ test-opencl: $(NEEDS_SETUP)
 	  python/tests/test_opinfo.py
 	$(OPENCL_FIRST) PORTA_TEST_MODE=compile $(PYTEST_PARALLEL) python/tests/test_opinfo.py
 	PORTA_OPENCL_FP64=0 PORTA_CONFORMANCE=quick $(BUILD)/porta_tests conformance
+	PORTA_OPENCL_FP64=0 $(BUILD)/porta_tests opencl_special_functions
+	PORTA_OPENCL_FP64=0 $(BUILD)/porta_tests factor_opencl
 
 # Porta's own memory: the PJRT backend is off, so XLA's plugin (whose
 # own code valgrind reports on) is not loaded.
