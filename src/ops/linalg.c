@@ -1,26 +1,31 @@
-/* Eager matmul, convolution and its gradients: the public entry points and the runner that
- * brings their operands to the backend contract (one dtype; matmul batch
- * axes broadcast to the output's). */
+/* Eager matmul, convolution and its gradients, and the factorisations: the
+ * public entry points and the runner that brings their operands to the
+ * backend contract (one dtype, cast to it for matmul and convolution;
+ * matmul's and triangular solve's batch axes broadcast to the output's). A
+ * factorisation's operands are never cast: inference requires them to be of
+ * one float dtype already. */
 #include <string.h>
 
 #include "core/status.h"
+#include "core/tensor_layout.h"
 #include "ops/run.h"
 #include "runtime/tensor.h"
 
 #define LINALG_MAX_INPUTS 3
 
-/* The views the backend gets: a [..., M, K] and b [..., K, N] with the
- * output's batch axes (stride 0 where broadcast). */
-static porta_status *broadcast_matmul_operands(porta_tensor **operands, const ir_meta *meta) {
+/* The views the backend gets: each operand [..., r, c] (matmul's a and b,
+ * a factorisation's one or two) with the output's batch axes (stride 0 where
+ * broadcast). */
+static porta_status *broadcast_batch_axes(porta_tensor **operands, int count, const ir_meta *meta) {
     int batch = meta->rank - 2;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < count; i++) {
         porta_tensor *x = operands[i];
         int64_t sizes[PORTA_MAX_RANK];
         memcpy(sizes, meta->sizes, (size_t)batch * sizeof sizes[0]);
         sizes[batch] = x->sizes[x->rank - 2];
         sizes[batch + 1] = x->sizes[x->rank - 1];
         if (x->rank == meta->rank && !memcmp(x->sizes, sizes, (size_t)x->rank * sizeof sizes[0]))
-            continue; /* already of that shape (plain 2-d products): no view needed */
+            continue; /* already of that shape (plain 2-d products, one-input factorisations) */
         porta_tensor *view;
         PORTA_TRY(ops_broadcast_to(x, meta->rank, sizes, &view));
         porta_tensor_release(x);
@@ -40,8 +45,9 @@ static bool shares_storage(const porta_tensor *out, porta_tensor *const *operand
 static porta_status *run_linalg(ir_prim *local, const porta_tensor *const *inputs,
                                 int input_count, porta_tensor **out) {
     const char *op = ir_prim_name(local);
-    if (input_count < 2 || input_count > LINALG_MAX_INPUTS ||
-        (local->kind != PRIM_CONV && input_count != 2))
+    int min_inputs = local->kind == PRIM_FACTOR ? 1 : 2;
+    int max_inputs = local->kind == PRIM_CONV ? 3 : 2;
+    if (input_count < min_inputs || input_count > max_inputs)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: got %d inputs", op, input_count);
     if (!inputs) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: inputs is NULL", op);
     porta_device *device;
@@ -57,8 +63,8 @@ static porta_status *run_linalg(ir_prim *local, const porta_tensor *const *input
     porta_status *status = NULL;
     for (int i = 0; i < input_count; i++)
         CORE_TRY_GOTO(status, ops_to_dtype(inputs[i], meta.dtype, &operands[i]), cleanup);
-    if (local->kind == PRIM_MATMUL)
-        CORE_TRY_GOTO(status, broadcast_matmul_operands(operands, &meta), cleanup);
+    if (local->kind == PRIM_MATMUL || local->kind == PRIM_FACTOR)
+        CORE_TRY_GOTO(status, broadcast_batch_axes(operands, input_count, &meta), cleanup);
     CORE_TRY_GOTO(status, ops_prepare_out(op, device, &meta, out, &dst, &needs_copy), cleanup);
     if (dst == *out && shares_storage(dst, operands, input_count)) {
         /* out= aliasing an operand would be read after it is written:
@@ -90,6 +96,20 @@ porta_status *porta_matmul(const porta_tensor *a, const porta_tensor *b, porta_t
     prim.kind = PRIM_MATMUL;
     const porta_tensor *inputs[2] = {a, b};
     return run_linalg(&prim, inputs, 2, out);
+}
+
+porta_status *porta_factor(porta_factor_op op, int flags, const porta_tensor *a,
+                           const porta_tensor *b, porta_tensor **out) {
+    if (!out) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "factor: out is NULL");
+    ir_prim prim;
+    memset(&prim, 0, sizeof prim); /* prims are hashed and compared bytewise */
+    prim.kind = PRIM_FACTOR;
+    prim.op = (int)op;
+    prim.axis = flags;
+    const porta_tensor *inputs[2] = {a, b};
+    int count = ir_prim_input_count(&prim);
+    for (int i = 0; i < count; i++) PORTA_TRY(core_check_tensor(inputs[i], i ? "b" : "a"));
+    return run_linalg(&prim, inputs, count, out);
 }
 
 porta_status *porta_conv(const porta_tensor *x, const porta_tensor *w, const porta_tensor *bias,
