@@ -1,7 +1,11 @@
 """Meta kernels for the native porta ops that PyTorch gives none, so that
-torch.compile can trace them with fake tensors (on the CPU, PyTorch runs
-the real kernel on zeros instead, which a porta tensor cannot stand in
-for). Registered only where PyTorch has no Meta kernel of its own."""
+torch.compile can trace them with fake tensors. Without one, a porta kernel
+given a fake tensor's meta storage raises NotImplementedError (buffer_of in
+native/buffers.cpp) and FakeTensorMode falls back to running the real kernel
+on zeros; for a porta tensor that fallback fails itself (making the zeros
+reaches a porta kernel with a meta storage again), so geqrf, which PyTorch
+gives no Meta kernel, needs its own. Registered only where PyTorch has no
+Meta kernel of its own."""
 import torch
 
 
