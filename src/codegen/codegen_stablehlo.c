@@ -62,18 +62,10 @@ static void fail(render *r, porta_status *status) {
     if (!r->error) r->error = status; else porta_status_free(status);
 }
 
-static int attr_list(char *out, size_t cap, const char *name, const int64_t *values, int n) {
-    size_t used = (size_t)snprintf(out, cap, "%s = array<i64", name);
-    for (int i = 0; i < n && used < cap; i++)
-        used += (size_t)snprintf(out + used, cap - used, "%s %" PRId64, i ? "," : ":", values[i]);
-    if (used < cap) used += (size_t)snprintf(out + used, cap - used, ">");
-    return (int)used;
-}
-
 /* x (of type `in`) broadcast to `out` along result dims dims[0..n). */
 static int broadcast(render *r, int x, shlo_type in, shlo_type out, const int64_t *dims, int n) {
     char attrs[256] = " {";
-    attr_list(attrs + 2, sizeof attrs - 4, "broadcast_dimensions", dims, n);
+    shlo_attr_i64s(attrs + 2, sizeof attrs - 4, "broadcast_dimensions", dims, n);
     strcat(attrs, "}");
     return shlo_op(&r->e, "stablehlo.broadcast_in_dim", 1, &x, &in, attrs, out);
 }
@@ -263,7 +255,7 @@ static int take_view(render *r, int a, porta_dtype dtype, const view *v, int ele
         int shaped = shlo_op1(&r->e, "stablehlo.reshape", block, shlo_tensor(numel, elt), laid);
         if (identity) return shaped;
         char attrs[256] = " {";
-        attr_list(attrs + 2, sizeof attrs - 4, "permutation", permutation, v->count);
+        shlo_attr_i64s(attrs + 2, sizeof attrs - 4, "permutation", permutation, v->count);
         strcat(attrs, "}");
         return shlo_op(&r->e, "stablehlo.transpose", 1, &shaped, &laid, attrs, out);
     }
@@ -436,7 +428,7 @@ static int reduce(render *r, const kir_value *v) {
     int count = 0;
     for (int d = r->k->outer_rank; d < r->k->rank; d++) reduced[count++] = d;
     char attrs[128];
-    attr_list(attrs, sizeof attrs, "dimensions", reduced, count);
+    shlo_attr_i64s(attrs, sizeof attrs, "dimensions", reduced, count);
     text_printf(e->t, "      \"stablehlo.return\"(%%%d) : (%s) -> ()\n    }) {%s} : (%s, %s) -> %s\n",
                 result, S.s, attrs, shlo_tensor(r->dims[SPAN_FULL], shlo_compute_elt(fold)).s,
                 S.s, shlo_tensor(r->dims[SPAN_OUTER], shlo_compute_elt(fold)).s);
@@ -695,7 +687,6 @@ shlo_render *shlo_render_begin(const shlo_layout *layout, core_text *body) {
 
 shlo_emit *shlo_render_emitter(shlo_render *r) { return &r->e; }
 
-void shlo_render_fail(shlo_render *r, porta_status *status) { fail(r, status); }
 
 int shlo_render_load(shlo_render *r, int a, porta_dtype dtype, const int64_t *sizes, int rank) {
     char dims[PORTA_MAX_RANK * 24];

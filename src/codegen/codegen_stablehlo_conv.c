@@ -22,14 +22,6 @@ static void layout_text(char *out, size_t cap, const char *first, const char *se
         used += (size_t)snprintf(out + used, cap - used, ", %d", d);
 }
 
-static size_t list_text(char *out, size_t cap, const char *name, const int64_t *values, int n) {
-    size_t used = (size_t)snprintf(out, cap, "%s = array<i64", name);
-    for (int i = 0; i < n && used < cap; i++)
-        used += (size_t)snprintf(out + used, cap - used, "%s %" PRId64, i ? "," : ":", values[i]);
-    if (used < cap) used += (size_t)snprintf(out + used, cap - used, ">");
-    return used;
-}
-
 typedef struct conv_form {
     char lhs[64], rhs[64], out[64];
     int64_t strides[PORTA_MAX_RANK], lhs_dilation[PORTA_MAX_RANK], rhs_dilation[PORTA_MAX_RANK];
@@ -45,16 +37,16 @@ static int convolution(shlo_emit *e, int n, const conv_form *f, int lhs, shlo_ty
                                    "dimension_numbers = #stablehlo.conv<[%s]x[%s]->[%s]>, "
                                    "feature_group_count = %" PRId64 " : i64, ",
                                    f->batch_groups, f->lhs, f->rhs, f->out, f->feature_groups);
-    list_text(part, sizeof part, "lhs_dilation", f->lhs_dilation, n);
+    shlo_attr_i64s(part, sizeof part, "lhs_dilation", f->lhs_dilation, n);
     used += (size_t)snprintf(attrs + used, sizeof attrs - used, "%s, padding = dense<[", part);
     for (int d = 0; d < n; d++)
         used += (size_t)snprintf(attrs + used, sizeof attrs - used,
                                  "%s[%" PRId64 ", %" PRId64 "]", d ? ", " : "", f->low[d],
                                  f->high[d]);
     used += (size_t)snprintf(attrs + used, sizeof attrs - used, "]> : tensor<%dx2xi64>, ", n);
-    list_text(part, sizeof part, "rhs_dilation", f->rhs_dilation, n);
+    shlo_attr_i64s(part, sizeof part, "rhs_dilation", f->rhs_dilation, n);
     used += (size_t)snprintf(attrs + used, sizeof attrs - used, "%s, ", part);
-    list_text(part, sizeof part, "window_strides", f->strides, n);
+    shlo_attr_i64s(part, sizeof part, "window_strides", f->strides, n);
     snprintf(attrs + used, sizeof attrs - used, "%s}", part);
     int args[2] = {lhs, rhs};
     shlo_type types[2] = {lhs_type, rhs_type};
@@ -82,7 +74,7 @@ static int regroup(shlo_emit *e, int w, const int64_t *w_sizes, int rank, int64_
     int grouped = shlo_op1(e, "stablehlo.reshape", w, typed(w_sizes, rank, elt),
                            typed(split, rank + 1, elt));
     char attrs[256] = " {";
-    list_text(attrs + 2, sizeof attrs - 4, "permutation", perm, rank + 1);
+    shlo_attr_i64s(attrs + 2, sizeof attrs - 4, "permutation", perm, rank + 1);
     strcat(attrs, "}");
     shlo_type split_type = typed(split, rank + 1, elt);
     int moved = shlo_op(e, "stablehlo.transpose", 1, &grouped, &split_type, attrs,
@@ -121,7 +113,7 @@ int shlo_conv(shlo_emit *e, const shlo_conv_operands *c) {
         int64_t dims[PORTA_MAX_RANK];
         for (int d = 0; d < n; d++) dims[d] = d + 2;
         char attrs[256] = " {";
-        list_text(attrs + 2, sizeof attrs - 4, "dimensions", dims, n);
+        shlo_attr_i64s(attrs + 2, sizeof attrs - 4, "dimensions", dims, n);
         strcat(attrs, "}");
         int w = shlo_op(e, "stablehlo.reverse", 1, &c->x[1], &B, attrs, B);
         int64_t w_sizes[PORTA_MAX_RANK];

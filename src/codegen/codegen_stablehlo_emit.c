@@ -21,6 +21,14 @@ void shlo_dims(char *out, size_t cap, const int64_t *sizes, int rank) {
         used += (size_t)snprintf(out + used, cap - used, "%" PRId64 "x", sizes[d]);
 }
 
+int shlo_attr_i64s(char *out, size_t cap, const char *name, const int64_t *values, int n) {
+    size_t used = (size_t)snprintf(out, cap, "%s = array<i64", name);
+    for (int i = 0; i < n && used < cap; i++)
+        used += (size_t)snprintf(out + used, cap - used, "%s %" PRId64, i ? "," : ":", values[i]);
+    if (used < cap) used += (size_t)snprintf(out + used, cap - used, ">");
+    return (int)used;
+}
+
 int shlo_op(shlo_emit *e, const char *op, int n, const int *args, const shlo_type *types,
             const char *attrs, shlo_type out) {
     int id = e->next++;

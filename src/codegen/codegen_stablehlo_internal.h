@@ -25,6 +25,8 @@ typedef struct shlo_emit {
 shlo_type shlo_tensor(const char *dims, const char *elt);
 /* "4x5x" from sizes[0..rank). */
 void shlo_dims(char *out, size_t cap, const int64_t *sizes, int rank);
+/* `name = array<i64: v0, v1, ...>` from values[0..n); the length written. */
+int shlo_attr_i64s(char *out, size_t cap, const char *name, const int64_t *values, int n);
 
 /* %N = "op"(args...) attrs : (types...) -> out. attrs may be "" or
  * " {...}"; types[i] is args[i]'s type. */
@@ -67,7 +69,6 @@ int shlo_from_double(shlo_emit *e, int x, porta_dtype dtype, const char *dims);
 typedef struct render shlo_render;
 shlo_render *shlo_render_begin(const shlo_layout *layout, core_text *body);
 shlo_emit *shlo_render_emitter(shlo_render *r);
-void shlo_render_fail(shlo_render *r, porta_status *status);
 int shlo_render_load(shlo_render *r, int a, porta_dtype dtype, const int64_t *sizes, int rank);
 void shlo_render_store(shlo_render *r, int a, porta_dtype dtype, int value, const int64_t *sizes,
                        int rank);
