@@ -238,8 +238,15 @@ TEST(stablehlo_prim_refuses_other_kinds_and_bad_buffers) {
     CHECK_ERR(shlo_render_prim(&p, &t, NULL), PORTA_ERR_INVALID_ARGUMENT, "expected 0..1");
     /* gather's index must be int64 */
     p.prim.kind = PRIM_GATHER;
-    porta_dtype dtypes[2] = {PORTA_F32, PORTA_I32};
-    CHECK(!shlo_prim_supported(&p.prim, dtypes, 2));
+    porta_dtype dtypes[3] = {PORTA_F32, PORTA_I32, PORTA_F32};
+    int ranks[3] = {1, 1, 1};
+    CHECK(!shlo_prim_supported(&p.prim, dtypes, ranks, 2));
     dtypes[1] = PORTA_I64;
-    CHECK(shlo_prim_supported(&p.prim, dtypes, 2));
+    CHECK(shlo_prim_supported(&p.prim, dtypes, ranks, 2));
+    /* a scatter into a scalar has no dim to index */
+    p.prim.kind = PRIM_SCATTER;
+    p.prim.op = PORTA_SCATTER_NONE;
+    CHECK(shlo_prim_supported(&p.prim, dtypes, ranks, 3));
+    ranks[0] = 0;
+    CHECK(!shlo_prim_supported(&p.prim, dtypes, ranks, 3));
 }

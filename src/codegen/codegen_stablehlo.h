@@ -94,8 +94,10 @@ typedef struct shlo_prim {
     int64_t sizes[SHLO_PRIM_MAX_OPERANDS][PORTA_MAX_RANK];
     shlo_layout layout;
 } shlo_prim;
-/* Whether shlo_render_prim spells this primitive of these input dtypes. */
-bool shlo_prim_supported(const ir_prim *prim, const porta_dtype *dtypes, int input_count);
+/* Whether shlo_render_prim spells this primitive of inputs of these dtypes
+ * and ranks. */
+bool shlo_prim_supported(const ir_prim *prim, const porta_dtype *dtypes, const int *ranks,
+                         int input_count);
 porta_status *shlo_render_prim(const shlo_prim *prim, char **text, bool *takes_scalars);
 
 #endif

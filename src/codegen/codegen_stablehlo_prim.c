@@ -15,14 +15,6 @@
 #include "codegen/codegen_stablehlo_internal.h"
 #include "core/status.h"
 
-static int attr_i64s(char *out, size_t cap, const char *name, const int64_t *values, int n) {
-    size_t used = (size_t)snprintf(out, cap, "%s = array<i64", name);
-    for (int i = 0; i < n && used < cap; i++)
-        used += (size_t)snprintf(out + used, cap - used, "%s %" PRId64, i ? "," : ":", values[i]);
-    if (used < cap) used += (size_t)snprintf(out + used, cap - used, ">");
-    return (int)used;
-}
-
 static void dims_of(char *out, size_t cap, const shlo_prim *p, int i) {
     shlo_dims(out, cap, p->sizes[i], p->rank[i]);
 }
@@ -49,9 +41,9 @@ static int render_pad(shlo_render *r, const shlo_prim *p) {
         high[k] = p->prim.pads[2 * k + 1];
     }
     char attrs[3][PORTA_MAX_RANK * 24 + 40], all[3 * (PORTA_MAX_RANK * 24 + 40) + 8];
-    attr_i64s(attrs[0], sizeof attrs[0], "edge_padding_low", low, rank);
-    attr_i64s(attrs[1], sizeof attrs[1], "edge_padding_high", high, rank);
-    attr_i64s(attrs[2], sizeof attrs[2], "interior_padding", interior, rank);
+    shlo_attr_i64s(attrs[0], sizeof attrs[0], "edge_padding_low", low, rank);
+    shlo_attr_i64s(attrs[1], sizeof attrs[1], "edge_padding_high", high, rank);
+    shlo_attr_i64s(attrs[2], sizeof attrs[2], "interior_padding", interior, rank);
     snprintf(all, sizeof all, " {%s, %s, %s}", attrs[0], attrs[1], attrs[2]);
     int args[2] = {x, value};
     shlo_type types[2] = {type_of(p, 0, shlo_compute_elt(d)),
@@ -113,7 +105,7 @@ static int gather_along(shlo_render *r, const shlo_prim *p, int x, int at) {
     int64_t ones[PORTA_MAX_RANK];
     for (int k = 0; k < rank; k++) ones[k] = 1;
     char slices[PORTA_MAX_RANK * 24 + 40], attrs[PORTA_MAX_RANK * 48 + 256];
-    attr_i64s(slices, sizeof slices, "slice_sizes", ones, rank);
+    shlo_attr_i64s(slices, sizeof slices, "slice_sizes", ones, rank);
     snprintf(attrs, sizeof attrs,
              " {dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [%s], "
              "start_index_map = [%s], index_vector_dim = %d>, %s, indices_are_sorted = false}",
@@ -133,7 +125,7 @@ static int render_gather(shlo_render *r, const shlo_prim *p) {
         /* the 1-d (or scalar) index runs along axis, repeated over the rest */
         int64_t along[1] = {p->prim.axis};
         char attrs[96];
-        attr_i64s(attrs, sizeof attrs, " {broadcast_dimensions", along, p->rank[1]);
+        shlo_attr_i64s(attrs, sizeof attrs, " {broadcast_dimensions", along, p->rank[1]);
         strcat(attrs, "}");
         at = shlo_op(e, "stablehlo.broadcast_in_dim", 1, &at, (shlo_type[]){type_of(p, 1, "i64")},
                      attrs, type_of(p, out, "i64"));
@@ -166,7 +158,7 @@ static int render_sort(shlo_render *r, const shlo_prim *p) {
                 id, x, positions, a, S.s, b, S.s, ia, SI.s, ib, SI.s);
     bool descending = p->prim.op == PORTA_SORT_DESCENDING;
     int before = shlo_compare(e, descending ? "GT" : "LT", a, b, S, "");
-    bool is_float = d == PORTA_F16 || d == PORTA_BF16 || d == PORTA_F32 || d == PORTA_F64;
+    bool is_float = porta_dtype_is_float(d);
     if (is_float) { /* a NaN is the largest key: last ascending, first descending */
         int a_nan = shlo_compare(e, "NE", a, a, S, ""), b_nan = shlo_compare(e, "NE", b, b, S, "");
         shlo_type P = shlo_tensor("", "i1");
@@ -205,7 +197,7 @@ static int render_conv(shlo_render *r, const shlo_prim *p) {
     int bias = shlo_render_load(r, 2, d, p->sizes[2], p->rank[2]);
     int64_t along[1] = {1};
     char attrs[96] = " {";
-    attr_i64s(attrs + 2, sizeof attrs - 4, "broadcast_dimensions", along, 1);
+    shlo_attr_i64s(attrs + 2, sizeof attrs - 4, "broadcast_dimensions", along, 1);
     strcat(attrs, "}");
     shlo_type T = type_of(p, out, elt);
     int spread = shlo_op(e, "stablehlo.broadcast_in_dim", 1, &bias,
@@ -233,8 +225,7 @@ static int combine(shlo_emit *e, int reduce, porta_dtype dtype, int a, int b) {
     default: {
         bool max = reduce == PORTA_SCATTER_AMAX;
         int better = max ? shlo_compare(e, "LT", a, b, S, "") : shlo_compare(e, "LT", b, a, S, "");
-        bool is_float = dtype == PORTA_F16 || dtype == PORTA_BF16 || dtype == PORTA_F32 ||
-                        dtype == PORTA_F64;
+        bool is_float = porta_dtype_is_float(dtype);
         if (is_float) {
             shlo_type P = shlo_tensor("", "i1");
             better = shlo_op2(e, "stablehlo.or", shlo_compare(e, "NE", b, b, S, ""), better, P, P);
@@ -311,9 +302,9 @@ static int render_pool(shlo_render *r, const shlo_prim *p) {
         padded[a + 2] += low[a + 2] + high[a + 2];
     }
     char attrs[3][PORTA_MAX_RANK * 24 + 40], all[3 * (PORTA_MAX_RANK * 24 + 40) + 8];
-    attr_i64s(attrs[0], sizeof attrs[0], "edge_padding_low", low, rank);
-    attr_i64s(attrs[1], sizeof attrs[1], "edge_padding_high", high, rank);
-    attr_i64s(attrs[2], sizeof attrs[2], "interior_padding", none, rank);
+    shlo_attr_i64s(attrs[0], sizeof attrs[0], "edge_padding_low", low, rank);
+    shlo_attr_i64s(attrs[1], sizeof attrs[1], "edge_padding_high", high, rank);
+    shlo_attr_i64s(attrs[2], sizeof attrs[2], "interior_padding", none, rank);
     snprintf(all, sizeof all, " {%s, %s, %s}", attrs[0], attrs[1], attrs[2]);
     char pdims[PORTA_MAX_RANK * 24];
     shlo_dims(pdims, sizeof pdims, padded, rank);
@@ -381,9 +372,9 @@ static int render_pool(shlo_render *r, const shlo_prim *p) {
                    : pos;
         }
         char slice[3][PORTA_MAX_RANK * 24 + 40], sattrs[3 * (PORTA_MAX_RANK * 24 + 40) + 8];
-        attr_i64s(slice[0], sizeof slice[0], "start_indices", begin, rank);
-        attr_i64s(slice[1], sizeof slice[1], "limit_indices", limit, rank);
-        attr_i64s(slice[2], sizeof slice[2], "strides", stride, rank);
+        shlo_attr_i64s(slice[0], sizeof slice[0], "start_indices", begin, rank);
+        shlo_attr_i64s(slice[1], sizeof slice[1], "limit_indices", limit, rank);
+        shlo_attr_i64s(slice[2], sizeof slice[2], "strides", stride, rank);
         snprintf(sattrs, sizeof sattrs, " {%s, %s, %s}", slice[0], slice[1], slice[2]);
         int v = shlo_op(e, "stablehlo.slice", 1, &xp, &XP, sattrs, V);
         int ok = shlo_op(e, "stablehlo.slice", 1, &inside, &MP, sattrs, B);
@@ -401,7 +392,8 @@ static int render_pool(shlo_render *r, const shlo_prim *p) {
     return best_at;
 }
 
-bool shlo_prim_supported(const ir_prim *prim, const porta_dtype *dtypes, int input_count) {
+bool shlo_prim_supported(const ir_prim *prim, const porta_dtype *dtypes, const int *ranks,
+                         int input_count) {
     switch (prim->kind) {
     case PRIM_PAD: return input_count == 1;
     case PRIM_GATHER: case PRIM_INDEX_SELECT:
@@ -410,12 +402,11 @@ bool shlo_prim_supported(const ir_prim *prim, const porta_dtype *dtypes, int inp
     case PRIM_POOL_MAX:
         return input_count == 1 && dtypes[0] != PORTA_BOOL && prim->rank >= 1 &&
                prim->rank <= PORTA_MAX_RANK - 2;
-    case PRIM_SCATTER:
-        return input_count == 3 && dtypes[1] == PORTA_I64 && prim->op >= PORTA_SCATTER_NONE &&
-               prim->op <= PORTA_SCATTER_AMIN;
+    case PRIM_SCATTER: /* a scalar has no dim to index */
+        return input_count == 3 && ranks[0] >= 1 && dtypes[1] == PORTA_I64 &&
+               prim->op >= PORTA_SCATTER_NONE && prim->op <= PORTA_SCATTER_AMIN;
     case PRIM_CONV: case PRIM_CONV_INPUT_GRAD: case PRIM_CONV_WEIGHT_GRAD: {
-        bool is_float = dtypes[0] == PORTA_F16 || dtypes[0] == PORTA_BF16 ||
-                        dtypes[0] == PORTA_F32 || dtypes[0] == PORTA_F64;
+        bool is_float = porta_dtype_is_float(dtypes[0]);
         int most = prim->kind == PRIM_CONV ? 3 : 2;
         return is_float && input_count >= 2 && input_count <= most && prim->conv.groups >= 1;
     }
@@ -427,7 +418,7 @@ porta_status *shlo_render_prim(const shlo_prim *p, char **text, bool *takes_scal
     porta_dtype inputs[SHLO_PRIM_MAX_OPERANDS];
     for (int i = 0; i + 1 < p->count; i++) inputs[i] = p->dtype[i];
     if (p->count < 2 || p->count > SHLO_PRIM_MAX_OPERANDS ||
-        !shlo_prim_supported(&p->prim, inputs, p->count - 1))
+        !shlo_prim_supported(&p->prim, inputs, p->rank, p->count - 1))
         return porta_error(PORTA_ERR_UNSUPPORTED,
                            "StableHLO: %s with %d operands has no StableHLO spelling; expected "
                            "pad, gather, index_select, scatter, sort, pool_max or a convolution",

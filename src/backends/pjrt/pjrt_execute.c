@@ -263,18 +263,17 @@ bool pjrt_supports(porta_device *device, const ir_prim *prim, const porta_tensor
     case PRIM_FILL: return true;
     case PRIM_REDUCE: return input_count == 1 && reduce_supported(prim, inputs[0]->dtype);
     case PRIM_MATMUL:
-        return input_count == 2 && (inputs[0]->dtype == PORTA_F32 ||
-                                    inputs[0]->dtype == PORTA_F64 ||
-                                    inputs[0]->dtype == PORTA_F16 ||
-                                    inputs[0]->dtype == PORTA_BF16);
+        return input_count == 2 && porta_dtype_is_float(inputs[0]->dtype);
     case PRIM_UNARY: case PRIM_BINARY: case PRIM_TERNARY: case PRIM_CAST: break;
     default: {
         if (input_count < 1 || input_count >= SHLO_PRIM_MAX_OPERANDS) return false;
-        /* a scalar's scatter has no dim to index: the CPU runs it */
-        if (prim->kind == PRIM_SCATTER && inputs[0]->rank == 0) return false;
         porta_dtype dtypes[SHLO_PRIM_MAX_OPERANDS];
-        for (int i = 0; i < input_count; i++) dtypes[i] = inputs[i]->dtype;
-        return shlo_prim_supported(prim, dtypes, input_count);
+        int ranks[SHLO_PRIM_MAX_OPERANDS];
+        for (int i = 0; i < input_count; i++) {
+            dtypes[i] = inputs[i]->dtype;
+            ranks[i] = inputs[i]->rank;
+        }
+        return shlo_prim_supported(prim, dtypes, ranks, input_count);
     }
     }
     if (input_count < 1 || input_count > 3) return false;
