@@ -34,6 +34,8 @@ import time
 
 import torch
 
+from .checkpoint import _world
+
 DEVICE_LOST_EXIT = 75  # EX_TEMPFAIL: the work can continue, on another device
 
 ENV_DIR = "PORTA_TRAIN_CHECKPOINT_DIR"
@@ -46,13 +48,6 @@ _original_iter = torch.utils.data.DataLoader.__iter__
 
 def _say(message):
     print(f"porta train: {message}", file=sys.stderr, flush=True)
-
-
-def _world():
-    import torch.distributed as dist
-    if dist.is_available() and dist.is_initialized():
-        return dist.get_rank(), dist.get_world_size()
-    return 0, 1
 
 
 def _generators(loader):
@@ -317,10 +312,9 @@ def _number(name, kind):
 
 
 def install():
-    """Starts the agent when the supervisor asked for it; else nothing."""
-    directory = os.environ.get(ENV_DIR)
-    if not directory:
-        return None
+    """Starts the agent (torch_porta imports this module only when the
+    supervisor set ENV_DIR)."""
+    directory = os.environ[ENV_DIR]
     from torch.optim.optimizer import register_optimizer_step_post_hook
     agent = Agent(directory, _number(ENV_EVERY, int), _number(ENV_SECONDS, float),
                   os.environ.get(ENV_PROGRESS))

@@ -13,8 +13,6 @@
 
 #include "cmd_train.h"
 
-int porta_cmd_train(int argc, char **argv);
-
 typedef struct train_options {
     const char *devices, *checkpoint_dir;
     int checkpoint_every, max_restarts, ranks;

@@ -75,4 +75,7 @@ int train_run_attempt(const train_attempt *attempt, train_outcome *outcome);
 /* The last step and checkpoint step a progress file records (-1 if none). */
 void train_read_progress(const char *path, long *step, long *checkpoint);
 
+/* `porta train [options] -- command...` (main.c's table). */
+int porta_cmd_train(int argc, char **argv);
+
 #endif

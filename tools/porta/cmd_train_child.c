@@ -80,12 +80,6 @@ static void exec_command(const train_attempt *a) {
     _exit(127);
 }
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static void sleep_seconds(double seconds) {
     struct timespec t = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
     nanosleep(&t, NULL);
@@ -100,7 +94,7 @@ int train_run_attempt(const train_attempt *a, train_outcome *outcome) {
     sigaction(SIGINT, &action, &old_int);
     sigaction(SIGTERM, &action, &old_term);
     fflush(NULL);
-    double started = now();
+    double started = cli_now_seconds();
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "porta train: cannot start the script: %s\n", strerror(errno));
@@ -127,21 +121,21 @@ int train_run_attempt(const train_attempt *a, train_outcome *outcome) {
         train_read_progress(a->progress_path, &step, &checkpoint);
         if (step != last_step) {
             last_step = step;
-            last_progress = now();
+            last_progress = cli_now_seconds();
         }
         if (checkpoint > last_checkpoint) {
             last_checkpoint = checkpoint;
             if (!stopping_since && a->at_checkpoint && a->at_checkpoint(a->context, checkpoint))
                 moved = true;
         }
-        if (!stopping_since && !moved && now() - last_progress > a->hang_seconds) hung = true;
+        if (!stopping_since && !moved && cli_now_seconds() - last_progress > a->hang_seconds) hung = true;
         /* SIGTERM first: mpirun then ends its ranks, which run in process
          * groups of their own; whatever is left after STOP_GRACE_SECONDS
          * is killed. */
         if ((hung || moved) && !stopping_since) {
-            stopping_since = now();
+            stopping_since = cli_now_seconds();
             kill(-pid, SIGTERM);
-        } else if (stopping_since && now() - stopping_since > STOP_GRACE_SECONDS) {
+        } else if (stopping_since && cli_now_seconds() - stopping_since > STOP_GRACE_SECONDS) {
             kill(-pid, SIGKILL);
         }
         sleep_seconds(0.05);
@@ -150,7 +144,7 @@ int train_run_attempt(const train_attempt *a, train_outcome *outcome) {
     running_group = 0;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
-    outcome->seconds = now() - started;
+    outcome->seconds = cli_now_seconds() - started;
     train_read_progress(a->progress_path, &outcome->step, &outcome->checkpoint);
     if (interrupted) {
         outcome->end = TRAIN_STOPPED;

@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cmd_train.h"
 #include "porta.h"
 
 int porta_cmd_compare(int argc, char **argv); /* cmd_compare.c */
-int porta_cmd_train(int argc, char **argv);   /* cmd_train.c */
 
 typedef struct command {
     const char *name;
