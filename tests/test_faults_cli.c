@@ -11,15 +11,22 @@
 #include "porta_io.h"
 #include "test.h"
 
-/* The command's exit status, its stdout and stderr in output. The
- * commands run on the CPU and OpenCL devices only, so XLA's PJRT plugin is
- * not loaded (PORTA_PJRT=0; the devices keep their numbers, PJRT's come
- * last): with PoCL's and XLA's threads both alive at exit, LeakSanitizer's
- * own thread-stopping tracer crashes (signal 11) before it checks for leaks. */
+/* Under AddressSanitizer the commands (on the CPU and OpenCL devices
+ * only) run without XLA's PJRT plugin (PORTA_PJRT=0; the devices keep their
+ * numbers, PJRT's come last): with PoCL's and XLA's threads both alive at
+ * exit, LeakSanitizer's own thread-stopping tracer crashes (signal 11)
+ * before it checks for leaks. */
+#if defined(__SANITIZE_ADDRESS__)
+#define WITHOUT_PJRT_UNDER_ASAN "PORTA_PJRT=0 "
+#else
+#define WITHOUT_PJRT_UNDER_ASAN ""
+#endif
+
+/* The command's exit status, its stdout and stderr in output. */
 static int run_porta(const char *environment, const char *args, char *output, size_t cap) {
     char command[4096];
-    snprintf(command, sizeof command, "PORTA_PJRT=0 %s '%s' %s", environment, PORTA_CLI_PATH,
-             args);
+    snprintf(command, sizeof command, WITHOUT_PJRT_UNDER_ASAN "%s '%s' %s", environment,
+             PORTA_CLI_PATH, args);
     return test_run_command(command, output, cap);
 }
 
