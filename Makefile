@@ -1,6 +1,7 @@
 # Everyday commands. The build itself is CMake's; this file only names the
 # steps: `make demo` sets everything up and runs the main job, `make test`
-# runs every test.
+# runs the test suite (what it leaves out for time, with the reason, is
+# said at each step: test-pjrt-modes).
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -96,7 +97,8 @@ test-release: build $(NEEDS_SETUP)
 	$(WITH_NVRTC) $(BUILD)/porta_tests
 
 # PoCL (the OpenCL driver) keeps a few bytes of its own for good when it
-# first builds its kernel cache: tests/lsan.supp names that one leak. The
+# first builds its kernel cache, and XLA's CPU plugin some of its
+# compiler's: tests/lsan.supp names those two libraries. The
 # conformance suite runs its compiler cases only here (all of them in the
 # release run).
 test-asan: asan $(NEEDS_SETUP)

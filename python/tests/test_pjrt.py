@@ -7,7 +7,7 @@ with PORTA_FALLBACK=error so nothing leaves porta for PyTorch's CPU kernels.
 Eagerly, in fused eager mode and (the ops) through torch.compile, results equal PyTorch's CPU, and the
 placement counters show that elementwise ops, reductions, matmuls, pads,
 gathers, index_selects, scatters, sorts and convolutions ran on the PJRT
-device (what it lacks, such as embedding-style gathers, may be
+device (what it lacks, such as random numbers or integer division, may be
 placed on porta:1). Skipped where no PJRT plugin is installed
 (PORTA_REQUIRE_PJRT makes that a failure)."""
 import json
