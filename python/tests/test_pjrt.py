@@ -6,7 +6,7 @@ A child process makes the PJRT device porta:0 and the CPU device porta:1
 with PORTA_FALLBACK=error so nothing leaves porta for PyTorch's CPU kernels.
 Eagerly, in fused eager mode and (the ops) through torch.compile, results equal PyTorch's CPU, and the
 placement counters show that elementwise ops, reductions, matmuls, pads,
-gathers, index_selects, scatters, sorts and convolutions ran on the PJRT
+gathers, index_selects, scatters, sorts, convolutions and max pooling ran on the PJRT
 device (what it lacks, such as random numbers or integer division, may be
 placed on porta:1). Skipped where no PJRT plugin is installed
 (PORTA_REQUIRE_PJRT makes that a failure)."""
@@ -48,7 +48,8 @@ CHILD = textwrap.dedent("""
                 torch.sort(a, dim=1, stable=True)[1],
                 torch.zeros_like(a).scatter_add(1, (a.abs() * 3).long().clamp(max=6), a),
                 torch.nn.functional.conv1d(a[None], b.reshape(1, 1, 7).expand(20, 1, 7),
-                                           padding=2, groups=20)]
+                                           padding=2, groups=20),
+                torch.nn.functional.max_pool1d(a[None], 3, stride=2, padding=1)]
 
     def train_step(model, x, y, steps=2):
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -120,7 +121,7 @@ def test_ops_and_mlp_training_run_on_the_pjrt_device(tmp_path):
             assert not op.startswith(("unary.", "binary.", "ternary.", "reduce.")), (mode, placed)
             assert op not in ("cast", "fill", "matmul"), (mode, placed)
             assert not op.startswith(("pad", "gather", "index_select", "scatter", "sort",
-                                      "conv")), (mode, placed)
+                                      "conv", "pool")), (mode, placed)
         assert not report[mode]["fallbacks"], (mode, report[mode]["fallbacks"])
     assert report["fused"]["prims_fused"] > 0 and report["compile"]["prims_fused"] > 0
 
