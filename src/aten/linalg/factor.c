@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "aten/reduce/common.h"
 #include "core/alloc.h"
 #include "core/status.h"
 #include "runtime/tensor.h"
@@ -17,20 +18,6 @@ porta_tensor *aten_linalg_factor(aten_scope *s, porta_factor_op op, int flags,
     return scope_hold(s, status, out);
 }
 
-static const char *dtype_title(porta_dtype dtype) {
-    switch (dtype) {
-    case PORTA_F16: return "Half";
-    case PORTA_BF16: return "BFloat16";
-    case PORTA_BOOL: return "Bool";
-    case PORTA_U8: return "Byte";
-    case PORTA_I8: return "Char";
-    case PORTA_I16: return "Short";
-    case PORTA_I32: return "Int";
-    case PORTA_I64: return "Long";
-    default: return porta_dtype_name(dtype);
-    }
-}
-
 porta_status *aten_linalg_check_matrix(const char *op, const char *name, const porta_tensor *x) {
     if (x->rank < 2)
         return porta_error(PORTA_ERR_SHAPE,
@@ -38,7 +25,7 @@ porta_status *aten_linalg_check_matrix(const char *op, const char *name, const p
     if (x->dtype != PORTA_F32 && x->dtype != PORTA_F64)
         return porta_error(PORTA_ERR_DTYPE,
                            "%s: Expected a floating point or complex tensor as input. Got %s", op,
-                           dtype_title(x->dtype));
+                           aten_dtype_label(x->dtype));
     return NULL;
 }
 
@@ -60,6 +47,15 @@ porta_tensor *aten_linalg_transpose(aten_scope *s, const porta_tensor *x) {
     dims[x->rank - 2] = x->rank - 1;
     dims[x->rank - 1] = x->rank - 2;
     return scope_permute(s, x, dims);
+}
+
+porta_tensor *aten_linalg_column_major(aten_scope *s, const porta_tensor *x) {
+    return aten_linalg_transpose(s, scope_contiguous(s, aten_linalg_transpose(s, x)));
+}
+
+porta_tensor *aten_linalg_empty(aten_scope *s, const porta_tensor *like, porta_dtype dtype) {
+    int64_t zero = 0;
+    return like ? scope_full(s, like->buffer->device, dtype, 1, &zero, 0) : NULL;
 }
 
 porta_tensor *aten_linalg_rows(aten_scope *s, const porta_tensor *x, int64_t start, int64_t stop) {

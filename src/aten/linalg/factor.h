@@ -17,6 +17,11 @@ porta_status *aten_linalg_check_matrix(const char *op, const char *name, const p
 porta_status *aten_linalg_check_square(const char *op, const char *name, const porta_tensor *x);
 /* x with its last two axes swapped (a view). */
 porta_tensor *aten_linalg_transpose(aten_scope *s, const porta_tensor *x);
+/* x's values laid out column-major (the transpose of a contiguous copy of
+ * its transpose), as LAPACK leaves a factorisation on PyTorch's CPU. */
+porta_tensor *aten_linalg_column_major(aten_scope *s, const porta_tensor *x);
+/* A tensor of dtype [0] on like's device: an output PyTorch leaves empty. */
+porta_tensor *aten_linalg_empty(aten_scope *s, const porta_tensor *like, porta_dtype dtype);
 /* Rows [start, stop) or columns of x (views). */
 porta_tensor *aten_linalg_rows(aten_scope *s, const porta_tensor *x, int64_t start, int64_t stop);
 porta_tensor *aten_linalg_columns(aten_scope *s, const porta_tensor *x, int64_t start,

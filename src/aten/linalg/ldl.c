@@ -19,7 +19,7 @@ static porta_status *ldl_factor_ex(const porta_value *args, aten_results *result
     porta_tensor *packed = aten_linalg_factor(&s, PORTA_FACTOR_LDL, 0, a, NULL);
     porta_tensor *ld = aten_linalg_rows(&s, packed, 0, n);
     /* column-major, as LAPACK leaves it on PyTorch's CPU */
-    ld = aten_linalg_transpose(&s, scope_contiguous(&s, aten_linalg_transpose(&s, ld)));
+    ld = aten_linalg_column_major(&s, ld);
     int64_t sizes[PORTA_MAX_RANK];
     memcpy(sizes, a->sizes, sizeof sizes);
     porta_tensor *row = scope_contiguous(&s, aten_linalg_rows(&s, packed, n, n + 1));

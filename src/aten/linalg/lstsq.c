@@ -12,11 +12,6 @@
 #include "core/status.h"
 #include "runtime/tensor.h"
 
-static porta_tensor *empty(aten_scope *s, const porta_tensor *like, porta_dtype dtype) {
-    int64_t zero = 0;
-    return scope_full(s, like->buffer->device, dtype, 1, &zero, 0);
-}
-
 /* x with a unit axis inserted before position `axis` (negative from the end). */
 static porta_tensor *unsqueeze(aten_scope *s, const porta_tensor *x, int axis) {
     if (!x) return NULL;
@@ -89,7 +84,7 @@ static porta_status *lstsq(const porta_value *args, aten_results *results) {
         porta_tensor *lowest = scope_reduce(&s, PORTA_REDUCE_MIN, rank, NULL, 0, false);
         full_rank = porta_tensor_numel(rank) == 0 || scope_read_int(&s, lowest) == n;
     }
-    porta_tensor *residuals = empty(&s, a, a->dtype);
+    porta_tensor *residuals = aten_linalg_empty(&s, a, a->dtype);
     if (m > n && strcmp(driver, "gelsy") && full_rank) {
         porta_tensor *error = scope_binary(&s, PORTA_SUB, scope_matmul(&s, a, solution), rhs);
         int rows = a->rank - 2;
@@ -100,8 +95,8 @@ static porta_status *lstsq(const porta_value *args, aten_results *results) {
     bool with_values = !strcmp(driver, "gelsd") || !strcmp(driver, "gelss");
     scope_push(&s, results, vector ? squeeze(&s, solution, -1) : solution);
     scope_push(&s, results, residuals);
-    scope_push(&s, results, ranked ? rank : empty(&s, a, PORTA_I64));
-    scope_push(&s, results, with_values ? values : empty(&s, a, a->dtype));
+    scope_push(&s, results, ranked ? rank : aten_linalg_empty(&s, a, PORTA_I64));
+    scope_push(&s, results, with_values ? values : aten_linalg_empty(&s, a, a->dtype));
     return scope_end(&s);
 }
 

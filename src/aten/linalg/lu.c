@@ -23,7 +23,7 @@ static lu_parts lu_factor(aten_scope *s, const porta_tensor *a) {
     /* column-major, as LAPACK leaves it on PyTorch's CPU */
     porta_tensor *lu = aten_linalg_rows(s, packed, 0, m);
     lu_parts parts = {
-        .lu = aten_linalg_transpose(s, scope_contiguous(s, aten_linalg_transpose(s, lu))),
+        .lu = aten_linalg_column_major(s, lu),
     };
     int64_t sizes[PORTA_MAX_RANK];
     memcpy(sizes, a->sizes, sizeof sizes);
@@ -67,21 +67,16 @@ static porta_tensor *permutation_matrix(aten_scope *s, const porta_tensor *perm,
     return scope_cast(s, scope_binary(s, PORTA_EQ, rows, row_of), dtype);
 }
 
-static porta_tensor *empty(aten_scope *s, const porta_tensor *like) {
-    int64_t zero = 0;
-    return scope_full(s, like->buffer->device, like->dtype, 1, &zero, 0);
-}
-
 /* P, L, U of a packed LU [..., m, n] and its pivots. */
 static void unpack(aten_scope *s, const porta_tensor *lu, const porta_tensor *pivots,
                    bool unpack_data, bool unpack_pivots, aten_results *results) {
     int64_t m = lu->sizes[lu->rank - 2], n = lu->sizes[lu->rank - 1], k = m < n ? m : n;
-    porta_tensor *p = empty(s, lu);
+    porta_tensor *p = aten_linalg_empty(s, lu, lu->dtype);
     if (unpack_pivots) {
         porta_tensor *perm = aten_linalg_pivot_permutation(s, pivots, m, false);
         p = permutation_matrix(s, perm, m, lu->dtype);
     }
-    porta_tensor *l = empty(s, lu), *u = empty(s, lu);
+    porta_tensor *l = aten_linalg_empty(s, lu, lu->dtype), *u = aten_linalg_empty(s, lu, lu->dtype);
     if (unpack_data) {
         porta_tensor *eye = aten_linalg_eye(s, lu->buffer->device, lu->dtype, m, k);
         porta_tensor *below = aten_linalg_tril(s, aten_linalg_columns(s, lu, 0, k), -1);
@@ -149,7 +144,6 @@ static porta_tensor *lu_solve_left(aten_scope *s, const porta_tensor *lu,
     porta_status *status = ir_broadcast_shapes("linalg.lu_solve", lu->rank - 2, lu->sizes,
                                                b->rank - 2, b->sizes, &batch_rank, batch);
     if (status) return scope_fail(s, status);
-    porta_tensor *lu_b = with_batch(s, lu, batch_rank, batch);
     porta_tensor *b_b = with_batch(s, b, batch_rank, batch);
     int64_t pivot_sizes[PORTA_MAX_RANK];
     memcpy(pivot_sizes, batch, sizeof pivot_sizes);
@@ -158,12 +152,12 @@ static porta_tensor *lu_solve_left(aten_scope *s, const porta_tensor *lu,
     porta_tensor *perm = aten_linalg_pivot_permutation(s, pivots_b, n, adjoint);
     if (!adjoint) { /* L U X = P^T B */
         porta_tensor *y = aten_linalg_factor(s, PORTA_FACTOR_TRIANGULAR_SOLVE,
-                                        PORTA_FACTOR_UNIT_DIAGONAL, lu_b,
+                                        PORTA_FACTOR_UNIT_DIAGONAL, lu,
                                         permute_rows(s, b_b, perm));
-        return aten_linalg_factor(s, PORTA_FACTOR_TRIANGULAR_SOLVE, PORTA_FACTOR_UPPER, lu_b, y);
+        return aten_linalg_factor(s, PORTA_FACTOR_TRIANGULAR_SOLVE, PORTA_FACTOR_UPPER, lu, y);
     }
     /* U^T L^T P^T X = B */
-    porta_tensor *lu_t = aten_linalg_transpose(s, lu_b);
+    porta_tensor *lu_t = aten_linalg_transpose(s, lu);
     porta_tensor *y = aten_linalg_factor(s, PORTA_FACTOR_TRIANGULAR_SOLVE, 0, lu_t, b_b);
     porta_tensor *z = aten_linalg_factor(s, PORTA_FACTOR_TRIANGULAR_SOLVE,
                                     PORTA_FACTOR_UPPER | PORTA_FACTOR_UNIT_DIAGONAL, lu_t, y);

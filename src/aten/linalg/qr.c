@@ -63,7 +63,7 @@ static void geqrf_parts(aten_scope *s, const porta_tensor *x, porta_tensor **a,
     porta_tensor *packed = aten_linalg_factor(s, PORTA_FACTOR_QR, 0, x, NULL);
     /* column-major, as LAPACK leaves it on PyTorch's CPU */
     porta_tensor *rows = aten_linalg_rows(s, packed, 0, m);
-    *a = aten_linalg_transpose(s, scope_contiguous(s, aten_linalg_transpose(s, rows)));
+    *a = aten_linalg_column_major(s, rows);
     int64_t sizes[PORTA_MAX_RANK];
     memcpy(sizes, x->sizes, sizeof sizes);
     sizes[x->rank - 2] = k;
@@ -138,12 +138,10 @@ static porta_status *linalg_qr(const porta_value *args, aten_results *results) {
     geqrf_parts(&s, x, &a, &tau);
     porta_tensor *r = aten_linalg_triu(&s, complete ? a : aten_linalg_rows(&s, a, 0, k), 0);
     porta_tensor *q;
-    if (r_only) {
-        int64_t zero = 0;
-        q = scope_full(&s, x->buffer->device, x->dtype, 1, &zero, 0);
-    } else {
+    if (r_only)
+        q = aten_linalg_empty(&s, x, x->dtype);
+    else
         q = aten_linalg_householder_product(&s, a, tau, complete ? m : k);
-    }
     scope_push(&s, results, q);
     scope_push(&s, results, r);
     return scope_end(&s);

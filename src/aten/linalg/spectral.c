@@ -7,11 +7,6 @@
 #include "core/status.h"
 #include "runtime/tensor.h"
 
-static porta_tensor *empty(aten_scope *s, const porta_tensor *like) {
-    int64_t zero = 0;
-    return scope_full(s, like->buffer->device, like->dtype, 1, &zero, 0);
-}
-
 /* Row `row` of packed [..., r, n] as [..., n]. */
 static porta_tensor *row_vector(aten_scope *s, const porta_tensor *packed, int64_t row) {
     if (!packed) return NULL;
@@ -39,7 +34,7 @@ static porta_status *linalg_eigh(const porta_value *args, aten_results *results)
     porta_tensor *packed = aten_linalg_factor(&s, PORTA_FACTOR_EIGH, 0, source, NULL);
     scope_push(&s, results, row_vector(&s, packed, 0));
     scope_push(&s, results, args[2].b ? scope_contiguous(&s, aten_linalg_rows(&s, packed, 1, n + 1))
-                                      : empty(&s, a));
+                                      : aten_linalg_empty(&s, a, a->dtype));
     return scope_end(&s);
 }
 
@@ -88,9 +83,9 @@ static porta_status *linalg_svd(const porta_value *args, aten_results *results) 
     scope_begin(&s);
     porta_tensor *u, *values, *vh;
     aten_linalg_svd(&s, a, args[1].b && compute_uv, &u, &values, &vh);
-    scope_push(&s, results, compute_uv ? u : empty(&s, a));
+    scope_push(&s, results, compute_uv ? u : aten_linalg_empty(&s, a, a->dtype));
     scope_push(&s, results, values);
-    scope_push(&s, results, compute_uv ? vh : empty(&s, a));
+    scope_push(&s, results, compute_uv ? vh : aten_linalg_empty(&s, a, a->dtype));
     return scope_end(&s);
 }
 
