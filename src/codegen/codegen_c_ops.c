@@ -120,7 +120,7 @@ static bool unary_expression(core_text *t, const kir_value *v, porta_dtype in, c
         case PORTA_LGAMMA: text_printf(t, "kir_lgamma_%s(%s)", T, x); return true;
         default: break;
         }
-        if (v->op >= PORTA_DIGAMMA) {
+        if (kir_c_calls_runtime(v)) {
             text_printf(t, "(%s)rt->unary_special[%d]((double)%s)", T, v->op - PORTA_DIGAMMA, x);
             return true;
         }
@@ -204,7 +204,7 @@ static bool binary_expression(core_text *t, const kir_value *v, porta_dtype in, 
         case PORTA_MINIMUM: text_printf(t, "kir_minimum_%s(%s, %s)", T, a, b); return true;
         default: break;
         }
-        if (v->op < PORTA_IGAMMA) return false;
+        if (!kir_c_calls_runtime(v)) return false;
         text_printf(t, "(%s)rt->binary_special[%d]((double)%s, (double)%s)", T,
                     v->op - PORTA_IGAMMA, a, b);
         return true;

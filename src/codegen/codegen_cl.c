@@ -127,12 +127,13 @@ static void emit_value(cl_render *r, int id, const char *indent) {
     case KIR_PARAM: kir_c_param(r->t, v); break;
     default: {
         porta_dtype arg = r->k->values[v->args[0]].dtype; /* kir_check vetted the op */
-        if (kir_c_calls_runtime(v) && v->kind == KIR_UNARY)
-            W("(%s)%s((double)v%d)", T, special_function(v), v->args[0]);
-        else if (kir_c_calls_runtime(v))
-            W("(%s)%s((double)v%d, (double)v%d)", T, special_function(v), v->args[0],
-              v->args[1]);
-        else if (v->kind == KIR_UNARY && kir_c_array_function(v))
+        if (kir_c_calls_runtime(v)) {
+            if (v->kind == KIR_UNARY)
+                W("(%s)%s((double)v%d)", T, special_function(v), v->args[0]);
+            else
+                W("(%s)%s((double)v%d, (double)v%d)", T, special_function(v), v->args[0],
+                  v->args[1]);
+        } else if (v->kind == KIR_UNARY && kir_c_array_function(v))
             W("kir_%s(v%d)", kir_c_array_function(v), v->args[0]);
         else
             kir_c_expression(r->t, v, arg, x);
