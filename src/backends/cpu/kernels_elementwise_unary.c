@@ -24,16 +24,13 @@
     static inline float op##_f32(float x) { return (float)fn((double)x); }
 SPECIAL_FUNCTIONS(SPECIAL_SCALAR)
 
-/* lgamma_r leaves the sign in a local instead of the global signgam, which
- * would race between pool threads. */
+/* lgammaf_r, as sp_lgamma uses lgamma_r: the sign goes to a local, not the
+ * global signgam, which would race between pool threads. */
 static float lgamma_f32(float x) {
     int sign;
     return lgammaf_r(x, &sign);
 }
-static double lgamma_f64(double x) {
-    int sign;
-    return lgamma_r(x, &sign);
-}
+static double lgamma_f64(double x) { return sp_lgamma(x); }
 
 /* Float functions for CT = float (libm suffix f) and CT = double (none). */
 #define FLOAT_FUNCTIONS(sfx, T, F)                                                          \

@@ -34,9 +34,7 @@ double sp_erfinv(double y) {
     return x;
 }
 
-/* lgamma_r leaves the sign in a local instead of the global signgam, which
- * would race between pool threads. */
-static double log_gamma(double x) {
+double sp_lgamma(double x) {
     int sign;
     return lgamma_r(x, &sign);
 }
@@ -121,7 +119,7 @@ double sp_zeta(double s, double q) {
 
 /* x^a e^-x / Gamma(a): the common factor of both incomplete gammas. */
 static double gamma_prefactor(double a, double x) {
-    return exp(a * log(x) - x - log_gamma(a));
+    return exp(a * log(x) - x - sp_lgamma(a));
 }
 
 /* P(a, x) by its power series, for x < a + 1 where it converges fast. */

@@ -5,6 +5,9 @@
 #define PORTA_BACKENDS_CPU_SPECIAL_MATH_H
 
 double sp_erfinv(double y);
+/* log|Gamma(x)|, through lgamma_r: its sign goes to a local instead of the
+ * global signgam, which would race between pool threads. */
+double sp_lgamma(double x);
 double sp_digamma(double x);
 /* Hurwitz zeta: sum over k >= 0 of (k + q)^-s. */
 double sp_zeta(double s, double q);
