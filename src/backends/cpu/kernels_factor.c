@@ -68,15 +68,15 @@ static void factor_one(const factor_job *job, int64_t item, double *a, double *w
         memcpy(w, a, (size_t)(n * n) * sizeof *w);
         cpu_factor_cholesky(w, n);
         break;
-    case PORTA_FACTOR_LU:
-    case PORTA_FACTOR_QR:
+    case PORTA_FACTOR_LU: /* the pivots in row m */
         memcpy(w, a, (size_t)(m * n) * sizeof *w);
         memset(w + m * n, 0, (size_t)n * sizeof *w);
-        if (job->prim->op == PORTA_FACTOR_LU) {
-            cpu_factor_lu(w, m, n, w + m * n);
-        } else {
-            cpu_factor_qr(w, m, n, w + m * n);
-        }
+        cpu_factor_lu(w, m, n, w + m * n);
+        break;
+    case PORTA_FACTOR_QR: /* tau in row m */
+        memcpy(w, a, (size_t)(m * n) * sizeof *w);
+        memset(w + m * n, 0, (size_t)n * sizeof *w);
+        cpu_factor_qr(w, m, n, w + m * n);
         break;
     case PORTA_FACTOR_TRIANGULAR_SOLVE:
         load(job->b, item, w);
