@@ -319,10 +319,8 @@ static void setup(aten_scope *s, int axes, const porta_tensor *input, const port
     build_axis_kept(s, g, gy, g->h, want_grad, &g->y);
     if (volume) {
         build_axis_kept(s, g, gz, g->d, want_grad, &g->z);
-    } else { /* one tap of weight 1 at depth 0 */
+    } else { /* one depth tap, never read: tap_weight and depth_of skip z on planes */
         g->z = (axis_kernel){.taps = 1};
-        g->z.position[0] = scope_full(s, g->device, g->dtype, 2, flat, 0);
-        g->z.weight[0] = scope_full(s, g->device, g->dtype, 2, flat, 1);
     }
 }
 
