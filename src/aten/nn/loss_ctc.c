@@ -2,9 +2,10 @@
  * space, vectorized over the batch and the extended target (blanks
  * between and around the labels, S = 2 * max_target_length + 1 states).
  * The per-state masks (which states a sample has, which may skip a blank)
- * are built on the host from the targets and lengths; each time step is
- * a few elementwise ops in its own scope, written into log_alpha (and
- * log_beta) [N, T, S]. */
+ * are built on the host from the targets and lengths and uploaded once,
+ * with the input lengths; each time step is a few elementwise ops in its
+ * own scope (its per-sample masks compare the input lengths with t),
+ * written into log_alpha (and log_beta) [N, T, S]. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -18,6 +19,7 @@
 typedef struct {
     int64_t t, n, c, states; /* max input length, batch, classes, S */
     int64_t *input_lengths, *target_lengths;
+    porta_tensor *lengths;    /* int64 [N, 1]: input_lengths on the device */
     porta_tensor *labels;     /* int64 [N, S]: the extended targets */
     porta_tensor *skip;       /* bool [N, S]: s may come from s - 2 */
     porta_tensor *skip_back;  /* bool [N, S]: s + 2 may come from s */
@@ -94,8 +96,9 @@ static porta_status *setup(aten_scope *s, const porta_value *a, int lengths_at, 
     double *labels = malloc((size_t)(g->n * g->states) * sizeof *labels);
     double *skip = malloc((size_t)(g->n * g->states) * sizeof *skip);
     double *skip_back = malloc((size_t)(g->n * g->states) * sizeof *skip_back);
+    double *lengths = malloc((size_t)(g->n ? g->n : 1) * sizeof *lengths);
     porta_status *status = NULL;
-    if (!host || !labels || !skip || !skip_back)
+    if (!host || !labels || !skip || !skip_back || !lengths)
         status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "ctc_loss: no memory");
     if (!status && target_count) {
         porta_tensor *dense = scope_contiguous(s, scope_cast(s, targets, PORTA_I64));
@@ -112,6 +115,7 @@ static porta_status *setup(aten_scope *s, const porta_value *a, int lengths_at, 
         for (int64_t k = 0; k < g->states; k++)
             skip_back[i * g->states + k] = k + 2 < g->states && skip[i * g->states + k + 2];
         start += g->target_lengths[i];
+        lengths[i] = (double)g->input_lengths[i];
     }
     if (!status) {
         int64_t sizes[2] = {g->n, g->states}, gathered[3] = {g->t, g->n, g->states};
@@ -119,6 +123,8 @@ static porta_status *setup(aten_scope *s, const porta_value *a, int lengths_at, 
         g->labels = scope_cast(s, scope_from_host(s, device, 2, sizes, labels), PORTA_I64);
         g->skip = scope_cast(s, scope_from_host(s, device, 2, sizes, skip), PORTA_BOOL);
         g->skip_back = scope_cast(s, scope_from_host(s, device, 2, sizes, skip_back), PORTA_BOOL);
+        int64_t column[2] = {g->n, 1};
+        g->lengths = scope_cast(s, scope_from_host(s, device, 2, column, lengths), PORTA_I64);
         int64_t row[3] = {1, g->n, g->states};
         porta_tensor *index = scope_expand(s, scope_reshape(s, g->labels, 3, row), 3, gathered);
         g->lp = scope_gather(s, scope_as_dtype(s, lp, aten_compute_dtype(lp->dtype)), 2, index);
@@ -127,6 +133,7 @@ static porta_status *setup(aten_scope *s, const porta_value *a, int lengths_at, 
     free(labels);
     free(skip);
     free(skip_back);
+    free(lengths);
     return status;
 }
 
@@ -153,30 +160,20 @@ static porta_tensor *shift(aten_scope *s, const porta_tensor *x, int64_t by) {
                   : scope_slice(s, padded, 1, -by, states - by, 1);
 }
 
-/* A bool [N, 1] of each sample's flag, on device. */
-static porta_tensor *per_sample(aten_scope *s, porta_device *device, const ctc *g,
-                                bool (*flag)(const ctc *, int64_t, int64_t), int64_t t) {
-    double *values = malloc((size_t)(g->n ? g->n : 1) * sizeof *values);
-    if (!values) return scope_fail(s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "ctc_loss: no memory"));
-    for (int64_t i = 0; i < g->n; i++) values[i] = flag(g, i, t);
-    int64_t sizes[2] = {g->n, 1};
-    porta_tensor *out = scope_cast(s, scope_from_host(s, device, 2, sizes, values), PORTA_BOOL);
-    free(values);
-    return out;
+/* Bool [N, 1]: the samples whose input length is above `than`. */
+static porta_tensor *longer(aten_scope *s, const ctc *g, int64_t than) {
+    return scope_binary_number(s, PORTA_GT, g->lengths, (double)than);
 }
 
-static bool running(const ctc *g, int64_t i, int64_t t) {
-    return t < g->input_lengths[i];
-}
-static bool starting_back(const ctc *g, int64_t i, int64_t t) {
-    return t == g->input_lengths[i] - 1;
-}
-static bool continuing_back(const ctc *g, int64_t i, int64_t t) {
-    return t < g->input_lengths[i] - 1;
-}
-static bool nothing_to_align(const ctc *g, int64_t i, int64_t t) {
-    (void)t;
-    return g->input_lengths[i] == 0 && g->target_lengths[i] == 0;
+/* Bool [N]: the samples with neither input nor target, on device. */
+static porta_tensor *nothing_to_align(aten_scope *s, porta_device *device, const ctc *g) {
+    double *values = malloc((size_t)(g->n ? g->n : 1) * sizeof *values);
+    if (!values) return scope_fail(s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "ctc_loss: no memory"));
+    for (int64_t i = 0; i < g->n; i++)
+        values[i] = g->input_lengths[i] == 0 && g->target_lengths[i] == 0;
+    porta_tensor *out = scope_cast(s, scope_from_host(s, device, 1, &g->n, values), PORTA_BOOL);
+    free(values);
+    return out;
 }
 
 typedef enum { VALID, STARTS, ENDS } state_kind;
@@ -224,8 +221,7 @@ static porta_tensor *forward_variables(aten_scope *s, const ctc *g, porta_device
             value = scope_binary(&step, PORTA_ADD,
                                  log_add(&step, prev, shift(&step, prev, 1), two), lp);
         }
-        porta_tensor *live = scope_binary(&step, PORTA_LOGICAL_AND, valid,
-                                          per_sample(&step, device, g, running, t));
+        porta_tensor *live = scope_binary(&step, PORTA_LOGICAL_AND, valid, longer(&step, g, t));
         value = scope_where_number(&step, scope_unary(&step, PORTA_LOGICAL_NOT, live), -INFINITY,
                                    value);
         porta_tensor *into = scope_slice(&step, alpha, 1, t, t + 1, 1);
@@ -251,20 +247,13 @@ static porta_tensor *negative_log_likelihood(aten_scope *s, const ctc *g, porta_
     porta_tensor *final = scope_reshape(s, scope_gather(s, alpha, 1, last), 2, plane);
     porta_tensor *ends = state_mask(s, g, device, ENDS);
     porta_tensor *kept = scope_where_number(s, scope_unary(s, PORTA_LOGICAL_NOT, ends), -INFINITY, final);
-    /* logsumexp over the states */
-    int axis = 1;
-    porta_tensor *m = scope_reduce(s, PORTA_REDUCE_MAX, kept, &axis, 1, true);
-    porta_tensor *safe = scope_where_number(s, scope_unary(s, PORTA_ISINF, m), 0, m);
-    porta_tensor *sum = scope_reduce(s, PORTA_REDUCE_SUM,
-                                     scope_unary(s, PORTA_EXP, scope_binary(s, PORTA_SUB, kept, safe)),
-                                     &axis, 1, true);
-    porta_tensor *log_likelihood = scope_binary(s, PORTA_ADD, scope_unary(s, PORTA_LOG, sum), safe);
-    porta_tensor *nll = scope_reshape(s, scope_unary(s, PORTA_NEG, log_likelihood), 1, &g->n);
+    int64_t axis = 1;
+    porta_value sum_states[3] = {{.kind = PORTA_VALUE_TENSOR, .tensor = kept},
+                                 {.kind = PORTA_VALUE_INTS, .ints = {&axis, 1}},
+                                 {.kind = PORTA_VALUE_BOOL, .b = false}};
+    porta_tensor *nll = scope_unary(s, PORTA_NEG, scope_call(s, "logsumexp", sum_states, 3));
     /* without input, an empty target has probability 1 */
-    int64_t column[2] = {g->n, 1};
-    porta_tensor *certain = scope_reshape(s, per_sample(s, device, g, nothing_to_align, 0), 1,
-                                          column);
-    return scope_where_number(s, certain, 0, nll);
+    return scope_where_number(s, nothing_to_align(s, device, g), 0, nll);
 }
 
 /* _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
@@ -310,14 +299,12 @@ static porta_tensor *backward_variables(aten_scope *s, const ctc *g, porta_devic
             porta_tensor *two = scope_where_number(&step, no_skip, -INFINITY, shift(&step, next, -2));
             porta_tensor *recur = scope_binary(
                 &step, PORTA_ADD, log_add(&step, next, shift(&step, next, -1), two), lp);
-            value = scope_where(&step, per_sample(&step, device, g, continuing_back, t), recur,
-                                value);
+            /* the samples going on past t recur; the one ending at t starts */
+            value = scope_where(&step, longer(&step, g, t + 1), recur, value);
         }
-        porta_tensor *live = scope_binary(&step, PORTA_LOGICAL_OR,
-                                          per_sample(&step, device, g, starting_back, t),
-                                          per_sample(&step, device, g, continuing_back, t));
-        value = scope_where_number(&step, scope_unary(&step, PORTA_LOGICAL_NOT, live), -INFINITY,
-                                   value);
+        /* a sample is live at t when it starts there or goes on past it */
+        value = scope_where_number(&step, scope_unary(&step, PORTA_LOGICAL_NOT, longer(&step, g, t)),
+                                   -INFINITY, value);
         value = scope_where_number(&step, invalid, -INFINITY, value);
         porta_tensor *into = scope_slice(&step, beta, 1, t, t + 1, 1);
         if (value && into) scope_copy(&step, scope_reshape(&step, value, 3, slab), into);
@@ -369,21 +356,13 @@ static porta_status *ctc_loss_backward(const porta_value *a, aten_results *resul
     grad = scope_binary(&s, PORTA_MUL, grad,
                         scope_reshape(&s, scope_as_dtype(&s, gy, compute), 3, per_batch));
     /* 0 past each sample's input */
-    double *lengths = malloc((size_t)(g.n ? g.n : 1) * sizeof *lengths);
-    if (!lengths) {
-        scope_fail(&s, porta_error(PORTA_ERR_OUT_OF_MEMORY, "ctc_loss_backward: no memory"));
-    } else {
-        for (int64_t i = 0; i < g.n; i++) lengths[i] = (double)g.input_lengths[i];
-        int64_t time_row[3] = {1, g.t, 1};
-        porta_tensor *times = scope_reshape(&s, scope_arange(&s, device, g.t), 3, time_row);
-        porta_tensor *limit = scope_from_host(&s, device, 3, per_batch, lengths);
-        porta_tensor *past = scope_binary(&s, PORTA_GE, scope_cast(&s, times, PORTA_F64), limit);
-        if (a[8].b)
-            past = scope_binary(&s, PORTA_LOGICAL_OR, past,
-                                scope_unary(&s, PORTA_ISINF, loss));
-        grad = scope_where_number(&s, past, 0, grad);
-        free(lengths);
-    }
+    int64_t time_row[3] = {1, g.t, 1};
+    porta_tensor *times = scope_reshape(&s, scope_arange(&s, device, g.t), 3, time_row);
+    porta_tensor *past = scope_binary(&s, PORTA_GE, scope_cast(&s, times, PORTA_I64),
+                                      scope_reshape(&s, g.lengths, 3, per_batch));
+    if (a[8].b)
+        past = scope_binary(&s, PORTA_LOGICAL_OR, past, scope_unary(&s, PORTA_ISINF, loss));
+    grad = scope_where_number(&s, past, 0, grad);
     porta_tensor *out = scope_contiguous(&s, scope_permute(&s, grad, to_batch_first));
     scope_push(&s, results, scope_cast(&s, out, lp->dtype));
     ctc_free(&g);
