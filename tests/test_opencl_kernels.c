@@ -1,8 +1,9 @@
 /* The OpenCL backend's hand-written kernels (matmul, conv, gather/scatter/
  * index_select, pad, random, sort, integer division and power, erfinv,
- * argmax/argmin, the special functions) against the CPU device, on sizes that are not multiples of
- * the tiles, transposed and offset views, broadcast batches, every dtype the
- * CPU accepts, and the CPU's errors.
+ * argmax/argmin, the special functions, the factorisations) against the CPU
+ * device, on sizes that are not multiples of the tiles, transposed and offset
+ * views, broadcast batches, every dtype the CPU accepts, and the CPU's
+ * errors.
  *
  * Without an OpenCL device the tests pass with a note only when no OpenCL
  * loader with an installed driver (ICD) is present and PORTA_REQUIRE_OPENCL
@@ -718,4 +719,112 @@ OPENCL_TEST(test_opencl_special_functions_match_the_cpu) {
         pair_release(&second);
         pair_release(&x);
     }
+}
+
+/* ---- the factorisations (the kernel library's clk_factor) ---- */
+
+/* Random entries in [-3, 3), reproducibly. */
+static void fill_factor_values(double *values, int64_t n, unsigned seed) {
+    for (int64_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        values[i] = (double)(seed >> 8 & 0xffff) / 65536.0 * 6 - 3;
+    }
+}
+
+/* op on the device and on the CPU from the same values (a transposed, so
+ * strided, when `transpose`): the same packed result to rounding, and no
+ * primitive placed on another device. */
+static void check_factor(porta_device *device, porta_factor_op op, int flags, porta_dtype dtype,
+                         int rank, const int64_t *sizes, const double *a_values, bool transpose,
+                         int b_rank, const int64_t *b_sizes, const double *b_values) {
+    pair a = values_pair(device, dtype, rank, sizes, a_values), b = {NULL, NULL};
+    if (transpose) {
+        pair view = transposed(&a);
+        pair_release(&a);
+        a = view;
+    }
+    if (b_values) b = values_pair(device, dtype, b_rank, b_sizes, b_values);
+    porta_tensor *want = NULL, *got = NULL;
+    char what[96];
+    snprintf(what, sizeof what, "%s %s flags %d on OpenCL", porta_factor_op_name(op),
+             porta_dtype_name(dtype), flags);
+    porta_placement_counts_reset();
+    if (a.cpu && a.cl) {
+        CHECK_OK(porta_factor(op, flags, a.cpu, b.cpu, &want));
+        CHECK_OK(porta_factor(op, flags, a.cl, b.cl, &got));
+    }
+    CHECK_OK(porta_flush());
+    nothing_placed(what);
+    if (want && got) {
+        CHECK(porta_tensor_device(got) == device);
+        double tol = dtype == PORTA_F64 ? 1e-11 : 1e-5;
+        same(what, got, want, tol, tol);
+    }
+    porta_tensor_release(want);
+    porta_tensor_release(got);
+    pair_release(&a);
+    pair_release(&b);
+}
+
+#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
+
+/* Every porta_factor_op, float32 and float64, on batched, strided and
+ * broadcast operands and on failing matrices (not positive-definite,
+ * singular, rank-deficient), run on the device itself and equal to the
+ * CPU device's results to rounding: the kernels make the CPU's algorithm
+ * choices in the same order. */
+OPENCL_TEST(test_factor_opencl_every_op_matches_the_cpu_on_the_device) {
+    double a[3 * 6 * 6], b[3 * 6 * 2], spd[3 * 4 * 4];
+    fill_factor_values(a, 3 * 6 * 6, 7);
+    fill_factor_values(b, 3 * 6 * 2, 11);
+    /* two positive-definite matrices (A A^T + 4 I) and a third that fails
+     * at its second column */
+    for (int item = 0; item < 2; item++)
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++) {
+                double s = i == j ? 4 : 0;
+                for (int c = 0; c < 4; c++) s += a[item * 16 + i * 4 + c] * a[item * 16 + j * 4 + c];
+                spd[item * 16 + i * 4 + j] = s;
+            }
+    static const double failing[16] = {1, 0, 0, 0, 0, -1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    memcpy(spd + 32, failing, sizeof failing);
+    /* rank-deficient: the third column the sum of the first two */
+    double deficient[5 * 3];
+    for (int i = 0; i < 5; i++) {
+        deficient[i * 3] = a[i];
+        deficient[i * 3 + 1] = a[10 + i];
+        deficient[i * 3 + 2] = a[i] + a[10 + i];
+    }
+    static const porta_dtype dtypes[] = {PORTA_F32, PORTA_F64};
+    for (int t = 0; t < 2; t++) {
+        porta_dtype dtype = dtypes[t];
+        if (dtype == PORTA_F64 && !float64_native(device)) continue;
+        check_factor(device, PORTA_FACTOR_CHOLESKY, 0, dtype, 3, SHAPE(3, 4, 4), spd, false, 0,
+                     NULL, NULL);
+        check_factor(device, PORTA_FACTOR_LU, 0, dtype, 3, SHAPE(3, 5, 4), a, true, 0, NULL, NULL);
+        check_factor(device, PORTA_FACTOR_LU, 0, dtype, 2, SHAPE(3, 5), a, false, 0, NULL, NULL);
+        check_factor(device, PORTA_FACTOR_QR, 0, dtype, 3, SHAPE(2, 5, 3), a, false, 0, NULL, NULL);
+        check_factor(device, PORTA_FACTOR_QR, 0, dtype, 2, SHAPE(3, 5), a, true, 0, NULL, NULL);
+        check_factor(device, PORTA_FACTOR_EIGH, 0, dtype, 3, SHAPE(2, 5, 5), a, false, 0, NULL,
+                     NULL);
+        check_factor(device, PORTA_FACTOR_SVD, 0, dtype, 3, SHAPE(2, 4, 6), a, true, 0, NULL, NULL);
+        check_factor(device, PORTA_FACTOR_SVD, 0, dtype, 2, SHAPE(5, 3), deficient, false, 0, NULL,
+                     NULL);
+        check_factor(device, PORTA_FACTOR_LDL, 0, dtype, 3, SHAPE(2, 6, 6), a, false, 0, NULL,
+                     NULL);
+        for (int flags = 0; flags < 4; flags++) /* one coefficient for a batch of 3 */
+            check_factor(device, PORTA_FACTOR_TRIANGULAR_SOLVE, flags, dtype, 2, SHAPE(6, 6), spd,
+                         flags & 1, 3, SHAPE(3, 6, 2), b);
+        /* the solve reads LDL's packing: LD, then the pivots in row n */
+        double ld[2 * 7 * 6];
+        porta_tensor *x = NULL, *packed = NULL;
+        CHECK_OK(porta_tensor_from_host(test_cpu(), PORTA_F64, 3, SHAPE(2, 6, 6), a, &x));
+        CHECK_OK(porta_factor(PORTA_FACTOR_LDL, 0, x, NULL, &packed));
+        CHECK_OK(porta_tensor_to_host(packed, ld, sizeof ld));
+        check_factor(device, PORTA_FACTOR_LDL_SOLVE, 0, dtype, 3, SHAPE(2, 7, 6), ld, false, 3,
+                     SHAPE(2, 6, 2), b);
+        porta_tensor_release(packed);
+        porta_tensor_release(x);
+    }
+    porta_placement_counts_reset();
 }
