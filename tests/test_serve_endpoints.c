@@ -246,3 +246,24 @@ TEST(serve_endpoints_stack_concurrent_requests) {
                 "porta_serve_batch_size_bucket{model=\"mlp\",le=\"4\"} 1");
     fixture_close(&f);
 }
+
+/* One mapping from a status to a status code, shared by /infer and the
+ * generate endpoints: 400 for a request that is wrong, 503 for one worth
+ * trying again, 500 for the rest. */
+TEST(serve_endpoints_status_codes) {
+    struct {
+        porta_code code;
+        int http;
+    } cases[] = {{PORTA_ERR_INVALID_ARGUMENT, 400}, {PORTA_ERR_SHAPE, 400},
+                 {PORTA_ERR_DTYPE, 400},            {PORTA_ERR_UNSUPPORTED, 400},
+                 {PORTA_ERR_UNAVAILABLE, 503},      {PORTA_ERR_OUT_OF_MEMORY, 503},
+                 {PORTA_ERR_INTERNAL, 500},         {PORTA_ERR_IO, 500}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        porta_status *status = porta_error(cases[i].code, "case %zu", i);
+        CHECK_MSG(serve_http_status_of(status) == cases[i].http, "code %d: %d, expected %d",
+                  (int)cases[i].code, serve_http_status_of(status), cases[i].http);
+        serve_reply r = {0};
+        serve_reply_status(&r, status);
+        CHECK_REPLY(r, cases[i].http, "case");
+    }
+}

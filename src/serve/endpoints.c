@@ -39,8 +39,7 @@ void serve_reply_error(serve_reply *r, int status, const char *fmt, ...) {
     reply_text(r, status, body);
 }
 
-/* The status code for a failed request's status. */
-static int http_status_of(const porta_status *status) {
+int serve_http_status_of(const porta_status *status) {
     switch (porta_status_code(status)) {
     case PORTA_ERR_INVALID_ARGUMENT:
     case PORTA_ERR_SHAPE:
@@ -54,13 +53,13 @@ static int http_status_of(const porta_status *status) {
     }
 }
 
-static void reply_status(serve_reply *r, porta_status *status) {
-    serve_reply_error(r, http_status_of(status), "%s", porta_status_message(status));
+void serve_reply_status(serve_reply *r, porta_status *status) {
+    serve_reply_error(r, serve_http_status_of(status), "%s", porta_status_message(status));
     porta_status_free(status);
 }
 
 static void reply_built(serve_reply *r, porta_status *status, char *body) {
-    if (status) reply_status(r, status);
+    if (status) serve_reply_status(r, status);
     else reply_text(r, 200, body);
 }
 
@@ -106,7 +105,7 @@ static void infer(const serve_server *server, int index, const char *header_leng
         status = serve_response_encode(model->name, model->version, request, outputs,
                                        model->output_count, &reply, &reply_length, &reply_json);
     if (status) {
-        reply_status(r, status);
+        serve_reply_status(r, status);
     } else {
         reply_text(r, 200, reply);
         r->length = reply_length;

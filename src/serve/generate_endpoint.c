@@ -7,14 +7,6 @@
 #include "serve/generate_endpoint.h"
 #include "serve/generate_request.h"
 
-static void reply_failure(porta_server_reply *r, porta_status *status) {
-    int code = porta_status_code(status) == PORTA_ERR_INVALID_ARGUMENT ? 400
-               : porta_status_code(status) == PORTA_ERR_OUT_OF_MEMORY ? 503
-                                                                      : 500;
-    serve_reply_error(r, code, "%s", porta_status_message(status));
-    porta_status_free(status);
-}
-
 static void head(core_text *t, const char *model, const char *version) {
     text_puts(t, "{\"model_name\":");
     text_json_cstring(t, model);
@@ -33,7 +25,7 @@ void serve_generate(porta_generator *generator, const char *model, const char *v
                                 &request.options, NULL, NULL, &tokens, &count);
     serve_generate_request_clear(&request);
     if (status) {
-        reply_failure(r, status);
+        serve_reply_status(r, status);
         return;
     }
     core_text t = {0};
@@ -54,7 +46,7 @@ void serve_generate(porta_generator *generator, const char *model, const char *v
     char *text = NULL;
     status = text_take(&t, "a generate reply", &text);
     if (status) {
-        reply_failure(r, status);
+        serve_reply_status(r, status);
         return;
     }
     r->status = 200;

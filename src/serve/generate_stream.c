@@ -78,12 +78,6 @@ static void stream_destroy(porta_server_stream *s) {
     free(s);
 }
 
-static void reply_status(serve_reply *r, porta_status *status) {
-    serve_reply_error(r, porta_status_code(status) == PORTA_ERR_INVALID_ARGUMENT ? 400 : 503,
-                      "%s", porta_status_message(status));
-    porta_status_free(status);
-}
-
 porta_server_stream *serve_generate_stream_start(serve_server *server, const char *path,
                                                  const char *body, size_t length, bool stopping,
                                                  serve_reply *r) {
@@ -124,7 +118,7 @@ porta_server_stream *serve_generate_stream_start(serve_server *server, const cha
     if (!status && pthread_create(&s->thread, NULL, generate, s))
         status = porta_error(PORTA_ERR_UNAVAILABLE, "generate_stream: cannot start a thread");
     if (status) {
-        reply_status(r, status);
+        serve_reply_status(r, status);
         stream_destroy(s);
         return NULL;
     }
