@@ -256,6 +256,8 @@ TEST(serve_endpoints_status_codes) {
         int http;
     } cases[] = {{PORTA_ERR_INVALID_ARGUMENT, 400}, {PORTA_ERR_SHAPE, 400},
                  {PORTA_ERR_DTYPE, 400},            {PORTA_ERR_UNSUPPORTED, 400},
+                 /* an index in the request (a token id) out of range */
+                 {PORTA_ERR_OUT_OF_RANGE, 400},
                  {PORTA_ERR_UNAVAILABLE, 503},      {PORTA_ERR_OUT_OF_MEMORY, 503},
                  {PORTA_ERR_INTERNAL, 500},         {PORTA_ERR_IO, 500}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -266,4 +268,18 @@ TEST(serve_endpoints_status_codes) {
         serve_reply_status(&r, status);
         CHECK_REPLY(r, cases[i].http, "case");
     }
+}
+
+/* --request-timeout-s (porta_model_set_time_limit): a run over the limit
+ * stops and the request is answered 503, worth trying again. */
+TEST(serve_endpoints_time_limit_answers_503) {
+    fixture f;
+    if (!fixture_open(&f, no_batching)) return;
+    const char *body = "{\"inputs\":[{\"name\":\"x\",\"shape\":[1,3],\"datatype\":\"FP32\","
+                       "\"data\":[1,2,3]}]}";
+    CHECK_OK(porta_model_set_time_limit(f.model->model, 1e-9));
+    CHECK_REPLY(route(&f, "POST", "/v2/models/mlp/infer", body), 503, "over its time limit");
+    CHECK_OK(porta_model_set_time_limit(f.model->model, 0));
+    CHECK_REPLY(route(&f, "POST", "/v2/models/mlp/infer", body), 200, "\"shape\":[1,2]");
+    fixture_close(&f);
 }

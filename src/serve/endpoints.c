@@ -42,13 +42,13 @@ void serve_reply_error(serve_reply *r, int status, const char *fmt, ...) {
 int serve_http_status_of(const porta_status *status) {
     switch (porta_status_code(status)) {
     case PORTA_ERR_INVALID_ARGUMENT:
+    case PORTA_ERR_OUT_OF_RANGE: /* an index in the request out of range */
     case PORTA_ERR_SHAPE:
     case PORTA_ERR_DTYPE:
     case PORTA_ERR_UNSUPPORTED: return 400;
     /* Busy, out of memory, over the time limit: worth trying again later. */
     case PORTA_ERR_UNAVAILABLE:
-    case PORTA_ERR_OUT_OF_MEMORY:
-    case PORTA_ERR_OUT_OF_RANGE: return 503;
+    case PORTA_ERR_OUT_OF_MEMORY: return 503;
     default: return 500;
     }
 }
