@@ -6,13 +6,7 @@
 #include "serve/endpoints.h"
 #include "serve/generate_endpoint.h"
 #include "serve/generate_request.h"
-
-static void head(core_text *t, const char *model, const char *version) {
-    text_puts(t, "{\"model_name\":");
-    text_json_cstring(t, model);
-    text_puts(t, ",\"model_version\":");
-    text_json_cstring(t, version);
-}
+#include "serve/protocol.h"
 
 void serve_generate(porta_generator *generator, const char *model, const char *version,
                     const char *body, size_t length, bool stream, porta_server_reply *r) {
@@ -31,13 +25,9 @@ void serve_generate(porta_generator *generator, const char *model, const char *v
     core_text t = {0};
     if (stream) {
         /* Events are written once generation ends: the reply is one body. */
-        for (int i = 0; i < count; i++) {
-            text_puts(&t, "data: ");
-            head(&t, model, version);
-            text_printf(&t, ",\"output_ids\":[%lld]}\n\n", (long long)tokens[i]);
-        }
+        for (int i = 0; i < count; i++) serve_token_event(&t, model, version, tokens[i]);
     } else {
-        head(&t, model, version);
+        serve_reply_head(&t, model, version);
         text_puts(&t, ",\"output_ids\":[");
         for (int i = 0; i < count; i++) text_printf(&t, "%s%lld", i ? "," : "", (long long)tokens[i]);
         text_puts(&t, "]}");

@@ -65,4 +65,12 @@ porta_status *serve_response_encode(const char *model_name, const char *model_ve
                                     int output_count, char **body, size_t *length,
                                     size_t *json_length);
 
+struct core_text;
+/* A reply's opening, {"model_name":...,"model_version":... (unclosed). */
+void serve_reply_head(struct core_text *text, const char *model_name, const char *model_version);
+/* One generate_stream event: data: {"model_name", "model_version",
+ * "output_ids": [token]} and a blank line. */
+void serve_token_event(struct core_text *text, const char *model_name, const char *model_version,
+                       int64_t token);
+
 #endif
