@@ -112,7 +112,7 @@ static void infer(const serve_server *server, int index, const char *header_leng
         r->json_length = reply_json;
         if (reply_json != reply_length) r->content_type = "application/octet-stream";
     }
-    for (int i = 0; outputs && i < model->output_count; i++) serve_tensor_clear(&outputs[i]);
+    serve_tensors_clear(outputs, model->output_count);
     free(outputs);
     serve_request_free(request);
 }

@@ -40,9 +40,7 @@ porta_status *serve_metrics_create(const char *const *model_names, int model_cou
     serve_metrics *m = calloc(1, sizeof *m);
     if (m) m->models = calloc((size_t)model_count + 1, sizeof *m->models);
     for (int i = 0; m && m->models && i < model_count; i++, m->model_count++) {
-        size_t n = strlen(model_names[i]) + 1;
-        if (!(m->models[i].name = malloc(n))) break;
-        memcpy(m->models[i].name, model_names[i], n);
+        if (!(m->models[i].name = strdup(model_names[i]))) break;
     }
     if (!m || !m->models || m->model_count != model_count) {
         serve_metrics_free(m);

@@ -55,6 +55,8 @@ porta_status *serve_request_parse(const char *body, size_t length, size_t json_l
                                   serve_request **out);
 void serve_request_free(serve_request *request);
 void serve_tensor_clear(serve_tensor *tensor);
+/* serve_tensor_clear on each of `count` tensors (none when NULL). */
+void serve_tensors_clear(serve_tensor *tensors, int count);
 
 /* Encodes a response: outputs[] are the model's outputs (all of them, in
  * model order), of which the request's `outputs` (or every one) are sent,
