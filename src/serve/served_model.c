@@ -1,10 +1,12 @@
 /* Loading, describing, checking and running a served model
  * (served_model.h). */
 #include <libgen.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/status.h"
+#include "core/tensor_layout.h"
 #include "model/model.h"
 #include "serve/served_model.h"
 
@@ -68,12 +70,15 @@ static porta_status *warm_up(serve_model *m, const int64_t *symbol_sizes, serve_
         serve_tensor *t = &inputs[i];
         t->dtype = d->dtype;
         t->rank = d->rank;
-        size_t numel = 1;
-        for (int k = 0; k < d->rank; k++) {
+        for (int k = 0; k < d->rank; k++)
             t->sizes[k] = d->dims[k].size < 0 ? symbol_sizes[d->dims[k].symbol] : d->dims[k].size;
-            numel *= (size_t)t->sizes[k];
+        int64_t numel = core_shape_numel(t->rank, t->sizes);
+        size_t size = porta_dtype_size(t->dtype);
+        if (numel < 0 || (size && (uint64_t)numel > SIZE_MAX / size)) {
+            status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "warm-up: input %d is too large", i);
+            break;
         }
-        t->bytes = numel * porta_dtype_size(t->dtype);
+        t->bytes = (size_t)numel * size;
         if (!(t->data = calloc(1, t->bytes ? t->bytes : 1)))
             status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "warm-up: out of memory");
     }
