@@ -66,6 +66,9 @@ TEST(serve_generate_answers_generate_and_stream) {
     free(stream.body);
     CHECK_REPLY(post(s, "/metrics", NULL), 200, "porta_serve_generated_tokens_total{model=\"tiny\"} 7");
     CHECK_REPLY(post(s, "/metrics", NULL), 200, "porta_serve_generate_active_sequences{model=\"tiny\"} 0");
+    CHECK_REPLY(post(s, "/metrics", NULL), 200,
+                "# TYPE porta_serve_generate_max_active_sequences gauge\n"
+                "porta_serve_generate_max_active_sequences{model=\"tiny\"} 1\n");
     porta_server_free(s);
     test_remove_tree(dir);
 }

@@ -191,25 +191,6 @@ static void model_endpoint(const serve_server *server, const char *method, const
     }
 }
 
-/* The generation series after the server's (*text is replaced). */
-static porta_status *append_generate_metrics(const serve_server *server, char **text) {
-    core_text t = {0};
-    text_puts(&t, *text);
-    free(*text);
-    *text = NULL;
-    const char **names = calloc((size_t)server->model_count + 1, sizeof *names);
-    if (!names) {
-        porta_status_free(text_take(&t, "metrics", text));
-        free(*text);
-        *text = NULL;
-        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "metrics: out of memory");
-    }
-    for (int i = 0; i < server->model_count; i++) names[i] = server->models[i]->name;
-    serve_generate_metrics(&t, server->generators, names, server->model_count);
-    free(names);
-    return text_take(&t, "metrics", text);
-}
-
 void serve_route(const serve_server *server, const char *method, const char *path,
                  const char *header_length, const char *body, size_t length, bool stopping,
                  serve_reply *r) {
@@ -230,8 +211,7 @@ void serve_route(const serve_server *server, const char *method, const char *pat
         server_metadata(r);
     } else if (!strcmp(path, "/metrics") && get) {
         char *text = NULL;
-        porta_status *status = serve_metrics_render(server->metrics, &text);
-        if (!status && server->generators) status = append_generate_metrics(server, &text);
+        porta_status *status = serve_metrics_render(server->metrics, server->generators, &text);
         reply_built(r, status, text);
         if (r->status == 200) r->content_type = "text/plain; version=0.0.4";
     } else {

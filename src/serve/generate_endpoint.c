@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "core/text.h"
 #include "serve/endpoints.h"
 #include "serve/generate_endpoint.h"
 #include "serve/generate_request.h"
@@ -43,33 +44,4 @@ void serve_generate(porta_generator *generator, const char *model, const char *v
     r->content_type = stream ? "text/event-stream" : "application/json";
     r->body = text;
     r->length = r->json_length = strlen(text);
-}
-
-void serve_generate_metrics(core_text *t, porta_generator *const *generators,
-                            const char *const *names, int count) {
-    static const char *const series[][2] = {
-        {"porta_serve_generated_tokens_total", "counter"},
-        {"porta_serve_generate_steps_total", "counter"},
-        {"porta_serve_generate_active_sequences", "gauge"},
-        {"porta_serve_generate_max_active_sequences", "gauge"},
-    };
-    static const char *const help[] = {
-        "Tokens generated.", "Decode steps run (each over every sequence being decoded).",
-        "Sequences being decoded now.", "The most sequences one decode step has run."};
-    for (size_t s = 0; s < sizeof series / sizeof *series; s++) {
-        bool any = false;
-        for (int i = 0; i < count; i++) {
-            if (!generators[i]) continue;
-            if (!any) text_printf(t, "# HELP %s %s\n# TYPE %s %s\n", series[s][0], help[s],
-                                  series[s][0], series[s][1]);
-            any = true;
-            porta_generate_stats st;
-            porta_generator_stats(generators[i], &st);
-            unsigned long long values[] = {st.tokens, st.steps, (unsigned long long)st.active,
-                                           (unsigned long long)st.max_active};
-            text_printf(t, "%s{model=", series[s][0]);
-            text_json_cstring(t, names[i]);
-            text_printf(t, "} %llu\n", values[s]);
-        }
-    }
 }
