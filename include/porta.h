@@ -68,7 +68,7 @@ typedef enum porta_code {
     PORTA_ERR_OUT_OF_RANGE,     /* axis, index or offset out of range */
     PORTA_ERR_OUT_OF_MEMORY,    /* allocation failed or over the limit */
     PORTA_ERR_UNSUPPORTED,      /* valid, but not implemented here */
-    PORTA_ERR_UNAVAILABLE,      /* device or backend not present */
+    PORTA_ERR_UNAVAILABLE,      /* device or backend not present; not now (time limit) */
     PORTA_ERR_DEVICE,           /* tensors on different devices */
     PORTA_ERR_IO,               /* file or system error */
     PORTA_ERR_INTERNAL,         /* a bug in Porta */

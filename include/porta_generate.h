@@ -17,8 +17,8 @@
  * temperature is 0, else softmax(logits / temperature) cut to the top_k
  * most likely tokens, then to the fewest whose probabilities sum to top_p,
  * and a token drawn with uniform number n (the n-th token generated) of the
- * Philox stream of `seed` (src/core/philox.h): a seed gives the same
- * tokens on every device and every batch.
+ * Philox stream of `seed` (src/core/philox.h): the same logits give the
+ * same tokens with the same seed, in any batch.
  */
 #ifndef PORTA_GENERATE_H
 #define PORTA_GENERATE_H

@@ -91,10 +91,10 @@ PORTA_API porta_status *porta_model_estimate(const porta_model *model,
 
 /* Bounds how long each later porta_model_run may take: a run still going
  * after `seconds` (weight loading included) stops before its next node with
- * PORTA_ERR_OUT_OF_RANGE; a node already started finishes first. With a
- * bound, each node's device work is waited for before the next node starts
- * (so queued work counts), which gives up overlapping nodes. 0 removes the
- * bound; a negative or non-finite value is PORTA_ERR_INVALID_ARGUMENT. */
+ * PORTA_ERR_UNAVAILABLE (worth trying again later); a node already started
+ * finishes first. With a bound, each node's device work is waited for
+ * before the next node starts (so queued work counts), which gives up
+ * overlapping nodes. 0 removes the bound; a negative or non-finite value is PORTA_ERR_INVALID_ARGUMENT. */
 PORTA_API porta_status *porta_model_set_time_limit(porta_model *model, double seconds);
 
 /* Runs the model on `device`. inputs: one tensor per model input, in order,

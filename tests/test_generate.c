@@ -3,6 +3,7 @@
  * named), and the decode loop on a tiny KV-cache model whose next token is
  * always the fed token + 1 (mod 5): prompts fed one token per step, stop
  * ids, max tokens, the cache's length, and sequences decoded together. */
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -152,6 +153,9 @@ TEST(generate_loop_feeds_the_prompt_then_its_tokens) {
     /* A cache of 6 positions: a 4-token prompt leaves room for 3 tokens. */
     o.stop_count = 0;
     o.max_tokens = 10;
+    CHECK(generate(&t, (int64_t[]){0, 0, 0, 0}, 4, o, out) == 3);
+    /* Room is kept for what the cache allows, not for max_tokens. */
+    o.max_tokens = INT_MAX;
     CHECK(generate(&t, (int64_t[]){0, 0, 0, 0}, 4, o, out) == 3);
     int64_t *tokens = NULL;
     int count;

@@ -246,3 +246,40 @@ TEST(serve_endpoints_stack_concurrent_requests) {
                 "porta_serve_batch_size_bucket{model=\"mlp\",le=\"4\"} 1");
     fixture_close(&f);
 }
+
+/* One mapping from a status to a status code, shared by /infer and the
+ * generate endpoints: 400 for a request that is wrong, 503 for one worth
+ * trying again, 500 for the rest. */
+TEST(serve_endpoints_status_codes) {
+    struct {
+        porta_code code;
+        int http;
+    } cases[] = {{PORTA_ERR_INVALID_ARGUMENT, 400}, {PORTA_ERR_SHAPE, 400},
+                 {PORTA_ERR_DTYPE, 400},            {PORTA_ERR_UNSUPPORTED, 400},
+                 /* an index in the request (a token id) out of range */
+                 {PORTA_ERR_OUT_OF_RANGE, 400},
+                 {PORTA_ERR_UNAVAILABLE, 503},      {PORTA_ERR_OUT_OF_MEMORY, 503},
+                 {PORTA_ERR_INTERNAL, 500},         {PORTA_ERR_IO, 500}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        porta_status *status = porta_error(cases[i].code, "case %zu", i);
+        CHECK_MSG(serve_http_status_of(status) == cases[i].http, "code %d: %d, expected %d",
+                  (int)cases[i].code, serve_http_status_of(status), cases[i].http);
+        serve_reply r = {0};
+        serve_reply_status(&r, status);
+        CHECK_REPLY(r, cases[i].http, "case");
+    }
+}
+
+/* --request-timeout-s (porta_model_set_time_limit): a run over the limit
+ * stops and the request is answered 503, worth trying again. */
+TEST(serve_endpoints_time_limit_answers_503) {
+    fixture f;
+    if (!fixture_open(&f, no_batching)) return;
+    const char *body = "{\"inputs\":[{\"name\":\"x\",\"shape\":[1,3],\"datatype\":\"FP32\","
+                       "\"data\":[1,2,3]}]}";
+    CHECK_OK(porta_model_set_time_limit(f.model->model, 1e-9));
+    CHECK_REPLY(route(&f, "POST", "/v2/models/mlp/infer", body), 503, "over its time limit");
+    CHECK_OK(porta_model_set_time_limit(f.model->model, 0));
+    CHECK_REPLY(route(&f, "POST", "/v2/models/mlp/infer", body), 200, "\"shape\":[1,2]");
+    fixture_close(&f);
+}

@@ -11,11 +11,11 @@
 #include "test.h"
 #include "tiny_lm.h"
 
-static porta_server *open_server(char *dir, size_t cap) {
+static porta_server *open_server_timed(char *dir, size_t cap, double timeout_seconds) {
     char path[400];
     if (!tiny_lm_save(dir, cap, path, sizeof path)) return NULL;
     const char *paths[1] = {path};
-    porta_server_options o = {paths, 1, test_cpu(), 4, 0.001, 16, 0};
+    porta_server_options o = {paths, 1, test_cpu(), 4, 0.001, 16, timeout_seconds};
     porta_server *server = NULL;
     porta_status *status = porta_server_create(&o, &server);
     if (status) {
@@ -24,6 +24,8 @@ static porta_server *open_server(char *dir, size_t cap) {
     }
     return server;
 }
+
+static porta_server *open_server(char *dir, size_t cap) { return open_server_timed(dir, cap, 0); }
 
 static porta_server_reply post(porta_server *s, const char *path, const char *body) {
     porta_server_reply r;
@@ -64,6 +66,9 @@ TEST(serve_generate_answers_generate_and_stream) {
     free(stream.body);
     CHECK_REPLY(post(s, "/metrics", NULL), 200, "porta_serve_generated_tokens_total{model=\"tiny\"} 7");
     CHECK_REPLY(post(s, "/metrics", NULL), 200, "porta_serve_generate_active_sequences{model=\"tiny\"} 0");
+    CHECK_REPLY(post(s, "/metrics", NULL), 200,
+                "# TYPE porta_serve_generate_max_active_sequences gauge\n"
+                "porta_serve_generate_max_active_sequences{model=\"tiny\"} 1\n");
     porta_server_free(s);
     test_remove_tree(dir);
 }
@@ -129,6 +134,18 @@ TEST(serve_generate_refuses_bad_fields) {
     porta_server_reply get;
     porta_server_handle(s, "GET", path, NULL, "", 0, false, &get);
     CHECK_REPLY(get, 405, "generate takes POST, not GET");
+    porta_server_free(s);
+    test_remove_tree(dir);
+}
+
+/* --request-timeout-s bounds the decode steps too: a step over the limit
+ * stops and /generate answers 503 (try again later). */
+TEST(serve_generate_time_limit_answers_503) {
+    char dir[256];
+    porta_server *s = open_server_timed(dir, sizeof dir, 1e-9);
+    if (!s) return;
+    const char *body = "{\"input_ids\":[3,1],\"parameters\":{\"max_tokens\":3}}";
+    CHECK_REPLY(post(s, "/v2/models/tiny/generate", body), 503, "over its time limit");
     porta_server_free(s);
     test_remove_tree(dir);
 }

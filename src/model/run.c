@@ -34,7 +34,7 @@ static porta_status *check_time(const run_state *s, int n) {
     if (n) PORTA_TRY(porta_device_synchronize(s->device));
     double spent = now_seconds() - s->started;
     if (spent <= s->time_limit) return NULL;
-    return porta_error(PORTA_ERR_OUT_OF_RANGE,
+    return porta_error(PORTA_ERR_UNAVAILABLE,
                        "model run stopped after %.3g s, before node %d (%s) of %d: over its "
                        "time limit of %g s",
                        spent, n, s->graph->nodes[n].op_name, s->graph->node_count,

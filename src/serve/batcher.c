@@ -82,10 +82,6 @@ static int take_batch(serve_batcher *b, job **batch, int cap) {
     return n;
 }
 
-static void clear_outputs(serve_tensor *outputs, int count) {
-    for (int i = 0; i < count; i++) serve_tensor_clear(&outputs[i]);
-}
-
 /* Stacks the jobs' inputs along dim 0, runs once, splits the outputs. */
 static porta_status *run_stacked(serve_model *m, job **batch, int n, int64_t rows) {
     serve_tensor *inputs = calloc((size_t)m->input_count + 1, sizeof *inputs);
@@ -122,20 +118,19 @@ static porta_status *run_stacked(serve_model *m, job **batch, int n, int64_t row
             *part = *whole;
             part->sizes[0] = batch[k]->rows;
             part->bytes = row_bytes * (size_t)batch[k]->rows;
-            part->name = malloc(strlen(whole->name) + 1);
+            part->name = strdup(whole->name);
             part->data = malloc(part->bytes ? part->bytes : 1);
             if (!part->name || !part->data) {
                 status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "batch: out of memory");
                 break;
             }
-            strcpy(part->name, whole->name);
             memcpy(part->data, (char *)whole->data + (size_t)first_row * row_bytes, part->bytes);
         }
     }
     /* The callers' outputs start zeroed, so those never filled clear too. */
-    for (int k = 0; status && k < n; k++) clear_outputs(batch[k]->outputs, m->output_count);
-    if (inputs) clear_outputs(inputs, m->input_count);
-    if (outputs) clear_outputs(outputs, m->output_count);
+    for (int k = 0; status && k < n; k++) serve_tensors_clear(batch[k]->outputs, m->output_count);
+    serve_tensors_clear(inputs, m->input_count);
+    serve_tensors_clear(outputs, m->output_count);
     free(inputs);
     free(outputs);
     return status;

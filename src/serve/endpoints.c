@@ -39,28 +39,27 @@ void serve_reply_error(serve_reply *r, int status, const char *fmt, ...) {
     reply_text(r, status, body);
 }
 
-/* The status code for a failed request's status. */
-static int http_status_of(const porta_status *status) {
+int serve_http_status_of(const porta_status *status) {
     switch (porta_status_code(status)) {
     case PORTA_ERR_INVALID_ARGUMENT:
+    case PORTA_ERR_OUT_OF_RANGE: /* an index in the request out of range */
     case PORTA_ERR_SHAPE:
     case PORTA_ERR_DTYPE:
     case PORTA_ERR_UNSUPPORTED: return 400;
     /* Busy, out of memory, over the time limit: worth trying again later. */
     case PORTA_ERR_UNAVAILABLE:
-    case PORTA_ERR_OUT_OF_MEMORY:
-    case PORTA_ERR_OUT_OF_RANGE: return 503;
+    case PORTA_ERR_OUT_OF_MEMORY: return 503;
     default: return 500;
     }
 }
 
-static void reply_status(serve_reply *r, porta_status *status) {
-    serve_reply_error(r, http_status_of(status), "%s", porta_status_message(status));
+void serve_reply_status(serve_reply *r, porta_status *status) {
+    serve_reply_error(r, serve_http_status_of(status), "%s", porta_status_message(status));
     porta_status_free(status);
 }
 
 static void reply_built(serve_reply *r, porta_status *status, char *body) {
-    if (status) reply_status(r, status);
+    if (status) serve_reply_status(r, status);
     else reply_text(r, 200, body);
 }
 
@@ -106,14 +105,14 @@ static void infer(const serve_server *server, int index, const char *header_leng
         status = serve_response_encode(model->name, model->version, request, outputs,
                                        model->output_count, &reply, &reply_length, &reply_json);
     if (status) {
-        reply_status(r, status);
+        serve_reply_status(r, status);
     } else {
         reply_text(r, 200, reply);
         r->length = reply_length;
         r->json_length = reply_json;
         if (reply_json != reply_length) r->content_type = "application/octet-stream";
     }
-    for (int i = 0; outputs && i < model->output_count; i++) serve_tensor_clear(&outputs[i]);
+    serve_tensors_clear(outputs, model->output_count);
     free(outputs);
     serve_request_free(request);
 }
@@ -192,25 +191,6 @@ static void model_endpoint(const serve_server *server, const char *method, const
     }
 }
 
-/* The generation series after the server's (*text is replaced). */
-static porta_status *append_generate_metrics(const serve_server *server, char **text) {
-    core_text t = {0};
-    text_puts(&t, *text);
-    free(*text);
-    *text = NULL;
-    const char **names = calloc((size_t)server->model_count + 1, sizeof *names);
-    if (!names) {
-        porta_status_free(text_take(&t, "metrics", text));
-        free(*text);
-        *text = NULL;
-        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "metrics: out of memory");
-    }
-    for (int i = 0; i < server->model_count; i++) names[i] = server->models[i]->name;
-    serve_generate_metrics(&t, server->generators, names, server->model_count);
-    free(names);
-    return text_take(&t, "metrics", text);
-}
-
 void serve_route(const serve_server *server, const char *method, const char *path,
                  const char *header_length, const char *body, size_t length, bool stopping,
                  serve_reply *r) {
@@ -231,8 +211,7 @@ void serve_route(const serve_server *server, const char *method, const char *pat
         server_metadata(r);
     } else if (!strcmp(path, "/metrics") && get) {
         char *text = NULL;
-        porta_status *status = serve_metrics_render(server->metrics, &text);
-        if (!status && server->generators) status = append_generate_metrics(server, &text);
+        porta_status *status = serve_metrics_render(server->metrics, server->generators, &text);
         reply_built(r, status, text);
         if (r->status == 200) r->content_type = "text/plain; version=0.0.4";
     } else {

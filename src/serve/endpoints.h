@@ -33,6 +33,14 @@ typedef porta_server_reply serve_reply;
 void serve_reply_error(serve_reply *reply, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The status code for a failed request's status: 400 for a request that
+ * is wrong, 503 for one worth trying again later (busy, out of memory,
+ * over the time limit), else 500. */
+int serve_http_status_of(const porta_status *status);
+/* A reply {"error": the status's message} with serve_http_status_of's
+ * code; frees the status. */
+void serve_reply_status(serve_reply *reply, porta_status *status);
+
 /* The model a NAME[/versions/V] path (after /v2/models/) names, -1 with
  * the reply filled when none; *rest is what follows. */
 int serve_find_model(const serve_server *server, const char *path, const char **rest,

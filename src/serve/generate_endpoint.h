@@ -1,13 +1,12 @@
 /* POST /v2/models/NAME/generate and /generate_stream: Triton's generate
  * extension on token ids (generate_request.h) answered by the model's
- * generator, and the generation series of /metrics. */
+ * generator (the generation series of /metrics are metrics.c's). */
 #ifndef PORTA_SERVE_GENERATE_ENDPOINT_H
 #define PORTA_SERVE_GENERATE_ENDPOINT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/text.h"
 #include "porta_generate.h"
 #include "porta_serve.h"
 
@@ -16,10 +15,5 @@
  * per token, in order. */
 void serve_generate(porta_generator *generator, const char *model, const char *version,
                     const char *body, size_t length, bool stream, porta_server_reply *r);
-/* porta_serve_generated_tokens_total, ..._steps_total,
- * ..._active_sequences, ..._max_active_sequences for each model with a
- * generator (generators[i] NULL: none). */
-void serve_generate_metrics(core_text *text, porta_generator *const *generators,
-                            const char *const *names, int count);
 
 #endif

@@ -10,11 +10,12 @@
 #include "serve/endpoints.h"
 #include "serve/generate_request.h"
 #include "serve/generate_stream.h"
+#include "serve/protocol.h"
 
 struct porta_server_stream {
     porta_generator *generator;
     serve_generate_request request;
-    char *prefix; /* data: {"model_name":...,"model_version":... */
+    const char *model_name, *model_version; /* the server's, which outlives the stream */
     pthread_mutex_t lock;
     pthread_cond_t more;
     pthread_t thread;
@@ -32,13 +33,10 @@ static void append(porta_server_stream *s, const char *text) {
 
 static void on_token(void *context, int64_t token) {
     porta_server_stream *s = context;
-    core_text event = {0};
-    text_printf(&event, "%s,\"output_ids\":[%lld]}\n\n", s->prefix, (long long)token);
-    char *text = NULL;
-    porta_status *status = text_take(&event, "an event", &text);
-    if (!status) append(s, text);
-    porta_status_free(status);
-    free(text);
+    pthread_mutex_lock(&s->lock);
+    serve_token_event(&s->events, s->model_name, s->model_version, token);
+    pthread_cond_broadcast(&s->more);
+    pthread_mutex_unlock(&s->lock);
 }
 
 static void *generate(void *arg) {
@@ -69,19 +67,10 @@ static void *generate(void *arg) {
 
 static void stream_destroy(porta_server_stream *s) {
     serve_generate_request_clear(&s->request);
-    free(s->prefix);
-    char *events = NULL;
-    porta_status_free(text_take(&s->events, "events", &events));
-    free(events);
+    text_free(&s->events);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->more);
     free(s);
-}
-
-static void reply_status(serve_reply *r, porta_status *status) {
-    serve_reply_error(r, porta_status_code(status) == PORTA_ERR_INVALID_ARGUMENT ? 400 : 503,
-                      "%s", porta_status_message(status));
-    porta_status_free(status);
 }
 
 porta_server_stream *serve_generate_stream_start(serve_server *server, const char *path,
@@ -113,18 +102,12 @@ porta_server_stream *serve_generate_stream_start(serve_server *server, const cha
     if (!status)
         status = porta_generate_check(s->generator, s->request.prompt, s->request.prompt_length,
                                       &s->request.options);
-    core_text prefix = {0};
-    text_puts(&prefix, "data: {\"model_name\":");
-    text_json_cstring(&prefix, server->models[index]->name);
-    text_puts(&prefix, ",\"model_version\":");
-    text_json_cstring(&prefix, server->models[index]->version);
-    porta_status *built = text_take(&prefix, "an event", &s->prefix);
-    if (!status) status = built;
-    else porta_status_free(built);
+    s->model_name = server->models[index]->name;
+    s->model_version = server->models[index]->version;
     if (!status && pthread_create(&s->thread, NULL, generate, s))
         status = porta_error(PORTA_ERR_UNAVAILABLE, "generate_stream: cannot start a thread");
     if (status) {
-        reply_status(r, status);
+        serve_reply_status(r, status);
         stream_destroy(s);
         return NULL;
     }

@@ -310,7 +310,10 @@ porta_status *porta_generate(porta_generator *g, const int64_t *prompt, int prom
     PORTA_TRY(porta_generate_check(g, prompt, prompt_length, o));
     sequence q = {.prompt = prompt, .prompt_length = prompt_length, .options = o,
                   .on_token = on_token, .context = context};
-    q.tokens = malloc((size_t)o->max_tokens * sizeof *q.tokens);
+    /* At most one token per cache position past the prompt, and the last. */
+    int64_t room = g->length - prompt_length + 1;
+    size_t slots = (size_t)(o->max_tokens < room ? o->max_tokens : room);
+    q.tokens = malloc(slots * sizeof *q.tokens);
     if (!q.tokens) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "generation: out of memory");
     pthread_mutex_lock(&g->lock);
     if (g->waiting_tail) g->waiting_tail->next = &q;

@@ -40,9 +40,7 @@ porta_status *serve_metrics_create(const char *const *model_names, int model_cou
     serve_metrics *m = calloc(1, sizeof *m);
     if (m) m->models = calloc((size_t)model_count + 1, sizeof *m->models);
     for (int i = 0; m && m->models && i < model_count; i++, m->model_count++) {
-        size_t n = strlen(model_names[i]) + 1;
-        if (!(m->models[i].name = malloc(n))) break;
-        memcpy(m->models[i].name, model_names[i], n);
+        if (!(m->models[i].name = strdup(model_names[i]))) break;
     }
     if (!m || !m->models || m->model_count != model_count) {
         serve_metrics_free(m);
@@ -131,7 +129,37 @@ static void counter(core_text *t, const char *metric, const char *model, uint64_
     text_printf(t, "} %llu\n", (unsigned long long)value);
 }
 
-porta_status *serve_metrics_render(serve_metrics *m, char **out) {
+/* Each series once with its HELP and TYPE, a line per model generating. */
+static void generate_series(core_text *t, const serve_metrics *m,
+                            porta_generator *const *generators) {
+    static const struct {
+        const char *name, *type, *help;
+    } series[] = {
+        {"porta_serve_generated_tokens_total", "counter", "Tokens generated."},
+        {"porta_serve_generate_steps_total", "counter",
+         "Decode steps run (each over every sequence being decoded)."},
+        {"porta_serve_generate_active_sequences", "gauge", "Sequences being decoded now."},
+        {"porta_serve_generate_max_active_sequences", "gauge",
+         "The most sequences one decode step has run."},
+    };
+    for (size_t k = 0; generators && k < sizeof series / sizeof series[0]; k++) {
+        bool any = false;
+        for (int i = 0; i < m->model_count; i++) {
+            if (!generators[i]) continue;
+            if (!any)
+                text_printf(t, "# HELP %s %s\n# TYPE %s %s\n", series[k].name, series[k].help,
+                            series[k].name, series[k].type);
+            any = true;
+            porta_generate_stats st;
+            porta_generator_stats(generators[i], &st);
+            uint64_t values[] = {st.tokens, st.steps, (uint64_t)st.active, (uint64_t)st.max_active};
+            counter(t, series[k].name, m->models[i].name, values[k]);
+        }
+    }
+}
+
+porta_status *serve_metrics_render(serve_metrics *m, porta_generator *const *generators,
+                                   char **out) {
     core_text t = {0};
     pthread_mutex_lock(&m->lock);
     text_puts(&t, "# HELP porta_serve_responses_total HTTP responses by status code.\n"
@@ -178,5 +206,6 @@ porta_status *serve_metrics_render(serve_metrics *m, char **out) {
                 "# TYPE porta_serve_memory_peak_bytes gauge\nporta_serve_memory_peak_bytes %llu\n",
                 (unsigned long long)porta_memory_allocated(),
                 (unsigned long long)porta_memory_peak());
+    generate_series(&t, m, generators);
     return text_take(&t, "metrics", out);
 }

@@ -55,6 +55,8 @@ porta_status *serve_request_parse(const char *body, size_t length, size_t json_l
                                   serve_request **out);
 void serve_request_free(serve_request *request);
 void serve_tensor_clear(serve_tensor *tensor);
+/* serve_tensor_clear on each of `count` tensors (none when NULL). */
+void serve_tensors_clear(serve_tensor *tensors, int count);
 
 /* Encodes a response: outputs[] are the model's outputs (all of them, in
  * model order), of which the request's `outputs` (or every one) are sent,
@@ -64,5 +66,13 @@ porta_status *serve_response_encode(const char *model_name, const char *model_ve
                                     const serve_request *request, const serve_tensor *outputs,
                                     int output_count, char **body, size_t *length,
                                     size_t *json_length);
+
+struct core_text;
+/* A reply's opening, {"model_name":...,"model_version":... (unclosed). */
+void serve_reply_head(struct core_text *text, const char *model_name, const char *model_version);
+/* One generate_stream event: data: {"model_name", "model_version",
+ * "output_ids": [token]} and a blank line. */
+void serve_token_event(struct core_text *text, const char *model_name, const char *model_version,
+                       int64_t token);
 
 #endif

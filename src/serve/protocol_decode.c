@@ -58,9 +58,13 @@ void serve_tensor_clear(serve_tensor *tensor) {
     memset(tensor, 0, sizeof *tensor);
 }
 
+void serve_tensors_clear(serve_tensor *tensors, int count) {
+    for (int i = 0; tensors && i < count; i++) serve_tensor_clear(&tensors[i]);
+}
+
 void serve_request_free(serve_request *request) {
     if (!request) return;
-    for (int i = 0; i < request->input_count; i++) serve_tensor_clear(&request->inputs[i]);
+    serve_tensors_clear(request->inputs, request->input_count);
     for (int i = 0; i < request->output_count; i++) free(request->outputs[i].name);
     free(request->inputs);
     free(request->outputs);
@@ -82,12 +86,6 @@ static porta_status *member(const json_value *object, const char *key, json_type
     return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: \"%s\" should be %s, found %s", what,
                        key, type == JSON_TRUE ? "true or false" : json_type_name(type),
                        json_type_name((*out)->type));
-}
-
-static char *copy_string(const json_value *v) {
-    char *s = malloc(v->as.string.length + 1);
-    if (s) memcpy(s, v->as.string.chars, v->as.string.length + 1);
-    return s;
 }
 
 /* Counts the leaves of (possibly nested) array data. */
@@ -194,7 +192,7 @@ static porta_status *parse_input(const json_value *v, int index, binary_cursor *
     PORTA_TRY(member(v, "datatype", JSON_STRING, what, true, &datatype));
     PORTA_TRY(member(v, "parameters", JSON_OBJECT, what, false, &parameters));
     if (parameters) PORTA_TRY(member(parameters, "binary_data_size", JSON_NUMBER, what, false, &size));
-    if (!(t->name = copy_string(name)))
+    if (!(t->name = strdup(name->as.string.chars)))
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
     char named[96];
     snprintf(named, sizeof named, "input '%.64s'", t->name);
@@ -253,7 +251,7 @@ static porta_status *parse_outputs(const json_value *outputs, serve_request *r) 
         PORTA_TRY(member(o, "parameters", JSON_OBJECT, what, false, &parameters));
         if (parameters) PORTA_TRY(member(parameters, "binary_data", JSON_TRUE, what, false, &binary));
         serve_output_spec *spec = &r->outputs[r->output_count];
-        if (!(spec->name = copy_string(name)))
+        if (!(spec->name = strdup(name->as.string.chars)))
             return porta_error(PORTA_ERR_OUT_OF_MEMORY, "outputs: out of memory");
         r->output_count++;
         spec->binary = binary ? binary->type == JSON_TRUE : r->binary_default;
@@ -278,7 +276,7 @@ static porta_status *parse_root(const json_value *root, binary_cursor *binary, s
     r->binary_default = binary_output && binary_output->type == JSON_TRUE;
     PORTA_TRY(member(root, "inputs", JSON_ARRAY, "request", true, &inputs));
     PORTA_TRY(member(root, "outputs", JSON_ARRAY, "request", false, &outputs));
-    if (id && !(r->id = copy_string(id)))
+    if (id && !(r->id = strdup(id->as.string.chars)))
         return porta_error(PORTA_ERR_OUT_OF_MEMORY, "request: out of memory");
     size_t count = inputs->as.array.count;
     if (count > REQUEST_MAX_TENSORS)

@@ -55,16 +55,27 @@ static void append_output(core_text *json, core_text *binary, const serve_tensor
     }
 }
 
+void serve_reply_head(core_text *t, const char *model_name, const char *model_version) {
+    text_puts(t, "{\"model_name\":");
+    text_json_cstring(t, model_name);
+    text_puts(t, ",\"model_version\":");
+    text_json_cstring(t, model_version);
+}
+
+void serve_token_event(core_text *t, const char *model_name, const char *model_version,
+                       int64_t token) {
+    text_puts(t, "data: ");
+    serve_reply_head(t, model_name, model_version);
+    text_printf(t, ",\"output_ids\":[%lld]}\n\n", (long long)token);
+}
+
 porta_status *serve_response_encode(const char *model_name, const char *model_version,
                                     const serve_request *request, const serve_tensor *outputs,
                                     int output_count, char **body, size_t *length,
                                     size_t *json_length) {
     *body = NULL;
     core_text json = {0}, binary = {0};
-    text_puts(&json, "{\"model_name\":");
-    text_json_cstring(&json, model_name);
-    text_puts(&json, ",\"model_version\":");
-    text_json_cstring(&json, model_version);
+    serve_reply_head(&json, model_name, model_version);
     if (request->id) {
         text_puts(&json, ",\"id\":");
         text_json_cstring(&json, request->id);

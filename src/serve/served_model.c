@@ -1,19 +1,14 @@
 /* Loading, describing, checking and running a served model
  * (served_model.h). */
 #include <libgen.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/status.h"
+#include "core/tensor_layout.h"
 #include "model/model.h"
 #include "serve/served_model.h"
-
-static char *dup_string(const char *s) {
-    size_t n = strlen(s) + 1;
-    char *copy = malloc(n);
-    if (copy) memcpy(copy, s, n);
-    return copy;
-}
 
 static void free_infos(serve_tensor_info *infos, int count) {
     for (int i = 0; infos && i < count; i++) free(infos[i].name);
@@ -28,10 +23,6 @@ void serve_model_free(serve_model *m) {
     free(m->name);
     free(m->version);
     free(m);
-}
-
-static void free_outputs(serve_tensor *outputs, int count) {
-    for (int i = 0; outputs && i < count; i++) serve_tensor_clear(&outputs[i]);
 }
 
 porta_status *serve_model_run(serve_model *m, const serve_tensor *inputs, serve_tensor *outputs) {
@@ -51,13 +42,13 @@ porta_status *serve_model_run(serve_model *m, const serve_tensor *inputs, serve_
         t->rank = porta_tensor_rank(out[i]);
         memcpy(t->sizes, porta_tensor_sizes(out[i]), (size_t)t->rank * sizeof t->sizes[0]);
         t->bytes = (size_t)porta_tensor_numel(out[i]) * porta_dtype_size(t->dtype);
-        t->name = dup_string(porta_model_output_name(m->model, i));
+        t->name = strdup(porta_model_output_name(m->model, i));
         t->data = malloc(t->bytes ? t->bytes : 1);
         if (!t->name || !t->data)
             status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "model run: out of memory");
         else
             status = porta_tensor_to_host(out[i], t->data, t->bytes);
-        if (status) free_outputs(outputs, i + 1);
+        if (status) serve_tensors_clear(outputs, i + 1);
     }
     for (int i = 0; in && i < n_in; i++)
         if (in[i]) porta_tensor_release(in[i]);
@@ -79,17 +70,20 @@ static porta_status *warm_up(serve_model *m, const int64_t *symbol_sizes, serve_
         serve_tensor *t = &inputs[i];
         t->dtype = d->dtype;
         t->rank = d->rank;
-        size_t numel = 1;
-        for (int k = 0; k < d->rank; k++) {
+        for (int k = 0; k < d->rank; k++)
             t->sizes[k] = d->dims[k].size < 0 ? symbol_sizes[d->dims[k].symbol] : d->dims[k].size;
-            numel *= (size_t)t->sizes[k];
+        int64_t numel = core_shape_numel(t->rank, t->sizes);
+        size_t size = porta_dtype_size(t->dtype);
+        if (numel < 0 || (size && (uint64_t)numel > SIZE_MAX / size)) {
+            status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "warm-up: input %d is too large", i);
+            break;
         }
-        t->bytes = numel * porta_dtype_size(t->dtype);
+        t->bytes = (size_t)numel * size;
         if (!(t->data = calloc(1, t->bytes ? t->bytes : 1)))
             status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "warm-up: out of memory");
     }
     if (!status) status = serve_model_run(m, inputs, outputs);
-    free_outputs(inputs, m->input_count);
+    serve_tensors_clear(inputs, m->input_count);
     free(inputs);
     return status;
 }
@@ -103,7 +97,7 @@ static porta_status *describe_inputs(serve_model *m) {
     for (int i = 0; i < g->input_count; i++) {
         const model_tensor_decl *d = &g->inputs[i];
         serve_tensor_info *info = &m->inputs[i];
-        if (!(info->name = dup_string(d->name)))
+        if (!(info->name = strdup(d->name)))
             return porta_error(PORTA_ERR_OUT_OF_MEMORY, "model: out of memory");
         info->dtype = d->dtype;
         info->rank = d->rank;
@@ -143,7 +137,7 @@ static porta_status *describe_outputs(serve_model *m) {
     if (!status) status = warm_up(m, small, first);
     if (!status && g->symbol_count) {
         status = warm_up(m, large, second);
-        if (status) free_outputs(first, g->output_count);
+        if (status) serve_tensors_clear(first, g->output_count);
     }
     if (status) goto done;
     for (int i = 0; i < g->output_count; i++) {
@@ -163,8 +157,8 @@ static porta_status *describe_outputs(serve_model *m) {
                              a->sizes[0] != small[m->inputs[0].symbols[0]]))
             m->batchable = false;
     }
-    free_outputs(first, g->output_count);
-    if (g->symbol_count) free_outputs(second, g->output_count);
+    serve_tensors_clear(first, g->output_count);
+    if (g->symbol_count) serve_tensors_clear(second, g->output_count);
 done:
     free(small);
     free(large);
@@ -178,14 +172,14 @@ porta_status *serve_model_open(const char *path, porta_device *device, serve_mod
     serve_model *m = calloc(1, sizeof *m);
     if (!m) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "model: out of memory");
     m->device = device;
-    char *copy = dup_string(path);
+    char *copy = strdup(path);
     if (copy) {
         char *base = basename(copy), *dot = strrchr(base, '.');
         if (dot && dot != base) *dot = '\0';
-        m->name = dup_string(base);
+        m->name = strdup(base);
     }
     free(copy);
-    m->version = dup_string("1");
+    m->version = strdup("1");
     porta_status *status = m->name && m->version
                                ? porta_model_load(path, &m->model)
                                : porta_error(PORTA_ERR_OUT_OF_MEMORY, "model: out of memory");

@@ -9,20 +9,13 @@
 #include "model/model.h"
 #include "serve/served_model.h"
 
-static void shape_text(char *out, size_t cap, const int64_t *sizes, int rank) {
-    size_t at = (size_t)snprintf(out, cap, "[");
-    for (int d = 0; d < rank && at < cap; d++)
-        at += (size_t)snprintf(out + at, cap - at, d ? ", %lld" : "%lld", (long long)sizes[d]);
-    if (at < cap) snprintf(out + at, cap - at, "]");
-}
-
 static porta_status *check_input(const serve_model *m, int index, const serve_tensor *t,
                                  int64_t *symbol_sizes) {
     const serve_tensor_info *info = &m->inputs[index];
     const model_program *g = m->model->graph;
     char expected[320], given[320];
-    shape_text(expected, sizeof expected, info->sizes, info->rank);
-    shape_text(given, sizeof given, t->sizes, t->rank);
+    core_format_shape(expected, sizeof expected, info->rank, info->sizes);
+    core_format_shape(given, sizeof given, t->rank, t->sizes);
     if (t->dtype != info->dtype)
         return porta_error(PORTA_ERR_DTYPE, "input '%s': expected datatype %s, given %s",
                            info->name, serve_datatype_name(info->dtype),

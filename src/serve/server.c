@@ -63,6 +63,10 @@ static porta_status *start_generators(serve_server *p, const porta_server_option
                                                              o->max_batch, &p->generators[i]),
                                       "model '%s', decoding %d sequences together (max_batch)",
                                       p->models[i]->name, o->max_batch));
+        /* After creating the generator, which runs the model once. */
+        if (o->request_timeout_seconds > 0)
+            PORTA_TRY(porta_model_set_time_limit(p->generator_models[i],
+                                                 o->request_timeout_seconds));
     }
     return NULL;
 }

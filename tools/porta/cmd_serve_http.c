@@ -4,6 +4,7 @@
  * stderr, and a graceful stop on SIGTERM/SIGINT. */
 #include <stdio.h>
 
+#include "cli.h"
 #include "serve_app.h"
 
 #ifndef PORTA_HAVE_MICROHTTPD
@@ -39,12 +40,6 @@ typedef struct request_state {
 static atomic_int in_flight;
 static atomic_bool stopping;
 
-static double now_seconds(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* A value for the access log: printable ASCII as is, the rest (spaces,
  * quotes, control bytes, a hostile client's anything) as \xHH. */
 static void log_value(FILE *out, const char *s) {
@@ -78,6 +73,14 @@ static void access_log(const serve_app *app, const char *method, const char *url
     }
     fputc('\n', stderr);
     funlockfile(stderr);
+}
+
+/* Counts the request in /metrics and writes its access log line. */
+static void finish(const serve_app *app, const char *method, const char *url,
+                   const porta_server_reply *reply, const request_state *state) {
+    double seconds = cli_now_seconds() - state->started;
+    porta_server_record(app->server, reply->model, reply->status, seconds);
+    access_log(app, method, url, reply, state->length, seconds);
 }
 
 static enum MHD_Result send_reply(struct MHD_Connection *connection, porta_server_reply *reply) {
@@ -136,7 +139,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
     request_state *state = *con_cls;
     if (!state) { /* the headers are in: the body (if any) follows */
         if (!(state = calloc(1, sizeof *state))) return MHD_NO;
-        state->started = now_seconds();
+        state->started = cli_now_seconds();
         *con_cls = state;
         atomic_fetch_add(&in_flight, 1);
         const char *declared =
@@ -182,9 +185,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
             porta_server_stream_start(app->server, url, state->body ? state->body : "",
                                       state->length, atomic_load(&stopping), &reply);
         if (stream) {
-            double seconds = now_seconds() - state->started;
-            porta_server_record(app->server, reply.model, reply.status, seconds);
-            access_log(app, method, url, &reply, state->length, seconds);
+            finish(app, method, url, &reply, state);
             return send_stream(connection, stream);
         }
     } else {
@@ -193,9 +194,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
         porta_server_handle(app->server, method, url, header, state->body ? state->body : "", state->length,
                     atomic_load(&stopping), &reply);
     }
-    double seconds = now_seconds() - state->started;
-    porta_server_record(app->server, reply.model, reply.status, seconds);
-    access_log(app, method, url, &reply, state->length, seconds);
+    finish(app, method, url, &reply, state);
     return send_reply(connection, &reply);
 }
 
