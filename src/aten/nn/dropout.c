@@ -1,5 +1,5 @@
 /* Dropout aten ops: native_dropout draws its keep-mask from the device's
- * Philox generator (aten_generator_next), so a seed gives the same mask on
+ * Philox generator (aten_random_fill), so a seed gives the same mask on
  * every backend; native_dropout_backward applies the saved mask. */
 #include "aten/dispatch/scope.h"
 #include "aten/random/state.h"
@@ -27,12 +27,9 @@ static porta_status *native_dropout(const porta_value *args, aten_results *resul
         return scope_end(&s);
     }
     double keep = 1 - p, scale = keep == 0 ? 0 : 1 / keep;
-    uint64_t seed = 0, offset = 0;
     porta_tensor *uniform = scope_full(&s, device, PORTA_F32, x->rank, x->sizes, 0);
     if (uniform) {
-        porta_status *status = aten_generator_next(device, (uint64_t)porta_tensor_numel(x), &seed,
-                                                   &offset);
-        if (!status) status = porta_random_uniform(uniform, seed, offset, 0, 1);
+        porta_status *status = aten_random_fill(uniform, false, 0, 1);
         if (status) scope_fail(&s, status);
     }
     porta_tensor *mask = scope_binary_number(&s, PORTA_LT, uniform, keep);

@@ -63,9 +63,7 @@ static porta_tensor *training_noise(aten_scope *s, const porta_tensor *x, double
     porta_tensor *u = NULL;
     porta_status *status = porta_tensor_empty(x->buffer->device, x->dtype, x->rank, x->sizes, &u);
     if (!scope_hold(s, status, u)) return NULL; /* u read after it is made */
-    uint64_t seed = 0, offset = 0;
-    status = aten_generator_next(x->buffer->device, (uint64_t)porta_tensor_numel(x), &seed, &offset);
-    if (!status) status = porta_random_uniform(u, seed, offset, lower, upper);
+    status = aten_random_fill(u, false, lower, upper);
     if (status) return scope_fail(s, status);
     return scope_where_number(s, scope_binary_number(s, PORTA_GT, x, 0), 1, u);
 }

@@ -19,25 +19,8 @@ static porta_tensor *draw(aten_scope *s, porta_device *device, porta_dtype dtype
     porta_tensor *t = NULL;
     porta_status *status = porta_tensor_empty(device, dtype, rank, sizes, &t);
     if (!scope_hold(s, status, t)) return NULL; /* t read after it is made */
-    uint64_t seed = 0, offset = 0;
-    status = aten_generator_next(device, (uint64_t)porta_tensor_numel(t), &seed, &offset);
-    if (!status)
-        status = normal ? porta_random_normal(t, seed, offset, a, b)
-                        : porta_random_uniform(t, seed, offset, a, b);
+    status = aten_random_fill(t, normal, a, b);
     return status ? scope_fail(s, status) : t;
-}
-
-/* Writes `values` into self and returns self, for the in-place ops. */
-static porta_status *fill_self(aten_scope *s, porta_tensor *self, const porta_tensor *values,
-                               aten_results *results) {
-    if (!s->status) scope_copy(s, values, self);
-    PORTA_TRY(scope_end(s));
-    porta_tensor_retain(self);
-    return aten_push_tensor(results, self);
-}
-
-static porta_dtype work_dtype(const porta_tensor *self) {
-    return self->dtype == PORTA_F64 ? PORTA_F64 : PORTA_F32;
 }
 
 static porta_status *check_float(const char *kernel, const porta_tensor *x) {
@@ -56,12 +39,13 @@ static porta_status *cauchy_(const porta_value *args, aten_results *results) {
                            "cauchy_ expects sigma > 0.0, but found sigma=%g", sigma);
     aten_scope s;
     scope_begin(&s);
-    porta_tensor *u = draw(&s, self->buffer->device, work_dtype(self), self->rank, self->sizes,
-                           false, -M_PI / 2, M_PI / 2);
+    porta_tensor *u = draw(&s, self->buffer->device, aten_compute_dtype(self->dtype), self->rank,
+                           self->sizes, false, -M_PI / 2, M_PI / 2);
     porta_tensor *x = scope_binary_number(
         &s, PORTA_ADD, scope_binary_number(&s, PORTA_MUL, scope_unary(&s, PORTA_TAN, u), sigma),
         median);
-    return fill_self(&s, self, x, results);
+    scope_push_into(&s, results, x, self);
+    return scope_end(&s);
 }
 
 /* log_normal_(self, mean, std, generator): exp(N(mean, std)). */
@@ -74,9 +58,10 @@ static porta_status *log_normal_(const porta_value *args, aten_results *results)
                            "log_normal_ expects std > 0.0, but found std=%g", std);
     aten_scope s;
     scope_begin(&s);
-    porta_tensor *z = draw(&s, self->buffer->device, work_dtype(self), self->rank, self->sizes,
-                           true, mean, std);
-    return fill_self(&s, self, scope_unary(&s, PORTA_EXP, z), results);
+    porta_tensor *z = draw(&s, self->buffer->device, aten_compute_dtype(self->dtype), self->rank,
+                           self->sizes, true, mean, std);
+    scope_push_into(&s, results, scope_unary(&s, PORTA_EXP, z), self);
+    return scope_end(&s);
 }
 
 /* geometric_(self, p, generator): the number of trials to the first
@@ -97,7 +82,8 @@ static porta_status *geometric_(const porta_value *args, aten_results *results) 
     porta_tensor *trials = scope_unary(
         &s, PORTA_CEIL, scope_binary_number(&s, PORTA_DIV, scope_unary(&s, PORTA_LOG1P, u),
                                             log1p(-p)));
-    return fill_self(&s, self, trials, results);
+    scope_push_into(&s, results, trials, self);
+    return scope_end(&s);
 }
 
 /* ---- multinomial ---- */
@@ -172,7 +158,7 @@ static porta_status *multinomial(const porta_value *args, aten_results *results)
     int last = x->rank - 1;
     int64_t categories = x->sizes[last];
     porta_device *device = x->buffer->device;
-    porta_dtype work = work_dtype(x);
+    porta_dtype work = aten_compute_dtype(x->dtype); /* a float dtype here */
     aten_scope s;
     scope_begin_on(&s, device);
     porta_tensor *p = scope_as_dtype(&s, x, work);

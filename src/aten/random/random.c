@@ -32,23 +32,13 @@ static porta_status *push_self(porta_tensor *self, aten_results *r) {
     return aten_push_tensor(r, self);
 }
 
-/* dst filled with U[low, high) or N(low, high) from the next positions of
- * its device's stream. */
-static porta_status *draw(porta_tensor *dst, bool normal, double a, double b) {
-    uint64_t seed, offset;
-    PORTA_TRY(aten_generator_next(dst->buffer->device, (uint64_t)porta_tensor_numel(dst), &seed,
-                                  &offset));
-    return normal ? porta_random_normal(dst, seed, offset, a, b)
-                  : porta_random_uniform(dst, seed, offset, a, b);
-}
-
 /* A new contiguous tensor shaped like `like`, of dtype, filled with
  * U[low, high) (the source of the discrete and derived draws). */
 static porta_status *uniform_like(const porta_tensor *like, porta_dtype dtype, double low,
                                   double high, porta_tensor **out) {
     porta_tensor *u = NULL;
     PORTA_TRY(porta_tensor_empty(like->buffer->device, dtype, like->rank, like->sizes, &u));
-    porta_status *status = draw(u, false, low, high);
+    porta_status *status = aten_random_fill(u, false, low, high);
     if (status) {
         porta_tensor_release(u);
         return status;
@@ -67,7 +57,7 @@ static porta_status *uniform_(const porta_value *args, aten_results *r) {
                            "uniform_ expects to return a [from, to) range, but found from=%g > "
                            "to=%g",
                            from, to);
-    PORTA_TRY(draw(self, false, from, to));
+    PORTA_TRY(aten_random_fill(self, false, from, to));
     return push_self(self, r);
 }
 
@@ -79,7 +69,7 @@ static porta_status *normal_(const porta_value *args, aten_results *r) {
     if (!(std >= 0.0))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "normal expects std >= 0.0, but found std %g",
                            std);
-    PORTA_TRY(draw(self, true, aten_number(&args[1]), std));
+    PORTA_TRY(aten_random_fill(self, true, aten_number(&args[1]), std));
     return push_self(self, r);
 }
 
@@ -95,7 +85,7 @@ static porta_status *exponential_(const porta_value *args, aten_results *r) {
     if (!(lambd > 0.0))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "exponential_ expects lambda > 0.0, but found lambda=%g", lambd);
-    porta_dtype work = self->dtype == PORTA_F64 ? PORTA_F64 : PORTA_F32;
+    porta_dtype work = aten_compute_dtype(self->dtype); /* a float dtype here */
     porta_tensor *u = NULL, *scale = NULL, *log = NULL, *x = NULL;
     porta_status *status;
     /* U[-1, 0) so that log1p(u) = log(1 - |u|) never sees log(0). */
@@ -173,7 +163,7 @@ static porta_status *random_factory(const porta_value *args, bool normal, aten_r
     porta_tensor *out = NULL;
     PORTA_TRY(aten_new_tensor(&args[0], aten_dtype_or_default(&args[1]), &args[3], &out));
     porta_status *status = require_float(out, normal ? "normal_kernel_cpu" : "check_uniform_bounds");
-    if (!status) status = draw(out, normal, 0.0, 1.0);
+    if (!status) status = aten_random_fill(out, normal, 0.0, 1.0);
     if (status) {
         porta_tensor_release(out);
         return status;
@@ -213,7 +203,7 @@ static porta_status *normal_of(const porta_value *mean, const porta_value *std, 
     CORE_TRY_GOTO(status, porta_ternary(PORTA_FMA, tm, zero, ts, &shape), done);
     CORE_TRY_GOTO(status, porta_tensor_empty(device, dtype, shape->rank, shape->sizes, &out),
                    done);
-    CORE_TRY_GOTO(status, draw(out, true, 0.0, 1.0), done);
+    CORE_TRY_GOTO(status, aten_random_fill(out, true, 0.0, 1.0), done);
     CORE_TRY_GOTO(status, porta_ternary(PORTA_FMA, out, ts, tm, &out), done);
     status = aten_push_tensor(r, out);
     out = NULL;

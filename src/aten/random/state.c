@@ -3,6 +3,7 @@
 
 #include "aten/random/state.h"
 #include "core/status.h"
+#include "runtime/tensor.h"
 
 /* torch.cuda's default seed, so an unseeded porta device starts where an
  * unseeded GPU does. */
@@ -68,4 +69,12 @@ porta_status *aten_generator_next(porta_device *device, uint64_t count, uint64_t
     g->offset += (count + 3) / 4 * 4;
     pthread_mutex_unlock(&lock);
     return NULL;
+}
+
+porta_status *aten_random_fill(porta_tensor *dst, bool normal, double a, double b) {
+    uint64_t seed, offset;
+    PORTA_TRY(aten_generator_next(dst->buffer->device, (uint64_t)porta_tensor_numel(dst), &seed,
+                                  &offset));
+    return normal ? porta_random_normal(dst, seed, offset, a, b)
+                  : porta_random_uniform(dst, seed, offset, a, b);
 }

@@ -18,5 +18,8 @@
  * as CUDA's Philox offsets do). */
 porta_status *aten_generator_next(porta_device *device, uint64_t count, uint64_t *seed,
                                   uint64_t *offset);
+/* dst filled with U[a, b) (normal: N(a, b)) from the next positions of its
+ * device's stream: what every random op draws its numbers with. */
+porta_status *aten_random_fill(porta_tensor *dst, bool normal, double a, double b);
 
 #endif
