@@ -92,11 +92,8 @@ static porta_status *embedding_renorm_(const porta_value *args, aten_results *re
     int64_t spread_sizes[2] = {n, weight->sizes[1]}, column[2] = {n, 1};
     porta_tensor *spread = scope_expand(&s, scope_reshape(&s, wrapped, 2, column), 2, spread_sizes);
     porta_tensor *updated = scope_scatter(&s, weight, 0, spread, scaled, PORTA_SCATTER_NONE);
-    if (!s.status) scope_copy(&s, updated, weight);
-    porta_status *status = scope_end(&s);
-    if (status) return status;
-    porta_tensor_retain(weight);
-    return aten_push_tensor(results, weight);
+    scope_push_into(&s, results, updated, weight);
+    return scope_end(&s);
 }
 
 ATEN_OUT_KERNEL(renorm_out, renorm, 4)
