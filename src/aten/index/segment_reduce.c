@@ -71,7 +71,7 @@ static bool segments_of(aten_scope *s, const porta_tensor *data, const porta_ten
         g->segments = given->sizes[last];
         porta_value scan[3] = {tensor_value(as_long), {.kind = PORTA_VALUE_INT, .i = last},
                                {.kind = PORTA_VALUE_NONE}};
-        ends = s->status ? NULL : scope_call(s, "cumsum", scan, 3);
+        ends = scope_call(s, "cumsum", scan, 3);
         counts = as_long;
     } else {
         g->segments = given->sizes[last] - 1;
@@ -94,7 +94,7 @@ static bool segments_of(aten_scope *s, const porta_tensor *data, const porta_ten
                              {.kind = PORTA_VALUE_BOOL, .b = true},
                              {.kind = PORTA_VALUE_NONE},
                              {.kind = PORTA_VALUE_NONE}};
-    porta_tensor *ids = s->status ? NULL : scope_call(s, "searchsorted.Tensor", search, 6);
+    porta_tensor *ids = scope_call(s, "searchsorted.Tensor", search, 6);
     int64_t id_sizes[PORTA_MAX_RANK];
     for (int i = 0; i < data->rank; i++) {
         id_sizes[i] = i <= g->axis ? data->sizes[i] : 1;

@@ -73,7 +73,7 @@ static label_terms terms_of(aten_scope *s, const porta_tensor *x, const porta_te
                            {.kind = PORTA_VALUE_INT, .i = 1},
                            {.kind = PORTA_VALUE_NONE}};
     porta_tensor *valid = scope_binary_number(
-        s, PORTA_EQ, s->status ? NULL : scope_call(s, "cumsum", scan, 3), 0);
+        s, PORTA_EQ, scope_call(s, "cumsum", scan, 3), 0);
     t.safe = scope_where(s, valid, y, scope_binary_number(s, PORTA_MUL, y, 0));
     porta_tensor *valid_f = scope_cast(s, valid, compute);
     porta_tensor *zeros = scope_full(s, x->buffer->device, compute, 2, matrix, 0);

@@ -177,7 +177,7 @@ static porta_status *multinomial(const porta_value *args, aten_results *results)
         porta_value scan[3] = {{.kind = PORTA_VALUE_TENSOR, .tensor = normalized},
                                {.kind = PORTA_VALUE_INT, .i = -1},
                                {.kind = PORTA_VALUE_NONE}};
-        porta_tensor *cdf = s.status ? NULL : scope_call(&s, "cumsum", scan, 3);
+        porta_tensor *cdf = scope_call(&s, "cumsum", scan, 3);
         porta_tensor *u = draw(&s, device, work, x->rank, sizes + (x->rank == 1), false, 0, 1);
         porta_value search[6] = {{.kind = PORTA_VALUE_TENSOR, .tensor = cdf},
                                  {.kind = PORTA_VALUE_TENSOR, .tensor = u},
@@ -185,7 +185,7 @@ static porta_status *multinomial(const porta_value *args, aten_results *results)
                                  {.kind = PORTA_VALUE_BOOL, .b = true},
                                  {.kind = PORTA_VALUE_NONE},
                                  {.kind = PORTA_VALUE_NONE}};
-        porta_tensor *found = s.status ? NULL : scope_call(&s, "searchsorted.Tensor", search, 6);
+        porta_tensor *found = scope_call(&s, "searchsorted.Tensor", search, 6);
         samples = scope_binary(&s, PORTA_MINIMUM, found,
                                scope_number(&s, PORTA_I64, (double)(categories - 1)));
     }

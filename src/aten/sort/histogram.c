@@ -125,7 +125,7 @@ static void edges_from_counts(aten_scope *s, const porta_tensor *rows, const por
         porta_value args[4] = {{.kind = PORTA_VALUE_FLOAT, .f = low},
                                {.kind = PORTA_VALUE_FLOAT, .f = high},
                                {.kind = PORTA_VALUE_INT, .i = steps}, tensor_value(out)};
-        edges[d] = s->status ? NULL : scope_call(s, "linspace.out", args, 4);
+        edges[d] = scope_call(s, "linspace.out", args, 4);
     }
 }
 
@@ -151,7 +151,7 @@ static porta_tensor *histogram_of(aten_scope *s, const porta_tensor *rows, porta
                                  {.kind = PORTA_VALUE_BOOL, .b = true},
                                  {.kind = PORTA_VALUE_NONE},
                                  {.kind = PORTA_VALUE_NONE}};
-        porta_tensor *after = step.status ? NULL : scope_call(&step, "searchsorted.Tensor", search, 6);
+        porta_tensor *after = scope_call(&step, "searchsorted.Tensor", search, 6);
         /* the last edge belongs to the last bin */
         porta_tensor *bin = scope_binary_number(&step, PORTA_MINIMUM,
                                                 scope_binary_number(&step, PORTA_SUB, after, 1),
