@@ -52,9 +52,13 @@ static bool segments_of(aten_scope *s, const porta_tensor *data, const porta_ten
                                   "segment_reduce(): Either lengths or offsets must be defined"));
         return false;
     }
-    if (!s->status) scope_hold(s, core_normalize_axis("segment_reduce", (int)axis_arg, data->rank,
-                                                      &g->axis), NULL);
     if (s->status) return false;
+    porta_status *status = core_normalize_axis("segment_reduce", (int)axis_arg, data->rank,
+                                               &g->axis);
+    if (status) {
+        scope_fail(s, status);
+        return false;
+    }
     const porta_tensor *given = lengths ? lengths : offsets;
     if (given->rank != g->axis + 1) {
         scope_fail(s, porta_error(PORTA_ERR_SHAPE,

@@ -140,7 +140,7 @@ static porta_status *multilabel_backward(const porta_value *args, aten_results *
     double scale = 1.0 / (double)shape.c;
     if (reduction == REDUCTION_MEAN) scale /= (double)shape.n;
     porta_tensor *g = scope_cast(&s, gy, compute);
-    if (reduction == REDUCTION_NONE && gy && porta_tensor_numel(gy) == shape.n)
+    if (reduction == REDUCTION_NONE && porta_tensor_numel(gy) == shape.n)
         g = scope_reshape(&s, g, 2, column);
     grad = scope_binary(&s, PORTA_MUL, scope_binary_number(&s, PORTA_MUL, grad, scale), g);
     scope_push(&s, results, scope_reshape(&s, scope_cast(&s, grad, x->dtype), x->rank, x->sizes));
