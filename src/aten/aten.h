@@ -151,6 +151,17 @@ porta_dtype aten_result_type(const porta_value *const *operands, int count);
  * number a rank-0 tensor of `dtype` on `device`. */
 porta_status *aten_operand(const porta_value *v, porta_device *device, porta_dtype dtype,
                            porta_tensor **out);
+/* The tensor argument v, or NULL for None (an optional Tensor?). */
+static inline const porta_tensor *aten_optional_tensor(const porta_value *v) {
+    return v->kind == PORTA_VALUE_TENSOR ? v->tensor : NULL;
+}
+/* t as a TENSOR argument, for calling another op (scope_call). */
+static inline porta_value aten_tensor_value(const porta_tensor *t) {
+    return (porta_value){.kind = PORTA_VALUE_TENSOR, .tensor = (porta_tensor *)t};
+}
+/* PyTorch's error for a kernel without integer and bool variants:
+ * "<kernel>" not implemented for '<dtype>'; NULL for a float x. */
+porta_status *aten_check_float(const char *kernel, const porta_tensor *x);
 /* The dtype an op computes in: float32 for float16 and bfloat16 (PyTorch's
  * "opmath": their sums and formulas lose too much, so results are rounded
  * once at the end), the dtype itself otherwise. */

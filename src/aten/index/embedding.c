@@ -342,10 +342,6 @@ static porta_status *bag_backward(const bag_grad_args *g, aten_results *r) {
     return scope_end(&s);
 }
 
-static const porta_tensor *optional_tensor(const porta_value *v) {
-    return v->kind == PORTA_VALUE_TENSOR ? v->tensor : NULL;
-}
-
 /* _embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size,
  * maximum_indices, num_weights, scale_grad_by_freq, mode, sparse,
  * per_sample_weights?, padding_idx) */
@@ -354,7 +350,7 @@ static porta_status *embedding_bag_backward(const porta_value *a, aten_results *
         return porta_error(PORTA_ERR_UNSUPPORTED,
                            "embedding_bag: porta has no sparse tensors; use sparse=False");
     bag_grad_args g = {a[0].tensor, a[1].tensor, a[3].tensor, a[4].tensor, a[5].tensor,
-                       optional_tensor(&a[10]), a[6].i, a[8].i, a[11].i, a[7].b};
+                       aten_optional_tensor(&a[10]), a[6].i, a[8].i, a[11].i, a[7].b};
     return bag_backward(&g, r);
 }
 
@@ -363,7 +359,7 @@ static porta_status *embedding_bag_backward(const porta_value *a, aten_results *
  * per_sample_weights?, padding_idx) */
 static porta_status *embedding_bag_dense_backward(const porta_value *a, aten_results *r) {
     bag_grad_args g = {a[0].tensor, a[1].tensor, a[2].tensor, a[3].tensor, a[4].tensor,
-                       optional_tensor(&a[8]), a[5].i, a[7].i, a[9].i, a[6].b};
+                       aten_optional_tensor(&a[8]), a[5].i, a[7].i, a[9].i, a[6].b};
     return bag_backward(&g, r);
 }
 

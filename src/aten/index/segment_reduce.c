@@ -27,14 +27,6 @@ static porta_status *parse_reduce(const char *name, seg_reduce *out) {
                        name ? name : "None");
 }
 
-static porta_value tensor_value(const porta_tensor *t) {
-    return (porta_value){.kind = PORTA_VALUE_TENSOR, .tensor = (porta_tensor *)t};
-}
-
-static const porta_tensor *optional(const porta_value *v) {
-    return v->kind == PORTA_VALUE_TENSOR ? v->tensor : NULL;
-}
-
 /* What both directions use. */
 typedef struct {
     int axis, rank;
@@ -73,7 +65,7 @@ static bool segments_of(aten_scope *s, const porta_tensor *data, const porta_ten
     porta_tensor *as_long = scope_cast(s, given, PORTA_I64);
     if (lengths) {
         g->segments = given->sizes[last];
-        porta_value scan[3] = {tensor_value(as_long), {.kind = PORTA_VALUE_INT, .i = last},
+        porta_value scan[3] = {aten_tensor_value(as_long), {.kind = PORTA_VALUE_INT, .i = last},
                                {.kind = PORTA_VALUE_NONE}};
         ends = scope_call(s, "cumsum", scan, 3);
         counts = as_long;
@@ -93,7 +85,7 @@ static bool segments_of(aten_scope *s, const porta_tensor *data, const porta_ten
         s, scope_expand(s, scope_reshape(s, scope_arange(s, data->buffer->device, d), g->axis + 1,
                                          line),
                         g->axis + 1, position_sizes));
-    porta_value search[6] = {tensor_value(scope_contiguous(s, ends)), tensor_value(positions),
+    porta_value search[6] = {aten_tensor_value(scope_contiguous(s, ends)), aten_tensor_value(positions),
                              {.kind = PORTA_VALUE_BOOL, .b = false},
                              {.kind = PORTA_VALUE_BOOL, .b = true},
                              {.kind = PORTA_VALUE_NONE},
@@ -134,7 +126,7 @@ static porta_status *segment_reduce(const porta_value *args, aten_results *resul
     aten_scope s;
     scope_begin(&s);
     segments g;
-    if (segments_of(&s, data, optional(&args[2]), optional(&args[4]), args[5].i, &g)) {
+    if (segments_of(&s, data, aten_optional_tensor(&args[2]), aten_optional_tensor(&args[4]), args[5].i, &g)) {
         static const porta_scatter_reduce ops[] = {PORTA_SCATTER_AMAX, PORTA_SCATTER_AMIN,
                                                    PORTA_SCATTER_ADD, PORTA_SCATTER_ADD,
                                                    PORTA_SCATTER_MUL};
@@ -177,7 +169,7 @@ static porta_status *segment_reduce_backward(const porta_value *args, aten_resul
     aten_scope s;
     scope_begin(&s);
     segments g;
-    if (segments_of(&s, data, optional(&args[4]), optional(&args[5]), args[6].i, &g)) {
+    if (segments_of(&s, data, aten_optional_tensor(&args[4]), aten_optional_tensor(&args[5]), args[6].i, &g)) {
         porta_tensor *gi = NULL;
         if (r == SEG_SUM) {
             gi = spread(&s, grad, &g);

@@ -7,12 +7,6 @@
 #include "core/status.h"
 #include "runtime/tensor.h"
 
-static porta_status *check_float(const char *op, const porta_tensor *x) {
-    if (porta_dtype_is_float(x->dtype)) return NULL;
-    return porta_error(PORTA_ERR_DTYPE, "\"%s\" not implemented for '%s'", op,
-                       aten_dtype_label(x->dtype));
-}
-
 /* ---- glu ---- */
 
 /* The axis glu halves, which must have an even size. */
@@ -26,7 +20,7 @@ static porta_status *glu_axis(const char *op, const porta_tensor *x, int64_t dim
         return porta_error(PORTA_ERR_SHAPE,
                            "%s: Halving dimension must be even, but dimension %d is size %lld",
                            op, *axis, (long long)x->sizes[*axis]);
-    return check_float(op, x);
+    return aten_check_float(op, x);
 }
 
 /* glu(self, dim) = a * sigmoid(b), a and b the halves of self along dim. */
@@ -85,7 +79,7 @@ static porta_tensor *zero_in_band(aten_scope *s, const porta_tensor *x, const po
 /* hardshrink(self, lambd): 0 inside the band, self outside. */
 static porta_status *hardshrink(const porta_value *args, aten_results *results) {
     const porta_tensor *x = args[0].tensor;
-    PORTA_TRY(check_float("hardshrink_cpu", x));
+    PORTA_TRY(aten_check_float("hardshrink_cpu", x));
     aten_scope s;
     scope_begin(&s);
     scope_push(&s, results, zero_in_band(&s, x, x, aten_number(&args[1])));
@@ -96,7 +90,7 @@ static porta_status *hardshrink(const porta_value *args, aten_results *results) 
  * the gradient passes outside the band. */
 static porta_status *shrink_backward(const porta_value *args, aten_results *results) {
     const porta_tensor *gy = args[0].tensor, *x = args[1].tensor;
-    PORTA_TRY(check_float("shrink_backward_cpu", x));
+    PORTA_TRY(aten_check_float("shrink_backward_cpu", x));
     aten_scope s;
     scope_begin(&s);
     scope_push(&s, results, zero_in_band(&s, x, gy, aten_number(&args[2])));
@@ -108,7 +102,7 @@ static porta_status *shrink_backward(const porta_value *args, aten_results *resu
 static porta_status *softshrink(const porta_value *args, aten_results *results) {
     const porta_tensor *x = args[0].tensor;
     double lambd = aten_number(&args[1]);
-    PORTA_TRY(check_float("softshrink_cpu", x));
+    PORTA_TRY(aten_check_float("softshrink_cpu", x));
     if (lambd < 0)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "softshrink: lambda must be greater or equal to 0, but found to be "

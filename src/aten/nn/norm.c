@@ -8,10 +8,6 @@
 #include "core/status.h"
 #include "runtime/tensor.h"
 
-static const porta_tensor *optional(const porta_value *v) {
-    return v->kind == PORTA_VALUE_TENSOR ? v->tensor : NULL;
-}
-
 /* A per-channel vector [C] shaped to broadcast along axis 1 of rank. */
 static porta_tensor *per_channel(aten_scope *s, const porta_tensor *v, int rank, porta_dtype dtype) {
     if (!v) return NULL;
@@ -152,21 +148,21 @@ static porta_status *batch_norm(const porta_tensor *x, const porta_tensor *weigh
  * training, momentum, eps); _native_batch_norm_legit has the same
  * arguments with the running stats required. */
 static porta_status *native_batch_norm(const porta_value *args, aten_results *results) {
-    return batch_norm(args[0].tensor, optional(&args[1]), optional(&args[2]),
-                      (porta_tensor *)optional(&args[3]), (porta_tensor *)optional(&args[4]),
+    return batch_norm(args[0].tensor, aten_optional_tensor(&args[1]), aten_optional_tensor(&args[2]),
+                      (porta_tensor *)aten_optional_tensor(&args[3]), (porta_tensor *)aten_optional_tensor(&args[4]),
                       args[5].b, aten_number(&args[6]), aten_number(&args[7]), results);
 }
 
 /* _native_batch_norm_legit.no_stats(input, weight?, bias?, training, momentum, eps) */
 static porta_status *batch_norm_no_stats(const porta_value *args, aten_results *results) {
-    return batch_norm(args[0].tensor, optional(&args[1]), optional(&args[2]), NULL, NULL,
+    return batch_norm(args[0].tensor, aten_optional_tensor(&args[1]), aten_optional_tensor(&args[2]), NULL, NULL,
                       args[3].b, aten_number(&args[4]), aten_number(&args[5]), results);
 }
 
 /* _native_batch_norm_legit_no_training(input, weight?, bias?, running_mean,
  * running_var, momentum, eps) */
 static porta_status *batch_norm_no_training(const porta_value *args, aten_results *results) {
-    return batch_norm(args[0].tensor, optional(&args[1]), optional(&args[2]), args[3].tensor,
+    return batch_norm(args[0].tensor, aten_optional_tensor(&args[1]), aten_optional_tensor(&args[2]), args[3].tensor,
                       args[4].tensor, false, aten_number(&args[5]), aten_number(&args[6]),
                       results);
 }
@@ -174,11 +170,11 @@ static porta_status *batch_norm_no_training(const porta_value *args, aten_result
 /* native_batch_norm_backward(grad_out, input, weight?, running_mean?,
  * running_var?, save_mean?, save_invstd?, train, eps, output_mask) */
 static porta_status *native_batch_norm_backward(const porta_value *args, aten_results *results) {
-    const porta_tensor *gy = args[0].tensor, *x = args[1].tensor, *weight = optional(&args[2]);
+    const porta_tensor *gy = args[0].tensor, *x = args[1].tensor, *weight = aten_optional_tensor(&args[2]);
     bool train = args[7].b;
     const porta_value *mask = &args[9];
-    const porta_tensor *mean_v = optional(&args[train ? 5 : 3]);
-    const porta_tensor *spread_v = optional(&args[train ? 6 : 4]);
+    const porta_tensor *mean_v = aten_optional_tensor(&args[train ? 5 : 3]);
+    const porta_tensor *spread_v = aten_optional_tensor(&args[train ? 6 : 4]);
     if (!mean_v || !spread_v || mask->ints.count != 3)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "batch_norm_backward: expected the %s statistics and a mask of 3",
@@ -243,7 +239,7 @@ static porta_status *layer_axes(const porta_tensor *x, const porta_value *shape,
 
 /* native_layer_norm(input, normalized_shape, weight?, bias?, eps) */
 static porta_status *native_layer_norm(const porta_value *args, aten_results *results) {
-    const porta_tensor *x = args[0].tensor, *weight = optional(&args[2]), *bias = optional(&args[3]);
+    const porta_tensor *x = args[0].tensor, *weight = aten_optional_tensor(&args[2]), *bias = aten_optional_tensor(&args[3]);
     int axes[PORTA_MAX_RANK], count;
     PORTA_TRY(check_float("layer_norm", x));
     PORTA_TRY(layer_axes(x, &args[1], axes, &count));
@@ -266,8 +262,8 @@ static porta_status *native_layer_norm(const porta_value *args, aten_results *re
 /* native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd,
  * weight?, bias?, output_mask) */
 static porta_status *native_layer_norm_backward(const porta_value *args, aten_results *results) {
-    const porta_tensor *gy = args[0].tensor, *x = args[1].tensor, *weight = optional(&args[5]);
-    const porta_tensor *bias = optional(&args[6]);
+    const porta_tensor *gy = args[0].tensor, *x = args[1].tensor, *weight = aten_optional_tensor(&args[5]);
+    const porta_tensor *bias = aten_optional_tensor(&args[6]);
     const porta_value *mask = &args[7];
     int axes[PORTA_MAX_RANK], count;
     PORTA_TRY(layer_axes(x, &args[2], axes, &count));
@@ -336,7 +332,7 @@ static porta_tensor *per_group_channel(aten_scope *s, const porta_tensor *v, con
 
 /* native_group_norm(input, weight?, bias?, N, C, HxW, group, eps) */
 static porta_status *native_group_norm(const porta_value *args, aten_results *results) {
-    const porta_tensor *x = args[0].tensor, *weight = optional(&args[1]), *bias = optional(&args[2]);
+    const porta_tensor *x = args[0].tensor, *weight = aten_optional_tensor(&args[1]), *bias = aten_optional_tensor(&args[2]);
     group_shape g;
     PORTA_TRY(read_groups("group_norm", x, &args[3], &g));
     aten_scope s;
@@ -360,7 +356,7 @@ static porta_status *native_group_norm(const porta_value *args, aten_results *re
 /* native_group_norm_backward(grad_out, input, mean, rstd, weight?, N, C,
  * HxW, group, output_mask) */
 static porta_status *native_group_norm_backward(const porta_value *args, aten_results *results) {
-    const porta_tensor *gy = args[0].tensor, *x = args[1].tensor, *weight = optional(&args[4]);
+    const porta_tensor *gy = args[0].tensor, *x = args[1].tensor, *weight = aten_optional_tensor(&args[4]);
     const porta_value *mask = &args[9];
     group_shape g;
     PORTA_TRY(read_groups("group_norm_backward", x, &args[5], &g));

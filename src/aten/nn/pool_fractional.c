@@ -34,9 +34,7 @@ static porta_status *check_pool(const char *op, int axes, const porta_tensor *x,
     if (kernel->ints.count != axes || output->ints.count != axes)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "%s(): kernel_size and output_size must have %d values each", op, axes);
-    if (!porta_dtype_is_float(x->dtype))
-        return porta_error(PORTA_ERR_DTYPE, "\"%s\" not implemented for '%s'", op,
-                           aten_dtype_label(x->dtype));
+    PORTA_TRY(aten_check_float(op, x));
     p->n = p->batched ? x->sizes[0] : 1;
     p->c = x->sizes[p->batched];
     for (int d = 0; d < axes; d++) {

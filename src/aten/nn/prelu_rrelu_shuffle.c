@@ -8,23 +8,13 @@
 #include "ir/infer.h"
 #include "runtime/tensor.h"
 
-static porta_status *check_float(const char *kernel, const porta_tensor *x) {
-    if (porta_dtype_is_float(x->dtype)) return NULL;
-    return porta_error(PORTA_ERR_DTYPE, "\"%s\" not implemented for '%s'", kernel,
-                       aten_dtype_label(x->dtype));
-}
-
-static porta_value tensor_value(const porta_tensor *t) {
-    return (porta_value){.kind = PORTA_VALUE_TENSOR, .tensor = (porta_tensor *)t};
-}
-
 /* ---- prelu ---- */
 
 /* _prelu_kernel(self, weight): self where self > 0, weight * self
  * elsewhere (weight already broadcastable to self). */
 static porta_status *prelu_kernel(const porta_value *args, aten_results *results) {
     const porta_tensor *x = args[0].tensor, *w = args[1].tensor;
-    PORTA_TRY(check_float("prelu_cpu", x));
+    PORTA_TRY(aten_check_float("prelu_cpu", x));
     aten_scope s;
     scope_begin(&s);
     porta_tensor *positive = scope_binary_number(&s, PORTA_GT, x, 0);
@@ -37,7 +27,7 @@ static porta_status *prelu_kernel(const porta_value *args, aten_results *results
  * weight's): grad or weight * grad, and 0 or self * grad. */
 static porta_status *prelu_kernel_backward(const porta_value *args, aten_results *results) {
     const porta_tensor *g = args[0].tensor, *x = args[1].tensor, *w = args[2].tensor;
-    PORTA_TRY(check_float("prelu_backward_cpu", x));
+    PORTA_TRY(aten_check_float("prelu_backward_cpu", x));
     int rank, all_rank;
     int64_t sizes[PORTA_MAX_RANK], all[PORTA_MAX_RANK];
     PORTA_TRY(ir_broadcast_shapes("prelu_backward", x->rank, x->sizes, w->rank, w->sizes, &rank,
@@ -69,7 +59,7 @@ static porta_tensor *training_noise(aten_scope *s, const porta_tensor *x, double
 }
 
 static porta_status *check_rrelu(const porta_tensor *x, double lower, double upper) {
-    PORTA_TRY(check_float("rrelu_with_noise", x));
+    PORTA_TRY(aten_check_float("rrelu_with_noise", x));
     if (upper < lower)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "Lower bound should be less than or equal to the upper bound");
@@ -91,7 +81,7 @@ static porta_status *rrelu(const porta_value *args, porta_tensor *noise_out, boo
         if (noise_out) scope_copy(&s, noise, noise_out);
         if (push_noise) scope_push(&s, results, scope_contiguous(&s, noise));
     } else {
-        porta_value call[2] = {tensor_value(x),
+        porta_value call[2] = {aten_tensor_value(x),
                                {.kind = PORTA_VALUE_FLOAT, .f = (lower + upper) / 2}};
         scope_push(&s, results, scope_call(&s, "leaky_relu", call, 2));
         if (push_noise) scope_push(&s, results, scope_contiguous(&s, args[1].tensor));

@@ -12,10 +12,6 @@
 #include "core/status.h"
 #include "runtime/tensor.h"
 
-static const porta_tensor *optional(const porta_value *v) {
-    return v->kind == PORTA_VALUE_TENSOR ? v->tensor : NULL;
-}
-
 /* Columns [k*h, (k+1)*h) of a [B, n*h] tensor. */
 static porta_tensor *chunk(aten_scope *s, const porta_tensor *x, int k, int64_t h) {
     return scope_slice(s, x, 1, k * h, (k + 1) * h, 1);
@@ -83,7 +79,7 @@ static porta_status *fused_lstm_cell(const porta_value *args, aten_results *resu
     aten_scope s;
     scope_begin(&s);
     porta_tensor *gates = gate_sum(&s, scope_cast(&s, ig, compute), scope_cast(&s, hg, compute),
-                                   optional(&args[3]), optional(&args[4]), compute);
+                                   aten_optional_tensor(&args[3]), aten_optional_tensor(&args[4]), compute);
     porta_tensor *act[4] = {
         scope_unary(&s, PORTA_SIGMOID, chunk(&s, gates, 0, h)),
         scope_unary(&s, PORTA_SIGMOID, chunk(&s, gates, 1, h)),
@@ -103,7 +99,7 @@ static porta_status *fused_lstm_cell(const porta_value *args, aten_results *resu
 /* _thnn_fused_lstm_cell_backward_impl(grad_hy?, grad_cy?, cx, cy,
  * workspace, has_bias) -> (grad_gates, grad_cx, grad_bias) */
 static porta_status *fused_lstm_cell_backward(const porta_value *args, aten_results *results) {
-    const porta_tensor *ghy = optional(&args[0]), *gcy = optional(&args[1]);
+    const porta_tensor *ghy = aten_optional_tensor(&args[0]), *gcy = aten_optional_tensor(&args[1]);
     const porta_tensor *cx = args[2].tensor, *cy = args[3].tensor, *ws = args[4].tensor;
     PORTA_TRY(check_cell("_thnn_fused_lstm_cell_backward_impl", ws, ws, cx, 4));
     int64_t b = cx->sizes[0], h = cx->sizes[1];
@@ -146,7 +142,7 @@ static porta_status *fused_lstm_cell_backward(const porta_value *args, aten_resu
  * hidden_bias?) -> (hy, workspace) */
 static porta_status *fused_gru_cell(const porta_value *args, aten_results *results) {
     const porta_tensor *ig_v = args[0].tensor, *hg_v = args[1].tensor, *hx_v = args[2].tensor;
-    const porta_tensor *ib = optional(&args[3]), *hb = optional(&args[4]);
+    const porta_tensor *ib = aten_optional_tensor(&args[3]), *hb = aten_optional_tensor(&args[4]);
     PORTA_TRY(check_cell("_thnn_fused_gru_cell", ig_v, hg_v, hx_v, 3));
     int64_t b = hx_v->sizes[0], h = hx_v->sizes[1];
     porta_device *device = ig_v->buffer->device;

@@ -42,9 +42,7 @@ static porta_status *check_input(const char *op, const porta_tensor *x, int axes
     if (x->rank != axes + 2)
         return porta_error(PORTA_ERR_SHAPE, "%s: expected a %dD input, got %s", op, axes + 2,
                            core_format_shape(b, sizeof b, x->rank, x->sizes));
-    if (float_only && !porta_dtype_is_float(x->dtype))
-        return porta_error(PORTA_ERR_DTYPE, "\"%s\" not implemented for '%s'", op,
-                           aten_dtype_label(x->dtype));
+    if (float_only) PORTA_TRY(aten_check_float(op, x));
     if (output_size->ints.count != axes)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "%s: expected output_size of %d values, got %d", op, axes,

@@ -23,17 +23,11 @@ static porta_tensor *draw(aten_scope *s, porta_device *device, porta_dtype dtype
     return status ? scope_fail(s, status) : t;
 }
 
-static porta_status *check_float(const char *kernel, const porta_tensor *x) {
-    if (porta_dtype_is_float(x->dtype)) return NULL;
-    return porta_error(PORTA_ERR_DTYPE, "\"%s\" not implemented for '%s'", kernel,
-                       aten_dtype_label(x->dtype));
-}
-
 /* cauchy_(self, median, sigma, generator): median + sigma * tan(pi (u - 1/2)). */
 static porta_status *cauchy_(const porta_value *args, aten_results *results) {
     porta_tensor *self = args[0].tensor;
     double median = aten_number(&args[1]), sigma = aten_number(&args[2]);
-    PORTA_TRY(check_float("cauchy_cpu", self));
+    PORTA_TRY(aten_check_float("cauchy_cpu", self));
     if (!(sigma > 0))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "cauchy_ expects sigma > 0.0, but found sigma=%g", sigma);
@@ -52,7 +46,7 @@ static porta_status *cauchy_(const porta_value *args, aten_results *results) {
 static porta_status *log_normal_(const porta_value *args, aten_results *results) {
     porta_tensor *self = args[0].tensor;
     double mean = aten_number(&args[1]), std = aten_number(&args[2]);
-    PORTA_TRY(check_float("log_normal_cpu", self));
+    PORTA_TRY(aten_check_float("log_normal_cpu", self));
     if (!(std > 0))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "log_normal_ expects std > 0.0, but found std=%g", std);

@@ -21,12 +21,6 @@ static const char *kernel_type_name(porta_dtype dtype) {
     return names[dtype];
 }
 
-static porta_status *require_float(const porta_tensor *t, const char *kernel) {
-    if (porta_dtype_is_float(t->dtype)) return NULL;
-    return porta_error(PORTA_ERR_DTYPE, "\"%s\" not implemented for '%s'", kernel,
-                       kernel_type_name(t->dtype));
-}
-
 static porta_status *push_self(porta_tensor *self, aten_results *r) {
     porta_tensor_retain(self);
     return aten_push_tensor(r, self);
@@ -51,7 +45,7 @@ static porta_status *uniform_like(const porta_tensor *like, porta_dtype dtype, d
 static porta_status *uniform_(const porta_value *args, aten_results *r) {
     porta_tensor *self = args[0].tensor;
     double from = aten_number(&args[1]), to = aten_number(&args[2]);
-    PORTA_TRY(require_float(self, "check_uniform_bounds"));
+    PORTA_TRY(aten_check_float("check_uniform_bounds", self));
     if (from > to)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "uniform_ expects to return a [from, to) range, but found from=%g > "
@@ -65,7 +59,7 @@ static porta_status *uniform_(const porta_value *args, aten_results *r) {
 static porta_status *normal_(const porta_value *args, aten_results *r) {
     porta_tensor *self = args[0].tensor;
     double std = aten_number(&args[2]);
-    PORTA_TRY(require_float(self, "normal_kernel_cpu"));
+    PORTA_TRY(aten_check_float("normal_kernel_cpu", self));
     if (!(std >= 0.0))
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "normal expects std >= 0.0, but found std %g",
                            std);
@@ -162,7 +156,7 @@ static porta_status *bernoulli_p(const porta_value *args, aten_results *r) {
 static porta_status *random_factory(const porta_value *args, bool normal, aten_results *r) {
     porta_tensor *out = NULL;
     PORTA_TRY(aten_new_tensor(&args[0], aten_dtype_or_default(&args[1]), &args[3], &out));
-    porta_status *status = require_float(out, normal ? "normal_kernel_cpu" : "check_uniform_bounds");
+    porta_status *status = aten_check_float(normal ? "normal_kernel_cpu" : "check_uniform_bounds", out);
     if (!status) status = aten_random_fill(out, normal, 0.0, 1.0);
     if (status) {
         porta_tensor_release(out);

@@ -63,6 +63,12 @@ const char *aten_dtype_label(porta_dtype dtype) {
     return (unsigned)dtype < PORTA_DTYPE_COUNT ? labels[dtype] : "invalid dtype";
 }
 
+porta_status *aten_check_float(const char *kernel, const porta_tensor *x) {
+    if (porta_dtype_is_float(x->dtype)) return NULL;
+    return porta_error(PORTA_ERR_DTYPE, "\"%s\" not implemented for '%s'", kernel,
+                       aten_dtype_label(x->dtype));
+}
+
 porta_status *aten_cast(const porta_tensor *x, porta_dtype dtype, porta_tensor **out) {
     if (x->dtype == dtype) {
         porta_tensor_retain((porta_tensor *)x);

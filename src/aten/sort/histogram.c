@@ -14,21 +14,11 @@
 #include "core/status.h"
 #include "runtime/tensor.h"
 
-static porta_value tensor_value(const porta_tensor *t) {
-    return (porta_value){.kind = PORTA_VALUE_TENSOR, .tensor = (porta_tensor *)t};
-}
-
-static const porta_tensor *optional(const porta_value *v) {
-    return v->kind == PORTA_VALUE_TENSOR ? v->tensor : NULL;
-}
-
 /* self as [N, D] rows (histogram: D = 1), with the weight's check. */
 static porta_status *check_input(const char *op, const porta_tensor *x, int dims,
                                  const porta_tensor *weight) {
     char b[CORE_SHAPE_STR_CAP], w[CORE_SHAPE_STR_CAP];
-    if (!porta_dtype_is_float(x->dtype))
-        return porta_error(PORTA_ERR_DTYPE, "\"%s\" not implemented for '%s'", op,
-                           aten_dtype_label(x->dtype));
+    PORTA_TRY(aten_check_float(op, x));
     if (dims > PORTA_MAX_RANK) /* the edges are held in an array of that many */
         return porta_error(PORTA_ERR_UNSUPPORTED, "histogramdd: at most %d dimensions, got %d",
                            PORTA_MAX_RANK, dims);
@@ -124,7 +114,7 @@ static void edges_from_counts(aten_scope *s, const porta_tensor *rows, const por
         porta_tensor *out = scope_full(s, rows->buffer->device, rows->dtype, 1, &steps, 0);
         porta_value args[4] = {{.kind = PORTA_VALUE_FLOAT, .f = low},
                                {.kind = PORTA_VALUE_FLOAT, .f = high},
-                               {.kind = PORTA_VALUE_INT, .i = steps}, tensor_value(out)};
+                               {.kind = PORTA_VALUE_INT, .i = steps}, aten_tensor_value(out)};
         edges[d] = scope_call(s, "linspace.out", args, 4);
     }
 }
@@ -146,7 +136,7 @@ static porta_tensor *histogram_of(aten_scope *s, const porta_tensor *rows, porta
         shape[d] = bins;
         porta_tensor *x = scope_reshape(&step, scope_slice(&step, rows, 1, d, d + 1, 1), 1, &n);
         porta_tensor *e = scope_contiguous(&step, edges[d]);
-        porta_value search[6] = {tensor_value(e), tensor_value(x),
+        porta_value search[6] = {aten_tensor_value(e), aten_tensor_value(x),
                                  {.kind = PORTA_VALUE_BOOL, .b = false},
                                  {.kind = PORTA_VALUE_BOOL, .b = true},
                                  {.kind = PORTA_VALUE_NONE},
@@ -198,7 +188,7 @@ static porta_tensor *histogram_of(aten_scope *s, const porta_tensor *rows, porta
 
 /* histogram.bin_ct(self, bins, range?, weight?, density) -> (hist, bin_edges) */
 static porta_status *histogram_bin_ct(const porta_value *a, aten_results *r) {
-    const porta_tensor *x = a[0].tensor, *weight = optional(&a[3]);
+    const porta_tensor *x = a[0].tensor, *weight = aten_optional_tensor(&a[3]);
     PORTA_TRY(check_input("histogram_cpu", x, 0, weight));
     int64_t bins = a[1].i;
     porta_value counts = {.kind = PORTA_VALUE_INTS, .ints = {&bins, 1}};
@@ -213,7 +203,7 @@ static porta_status *histogram_bin_ct(const porta_value *a, aten_results *r) {
 
 /* histogram.bins_tensor(self, bins, weight?, density) -> (hist, bin_edges) */
 static porta_status *histogram_bins_tensor(const porta_value *a, aten_results *r) {
-    const porta_tensor *x = a[0].tensor, *weight = optional(&a[2]);
+    const porta_tensor *x = a[0].tensor, *weight = aten_optional_tensor(&a[2]);
     PORTA_TRY(check_input("histogram_cpu", x, 0, weight));
     const porta_tensor *bins = a[1].tensor;
     if (bins->rank != 1 || bins->sizes[0] < 1)
@@ -232,7 +222,7 @@ static porta_status *histogram_bins_tensor(const porta_value *a, aten_results *r
 static porta_status *histogramdd_bin_edges(const porta_value *a, aten_results *r) {
     const porta_tensor *x = a[0].tensor;
     int dims = a[1].ints.count;
-    PORTA_TRY(check_input("histogramdd", x, dims, optional(&a[3])));
+    PORTA_TRY(check_input("histogramdd", x, dims, aten_optional_tensor(&a[3])));
     porta_tensor *edges[PORTA_MAX_RANK] = {NULL};
     aten_scope s;
     scope_begin(&s);
@@ -243,7 +233,7 @@ static porta_status *histogramdd_bin_edges(const porta_value *a, aten_results *r
 
 /* _histogramdd_from_bin_cts(self, bins, range?, weight?, density) */
 static porta_status *histogramdd_from_bin_cts(const porta_value *a, aten_results *r) {
-    const porta_tensor *x = a[0].tensor, *weight = optional(&a[3]);
+    const porta_tensor *x = a[0].tensor, *weight = aten_optional_tensor(&a[3]);
     int dims = a[1].ints.count;
     PORTA_TRY(check_input("histogramdd", x, dims, weight));
     porta_tensor *edges[PORTA_MAX_RANK] = {NULL};
@@ -257,7 +247,7 @@ static porta_status *histogramdd_from_bin_cts(const porta_value *a, aten_results
 
 /* _histogramdd_from_bin_tensors(self, bins, weight?, density) */
 static porta_status *histogramdd_from_bin_tensors(const porta_value *a, aten_results *r) {
-    const porta_tensor *x = a[0].tensor, *weight = optional(&a[2]);
+    const porta_tensor *x = a[0].tensor, *weight = aten_optional_tensor(&a[2]);
     int dims = a[1].tensors.count;
     PORTA_TRY(check_input("histogramdd", x, dims, weight));
     porta_tensor *edges[PORTA_MAX_RANK] = {NULL};
