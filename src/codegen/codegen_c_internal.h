@@ -18,8 +18,8 @@ const char *kir_c_compute_type(porta_dtype dtype);
  * call through the runtime; NULL otherwise. */
 const char *kir_c_array_function(const kir_value *value);
 /* Whether the value's spelling calls the runtime's special functions
- * (rt->unary_special, rt->binary_special): host code only, which the
- * OpenCL/CUDA renderer refuses. */
+ * (rt->unary_special, rt->binary_special): host code only; the OpenCL/CUDA
+ * renderer spells these functions itself (codegen_cl_special.c). */
 bool kir_c_calls_runtime(const kir_value *value);
 
 /* Appends the C expression of `value` applied to the operand expressions
