@@ -1,17 +1,16 @@
-"""nn and index ops the OpInfo conformance test used to send to the CPU
-fallback, now native in libporta: prelu, rrelu, channel_shuffle, renorm,
-embedding's max_norm (nn/), nonzero_static, _segment_reduce (index/),
-interpolate's nearest-exact, bicubic and antialiased modes (nn/), and the
-random distributions cauchy_, log_normal_, geometric_ and multinomial
-(random/): values, dtypes and shapes against PyTorch CPU, zero-size and
-non-contiguous inputs, errors of the same type, gradients through
-autograd, and no fallback on the way."""
+"""Native nn, index, random and histogram ops in libporta against PyTorch
+CPU: prelu, rrelu, channel_shuffle, renorm, embedding's max_norm,
+nonzero_static, _segment_reduce, unique's dim, interpolate's nearest-exact,
+bicubic and antialiased modes, cauchy_, log_normal_, geometric_,
+multinomial, histogram and histogramdd, batch_norm's running-stat update,
+fractional max pooling, ctc_loss and 3-D grid_sample: values, dtypes and
+shapes, zero-size and non-contiguous inputs, errors of the same type,
+gradients through autograd, and no CPU fallback on the way."""
 import pytest
 import torch
 import torch.nn.functional as F
 
-import torch_porta
-from aten_compare import LAYOUTS, compare, compare_grad, make, to_porta
+from aten_compare import LAYOUTS, compare, compare_grad, make
 
 
 # ---- activations ----
@@ -218,6 +217,8 @@ def test_multinomial(no_fallbacks):
         # without replacement: distinct, and never a zero-probability class
         # unless the others are used up
         assert len(set(row.tolist())) == 3
+        first = row[:len(allowed)].tolist()
+        assert set(first) <= allowed, (row, allowed)
     assert set(drawn[1].tolist()) == {0, 1, 3}
     many = torch.multinomial(p[0], 4000, replacement=True).cpu()
     assert set(many.unique().tolist()) <= {1, 2}
