@@ -34,7 +34,8 @@ def test_fallbacks_are_counted_and_their_copies_are_not_ops():
     assert m["fallbacks"] == {"lcm.out": 1}
     assert "copy_" not in m["ops"]
     assert m["syncs"] == {"fallback": 1}
-    assert m["bytes_to_host"] == 2 * 16 and m["bytes_to_device"] == 16
+    # a is copied to the CPU once though passed twice
+    assert m["bytes_to_host"] == 16 and m["bytes_to_device"] == 16
 
 
 def test_bytes_moved_each_way():

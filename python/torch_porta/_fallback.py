@@ -61,13 +61,19 @@ def _flat_tensors(values):
             yield from _flat_tensors(value)
 
 
-def _to_cpu(value):
+def _to_cpu(value, copies):
+    """value with its porta tensors on the CPU; `copies` (id -> CPU copy)
+    holds the tensors already copied in this call, so a tensor passed twice
+    travels once and its two uses alias on the CPU as they do on porta."""
     if _tensors.is_porta(value):
-        return value.cpu()
+        copy = copies.get(id(value))
+        if copy is None:
+            copy = copies[id(value)] = value.cpu()
+        return copy
     if isinstance(value, torch.device) and value.type == "porta":
         return torch.device("cpu")
     if isinstance(value, (list, tuple)):
-        return type(value)(_to_cpu(item) for item in value)
+        return type(value)(_to_cpu(item, copies) for item in value)
     return value
 
 
@@ -86,12 +92,12 @@ def _is_out(argument):
         and argument.alias_info.is_write
 
 
-def _cpu_value(value, argument):
+def _cpu_value(value, argument, copies):
     if _is_out(argument):
         return _cpu_out(value)
     if str(argument.type) in _TENSOR_TYPES:
         value = _number_as_tensor(value)
-    return _to_cpu(value)
+    return _to_cpu(value, copies)
 
 
 def _number_as_tensor(value):
@@ -144,7 +150,8 @@ def _run_on_cpu(op, args, kwargs):
     values = _schema_values(schema, args, kwargs)
     _tensors.check_same_device(*_flat_tensors(values))
     device = _porta_device(values) or torch.device("porta", 0)
-    cpu_values = [_cpu_value(v, a) for v, a in zip(values, schema.arguments)]
+    copies = {}  # the values hold every copied tensor alive, so no id is reused
+    cpu_values = [_cpu_value(v, a, copies) for v, a in zip(values, schema.arguments)]
     positional = [v for v, a in zip(cpu_values, schema.arguments) if not a.kwarg_only]
     keywords = {a.name: v for v, a in zip(cpu_values, schema.arguments) if a.kwarg_only}
     try:
