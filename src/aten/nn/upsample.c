@@ -66,16 +66,18 @@ static porta_status *upsample_nearest2d(const porta_value *args, aten_results *r
     return aten_results_in_format(scope_end(&s), results, first, format);
 }
 
-/* Scatter-adds grad along axis into zeros of `size` there: the gradient of
- * index_select(·, axis, index). */
-static porta_tensor *select_back(aten_scope *s, porta_tensor *grad, int axis, porta_tensor *index,
-                                 int64_t size) {
+porta_tensor *upsample_select_back(aten_scope *s, const porta_tensor *grad, int axis,
+                                   const porta_tensor *index, int64_t size) {
     if (!grad || !index) return NULL;
-    int64_t shape[4] = {1, 1, 1, 1}, zeros_shape[4];
-    shape[axis] = index->sizes[0];
-    for (int i = 0; i < 4; i++) zeros_shape[i] = i == axis ? size : grad->sizes[i];
-    porta_tensor *spread = scope_expand(s, scope_reshape(s, index, 4, shape), 4, grad->sizes);
-    porta_tensor *zeros = scope_full(s, grad->buffer->device, grad->dtype, 4, zeros_shape, 0);
+    int64_t shape[PORTA_MAX_RANK], zeros_shape[PORTA_MAX_RANK];
+    for (int i = 0; i < grad->rank; i++) {
+        shape[i] = i == axis ? index->sizes[0] : 1;
+        zeros_shape[i] = i == axis ? size : grad->sizes[i];
+    }
+    porta_tensor *spread =
+        scope_expand(s, scope_reshape(s, index, grad->rank, shape), grad->rank, grad->sizes);
+    porta_tensor *zeros =
+        scope_full(s, grad->buffer->device, grad->dtype, grad->rank, zeros_shape, 0);
     return scope_scatter(s, zeros, axis, spread, grad, PORTA_SCATTER_ADD);
 }
 
@@ -102,16 +104,10 @@ static porta_status *upsample_nearest2d_backward(const porta_value *args, aten_r
     porta_tensor *cols =
         source_indices(&s, device, in->ints.items[3], args[1].ints.items[1], &args[4]);
     porta_tensor *g = scope_cast(&s, gy, compute);
-    porta_tensor *gx = select_back(&s, select_back(&s, g, 3, cols, in->ints.items[3]), 2, rows,
-                                   in->ints.items[2]);
+    porta_tensor *gx = upsample_select_back(
+        &s, upsample_select_back(&s, g, 3, cols, in->ints.items[3]), 2, rows, in->ints.items[2]);
     scope_push(&s, results, scope_cast(&s, gx, gy->dtype));
     return aten_results_in_format(scope_end(&s), results, first, format);
-}
-
-/* x rounded to float32 when the kernel computes in float32: PyTorch's
- * bilinear kernel does its index arithmetic in the op's math type. */
-static double in_math(double x, bool single) {
-    return single ? (double)(float)x : x;
 }
 
 /* The bilinear interpolation matrix [out, in] along one axis, with

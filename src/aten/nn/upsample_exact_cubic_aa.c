@@ -11,14 +11,10 @@
 #include "aten/dispatch/op_reuse.h"
 #include "aten/dispatch/scope.h"
 #include "aten/nn/memory_format.h"
+#include "aten/nn/upsample_linear.h"
 #include "aten/reduce/common.h"
 #include "core/status.h"
 #include "runtime/tensor.h"
-
-/* x rounded to float32 when PyTorch's kernel computes in float32. */
-static double in_math(double x, bool single) {
-    return single ? (double)(float)x : x;
-}
 
 /* PyTorch's compute_scales_value: 1/scale when a positive scale was given,
  * else in/out (in float32 for float32 kernels). */
@@ -33,28 +29,6 @@ static double area_scale(const porta_value *scale, int64_t in, int64_t out, bool
                          bool single) {
     if (align_corners) return out > 1 ? in_math((double)(in - 1) / (double)(out - 1), single) : 0;
     return scale_value(scale, in, out, single);
-}
-
-static porta_status *check_input(const char *op, const porta_tensor *x, int axes,
-                                 const porta_value *output_size, const int64_t *in_sizes,
-                                 bool float_only) {
-    char b[CORE_SHAPE_STR_CAP];
-    if (x->rank != axes + 2)
-        return porta_error(PORTA_ERR_SHAPE, "%s: expected a %dD input, got %s", op, axes + 2,
-                           core_format_shape(b, sizeof b, x->rank, x->sizes));
-    if (float_only) PORTA_TRY(aten_check_float(op, x));
-    if (output_size->ints.count != axes)
-        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
-                           "%s: expected output_size of %d values, got %d", op, axes,
-                           output_size->ints.count);
-    for (int d = 0; d < axes; d++)
-        if (in_sizes[d] < 1 || output_size->ints.items[d] < 1)
-            return porta_error(PORTA_ERR_SHAPE,
-                               "%s: Input and output sizes should be greater than 0, but got "
-                               "input %s and output size %lld at spatial axis %d",
-                               op, core_format_shape(b, sizeof b, axes, in_sizes),
-                               (long long)output_size->ints.items[d], d);
-    return NULL;
 }
 
 /* ---- nearest-exact ---- */
@@ -76,25 +50,10 @@ static porta_tensor *exact_indices(aten_scope *s, porta_device *device, int64_t 
     return t;
 }
 
-/* The gradient of index_select(·, axis, index) into `size` there. */
-static porta_tensor *select_back(aten_scope *s, const porta_tensor *grad, int axis,
-                                 const porta_tensor *index, int64_t size) {
-    if (!grad || !index) return NULL;
-    int64_t shape[PORTA_MAX_RANK], zeros_shape[PORTA_MAX_RANK];
-    for (int i = 0; i < grad->rank; i++) {
-        shape[i] = i == axis ? index->sizes[0] : 1;
-        zeros_shape[i] = i == axis ? size : grad->sizes[i];
-    }
-    porta_tensor *spread =
-        scope_expand(s, scope_reshape(s, index, grad->rank, shape), grad->rank, grad->sizes);
-    porta_tensor *zeros = scope_full(s, grad->buffer->device, grad->dtype, grad->rank, zeros_shape, 0);
-    return scope_scatter(s, zeros, axis, spread, grad, PORTA_SCATTER_ADD);
-}
-
 /* _upsample_nearest_exact{1,2,3}d(self, output_size, scales...) */
 static porta_status *nearest_exact(const porta_value *a, int axes, aten_results *results) {
     const porta_tensor *x = a[0].tensor;
-    PORTA_TRY(check_input("upsample_nearest_exact", x, axes, &a[1], x->sizes + 2, false));
+    PORTA_TRY(upsample_check_input("upsample_nearest_exact", x, axes, &a[1], x->sizes + 2, false));
     porta_memory_format format = aten_suggest_memory_format(x);
     int first = results->count;
     aten_scope s;
@@ -118,15 +77,15 @@ static porta_status *nearest_exact_backward(const porta_value *a, int axes,
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
                            "upsample_nearest_exact_backward: expected input_size of %d values, "
                            "got %d", axes + 2, in->ints.count);
-    PORTA_TRY(check_input("upsample_nearest_exact_backward", gy, axes, &a[1], in->ints.items + 2,
-                          true));
+    PORTA_TRY(upsample_check_input("upsample_nearest_exact_backward", gy, axes, &a[1],
+                                   in->ints.items + 2, true));
     aten_scope s;
     scope_begin(&s);
     porta_dtype compute = aten_compute_dtype(gy->dtype);
     porta_tensor *g = scope_cast(&s, gy, compute);
     for (int d = axes - 1; d >= 0; d--) {
         int64_t size = in->ints.items[2 + d];
-        g = select_back(&s, g, 2 + d,
+        g = upsample_select_back(&s, g, 2 + d,
                         exact_indices(&s, gy->buffer->device, size, a[1].ints.items[d], &a[3 + d]),
                         size);
     }
@@ -256,7 +215,7 @@ static porta_tensor *mix_axis(aten_scope *s, const porta_tensor *x, int axis,
 static porta_status *interp2d(const char *op, interp_mode mode, const porta_value *a,
                               aten_results *results) {
     const porta_tensor *x = a[0].tensor;
-    PORTA_TRY(check_input(op, x, 2, &a[1], x->sizes + 2, true));
+    PORTA_TRY(upsample_check_input(op, x, 2, &a[1], x->sizes + 2, true));
     porta_memory_format format = aten_suggest_memory_format(x);
     int first = results->count;
     aten_scope s;
@@ -281,7 +240,7 @@ static porta_status *interp2d_backward(const char *op, interp_mode mode, const p
     if (in->ints.count != 4)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: expected input_size of 4 values, got %d",
                            op, in->ints.count);
-    PORTA_TRY(check_input(op, gy, 2, &a[1], in->ints.items + 2, true));
+    PORTA_TRY(upsample_check_input(op, gy, 2, &a[1], in->ints.items + 2, true));
     aten_scope s;
     scope_begin(&s);
     porta_dtype compute = aten_compute_dtype(gy->dtype);

@@ -9,25 +9,25 @@
 #include "core/status.h"
 #include "runtime/tensor.h"
 
-/* The input rank an op takes (batch, channels, then `axes` spatial axes),
- * a float dtype, and output and input sizes above 0. */
-static porta_status *check_upsample(const char *op, const porta_tensor *x, int axes,
-                                    const porta_value *output_size, const int64_t *in_sizes) {
+porta_status *upsample_check_input(const char *op, const porta_tensor *x, int axes,
+                                   const porta_value *output_size, const int64_t *in_sizes,
+                                   bool float_only) {
     char b[CORE_SHAPE_STR_CAP];
     if (x->rank != axes + 2)
         return porta_error(PORTA_ERR_SHAPE, "%s: expected a %dD input, got %s", op, axes + 2,
                            core_format_shape(b, sizeof b, x->rank, x->sizes));
-    if (!porta_dtype_is_float(x->dtype))
-        return porta_error(PORTA_ERR_DTYPE, "%s: not implemented for '%s'", op,
-                           porta_dtype_name(x->dtype));
+    if (float_only) PORTA_TRY(aten_check_float(op, x));
     if (output_size->ints.count != axes)
-        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: expected output_size of %d values, got %d",
-                           op, axes, output_size->ints.count);
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT,
+                           "%s: expected output_size of %d values, got %d", op, axes,
+                           output_size->ints.count);
     for (int d = 0; d < axes; d++)
         if (in_sizes[d] < 1 || output_size->ints.items[d] < 1)
             return porta_error(PORTA_ERR_SHAPE,
-                               "%s: input %s and output sizes should be greater than 0", op,
-                               core_format_shape(b, sizeof b, axes, in_sizes));
+                               "%s: Input and output sizes should be greater than 0, but got "
+                               "input %s and output size %lld at spatial axis %d",
+                               op, core_format_shape(b, sizeof b, axes, in_sizes),
+                               (long long)output_size->ints.items[d], d);
     return NULL;
 }
 
@@ -72,7 +72,8 @@ static void axis_weights(aten_scope *s, porta_device *device, porta_dtype dtype,
 static porta_status *upsample_linear(const char *op, int axes, const porta_value *args,
                                      aten_results *results) {
     const porta_tensor *x = args[0].tensor;
-    PORTA_TRY(check_upsample(op, x, axes, &args[1], x->rank == axes + 2 ? x->sizes + 2 : x->sizes));
+    PORTA_TRY(upsample_check_input(op, x, axes, &args[1],
+                                   x->rank == axes + 2 ? x->sizes + 2 : x->sizes, true));
     porta_memory_format format = aten_suggest_memory_format(args[0].tensor);
     int first = results->count;
     aten_scope s;
@@ -97,7 +98,7 @@ static porta_status *upsample_linear_backward(const char *op, int axes, const po
     if (in->ints.count != axes + 2)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT, "%s: expected input_size of %d values, got %d",
                            op, axes + 2, in->ints.count);
-    PORTA_TRY(check_upsample(op, gy, axes, &args[1], in->ints.items + 2));
+    PORTA_TRY(upsample_check_input(op, gy, axes, &args[1], in->ints.items + 2, true));
     for (int d = 0; d < axes + 2; d++)
         if (gy->sizes[d] != (d < 2 ? in->ints.items[d] : args[1].ints.items[d - 2])) {
             char b[CORE_SHAPE_STR_CAP];
