@@ -111,18 +111,33 @@ porta_value tensor_value(porta_tensor *tensor) {
                        "devices, ", names[0], " and ", names[1], "!");
 }
 
-porta_value number(const c10::Scalar &scalar) {
+// A complex number where an op takes a tensor: a rank-0 complex128 tensor
+// on the current device (it promotes as a zero-dim tensor does, which for
+// complex numbers gives the dtype a Python complex gives).
+porta_value complex_number(c10::complex<double> value, char kind, Call &call) {
+    TORCH_CHECK_TYPE(kind == 'N' || kind == 'n' || kind == 'T' || kind == 't',
+                     "porta takes complex numbers only where an op takes a tensor");
+    porta_device *device = nullptr;
+    check(porta_device_get(current_device(), &device));
+    porta_tensor *tensor = nullptr;
+    check(porta_tensor_from_host(device, PORTA_C128, 0, nullptr, &value, &tensor));
+    return tensor_value(call.own(tensor));
+}
+
+porta_value number(const c10::Scalar &scalar, char kind, Call &call) {
     if (scalar.isBoolean())
         return bool_value(scalar.toBool());
     if (scalar.isIntegral(false))
         return int_value(scalar.toLong());
-    TORCH_CHECK_TYPE(!scalar.isComplex(), "porta does not support complex numbers yet");
+    if (scalar.isComplex())
+        return complex_number(scalar.toComplexDouble(), kind, call);
     return float_value(scalar.toDouble());
 }
 
 // A tensor argument: a porta tensor's view; a zero-dim CPU tensor stands
 // for its number, as PyTorch allows on every device.
-porta_value box_tensor(const at::Tensor &tensor, Call &call, c10::ArrayRef<c10::IValue> arguments) {
+porta_value box_tensor(const at::Tensor &tensor, char kind, Call &call,
+                       c10::ArrayRef<c10::IValue> arguments) {
     if (tensor.device().type() == c10::kPrivateUse1) {
         if (call.resolve_math_bits && (tensor.is_conj() || tensor.is_neg())) {
             // a new tensor has no bits and copy_ applies them (resolve_conj
@@ -135,7 +150,7 @@ porta_value box_tensor(const at::Tensor &tensor, Call &call, c10::ArrayRef<c10::
         return tensor_value(call.own(view_of(tensor)));
     }
     if (tensor.device().is_cpu() && tensor.dim() == 0)
-        return number(tensor.item());
+        return number(tensor.item(), kind, call);
     devices_error(arguments);
 }
 
@@ -223,7 +238,7 @@ porta_value box(const c10::IValue &value, char kind, Call &call,
     if (value.isNone() || kind == 'x')
         return none_value();
     if (value.isTensor())
-        return value.toTensor().defined() ? box_tensor(value.toTensor(), call, arguments)
+        return value.toTensor().defined() ? box_tensor(value.toTensor(), kind, call, arguments)
                                           : none_value();
     switch (kind) {
     case 'L':
@@ -264,7 +279,7 @@ porta_value box(const c10::IValue &value, char kind, Call &call,
     if (value.isSymInt())
         return int_value(value.toSymInt().guard_int(__FILE__, __LINE__));
     if (value.isScalar())
-        return number(value.toScalar());
+        return number(value.toScalar(), kind, call);
     TORCH_CHECK_TYPE(false, "porta: cannot pass a ", value.tagKind(), " to an aten op");
 }
 

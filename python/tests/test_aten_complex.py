@@ -104,3 +104,83 @@ def test_unimplemented_op_names_the_dtype(monkeypatch):
     porta = _complex(torch.complex64, 4).to("porta")
     with pytest.raises(Exception, match="not implemented for complex64 on porta"):
         torch.nn.functional.pad(porta, (1, 1))
+
+
+_OPS = {
+    "add": lambda x, y: x + y,
+    "sub_alpha": lambda x, y: torch.sub(x, y, alpha=2),
+    "mul": lambda x, y: x * y,
+    "div": lambda x, y: x / y,
+    "mul_number": lambda x, y: x * 2.5,
+    "add_real": lambda x, y: x + y.real,          # promotes the real operand
+    "add_broadcast": lambda x, y: x + y[0],
+    "neg": lambda x, y: -x,
+    "abs": lambda x, y: x.abs(),
+    "angle": lambda x, y: x.angle(),
+    "sgn": lambda x, y: x.sgn(),
+    "exp": lambda x, y: x.exp(),
+    "log": lambda x, y: x.log(),
+    "conj_physical": lambda x, y: torch.conj_physical(x),
+    "conj_times": lambda x, y: x.conj() * y,      # the lazy bit resolved first
+    "eq": lambda x, y: x == y,
+    "ne": lambda x, y: x != x,
+    "sum": lambda x, y: x.sum(),
+    "sum_dim": lambda x, y: x.sum(-1),
+    "mean_keepdim": lambda x, y: x.mean(0, keepdim=True),
+    "mm": lambda x, y: x @ y.t(),
+    "bmm": lambda x, y: torch.bmm(x[None], y.t()[None]),
+    "complex": lambda x, y: torch.complex(x.real, y.imag),
+    "polar": lambda x, y: torch.polar(x.abs(), y.angle()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_OPS))
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_op_matches_cpu(name, dtype, no_fallbacks):
+    a, b = _complex(dtype, 3, 4, seed=1), _complex(dtype, 3, 4, seed=2)
+    expected = _OPS[name](a, b)
+    got = _OPS[name](a.to("porta"), b.to("porta"))
+    assert_matches(got, expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_in_place_ops(dtype, no_fallbacks):
+    a, b = _complex(dtype, 3, 4, seed=3), _complex(dtype, 3, 4, seed=4)
+    porta = a.to("porta")
+    porta.mul_(b.to("porta")).add_(b.to("porta")).neg_()
+    assert_matches(porta, -(a * b + b), atol=1e-5)
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        torch.zeros(3, 4, device="porta").add_(porta)
+
+
+def test_rotary_embedding_as_llama_applies_it(no_fallbacks):
+    """Meta's reference Llama: x viewed as complex pairs times polar
+    frequencies, viewed back as real."""
+    def rotate(x, angles):
+        freqs = torch.polar(torch.ones_like(angles), angles)
+        pairs = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
+        return torch.view_as_real(pairs * freqs).flatten(-2)
+
+    x = torch.randn(2, 5, 8)
+    angles = torch.outer(torch.arange(5.0), torch.rand(4))
+    assert_matches(rotate(x.to("porta"), angles.to("porta")), rotate(x, angles), atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_backward_of_a_complex_function(dtype):
+    a, b = _complex(dtype, 3, 4, seed=5), _complex(dtype, 4, 2, seed=6)
+
+    def loss(x, y):
+        return ((x @ y) * (x @ y).conj()).real.sum() + x.abs().sum() + (x / (1 + x.abs())).angle().sum()
+
+    cpu_a, cpu_b = a.clone().requires_grad_(), b.clone().requires_grad_()
+    porta_a = a.to("porta").requires_grad_()
+    porta_b = b.to("porta").requires_grad_()
+    loss(cpu_a, cpu_b).backward()
+    loss(porta_a, porta_b).backward()
+    torch.testing.assert_close(porta_a.grad.cpu(), cpu_a.grad, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(porta_b.grad.cpu(), cpu_b.grad, atol=1e-4, rtol=1e-4)
+
+
+def test_item_is_a_python_complex():
+    assert torch.tensor(1.5 - 2j).to("porta").item() == 1.5 - 2j

@@ -124,9 +124,12 @@ def test_error_mode_raises_naming_the_op(monkeypatch):
 
 
 def test_views_never_fall_back():
-    _needs_fallback("view_as_complex")
-    with pytest.raises(NotImplementedError, match=r"aten::view_as_complex .*returns a view"):
-        torch.view_as_complex(torch.ones(3, 2, device="porta"))
+    _needs_fallback("_nested_view_from_buffer")
+    with pytest.raises(NotImplementedError,
+                       match=r"aten::_nested_view_from_buffer .*returns a view"):
+        torch.ops.aten._nested_view_from_buffer(torch.ones(6, device="porta"),
+                                                torch.tensor([[2, 3]]), torch.tensor([[3, 1]]),
+                                                torch.tensor([0]))
 
 
 def test_cpu_tensors_with_dimensions_are_refused_as_on_cuda():

@@ -12,9 +12,10 @@ porta_status *porta_tensor_full(porta_device *device, porta_dtype dtype, int ran
     porta_tensor *t;
     PORTA_TRY(porta_tensor_empty(device, dtype, rank, sizes, &t));
     porta_status *status;
-    if (porta_tensor_numel(t) == 1) {
+    if (porta_tensor_numel(t) == 1 && !porta_dtype_is_complex(dtype)) {
         /* One element (the numbers ops mix with tensors): converted here as
-         * the fill kernels convert, and uploaded, which skips launching one. */
+         * the fill kernels convert, and uploaded, which skips launching one
+         * (complex fills are two real ones: porta_fill). */
         union {
             uint64_t bits;
             double f64; /* aligns the value for every dtype */

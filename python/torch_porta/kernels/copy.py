@@ -92,4 +92,6 @@ def _copy_from_and_resize(self, dst):
 @register("_local_scalar_dense")
 def _local_scalar_dense(self):
     _modes.sync_point("item")
+    if self.is_complex():  # a Python complex from the CPU's copy
+        return self.cpu().item()
     return _C.item(_tensors.unwrap(self))

@@ -13,6 +13,11 @@
 /* Whether args hold a complex tensor (alone or in a list) or name a
  * complex dtype. */
 bool aten_complex_involved(const porta_value *args, int arg_count);
+/* The complex implementations of ops of the op table (arith.c, reduce_matmul.c), by
+ * the op's name and argument kinds. */
+extern const aten_op aten_complex_arith_ops[];
+extern const aten_op aten_complex_reduce_matmul_ops[];
+
 /* Runs `op` on a call aten_complex_involved accepts. */
 porta_status *aten_complex_run(const aten_op *op, const porta_value *args, int arg_count,
                                aten_results *results);

@@ -33,6 +33,10 @@ static const complex_entry entries[] = {
     {"unsqueeze", NULL},
     {"view", NULL},
     {"view_as_complex", NULL},
+    /* complex only: complex/construct.c */
+    {"complex.out", NULL},
+    {"conj_physical.out", NULL},
+    {"polar.out", NULL},
     {"view_as_real", NULL},
     {"_reshape_alias", NULL},
     {"_unsafe_view", NULL},
@@ -92,8 +96,15 @@ static porta_dtype complex_dtype_of(const porta_value *args, int arg_count) {
     return PORTA_C64;
 }
 
+/* The ops with a complex implementation of their own. */
+static const aten_op *const complex_tables[] = {aten_complex_arith_ops,
+                                                aten_complex_reduce_matmul_ops};
+
 porta_status *aten_complex_run(const aten_op *op, const porta_value *args, int arg_count,
                                aten_results *results) {
+    for (size_t t = 0; t < sizeof complex_tables / sizeof complex_tables[0]; t++)
+        for (const aten_op *own = complex_tables[t]; own->name; own++)
+            if (!strcmp(own->name, op->name)) return own->fn(args, results);
     for (int i = 0; i < ENTRY_COUNT; i++)
         if (!strcmp(entries[i].name, op->name))
             return (entries[i].fn ? entries[i].fn : op->fn)(args, results);

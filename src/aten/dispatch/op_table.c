@@ -13,7 +13,7 @@
 
 static const aten_op *const family_tables[] = {
     aten_amp_grad_scaling_ops,
-    aten_complex_views_ops,
+    aten_complex_construct_ops, aten_complex_views_ops,
     aten_elementwise_activation_ops, aten_elementwise_arithmetic_ops,
     aten_elementwise_compare_ops, aten_elementwise_heaviside_hypot_signbit_sinc_nextafter_ops,
     aten_elementwise_logaddexp_xlogy_angle_frexp_ops, aten_elementwise_pointwise_ops,

@@ -213,28 +213,30 @@ BINARY_KERNELS(minimum, ew_promoted_binary, PORTA_MINIMUM)
 BINARY_KERNELS(fmax, nan_ignoring, PORTA_MAXIMUM)
 BINARY_KERNELS(fmin, nan_ignoring, PORTA_MINIMUM)
 
+/* The .Scalar overloads take their scalar as 'N' (a number, or a complex
+ * number's rank-0 tensor: aten/complex/). */
 const aten_op aten_elementwise_arithmetic_ops[] = {
     {"add.Tensor", "NNs", add},
-    {"add.Scalar", "Nss", add},
+    {"add.Scalar", "NNs", add},
     {"add_.Tensor", "NNs", add_},
-    {"add_.Scalar", "Nss", add_},
+    {"add_.Scalar", "NNs", add_},
     {"add.out", "NNsN", add_out},
     {"sub.Tensor", "NNs", sub},
-    {"sub.Scalar", "Nss", sub},
+    {"sub.Scalar", "NNs", sub},
     {"sub_.Tensor", "NNs", sub_},
-    {"sub_.Scalar", "Nss", sub_},
+    {"sub_.Scalar", "NNs", sub_},
     {"sub.out", "NNsN", sub_out},
     {"rsub.Tensor", "NNs", rsub},
     {"rsub.Scalar", "Nss", rsub},
     {"mul.Tensor", "NN", op_mul},
-    {"mul.Scalar", "Ns", op_mul},
+    {"mul.Scalar", "NN", op_mul},
     {"mul_.Tensor", "NN", op_mul_inplace},
-    {"mul_.Scalar", "Ns", op_mul_inplace},
+    {"mul_.Scalar", "NN", op_mul_inplace},
     {"mul.out", "NNN", op_mul_out},
     {"div.Tensor", "NN", div_},
-    {"div.Scalar", "Ns", div_},
+    {"div.Scalar", "NN", div_},
     {"div_.Tensor", "NN", div_inplace},
-    {"div_.Scalar", "Ns", div_inplace},
+    {"div_.Scalar", "NN", div_inplace},
     {"div.out", "NNN", div_out},
     {"div.Tensor_mode", "NNr", div_mode},
     {"div.Scalar_mode", "Nsr", div_mode},
