@@ -762,6 +762,11 @@ PORTA_API int porta_aten_op_find(const char *name);   /* -1 when absent */
 /* The kinds of the op's arguments, one letter each in schema order (the
  * letters are listed in src/aten/aten.h), so bindings can box them. */
 PORTA_API const char *porta_aten_op_args(int id);
+/* Whether op `id` computes on complex operands (complex tensors or a
+ * complex dtype argument); porta_aten_call refuses such calls to the other
+ * ops with PORTA_ERR_DTYPE "not implemented for complex64 on porta", so a
+ * binding may send them elsewhere instead. */
+PORTA_API bool porta_aten_op_takes_complex(int id);
 /* Runs op `id`. On success *results is an array of *result_count values
  * (TENSOR results are new references; ops returning a list of tensors give
  * one TENSOR value each) to be freed with porta_aten_results_free. */

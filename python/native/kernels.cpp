@@ -317,6 +317,7 @@ class AtenKernel final : public c10::OperatorKernel {
         }
         for (const c10::Argument &argument : schema.arguments())
             takes_dtype_ = takes_dtype_ || argument.name() == "dtype";
+        takes_complex_ = porta_aten_op_takes_complex(id);
     }
 
     void operator()(const c10::OperatorHandle &op, c10::DispatchKeySet, torch::jit::Stack *stack) {
@@ -333,6 +334,11 @@ class AtenKernel final : public c10::OperatorKernel {
     // in strict mode the placeholders of a deferred failure.
     void run(const c10::OperatorHandle &op, c10::ArrayRef<c10::IValue> arguments,
              c10::SmallVector<c10::IValue, 4> &outputs) {
+        if (!takes_complex_) {
+            std::string dtype = complex_dtype(arguments);
+            if (!dtype.empty())
+                return complex_fallback(op, arguments, dtype, outputs);
+        }
         count_op(id_);
         if (porta_get_fusion())
             trace_site(id_);
@@ -378,6 +384,38 @@ class AtenKernel final : public c10::OperatorKernel {
     }
 
   private:
+    // The complex dtype ("complex64") among the arguments: a tensor's, a
+    // dtype argument's or a complex number's (complex128); "" if none.
+    std::string complex_dtype(c10::ArrayRef<c10::IValue> arguments) const {
+        auto of_tensor = [](const at::Tensor &t) -> std::string {
+            if (!t.defined() || !t.is_complex())
+                return "";
+            return t.scalar_type() == c10::kComplexDouble ? "complex128" : "complex64";
+        };
+        for (int i = 0; i < arg_count_; i++) {
+            const c10::IValue &value = arguments[i];
+            std::string found;
+            if (value.isTensor())
+                found = of_tensor(value.toTensor());
+            else if (value.isTensorList() || (value.isList() && (kinds_[i] == 'L' || kinds_[i] == 'O')))
+                for (const c10::IValue &item : value.toListRef())
+                    if (found.empty() && item.isTensor())
+                        found = of_tensor(item.toTensor());
+            if (!found.empty())
+                return found;
+            if (kinds_[i] == 'd' && value.isInt()) {
+                auto type = static_cast<c10::ScalarType>(value.toInt());
+                if (type == c10::kComplexFloat)
+                    return "complex64";
+                if (type == c10::kComplexDouble)
+                    return "complex128";
+            }
+            if ((value.isScalar() && value.toScalar().isComplex()) || value.isComplexDouble())
+                return "complex128";
+        }
+        return "";
+    }
+
     static int written_argument(const c10::FunctionSchema &schema, const c10::AliasInfo &alias) {
         for (size_t i = 0; i < schema.arguments().size(); i++) {
             const c10::AliasInfo *info = schema.arguments()[i].alias_info();
@@ -490,6 +528,7 @@ class AtenKernel final : public c10::OperatorKernel {
     int arg_count_;
     bool returns_list_ = false, takes_dtype_ = false;
     bool view_ = false; // a result aliases an input without writing it
+    bool takes_complex_ = false;
     std::vector<Return> returns_;
 };
 

@@ -59,6 +59,42 @@ void defer_failure(const c10::OperatorHandle &op, int id, porta_status *status,
     }
 }
 
+void complex_fallback(const c10::OperatorHandle &op, c10::ArrayRef<c10::IValue> arguments,
+                      const std::string &dtype, c10::SmallVector<c10::IValue, 4> &outputs) {
+    pybind11::gil_scoped_acquire gil;
+    const c10::FunctionSchema &schema = op.schema();
+    pybind11::list positional;
+    pybind11::dict keywords;
+    for (size_t i = 0; i < arguments.size(); i++) {
+        pybind11::object value = torch::jit::toPyObject(arguments[i]);
+        if (schema.arguments()[i].kwarg_only())
+            keywords[pybind11::str(schema.arguments()[i].name())] = value;
+        else
+            positional.append(value);
+    }
+    std::string name = schema.overload_name().empty()
+                           ? schema.name().substr(6) // after "aten::"
+                           : schema.name().substr(6) + "." + schema.overload_name();
+    pybind11::object result;
+    try {
+        result = pybind11::module_::import("torch_porta._fallback")
+                     .attr("complex_fallback")(name, pybind11::tuple(positional), keywords, dtype);
+    } catch (pybind11::error_already_set &error) {
+        // NotImplementedError and the CPU's own errors reach the caller as
+        // themselves (PyTorch's binding restores the Python error)
+        error.restore();
+        throw python_error();
+    }
+    const auto &returns = schema.returns();
+    if (returns.size() == 1) {
+        outputs.push_back(torch::jit::toIValue(result, returns[0].type()));
+    } else {
+        pybind11::tuple items = result.cast<pybind11::tuple>();
+        for (size_t i = 0; i < returns.size(); i++)
+            outputs.push_back(torch::jit::toIValue(items[i], returns[i].type()));
+    }
+}
+
 } // namespace porta_native
 
 namespace {

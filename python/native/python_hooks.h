@@ -20,4 +20,11 @@ bool strict_mode();
 void defer_failure(const c10::OperatorHandle &op, int id, porta_status *status,
                    const torch::jit::Stack &arguments, torch::jit::Stack *stack);
 
+// An op libporta does not compute on complex operands, called with some:
+// torch_porta's CPU fallback runs it as it runs ops porta lacks (or, with
+// PORTA_FALLBACK=error, raises NotImplementedError "aten::<op>: not
+// implemented for complex64 on porta"). Pushes the results onto outputs.
+void complex_fallback(const c10::OperatorHandle &op, c10::ArrayRef<c10::IValue> arguments,
+                      const std::string &dtype, c10::SmallVector<c10::IValue, 4> &outputs);
+
 } // namespace porta_native

@@ -184,3 +184,11 @@ def test_backward_of_a_complex_function(dtype):
 
 def test_item_is_a_python_complex():
     assert torch.tensor(1.5 - 2j).to("porta").item() == 1.5 - 2j
+
+
+def test_unimplemented_op_falls_back_by_default(monkeypatch):
+    monkeypatch.delenv("PORTA_FALLBACK", raising=False)
+    cpu = _complex(torch.complex64, 4)
+    with pytest.warns(UserWarning, match="running it on the CPU"):
+        got = torch.nn.functional.pad(cpu.to("porta"), (1, 1))
+    assert_matches(got, torch.nn.functional.pad(cpu, (1, 1)))

@@ -200,6 +200,17 @@ def fallback(op, *args, **kwargs):
             _C.profiler_record("fallback", -1, f"aten::{name}", begin)
 
 
+def complex_fallback(name, args, kwargs, dtype):
+    """An op porta has but does not compute on complex operands, given some:
+    the CPU runs it as it runs ops porta lacks, unless PORTA_FALLBACK=error."""
+    if os.environ.get("PORTA_FALLBACK") == "error":
+        raise NotImplementedError(f"aten::{name}: not implemented for {dtype} on porta "
+                                  "(PORTA_FALLBACK=error forbids running it on the CPU)")
+    packet, _, overload = name.partition(".")
+    return fallback(getattr(getattr(torch.ops.aten, packet), overload or "default"),
+                    *args, **kwargs)
+
+
 def install():
     global _library
     _library = torch.library.Library("_", "IMPL")

@@ -18,6 +18,8 @@ bool aten_complex_involved(const porta_value *args, int arg_count);
 extern const aten_op aten_complex_arith_ops[];
 extern const aten_op aten_complex_reduce_matmul_ops[];
 
+/* Whether `op` computes on complex operands (aten_complex_run runs it). */
+bool aten_complex_takes(const aten_op *op);
 /* Runs `op` on a call aten_complex_involved accepts. */
 porta_status *aten_complex_run(const aten_op *op, const porta_value *args, int arg_count,
                                aten_results *results);

@@ -100,14 +100,22 @@ static porta_dtype complex_dtype_of(const porta_value *args, int arg_count) {
 static const aten_op *const complex_tables[] = {aten_complex_arith_ops,
                                                 aten_complex_reduce_matmul_ops};
 
-porta_status *aten_complex_run(const aten_op *op, const porta_value *args, int arg_count,
-                               aten_results *results) {
+/* The function that runs `op` on complex operands, or NULL. */
+static aten_fn complex_fn(const aten_op *op) {
     for (size_t t = 0; t < sizeof complex_tables / sizeof complex_tables[0]; t++)
         for (const aten_op *own = complex_tables[t]; own->name; own++)
-            if (!strcmp(own->name, op->name)) return own->fn(args, results);
+            if (!strcmp(own->name, op->name)) return own->fn;
     for (int i = 0; i < ENTRY_COUNT; i++)
-        if (!strcmp(entries[i].name, op->name))
-            return (entries[i].fn ? entries[i].fn : op->fn)(args, results);
+        if (!strcmp(entries[i].name, op->name)) return entries[i].fn ? entries[i].fn : op->fn;
+    return NULL;
+}
+
+bool aten_complex_takes(const aten_op *op) { return complex_fn(op) != NULL; }
+
+porta_status *aten_complex_run(const aten_op *op, const porta_value *args, int arg_count,
+                               aten_results *results) {
+    aten_fn fn = complex_fn(op);
+    if (fn) return fn(args, results);
     return porta_error(PORTA_ERR_DTYPE, "aten::%s: not implemented for %s on porta", op->name,
                        porta_dtype_name(complex_dtype_of(args, arg_count)));
 }

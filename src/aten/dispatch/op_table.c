@@ -116,6 +116,10 @@ const char *porta_aten_op_args(int id) {
     return id >= 0 && id < porta_aten_op_count() ? ops[id]->args : NULL;
 }
 
+bool porta_aten_op_takes_complex(int id) {
+    return id >= 0 && id < porta_aten_op_count() && aten_complex_takes(ops[id]);
+}
+
 int porta_aten_op_find(const char *name) {
     porta_aten_op_count();
     return find_sorted(name);
