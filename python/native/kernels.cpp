@@ -119,8 +119,14 @@ porta_value complex_number(c10::complex<double> value, char kind, Call &call) {
                      "porta takes complex numbers only where an op takes a tensor");
     porta_device *device = nullptr;
     check(porta_device_get(current_device(), &device));
+    porta_buffer *buffer = nullptr;
+    check(porta_buffer_alloc(device, sizeof value, &buffer));
+    porta_status *status = porta_buffer_write(buffer, 0, &value, sizeof value);
     porta_tensor *tensor = nullptr;
-    check(porta_tensor_from_host(device, PORTA_C128, 0, nullptr, &value, &tensor));
+    if (!status)
+        status = porta_tensor_view(buffer, PORTA_C128, 0, nullptr, nullptr, 0, &tensor);
+    porta_buffer_release(buffer);
+    check(status);
     return tensor_value(call.own(tensor));
 }
 
