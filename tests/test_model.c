@@ -283,7 +283,7 @@ static const bad_graph bad_graphs[] = {
      "expected at least one output"},
     {GRAPH_HEAD "\"nodes\": [], \"outputs\": [\"nothing\"]}", PORTA_ERR_INVALID_ARGUMENT,
      "graph output: value \"nothing\" is not defined"},
-    {"{\"version\": [1, 0], \"inputs\": [{\"name\": \"x\", \"dtype\": \"complex64\", "
+    {"{\"version\": [1, 0], \"inputs\": [{\"name\": \"x\", \"dtype\": \"complex32\", "
      "\"shape\": [2]}], \"weights\": [], \"nodes\": [], \"outputs\": [\"x\"]}",
      PORTA_ERR_DTYPE, "expected a dtype among bool"},
     {"{\"version\": [1, 0], \"inputs\": [{\"name\": \"x\", \"dtype\": \"float32\", "

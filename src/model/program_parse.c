@@ -139,7 +139,7 @@ static porta_status *read_dtype(const json_value *v, const char *where, porta_dt
     char quoted[UTF8_EXCERPT_CAP];
     return porta_error(PORTA_ERR_DTYPE,
                        "model graph: %s: expected a dtype among bool uint8 int8 int16 int32 int64 "
-                       "float16 bfloat16 float32 float64, got %s",
+                       "float16 bfloat16 float32 float64 complex64 complex128, got %s",
                        where, excerpt(v, quoted));
 }
 
