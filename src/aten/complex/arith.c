@@ -1,7 +1,7 @@
 /* Complex arithmetic from real primitives on the components:
  *   (a + bi)(c + di) = (ac - bd) + (ad + bc)i
  *   (a + bi)/(c + di) = ((ac + bd) + (bc - ad)i) / (c^2 + d^2)
- * and the complex forms of neg, conj, abs (|z|), angle (atan2(b, a)), sgn
+ * and the complex forms of neg, abs (|z|), angle (atan2(b, a)), sgn
  * (z/|z|, 0 at 0), exp, log, eq and ne. */
 #include "aten/complex/complex.h"
 #include "aten/complex/parts.h"
@@ -97,7 +97,7 @@ BINARY_KERNELS(div, CX_DIV, 1.0)
 
 /* ---- unary ops ---- */
 
-typedef enum cx_unary { CX_NEG, CX_CONJ, CX_ABS, CX_ANGLE, CX_SGN, CX_EXP, CX_LOG } cx_unary;
+typedef enum cx_unary { CX_NEG, CX_ABS, CX_ANGLE, CX_SGN, CX_EXP, CX_LOG } cx_unary;
 
 static porta_tensor *magnitude(aten_scope *s, porta_tensor *re, porta_tensor *im) {
     return scope_unary(s, PORTA_SQRT, scope_binary(s, PORTA_ADD, scope_binary(s, PORTA_MUL, re, re),
@@ -110,7 +110,6 @@ static porta_tensor *unary(aten_scope *s, cx_unary op, const porta_tensor *x) {
     switch (op) {
     case CX_NEG:
         return cx_combine(s, scope_unary(s, PORTA_NEG, re), scope_unary(s, PORTA_NEG, im), dtype);
-    case CX_CONJ: return cx_combine(s, re, scope_unary(s, PORTA_NEG, im), dtype);
     case CX_ABS: return magnitude(s, re, im);
     case CX_ANGLE: return scope_binary(s, PORTA_ATAN2, im, re);
     case CX_SGN: {
@@ -145,7 +144,6 @@ static porta_tensor *unary(aten_scope *s, cx_unary op, const porta_tensor *x) {
     }
 
 UNARY_KERNELS(neg, CX_NEG)
-UNARY_KERNELS(conj_physical, CX_CONJ)
 UNARY_KERNELS(sgn, CX_SGN)
 UNARY_KERNELS(exp_of, CX_EXP)
 UNARY_KERNELS(log_of, CX_LOG)
@@ -224,8 +222,6 @@ const aten_op aten_complex_arith_ops[] = {
     {"div_.Scalar", "NN", div_inplace},
     {"neg", "N", neg},
     {"neg_", "N", neg_inplace},
-    {"_conj_physical", "T", conj_physical},
-    {"conj_physical_", "T", conj_physical_inplace},
     {"sgn", "N", sgn},
     {"sgn_", "N", sgn_inplace},
     {"exp", "N", exp_of},
