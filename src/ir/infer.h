@@ -37,6 +37,7 @@ porta_status *ir_infer_pool(ir_prim *prim, const ir_meta *inputs, int input_coun
                             ir_meta *out);
 porta_status *ir_infer_factor(ir_prim *prim, const ir_meta *inputs, int input_count,
                               ir_meta *out);
+porta_status *ir_infer_fft(ir_prim *prim, const ir_meta *inputs, int input_count, ir_meta *out);
 
 /* Windows along one axis of `in` elements (PyTorch's pooling_output_shape):
  * windows of `kernel` taps `dilation` apart, `stride` apart, over the input
