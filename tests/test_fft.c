@@ -131,3 +131,145 @@ TEST(fft_c2c_primes_through_bluestein_and_powers_of_two) {
     for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++)
         for (int f = 0; f < 2; f++) check_length(lengths[i], f ? PORTA_F32 : PORTA_F64, i & 1);
 }
+
+/* Complex pairs of the real values v (imaginary parts zero). */
+static double *complexified(const double *v, int64_t count) {
+    double *c = calloc((size_t)(2 * count), sizeof *c);
+    for (int64_t i = 0; i < count; i++) c[2 * i] = v[i];
+    return c;
+}
+
+/* The first `keep` values along `axis` of a contiguous complex array of
+ * `sizes` (rank axes), as a new contiguous array. */
+static double *truncated(const double *data, int rank, const int64_t *sizes, int axis,
+                         int64_t keep) {
+    int64_t inner = 1, outer = 1;
+    for (int d = axis + 1; d < rank; d++) inner *= sizes[d];
+    for (int d = 0; d < axis; d++) outer *= sizes[d];
+    double *out = malloc((size_t)(2 * outer * keep * inner) * sizeof *out);
+    for (int64_t o = 0; o < outer; o++)
+        memcpy(out + 2 * o * keep * inner, data + 2 * o * sizes[axis] * inner,
+               (size_t)(2 * keep * inner) * sizeof *out);
+    return out;
+}
+
+static void scale_all(double *v, int64_t count, double s) {
+    for (int64_t i = 0; i < count; i++) v[i] *= s;
+}
+
+TEST(fft_c2c_two_axes_of_a_strided_batch_with_each_normalization) {
+    /* x [5, 6, 2 (batch), 2 (pair)] read through a permuted view of [2, 5, 6, 2] */
+    const int64_t sizes[] = {5, 6, 2};
+    double *v = random_values(3, 5 * 6 * 2 * 2);
+    for (int f = 0; f < 2; f++) {
+        porta_dtype dtype = f ? PORTA_F32 : PORTA_F64;
+        porta_tensor *base = from(dtype, 4, SHAPE(2, 5, 6, 2), v), *x = NULL;
+        CHECK_OK(porta_permute(base, (int[]){1, 2, 0, 3}, &x));
+        /* want: x's values in x's order, then the DFT along axes 0 and 1 */
+        double *want = test_to_doubles(x);
+        dft_axis(want, 3, sizes, 0, 1);
+        dft_axis(want, 3, sizes, 1, 1);
+        for (int norm = 0; norm < 3; norm++) {
+            porta_fft_params p = params_of(PORTA_FFT_C2C, true, norm, 2, (int[]){-3, 1});
+            porta_tensor *y = NULL;
+            CHECK_OK(porta_fft(x, &p, &y));
+            double *scaled = malloc(sizeof(double) * 120);
+            memcpy(scaled, want, sizeof(double) * 120);
+            scale_all(scaled, 120, norm == 0 ? 1 : norm == 1 ? 1 / sqrt(30.0) : 1 / 30.0);
+            close_to("c2c two axes", y, scaled, 120, tolerance(dtype));
+            free(scaled);
+            porta_tensor_release(y);
+        }
+        free(want);
+        porta_tensor_release(x);
+        porta_tensor_release(base);
+    }
+    free(v);
+}
+
+TEST(fft_r2c_onesided_over_two_axes_and_c2r_back) {
+    /* real x [3, 7, 10]: R2C over (0, 2) halves axis 2 to 6; C2R over the
+     * same axes with last_size 10 and "forward" normalization on the other
+     * side gives x back */
+    const int64_t sizes[] = {3, 7, 10};
+    double *v = random_values(5, 210);
+    for (int f = 0; f < 2; f++) {
+        porta_dtype dtype = f ? PORTA_F32 : PORTA_F64;
+        porta_tensor *x = from(dtype, 3, sizes, v), *y = NULL, *back = NULL;
+        porta_fft_params p = params_of(PORTA_FFT_R2C, false, PORTA_FFT_NORM_BY_ROOT_N, 2,
+                                       (int[]){0, 2});
+        CHECK_OK(porta_fft(x, &p, &y));
+        double *full = complexified(v, 210);
+        dft_axis(full, 3, sizes, 0, -1);
+        dft_axis(full, 3, sizes, 2, -1);
+        double *want = truncated(full, 3, sizes, 2, 6);
+        scale_all(want, 252, 1 / sqrt(30.0));
+        close_to("r2c", y, want, 252, tolerance(dtype));
+        CHECK(porta_tensor_rank(y) == 4 && porta_tensor_sizes(y)[2] == 6);
+
+        porta_fft_params q = params_of(PORTA_FFT_C2R, false, PORTA_FFT_NORM_BY_ROOT_N, 2,
+                                       (int[]){0, 2});
+        q.last_size = 10;
+        CHECK_OK(porta_fft(y, &q, &back));
+        close_to("c2r of r2c", back, v, 210, tolerance(dtype) * 4);
+        free(full);
+        free(want);
+        porta_tensor_release(x);
+        porta_tensor_release(y);
+        porta_tensor_release(back);
+    }
+    free(v);
+}
+
+TEST(fft_c2r_odd_length_reads_half_plus_one_and_ignores_the_rest) {
+    /* x [4 (batch), 9 (>= 11/2 + 1 = 6), 2]: C2R along axis 1 to length 11
+     * reads values 0..5; the reference extends them by Hermitian symmetry */
+    double *v = random_values(11, 4 * 9 * 2);
+    for (int f = 0; f < 2; f++) {
+        porta_dtype dtype = f ? PORTA_F32 : PORTA_F64;
+        porta_tensor *x = from(dtype, 3, SHAPE(4, 9, 2), v), *y = NULL;
+        porta_fft_params p = params_of(PORTA_FFT_C2R, false, PORTA_FFT_NORM_BY_N, 1, (int[]){1});
+        p.last_size = 11;
+        CHECK_OK(porta_fft(x, &p, &y));
+        double want[44];
+        for (int b = 0; b < 4; b++) {
+            double line[22];
+            for (int t = 0; t < 6; t++) {
+                line[2 * t] = v[(b * 9 + t) * 2];
+                line[2 * t + 1] = v[(b * 9 + t) * 2 + 1];
+            }
+            line[1] = 0; /* the zero frequency's imaginary part is ignored */
+            for (int t = 6; t < 11; t++) {
+                line[2 * t] = line[2 * (11 - t)];
+                line[2 * t + 1] = -line[2 * (11 - t) + 1];
+            }
+            dft_axis(line, 1, SHAPE(11), 0, 1);
+            for (int t = 0; t < 11; t++) want[b * 11 + t] = line[2 * t] / 11;
+        }
+        close_to("c2r odd", y, want, 44, tolerance(dtype) * 4);
+        porta_tensor_release(x);
+        porta_tensor_release(y);
+    }
+    free(v);
+}
+
+TEST(fft_errors_name_what_was_expected) {
+    porta_tensor *x = test_empty(PORTA_F32, 2, SHAPE(4, 3)), *y = NULL;
+    porta_tensor *i = test_empty(PORTA_I32, 2, SHAPE(4, 2));
+    porta_fft_params p = params_of(PORTA_FFT_C2C, false, PORTA_FFT_NORM_NONE, 1, (int[]){0});
+    CHECK_ERR(porta_fft(x, &p, &y), PORTA_ERR_SHAPE, "last axis of 2");
+    CHECK_ERR(porta_fft(i, &p, &y), PORTA_ERR_DTYPE, "float32 or float64");
+    p.axes[0] = 1;
+    CHECK_ERR(porta_fft(x, &p, &y), PORTA_ERR_SHAPE, "last axis of 2");
+    p = params_of(PORTA_FFT_R2C, false, PORTA_FFT_NORM_NONE, 2, (int[]){1, -1});
+    CHECK_ERR(porta_fft(x, &p, &y), PORTA_ERR_INVALID_ARGUMENT, "named twice");
+    p = params_of(PORTA_FFT_C2R, false, PORTA_FFT_NORM_NONE, 1, (int[]){0});
+    p.last_size = 8; /* needs 5 values along axis 0, x has 4 */
+    porta_tensor *pairs = test_empty(PORTA_F32, 2, SHAPE(4, 2));
+    CHECK_ERR(porta_fft(pairs, &p, &y), PORTA_ERR_SHAPE, "at most the input's 4");
+    p.norm = 7;
+    CHECK_ERR(porta_fft(pairs, &p, &y), PORTA_ERR_INVALID_ARGUMENT, "normalization");
+    porta_tensor_release(pairs);
+    porta_tensor_release(x);
+    porta_tensor_release(i);
+}
