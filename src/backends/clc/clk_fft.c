@@ -147,7 +147,8 @@ porta_status *clk_exec_fft(const clk_launcher *launcher, porta_device *device,
     int count = prim->axis_count, last = prim->axes[count - 1];
     fft_side result = tensor_side(out, kind != PORTA_FFT_C2R);
     fft_side source = tensor_side(x, kind != PORTA_FFT_R2C);
-    fft_pass p = {.rank = out->rank - (kind != PORTA_FFT_C2R ? 1 : 0), .sign = prim->value > 0 ? 1 : -1};
+    fft_pass p = {.rank = out->rank - (kind != PORTA_FFT_C2R ? 1 : 0),
+                  .sign = prim->value > 0 ? 1 : -1};
     p.points = 1;
     for (int i = 0; i < count; i++)
         p.points *= (kind == PORTA_FFT_C2R ? out : x)->sizes[prim->axes[i]];

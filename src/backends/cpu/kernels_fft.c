@@ -136,7 +136,10 @@ static fft_side contiguous_pairs(char *data, int rank, const int64_t *sizes) {
     s.data = data;
     s.pair_stride = 1;
     int64_t stride = 2;
-    for (int d = rank - 1; d >= 0; d--) s.sizes[d] = sizes[d], s.strides[d] = stride, stride *= sizes[d];
+    for (int d = rank - 1; d >= 0; d--) {
+        s.sizes[d] = sizes[d], s.strides[d] = stride;
+        stride *= sizes[d];
+    }
     return s;
 }
 
@@ -153,7 +156,8 @@ porta_status *cpu_exec_fft(const ir_prim *prim, const porta_tensor *const *input
     (void)input_count;
     const porta_tensor *x = inputs[0];
     if (out->dtype != x->dtype || (x->dtype != PORTA_F32 && x->dtype != PORTA_F64))
-        return porta_error(PORTA_ERR_INTERNAL, "cpu fft: expected float32 or float64 x and out of one dtype");
+        return porta_error(PORTA_ERR_INTERNAL,
+                           "cpu fft: expected float32 or float64 x and out of one dtype");
     if (porta_tensor_numel(out) == 0) return NULL;
     porta_fft_kind kind = (porta_fft_kind)prim->op;
     int sign = prim->value > 0 ? 1 : -1;
