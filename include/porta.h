@@ -693,6 +693,9 @@ PORTA_API porta_status *porta_graph_sort(porta_graph *graph, porta_node x, int a
 /* A factorisation node (porta_factor); b is -1 except for the solves. */
 PORTA_API porta_status *porta_graph_factor(porta_graph *graph, porta_factor_op op, int flags,
                                            porta_node a, porta_node b, porta_node *out);
+/* A Fourier transform node (porta_fft). */
+PORTA_API porta_status *porta_graph_fft(porta_graph *graph, porta_node x,
+                                        const porta_fft_params *params, porta_node *out);
 PORTA_API porta_status *porta_graph_matmul(porta_graph *graph, porta_node a,
                                            porta_node b, porta_node *out);
 PORTA_API porta_status *porta_graph_conv(porta_graph *graph, porta_node x, porta_node w,

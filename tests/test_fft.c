@@ -273,3 +273,30 @@ TEST(fft_errors_name_what_was_expected) {
     porta_tensor_release(x);
     porta_tensor_release(i);
 }
+
+TEST(fft_graph_node_runs_as_the_eager_op) {
+    double v[16];
+    for (int i = 0; i < 16; i++) v[i] = i % 5 - 2;
+    porta_tensor *x = from(PORTA_F64, 2, SHAPE(8, 2), v), *want = NULL;
+    porta_fft_params p = params_of(PORTA_FFT_C2C, false, PORTA_FFT_NORM_BY_N, 1, (int[]){-1});
+    CHECK_OK(porta_fft(x, &p, &want));
+    porta_graph *g = NULL;
+    CHECK_OK(porta_graph_create(&g));
+    porta_node input, node, unused;
+    CHECK_OK(porta_graph_input(g, PORTA_F64, 2, SHAPE(8, 2), &input));
+    CHECK_OK(porta_graph_fft(g, input, &p, &node));
+    p.kind = PORTA_FFT_R2C; /* x [8, 2] is real here: its last axis halves to 2 */
+    CHECK_OK(porta_graph_fft(g, input, &p, &unused));
+    p.axes[0] = 2;
+    CHECK_ERR(porta_graph_fft(g, input, &p, &unused), PORTA_ERR_INVALID_ARGUMENT, "axes in");
+    CHECK_OK(porta_graph_output(g, node));
+    porta_tensor *got = NULL;
+    CHECK_OK(porta_graph_run(g, test_cpu(), &x, 1, &got, 1));
+    double *w = test_to_doubles(want);
+    if (got) close_to("graph fft", got, w, 16, 1e-15);
+    free(w);
+    porta_tensor_release(got);
+    porta_graph_free(g);
+    porta_tensor_release(want);
+    porta_tensor_release(x);
+}

@@ -1,6 +1,8 @@
 /* Inference for the Fourier transform primitive: float32 or float64, complex
  * values as pairs in a last axis of 2, the transformed axes normalized in
  * place (negative from the end) and each named once. */
+#include <string.h>
+
 #include "core/status.h"
 #include "ir/infer.h"
 
@@ -39,6 +41,24 @@ static porta_status *normalize_axes(const char *op, ir_prim *prim, const ir_meta
                                "%s: Invalid number of data points (0) specified along axis %d",
                                op, axis);
     }
+    return NULL;
+}
+
+porta_status *ir_fft_prim(const porta_fft_params *params, ir_prim *prim) {
+    memset(prim, 0, sizeof *prim); /* padding too: prims are hashed bytewise */
+    prim->kind = PRIM_FFT;
+    if (!params) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "fft: params is NULL");
+    if (params->axis_count < 1 || params->axis_count >= PORTA_MAX_RANK)
+        return porta_error(PORTA_ERR_INVALID_ARGUMENT, "fft: expected 1 to %d axes, got %d",
+                           PORTA_MAX_RANK - 1, params->axis_count);
+    prim->op = (int)params->kind;
+    prim->axis = (int)params->norm;
+    prim->axis_count = params->axis_count;
+    memcpy(prim->axes, params->axes, (size_t)params->axis_count * sizeof prim->axes[0]);
+    bool backward =
+        params->kind == PORTA_FFT_C2R || (params->kind == PORTA_FFT_C2C && params->inverse);
+    prim->value = backward ? 1 : -1;
+    prim->stop = params->kind == PORTA_FFT_C2R ? params->last_size : 0;
     return NULL;
 }
 
