@@ -300,3 +300,61 @@ TEST(fft_graph_node_runs_as_the_eager_op) {
     porta_tensor_release(want);
     porta_tensor_release(x);
 }
+
+/* R2C and C2R of one length (batch of 3 lines along axis 1) against the
+ * direct DFT; C2R's input is not Hermitian at 0 and n/2, whose imaginary
+ * parts are ignored. */
+static void check_real_length(int64_t n, porta_dtype dtype) {
+    int64_t h = n / 2 + 1;
+    double *v = random_values((uint64_t)n * 13, 3 * n), *c = random_values((uint64_t)n, 6 * h);
+    porta_tensor *x = from(dtype, 2, SHAPE(3, n), v), *spec = from(dtype, 3, SHAPE(3, h, 2), c);
+    porta_tensor *y = NULL, *back = NULL;
+    porta_fft_params p = params_of(PORTA_FFT_R2C, false, PORTA_FFT_NORM_NONE, 1, (int[]){1});
+    CHECK_OK(porta_fft(x, &p, &y));
+    p = params_of(PORTA_FFT_C2R, false, PORTA_FFT_NORM_NONE, 1, (int[]){1});
+    p.last_size = n;
+    CHECK_OK(porta_fft(spec, &p, &back));
+    double *want = malloc((size_t)(6 * n) * sizeof *want);
+    double *real_want = malloc((size_t)(3 * n) * sizeof *real_want);
+    double *line = malloc((size_t)(2 * n) * sizeof *line);
+    for (int b = 0; b < 3; b++) {
+        for (int64_t t = 0; t < n; t++) {
+            line[2 * t] = dtype == PORTA_F32 ? (float)v[b * n + t] : v[b * n + t];
+            line[2 * t + 1] = 0;
+        }
+        dft_axis(line, 1, SHAPE(n), 0, -1);
+        memcpy(want + 2 * b * h, line, (size_t)(2 * h) * sizeof *line);
+        for (int64_t t = 0; t < n; t++) {
+            int64_t k = t < h ? t : n - t;
+            double re = c[2 * (b * h + k)], im = c[2 * (b * h + k) + 1];
+            if (dtype == PORTA_F32) re = (float)re, im = (float)im;
+            line[2 * t] = re;
+            line[2 * t + 1] = t < h ? im : -im;
+            if (t == 0 || 2 * t == n) line[2 * t + 1] = 0;
+        }
+        dft_axis(line, 1, SHAPE(n), 0, 1);
+        for (int64_t t = 0; t < n; t++) real_want[b * n + t] = line[2 * t];
+    }
+    char what[64];
+    snprintf(what, sizeof what, "r2c %s length %lld", porta_dtype_name(dtype), (long long)n);
+    if (y) close_to(what, y, want, 6 * h, tolerance(dtype));
+    snprintf(what, sizeof what, "c2r %s length %lld", porta_dtype_name(dtype), (long long)n);
+    if (back) close_to(what, back, real_want, 3 * n, tolerance(dtype));
+    free(line);
+    free(want);
+    free(real_want);
+    free(v);
+    free(c);
+    porta_tensor_release(x);
+    porta_tensor_release(spec);
+    porta_tensor_release(y);
+    porta_tensor_release(back);
+}
+
+TEST(fft_r2c_and_c2r_every_length_to_64_and_long_ones) {
+    for (int64_t n = 1; n <= 64; n++)
+        for (int f = 0; f < 2; f++) check_real_length(n, f ? PORTA_F32 : PORTA_F64);
+    static const int64_t longer[] = {194, 2018, 4096};
+    for (size_t i = 0; i < sizeof longer / sizeof longer[0]; i++)
+        check_real_length(longer[i], PORTA_F64);
+}

@@ -123,16 +123,16 @@ static porta_status *build_stages(cpu_fft_plan *plan, const int *radices, int co
     return store_pairs(plan->dtype, roots, root_pairs, &plan->roots);
 }
 
-static const cpu_fft_plan *plan_locked(int64_t n, int sign, porta_dtype dtype,
+static const cpu_fft_plan *plan_locked(int64_t n, int sign, porta_dtype dtype, bool real,
                                        porta_status **status);
 
 static porta_status *build_bluestein(cpu_fft_plan *plan) {
     int64_t n = plan->n, m = smooth_length(2 * n - 1);
     plan->m = m;
     porta_status *status = NULL;
-    plan->inner_forward = plan_locked(m, -1, plan->dtype, &status);
-    if (!status) plan->inner_backward = plan_locked(m, 1, plan->dtype, &status);
-    const cpu_fft_plan *exact = status ? NULL : plan_locked(m, -1, PORTA_F64, &status);
+    plan->inner_forward = plan_locked(m, -1, plan->dtype, false, &status);
+    if (!status) plan->inner_backward = plan_locked(m, 1, plan->dtype, false, &status);
+    const cpu_fft_plan *exact = status ? NULL : plan_locked(m, -1, PORTA_F64, false, &status);
     if (status) return status;
     double *chirp, *spectrum, *scratch;
     PORTA_TRY(plan_alloc((size_t)(2 * n) * sizeof(double), "fft chirp", (void **)&chirp));
@@ -180,10 +180,21 @@ static void plan_free(cpu_fft_plan *plan) {
     free(plan);
 }
 
-static const cpu_fft_plan *plan_locked(int64_t n, int sign, porta_dtype dtype,
+static porta_status *build_real(cpu_fft_plan *plan) {
+    int64_t half = plan->n / 2;
+    porta_status *status = NULL;
+    plan->half = plan_locked(half, plan->sign, plan->dtype, false, &status);
+    if (status) return status;
+    double *tw;
+    PORTA_TRY(plan_alloc((size_t)(2 * half) * sizeof(double), "fft twiddles", (void **)&tw));
+    for (int64_t k = 0; k < half; k++) unit_root(plan->sign, k, plan->n, &tw[2 * k], &tw[2 * k + 1]);
+    return store_pairs(plan->dtype, tw, half, &plan->twiddles);
+}
+
+static const cpu_fft_plan *plan_locked(int64_t n, int sign, porta_dtype dtype, bool real,
                                        porta_status **status) {
     for (cpu_fft_plan *p = cache; p; p = p->next)
-        if (p->n == n && p->sign == sign && p->dtype == dtype) return p;
+        if (p->n == n && p->sign == sign && p->dtype == dtype && p->real == real) return p;
     cpu_fft_plan *plan;
     *status = plan_alloc(sizeof *plan, "fft plan", (void **)&plan);
     if (*status) return NULL;
@@ -191,8 +202,11 @@ static const cpu_fft_plan *plan_locked(int64_t n, int sign, porta_dtype dtype,
     plan->n = n;
     plan->sign = sign;
     plan->dtype = dtype;
+    plan->real = real;
     int radices[CPU_FFT_MAX_STAGES], count;
-    if (factor_radices(n, radices, &count))
+    if (real)
+        *status = build_real(plan);
+    else if (factor_radices(n, radices, &count))
         *status = build_stages(plan, radices, count);
     else
         *status = build_bluestein(plan);
@@ -209,12 +223,22 @@ const cpu_fft_plan *cpu_fft_plan_get(int64_t n, int sign, porta_dtype dtype,
                                      porta_status **status) {
     *status = NULL;
     pthread_mutex_lock(&cache_lock);
-    const cpu_fft_plan *plan = plan_locked(n, sign, dtype, status);
+    const cpu_fft_plan *plan = plan_locked(n, sign, dtype, false, status);
+    pthread_mutex_unlock(&cache_lock);
+    return plan;
+}
+
+const cpu_fft_plan *cpu_fft_real_plan_get(int64_t n, int sign, porta_dtype dtype,
+                                          porta_status **status) {
+    *status = NULL;
+    pthread_mutex_lock(&cache_lock);
+    const cpu_fft_plan *plan = plan_locked(n, sign, dtype, true, status);
     pthread_mutex_unlock(&cache_lock);
     return plan;
 }
 
 int64_t cpu_fft_scratch_pairs(const cpu_fft_plan *plan) {
+    if (plan->real) return plan->n / 2 + cpu_fft_scratch_pairs(plan->half);
     if (!plan->inner_forward) return plan->n;
     /* the padded sequence, then the inner transforms' own */
     return plan->m + cpu_fft_scratch_pairs(plan->inner_forward);

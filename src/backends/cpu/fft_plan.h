@@ -39,12 +39,22 @@ typedef struct cpu_fft_plan {
     int64_t m;
     const struct cpu_fft_plan *inner_forward, *inner_backward;
     void *chirp, *chirp_spectrum;
+    /* a real plan (cpu_fft_real_plan_get): the complex plan of n / 2 and,
+     * in twiddles, exp(sign 2 pi i k / n) for k < n / 2 */
+    bool real;
+    const struct cpu_fft_plan *half;
     struct cpu_fft_plan *next; /* the cache's list */
 } cpu_fft_plan;
 
 /* The plan of length n >= 1; NULL with *status set when memory runs out. */
 const cpu_fft_plan *cpu_fft_plan_get(int64_t n, int sign, porta_dtype dtype,
                                      porta_status **status);
+/* The plan of a real transform of an even length n >= 2 as a complex one
+ * of n / 2 (R2C forward, sign -1; C2R backward, sign +1): the even and odd
+ * values become one complex sequence, split after (R2C) or joined before
+ * (C2R) the half-length transform with the twiddles. */
+const cpu_fft_plan *cpu_fft_real_plan_get(int64_t n, int sign, porta_dtype dtype,
+                                          porta_status **status);
 /* Complex values of scratch that cpu_fft_run_* needs beside the data. */
 int64_t cpu_fft_scratch_pairs(const cpu_fft_plan *plan);
 

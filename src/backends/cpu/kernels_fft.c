@@ -50,12 +50,58 @@ static void line_offsets(const fft_pass *p, int64_t line, int64_t *src, int64_t 
     }
 }
 
+/* A real transform of even n through the complex one of m = n / 2
+ * (p->plan is the real plan): R2C transforms z_j = x_2j + i x_2j+1 and
+ * splits Z into the spectra of the even and odd values, E_k = (Z_k +
+ * conj Z_m-k) / 2 and O_k = (Z_k - conj Z_m-k) / 2i, X_k = E_k + w^k O_k;
+ * C2R joins E_k = X_k + conj X_m-k and O_k = (X_k - conj X_m-k) w^k into
+ * Z_k = E_k + i O_k and transforms it back, the even values in the real
+ * parts and the odd ones in the imaginary. The imaginary parts of X_0 and
+ * X_m are ignored, as a full Hermitian spectrum would ignore them. */
+#define REAL_SPLIT(REAL, SUFFIX)                                                             \
+    static void split_##SUFFIX(const fft_pass *p, const REAL *src, REAL *dst, REAL *buf) {    \
+        int64_t n = p->n, m = n / 2, ss = p->src.strides[p->axis];                            \
+        int64_t ds = p->dst.strides[p->axis], sp = p->src.pair_stride, dp = p->dst.pair_stride; \
+        const REAL *w = p->plan->twiddles;                                                    \
+        REAL scale = (REAL)p->scale;                                                          \
+        if (p->mode == PASS_R2C) {                                                            \
+            for (int64_t j = 0; j < m; j++)                                                   \
+                buf[2 * j] = src[2 * j * ss], buf[2 * j + 1] = src[(2 * j + 1) * ss];         \
+            cpu_fft_run_##SUFFIX(p->plan->half, buf, buf + 2 * n);                           \
+            for (int64_t k = 0; k <= m; k++) {                                                \
+                int64_t a = k % m, b = (m - k) % m;                                           \
+                REAL zr = buf[2 * a], zi = buf[2 * a + 1], cr = buf[2 * b], ci = -buf[2 * b + 1]; \
+                REAL er = (zr + cr) / 2, ei = (zi + ci) / 2;                                  \
+                REAL or_ = (zi - ci) / 2, oi = -(zr - cr) / 2;                                \
+                REAL wr = k < m ? w[2 * k] : (REAL)-1, wi = k < m ? w[2 * k + 1] : (REAL)0;   \
+                dst[k * ds] = (er + wr * or_ - wi * oi) * scale;                              \
+                dst[k * ds + dp] = (ei + wr * oi + wi * or_) * scale;                         \
+            }                                                                                 \
+            return;                                                                           \
+        }                                                                                     \
+        for (int64_t k = 0; k < m; k++) {                                                     \
+            REAL ar = src[k * ss], ai = k ? src[k * ss + sp] : 0;                             \
+            REAL br = src[(m - k) * ss], bi = k ? -src[(m - k) * ss + sp] : 0;                \
+            REAL er = ar + br, ei = ai + bi, dr = ar - br, di = ai - bi;                      \
+            REAL or_ = dr * w[2 * k] - di * w[2 * k + 1], oi = dr * w[2 * k + 1] + di * w[2 * k]; \
+            buf[2 * k] = er - oi, buf[2 * k + 1] = ei + or_;                                  \
+        }                                                                                     \
+        cpu_fft_run_##SUFFIX(p->plan->half, buf, buf + 2 * n);                               \
+        for (int64_t j = 0; j < m; j++)                                                       \
+            dst[2 * j * ds] = buf[2 * j] * scale, dst[(2 * j + 1) * ds] = buf[2 * j + 1] * scale; \
+    }
+
 #define LINE_PASS(REAL, SUFFIX)                                                              \
+    REAL_SPLIT(REAL, SUFFIX)                                                                  \
     static void line_##SUFFIX(const fft_pass *p, int64_t line, REAL *buf) {                   \
         int64_t so, doff;                                                                     \
         line_offsets(p, line, &so, &doff);                                                    \
         const REAL *src = (const REAL *)p->src.data + so;                                     \
         REAL *dst = (REAL *)p->dst.data + doff;                                               \
+        if (p->plan->real) {                                                                  \
+            split_##SUFFIX(p, src, dst, buf);                                                 \
+            return;                                                                           \
+        }                                                                                     \
         int64_t n = p->n, ss = p->src.strides[p->axis], ds = p->dst.strides[p->axis];         \
         int64_t sp = p->src.pair_stride, dp = p->dst.pair_stride;                            \
         switch (p->mode) {                                                                    \
@@ -99,7 +145,9 @@ static void pass_lines(void *ctx, int64_t begin, int64_t end, int thread) {
 
 static porta_status *run_pass(fft_pass *p, porta_dtype dtype, int sign) {
     porta_status *status = NULL;
-    p->plan = cpu_fft_plan_get(p->n, sign, dtype, &status);
+    bool split = p->mode != PASS_C2C && p->n % 2 == 0;
+    p->plan = split ? cpu_fft_real_plan_get(p->n, sign, dtype, &status)
+                    : cpu_fft_plan_get(p->n, sign, dtype, &status);
     if (status) return status;
     int64_t lines = 1;
     for (int d = 0; d < p->rank; d++)
