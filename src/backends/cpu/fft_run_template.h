@@ -4,7 +4,8 @@
 
 /* The radix-r butterfly on re/im in place: out_q = sum_t v_t w^(q t),
  * w = exp(sign 2 pi i / r); roots holds w^0..w^(r-1). */
-static void FN(butterfly)(int r, REAL *re, REAL *im, REAL sign, const REAL *roots) {
+static inline __attribute__((always_inline)) void FN(butterfly)(int r, REAL *re, REAL *im,
+                                                                 REAL sign, const REAL *roots) {
     switch (r) {
     case 2: {
         REAL r0 = re[0], i0 = im[0];
@@ -69,10 +70,12 @@ static void FN(butterfly)(int r, REAL *re, REAL *im, REAL sign, const REAL *root
 
 /* One Stockham stage: the r values n/r apart are twiddled by their place k
  * in the span-long transforms built so far, combined, and written span
- * apart into transforms of span * r values. */
-static void FN(stage)(const cpu_fft_plan *plan, const cpu_fft_stage *st, const REAL *in,
-                      REAL *out) {
-    const int r = st->radix;
+ * apart into transforms of span * r values. Inlined into FN(stage) once
+ * per common radix, so each of those loops has a constant length and,
+ * unrolled, keeps its values in registers. */
+static inline __attribute__((always_inline)) void FN(stage_of)(const cpu_fft_plan *plan,
+                                                              const cpu_fft_stage *st,
+                                                              const REAL *in, REAL *out, int r) {
     const int64_t span = st->span, stride = plan->n / r;
     const REAL *tw = (const REAL *)plan->twiddles + 2 * st->twiddle_at;
     const REAL *roots = (const REAL *)plan->roots + 2 * st->root_at;
@@ -81,24 +84,70 @@ static void FN(stage)(const cpu_fft_plan *plan, const cpu_fft_stage *st, const R
     for (int64_t block = 0; block < stride / span; block++)
         for (int64_t k = 0; k < span; k++) {
             int64_t j = block * span + k;
+            _Pragma("GCC unroll 8")
             for (int q = 0; q < r; q++) {
                 re[q] = in[2 * (j + q * stride)];
                 im[q] = in[2 * (j + q * stride) + 1];
             }
-            const REAL *w = tw + 2 * k * (r - 1);
-            for (int q = 1; k && q < r; q++) {
-                REAL wr = w[2 * (q - 1)], wi = w[2 * (q - 1) + 1];
-                REAL vr = re[q];
-                re[q] = vr * wr - im[q] * wi;
-                im[q] = vr * wi + im[q] * wr;
+            if (k) {
+                const REAL *w = tw + 2 * k * (r - 1);
+                _Pragma("GCC unroll 8")
+                for (int q = 1; q < r; q++) {
+                    REAL wr = w[2 * (q - 1)], wi = w[2 * (q - 1) + 1];
+                    REAL vr = re[q];
+                    re[q] = vr * wr - im[q] * wi;
+                    im[q] = vr * wi + im[q] * wr;
+                }
             }
             FN(butterfly)(r, re, im, sign, roots);
             int64_t base = block * span * r + k;
+            _Pragma("GCC unroll 8")
             for (int q = 0; q < r; q++) {
                 out[2 * (base + q * span)] = re[q];
                 out[2 * (base + q * span) + 1] = im[q];
             }
         }
+}
+
+/* The radix-4 stage of FN(stage_of) with the four values in scalars (the
+ * one most lengths spend their time in). */
+static void FN(stage4)(const cpu_fft_plan *plan, const cpu_fft_stage *st, const REAL *in,
+                       REAL *out) {
+    const int64_t span = st->span, stride = plan->n / 4;
+    const REAL *tw = (const REAL *)plan->twiddles + 2 * st->twiddle_at;
+    const REAL sign = (REAL)plan->sign;
+    for (int64_t block = 0; block < stride / span; block++) {
+        const REAL *x = in + 2 * block * span;
+        REAL *y = out + 2 * block * span * 4;
+        for (int64_t k = 0; k < span; k++) {
+            const REAL *w = tw + 6 * k;
+            REAL r0 = x[2 * k], i0 = x[2 * k + 1];
+            REAL a1 = x[2 * (k + stride)], b1 = x[2 * (k + stride) + 1];
+            REAL a2 = x[2 * (k + 2 * stride)], b2 = x[2 * (k + 2 * stride) + 1];
+            REAL a3 = x[2 * (k + 3 * stride)], b3 = x[2 * (k + 3 * stride) + 1];
+            REAL r1 = a1 * w[0] - b1 * w[1], i1 = a1 * w[1] + b1 * w[0];
+            REAL r2 = a2 * w[2] - b2 * w[3], i2 = a2 * w[3] + b2 * w[2];
+            REAL r3 = a3 * w[4] - b3 * w[5], i3 = a3 * w[5] + b3 * w[4];
+            REAL ar = r0 + r2, ai = i0 + i2, br = r0 - r2, bi = i0 - i2;
+            REAL cr = r1 + r3, ci = i1 + i3;
+            REAL dr = -sign * (i1 - i3), di = sign * (r1 - r3);
+            y[2 * k] = ar + cr, y[2 * k + 1] = ai + ci;
+            y[2 * (k + span)] = br + dr, y[2 * (k + span) + 1] = bi + di;
+            y[2 * (k + 2 * span)] = ar - cr, y[2 * (k + 2 * span) + 1] = ai - ci;
+            y[2 * (k + 3 * span)] = br - dr, y[2 * (k + 3 * span) + 1] = bi - di;
+        }
+    }
+}
+
+static void FN(stage)(const cpu_fft_plan *plan, const cpu_fft_stage *st, const REAL *in,
+                      REAL *out) {
+    switch (st->radix) {
+    case 4: FN(stage4)(plan, st, in, out); break;
+    case 2: FN(stage_of)(plan, st, in, out, 2); break;
+    case 3: FN(stage_of)(plan, st, in, out, 3); break;
+    case 5: FN(stage_of)(plan, st, in, out, 5); break;
+    default: FN(stage_of)(plan, st, in, out, st->radix); break;
+    }
 }
 
 static void FN(bluestein)(const cpu_fft_plan *plan, REAL *data, REAL *scratch) {
