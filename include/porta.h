@@ -114,23 +114,34 @@ typedef enum porta_dtype {
     PORTA_BF16,
     PORTA_F32,
     PORTA_F64,
+    /* Complex numbers: interleaved (real, imag) pairs of float32 / float64.
+     * Listed last so the dtypes above keep their numbers. */
+    PORTA_C64,
+    PORTA_C128,
     PORTA_DTYPE_COUNT
 } porta_dtype;
 
 PORTA_API const char *porta_dtype_name(porta_dtype dtype); /* "float32" */
 PORTA_API size_t porta_dtype_size(porta_dtype dtype);      /* bytes */
 PORTA_API bool porta_dtype_is_float(porta_dtype dtype);
+PORTA_API bool porta_dtype_is_complex(porta_dtype dtype);
+/* A complex dtype's component dtype (complex64 -> float32); other dtypes map
+ * to themselves. */
+PORTA_API porta_dtype porta_dtype_real(porta_dtype dtype);
+/* The complex dtype whose components have `dtype`'s precision, as PyTorch's
+ * toComplexType (float64 -> complex128, every other dtype -> complex64). */
+PORTA_API porta_dtype porta_dtype_complex(porta_dtype dtype);
 PORTA_API bool porta_dtype_is_signed(porta_dtype dtype);
 /* torch.promote_types(a, b). */
 PORTA_API porta_dtype porta_dtype_promote(porta_dtype a, porta_dtype b);
 /* torch.can_cast(from, to): false when the cast would lower the category
- * (float -> integer, integer -> bool). */
+ * (complex -> float, float -> integer, integer -> bool). */
 PORTA_API bool porta_dtype_can_cast(porta_dtype from, porta_dtype to);
 
 /* torch.result_type over operands of three priorities: tensors with
  * dimensions, zero-dim tensors, and wrapped Python scalars. A lower priority
- * operand only raises the result's category (bool < integer < float), never
- * its width within the category. */
+ * operand only raises the result's category (bool < integer < float <
+ * complex), never its width within the category. */
 typedef enum porta_operand_kind {
     PORTA_OPERAND_TENSOR = 0,
     PORTA_OPERAND_ZERO_DIM,
@@ -277,6 +288,14 @@ PORTA_API int64_t porta_tensor_numel(const porta_tensor *tensor);
 PORTA_API bool porta_tensor_is_contiguous(const porta_tensor *tensor);
 PORTA_API porta_buffer *porta_tensor_buffer(const porta_tensor *tensor); /* borrowed */
 PORTA_API porta_device *porta_tensor_device(const porta_tensor *tensor);
+/* torch.view_as_real: a complex tensor's (real, imag) pairs as a view of
+ * its component dtype with a trailing axis of 2 (stride 1; the other strides
+ * and the offset doubled). */
+PORTA_API porta_status *porta_view_as_real(const porta_tensor *tensor, porta_tensor **out);
+/* torch.view_as_complex: the inverse, for a float32/float64 tensor whose
+ * last axis has size 2 and stride 1, whose other strides and offset are
+ * even. */
+PORTA_API porta_status *porta_view_as_complex(const porta_tensor *tensor, porta_tensor **out);
 
 /* ------------------------------------------------------------------ */
 /* The compiler: fused execution of recorded primitives                 */

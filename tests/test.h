@@ -10,6 +10,11 @@
 
 #include "porta.h"
 
+/* The real dtypes (bool .. float64), the ones primitives and kernels take:
+ * complex tensors reach no kernel but copies, the aten layer composing
+ * complex ops from real ones on their (real, imag) pair views. */
+#define TEST_REAL_DTYPE_COUNT (PORTA_F64 + 1)
+
 typedef void (*test_fn)(void);
 void test_register(const char *name, test_fn fn);
 void test_fail(const char *file, int line, const char *fmt, ...)

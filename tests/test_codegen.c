@@ -714,9 +714,9 @@ TEST(codegen_binary_ops_match_eager_on_special_values) {
 
 TEST(codegen_casts_and_ternary_ops_match_eager) {
     cache_begin();
-    for (int d = 0; d < PORTA_DTYPE_COUNT; d++) {
+    for (int d = 0; d < TEST_REAL_DTYPE_COUNT; d++) {
         porta_dtype from = (porta_dtype)d;
-        check_ops(KIR_CAST, PORTA_DTYPE_COUNT, &from, 1, cast_result, eager_cast, "cast to");
+        check_ops(KIR_CAST, TEST_REAL_DTYPE_COUNT, &from, 1, cast_result, eager_cast, "cast to");
     }
     porta_dtype where_f[3] = {PORTA_BOOL, PORTA_F32, PORTA_F32};
     porta_dtype where_i[3] = {PORTA_BOOL, PORTA_I16, PORTA_I16};

@@ -294,8 +294,8 @@ TEST(stablehlo_supports_what_the_c_renderer_spells) {
     int supported = 0;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         for (int op = 0; op < counts[kinds[i]]; op++)
-            for (int out = 0; out < PORTA_DTYPE_COUNT; out++)
-                for (int in = 0; in < PORTA_DTYPE_COUNT; in++) {
+            for (int out = 0; out < TEST_REAL_DTYPE_COUNT; out++)
+                for (int in = 0; in < TEST_REAL_DTYPE_COUNT; in++) {
                     kir_value v = {.kind = kinds[i], .op = op, .dtype = (porta_dtype)out};
                     /* the special functions the C renderer calls on the host
                      * (kir_c_calls_runtime) are no StableHLO: placed on the CPU */

@@ -201,7 +201,7 @@ TEST(cuda_compiles_every_elementwise_op) {
     kir_kernel *k = calloc(1, sizeof *k);
     char name[128];
     int unary = 0, binary = 0, ternary = 0;
-    for (int d = 0; d < PORTA_DTYPE_COUNT; d++)
+    for (int d = 0; d < TEST_REAL_DTYPE_COUNT; d++)
         for (int result = 0; result < 2; result++) {
             porta_dtype out = result ? PORTA_BOOL : (porta_dtype)d;
             if (result && d == PORTA_BOOL) continue;
@@ -254,8 +254,8 @@ TEST(cuda_compiles_every_cast_and_reduction) {
     kir_kernel *k = calloc(1, sizeof *k);
     char name[128];
     int casts = 0, reductions = 0;
-    for (int from = 0; from < PORTA_DTYPE_COUNT; from++)
-        for (int to = 0; to < PORTA_DTYPE_COUNT; to++) {
+    for (int from = 0; from < TEST_REAL_DTYPE_COUNT; from++)
+        for (int to = 0; to < TEST_REAL_DTYPE_COUNT; to++) {
             memset(k, 0, sizeof *k);
             k->rank = k->outer_rank = 1;
             int x = load(k, from, KIR_FULL, KIR_LAST_ANY);
@@ -263,7 +263,7 @@ TEST(cuda_compiles_every_cast_and_reduction) {
             snprintf(name, sizeof name, "cast %s -> %s", dtype_name(from), dtype_name(to));
             casts += add_kernel(&b, k, name);
         }
-    for (int d = 0; d < PORTA_DTYPE_COUNT; d++)
+    for (int d = 0; d < TEST_REAL_DTYPE_COUNT; d++)
         for (int op = 0; op < PORTA_REDUCE_OP_COUNT; op++) {
             bool to_bool = op == PORTA_REDUCE_ANY || op == PORTA_REDUCE_ALL;
             memset(k, 0, sizeof *k);
@@ -278,7 +278,7 @@ TEST(cuda_compiles_every_cast_and_reduction) {
         }
     free(k);
     fprintf(stderr, "    rendered: %d casts, %d reductions\n", casts, reductions);
-    CHECK(casts == PORTA_DTYPE_COUNT * PORTA_DTYPE_COUNT);
+    CHECK(casts == TEST_REAL_DTYPE_COUNT * TEST_REAL_DTYPE_COUNT);
     CHECK(reductions > 0);
     compile_all(&b, "casts and reductions");
     batch_free(&b);

@@ -5,7 +5,7 @@
 
 #include "test.h"
 
-extern const porta_dtype ew_all_dtypes[PORTA_DTYPE_COUNT];
+extern const porta_dtype ew_all_dtypes[TEST_REAL_DTYPE_COUNT];
 
 typedef enum ew_layout {
     EW_CONTIGUOUS = 0,

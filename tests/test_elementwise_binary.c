@@ -233,7 +233,7 @@ TEST(test_ew_binary_every_op_dtype_and_shape) {
     test_rng rng = test_rng_make(201);
     for (int isa = -1; force_next_isa(&isa);)
         for (int k = 0; k < CASE_COUNT; k++)
-            for (int t = 0; t < PORTA_DTYPE_COUNT; t++) {
+            for (int t = 0; t < TEST_REAL_DTYPE_COUNT; t++) {
                 if (!accepts_dtype(&cases[k], ew_all_dtypes[t])) continue;
                 for (int p = 0; p < PAIR_COUNT; p++)
                     for (int layouts = 0; layouts < 4; layouts++)
@@ -246,7 +246,7 @@ TEST(test_ew_binary_refused_dtypes) {
     test_rng rng = test_rng_make(202);
     int64_t sizes[1] = {4};
     for (int k = 0; k < CASE_COUNT; k++)
-        for (int t = 0; t < PORTA_DTYPE_COUNT; t++) {
+        for (int t = 0; t < TEST_REAL_DTYPE_COUNT; t++) {
             if (accepts_dtype(&cases[k], ew_all_dtypes[t])) continue;
             porta_tensor *a = ew_tensor(&rng, ew_all_dtypes[t], 1, sizes, EW_CONTIGUOUS, 1, 2);
             porta_tensor *out = NULL;
@@ -298,8 +298,8 @@ TEST(test_ew_binary_broadcast_errors) {
 TEST(test_ew_binary_type_promotion) {
     test_rng rng = test_rng_make(204);
     int64_t sizes[2] = {3, 4};
-    for (int i = 0; i < PORTA_DTYPE_COUNT; i++)
-        for (int j = 0; j < PORTA_DTYPE_COUNT; j++)
+    for (int i = 0; i < TEST_REAL_DTYPE_COUNT; i++)
+        for (int j = 0; j < TEST_REAL_DTYPE_COUNT; j++)
             for (int zero_dim = 0; zero_dim < 2; zero_dim++) {
                 porta_dtype ta = ew_all_dtypes[i], tb = ew_all_dtypes[j];
                 porta_tensor *a = ew_tensor(&rng, ta, 2, sizes, EW_SCRAMBLED, -3, 3);

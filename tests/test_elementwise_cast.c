@@ -33,8 +33,8 @@ static void expect_cast(const char *what, const porta_tensor *x, const porta_ten
 
 TEST(test_ew_cast_every_dtype_pair) {
     test_rng rng = test_rng_make(401);
-    for (int i = 0; i < PORTA_DTYPE_COUNT; i++)
-        for (int j = 0; j < PORTA_DTYPE_COUNT; j++) {
+    for (int i = 0; i < TEST_REAL_DTYPE_COUNT; i++)
+        for (int j = 0; j < TEST_REAL_DTYPE_COUNT; j++) {
             porta_dtype from = ew_all_dtypes[i], to = ew_all_dtypes[j];
             char what[96];
             snprintf(what, sizeof what, "cast %s to %s", porta_dtype_name(from), porta_dtype_name(to));
@@ -155,7 +155,7 @@ TEST(test_ew_copy_broadcast_and_overlap) {
 TEST(test_ew_fill_every_dtype_and_layout) {
     test_rng rng = test_rng_make(403);
     const double values[] = {3.7, -1.0, NAN, 1e10, 0.0, -0.0, 65520};
-    for (int t = 0; t < PORTA_DTYPE_COUNT; t++)
+    for (int t = 0; t < TEST_REAL_DTYPE_COUNT; t++)
         for (int s = 0; s < EW_SHAPE_COUNT; s++)
             for (int layout = 0; layout < EW_LAYOUT_COUNT; layout++)
                 for (size_t v = 0; v < sizeof values / sizeof values[0]; v++) {

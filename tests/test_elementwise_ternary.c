@@ -75,7 +75,7 @@ static void check_ternary(test_rng *rng, porta_ternary_op op, const porta_dtype 
 
 TEST(test_ew_ternary_where) {
     test_rng rng = test_rng_make(301);
-    for (int t = 0; t < PORTA_DTYPE_COUNT; t++)
+    for (int t = 0; t < TEST_REAL_DTYPE_COUNT; t++)
         for (int s = 0; s < TRIPLE_COUNT; s++)
             for (int layouts = 0; layouts < 8; layouts += s == TRIPLE_COUNT - 1 ? 7 : 1) {
                 porta_dtype dtypes[3] = {PORTA_BOOL, ew_all_dtypes[t], ew_all_dtypes[t]};
@@ -91,7 +91,7 @@ TEST(test_ew_ternary_where) {
 
 TEST(test_ew_ternary_fma) {
     test_rng rng = test_rng_make(302);
-    for (int t = 1; t < PORTA_DTYPE_COUNT; t++) /* every dtype but bool */
+    for (int t = 1; t < TEST_REAL_DTYPE_COUNT; t++) /* every dtype but bool */
         for (int s = 0; s < TRIPLE_COUNT; s++)
             for (int layouts = 0; layouts < 8; layouts += s == TRIPLE_COUNT - 1 ? 7 : 3) {
                 porta_dtype dtypes[3] = {ew_all_dtypes[t], ew_all_dtypes[t], ew_all_dtypes[t]};

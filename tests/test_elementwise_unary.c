@@ -153,7 +153,7 @@ static void check_case(test_rng *rng, const unary_case *c, porta_dtype dtype, in
 TEST(test_ew_unary_every_op_dtype_and_layout) {
     test_rng rng = test_rng_make(101);
     for (int k = 0; k < CASE_COUNT; k++)
-        for (int t = 0; t < PORTA_DTYPE_COUNT; t++) {
+        for (int t = 0; t < TEST_REAL_DTYPE_COUNT; t++) {
             if (!accepts_dtype(&cases[k], ew_all_dtypes[t])) continue;
             for (int s = 0; s < EW_SHAPE_COUNT; s++)
                 for (int layout = 0; layout < EW_LAYOUT_COUNT; layout++)
@@ -166,7 +166,7 @@ TEST(test_ew_unary_refused_dtypes) {
     test_rng rng = test_rng_make(102);
     int64_t sizes[1] = {3};
     for (int k = 0; k < CASE_COUNT; k++)
-        for (int t = 0; t < PORTA_DTYPE_COUNT; t++) {
+        for (int t = 0; t < TEST_REAL_DTYPE_COUNT; t++) {
             if (accepts_dtype(&cases[k], ew_all_dtypes[t])) continue;
             porta_tensor *x = ew_tensor(&rng, ew_all_dtypes[t], 1, sizes, EW_CONTIGUOUS, -1, 1);
             porta_tensor *out = NULL;

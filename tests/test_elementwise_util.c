@@ -7,7 +7,7 @@
 #include "runtime/tensor.h"
 #include "test_elementwise.h"
 
-const porta_dtype ew_all_dtypes[PORTA_DTYPE_COUNT] = {
+const porta_dtype ew_all_dtypes[TEST_REAL_DTYPE_COUNT] = {
     PORTA_BOOL, PORTA_U8, PORTA_I8, PORTA_I16, PORTA_I32,
     PORTA_I64,  PORTA_F16, PORTA_BF16, PORTA_F32, PORTA_F64,
 };

@@ -44,7 +44,7 @@ static void check_gather(const porta_tensor *x, int axis, const porta_tensor *in
 
 TEST(test_index_gather_values) {
     test_rng rng = test_rng_make(301);
-    for (int t = 0; t < PORTA_DTYPE_COUNT; t++) {
+    for (int t = 0; t < TEST_REAL_DTYPE_COUNT; t++) {
         for (int trial = 0; trial < TRIALS; trial++) {
             int rank = (int)test_int(&rng, 0, 4);
             int axis = rank ? (int)test_int(&rng, 0, rank - 1) : 0;
@@ -172,7 +172,7 @@ static void check_select(const porta_tensor *x, int axis, const porta_tensor *in
 
 TEST(test_index_select_values) {
     test_rng rng = test_rng_make(304);
-    for (int t = 0; t < PORTA_DTYPE_COUNT; t++) {
+    for (int t = 0; t < TEST_REAL_DTYPE_COUNT; t++) {
         for (int trial = 0; trial < TRIALS; trial++) {
             int rank = (int)test_int(&rng, 0, 4);
             int axis = rank ? (int)test_int(&rng, 0, rank - 1) : 0;

@@ -69,7 +69,7 @@ static void check_scatter(const porta_tensor *x, int axis, const porta_tensor *i
 
 TEST(test_index_scatter_values) {
     test_rng rng = test_rng_make(401);
-    for (int t = 0; t < PORTA_DTYPE_COUNT; t++) {
+    for (int t = 0; t < TEST_REAL_DTYPE_COUNT; t++) {
         porta_dtype dtype = test_move_dtypes[t];
         for (int trial = 0; trial < 15; trial++) {
             int rank = (int)test_int(&rng, 0, 4);

@@ -50,7 +50,7 @@ static int random_reshape(test_rng *rng, int rank, const int64_t *sizes, int64_t
 
 TEST(test_move_reshape_values) {
     test_rng rng = test_rng_make(101);
-    for (int t = 0; t < PORTA_DTYPE_COUNT; t++) {
+    for (int t = 0; t < TEST_REAL_DTYPE_COUNT; t++) {
         porta_dtype dtype = test_move_dtypes[t];
         for (int trial = 0; trial < TRIALS; trial++) {
             int rank = (int)test_int(&rng, 0, 4);
@@ -202,7 +202,7 @@ static bool map_permute(const void *ctx, const int64_t *out_idx, int64_t *x_idx)
 
 TEST(test_move_permute_values) {
     test_rng rng = test_rng_make(103);
-    for (int t = 0; t < PORTA_DTYPE_COUNT; t++) {
+    for (int t = 0; t < TEST_REAL_DTYPE_COUNT; t++) {
         for (int trial = 0; trial < TRIALS; trial++) {
             permute_ctx p;
             p.rank = (int)test_int(&rng, 0, 5);
@@ -259,7 +259,7 @@ static bool map_expand(const void *ctx, const int64_t *out_idx, int64_t *x_idx) 
 
 TEST(test_move_expand_values) {
     test_rng rng = test_rng_make(105);
-    for (int t = 0; t < PORTA_DTYPE_COUNT; t++) {
+    for (int t = 0; t < TEST_REAL_DTYPE_COUNT; t++) {
         for (int trial = 0; trial < TRIALS; trial++) {
             int rank = (int)test_int(&rng, 0, 3);
             int64_t sizes[PORTA_MAX_RANK], target[PORTA_MAX_RANK];
@@ -419,7 +419,7 @@ static int64_t random_bound(test_rng *rng, int64_t n) {
 /* Slices of slices, so offsets and strides build on views. */
 TEST(test_move_slice_values) {
     test_rng rng = test_rng_make(107);
-    for (int t = 0; t < PORTA_DTYPE_COUNT; t++) {
+    for (int t = 0; t < TEST_REAL_DTYPE_COUNT; t++) {
         for (int trial = 0; trial < TRIALS; trial++) {
             int rank = (int)test_int(&rng, 1, 4);
             int64_t sizes[PORTA_MAX_RANK];
@@ -479,7 +479,7 @@ static bool map_flip(const void *ctx, const int64_t *out_idx, int64_t *x_idx) {
 
 TEST(test_move_flip_values) {
     test_rng rng = test_rng_make(109);
-    for (int t = 0; t < PORTA_DTYPE_COUNT; t++) {
+    for (int t = 0; t < TEST_REAL_DTYPE_COUNT; t++) {
         for (int trial = 0; trial < TRIALS; trial++) {
             int rank = (int)test_int(&rng, 0, 4);
             int64_t sizes[PORTA_MAX_RANK];

@@ -6,7 +6,7 @@
 #include "test.h"
 
 /* Every dtype, for loops over all of them. */
-extern const porta_dtype test_move_dtypes[PORTA_DTYPE_COUNT];
+extern const porta_dtype test_move_dtypes[TEST_REAL_DTYPE_COUNT];
 
 /* Random sizes in [low, high] for `rank` dims. */
 void test_move_random_shape(test_rng *rng, int rank, int64_t low, int64_t high, int64_t *sizes);

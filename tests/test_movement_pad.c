@@ -37,7 +37,7 @@ static void check_pad(porta_tensor *x, const int64_t *pads, double value) {
 TEST(test_move_pad_values) {
     test_rng rng = test_rng_make(201);
     const double values[] = {0.0, -1.0, 2.5, 1.0};
-    for (int t = 0; t < PORTA_DTYPE_COUNT; t++) {
+    for (int t = 0; t < TEST_REAL_DTYPE_COUNT; t++) {
         for (int trial = 0; trial < 16; trial++) {
             int rank = (int)test_int(&rng, 0, 4);
             int64_t sizes[PORTA_MAX_RANK], pads[2 * PORTA_MAX_RANK];

@@ -40,7 +40,7 @@ TEST(test_overhead_full_one_element_matches_fill_kernel) {
     const double values[] = {3.7, -2.5, 0.0, -0.0, NAN, INFINITY, -INFINITY, 1e10, -1e10,
                              65519.99, 65520.0, 1.0 / 3.0, 1e-40, 255.5, -129.0, 1.0};
     int64_t two[1] = {2};
-    for (int d = 0; d < PORTA_DTYPE_COUNT; d++) {
+    for (int d = 0; d < TEST_REAL_DTYPE_COUNT; d++) {
         for (size_t v = 0; v < sizeof values / sizeof values[0]; v++) {
             porta_tensor *one = NULL, *pair = NULL;
             CHECK_OK(porta_tensor_full(test_cpu(), (porta_dtype)d, 0, NULL, values[v], &one));
@@ -82,7 +82,7 @@ TEST(test_overhead_release_orders) {
 /* Operands of one dtype take a shortcut; it must agree with the category
  * rules, and scalars must not take it. */
 TEST(test_overhead_result_type_one_dtype) {
-    for (int d = 0; d < PORTA_DTYPE_COUNT; d++) {
+    for (int d = 0; d < TEST_REAL_DTYPE_COUNT; d++) {
         porta_operand_type same[3] = {{(porta_dtype)d, PORTA_OPERAND_TENSOR},
                                       {(porta_dtype)d, PORTA_OPERAND_ZERO_DIM},
                                       {(porta_dtype)d, PORTA_OPERAND_TENSOR}};

@@ -13,6 +13,7 @@
 #include <ATen/ops/set_cpu_dispatch.h>
 
 #include <atomic>
+#include <deque>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -41,6 +42,12 @@ struct Call {
     std::vector<std::vector<int64_t>> int_lists;
     std::vector<std::vector<double>> float_lists;
     c10::optional<at::Generator> generator;
+    // Tensors with PyTorch's lazy conjugate or negative bit reach porta
+    // only through ops the Conjugate and Negative keys pass through; an op
+    // that computes gets their values resolved (a deque: call.inputs
+    // points into it).
+    bool resolve_math_bits = false;
+    std::deque<at::Tensor> resolved;
     ~Call() {
         for (porta_tensor *tensor : owned)
             porta_tensor_release(tensor);
@@ -117,6 +124,13 @@ porta_value number(const c10::Scalar &scalar) {
 // for its number, as PyTorch allows on every device.
 porta_value box_tensor(const at::Tensor &tensor, Call &call, c10::ArrayRef<c10::IValue> arguments) {
     if (tensor.device().type() == c10::kPrivateUse1) {
+        if (call.resolve_math_bits && (tensor.is_conj() || tensor.is_neg())) {
+            // a new tensor has no bits and copy_ applies them (resolve_conj
+            // and empty_like would come back here: ops on the tensor)
+            call.resolved.push_back(at::empty(tensor.sizes(), tensor.options()).copy_(tensor));
+            call.inputs.push_back(&call.resolved.back());
+            return tensor_value(call.own(view_of(call.resolved.back())));
+        }
         call.inputs.push_back(&tensor);
         return tensor_value(call.own(view_of(tensor)));
     }
@@ -283,6 +297,7 @@ class AtenKernel final : public c10::OperatorKernel {
                 plan.source = written_argument(schema, *alias);
             if (plan.source >= 0)
                 plan.kind = ReturnKind::Input;
+            view_ = view_ || (alias && !alias->isWrite());
             returns_.push_back(plan);
         }
         for (const c10::Argument &argument : schema.arguments())
@@ -313,6 +328,12 @@ class AtenKernel final : public c10::OperatorKernel {
         porta_status *status = nullptr;
         {
             Call call;
+            call.resolve_math_bits = !view_;
+            if (view_ && name_ == std::string("view_as_real") && arguments[0].isTensor())
+                TORCH_CHECK(!arguments[0].toTensor().is_conj(),
+                            "view_as_real doesn't work on unresolved conjugated tensors.  To "
+                            "resolve the conjugate tensor so you can view it as real, use "
+                            "self.resolve_conj()");
             for (int i = 0; i < arg_count_; i++)
                 call.values[i] = box(arguments[i], kinds_[i], call, arguments);
             auto call_libporta = [&] {
@@ -402,7 +423,8 @@ class AtenKernel final : public c10::OperatorKernel {
         case PORTA_VALUE_TENSOR:
             if (i < returns_.size() && returns_[i].kind == ReturnKind::Input)
                 return written(arguments[returns_[i].source].toTensor(), value.tensor);
-            return wrap(value.tensor, storage_holding(value.tensor, inputs));
+            return with_math_bits(wrap(value.tensor, storage_holding(value.tensor, inputs)),
+                                  arguments);
         case PORTA_VALUE_INT:
             return type == c10::TypeKind::FloatType ? c10::IValue((double)value.i)
                                                     : c10::IValue(value.i);
@@ -415,6 +437,19 @@ class AtenKernel final : public c10::OperatorKernel {
         }
     }
 
+    // A view keeps the lazy conjugate and negative bits of the tensor it
+    // views, as PyTorch's views do (the conjugate bit on complex views only).
+    at::Tensor with_math_bits(at::Tensor result, c10::ArrayRef<c10::IValue> arguments) const {
+        if (!view_ || arguments.empty() || !arguments[0].isTensor())
+            return result;
+        const at::Tensor &self = arguments[0].toTensor();
+        if (self.is_conj() && result.is_complex())
+            result._set_conj(true);
+        if (self.is_neg())
+            result._set_neg(true);
+        return result;
+    }
+
     void make_results(porta_value *results, int count, c10::ArrayRef<c10::IValue> arguments,
                       c10::ArrayRef<const at::Tensor *> inputs,
                       c10::SmallVector<c10::IValue, 4> &outputs) const {
@@ -422,8 +457,10 @@ class AtenKernel final : public c10::OperatorKernel {
             c10::List<at::Tensor> items;
             for (int i = 0; i < count; i++)
                 items.push_back(results[i].kind == PORTA_VALUE_TENSOR
-                                    ? wrap(results[i].tensor,
-                                           storage_holding(results[i].tensor, inputs))
+                                    ? with_math_bits(wrap(results[i].tensor,
+                                                          storage_holding(results[i].tensor,
+                                                                          inputs)),
+                                                     arguments)
                                     : at::Tensor());
             outputs.emplace_back(std::move(items));
             return;
@@ -437,6 +474,7 @@ class AtenKernel final : public c10::OperatorKernel {
     const char *kinds_;
     int arg_count_;
     bool returns_list_ = false, takes_dtype_ = false;
+    bool view_ = false; // a result aliases an input without writing it
     std::vector<Return> returns_;
 };
 

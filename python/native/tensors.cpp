@@ -9,7 +9,8 @@ namespace {
 // In porta_dtype order (porta.h).
 constexpr c10::ScalarType kScalarTypes[PORTA_DTYPE_COUNT] = {
     c10::kBool, c10::kByte, c10::kChar, c10::kShort, c10::kInt,
-    c10::kLong, c10::kHalf, c10::kBFloat16, c10::kFloat, c10::kDouble};
+    c10::kLong, c10::kHalf, c10::kBFloat16, c10::kFloat, c10::kDouble,
+    c10::kComplexFloat, c10::kComplexDouble};
 
 // A dtype as Python names it, for errors ("torch.complex64").
 std::string python_name(c10::ScalarType type) {

@@ -5,6 +5,7 @@ import torch
 _PORTA_ORDER = (
     torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
     torch.float16, torch.bfloat16, torch.float32, torch.float64,
+    torch.complex64, torch.complex128,
 )
 _TO_PORTA = {dtype: code for code, dtype in enumerate(_PORTA_ORDER)}
 

@@ -47,6 +47,7 @@ typedef struct aten_op {
 /* Each family's table (one per file under the family's folder), terminated
  * by an entry whose name is NULL. */
 extern const aten_op aten_amp_grad_scaling_ops[];
+extern const aten_op aten_complex_views_ops[];
 extern const aten_op aten_elementwise_activation_ops[];
 extern const aten_op aten_elementwise_arithmetic_ops[];
 extern const aten_op aten_elementwise_compare_ops[];

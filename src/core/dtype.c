@@ -9,6 +9,7 @@ static const struct {
     [PORTA_I32] = {"int32", 4},     [PORTA_I64] = {"int64", 8},
     [PORTA_F16] = {"float16", 2},   [PORTA_BF16] = {"bfloat16", 2},
     [PORTA_F32] = {"float32", 4},   [PORTA_F64] = {"float64", 8},
+    [PORTA_C64] = {"complex64", 8}, [PORTA_C128] = {"complex128", 16},
 };
 
 bool core_dtype_is_valid(int dtype) { return dtype >= 0 && dtype < PORTA_DTYPE_COUNT; }
@@ -26,6 +27,18 @@ bool porta_dtype_is_float(porta_dtype dtype) {
            dtype == PORTA_F64;
 }
 
+bool porta_dtype_is_complex(porta_dtype dtype) {
+    return dtype == PORTA_C64 || dtype == PORTA_C128;
+}
+
+porta_dtype porta_dtype_real(porta_dtype dtype) {
+    return dtype == PORTA_C64 ? PORTA_F32 : dtype == PORTA_C128 ? PORTA_F64 : dtype;
+}
+
+porta_dtype porta_dtype_complex(porta_dtype dtype) {
+    return dtype == PORTA_F64 || dtype == PORTA_C128 ? PORTA_C128 : PORTA_C64;
+}
+
 bool core_dtype_is_integral(porta_dtype dtype) {
     return dtype >= PORTA_U8 && dtype <= PORTA_I64;
 }
@@ -41,6 +54,12 @@ static int float_rank(porta_dtype d) {
 
 porta_dtype porta_dtype_promote(porta_dtype a, porta_dtype b) {
     if (a == b) return a;
+    /* complex wins, as wide as the wider component (complex64 + float64 is
+     * complex128) */
+    if (porta_dtype_is_complex(a) || porta_dtype_is_complex(b)) {
+        porta_dtype ra = porta_dtype_real(a), rb = porta_dtype_real(b);
+        return ra == PORTA_F64 || rb == PORTA_F64 ? PORTA_C128 : PORTA_C64;
+    }
     bool fa = porta_dtype_is_float(a), fb = porta_dtype_is_float(b);
     if (fa && fb) {
         /* float16 and bfloat16 have no common 16-bit type. */
@@ -59,7 +78,9 @@ porta_dtype porta_dtype_promote(porta_dtype a, porta_dtype b) {
 }
 
 bool porta_dtype_can_cast(porta_dtype from, porta_dtype to) {
-    if (porta_dtype_is_float(from) && !porta_dtype_is_float(to)) return false;
+    if (porta_dtype_is_complex(from) && !porta_dtype_is_complex(to)) return false;
+    if (porta_dtype_is_float(from) && !porta_dtype_is_float(to) && !porta_dtype_is_complex(to))
+        return false;
     if (from != PORTA_BOOL && to == PORTA_BOOL) return false;
     return true;
 }
@@ -71,6 +92,11 @@ enum { CATEGORY_NONE = -1 };
 static int combine(int higher, int lower) {
     if (higher == CATEGORY_NONE) return lower;
     if (lower == CATEGORY_NONE) return higher;
+    if (porta_dtype_is_complex((porta_dtype)higher)) return higher;
+    if (porta_dtype_is_complex((porta_dtype)lower)) /* keeps a float's precision */
+        return porta_dtype_is_float((porta_dtype)higher)
+                   ? (int)porta_dtype_complex((porta_dtype)higher)
+                   : lower;
     if (porta_dtype_is_float((porta_dtype)higher)) return higher;
     if (higher == PORTA_BOOL || porta_dtype_is_float((porta_dtype)lower))
         return porta_dtype_promote((porta_dtype)higher, (porta_dtype)lower);
@@ -96,7 +122,10 @@ porta_dtype porta_result_type(const porta_operand_type *operands, int count) {
         int kind = operands[i].kind;
         if (kind < 0 || kind > 2 || !core_dtype_is_valid((int)d)) continue;
         if (kind == PORTA_OPERAND_SCALAR) /* Python numbers take the defaults */
-            d = porta_dtype_is_float(d) ? PORTA_F32 : d == PORTA_BOOL ? PORTA_BOOL : PORTA_I64;
+            d = porta_dtype_is_complex(d) ? PORTA_C64
+                : porta_dtype_is_float(d) ? PORTA_F32
+                : d == PORTA_BOOL         ? PORTA_BOOL
+                                          : PORTA_I64;
         state[kind] = state[kind] == CATEGORY_NONE
                           ? (int)d
                           : (int)porta_dtype_promote((porta_dtype)state[kind], d);

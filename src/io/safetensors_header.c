@@ -19,7 +19,7 @@ static const struct {
 } dtype_names[] = {
     {"BOOL", PORTA_BOOL}, {"U8", PORTA_U8},   {"I8", PORTA_I8},     {"I16", PORTA_I16},
     {"I32", PORTA_I32},   {"I64", PORTA_I64}, {"F16", PORTA_F16},   {"BF16", PORTA_BF16},
-    {"F32", PORTA_F32},   {"F64", PORTA_F64},
+    {"F32", PORTA_F32},   {"F64", PORTA_F64}, {"C64", PORTA_C64},
 };
 enum { DTYPE_NAME_COUNT = sizeof dtype_names / sizeof dtype_names[0] };
 
@@ -74,7 +74,7 @@ static porta_status *read_dtype(const json_value *v, const char *name, st_tensor
     char quoted[UTF8_EXCERPT_CAP], given[UTF8_EXCERPT_CAP];
     return porta_error(PORTA_ERR_DTYPE,
                        "tensor %s: expected a dtype among BOOL U8 I8 I16 I32 I64 F16 BF16 F32 "
-                       "F64, got %s",
+                       "F64 C64, got %s",
                        utf8_excerpt(name, strlen(name), quoted, sizeof quoted),
                        utf8_excerpt(v->as.string.chars, v->as.string.length, given, sizeof given));
 }

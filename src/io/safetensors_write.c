@@ -73,6 +73,11 @@ static porta_status *check_arguments(const porta_safetensors_entry *tensors, int
         if (!status && !tensors[i].tensor)
             status = porta_error(PORTA_ERR_INVALID_ARGUMENT,
                                  "safetensors_save: expected a tensor for name %d, got NULL", i);
+        if (!status && !st_dtype_name(porta_tensor_dtype(tensors[i].tensor)))
+            status = porta_error(PORTA_ERR_DTYPE,
+                                 "safetensors_save: tensor \"%s\" is %s, which the safetensors "
+                                 "format has no name for",
+                                 tensors[i].name, porta_dtype_name(porta_tensor_dtype(tensors[i].tensor)));
         if (!status) names[i] = tensors[i].name;
     }
     if (!status) status = check_unique("tensor names", names, (size_t)count);

@@ -7,6 +7,7 @@
 #include "core/dtype.h"
 #include "core/status.h"
 #include "ir/infer_elementwise.h"
+#include "ops/complex_copy.h"
 #include "ops/run.h"
 #include "runtime/device.h"
 #include "runtime/tensor.h"
@@ -242,6 +243,8 @@ porta_status *porta_ternary(porta_ternary_op op, const porta_tensor *a, const po
 }
 
 porta_status *porta_cast(const porta_tensor *x, porta_dtype dtype, porta_tensor **out) {
+    if (x && out && (porta_dtype_is_complex(x->dtype) || porta_dtype_is_complex(dtype)))
+        return ops_complex_cast(x, dtype, out);
     ir_prim prim;
     init_prim(&prim, PRIM_CAST, 0);
     prim.dtype = dtype;
@@ -257,6 +260,8 @@ porta_status *porta_copy(const porta_tensor *src, porta_tensor *dst) {
     porta_device *device;
     PORTA_TRY(ops_common_device("copy", both, 2, &device));
     PORTA_TRY(check_writable("copy", dst));
+    if (porta_dtype_is_complex(src->dtype) || porta_dtype_is_complex(dst->dtype))
+        return ops_complex_copy(src, dst);
     porta_tensor *view;
     porta_status *status = ops_broadcast_to(src, dst->rank, dst->sizes, &view);
     if (status) return porta_error_context(status, "copy");
@@ -271,6 +276,7 @@ porta_status *porta_copy(const porta_tensor *src, porta_tensor *dst) {
 porta_status *porta_fill(porta_tensor *dst, double value) {
     PORTA_TRY(core_check_tensor(dst, "dst"));
     PORTA_TRY(check_writable("fill", dst));
+    if (porta_dtype_is_complex(dst->dtype)) return ops_complex_fill(dst, value);
     ir_prim prim;
     init_prim(&prim, PRIM_FILL, 0);
     prim.dtype = dst->dtype;

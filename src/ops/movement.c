@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "ops/complex_copy.h"
 #include "ops/run.h"
 #include "runtime/tensor.h"
 
@@ -54,7 +55,10 @@ static porta_status *reshape(const porta_tensor *x, porta_device *device, const 
     memset(&copy, 0, sizeof copy);
     copy.kind = PRIM_CAST;
     copy.dtype = x->dtype;
-    porta_status *status = ops_device_execute(&copy, &x, 1, packed);
+    /* complex pairs are copied as their components: no kernel has them */
+    porta_status *status = porta_dtype_is_complex(x->dtype)
+                               ? ops_complex_copy(x, packed)
+                               : ops_device_execute(&copy, &x, 1, packed);
     if (!status) {
         core_contiguous_strides(meta->rank, meta->sizes, strides);
         status = rt_tensor_restride(packed, meta->rank, meta->sizes, strides, 0, out);

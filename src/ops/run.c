@@ -7,6 +7,7 @@
 #include "compiler/trace.h"
 #include "core/status.h"
 #include "devices/placement.h"
+#include "ops/complex_copy.h"
 #include "runtime/device.h"
 #include "runtime/profiler.h"
 #include "runtime/tensor.h"
@@ -183,6 +184,7 @@ porta_status *ops_finish_out(porta_tensor *dst, bool needs_copy, porta_tensor **
 porta_status *ops_device_execute(const ir_prim *prim, const porta_tensor *const *inputs,
                                    int input_count, porta_tensor *out) {
     porta_device *device = out->buffer->device;
+    PORTA_TRY(ops_check_not_complex(ir_prim_name(prim), inputs, input_count, out));
     /* What the device cannot run runs on another device (devices/placement.h);
      * only a primitive no device runs fails, here, where it was issued. */
     bool native = dev_runs(device, prim, inputs, input_count);

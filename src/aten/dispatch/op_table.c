@@ -7,11 +7,13 @@
 #include <string.h>
 
 #include "aten/aten.h"
+#include "aten/complex/complex.h"
 #include "aten/dispatch/pointwise_layout.h"
 #include "core/status.h"
 
 static const aten_op *const family_tables[] = {
     aten_amp_grad_scaling_ops,
+    aten_complex_views_ops,
     aten_elementwise_activation_ops, aten_elementwise_arithmetic_ops,
     aten_elementwise_compare_ops, aten_elementwise_heaviside_hypot_signbit_sinc_nextafter_ops,
     aten_elementwise_logaddexp_xlogy_angle_frexp_ops, aten_elementwise_pointwise_ops,
@@ -228,6 +230,8 @@ static porta_status *tensors_for_numbers(const aten_op *op, const porta_value *a
 /* Runs op `id` on args, pointwise ops through their layout rule. */
 static porta_status *run(int id, const porta_value *args, int arg_count, aten_results *collected) {
     const aten_op *op = ops[id];
+    if (aten_complex_involved(args, arg_count))
+        return aten_complex_run(op, args, arg_count, collected);
     return pointwise[id] ? aten_call_pointwise(op->fn, op->name, args, arg_count, collected)
                          : op->fn(args, collected);
 }

@@ -48,7 +48,8 @@ porta_status *aten_new_tensor(const porta_value *sizes, porta_dtype dtype,
 static const char *cpp_type_name(porta_dtype dtype) {
     static const char *const names[PORTA_DTYPE_COUNT] = {
         "bool", "uint8_t", "int8_t", "int16_t", "int", "int64_t",
-        "c10::Half", "c10::BFloat16", "float", "double"};
+        "c10::Half", "c10::BFloat16", "float", "double",
+        "c10::complex<float>", "c10::complex<double>"};
     return names[dtype];
 }
 

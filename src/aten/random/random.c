@@ -17,7 +17,8 @@
 /* PyTorch's name of a dtype in kernel-dispatch errors ('Long'). */
 static const char *kernel_type_name(porta_dtype dtype) {
     static const char *const names[PORTA_DTYPE_COUNT] = {
-        "Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"};
+        "Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double",
+        "ComplexFloat", "ComplexDouble"};
     return names[dtype];
 }
 
@@ -230,7 +231,8 @@ static porta_status *normal_float_tensor(const porta_value *args, aten_results *
 static const char *bounds_type_name(porta_dtype dtype) {
     static const char *const names[PORTA_DTYPE_COUNT] = {
         "bool", "unsigned char", "signed char", "short", "int", "long",
-        "c10::Half", "c10::BFloat16", "float", "double"};
+        "c10::Half", "c10::BFloat16", "float", "double",
+        "c10::complex<float>", "c10::complex<double>"};
     return names[dtype];
 }
 

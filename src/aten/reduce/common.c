@@ -59,7 +59,8 @@ porta_status *reduce_over(porta_reduce_op op, const porta_tensor *x, const reduc
 
 const char *aten_dtype_label(porta_dtype dtype) {
     static const char *const labels[PORTA_DTYPE_COUNT] = {
-        "Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"};
+        "Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double",
+        "ComplexFloat", "ComplexDouble"};
     return (unsigned)dtype < PORTA_DTYPE_COUNT ? labels[dtype] : "invalid dtype";
 }
 
