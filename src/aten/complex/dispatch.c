@@ -58,6 +58,9 @@ static const complex_entry entries[] = {
     {"zero_", NULL},
     {"_efficientzerotensor", NULL},
     {"_to_copy", NULL},
+    /* Fourier transforms (aten/fft): their pairs through view_as_real */
+    {"_fft_c2c", NULL},
+    {"_fft_c2r", NULL},
 };
 enum { ENTRY_COUNT = sizeof entries / sizeof entries[0] };
 
