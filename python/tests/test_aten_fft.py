@@ -6,8 +6,7 @@ inputs, gradients through PyTorch's derivative formulas, and the
 short-time transforms. All of it runs natively (no CPU fallback) but
 ihfft2/ihfftn, whose conjugation of a complex result (conj_physical) still
 runs on the CPU, and it leaves out what needs complex ops beyond the FFTs
-that porta does not run yet (zero-padding a complex input, the complex
-products of irfft's and hfft's backward)."""
+that porta does not run yet (zero-padding a complex input)."""
 import pytest
 import torch
 
@@ -107,6 +106,11 @@ def test_gradients(dtype):
     x = signal((3, 10), dtype, False)
     compare_grad(lambda t: torch.view_as_real(torch.fft.rfft(t, norm="ortho")), x)
     compare_grad(lambda t: torch.view_as_real(torch.fft.fft(t)), x)
+    # irfft's and hfft's backward scale complex gradients by real numbers
+    compare_grad(lambda t: torch.fft.irfft(torch.view_as_complex(t), n=8),
+                 signal((5, 2), dtype, False))
+    compare_grad(lambda t: torch.fft.hfft(torch.view_as_complex(t), n=9),
+                 signal((5, 2), dtype, False))
     compare_grad(lambda t: torch.view_as_real(torch.fft.fft2(torch.view_as_complex(t))),
                  signal((4, 6, 2), dtype, False))
     compare_grad(lambda t: torch.view_as_real(torch.fft.ifft(torch.view_as_complex(t),

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "aten/complex/complex.h"
+#include "aten/fft/fft.h"
 #include "core/status.h"
 
 /* An op that serves complex calls: `fn` is its complex implementation, or
@@ -61,6 +62,9 @@ static const complex_entry entries[] = {
     /* Fourier transforms (aten/fft): their pairs through view_as_real */
     {"_fft_c2c", NULL},
     {"_fft_c2r", NULL},
+    /* their derivative formulas' scaling of complex gradients */
+    {"mul.Scalar", aten_fft_complex_mul_scalar},
+    {"mul_.Scalar", aten_fft_complex_mul_scalar_},
 };
 enum { ENTRY_COUNT = sizeof entries / sizeof entries[0] };
 
