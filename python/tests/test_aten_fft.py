@@ -5,8 +5,7 @@ odd primes up to 31, Bluestein for 97 and 1009), batched and strided
 inputs, gradients through PyTorch's derivative formulas, and the
 short-time transforms. All of it runs natively (no CPU fallback) but
 ihfft2/ihfftn, whose conjugation of a complex result (conj_physical) still
-runs on the CPU, and it leaves out what needs complex ops beyond the FFTs
-that porta does not run yet (zero-padding a complex input)."""
+runs on the CPU."""
 import pytest
 import torch
 
@@ -48,12 +47,10 @@ def test_one_dim_functions(fn, complex_input, norm, dtype, no_fallbacks):
     for n in (1, 2, 5, 8, 12, 31, 60):
         x = signal((3, n), dtype, complex_input)
         compare(lambda t: fn(t, norm=norm), x, **tolerances(dtype, n))
-    # a length of its own along the first dim: cropped, and zero-padded
-    # where the input is real
+    # a length of its own along the first dim (cropped or zero-padded)
     x = signal((10, 4), dtype, complex_input, seed=1)
     compare(lambda t: fn(t, n=7, dim=0, norm=norm), x, **tolerances(dtype, 10))
-    if not complex_input:
-        compare(lambda t: fn(t, n=16, dim=0, norm=norm), x, **tolerances(dtype, 16))
+    compare(lambda t: fn(t, n=16, dim=0, norm=norm), x, **tolerances(dtype, 16))
 
 
 MULTI_DIM = [
@@ -67,6 +64,7 @@ MULTI_DIM = [
 def check_multi_dim(fn, complex_input, norm, dtype):
     x = signal((2, 6, 9, 4), dtype, complex_input)
     compare(lambda t: fn(t, norm=norm), x, **tolerances(dtype, 36))
+    compare(lambda t: fn(t, s=(5, 8), dim=(0, 2), norm=norm), x, **tolerances(dtype, 40))
     # strided input (a transpose) and dims out of order
     compare(lambda t: fn(t.transpose(1, 2), dim=(-1, 1), norm=norm), x, **tolerances(dtype, 36))
 

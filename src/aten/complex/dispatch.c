@@ -62,7 +62,8 @@ static const complex_entry entries[] = {
     /* Fourier transforms (aten/fft): their pairs through view_as_real */
     {"_fft_c2c", NULL},
     {"_fft_c2r", NULL},
-    /* their derivative formulas' scaling of complex gradients */
+    /* torch.fft's zero-padding and its derivative formulas' scaling */
+    {"constant_pad_nd", aten_fft_complex_constant_pad_nd},
     {"mul.Scalar", aten_fft_complex_mul_scalar},
     {"mul_.Scalar", aten_fft_complex_mul_scalar_},
 };
