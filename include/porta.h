@@ -547,6 +547,44 @@ PORTA_API const char *porta_factor_op_name(porta_factor_op op);
 PORTA_API porta_status *porta_factor(porta_factor_op op, int flags, const porta_tensor *a,
                                      const porta_tensor *b, porta_tensor **out);
 
+/* The discrete Fourier transforms of porta_fft, over the axes `axes` of a
+ * float32 or float64 x whose complex values are interleaved (real,
+ * imaginary) pairs in a last axis of size 2 (the axes count the axes before
+ * it); computed in x's precision, batched over the other axes:
+ *  C2C  x [..., 2] -> [..., 2] of x's shape: forward (exponent -2 pi i jk/n)
+ *       or, with `inverse`, backward (+2 pi i jk/n).
+ *  R2C  real x [...] -> [..., 2], forward; onesided along the last of
+ *       `axes`: its n values give n/2 + 1 (the axes count x's axes).
+ *  C2R  x [..., 2] -> real [...], backward; the last of `axes` has
+ *       `last_size` values in the result, read from the first
+ *       last_size/2 + 1 of x's (Hermitian symmetry gives the rest; the
+ *       imaginary parts of the zero and Nyquist frequencies are ignored).
+ * `norm` scales the result by 1, 1/sqrt(N) or 1/N, N the product of the
+ * transformed lengths (the real side's for R2C and C2R). */
+typedef enum porta_fft_kind {
+    PORTA_FFT_C2C = 0,
+    PORTA_FFT_R2C,
+    PORTA_FFT_C2R,
+    PORTA_FFT_KIND_COUNT
+} porta_fft_kind;
+/* PyTorch's fft_norm_mode, in its order. */
+typedef enum porta_fft_norm {
+    PORTA_FFT_NORM_NONE = 0,
+    PORTA_FFT_NORM_BY_ROOT_N,
+    PORTA_FFT_NORM_BY_N,
+    PORTA_FFT_NORM_COUNT
+} porta_fft_norm;
+typedef struct porta_fft_params {
+    porta_fft_kind kind;
+    bool inverse;      /* C2C only: the backward transform */
+    porta_fft_norm norm;
+    int axis_count;    /* 1 to PORTA_MAX_RANK - 1, each axis once, negative from the end */
+    int axes[PORTA_MAX_RANK];
+    int64_t last_size; /* C2R only: the result's length along the last of axes */
+} porta_fft_params;
+PORTA_API porta_status *porta_fft(const porta_tensor *x, const porta_fft_params *params,
+                                  porta_tensor **out);
+
 /* How a pooled size rounds: down (PyTorch's default) or up (ceil_mode). */
 typedef enum porta_pool_rounding {
     PORTA_POOL_FLOOR = 0,
@@ -674,6 +712,9 @@ PORTA_API porta_status *porta_graph_sort(porta_graph *graph, porta_node x, int a
 /* A factorisation node (porta_factor); b is -1 except for the solves. */
 PORTA_API porta_status *porta_graph_factor(porta_graph *graph, porta_factor_op op, int flags,
                                            porta_node a, porta_node b, porta_node *out);
+/* A Fourier transform node (porta_fft). */
+PORTA_API porta_status *porta_graph_fft(porta_graph *graph, porta_node x,
+                                        const porta_fft_params *params, porta_node *out);
 PORTA_API porta_status *porta_graph_matmul(porta_graph *graph, porta_node a,
                                            porta_node b, porta_node *out);
 PORTA_API porta_status *porta_graph_conv(porta_graph *graph, porta_node x, porta_node w,

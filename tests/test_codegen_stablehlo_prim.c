@@ -250,3 +250,37 @@ TEST(stablehlo_prim_refuses_other_kinds_and_bad_buffers) {
     ranks[0] = 0;
     CHECK(!shlo_prim_supported(&p.prim, dtypes, ranks, 3));
 }
+
+TEST(stablehlo_fft_pairs_become_complex_around_one_transform) {
+    /* backward C2C over axis 0 of [8, 3] complex values: stablehlo's IFFT
+     * divides by 8, which the primitive (unnormalized) multiplies back */
+    shlo_prim p;
+    memset(&p, 0, sizeof p);
+    p.prim = (ir_prim){.kind = PRIM_FFT, .op = PORTA_FFT_C2C, .value = 1, .axis_count = 1,
+                       .axes = {0}};
+    const int64_t x[3] = {8, 3, 2};
+    operand(&p, 0, PORTA_F32, 3, x);
+    operand(&p, 1, PORTA_F32, 3, x);
+    char *t = render(&p);
+    CHECK(t && strstr(t, "\"stablehlo.complex\""));
+    CHECK(t && strstr(t, "permutation = array<i64: 1, 0>"));
+    CHECK(t && strstr(t, "{fft_type = #stablehlo<fft_type IFFT>, fft_length = array<i64: 8>} : "
+                         "(tensor<3x8xcomplex<f32>>) -> tensor<3x8xcomplex<f32>>"));
+    CHECK(t && strstr(t, "dense<0x41000000> : tensor<8x3x2xf32>")); /* 8 */
+    CHECK(t && count(t, "\"stablehlo.transpose\"") == 2);
+    free(t);
+
+    /* R2C over both axes of a real [4, 6], the last halved, scaled by 1/24 */
+    memset(&p, 0, sizeof p);
+    p.prim = (ir_prim){.kind = PRIM_FFT, .op = PORTA_FFT_R2C, .value = -1,
+                       .axis = PORTA_FFT_NORM_BY_N, .axis_count = 2, .axes = {0, 1}};
+    operand(&p, 0, PORTA_F64, 2, (const int64_t[]){4, 6});
+    operand(&p, 1, PORTA_F64, 3, (const int64_t[]){4, 4, 2});
+    t = render(&p);
+    CHECK(t && strstr(t, "{fft_type = #stablehlo<fft_type RFFT>, fft_length = array<i64: 4, 6>} "
+                         ": (tensor<4x6xf64>) -> tensor<4x4xcomplex<f64>>"));
+    CHECK(t && strstr(t, "{dimension = 2 : i64} : (tensor<4x4x1xf64>, tensor<4x4x1xf64>) -> "
+                         "tensor<4x4x2xf64>"));
+    CHECK(t && !strstr(t, "\"stablehlo.complex\""));
+    free(t);
+}

@@ -166,6 +166,13 @@ static porta_status *run_op(const conf_case *c, porta_device *device, porta_tens
                                       c->conv.dilation, (porta_pool_rounding)c->op, &r[0]);
     case PRIM_FACTOR:
         return porta_factor(c->op, c->axis, in[0], c->input_count > 1 ? in[1] : NULL, &r[0]);
+    case PRIM_FFT: {
+        porta_fft_params p = {.kind = (porta_fft_kind)c->op, .inverse = c->normal,
+                              .norm = (porta_fft_norm)c->axis, .axis_count = c->axis_count,
+                              .last_size = c->sizes[0]};
+        memcpy(p.axes, c->axes, sizeof p.axes);
+        return porta_fft(in[0], &p, &r[0]);
+    }
     default:
         return porta_error(PORTA_ERR_INTERNAL, "conformance: no call for %s",
                            ir_prim_kind_name(c->kind));
@@ -488,3 +495,4 @@ CONFORMANCE_TEST(random, PRIM_RANDOM)
 CONFORMANCE_TEST(sort, PRIM_SORT)
 CONFORMANCE_TEST(pool_max, PRIM_POOL_MAX)
 CONFORMANCE_TEST(factor, PRIM_FACTOR)
+CONFORMANCE_TEST(fft, PRIM_FFT)

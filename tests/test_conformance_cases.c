@@ -533,6 +533,56 @@ static void factor_cases(void) {
     }
 }
 
+/* ---- Fourier transforms ---- */
+
+/* Each kind on batches, strided (transposed) operands, two axes, odd and
+ * Bluestein lengths (37 > the largest radix), each normalization. op is the
+ * porta_fft_kind, axis the normalization, normal the backward C2C, sizes[0]
+ * C2R's last length. */
+static void fft_cases(void) {
+    static const porta_dtype dtypes[] = {PORTA_F32, PORTA_F64};
+    static const struct {
+        porta_fft_kind kind;
+        bool inverse;
+        porta_fft_norm norm;
+        int rank;
+        int64_t sizes[3];
+        bool transposed;
+        int axis_count, axes[2];
+        int64_t last_size;
+    } shapes[] = {
+        {PORTA_FFT_C2C, false, PORTA_FFT_NORM_NONE, 3, {3, 12, 2}, false, 1, {1}, 0},
+        {PORTA_FFT_C2C, true, PORTA_FFT_NORM_BY_N, 3, {5, 6, 2}, true, 2, {1, 0}, 0},
+        {PORTA_FFT_C2C, false, PORTA_FFT_NORM_BY_ROOT_N, 3, {2, 37, 2}, false, 1, {1}, 0},
+        {PORTA_FFT_R2C, false, PORTA_FFT_NORM_BY_ROOT_N, 2, {4, 10}, true, 1, {1}, 0},
+        {PORTA_FFT_R2C, false, PORTA_FFT_NORM_NONE, 2, {3, 74}, false, 2, {0, 1}, 0},
+        {PORTA_FFT_C2R, false, PORTA_FFT_NORM_NONE, 3, {3, 6, 2}, false, 1, {1}, 10},
+        {PORTA_FFT_C2R, false, PORTA_FFT_NORM_BY_N, 3, {4, 6, 2}, false, 2, {0, 1}, 11},
+    };
+    static const char *const kinds[] = {"c2c", "r2c", "c2r"};
+    for (int t = 0; t < COUNT(dtypes); t++) {
+        porta_dtype dtype = dtypes[t];
+        for (int i = 0; i < COUNT(shapes); i++) {
+            conf_case *c = add(PRIM_FFT, shapes[i].kind, dtype,
+                               "fft.%s%s %s [%lld,%lld,%lld]%s axes %d norm %d",
+                               kinds[shapes[i].kind], shapes[i].inverse ? " backward" : "",
+                               dt(dtype), (long long)shapes[i].sizes[0],
+                               (long long)shapes[i].sizes[1],
+                               (long long)(shapes[i].rank == 3 ? shapes[i].sizes[2] : 0),
+                               shapes[i].transposed ? "T" : "", shapes[i].axis_count,
+                               shapes[i].norm);
+            input(c, dtype, shapes[i].rank, shapes[i].sizes, CONF_RANGE, -3, 3,
+                  shapes[i].transposed);
+            c->normal = shapes[i].inverse;
+            c->axis = shapes[i].norm;
+            c->axis_count = shapes[i].axis_count;
+            memcpy(c->axes, shapes[i].axes, sizeof shapes[i].axes);
+            c->sizes[0] = shapes[i].last_size;
+            c->rtol_scale = c->atol_scale = 64; /* sums of up to ~70 terms */
+        }
+    }
+}
+
 /* ---- max pooling ---- */
 
 typedef struct pool_variant {
@@ -594,6 +644,7 @@ const conf_case *conf_cases(int *count) {
         sort_cases();
         pool_cases();
         factor_cases();
+        fft_cases();
         atexit(free_table);
     }
     *count = table_count;

@@ -34,15 +34,16 @@ typedef struct conf_case {
     char name[160];      /* unique: "binary.add float32 [3,4] [4]" */
     ir_prim_kind kind;
     int op; /* the porta_*_op, porta_scatter_reduce, porta_sort_order, porta_pool_rounding,
-             * porta_factor_op;
+             * porta_factor_op, porta_fft_kind;
              * CAST: the source dtype */
     porta_dtype dtype;   /* CAST: the target; FILL, RANDOM: the result's */
     int input_count;
     conf_input inputs[CONF_MAX_INPUTS];
     int rank;                     /* FILL, RANDOM: the result's shape; CONV_*_GRAD: the kernel's, the input's */
     int64_t sizes[PORTA_MAX_RANK]; /* POOL_MAX: the kernel */
-    int axis;                     /* GATHER, SCATTER, INDEX_SELECT, SORT; FACTOR: its flags */
-    int axes[PORTA_MAX_RANK];     /* REDUCE */
+    int axis;                     /* GATHER, SCATTER, INDEX_SELECT, SORT; FACTOR: its flags;
+                                   * FFT: the normalization */
+    int axes[PORTA_MAX_RANK];     /* REDUCE, FFT */
     int axis_count;
     bool keepdim;
     int64_t pads[2 * PORTA_MAX_RANK];

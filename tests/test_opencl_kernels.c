@@ -828,3 +828,56 @@ OPENCL_TEST(test_factor_opencl_every_op_matches_the_cpu_on_the_device) {
     }
     porta_placement_counts_reset();
 }
+
+/* One Fourier transform on both devices: the device's direct sums equal
+ * the CPU's plans to rounding (relative to the values' size). */
+static void check_fft(porta_device *device, test_rng *rng, porta_dtype dtype, int rank,
+                      const int64_t *sizes, bool transpose, const porta_fft_params *params) {
+    pair x = random_pair(device, rng, dtype, rank, sizes, -1, 1);
+    if (transpose) {
+        pair view = transposed(&x);
+        pair_release(&x);
+        x = view;
+    }
+    porta_tensor *want = NULL, *got = NULL;
+    char what[96];
+    snprintf(what, sizeof what, "fft kind %d %s on OpenCL", params->kind, porta_dtype_name(dtype));
+    porta_placement_counts_reset();
+    if (x.cpu && x.cl) {
+        CHECK_OK(porta_fft(x.cpu, params, &want));
+        CHECK_OK(porta_fft(x.cl, params, &got));
+    }
+    CHECK_OK(porta_flush());
+    nothing_placed(what);
+    if (want && got) {
+        CHECK(porta_tensor_device(got) == device);
+        double tol = dtype == PORTA_F64 ? 1e-10 : 1e-4;
+        same(what, got, want, tol, tol);
+    }
+    porta_tensor_release(want);
+    porta_tensor_release(got);
+    pair_release(&x);
+}
+
+/* C2C of a prime length and over two axes, R2C of a transposed view and
+ * C2R, each normalization, on the device itself. */
+OPENCL_TEST(test_fft_opencl_matches_the_cpu_on_the_device) {
+    test_rng rng = test_rng_make(19);
+    static const porta_dtype dtypes[] = {PORTA_F32, PORTA_F64};
+    for (int t = 0; t < 2; t++) {
+        porta_dtype dtype = dtypes[t];
+        if (dtype == PORTA_F64 && !float64_native(device)) continue;
+        porta_fft_params p = {.kind = PORTA_FFT_C2C, .axis_count = 1, .axes = {1}};
+        check_fft(device, &rng, dtype, 3, SHAPE(3, 97, 2), false, &p);
+        p = (porta_fft_params){.kind = PORTA_FFT_C2C, .inverse = true, .norm = PORTA_FFT_NORM_BY_N,
+                               .axis_count = 2, .axes = {1, 0}};
+        check_fft(device, &rng, dtype, 3, SHAPE(6, 5, 2), false, &p);
+        p = (porta_fft_params){.kind = PORTA_FFT_R2C, .norm = PORTA_FFT_NORM_BY_ROOT_N,
+                               .axis_count = 2, .axes = {0, 1}};
+        check_fft(device, &rng, dtype, 2, SHAPE(10, 7), true, &p);
+        p = (porta_fft_params){.kind = PORTA_FFT_C2R, .axis_count = 2, .axes = {0, 1},
+                               .last_size = 10};
+        check_fft(device, &rng, dtype, 3, SHAPE(4, 6, 2), false, &p);
+    }
+    porta_placement_counts_reset();
+}

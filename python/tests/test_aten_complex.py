@@ -103,7 +103,7 @@ def test_unimplemented_op_names_the_dtype(monkeypatch):
     monkeypatch.setenv("PORTA_FALLBACK", "error")
     porta = _complex(torch.complex64, 4).to("porta")
     with pytest.raises(Exception, match="not implemented for complex64 on porta"):
-        torch.nn.functional.pad(porta, (1, 1))
+        torch.sin(porta)
 
 
 _OPS = {
@@ -190,5 +190,5 @@ def test_unimplemented_op_falls_back_by_default(monkeypatch):
     monkeypatch.delenv("PORTA_FALLBACK", raising=False)
     cpu = _complex(torch.complex64, 4)
     with pytest.warns(UserWarning, match="running it on the CPU"):
-        got = torch.nn.functional.pad(cpu.to("porta"), (1, 1))
-    assert_matches(got, torch.nn.functional.pad(cpu, (1, 1)))
+        got = torch.sin(cpu.to("porta"))
+    assert_matches(got, torch.sin(cpu))

@@ -58,6 +58,7 @@ extern const aten_op aten_elementwise_pointwise_ops[];
 extern const aten_op aten_elementwise_special_ops[];
 extern const aten_op aten_elementwise_unary_ops[];
 extern const aten_op aten_factory_ops[];
+extern const aten_op aten_fft_ops[];
 extern const aten_op aten_factory_range_ops[];
 extern const aten_op aten_index_advanced_ops[];
 extern const aten_op aten_index_copy_repeat_ops[];

@@ -1,5 +1,5 @@
-/* shlo_render_prim: PAD, GATHER, INDEX_SELECT, SCATTER, SORT, POOL_MAX and
- * the convolutions as StableHLO modules (codegen_stablehlo.h), each with its CPU kernel's
+/* shlo_render_prim: PAD, GATHER, INDEX_SELECT, SCATTER, SORT, POOL_MAX, FFT
+ * (codegen_stablehlo_fft.c) and the convolutions as StableHLO modules (codegen_stablehlo.h), each with its CPU kernel's
  * semantics.
  *
  * Every operand is loaded as a whole tensor through its strided view and
@@ -12,6 +12,7 @@
 
 #include "codegen/codegen_stablehlo.h"
 #include "codegen/codegen_stablehlo_conv.h"
+#include "codegen/codegen_stablehlo_fft.h"
 #include "codegen/codegen_stablehlo_internal.h"
 #include "core/status.h"
 
@@ -410,6 +411,9 @@ bool shlo_prim_supported(const ir_prim *prim, const porta_dtype *dtypes, const i
         int most = prim->kind == PRIM_CONV ? 3 : 2;
         return is_float && input_count >= 2 && input_count <= most && prim->conv.groups >= 1;
     }
+    case PRIM_FFT:
+        return input_count == 1 && (dtypes[0] == PORTA_F32 || dtypes[0] == PORTA_F64) &&
+               prim->axis_count >= 1 && prim->axis_count <= SHLO_FFT_MAX_AXES;
     default: return false;
     }
 }
@@ -421,7 +425,7 @@ porta_status *shlo_render_prim(const shlo_prim *p, char **text, bool *takes_scal
         !shlo_prim_supported(&p->prim, inputs, p->rank, p->count - 1))
         return porta_error(PORTA_ERR_UNSUPPORTED,
                            "StableHLO: %s with %d operands has no StableHLO spelling; expected "
-                           "pad, gather, index_select, scatter, sort, pool_max or a convolution",
+                           "pad, gather, index_select, scatter, sort, pool_max, fft or a convolution",
                            ir_prim_name(&p->prim), p->count);
     for (int i = 0; i < p->count; i++)
         if (p->layout.buffer[i] < 0 || p->layout.buffer[i] >= p->layout.buffer_count)
@@ -438,6 +442,9 @@ porta_status *shlo_render_prim(const shlo_prim *p, char **text, bool *takes_scal
     case PRIM_SORT: result = render_sort(r, p); break;
     case PRIM_SCATTER: result = render_scatter(r, p); break;
     case PRIM_POOL_MAX: result = render_pool(r, p); break;
+    case PRIM_FFT:
+        result = shlo_fft(r, p, shlo_render_load(r, 0, p->dtype[0], p->sizes[0], p->rank[0]));
+        break;
     case PRIM_CONV: case PRIM_CONV_INPUT_GRAD: case PRIM_CONV_WEIGHT_GRAD:
         result = render_conv(r, p);
         break;

@@ -37,6 +37,10 @@ porta_status *ir_infer_pool(ir_prim *prim, const ir_meta *inputs, int input_coun
                             ir_meta *out);
 porta_status *ir_infer_factor(ir_prim *prim, const ir_meta *inputs, int input_count,
                               ir_meta *out);
+porta_status *ir_infer_fft(ir_prim *prim, const ir_meta *inputs, int input_count, ir_meta *out);
+/* The FFT primitive of porta_fft's parameters (the eager op's and the graph
+ * builder's one spelling); inference checks what this does not. */
+porta_status *ir_fft_prim(const porta_fft_params *params, ir_prim *prim);
 
 /* Windows along one axis of `in` elements (PyTorch's pooling_output_shape):
  * windows of `kernel` taps `dilation` apart, `stride` apart, over the input

@@ -22,6 +22,7 @@ int ir_prim_input_count(const ir_prim *prim) {
     case PRIM_FLIP:
     case PRIM_SORT:
     case PRIM_POOL_MAX:
+    case PRIM_FFT:
         return 1;
     case PRIM_BINARY:
     case PRIM_GATHER:
@@ -58,6 +59,7 @@ const char *ir_prim_kind_name(ir_prim_kind kind) {
         [PRIM_SORT] = "sort",       [PRIM_CONV_WEIGHT_GRAD] = "conv_weight_grad",
         [PRIM_CONV_INPUT_GRAD] = "conv_input_grad",
         [PRIM_POOL_MAX] = "pool_max",   [PRIM_FACTOR] = "factor",
+        [PRIM_FFT] = "fft",
     };
     if ((unsigned)kind >= PRIM_KIND_COUNT) return "invalid primitive";
     return names[kind];
@@ -117,6 +119,13 @@ const char *ir_prim_name(const ir_prim *prim) {
         return prim->normal ? "random.normal" : "random.uniform";
     case PRIM_FACTOR:
         return op_name(factor_names, PORTA_FACTOR_OP_COUNT, prim->op, "factor.(invalid op)");
+    case PRIM_FFT:
+        switch (prim->op) {
+        case PORTA_FFT_C2C: return prim->value > 0 ? "fft.c2c_backward" : "fft.c2c";
+        case PORTA_FFT_R2C: return "fft.r2c";
+        case PORTA_FFT_C2R: return "fft.c2r";
+        default: return "fft.(invalid kind)";
+        }
     case PRIM_SORT:
         return prim->op == PORTA_SORT_DESCENDING ? "sort.descending" : "sort.ascending";
     default:

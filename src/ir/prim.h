@@ -31,6 +31,10 @@ typedef enum ir_prim_kind {
     PRIM_POOL_MAX,
     /* op = porta_factor_op, axis = its flags (PORTA_FACTOR_UPPER, ...) */
     PRIM_FACTOR,
+    /* op = porta_fft_kind, axes (in the given order), axis = porta_fft_norm,
+     * value = the exponent's sign (-1 forward, +1 backward), stop = C2R's
+     * length along the last axis */
+    PRIM_FFT,
     /* movement: views, resolved on tensor metadata, never executed */
     PRIM_RESHAPE,     /* rank, sizes */
     PRIM_PERMUTE,     /* dims[rank] in axes */
@@ -96,6 +100,9 @@ typedef struct ir_prim {
  *  FACTOR   a (and b for TRIANGULAR_SOLVE) float32 or float64, one dtype,
  *           any strides; out contiguous of that dtype, packed as
  *           porta_factor_op describes (porta.h).
+ *  FFT      x float32 or float64, any strides; out contiguous of x's dtype,
+ *           complex values as (real, imaginary) pairs in a last axis of 2
+ *           (C2C's x and out, R2C's out, C2R's x), as porta_fft_kind says.
  */
 
 /* Input counts per kind (-1: variable, CONV has 2 or 3). */

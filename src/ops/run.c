@@ -38,7 +38,8 @@ porta_status *ops_prim_run(const ir_prim *prim, const porta_tensor *const *input
     case PRIM_FACTOR: return ops_run_linalg(prim, inputs, input_count, out);
     case PRIM_RANDOM: return ops_run_random(prim, inputs, input_count, out);
     case PRIM_SORT:
-    case PRIM_POOL_MAX: return ops_run_one_input(prim, inputs, input_count, out);
+    case PRIM_POOL_MAX:
+    case PRIM_FFT: return ops_run_one_input(prim, inputs, input_count, out);
     case PRIM_INPUT:
     case PRIM_CONSTANT:
     case PRIM_KIND_COUNT: break;

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "aten/complex/complex.h"
+#include "aten/fft/fft.h"
 #include "core/status.h"
 
 /* An op that serves complex calls: `fn` is its complex implementation, or
@@ -62,6 +63,11 @@ static const complex_entry entries[] = {
     {"zero_", NULL},
     {"_efficientzerotensor", NULL},
     {"_to_copy", NULL},
+    /* Fourier transforms (aten/fft): their pairs through view_as_real */
+    {"_fft_c2c", NULL},
+    {"_fft_c2r", NULL},
+    /* torch.fft's zero-padding */
+    {"constant_pad_nd", aten_fft_complex_constant_pad_nd},
 };
 enum { ENTRY_COUNT = sizeof entries / sizeof entries[0] };
 

@@ -18,7 +18,7 @@ static const aten_op *const family_tables[] = {
     aten_elementwise_compare_ops, aten_elementwise_heaviside_hypot_signbit_sinc_nextafter_ops,
     aten_elementwise_logaddexp_xlogy_angle_frexp_ops, aten_elementwise_pointwise_ops,
     aten_elementwise_special_ops, aten_elementwise_unary_ops,
-    aten_factory_ops, aten_factory_range_ops,
+    aten_factory_ops, aten_factory_range_ops, aten_fft_ops,
     aten_index_advanced_ops, aten_index_copy_repeat_ops, aten_index_embedding_ops,
     aten_index_fill_ops, aten_index_gather_scatter_ops, aten_index_masked_ops,
     aten_index_unique_ops, aten_index_nonzero_static_ops,

@@ -34,6 +34,7 @@ porta_status *clk_execute(const clk_launcher *launcher, porta_device *device,
     case PRIM_SORT: exec = clk_exec_sort; break;
     case PRIM_POOL_MAX: exec = clk_exec_pool; break;
     case PRIM_FACTOR: exec = clk_exec_factor; break;
+    case PRIM_FFT: exec = clk_exec_fft; break;
     default:
         return porta_error(PORTA_ERR_INTERNAL, "%s: primitive %s is not executable",
                            device->info.backend, ir_prim_kind_name(prim->kind));
@@ -55,6 +56,7 @@ void clk_each_program(clk_program_visit visit, void *ctx) {
     clk_conv_weight_grad_programs(visit, ctx);
     clk_conv_input_grad_programs(visit, ctx);
     clk_factor_programs(visit, ctx);
+    clk_fft_programs(visit, ctx);
     clk_index_programs(visit, ctx);
     clk_matmul_programs(visit, ctx);
     clk_pad_programs(visit, ctx);

@@ -1,6 +1,6 @@
 /* The kernel library's primitives, run on whichever backend passes its
  * launcher (clk_launch.h): GEMM, convolution and its two gradients, the
- * factorisations (PRIM_FACTOR), indexing, padding, max pooling, random
+ * factorisations (PRIM_FACTOR), Fourier transforms (PRIM_FFT), indexing, padding, max pooling, random
  * numbers, sort, and the elementwise ops and
  * reductions the kernel IR leaves out (integer division, remainder and power with their errors,
  * erfinv, argmax/argmin: "special"). Each has the contract of
@@ -22,6 +22,7 @@ clk_exec clk_exec_conv;
 clk_exec clk_exec_conv_weight_grad;
 clk_exec clk_exec_conv_input_grad;
 clk_exec clk_exec_factor;
+clk_exec clk_exec_fft;
 clk_exec clk_exec_index;
 clk_exec clk_exec_pad;
 clk_exec clk_exec_pool;
@@ -57,6 +58,7 @@ void clk_conv_programs(clk_program_visit visit, void *ctx);
 void clk_conv_weight_grad_programs(clk_program_visit visit, void *ctx);
 void clk_conv_input_grad_programs(clk_program_visit visit, void *ctx);
 void clk_factor_programs(clk_program_visit visit, void *ctx);
+void clk_fft_programs(clk_program_visit visit, void *ctx);
 void clk_index_programs(clk_program_visit visit, void *ctx);
 void clk_matmul_programs(clk_program_visit visit, void *ctx);
 void clk_pad_programs(clk_program_visit visit, void *ctx);
