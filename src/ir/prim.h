@@ -31,6 +31,8 @@ typedef enum ir_prim_kind {
     PRIM_POOL_MAX,
     /* op = porta_factor_op, axis = its flags (PORTA_FACTOR_UPPER, ...) */
     PRIM_FACTOR,
+    /* op = porta_softmax_op, over the last axis of contiguous float32 rows */
+    PRIM_SOFTMAX,
     /* movement: views, resolved on tensor metadata, never executed */
     PRIM_RESHAPE,     /* rank, sizes */
     PRIM_PERMUTE,     /* dims[rank] in axes */
