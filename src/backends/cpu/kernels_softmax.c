@@ -24,68 +24,102 @@
 /* Elements per task below which threading costs more than it saves. */
 #define GRAIN 32768
 
-/* Four floats at a time with the compiler's vector extensions: SSE on the
- * x86-64 baseline, NEON elsewhere, and plain code where neither. */
-typedef float vec4 __attribute__((vector_size(16)));
-typedef int32_t mask4 __attribute__((vector_size(16)));
+/* Sixteen floats at a time with the compiler's vector extensions; on
+ * x86-64 the loops are built for AVX-512, AVX2 and the baseline and the
+ * best the CPU runs is picked at load time (target_clones), elsewhere once
+ * for the target. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define WIDE_LOOP __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define WIDE_LOOP
+#endif
+#define LANES 16
+typedef float vec __attribute__((vector_size(LANES * sizeof(float))));
+typedef int32_t mask __attribute__((vector_size(LANES * sizeof(float))));
+/* vec at any float's alignment, for loads and stores from rows */
+typedef float unaligned_vec
+    __attribute__((vector_size(LANES * sizeof(float)), aligned(sizeof(float)), may_alias));
 
-static vec4 load4(const float *p) {
-    vec4 v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static void store4(float *p, vec4 v) { memcpy(p, &v, sizeof v); }
-
-static vec4 splat4(float value) { return (vec4){value, value, value, value}; }
-
+/* Macros, not functions: a wide vector passed by value would take an ABI
+ * that depends on the ISA of each clone. */
+#define LOAD(p) (*(const unaligned_vec *)(p))
+#define STORE(p, v) (*(unaligned_vec *)(p) = (v))
+#define SPLAT(value) ((vec){0} + (value))
 /* The larger of a and b lane by lane, b where either is NaN (as x > m ? x : m). */
-static vec4 max4(vec4 a, vec4 b) {
-    mask4 greater = a > b;
-    return (vec4)((greater & (mask4)a) | (~greater & (mask4)b));
-}
+#define VMAX(a, b) ((vec)((((a) > (b)) & (mask)(a)) | (~((a) > (b)) & (mask)(b))))
 
-/* The maximum of x[0, n); NaN lanes are skipped, which leaves the result
- * NaN after x - max anyway. */
-static float row_max(const float *x, int64_t n) {
-    vec4 m0 = splat4(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
+/* The maximum of x[0, n); NaN is skipped, which leaves the row NaN after
+ * x - max anyway. */
+WIDE_LOOP static float row_max(const float *x, int64_t n) {
+    vec m0 = SPLAT(-INFINITY), m1 = m0;
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        m0 = max4(load4(x + i), m0);
-        m1 = max4(load4(x + i + 4), m1);
-        m2 = max4(load4(x + i + 8), m2);
-        m3 = max4(load4(x + i + 12), m3);
+    for (; i + 2 * LANES <= n; i += 2 * LANES) {
+        m0 = VMAX(LOAD(x + i), m0);
+        m1 = VMAX(LOAD(x + i + LANES), m1);
     }
-    m0 = max4(max4(m0, m1), max4(m2, m3));
+    if (i + LANES <= n) {
+        m0 = VMAX(LOAD(x + i), m0);
+        i += LANES;
+    }
+    m0 = VMAX(m0, m1);
     float m = -INFINITY;
-    for (int lane = 0; lane < 4; lane++) m = m0[lane] > m ? m0[lane] : m;
+    for (int lane = 0; lane < LANES; lane++) m = m0[lane] > m ? m0[lane] : m;
     for (; i < n; i++) m = x[i] > m ? x[i] : m;
     return m;
 }
 
-/* sum(x[i]) or, with y, sum(x[i] * y[i]), in 16 float lanes. */
-static float row_sum(const float *x, const float *y, int64_t n) {
-    vec4 s0 = splat4(0), s1 = s0, s2 = s0, s3 = s0;
+/* sum(x[i]) or, with y, sum(x[i] * y[i]): 32 float lanes over runs of
+ * SUM_RUN elements, the runs' totals added in double, so a long row's sum
+ * is as accurate as a pairwise one. */
+#define SUM_RUN 1024
+WIDE_LOOP static float row_sum(const float *x, const float *y, int64_t n) {
+    double total = 0;
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        vec4 one = splat4(1);
-        s0 += load4(x + i) * (y ? load4(y + i) : one);
-        s1 += load4(x + i + 4) * (y ? load4(y + i + 4) : one);
-        s2 += load4(x + i + 8) * (y ? load4(y + i + 8) : one);
-        s3 += load4(x + i + 12) * (y ? load4(y + i + 12) : one);
+    while (i + 2 * LANES <= n) {
+        vec s0 = SPLAT(0), s1 = s0;
+        int64_t stop = i + SUM_RUN < n ? i + SUM_RUN : n;
+        if (y) {
+            for (; i + 2 * LANES <= stop; i += 2 * LANES) {
+                s0 += LOAD(x + i) * LOAD(y + i);
+                s1 += LOAD(x + i + LANES) * LOAD(y + i + LANES);
+            }
+        } else {
+            for (; i + 2 * LANES <= stop; i += 2 * LANES) {
+                s0 += LOAD(x + i);
+                s1 += LOAD(x + i + LANES);
+            }
+        }
+        s0 += s1;
+        float run = 0;
+        for (int lane = 0; lane < LANES; lane++) run += s0[lane];
+        total += run;
     }
-    s0 = (s0 + s1) + (s2 + s3);
-    float s = (s0[0] + s0[1]) + (s0[2] + s0[3]);
-    for (; i < n; i++) s += x[i] * (y ? y[i] : 1.0f);
-    return s;
+    for (; i < n; i++) total += x[i] * (y ? y[i] : 1.0f);
+    return (float)total;
 }
 
 /* out[i] = (x[i] - shift) * scale. */
-static void shift_scale(const float *x, float shift, float scale, float *out, int64_t n) {
-    vec4 vs = splat4(shift), vc = splat4(scale);
+WIDE_LOOP static void shift_scale(const float *x, float shift, float scale, float *out,
+                                  int64_t n) {
+    vec vs = SPLAT(shift), vc = SPLAT(scale);
     int64_t i = 0;
-    for (; i + 4 <= n; i += 4) store4(out + i, (load4(x + i) - vs) * vc);
+    for (; i + LANES <= n; i += LANES) STORE(out + i, (LOAD(x + i) - vs) * vc);
     for (; i < n; i++) out[i] = (x[i] - shift) * scale;
+}
+
+/* out[i] = g[i] - e[i] * total (log_softmax's gradient, e = exp(y), may be
+ * out) or y[i] * (g[i] - total) (softmax's). */
+WIDE_LOOP static void gradient_row(bool logarithm, const float *g, const float *y, float total,
+                                   float *out, int64_t n) {
+    vec vt = SPLAT(total);
+    int64_t i = 0;
+    if (logarithm) {
+        for (; i + LANES <= n; i += LANES) STORE(out + i, LOAD(g + i) - LOAD(out + i) * vt);
+        for (; i < n; i++) out[i] = g[i] - out[i] * total;
+    } else {
+        for (; i + LANES <= n; i += LANES) STORE(out + i, LOAD(y + i) * (LOAD(g + i) - vt));
+        for (; i < n; i++) out[i] = y[i] * (g[i] - total);
+    }
 }
 
 /* sum(exp(x[i])) over chunks through a stack buffer. */
@@ -172,18 +206,7 @@ static void backward_rows(const softmax_job *job, int64_t begin, int64_t end) {
         for (int64_t row = first; row < last; row++) {
             const float *g = job->a + row * cols, *y = job->b + row * cols;
             float *out = job->out + row * cols;
-            float total = row_sum(g, logarithm ? NULL : y, cols);
-            vec4 vt = splat4(total);
-            int64_t i = 0;
-            if (logarithm) {
-                for (; i + 4 <= cols; i += 4)
-                    store4(out + i, load4(g + i) - load4(out + i) * vt);
-                for (; i < cols; i++) out[i] = g[i] - out[i] * total;
-            } else {
-                for (; i + 4 <= cols; i += 4)
-                    store4(out + i, load4(y + i) * (load4(g + i) - vt));
-                for (; i < cols; i++) out[i] = y[i] * (g[i] - total);
-            }
+            gradient_row(logarithm, g, y, row_sum(g, logarithm ? NULL : y, cols), out, cols);
         }
     }
 }
