@@ -1,11 +1,14 @@
 /* PRIM_SOFTMAX on the CPU: each row (the last axis, contiguous float32) is
  * read from memory once. A row of up to CACHED_ROW elements is normalized
- * while it stays in cache: its maximum, then x - max written to out and
- * exponentiated there (vmath), then the sum and the scale, as PyTorch's
- * CPU kernel does. Short rows go side by side: a block of rows is
- * exponentiated in one vmath call. A longer row takes two passes over
- * memory: an online maximum and sum (the sum rescaled when the maximum
- * grows), then the result. Rows are split over the thread pool. */
+ * while it stays in cache, as PyTorch's CPU kernel does: its maximum;
+ * exp(x - max) written to out, its sum, the scale (log_softmax: the sum of
+ * exp(x - max) through a stack chunk, then (x - max) - log(sum)). A longer
+ * row takes two passes over memory: an online maximum and sum (the sum
+ * rescaled when the maximum grows), then the result. The exponential of x
+ * - max (never positive) is this file's own vectorized loop; the
+ * gradients exponentiate any value through vmath, a block of short rows
+ * per call. The loops are 16 floats wide. Rows are split over the thread
+ * pool. */
 #include <math.h>
 #include <string.h>
 
@@ -15,8 +18,8 @@
 #include "core/status.h"
 #include "core/tensor_layout.h"
 
-/* Elements exponentiated per vmath call: a block of short rows, or a chunk
- * of a long one (on the stack: 16 KiB). */
+/* Elements per block of short rows exponentiated in one vmath call
+ * (gradients), and per chunk of a long row's online maximum and sum. */
 #define BLOCK 4096
 /* Rows up to this many elements (256 KiB of x and of out) stay in L2
  * between their passes. */
@@ -29,7 +32,7 @@
  * best the CPU runs is picked at load time (target_clones), elsewhere once
  * for the target. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define WIDE_LOOP __attribute__((target_clones("avx512f", "avx2", "default")))
+#define WIDE_LOOP __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define WIDE_LOOP
 #endif
@@ -107,6 +110,16 @@ WIDE_LOOP static void shift_scale(const float *x, float shift, float scale, floa
     for (; i < n; i++) out[i] = (x[i] - shift) * scale;
 }
 
+/* out[i] = (x[i] - max) - log_sum, rounded in that order: max + log_sum
+ * would lose log_sum where it is small beside max. */
+WIDE_LOOP static void log_normalize(const float *x, float max, float log_sum, float *out,
+                                    int64_t n) {
+    vec vm = SPLAT(max), vl = SPLAT(log_sum);
+    int64_t i = 0;
+    for (; i + LANES <= n; i += LANES) STORE(out + i, (LOAD(x + i) - vm) - vl);
+    for (; i < n; i++) out[i] = (x[i] - max) - log_sum;
+}
+
 /* out[i] = g[i] - e[i] * total (log_softmax's gradient, e = exp(y), may be
  * out) or y[i] * (g[i] - total) (softmax's). */
 WIDE_LOOP static void gradient_row(bool logarithm, const float *g, const float *y, float total,
@@ -122,16 +135,44 @@ WIDE_LOOP static void gradient_row(bool logarithm, const float *g, const float *
     }
 }
 
-/* sum(exp(x[i])) over chunks through a stack buffer. */
-static float exp_sum(const vmath_table *vm, const float *x, int64_t n) {
+/* out[i] = exp(x[i] - shift) for x[i] - shift <= 0 (or NaN): Cephes'
+ * expf (round t / ln 2 to k, t - k ln 2 in two parts, a degree-7
+ * polynomial, times 2^k), within 2 ULP of the correctly rounded result; t
+ * below the smallest normal result gives 0, NaN stays NaN. Written per
+ * element for the compiler to vectorize (ternaries become masks), which it
+ * does at -O3. */
+WIDE_LOOP __attribute__((optimize("O3"))) static void exp_shift(const float *x, float shift,
+                                                                float *out, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        float t = x[i] - shift;
+        float clamped = t < -87.33654f ? -87.33654f : t;
+        float shifted = clamped * 1.44269504088896341f + 12582912.0f;
+        float k = shifted - 12582912.0f;
+        float r = clamped - k * 0.693359375f - k * -2.12194440e-4f;
+        float p = 1.9875691500e-4f;
+        p = p * r + 1.3981999507e-3f;
+        p = p * r + 8.3334519073e-3f;
+        p = p * r + 4.1665795894e-2f;
+        p = p * r + 1.6666665459e-1f;
+        p = p * r + 5.0000001201e-1f;
+        p = p * r * r + r + 1.0f;
+        union { float f; int32_t i; } bits = {.f = shifted}, scale;
+        scale.i = (bits.i - 0x4B400000 + 127) << 23;
+        float e = p * scale.f;
+        out[i] = t != t ? t : t < -87.33654f ? 0.0f : e;
+    }
+}
+
+/* sum(exp(x[i] - shift)), through a stack chunk. */
+static float exp_shift_sum(const float *x, float shift, int64_t n) {
     float chunk[BLOCK];
-    float s = 0;
+    double total = 0;
     for (int64_t i = 0; i < n; i += BLOCK) {
         int64_t len = n - i < BLOCK ? n - i : BLOCK;
-        vm->exp(x + i, chunk, len);
-        s += row_sum(chunk, NULL, len);
+        exp_shift(x + i, shift, chunk, len);
+        total += row_sum(chunk, NULL, len);
     }
-    return s;
+    return (float)total;
 }
 
 typedef struct softmax_job {
@@ -142,25 +183,17 @@ typedef struct softmax_job {
     const vmath_table *vm;
 } softmax_job;
 
-/* Rows [begin, end) of a row of at most CACHED_ROW elements, BLOCK elements
- * (or one row) at a time. */
+/* Rows [begin, end), each of at most CACHED_ROW elements. */
 static void forward_cached(const softmax_job *job, int64_t begin, int64_t end) {
-    int64_t cols = job->cols, per_block = cols >= BLOCK ? 1 : BLOCK / cols;
-    bool logarithm = job->op == PORTA_LOG_SOFTMAX;
-    for (int64_t first = begin; first < end; first += per_block) {
-        int64_t last = first + per_block < end ? first + per_block : end;
-        float *out = job->out + first * cols;
-        for (int64_t row = first; row < last; row++) {
-            const float *x = job->a + row * cols;
-            shift_scale(x, row_max(x, cols), 1.0f, job->out + row * cols, cols);
-        }
-        if (!logarithm) job->vm->exp(out, out, (last - first) * cols);
-        for (int64_t row = first; row < last; row++) {
-            float *y = job->out + row * cols;
-            if (logarithm)
-                shift_scale(y, logf(exp_sum(job->vm, y, cols)), 1.0f, y, cols);
-            else
-                shift_scale(y, 0.0f, 1.0f / row_sum(y, NULL, cols), y, cols);
+    int64_t cols = job->cols;
+    for (int64_t row = begin; row < end; row++) {
+        const float *x = job->a + row * cols;
+        float *y = job->out + row * cols, m = row_max(x, cols);
+        if (job->op == PORTA_LOG_SOFTMAX) {
+            log_normalize(x, m, logf(exp_shift_sum(x, m, cols)), y, cols);
+        } else {
+            exp_shift(x, m, y, cols);
+            shift_scale(y, 0.0f, 1.0f / row_sum(y, NULL, cols), y, cols);
         }
     }
 }
@@ -170,28 +203,23 @@ static void forward_online(const softmax_job *job, int64_t row) {
     int64_t cols = job->cols;
     const float *x = job->a + row * cols;
     float *y = job->out + row * cols;
-    float chunk[BLOCK];
     float m = -INFINITY;
-    double s = 0;
+    double total = 0;
     for (int64_t i = 0; i < cols; i += BLOCK) {
         int64_t len = cols - i < BLOCK ? cols - i : BLOCK;
         float chunk_max = row_max(x + i, len);
         if (chunk_max > m) {
-            s *= exp((double)m - chunk_max);
+            total *= exp((double)m - chunk_max);
             m = chunk_max;
         }
-        shift_scale(x + i, m, 1.0f, chunk, len);
-        job->vm->exp(chunk, chunk, len);
-        s += row_sum(chunk, NULL, len);
+        total += exp_shift_sum(x + i, m, len);
     }
     if (job->op == PORTA_LOG_SOFTMAX) {
-        shift_scale(x, m, 1.0f, y, cols);
-        shift_scale(y, (float)log(s), 1.0f, y, cols);
+        log_normalize(x, m, (float)log(total), y, cols);
         return;
     }
-    shift_scale(x, m, 1.0f, y, cols);
-    job->vm->exp(y, y, cols);
-    shift_scale(y, 0.0f, (float)(1.0 / s), y, cols);
+    exp_shift(x, m, y, cols);
+    shift_scale(y, 0.0f, (float)(1.0 / total), y, cols);
 }
 
 /* softmax: out = y * (g - sum(g * y)); log_softmax: out = g - exp(y) *
