@@ -137,12 +137,13 @@ WIDE_LOOP static void gradient_row(bool logarithm, const float *g, const float *
 
 /* out[i] = exp(x[i] - shift) for x[i] - shift <= 0 (or NaN): Cephes'
  * expf (round t / ln 2 to k, t - k ln 2 in two parts, a degree-7
- * polynomial, times 2^k), within 2 ULP of the correctly rounded result; t
- * below the smallest normal result gives 0, NaN stays NaN. Written per
- * element for the compiler to vectorize (ternaries become masks), which it
- * does at -O3. */
-WIDE_LOOP __attribute__((optimize("O3"))) static void exp_shift(const float *x, float shift,
-                                                                float *out, int64_t n) {
+ * polynomial, times 2^k), within 1.02 ULP of exp in double with or
+ * without fused multiply-adds (every float in [-87.3, 0] checked); t below
+ * the smallest normal result gives 0, NaN stays NaN. Written per element
+ * for the compiler to vectorize (ternaries become masks), which it does at
+ * -O3, with multiply-adds fused where the ISA has them. */
+WIDE_LOOP __attribute__((optimize("O3", "fp-contract=fast"))) static void exp_shift(
+    const float *x, float shift, float *out, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         float t = x[i] - shift;
         float clamped = t < -87.33654f ? -87.33654f : t;
