@@ -157,8 +157,9 @@ WIDE_LOOP __attribute__((optimize("O3", "fp-contract=fast"))) static void exp_sh
         p = p * r + 1.6666665459e-1f;
         p = p * r + 5.0000001201e-1f;
         p = p * r * r + r + 1.0f;
-        union { float f; int32_t i; } bits = {.f = shifted}, scale;
-        scale.i = (bits.i - 0x4B400000 + 127) << 23;
+        /* unsigned: a NaN lane's bits shift too, and are discarded below */
+        union { float f; uint32_t u; } bits = {.f = shifted}, scale;
+        scale.u = (bits.u - 0x4B400000u + 127u) << 23;
         float e = p * scale.f;
         out[i] = t != t ? t : t < -87.33654f ? 0.0f : e;
     }
