@@ -26,9 +26,9 @@ static porta_status *unary_over(porta_unary_op op, porta_tensor *x) {
 /* With m the maximum along the axis and e = exp(x - m): softmax = e /
  * sum(e), into `out` (x's shape), e written there and the quotient over
  * it; log_softmax = (x - m) - log(sum(e)), x - m written to `out` and e to
- * `scratch` (x's shape too). Five passes, a reduction in two of them.
- * Fewer would take a primitive that exponentiates and sums in one pass (or
- * a fused exp(a - b)), which the primitive set lacks. */
+ * `scratch` (x's shape too). Five passes, a reduction in two of them: the
+ * composition for devices without the softmax primitive, and for other
+ * axes and dtypes. */
 static porta_status *normalize(const porta_tensor *x, int axis, porta_tensor *out,
                                porta_tensor *scratch) {
     porta_tensor *max = NULL, *total = NULL;
