@@ -584,6 +584,24 @@ typedef struct porta_fft_params {
 } porta_fft_params;
 PORTA_API porta_status *porta_fft(const porta_tensor *x, const porta_fft_params *params,
                                   porta_tensor **out);
+/* The row normalizations over the last axis that a backend may run in one
+ * read of each row (porta_softmax). */
+typedef enum porta_softmax_op {
+    PORTA_SOFTMAX = 0,           /* a = x: exp(x - max) / sum(exp(x - max)) */
+    PORTA_LOG_SOFTMAX,           /* a = x: (x - max) - log(sum(exp(x - max))) */
+    PORTA_SOFTMAX_BACKWARD,      /* a = grad, b = softmax: b * (a - sum(a * b)) */
+    PORTA_LOG_SOFTMAX_BACKWARD,  /* a = grad, b = log_softmax: a - exp(b) * sum(a) */
+    PORTA_SOFTMAX_OP_COUNT
+} porta_softmax_op;
+/* Runs op over the last axis of contiguous float32 a (and b, a's shape, for
+ * the gradients) into a new tensor, on a device whose backend has the
+ * kernel (porta_softmax_runs); elsewhere the caller composes it from
+ * reductions and elementwise ops. */
+PORTA_API porta_status *porta_softmax(porta_softmax_op op, const porta_tensor *a,
+                                      const porta_tensor *b, porta_tensor **out);
+/* Whether porta_softmax runs op on a (and b) as given. */
+PORTA_API bool porta_softmax_runs(porta_softmax_op op, const porta_tensor *a,
+                                  const porta_tensor *b);
 
 /* How a pooled size rounds: down (PyTorch's default) or up (ceil_mode). */
 typedef enum porta_pool_rounding {

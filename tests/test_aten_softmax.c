@@ -83,3 +83,44 @@ TEST(test_aten_softmax_blocks_match_reference) {
             for (int logarithm = 0; logarithm < 2; logarithm++)
                 check_case(shapes[s], axis, logarithm, &rng);
 }
+
+/* A row longer than the CPU kernel keeps in cache takes the online maximum
+ * and sum; its maximum sits in the last chunk, so the sum is rescaled. */
+TEST(test_aten_softmax_long_rows_match_reference) {
+    test_rng rng = test_rng_make(12);
+    static const int64_t sizes[3] = {1, 2, 50000};
+    for (int logarithm = 0; logarithm < 2; logarithm++) check_case(sizes, 2, logarithm, &rng);
+}
+
+TEST(test_softmax_primitive_refuses_bad_input) {
+    static const int64_t sizes[2] = {2, 3};
+    static const float values[6] = {1, 2, 3, 4, 5, 6};
+    static const int32_t integers[6] = {1, 2, 3, 4, 5, 6};
+    porta_tensor *x = NULL, *other = NULL, *ints = NULL, *view = NULL, *out = NULL;
+    int dims[2] = {1, 0};
+    porta_status *status = porta_tensor_from_host(test_cpu(), PORTA_F32, 2, sizes, values, &x);
+    if (!status) status = porta_tensor_from_host(test_cpu(), PORTA_F32, 1, sizes + 1, values, &other);
+    if (!status) status = porta_tensor_from_host(test_cpu(), PORTA_I32, 2, sizes, integers, &ints);
+    if (!status) status = porta_permute(x, dims, &view);
+    CHECK_MSG(!status, "setup: %s", status ? porta_status_message(status) : "");
+    porta_status_free(status);
+    if (!status) {
+        CHECK_ERR(porta_softmax(PORTA_SOFTMAX, ints, NULL, &out), PORTA_ERR_DTYPE,
+                  "softmax: expected float32 input 0, got int32");
+        CHECK_ERR(porta_softmax(PORTA_LOG_SOFTMAX, view, NULL, &out), PORTA_ERR_INVALID_ARGUMENT,
+                  "softmax.log: expected contiguous input 0");
+        CHECK_ERR(porta_softmax(PORTA_SOFTMAX_BACKWARD, x, other, &out), PORTA_ERR_SHAPE,
+                  "expected the gradient and the result of one shape, got [2, 3] and [3]");
+        CHECK_ERR(porta_softmax(PORTA_SOFTMAX_BACKWARD, x, NULL, &out),
+                  PORTA_ERR_INVALID_ARGUMENT, "'b'");
+        CHECK_ERR(porta_softmax((porta_softmax_op)PORTA_SOFTMAX_OP_COUNT, x, NULL, &out),
+                  PORTA_ERR_INVALID_ARGUMENT, "softmax: expected an op from 0 to 3, got 4");
+        CHECK_MSG(porta_softmax_runs(PORTA_SOFTMAX, x, NULL), "float32 rows run on the CPU");
+        CHECK_MSG(!porta_softmax_runs(PORTA_SOFTMAX, view, NULL), "a strided view is composed");
+        CHECK_MSG(!porta_softmax_runs(PORTA_SOFTMAX, ints, NULL), "int32 is composed");
+    }
+    porta_tensor_release(x);
+    porta_tensor_release(other);
+    porta_tensor_release(ints);
+    porta_tensor_release(view);
+}

@@ -164,6 +164,9 @@ static porta_status *run_op(const conf_case *c, porta_device *device, porta_tens
     case PRIM_POOL_MAX:
         return porta_max_pool_indices(in[0], c->sizes, c->conv.stride, c->conv.padding,
                                       c->conv.dilation, (porta_pool_rounding)c->op, &r[0]);
+    case PRIM_SOFTMAX:
+        return porta_softmax((porta_softmax_op)c->op, in[0], c->input_count > 1 ? in[1] : NULL,
+                             &r[0]);
     case PRIM_FACTOR:
         return porta_factor(c->op, c->axis, in[0], c->input_count > 1 ? in[1] : NULL, &r[0]);
     case PRIM_FFT: {
@@ -496,3 +499,4 @@ CONFORMANCE_TEST(sort, PRIM_SORT)
 CONFORMANCE_TEST(pool_max, PRIM_POOL_MAX)
 CONFORMANCE_TEST(factor, PRIM_FACTOR)
 CONFORMANCE_TEST(fft, PRIM_FFT)
+CONFORMANCE_TEST(softmax, PRIM_SOFTMAX)

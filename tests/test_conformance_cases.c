@@ -628,6 +628,23 @@ static void pool_cases(void) {
     }
 }
 
+/* Short rows side by side and a row longer than the CPU's cached path
+ * (the online maximum and sum); the gradients' second input in the
+ * forward results' range. */
+static void softmax_cases(void) {
+    static const int64_t shapes[][2] = {{5, 37}, {2, 40000}};
+    for (int op = 0; op < PORTA_SOFTMAX_OP_COUNT; op++)
+        for (int s = 0; s < COUNT(shapes); s++) {
+            conf_case *c = add(PRIM_SOFTMAX, op, PORTA_F32, "softmax %d float32 [%lld,%lld]", op,
+                               (long long)shapes[s][0], (long long)shapes[s][1]);
+            input(c, PORTA_F32, 2, shapes[s], CONF_RANGE, -8, 8, false);
+            if (op == PORTA_SOFTMAX_BACKWARD)
+                input(c, PORTA_F32, 2, shapes[s], CONF_RANGE, 0, 1, false);
+            if (op == PORTA_LOG_SOFTMAX_BACKWARD)
+                input(c, PORTA_F32, 2, shapes[s], CONF_RANGE, -8, 0, false);
+        }
+}
+
 const conf_case *conf_cases(int *count) {
     if (!table) {
         unary_cases();
@@ -645,6 +662,7 @@ const conf_case *conf_cases(int *count) {
         pool_cases();
         factor_cases();
         fft_cases();
+        softmax_cases();
         atexit(free_table);
     }
     *count = table_count;

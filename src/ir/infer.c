@@ -42,6 +42,7 @@ porta_status *ir_infer(ir_prim *prim, const ir_meta *inputs, int input_count,
     case PRIM_POOL_MAX: return ir_infer_pool(prim, inputs, input_count, out);
     case PRIM_FACTOR: return ir_infer_factor(prim, inputs, input_count, out);
     case PRIM_FFT: return ir_infer_fft(prim, inputs, input_count, out);
+    case PRIM_SOFTMAX: return ir_infer_softmax(prim, inputs, input_count, out);
     case PRIM_INPUT:
     case PRIM_CONSTANT:
     case PRIM_KIND_COUNT: break;

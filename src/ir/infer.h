@@ -35,6 +35,8 @@ porta_status *ir_infer_sort(ir_prim *prim, const ir_meta *inputs, int input_coun
                                ir_meta *out);
 porta_status *ir_infer_pool(ir_prim *prim, const ir_meta *inputs, int input_count,
                             ir_meta *out);
+porta_status *ir_infer_softmax(ir_prim *prim, const ir_meta *inputs, int input_count,
+                               ir_meta *out);
 porta_status *ir_infer_factor(ir_prim *prim, const ir_meta *inputs, int input_count,
                               ir_meta *out);
 porta_status *ir_infer_fft(ir_prim *prim, const ir_meta *inputs, int input_count, ir_meta *out);

@@ -37,6 +37,9 @@ int ir_prim_input_count(const ir_prim *prim) {
     case PRIM_FACTOR:
         return prim->op == PORTA_FACTOR_TRIANGULAR_SOLVE || prim->op == PORTA_FACTOR_LDL_SOLVE ? 2
                                                                                           : 1;
+    case PRIM_SOFTMAX:
+        return prim->op == PORTA_SOFTMAX_BACKWARD || prim->op == PORTA_LOG_SOFTMAX_BACKWARD ? 2
+                                                                                            : 1;
     case PRIM_CONV: /* bias is optional */
     case PRIM_KIND_COUNT:
         break;
@@ -60,6 +63,7 @@ const char *ir_prim_kind_name(ir_prim_kind kind) {
         [PRIM_CONV_INPUT_GRAD] = "conv_input_grad",
         [PRIM_POOL_MAX] = "pool_max",   [PRIM_FACTOR] = "factor",
         [PRIM_FFT] = "fft",
+        [PRIM_SOFTMAX] = "softmax",
     };
     if ((unsigned)kind >= PRIM_KIND_COUNT) return "invalid primitive";
     return names[kind];
@@ -125,6 +129,14 @@ const char *ir_prim_name(const ir_prim *prim) {
         case PORTA_FFT_R2C: return "fft.r2c";
         case PORTA_FFT_C2R: return "fft.c2r";
         default: return "fft.(invalid kind)";
+        }
+    case PRIM_SOFTMAX:
+        switch (prim->op) {
+        case PORTA_SOFTMAX: return "softmax";
+        case PORTA_LOG_SOFTMAX: return "softmax.log";
+        case PORTA_SOFTMAX_BACKWARD: return "softmax.backward";
+        case PORTA_LOG_SOFTMAX_BACKWARD: return "softmax.log_backward";
+        default: return "softmax.(invalid op)";
         }
     case PRIM_SORT:
         return prim->op == PORTA_SORT_DESCENDING ? "sort.descending" : "sort.ascending";

@@ -35,6 +35,8 @@ typedef enum ir_prim_kind {
      * value = the exponent's sign (-1 forward, +1 backward), stop = C2R's
      * length along the last axis */
     PRIM_FFT,
+    /* op = porta_softmax_op, over the last axis of contiguous float32 rows */
+    PRIM_SOFTMAX,
     /* movement: views, resolved on tensor metadata, never executed */
     PRIM_RESHAPE,     /* rank, sizes */
     PRIM_PERMUTE,     /* dims[rank] in axes */

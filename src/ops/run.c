@@ -36,6 +36,7 @@ porta_status *ops_prim_run(const ir_prim *prim, const porta_tensor *const *input
     case PRIM_CONV_WEIGHT_GRAD:
     case PRIM_CONV_INPUT_GRAD:
     case PRIM_FACTOR: return ops_run_linalg(prim, inputs, input_count, out);
+    case PRIM_SOFTMAX: return ops_run_softmax(prim, inputs, input_count, out);
     case PRIM_RANDOM: return ops_run_random(prim, inputs, input_count, out);
     case PRIM_SORT:
     case PRIM_POOL_MAX:

@@ -30,6 +30,9 @@ porta_status *ops_run_linalg(const ir_prim *prim, const porta_tensor *const *inp
                                int input_count, porta_tensor **out);
 porta_status *ops_run_random(const ir_prim *prim, const porta_tensor *const *inputs,
                                int input_count, porta_tensor **out);
+/* Softmax rows (ops/softmax.c): contiguous float32 inputs. */
+porta_status *ops_run_softmax(const ir_prim *prim, const porta_tensor *const *inputs,
+                              int input_count, porta_tensor **out);
 /* A primitive of one input whose result inference describes (sort's
  * permutation, max pooling's window argmax). */
 porta_status *ops_run_one_input(const ir_prim *prim, const porta_tensor *const *inputs,

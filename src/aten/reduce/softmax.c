@@ -26,9 +26,9 @@ static porta_status *unary_over(porta_unary_op op, porta_tensor *x) {
 /* With m the maximum along the axis and e = exp(x - m): softmax = e /
  * sum(e), into `out` (x's shape), e written there and the quotient over
  * it; log_softmax = (x - m) - log(sum(e)), x - m written to `out` and e to
- * `scratch` (x's shape too). Five passes, a reduction in two of them.
- * Fewer would take a primitive that exponentiates and sums in one pass (or
- * a fused exp(a - b)), which the primitive set lacks. */
+ * `scratch` (x's shape too). Five passes, a reduction in two of them: the
+ * composition for devices without the softmax primitive, and for other
+ * axes and dtypes. */
 static porta_status *normalize(const porta_tensor *x, int axis, porta_tensor *out,
                                porta_tensor *scratch) {
     porta_tensor *max = NULL, *total = NULL;
@@ -102,6 +102,8 @@ static porta_status *normalize_blocked(const porta_tensor *x, int axis, bool log
     return status;
 }
 
+/* Over the last axis of float32 rows on a device that has the kernel, one
+ * primitive reads each row once (porta_softmax); otherwise normalize_blocked. */
 static porta_status *softmax_of(const porta_value *a, bool logarithm, aten_results *results) {
     const porta_tensor *self = a[0].tensor;
     const char *name = logarithm ? "log_softmax" : "softmax";
@@ -121,9 +123,15 @@ static porta_status *softmax_of(const porta_value *a, bool logarithm, aten_resul
     porta_tensor *x = NULL, *y = NULL;
     porta_status *status;
     CORE_TRY_GOTO(status, aten_cast(self, aten_compute_dtype(self->dtype), &x), done);
-    CORE_TRY_GOTO(status, porta_tensor_empty(x->buffer->device, x->dtype, x->rank, x->sizes, &y),
-                   done);
-    CORE_TRY_GOTO(status, normalize_blocked(x, axis, logarithm, y), done);
+    porta_softmax_op op = logarithm ? PORTA_LOG_SOFTMAX : PORTA_SOFTMAX;
+    if (axis == x->rank - 1 && porta_softmax_runs(op, x, NULL)) {
+        CORE_TRY_GOTO(status, porta_softmax(op, x, NULL, &y), done);
+    } else {
+        CORE_TRY_GOTO(status,
+                       porta_tensor_empty(x->buffer->device, x->dtype, x->rank, x->sizes, &y),
+                       done);
+        CORE_TRY_GOTO(status, normalize_blocked(x, axis, logarithm, y), done);
+    }
     CORE_TRY_GOTO(status, aten_cast(y, self->dtype, &out), done);
     status = aten_push_tensor(results, out);
 done:
@@ -140,7 +148,9 @@ static porta_status *log_softmax(const porta_value *a, aten_results *r) {
 }
 
 /* softmax: grad_in = y * (g - sum(g * y));
- * log_softmax: grad_in = g - exp(y) * sum(g). */
+ * log_softmax: grad_in = g - exp(y) * sum(g). Over the last axis of
+ * contiguous float32 rows, on a device that has the kernel, in one
+ * primitive (porta_softmax); otherwise composed. */
 static porta_status *softmax_grad(const porta_value *a, bool logarithm, aten_results *results) {
     if (a[0].kind != PORTA_VALUE_TENSOR || a[1].kind != PORTA_VALUE_TENSOR)
         return porta_error(PORTA_ERR_INVALID_ARGUMENT,
@@ -156,7 +166,10 @@ static porta_status *softmax_grad(const porta_value *a, bool logarithm, aten_res
     porta_status *status;
     CORE_TRY_GOTO(status, aten_cast(a[0].tensor, dtype, &g), done);
     CORE_TRY_GOTO(status, aten_cast(a[1].tensor, dtype, &y), done);
-    if (logarithm) {
+    porta_softmax_op op = logarithm ? PORTA_LOG_SOFTMAX_BACKWARD : PORTA_SOFTMAX_BACKWARD;
+    if (axis == y->rank - 1 && porta_softmax_runs(op, g, y)) {
+        CORE_TRY_GOTO(status, porta_softmax(op, g, y, &grad), done);
+    } else if (logarithm) {
         CORE_TRY_GOTO(status, porta_reduce(PORTA_REDUCE_SUM, g, &axis, 1, true, &total), done);
         CORE_TRY_GOTO(status, porta_unary(PORTA_EXP, y, &scale), done);
         CORE_TRY_GOTO(status, porta_binary(PORTA_MUL, scale, total, &weighted), done);

@@ -43,6 +43,8 @@ porta_status *clk_execute(const clk_launcher *launcher, porta_device *device,
 }
 
 bool clk_has_kernel(const ir_prim *prim) {
+    /* softmax rows are composed from reductions where a backend lacks them */
+    if (prim->kind == PRIM_SOFTMAX) return false;
     /* the special functions the OpenCL renderer spells (codegen_cl_special.c) */
     if (prim->kind == PRIM_UNARY)
         return prim->op < PORTA_DIGAMMA || kir_cl_special_function(true, prim->op);

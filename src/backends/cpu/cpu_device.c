@@ -65,6 +65,7 @@ static porta_status *cpu_execute(porta_device *device, const ir_prim *prim,
     case PRIM_POOL_MAX: return cpu_exec_pool(prim, inputs, input_count, out);
     case PRIM_FACTOR: return cpu_exec_factor(prim, inputs, input_count, out);
     case PRIM_FFT: return cpu_exec_fft(prim, inputs, input_count, out);
+    case PRIM_SOFTMAX: return cpu_exec_softmax(prim, inputs, input_count, out);
     default:
         return porta_error(PORTA_ERR_INTERNAL, "cpu: primitive %s is not executable",
                            ir_prim_kind_name(prim->kind));

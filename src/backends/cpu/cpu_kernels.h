@@ -31,6 +31,8 @@ porta_status *cpu_exec_sort(const ir_prim *prim, const porta_tensor *const *inpu
                             int input_count, porta_tensor *out);
 porta_status *cpu_exec_pool(const ir_prim *prim, const porta_tensor *const *inputs,
                             int input_count, porta_tensor *out);
+porta_status *cpu_exec_softmax(const ir_prim *prim, const porta_tensor *const *inputs,
+                               int input_count, porta_tensor *out);
 porta_status *cpu_exec_factor(const ir_prim *prim, const porta_tensor *const *inputs,
                               int input_count, porta_tensor *out);
 porta_status *cpu_exec_fft(const ir_prim *prim, const porta_tensor *const *inputs,
