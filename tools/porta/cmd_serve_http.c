@@ -1,7 +1,9 @@
-/* The HTTP front end of `porta serve` on libmicrohttpd: one thread per
- * connection (docs/serve.md says why), routing the Open Inference
- * Protocol's endpoints to src/serve/, an access log line per request on
- * stderr, and a graceful stop on SIGTERM/SIGINT. */
+/* The HTTP front end of `porta serve` on libmicrohttpd: one thread polls
+ * every connection (epoll); a request that waits for a model run or a
+ * decode loop is suspended, not a thread, and resumed by the thread that
+ * answered it (docs/serve.md says why). It routes the Open Inference
+ * Protocol's endpoints to src/serve/, writes an access log line per
+ * request on stderr, and stops gracefully on SIGTERM/SIGINT. */
 #include <stdio.h>
 
 #include "cli.h"
@@ -29,13 +31,30 @@ int serve_http_run(serve_app *app) {
 #include <unistd.h>
 
 
+/* Who resumes a suspended connection: the handler, which suspends it
+ * before publishing SUSPENDED, or the thread with the answer, which
+ * publishes ANSWERED; whichever comes second resumes, so a connection is
+ * never resumed before it is suspended. */
+enum { RUNNING, SUSPENDED, ANSWERED };
+
 /* One request's state, from its first callback to its completion. */
 typedef struct request_state {
+    struct MHD_Connection *connection;
     double started;
     char *body;
     size_t length, capacity;
     bool too_large;
+    bool begun;                /* handed to the server; `reply` is its answer */
+    atomic_int handoff;        /* RUNNING, SUSPENDED, ANSWERED */
+    porta_server_reply reply;
 } request_state;
+
+/* A generate_stream's events on their way out. */
+typedef struct stream_state {
+    struct MHD_Connection *connection;
+    porta_server_stream *stream;
+    atomic_int handoff;
+} stream_state;
 
 static atomic_int in_flight;
 static atomic_bool stopping;
@@ -102,21 +121,61 @@ static enum MHD_Result send_reply(struct MHD_Connection *connection, porta_serve
     return result;
 }
 
-/* Streams' events are read by libmicrohttpd from the connection's thread,
- * which may wait for the next token. */
-static ssize_t read_events(void *cls, uint64_t position, char *buffer, size_t capacity) {
-    (void)position;
-    size_t n = porta_server_stream_read(cls, buffer, capacity);
-    return n ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+/* The answering thread's side of the hand-off (the enum above). */
+static void answered(struct MHD_Connection *connection, atomic_int *handoff) {
+    if (atomic_exchange(handoff, ANSWERED) == SUSPENDED) MHD_resume_connection(connection);
 }
 
-static void free_stream(void *cls) { porta_server_stream_free(cls); }
+/* The handler's side: the connection sleeps until answered (or at once,
+ * when the answer is already in). */
+static void suspend(struct MHD_Connection *connection, atomic_int *handoff) {
+    MHD_suspend_connection(connection);
+    if (atomic_exchange(handoff, SUSPENDED) == ANSWERED) MHD_resume_connection(connection);
+}
+
+static void request_answered(void *user) {
+    request_state *state = user;
+    answered(state->connection, &state->handoff);
+}
+
+static void stream_answered(void *user) {
+    stream_state *state = user;
+    answered(state->connection, &state->handoff);
+}
+
+/* The events made so far; with none yet, the connection is suspended
+ * until the generating thread has more (returning 0 alone would have the
+ * polling thread spin). */
+static ssize_t read_events(void *cls, uint64_t position, char *buffer, size_t capacity) {
+    (void)position;
+    stream_state *state = cls;
+    bool ended = false;
+    atomic_store(&state->handoff, RUNNING);
+    size_t n = porta_server_stream_poll(state->stream, buffer, capacity, &ended, stream_answered,
+                                        state);
+    if (n) return (ssize_t)n;
+    if (ended) return MHD_CONTENT_READER_END_OF_STREAM;
+    suspend(state->connection, &state->handoff);
+    return 0;
+}
+
+static void free_stream(void *cls) {
+    stream_state *state = cls;
+    porta_server_stream_free(state->stream);
+    free(state);
+}
 
 static enum MHD_Result send_stream(struct MHD_Connection *connection, porta_server_stream *stream) {
-    struct MHD_Response *response =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_events, stream, free_stream);
+    stream_state *state = malloc(sizeof *state);
+    struct MHD_Response *response = NULL;
+    if (state) {
+        *state = (stream_state){.connection = connection, .stream = stream};
+        response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_events, state,
+                                                      free_stream);
+    }
     if (!response) {
         porta_server_stream_free(stream);
+        free(state);
         return MHD_NO;
     }
     MHD_add_response_header(response, "Content-Type", "text/event-stream");
@@ -167,35 +226,42 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
         state->length += chunk;
         return MHD_YES;
     }
-    porta_server_reply reply;
-    if (state->too_large) {
+    porta_server_reply *reply = &state->reply;
+    if (state->begun) { /* resumed: the answer is in */
+    } else if (state->too_large) {
         /* Refused here: the body never reaches the server. */
-        memset(&reply, 0, sizeof reply);
-        reply.status = 413;
-        reply.model = -1;
-        reply.content_type = "application/json";
-        if ((reply.body = malloc(128)))
-            reply.length = reply.json_length = (size_t)snprintf(
-                reply.body, 128,
+        memset(reply, 0, sizeof *reply);
+        reply->status = 413;
+        reply->model = -1;
+        reply->content_type = "application/json";
+        if ((reply->body = malloc(128)))
+            reply->length = reply->json_length = (size_t)snprintf(
+                reply->body, 128,
                 "{\"error\":\"request body larger than the limit of %zu bytes (--max-body-mib)\"}",
                 app->max_body_bytes);
     } else if (is_stream(method, url)) {
         /* Logged and counted when the events start: the stream's status. */
         porta_server_stream *stream =
             porta_server_stream_start(app->server, url, state->body ? state->body : "",
-                                      state->length, atomic_load(&stopping), &reply);
+                                      state->length, atomic_load(&stopping), reply);
         if (stream) {
-            finish(app, method, url, &reply, state);
+            finish(app, method, url, reply, state);
             return send_stream(connection, stream);
         }
     } else {
         const char *header = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
                                                          "Inference-Header-Content-Length");
-        porta_server_handle(app->server, method, url, header, state->body ? state->body : "", state->length,
-                    atomic_load(&stopping), &reply);
+        state->begun = true;
+        state->connection = connection;
+        if (porta_server_begin(app->server, method, url, header, state->body ? state->body : "",
+                               state->length, atomic_load(&stopping), reply, request_answered,
+                               state)) {
+            suspend(connection, &state->handoff);
+            return MHD_YES;
+        }
     }
-    finish(app, method, url, &reply, state);
-    return send_reply(connection, &reply);
+    finish(app, method, url, reply, state);
+    return send_reply(connection, reply);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *connection, void **con_cls,
@@ -229,8 +295,8 @@ static bool bind_address(const char *host, int port, struct sockaddr_storage *ad
 
 int serve_http_run(serve_app *app) {
     struct sockaddr_storage address;
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                     MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC | MHD_USE_ERROR_LOG;
     if (!bind_address(app->host, app->port, &address, &flags)) {
         fprintf(stderr, "porta serve: --host should be an IPv4 or IPv6 address such as "
                         "127.0.0.1, given '%s'\n", app->host);
@@ -242,8 +308,7 @@ int serve_http_run(serve_app *app) {
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)app->max_connections,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)app->idle_timeout_s,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, app->max_header_bytes,
-        MHD_OPTION_THREAD_STACK_SIZE, (size_t)1 << 20, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, app->max_header_bytes, MHD_OPTION_END);
     if (!daemon) {
         fprintf(stderr, "porta serve: cannot listen on %s port %d (in use, or not an address "
                         "of this machine?)\n", app->host, app->port);
