@@ -70,6 +70,8 @@ static void log_value(FILE *out, const char *s) {
     fputc('"', out);
 }
 
+/* Written with one write(2): stderr is unbuffered, and a character at a
+ * time cost tens of system calls per request. */
 static void access_log(const serve_app *app, const char *method, const char *url,
                        const porta_server_reply *reply, size_t bytes_in, double seconds) {
     char stamp[32];
@@ -78,20 +80,24 @@ static void access_log(const serve_app *app, const char *method, const char *url
     clock_gettime(CLOCK_REALTIME, &t);
     gmtime_r(&t.tv_sec, &tm);
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
-    flockfile(stderr);
-    fprintf(stderr, "time=%s.%03ldZ method=", stamp, t.tv_nsec / 1000000);
-    log_value(stderr, method);
-    fputs(" path=", stderr);
-    log_value(stderr, url);
-    fprintf(stderr, " status=%d bytes_in=%zu bytes_out=%zu ms=%.3f", reply->status, bytes_in,
+    char *line = NULL;
+    size_t length = 0;
+    FILE *out = open_memstream(&line, &length);
+    if (!out) return;
+    fprintf(out, "time=%s.%03ldZ method=", stamp, t.tv_nsec / 1000000);
+    log_value(out, method);
+    fputs(" path=", out);
+    log_value(out, url);
+    fprintf(out, " status=%d bytes_in=%zu bytes_out=%zu ms=%.3f", reply->status, bytes_in,
             reply->length, seconds * 1e3);
     if (reply->model >= 0) {
-        fputs(" model=", stderr);
-        log_value(stderr, porta_server_model_name(app->server, reply->model));
-        fprintf(stderr, " batch=%d", reply->batch);
+        fputs(" model=", out);
+        log_value(out, porta_server_model_name(app->server, reply->model));
+        fprintf(out, " batch=%d", reply->batch);
     }
-    fputc('\n', stderr);
-    funlockfile(stderr);
+    fputc('\n', out);
+    if (!fclose(out)) fwrite(line, 1, length, stderr);
+    free(line);
 }
 
 /* Counts the request in /metrics and writes its access log line. */
@@ -105,10 +111,7 @@ static void finish(const serve_app *app, const char *method, const char *url,
 static enum MHD_Result send_reply(struct MHD_Connection *connection, porta_server_reply *reply) {
     struct MHD_Response *response = MHD_create_response_from_buffer(
         reply->length, reply->body, MHD_RESPMEM_MUST_FREE);
-    if (!response) {
-        free(reply->body);
-        return MHD_NO;
-    }
+    if (!response) return MHD_NO; /* the body is freed with the request */
     reply->body = NULL;
     MHD_add_response_header(response, "Content-Type", reply->content_type);
     if (reply->json_length != reply->length) {
@@ -268,6 +271,8 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
                          enum MHD_RequestTerminationCode code) {
     request_state *state = *con_cls;
     if (!state) return;
+    /* A reply never sent: its client left while the request waited. */
+    free(state->reply.body);
     free(state->body);
     free(state);
     *con_cls = NULL;
