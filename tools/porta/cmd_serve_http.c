@@ -162,10 +162,32 @@ static ssize_t read_events(void *cls, uint64_t position, char *buffer, size_t ca
     return 0;
 }
 
-static void free_stream(void *cls) {
-    stream_state *state = cls;
+/* Streams being freed off the polling thread; the server waits for them
+ * before it returns (and its caller frees the generators). */
+static atomic_int streams_freeing;
+
+static void *free_stream_thread(void *arg) {
+    stream_state *state = arg;
     porta_server_stream_free(state->stream);
     free(state);
+    atomic_fetch_sub(&streams_freeing, 1);
+    return NULL;
+}
+
+/* Freeing a stream waits for its generation to end, which for a client
+ * that left mid-stream is its remaining tokens: on a thread of its own,
+ * so the polling thread goes on serving the other connections. */
+static void free_stream(void *cls) {
+    atomic_fetch_add(&streams_freeing, 1);
+    pthread_t thread;
+    pthread_attr_t attr;
+    bool started = false;
+    if (!pthread_attr_init(&attr)) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        started = !pthread_create(&thread, &attr, free_stream_thread, cls);
+        pthread_attr_destroy(&attr);
+    }
+    if (!started) free_stream_thread(cls);
 }
 
 static enum MHD_Result send_stream(struct MHD_Connection *connection, porta_server_stream *stream) {
@@ -340,6 +362,10 @@ int serve_http_run(serve_app *app) {
         nanosleep(&pause, NULL);
     }
     MHD_stop_daemon(daemon);
+    while (atomic_load(&streams_freeing) > 0) {
+        struct timespec pause = {0, 10 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
     if (listener >= 0) close(listener);
     fprintf(stderr, "porta serve: stopped\n");
     return 0;
