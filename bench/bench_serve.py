@@ -127,7 +127,7 @@ def client_loop(port, path, body, deadline, times):
             head, _, rest = data.partition(b"\r\n\r\n")
             if not head.startswith(b"HTTP/1.1 200"):
                 raise RuntimeError(f"infer answered {head.splitlines()[0]!r}")
-            length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
+            length = int(re.search(rb"(?im)^content-length: *(\d+)", head).group(1))
             while len(rest) < length:
                 rest += connection.recv(max(1 << 16, length - len(rest)))
             times.append(time.perf_counter() - start)

@@ -8,7 +8,8 @@
  * input, one symbol found nowhere else in the inputs, that every output's
  * dim 0 follows), and answers requests given as a method, a path and a
  * body. `porta serve` puts libmicrohttpd in front of it (docs/serve.md).
- * porta_server_handle may be called from many threads at once.
+ * porta_server_handle and porta_server_begin may be called from many
+ * threads at once.
  */
 #ifndef PORTA_SERVE_H
 #define PORTA_SERVE_H
@@ -66,6 +67,20 @@ typedef struct porta_server_reply {
 PORTA_API void porta_server_handle(porta_server *server, const char *method, const char *path,
                                    const char *header_length, const char *body, size_t length,
                                    bool stopping, porta_server_reply *out);
+/* Called, from another thread, when what the caller waits for is ready. */
+typedef void (*porta_server_ready)(void *user);
+
+/* porta_server_handle without waiting, for event-driven front ends: a
+ * request that waits for a model run (inference, queued for the batch)
+ * or a decode loop (generate) returns true at once, and ready(user) is
+ * called from another thread once *out is filled (method, path,
+ * header_length and body must stay valid until then). Any other request
+ * is answered before it returns false (ready is not called). */
+PORTA_API bool porta_server_begin(porta_server *server, const char *method, const char *path,
+                                  const char *header_length, const char *body, size_t length,
+                                  bool stopping, porta_server_reply *out,
+                                  porta_server_ready ready, void *user);
+
 /* POST .../generate_stream with its events sent as they are made: a
  * stream when the request can start (*out untouched), else NULL with *out
  * the reply to send (what porta_server_handle answers: 400 naming the
@@ -80,6 +95,13 @@ PORTA_API porta_server_stream *porta_server_stream_start(porta_server *server, c
                                                          bool stopping, porta_server_reply *out);
 PORTA_API size_t porta_server_stream_read(porta_server_stream *stream, char *buffer,
                                           size_t capacity);
+/* porta_server_stream_read without waiting: the bytes ready now; when
+ * none are, 0 with *ended telling whether the stream is over, and when it
+ * is not, ready(user) is called once (from the generating thread, no lock
+ * held) as soon as more is ready or the stream ends. */
+PORTA_API size_t porta_server_stream_poll(porta_server_stream *stream, char *buffer,
+                                          size_t capacity, bool *ended,
+                                          porta_server_ready ready, void *user);
 PORTA_API void porta_server_stream_free(porta_server_stream *stream);
 
 /* Counts a finished HTTP request in /metrics: its status and, for an

@@ -247,6 +247,58 @@ TEST(serve_endpoints_stack_concurrent_requests) {
     fixture_close(&f);
 }
 
+/* Counts serve_route_begin's ready callbacks. */
+typedef struct answers {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int count;
+} answers;
+
+static void answered(void *user) {
+    answers *a = user;
+    pthread_mutex_lock(&a->lock);
+    a->count++;
+    pthread_cond_signal(&a->changed);
+    pthread_mutex_unlock(&a->lock);
+}
+
+TEST(serve_endpoints_begin_queues_without_waiting) {
+    /* One thread begins four requests: none waits for its run (the window
+     * is 30 s), the fourth fills the batch, and the worker answers all
+     * four, each reply written from its rows of the batch's output. */
+    fixture f;
+    if (!fixture_open(&f, (serve_batcher_options){4, 30.0, 16})) return;
+    answers done = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    char bodies[4][256];
+    serve_reply replies[4];
+    for (int i = 0; i < 4; i++) {
+        snprintf(bodies[i], sizeof bodies[i],
+                 "{\"inputs\":[{\"name\":\"x\",\"shape\":[1,3],\"datatype\":\"FP32\","
+                 "\"data\":[%d,1,-1]}],\"outputs\":[{\"name\":\"y\"}]}",
+                 i);
+        CHECK(serve_route_begin(&f.server, "POST", "/v2/models/mlp/infer", NULL, bodies[i],
+                                strlen(bodies[i]), false, &replies[i], answered, &done));
+    }
+    pthread_mutex_lock(&done.lock);
+    while (done.count < 4) pthread_cond_wait(&done.changed, &done.lock);
+    pthread_mutex_unlock(&done.lock);
+    for (int i = 0; i < 4; i++) {
+        float x[3] = {(float)i, 1, -1}, relu[2], linear[2];
+        expected(x, 1, relu, linear);
+        char want[128];
+        snprintf(want, sizeof want, "\"shape\":[1,2],\"data\":[%.9g,%.9g]", linear[0], linear[1]);
+        CHECK(replies[i].batch == 4);
+        CHECK_REPLY(replies[i], 200, want);
+    }
+    /* Refused requests are answered at once, without the callback. */
+    serve_reply refused;
+    CHECK(!serve_route_begin(&f.server, "POST", "/v2/models/mlp/infer", NULL, "{", 1, false,
+                             &refused, answered, &done));
+    CHECK_REPLY(refused, 400, NULL);
+    CHECK(done.count == 4);
+    fixture_close(&f);
+}
+
 /* One mapping from a status to a status code, shared by /infer and the
  * generate endpoints: 400 for a request that is wrong, 503 for one worth
  * trying again, 500 for the rest. */

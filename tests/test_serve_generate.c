@@ -1,8 +1,10 @@
 /* `porta serve`'s generate endpoints without sockets: the tiny KV-cache
  * model of tiny_lm.h (next token = fed token + 1 mod 5) served by
  * porta_server_create, answered on /generate and /generate_stream, its
- * series in /metrics, and requests with a bad field refused with 400
- * naming it. */
+ * series in /metrics, the same without waiting (porta_server_begin,
+ * porta_server_stream_poll), and requests with a bad field refused with
+ * 400 naming it. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +110,70 @@ TEST(serve_generate_stream_sends_events_as_made) {
     CHECK(!porta_server_stream_start(s, "/v2/models/tiny/generate_stream", body, strlen(body),
                                      true, &r));
     CHECK_REPLY(r, 503, "stopping");
+    porta_server_free(s);
+    test_remove_tree(dir);
+}
+
+/* Counts the ready callbacks of porta_server_begin and _stream_poll. */
+typedef struct readiness {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int calls;
+} readiness;
+
+static void on_ready(void *user) {
+    readiness *r = user;
+    pthread_mutex_lock(&r->lock);
+    r->calls++;
+    pthread_cond_signal(&r->changed);
+    pthread_mutex_unlock(&r->lock);
+}
+
+static void wait_calls(readiness *r, int calls) {
+    pthread_mutex_lock(&r->lock);
+    while (r->calls < calls) pthread_cond_wait(&r->changed, &r->lock);
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* What an event-driven front end does: /generate is begun without waiting
+ * and answered through the callback; a stream is polled, each empty poll
+ * followed by exactly one callback when there is more. */
+TEST(serve_generate_answers_without_waiting) {
+    char dir[256];
+    porta_server *s = open_server(dir, sizeof dir);
+    if (!s) return;
+    readiness ready = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    const char *body = "{\"input_ids\":[3,1],\"parameters\":{\"max_tokens\":3}}";
+    porta_server_reply r;
+    CHECK(porta_server_begin(s, "POST", "/v2/models/tiny/generate", NULL, body, strlen(body),
+                             false, &r, on_ready, &ready));
+    wait_calls(&ready, 1);
+    CHECK_REPLY(r, 200, "\"output_ids\":[2,3,4]}");
+    CHECK(!porta_server_begin(s, "GET", "/v2/health/live", NULL, "", 0, false, &r, on_ready,
+                              &ready));
+    CHECK_REPLY(r, 200, "\"live\":true");
+
+    ready.calls = 0;
+    const char *stream_body = "{\"input_ids\":[3],\"parameters\":{\"max_tokens\":2}}";
+    porta_server_stream *stream = porta_server_stream_start(
+        s, "/v2/models/tiny/generate_stream", stream_body, strlen(stream_body), false, &r);
+    CHECK(stream && r.status == 200);
+    char text[4096];
+    size_t length = 0;
+    int empty_polls = 0;
+    for (bool ended = false; stream && !ended;) {
+        size_t n = porta_server_stream_poll(stream, text + length, 7, &ended, on_ready, &ready);
+        length += n;
+        if (!n && !ended) wait_calls(&ready, ++empty_polls);
+    }
+    text[length] = 0;
+    porta_server_stream_free(stream);
+    CHECK_MSG(!strcmp(text, "data: {\"model_name\":\"tiny\",\"model_version\":\"1\","
+                            "\"output_ids\":[4]}\n\n"
+                            "data: {\"model_name\":\"tiny\",\"model_version\":\"1\","
+                            "\"output_ids\":[0]}\n\n"),
+              "stream: %s", text);
+    CHECK(ready.calls == empty_polls);
     porta_server_free(s);
     test_remove_tree(dir);
 }

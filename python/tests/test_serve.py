@@ -264,3 +264,32 @@ def test_stalled_client_limits_queue_limit_and_graceful_stop(mlp):
     torch.testing.assert_close(torch.tensor(reply["outputs"][0]["data"]).reshape(1, 3),
                                model(x).detach())
     assert "porta serve: stopped" in "".join(serving.lines)
+
+
+def test_idle_and_dropped_connections(mlp):
+    """1,000 connections open and silent (entries in one epoll set, not a
+    thread each) do not hold up a request on another; a client that drops
+    its connection while its request waits for its batch (the connection
+    suspended) leaves the server answering, and stopping it finishes."""
+    model, path = mlp
+    serving = Server(path, "--max-connections", "1100", "--batch-delay-ms", "200")
+    host, port = serving.base[len("http://"):].split(":")
+    x = torch.randn(1, 4)
+    body = json.dumps(infer_body(x)).encode()
+    idle = []
+    try:
+        for _ in range(1000):
+            idle.append(socket.create_connection((host, int(port)), timeout=10))
+        with socket.create_connection((host, int(port)), timeout=10) as dropped:
+            dropped.sendall(b"POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\n"
+                            b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        started = time.monotonic()
+        status, reply = serving.json("/v2/models/mlp/infer", infer_body(x))
+        assert status == 200 and time.monotonic() - started < 5
+        torch.testing.assert_close(torch.tensor(reply["outputs"][0]["data"]).reshape(1, 3),
+                                   model(x).detach())
+    finally:
+        for connection in idle:
+            connection.close()
+    assert serving.stop() == 0
+    assert "porta serve: stopped" in "".join(serving.lines)

@@ -11,13 +11,8 @@
 typedef struct job {
     const serve_tensor *inputs;
     int64_t rows;
-    serve_tensor *outputs;
-    porta_status *status;
-    int batch_requests;
-    bool done;
-    /* Signalled when this job is done: each waiting request has its own,
-     * so a finished batch wakes its requests only, not every one queued. */
-    pthread_cond_t finished;
+    serve_batch_done done;
+    void *context;
     struct timespec arrived;
     struct job *next;
 } job;
@@ -82,21 +77,24 @@ static int take_batch(serve_batcher *b, job **batch, int cap) {
     return n;
 }
 
-/* Stacks the jobs' inputs along dim 0, runs once, splits the outputs. */
-static porta_status *run_stacked(serve_model *m, job **batch, int n, int64_t rows) {
-    serve_tensor *inputs = calloc((size_t)m->input_count + 1, sizeof *inputs);
-    serve_tensor *outputs = calloc((size_t)m->output_count + 1, sizeof *outputs);
-    porta_status *status = inputs && outputs ? NULL
-                                             : porta_error(PORTA_ERR_OUT_OF_MEMORY, "batch: out of memory");
-    for (int i = 0; !status && i < m->input_count; i++) {
+/* What the worker reuses from run to run: the stacked inputs' headers, the
+ * run's outputs and one request's views of them. */
+typedef struct scratch {
+    serve_tensor *inputs, *outputs, *views;
+} scratch;
+
+/* Stacks the jobs' inputs along dim 0 into scratch->inputs (data malloc'd). */
+static porta_status *stack_inputs(const serve_model *m, job **batch, int n, int64_t rows,
+                                  serve_tensor *inputs) {
+    for (int i = 0; i < m->input_count; i++) {
         inputs[i] = batch[0]->inputs[i];
         inputs[i].name = NULL;
         inputs[i].sizes[0] = rows;
         inputs[i].bytes = 0;
         for (int k = 0; k < n; k++) inputs[i].bytes += batch[k]->inputs[i].bytes;
         if (!(inputs[i].data = malloc(inputs[i].bytes ? inputs[i].bytes : 1))) {
-            status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "batch: out of memory");
-            break;
+            serve_tensors_clear(inputs, i);
+            return porta_error(PORTA_ERR_OUT_OF_MEMORY, "batch: out of memory");
         }
         size_t at = 0;
         for (int k = 0; k < n; k++) {
@@ -104,57 +102,64 @@ static porta_status *run_stacked(serve_model *m, job **batch, int n, int64_t row
             at += batch[k]->inputs[i].bytes;
         }
     }
-    if (!status) status = serve_model_run(m, inputs, outputs);
-    for (int o = 0; !status && o < m->output_count; o++)
-        if (!outputs[o].rank || outputs[o].sizes[0] != rows)
-            status = porta_error(PORTA_ERR_INTERNAL,
-                                 "batch of %lld rows: output '%s' has %lld rows", (long long)rows,
-                                 outputs[o].name, outputs[o].rank ? (long long)outputs[o].sizes[0] : 0LL);
-    int64_t first_row = 0;
-    for (int k = 0; !status && k < n; first_row += batch[k]->rows, k++) {
-        for (int o = 0; !status && o < m->output_count; o++) {
-            serve_tensor *whole = &outputs[o], *part = &batch[k]->outputs[o];
-            size_t row_bytes = rows ? whole->bytes / (size_t)rows : 0;
-            *part = *whole;
-            part->sizes[0] = batch[k]->rows;
-            part->bytes = row_bytes * (size_t)batch[k]->rows;
-            part->name = strdup(whole->name);
-            part->data = malloc(part->bytes ? part->bytes : 1);
-            if (!part->name || !part->data) {
-                status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "batch: out of memory");
-                break;
-            }
-            memcpy(part->data, (char *)whole->data + (size_t)first_row * row_bytes, part->bytes);
-        }
-    }
-    /* The callers' outputs start zeroed, so those never filled clear too. */
-    for (int k = 0; status && k < n; k++) serve_tensors_clear(batch[k]->outputs, m->output_count);
-    serve_tensors_clear(inputs, m->input_count);
-    serve_tensors_clear(outputs, m->output_count);
-    free(inputs);
-    free(outputs);
-    return status;
+    return NULL;
 }
 
-static void run_batch(serve_batcher *b, job **batch, int n) {
+/* Runs the batch once (stacked when it holds several requests) and hands
+ * each request views of its rows of the outputs: no copy per request here,
+ * its reply is written from them. */
+static void run_batch(serve_batcher *b, job **batch, int n, scratch *work) {
+    serve_model *m = b->model;
     int64_t rows = 0;
     for (int k = 0; k < n; k++) rows += batch[k]->rows;
+    memset(work->outputs, 0, (size_t)m->output_count * sizeof *work->outputs);
     porta_status *status = NULL;
-    if (n == 1) status = serve_model_run(b->model, batch[0]->inputs, batch[0]->outputs);
-    else status = run_stacked(b->model, batch, n, rows);
-    if (b->metrics) serve_metrics_batch(b->metrics, b->model_index, n, rows);
-    for (int k = 0; k < n; k++) {
-        batch[k]->batch_requests = n;
-        batch[k]->status = status && k ? porta_error(porta_status_code(status), "%s",
-                                                     porta_status_message(status))
-                                       : status;
+    if (n == 1) {
+        status = serve_model_run(m, batch[0]->inputs, work->outputs);
+    } else {
+        status = stack_inputs(m, batch, n, rows, work->inputs);
+        if (!status) {
+            status = serve_model_run(m, work->inputs, work->outputs);
+            serve_tensors_clear(work->inputs, m->input_count);
+        }
     }
+    for (int o = 0; !status && o < m->output_count; o++)
+        if (!work->outputs[o].rank || work->outputs[o].sizes[0] != rows)
+            status = porta_error(PORTA_ERR_INTERNAL,
+                                 "batch of %lld rows: output '%s' has %lld rows", (long long)rows,
+                                 work->outputs[o].name,
+                                 work->outputs[o].rank ? (long long)work->outputs[o].sizes[0] : 0LL);
+    if (b->metrics) serve_metrics_batch(b->metrics, b->model_index, n, rows);
+    int64_t first_row = 0;
+    for (int k = 0; k < n; k++) {
+        porta_status *failed = status && k ? porta_error(porta_status_code(status), "%s",
+                                                         porta_status_message(status))
+                                           : status;
+        for (int o = 0; !status && o < m->output_count; o++) {
+            const serve_tensor *whole = &work->outputs[o];
+            size_t row_bytes = rows ? whole->bytes / (size_t)rows : 0;
+            work->views[o] = *whole;
+            work->views[o].sizes[0] = batch[k]->rows;
+            work->views[o].bytes = row_bytes * (size_t)batch[k]->rows;
+            work->views[o].data = (char *)whole->data + (size_t)first_row * row_bytes;
+        }
+        batch[k]->done(batch[k]->context, status ? NULL : work->views, n, failed);
+        first_row += batch[k]->rows;
+        free(batch[k]);
+    }
+    serve_tensors_clear(work->outputs, m->output_count);
 }
 
 static void *work(void *arg) {
     serve_batcher *b = arg;
     int cap = b->options.max_batch < 1024 ? (int)b->options.max_batch : 1024;
     job **batch = calloc((size_t)cap + 1, sizeof *batch);
+    scratch buffers = {
+        .inputs = calloc((size_t)b->model->input_count + 1, sizeof *buffers.inputs),
+        .outputs = calloc((size_t)b->model->output_count + 1, sizeof *buffers.outputs),
+        .views = calloc((size_t)b->model->output_count + 1, sizeof *buffers.views),
+    };
+    bool have_memory = batch && buffers.inputs && buffers.outputs && buffers.views;
     pthread_mutex_lock(&b->lock);
     for (;;) {
         while (!b->head && !b->stopping) pthread_cond_wait(&b->work, &b->lock);
@@ -164,28 +169,28 @@ static void *work(void *arg) {
                stackable_rows(b) < b->options.max_batch &&
                pthread_cond_timedwait(&b->work, &b->lock, &deadline) != ETIMEDOUT) {
         }
-        int n = batch ? take_batch(b, batch, cap) : 0;
-        if (!n) { /* no memory for the list: fail the head alone */
+        if (!have_memory) { /* no memory for the worker's lists: fail the head alone */
             job *j = b->head;
             b->head = j->next;
             if (!b->head) b->tail = NULL;
             b->depth--;
-            j->status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "batch: out of memory");
-            j->done = true;
-            pthread_cond_signal(&j->finished);
+            pthread_mutex_unlock(&b->lock);
+            j->done(j->context, NULL, 1, porta_error(PORTA_ERR_OUT_OF_MEMORY, "batch: out of memory"));
+            free(j);
+            pthread_mutex_lock(&b->lock);
             continue;
         }
+        int n = take_batch(b, batch, cap);
         if (b->metrics) serve_metrics_queue_depth(b->metrics, b->model_index, b->depth);
         pthread_mutex_unlock(&b->lock);
-        run_batch(b, batch, n);
+        run_batch(b, batch, n, &buffers);
         pthread_mutex_lock(&b->lock);
-        for (int k = 0; k < n; k++) {
-            batch[k]->done = true;
-            pthread_cond_signal(&batch[k]->finished);
-        }
     }
     pthread_mutex_unlock(&b->lock);
     free(batch);
+    free(buffers.inputs);
+    free(buffers.outputs);
+    free(buffers.views);
     return NULL;
 }
 
@@ -220,34 +225,32 @@ porta_status *serve_batcher_start(serve_model *model, serve_batcher_options opti
     return NULL;
 }
 
-porta_status *serve_batcher_infer(serve_batcher *b, const serve_tensor *inputs, int64_t rows,
-                                  serve_tensor *outputs, int *batch_requests) {
-    job j = {.inputs = inputs, .rows = rows, .outputs = outputs};
-    clock_gettime(CLOCK_MONOTONIC, &j.arrived);
-    pthread_cond_init(&j.finished, NULL);
+porta_status *serve_batcher_submit(serve_batcher *b, const serve_tensor *inputs, int64_t rows,
+                                   serve_batch_done done, void *context) {
+    job *j = malloc(sizeof *j);
+    if (!j) return porta_error(PORTA_ERR_OUT_OF_MEMORY, "model '%s': out of memory", b->model->name);
+    *j = (job){.inputs = inputs, .rows = rows, .done = done, .context = context};
+    clock_gettime(CLOCK_MONOTONIC, &j->arrived);
     pthread_mutex_lock(&b->lock);
     if (b->stopping || b->depth >= b->options.queue_limit) {
         int depth = b->depth;
         bool stopping = b->stopping;
         pthread_mutex_unlock(&b->lock);
-        pthread_cond_destroy(&j.finished);
+        free(j);
         return stopping ? porta_error(PORTA_ERR_UNAVAILABLE, "model '%s': the server is stopping",
                                       b->model->name)
                         : porta_error(PORTA_ERR_UNAVAILABLE,
                                       "model '%s': %d requests are queued, the limit; try again",
                                       b->model->name, depth);
     }
-    if (b->tail) b->tail->next = &j;
-    else b->head = &j;
-    b->tail = &j;
+    if (b->tail) b->tail->next = j;
+    else b->head = j;
+    b->tail = j;
     b->depth++;
     if (b->metrics) serve_metrics_queue_depth(b->metrics, b->model_index, b->depth);
     pthread_cond_signal(&b->work);
-    while (!j.done) pthread_cond_wait(&j.finished, &b->lock);
     pthread_mutex_unlock(&b->lock);
-    pthread_cond_destroy(&j.finished);
-    if (batch_requests) *batch_requests = j.batch_requests;
-    return j.status;
+    return NULL;
 }
 
 void serve_batcher_stop(serve_batcher *b) {

@@ -1,8 +1,8 @@
 /* Dynamic batching: one worker thread per served model takes requests from
  * a bounded queue. The first request waiting opens a window of delay_seconds;
  * requests arriving in it whose inputs differ only in the batch dim are
- * stacked along it (up to max_batch rows), run once, and their outputs
- * split back. A request is never held past its window: the batch runs when
+ * stacked along it (up to max_batch rows), run once, and each handed its
+ * rows of the outputs. A request is never held past its window: the batch runs when
  * the window closes or the batch is full, whichever comes first. A model
  * without a batch dim runs each request alone, in arrival order. */
 #ifndef PORTA_SERVE_BATCHER_H
@@ -25,13 +25,20 @@ typedef struct serve_batcher serve_batcher;
 porta_status *serve_batcher_start(serve_model *model, serve_batcher_options options,
                                   serve_metrics *metrics, int model_index, serve_batcher **out);
 
-/* Runs one checked request (inputs in the model's order, `rows` along the
- * batch dim) and waits for it: outputs[] gets one host tensor per model
- * output (serve_tensor_clear each), *batch_requests how many requests its
- * run stacked. PORTA_ERR_UNAVAILABLE when the queue is full or the batcher
- * is stopping. */
-porta_status *serve_batcher_infer(serve_batcher *batcher, const serve_tensor *inputs,
-                                  int64_t rows, serve_tensor *outputs, int *batch_requests);
+/* Called once per queued request, on the worker's thread, when its run is
+ * done: outputs[] (one per model output; NULL on failure) are views of this
+ * request's rows in the run's outputs, valid during the call only, so the
+ * reply is written straight from them; batch_requests is how many requests
+ * the run stacked; status (owned by the callee) is NULL or the failure. */
+typedef void (*serve_batch_done)(void *context, const serve_tensor *outputs,
+                                 int batch_requests, porta_status *status);
+
+/* Queues one checked request (inputs in the model's order, borrowed until
+ * `done` is called; `rows` along the batch dim) and returns at once.
+ * PORTA_ERR_UNAVAILABLE (done not called) when the queue is full or the
+ * batcher is stopping. */
+porta_status *serve_batcher_submit(serve_batcher *batcher, const serve_tensor *inputs,
+                                   int64_t rows, serve_batch_done done, void *context);
 
 /* Refuses new requests, finishes those queued, joins the worker, frees. */
 void serve_batcher_stop(serve_batcher *batcher);

@@ -1,4 +1,5 @@
 /* Routing and answering the protocol's endpoints (endpoints.h). */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,8 +74,48 @@ static void server_metadata(serve_reply *r) {
     reply_built(r, status, body);
 }
 
-static void infer(const serve_server *server, int index, const char *header_length,
-                  const char *body, size_t length, serve_reply *r) {
+/* An inference request between its queueing and its batch's end. */
+typedef struct pending_infer {
+    const serve_model *model;
+    serve_request *request;
+    serve_reply *reply;
+    serve_reply_ready ready;
+    void *user;
+} pending_infer;
+
+/* The batch worker's callback: the reply is encoded straight from this
+ * request's rows of the batch's outputs (their one copy). */
+static void infer_done(void *context, const serve_tensor *outputs, int batch_requests,
+                       porta_status *status) {
+    pending_infer *p = context;
+    serve_reply *r = p->reply;
+    r->batch = batch_requests;
+    char *reply = NULL;
+    size_t reply_length = 0, reply_json = 0;
+    if (status) status = porta_error_context(status, "model '%s'", p->model->name);
+    else
+        status = serve_response_encode(p->model->name, p->model->version, p->request, outputs,
+                                       p->model->output_count, &reply, &reply_length, &reply_json);
+    if (status) {
+        serve_reply_status(r, status);
+    } else {
+        reply_text(r, 200, reply);
+        r->length = reply_length;
+        r->json_length = reply_json;
+        if (reply_json != reply_length) r->content_type = "application/octet-stream";
+    }
+    serve_request_free(p->request);
+    serve_reply_ready ready = p->ready;
+    void *user = p->user;
+    free(p);
+    ready(user);
+}
+
+/* Queues the request for the model's batch worker: true when it is queued
+ * (infer_done answers it), false with the reply filled when it is refused. */
+static bool infer(const serve_server *server, int index, const char *header_length,
+                  const char *body, size_t length, serve_reply *r, serve_reply_ready ready,
+                  void *user) {
     serve_model *model = server->models[index];
     size_t json_length = length;
     if (header_length) {
@@ -85,36 +126,66 @@ static void infer(const serve_server *server, int index, const char *header_leng
                               "Inference-Header-Content-Length should be a byte count from 0 to "
                               "the body's %zu, given '%.32s'",
                               length, header_length);
-            return;
+            return false;
         }
         json_length = (size_t)value;
     }
-    serve_request *request = NULL;
-    serve_tensor *outputs = calloc((size_t)model->output_count + 1, sizeof *outputs);
+    pending_infer *p = malloc(sizeof *p);
     int64_t rows = 1;
-    porta_status *status = outputs ? serve_request_parse(body, length, json_length, &request)
-                                   : porta_error(PORTA_ERR_OUT_OF_MEMORY, "out of memory");
+    serve_request *request = NULL;
+    porta_status *status = p ? serve_request_parse(body, length, json_length, &request)
+                             : porta_error(PORTA_ERR_OUT_OF_MEMORY, "out of memory");
     if (!status) status = serve_model_check(model, request, &rows);
-    if (!status)
-        status = porta_error_context(
-            serve_batcher_infer(server->batchers[index], request->inputs, rows, outputs, &r->batch),
-            "model '%s'", model->name);
-    char *reply = NULL;
-    size_t reply_length = 0, reply_json = 0;
-    if (!status)
-        status = serve_response_encode(model->name, model->version, request, outputs,
-                                       model->output_count, &reply, &reply_length, &reply_json);
-    if (status) {
-        serve_reply_status(r, status);
-    } else {
-        reply_text(r, 200, reply);
-        r->length = reply_length;
-        r->json_length = reply_json;
-        if (reply_json != reply_length) r->content_type = "application/octet-stream";
+    if (!status) {
+        *p = (pending_infer){model, request, r, ready, user};
+        status = serve_batcher_submit(server->batchers[index], request->inputs, rows, infer_done, p);
+        if (!status) return true;
+        status = porta_error_context(status, "model '%s'", model->name);
     }
-    serve_tensors_clear(outputs, model->output_count);
-    free(outputs);
+    serve_reply_status(r, status);
     serve_request_free(request);
+    free(p);
+    return false;
+}
+
+/* A generate request, run by a thread of its own: its decode loop waits for
+ * steps shared with other sequences. */
+typedef struct pending_generate {
+    porta_generator *generator;
+    const serve_model *model;
+    const char *body;
+    size_t length;
+    serve_reply *reply;
+    serve_reply_ready ready;
+    void *user;
+} pending_generate;
+
+static void *generate_thread(void *arg) {
+    pending_generate *p = arg;
+    serve_generate(p->generator, p->model->name, p->model->version, p->body, p->length, false,
+                   p->reply);
+    serve_reply_ready ready = p->ready;
+    void *user = p->user;
+    free(p);
+    ready(user);
+    return NULL;
+}
+
+static bool generate(porta_generator *generator, const serve_model *model, const char *body,
+                     size_t length, serve_reply *r, serve_reply_ready ready, void *user) {
+    pending_generate *p = malloc(sizeof *p);
+    pthread_t thread;
+    pthread_attr_t attr;
+    if (p && !pthread_attr_init(&attr)) {
+        *p = (pending_generate){generator, model, body, length, r, ready, user};
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int err = pthread_create(&thread, &attr, generate_thread, p);
+        pthread_attr_destroy(&attr);
+        if (!err) return true;
+    }
+    free(p);
+    serve_reply_error(r, 503, "model '%s': generate: cannot start a thread", model->name);
+    return false;
 }
 
 int serve_find_model(const serve_server *server, const char *path, const char **rest,
@@ -145,12 +216,13 @@ int serve_find_model(const serve_server *server, const char *path, const char **
     return index;
 }
 
-static void model_endpoint(const serve_server *server, const char *method, const char *path,
+/* True when the request waits (inference, generate): `ready` answers it. */
+static bool model_endpoint(const serve_server *server, const char *method, const char *path,
                            const char *header_length, const char *body, size_t length,
-                           serve_reply *r) {
+                           serve_reply *r, serve_reply_ready ready, void *user) {
     const char *rest;
     int index = serve_find_model(server, path, &rest, r);
-    if (index < 0) return;
+    if (index < 0) return false;
     serve_model *model = server->models[index];
     bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
     bool is_generate = !strcmp(rest, "/generate") || !strcmp(rest, "/generate_stream");
@@ -169,17 +241,21 @@ static void model_endpoint(const serve_server *server, const char *method, const
         reply_built(r, status, json);
     } else if (!strcmp(rest, "/infer") && post) {
         r->model = index;
-        infer(server, index, header_length, body, length, r);
+        return infer(server, index, header_length, body, length, r, ready, user);
     } else if (is_generate && !generator) {
         serve_reply_error(r, 404,
                           "model '%s' has no endpoint '%s': it is not a decode step with a KV "
                           "cache (inputs ids, positions, keys, values, as "
                           "torch_porta.export_causal_lm writes)",
                           model->name, rest + 1);
-    } else if (is_generate && post) {
+    } else if (is_generate && post && !strcmp(rest, "/generate")) {
         r->model = index;
-        serve_generate(generator, model->name, model->version, body, length,
-                       !strcmp(rest, "/generate_stream"), r);
+        return generate(generator, model, body, length, r, ready, user);
+    } else if (is_generate && post) {
+        /* generate_stream through here (not porta_server_stream_start): the
+         * events in one body once generation ends. */
+        r->model = index;
+        serve_generate(generator, model->name, model->version, body, length, true, r);
     } else if (!*rest || !strcmp(rest, "/ready") || !strcmp(rest, "/infer") || is_generate) {
         serve_reply_error(r, 405, "%s takes %s, not %.16s", rest[0] ? rest + 1 : "model metadata",
                           *rest && strcmp(rest, "/ready") ? "POST" : "GET", method);
@@ -189,11 +265,12 @@ static void model_endpoint(const serve_server *server, const char *method, const
                           "generate_stream)",
                           model->name, rest + (rest[0] == '/'));
     }
+    return false;
 }
 
-void serve_route(const serve_server *server, const char *method, const char *path,
-                 const char *header_length, const char *body, size_t length, bool stopping,
-                 serve_reply *r) {
+bool serve_route_begin(const serve_server *server, const char *method, const char *path,
+                       const char *header_length, const char *body, size_t length, bool stopping,
+                       serve_reply *r, serve_reply_ready ready, void *user) {
     memset(r, 0, sizeof *r);
     r->model = -1;
     bool get = !strcmp(method, "GET");
@@ -201,7 +278,8 @@ void serve_route(const serve_server *server, const char *method, const char *pat
         if (stopping && !strcmp(method, "POST"))
             serve_reply_error(r, 503, "the server is stopping");
         else
-            model_endpoint(server, method, path + 11, header_length, body, length, r);
+            return model_endpoint(server, method, path + 11, header_length, body, length, r,
+                                  ready, user);
     } else if (!strcmp(path, "/v2/health/live") && get) {
         reply_text(r, 200, strdup("{\"live\":true}"));
     } else if (!strcmp(path, "/v2/health/ready") && get) {
@@ -219,4 +297,36 @@ void serve_route(const serve_server *server, const char *method, const char *pat
                                   "/metrics)",
                           method, path);
     }
+    return false;
+}
+
+/* serve_route's wait for a request that serve_route_begin queued. */
+typedef struct waiter {
+    pthread_mutex_t lock;
+    pthread_cond_t ready;
+    bool done;
+} waiter;
+
+static void wake(void *user) {
+    waiter *w = user;
+    pthread_mutex_lock(&w->lock);
+    w->done = true;
+    pthread_cond_signal(&w->ready);
+    pthread_mutex_unlock(&w->lock);
+}
+
+void serve_route(const serve_server *server, const char *method, const char *path,
+                 const char *header_length, const char *body, size_t length, bool stopping,
+                 serve_reply *r) {
+    waiter w = {.done = false};
+    pthread_mutex_init(&w.lock, NULL);
+    pthread_cond_init(&w.ready, NULL);
+    if (serve_route_begin(server, method, path, header_length, body, length, stopping, r, wake,
+                          &w)) {
+        pthread_mutex_lock(&w.lock);
+        while (!w.done) pthread_cond_wait(&w.ready, &w.lock);
+        pthread_mutex_unlock(&w.lock);
+    }
+    pthread_cond_destroy(&w.ready);
+    pthread_mutex_destroy(&w.lock);
 }

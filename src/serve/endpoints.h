@@ -45,7 +45,21 @@ void serve_reply_status(serve_reply *reply, porta_status *status);
  * the reply filled when none; *rest is what follows. */
 int serve_find_model(const serve_server *server, const char *path, const char **rest,
                      serve_reply *reply);
-/* Answers one request. `stopping`: the server is shutting down (ready is
+/* Called, from another thread, once *reply holds the answer to a request
+ * that serve_route_begin left waiting. */
+typedef void (*serve_reply_ready)(void *user);
+
+/* serve_route without waiting: a request that waits for a model run
+ * (inference, queued for its batch worker) or a decode loop (generate, on
+ * a thread of its own) returns true at once, and ready(user) is called
+ * once *out is filled; method, path, header_length and body must stay
+ * valid until then. Any other request is answered before it returns false
+ * (ready is not called). */
+bool serve_route_begin(const serve_server *server, const char *method, const char *path,
+                       const char *header_length, const char *body, size_t length, bool stopping,
+                       serve_reply *out, serve_reply_ready ready, void *user);
+
+/* Answers one request, waiting for it. `stopping`: the server is shutting down (ready is
  * then 503). header_length is the Inference-Header-Content-Length header's
  * text, or NULL. */
 void serve_route(const serve_server *server, const char *method, const char *path,

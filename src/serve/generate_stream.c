@@ -1,6 +1,7 @@
 /* generate_stream with its events sent as they are made (porta_serve.h):
  * a thread runs the generation, each token appends an event to a buffer
- * that the HTTP side reads from, waiting while it is empty. */
+ * that the HTTP side reads from, waiting while it is empty (or, polling,
+ * asking to be called back when it is not). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,21 +23,35 @@ struct porta_server_stream {
     core_text events;
     size_t read; /* bytes of events handed out */
     bool done;
+    /* Set by porta_server_stream_poll finding nothing to read: called once
+     * when there is more. */
+    porta_server_ready ready;
+    void *ready_user;
 };
+
+/* Wakes the readers after s->lock's holder added events or ended the
+ * stream; unlocks it. The poller's callback runs without the lock, so it
+ * may take its own locks (the HTTP side's) in any order. */
+static void more_ready(porta_server_stream *s) {
+    porta_server_ready ready = s->ready;
+    void *user = s->ready_user;
+    s->ready = NULL;
+    pthread_cond_broadcast(&s->more);
+    pthread_mutex_unlock(&s->lock);
+    if (ready) ready(user);
+}
 
 static void append(porta_server_stream *s, const char *text) {
     pthread_mutex_lock(&s->lock);
     text_puts(&s->events, text);
-    pthread_cond_broadcast(&s->more);
-    pthread_mutex_unlock(&s->lock);
+    more_ready(s);
 }
 
 static void on_token(void *context, int64_t token) {
     porta_server_stream *s = context;
     pthread_mutex_lock(&s->lock);
     serve_token_event(&s->events, s->model_name, s->model_version, token);
-    pthread_cond_broadcast(&s->more);
-    pthread_mutex_unlock(&s->lock);
+    more_ready(s);
 }
 
 static void *generate(void *arg) {
@@ -60,8 +75,7 @@ static void *generate(void *arg) {
     }
     pthread_mutex_lock(&s->lock);
     s->done = true;
-    pthread_cond_broadcast(&s->more);
-    pthread_mutex_unlock(&s->lock);
+    more_ready(s);
     return NULL;
 }
 
@@ -123,6 +137,22 @@ size_t porta_server_stream_read(porta_server_stream *s, char *buffer, size_t cap
     if (n > capacity) n = capacity;
     memcpy(buffer, s->events.chars + s->read, n);
     s->read += n;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+size_t porta_server_stream_poll(porta_server_stream *s, char *buffer, size_t capacity,
+                                bool *ended, porta_server_ready ready, void *user) {
+    pthread_mutex_lock(&s->lock);
+    size_t n = s->events.length - s->read;
+    if (n > capacity) n = capacity;
+    if (n) memcpy(buffer, s->events.chars + s->read, n);
+    s->read += n;
+    *ended = !n && s->done;
+    if (!n && !s->done) {
+        s->ready = ready;
+        s->ready_user = user;
+    }
     pthread_mutex_unlock(&s->lock);
     return n;
 }

@@ -144,6 +144,13 @@ void porta_server_handle(porta_server *s, const char *method, const char *path,
     serve_route(&s->parts, method, path, header_length, body, length, stopping, out);
 }
 
+bool porta_server_begin(porta_server *s, const char *method, const char *path,
+                        const char *header_length, const char *body, size_t length, bool stopping,
+                        porta_server_reply *out, porta_server_ready ready, void *user) {
+    return serve_route_begin(&s->parts, method, path, header_length, body, length, stopping, out,
+                             ready, user);
+}
+
 porta_server_stream *porta_server_stream_start(porta_server *s, const char *path,
                                                const char *body, size_t length, bool stopping,
                                                porta_server_reply *out) {

@@ -1,7 +1,9 @@
-/* The HTTP front end of `porta serve` on libmicrohttpd: one thread per
- * connection (docs/serve.md says why), routing the Open Inference
- * Protocol's endpoints to src/serve/, an access log line per request on
- * stderr, and a graceful stop on SIGTERM/SIGINT. */
+/* The HTTP front end of `porta serve` on libmicrohttpd: one thread polls
+ * every connection (epoll); a request that waits for a model run or a
+ * decode loop is suspended, not a thread, and resumed by the thread that
+ * answered it (docs/serve.md says why). It routes the Open Inference
+ * Protocol's endpoints to src/serve/, writes an access log line per
+ * request on stderr, and stops gracefully on SIGTERM/SIGINT. */
 #include <stdio.h>
 
 #include "cli.h"
@@ -29,13 +31,30 @@ int serve_http_run(serve_app *app) {
 #include <unistd.h>
 
 
+/* Who resumes a suspended connection: the handler, which suspends it
+ * before publishing SUSPENDED, or the thread with the answer, which
+ * publishes ANSWERED; whichever comes second resumes, so a connection is
+ * never resumed before it is suspended. */
+enum { RUNNING, SUSPENDED, ANSWERED };
+
 /* One request's state, from its first callback to its completion. */
 typedef struct request_state {
+    struct MHD_Connection *connection;
     double started;
     char *body;
     size_t length, capacity;
     bool too_large;
+    bool begun;                /* handed to the server; `reply` is its answer */
+    atomic_int handoff;        /* RUNNING, SUSPENDED, ANSWERED */
+    porta_server_reply reply;
 } request_state;
+
+/* A generate_stream's events on their way out. */
+typedef struct stream_state {
+    struct MHD_Connection *connection;
+    porta_server_stream *stream;
+    atomic_int handoff;
+} stream_state;
 
 static atomic_int in_flight;
 static atomic_bool stopping;
@@ -51,6 +70,8 @@ static void log_value(FILE *out, const char *s) {
     fputc('"', out);
 }
 
+/* Written with one write(2): stderr is unbuffered, and a character at a
+ * time cost tens of system calls per request. */
 static void access_log(const serve_app *app, const char *method, const char *url,
                        const porta_server_reply *reply, size_t bytes_in, double seconds) {
     char stamp[32];
@@ -59,20 +80,24 @@ static void access_log(const serve_app *app, const char *method, const char *url
     clock_gettime(CLOCK_REALTIME, &t);
     gmtime_r(&t.tv_sec, &tm);
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
-    flockfile(stderr);
-    fprintf(stderr, "time=%s.%03ldZ method=", stamp, t.tv_nsec / 1000000);
-    log_value(stderr, method);
-    fputs(" path=", stderr);
-    log_value(stderr, url);
-    fprintf(stderr, " status=%d bytes_in=%zu bytes_out=%zu ms=%.3f", reply->status, bytes_in,
+    char *line = NULL;
+    size_t length = 0;
+    FILE *out = open_memstream(&line, &length);
+    if (!out) return;
+    fprintf(out, "time=%s.%03ldZ method=", stamp, t.tv_nsec / 1000000);
+    log_value(out, method);
+    fputs(" path=", out);
+    log_value(out, url);
+    fprintf(out, " status=%d bytes_in=%zu bytes_out=%zu ms=%.3f", reply->status, bytes_in,
             reply->length, seconds * 1e3);
     if (reply->model >= 0) {
-        fputs(" model=", stderr);
-        log_value(stderr, porta_server_model_name(app->server, reply->model));
-        fprintf(stderr, " batch=%d", reply->batch);
+        fputs(" model=", out);
+        log_value(out, porta_server_model_name(app->server, reply->model));
+        fprintf(out, " batch=%d", reply->batch);
     }
-    fputc('\n', stderr);
-    funlockfile(stderr);
+    fputc('\n', out);
+    if (!fclose(out)) fwrite(line, 1, length, stderr);
+    free(line);
 }
 
 /* Counts the request in /metrics and writes its access log line. */
@@ -86,10 +111,7 @@ static void finish(const serve_app *app, const char *method, const char *url,
 static enum MHD_Result send_reply(struct MHD_Connection *connection, porta_server_reply *reply) {
     struct MHD_Response *response = MHD_create_response_from_buffer(
         reply->length, reply->body, MHD_RESPMEM_MUST_FREE);
-    if (!response) {
-        free(reply->body);
-        return MHD_NO;
-    }
+    if (!response) return MHD_NO; /* the body is freed with the request */
     reply->body = NULL;
     MHD_add_response_header(response, "Content-Type", reply->content_type);
     if (reply->json_length != reply->length) {
@@ -102,21 +124,83 @@ static enum MHD_Result send_reply(struct MHD_Connection *connection, porta_serve
     return result;
 }
 
-/* Streams' events are read by libmicrohttpd from the connection's thread,
- * which may wait for the next token. */
-static ssize_t read_events(void *cls, uint64_t position, char *buffer, size_t capacity) {
-    (void)position;
-    size_t n = porta_server_stream_read(cls, buffer, capacity);
-    return n ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+/* The answering thread's side of the hand-off (the enum above). */
+static void answered(struct MHD_Connection *connection, atomic_int *handoff) {
+    if (atomic_exchange(handoff, ANSWERED) == SUSPENDED) MHD_resume_connection(connection);
 }
 
-static void free_stream(void *cls) { porta_server_stream_free(cls); }
+/* The handler's side: the connection sleeps until answered (or at once,
+ * when the answer is already in). */
+static void suspend(struct MHD_Connection *connection, atomic_int *handoff) {
+    MHD_suspend_connection(connection);
+    if (atomic_exchange(handoff, SUSPENDED) == ANSWERED) MHD_resume_connection(connection);
+}
+
+static void request_answered(void *user) {
+    request_state *state = user;
+    answered(state->connection, &state->handoff);
+}
+
+static void stream_answered(void *user) {
+    stream_state *state = user;
+    answered(state->connection, &state->handoff);
+}
+
+/* The events made so far; with none yet, the connection is suspended
+ * until the generating thread has more (returning 0 alone would have the
+ * polling thread spin). */
+static ssize_t read_events(void *cls, uint64_t position, char *buffer, size_t capacity) {
+    (void)position;
+    stream_state *state = cls;
+    bool ended = false;
+    atomic_store(&state->handoff, RUNNING);
+    size_t n = porta_server_stream_poll(state->stream, buffer, capacity, &ended, stream_answered,
+                                        state);
+    if (n) return (ssize_t)n;
+    if (ended) return MHD_CONTENT_READER_END_OF_STREAM;
+    suspend(state->connection, &state->handoff);
+    return 0;
+}
+
+/* Streams being freed off the polling thread; the server waits for them
+ * before it returns (and its caller frees the generators). */
+static atomic_int streams_freeing;
+
+static void *free_stream_thread(void *arg) {
+    stream_state *state = arg;
+    porta_server_stream_free(state->stream);
+    free(state);
+    atomic_fetch_sub(&streams_freeing, 1);
+    return NULL;
+}
+
+/* Freeing a stream waits for its generation to end, which for a client
+ * that left mid-stream is its remaining tokens: on a thread of its own,
+ * so the polling thread goes on serving the other connections. */
+static void free_stream(void *cls) {
+    atomic_fetch_add(&streams_freeing, 1);
+    pthread_t thread;
+    pthread_attr_t attr;
+    bool started = false;
+    if (!pthread_attr_init(&attr)) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        started = !pthread_create(&thread, &attr, free_stream_thread, cls);
+        pthread_attr_destroy(&attr);
+    }
+    if (!started) free_stream_thread(cls);
+}
 
 static enum MHD_Result send_stream(struct MHD_Connection *connection, porta_server_stream *stream) {
-    struct MHD_Response *response =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_events, stream, free_stream);
+    stream_state *state = malloc(sizeof *state);
+    struct MHD_Response *response = NULL;
+    if (state) {
+        *state = (stream_state){.connection = connection, .stream = stream};
+        response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_events, state,
+                                                      free_stream);
+    }
     if (!response) {
         porta_server_stream_free(stream);
+        free(state);
         return MHD_NO;
     }
     MHD_add_response_header(response, "Content-Type", "text/event-stream");
@@ -167,41 +251,50 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
         state->length += chunk;
         return MHD_YES;
     }
-    porta_server_reply reply;
-    if (state->too_large) {
+    porta_server_reply *reply = &state->reply;
+    if (state->begun) { /* resumed: the answer is in */
+    } else if (state->too_large) {
         /* Refused here: the body never reaches the server. */
-        memset(&reply, 0, sizeof reply);
-        reply.status = 413;
-        reply.model = -1;
-        reply.content_type = "application/json";
-        if ((reply.body = malloc(128)))
-            reply.length = reply.json_length = (size_t)snprintf(
-                reply.body, 128,
+        memset(reply, 0, sizeof *reply);
+        reply->status = 413;
+        reply->model = -1;
+        reply->content_type = "application/json";
+        if ((reply->body = malloc(128)))
+            reply->length = reply->json_length = (size_t)snprintf(
+                reply->body, 128,
                 "{\"error\":\"request body larger than the limit of %zu bytes (--max-body-mib)\"}",
                 app->max_body_bytes);
     } else if (is_stream(method, url)) {
         /* Logged and counted when the events start: the stream's status. */
         porta_server_stream *stream =
             porta_server_stream_start(app->server, url, state->body ? state->body : "",
-                                      state->length, atomic_load(&stopping), &reply);
+                                      state->length, atomic_load(&stopping), reply);
         if (stream) {
-            finish(app, method, url, &reply, state);
+            finish(app, method, url, reply, state);
             return send_stream(connection, stream);
         }
     } else {
         const char *header = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
                                                          "Inference-Header-Content-Length");
-        porta_server_handle(app->server, method, url, header, state->body ? state->body : "", state->length,
-                    atomic_load(&stopping), &reply);
+        state->begun = true;
+        state->connection = connection;
+        if (porta_server_begin(app->server, method, url, header, state->body ? state->body : "",
+                               state->length, atomic_load(&stopping), reply, request_answered,
+                               state)) {
+            suspend(connection, &state->handoff);
+            return MHD_YES;
+        }
     }
-    finish(app, method, url, &reply, state);
-    return send_reply(connection, &reply);
+    finish(app, method, url, reply, state);
+    return send_reply(connection, reply);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *connection, void **con_cls,
                          enum MHD_RequestTerminationCode code) {
     request_state *state = *con_cls;
     if (!state) return;
+    /* A reply never sent: its client left while the request waited. */
+    free(state->reply.body);
     free(state->body);
     free(state);
     *con_cls = NULL;
@@ -229,8 +322,8 @@ static bool bind_address(const char *host, int port, struct sockaddr_storage *ad
 
 int serve_http_run(serve_app *app) {
     struct sockaddr_storage address;
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                     MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC | MHD_USE_ERROR_LOG;
     if (!bind_address(app->host, app->port, &address, &flags)) {
         fprintf(stderr, "porta serve: --host should be an IPv4 or IPv6 address such as "
                         "127.0.0.1, given '%s'\n", app->host);
@@ -242,8 +335,7 @@ int serve_http_run(serve_app *app) {
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)app->max_connections,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)app->idle_timeout_s,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, app->max_header_bytes,
-        MHD_OPTION_THREAD_STACK_SIZE, (size_t)1 << 20, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, app->max_header_bytes, MHD_OPTION_END);
     if (!daemon) {
         fprintf(stderr, "porta serve: cannot listen on %s port %d (in use, or not an address "
                         "of this machine?)\n", app->host, app->port);
@@ -270,6 +362,10 @@ int serve_http_run(serve_app *app) {
         nanosleep(&pause, NULL);
     }
     MHD_stop_daemon(daemon);
+    while (atomic_load(&streams_freeing) > 0) {
+        struct timespec pause = {0, 10 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
     if (listener >= 0) close(listener);
     fprintf(stderr, "porta serve: stopped\n");
     return 0;
