@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "porta_io.h"
@@ -334,4 +335,73 @@ TEST(serve_endpoints_time_limit_answers_503) {
     CHECK_OK(porta_model_set_time_limit(f.model->model, 0));
     CHECK_REPLY(route(&f, "POST", "/v2/models/mlp/infer", body), 200, "\"shape\":[1,2]");
     fixture_close(&f);
+}
+
+/* Requests submitted straight to the batcher; the replies of the first
+ * batch wait at a gate, which keeps the batcher busy meanwhile. */
+typedef struct gated {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    bool open;
+    int entered, answered;
+    int batch_of[9];
+} gated;
+
+typedef struct gated_request {
+    gated *gate;
+    int index;
+    float x[3];
+    serve_tensor input;
+} gated_request;
+
+static void gated_done(void *context, const serve_tensor *outputs, int batch_requests,
+                       porta_status *status) {
+    gated_request *q = context;
+    gated *g = q->gate;
+    porta_status_free(status);
+    pthread_mutex_lock(&g->lock);
+    g->entered++;
+    pthread_cond_broadcast(&g->changed);
+    while (q->index < 4 && !g->open) pthread_cond_wait(&g->changed, &g->lock);
+    g->batch_of[q->index] = outputs ? batch_requests : -1;
+    g->answered++;
+    pthread_cond_broadcast(&g->changed);
+    pthread_mutex_unlock(&g->lock);
+}
+
+static void gated_submit(fixture *f, gated_request *q) {
+    q->input = (serve_tensor){.dtype = PORTA_F32, .rank = 2, .sizes = {1, 3}, .data = q->x,
+                              .bytes = sizeof q->x};
+    CHECK_OK(serve_batcher_submit(f->batcher, &q->input, 1, gated_done, q));
+}
+
+TEST(serve_batcher_starts_at_once_when_requests_waited_for_the_worker) {
+    /* Batch 1 (full) runs and its replies wait at the gate; batch 2 (full)
+     * and then one more request queue meanwhile. That request has waited
+     * for the busy batcher already: once the gate opens it runs as soon as
+     * the worker is free, not after its 30 s window. */
+    fixture f;
+    if (!fixture_open(&f, (serve_batcher_options){4, 30.0, 16})) return;
+    gated g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0, 0, {0}};
+    gated_request requests[9];
+    for (int i = 0; i < 9; i++) requests[i] = (gated_request){.gate = &g, .index = i, .x = {(float)i, 1, -1}};
+    for (int i = 0; i < 4; i++) gated_submit(&f, &requests[i]);
+    pthread_mutex_lock(&g.lock);
+    while (g.entered < 1) pthread_cond_wait(&g.changed, &g.lock);
+    pthread_mutex_unlock(&g.lock);
+    for (int i = 4; i < 9; i++) gated_submit(&f, &requests[i]);
+    pthread_mutex_lock(&g.lock);
+    g.open = true;
+    pthread_cond_broadcast(&g.changed);
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 10;
+    while (g.answered < 9 && pthread_cond_timedwait(&g.changed, &g.lock, &deadline) == 0) {
+    }
+    int answered = g.answered;
+    pthread_mutex_unlock(&g.lock);
+    CHECK_MSG(answered == 9, "%d of 9 requests answered within 10 s", answered);
+    fixture_close(&f);
+    for (int i = 0; i < 8; i++) CHECK_MSG(g.batch_of[i] == 4, "request %d: batch of %d", i, g.batch_of[i]);
+    CHECK(g.batch_of[8] == 1);
 }

@@ -28,6 +28,12 @@ struct serve_batcher {
     int depth;
     bool stopping;
     pthread_t worker;
+    /* The hand-over from the worker to the replier: the run whose replies
+     * are being written (NULL when none), and whether the worker has ended. */
+    pthread_cond_t handed;
+    struct ran *replying;
+    bool worker_ended;
+    pthread_t replier;
 };
 
 static struct timespec add_seconds(struct timespec t, double seconds) {
@@ -77,13 +83,20 @@ static int take_batch(serve_batcher *b, job **batch, int cap) {
     return n;
 }
 
-/* What the worker reuses from run to run: the stacked inputs' headers, the
- * run's outputs and one request's views of them. */
-typedef struct scratch {
+/* One run from its stacking to its last reply: its jobs, the stacked
+ * inputs' headers, the run's outputs (kept until every reply is written)
+ * and one request's views of them. The worker fills one while the replier
+ * answers the other, so the model runs while the previous run's replies
+ * are encoded. */
+typedef struct ran {
+    job **batch;
+    int n;
+    int64_t rows;
+    porta_status *status;
     serve_tensor *inputs, *outputs, *views;
-} scratch;
+} ran;
 
-/* Stacks the jobs' inputs along dim 0 into scratch->inputs (data malloc'd). */
+/* Stacks the jobs' inputs along dim 0 into inputs[] (data malloc'd). */
 static porta_status *stack_inputs(const serve_model *m, job **batch, int n, int64_t rows,
                                   serve_tensor *inputs) {
     for (int i = 0; i < m->input_count; i++) {
@@ -105,13 +118,15 @@ static porta_status *stack_inputs(const serve_model *m, job **batch, int n, int6
     return NULL;
 }
 
-/* Runs the batch once (stacked when it holds several requests) and hands
- * each request views of its rows of the outputs: no copy per request here,
- * its reply is written from them. */
-static void run_batch(serve_batcher *b, job **batch, int n, scratch *work) {
+/* Runs the batch once (stacked when it holds several requests); its
+ * outputs stay in `work` for reply_batch. */
+static void run_batch(serve_batcher *b, ran *work) {
     serve_model *m = b->model;
+    job **batch = work->batch;
+    int n = work->n;
     int64_t rows = 0;
     for (int k = 0; k < n; k++) rows += batch[k]->rows;
+    work->rows = rows;
     memset(work->outputs, 0, (size_t)m->output_count * sizeof *work->outputs);
     porta_status *status = NULL;
     if (n == 1) {
@@ -130,11 +145,23 @@ static void run_batch(serve_batcher *b, job **batch, int n, scratch *work) {
                                  work->outputs[o].name,
                                  work->outputs[o].rank ? (long long)work->outputs[o].sizes[0] : 0LL);
     if (b->metrics) serve_metrics_batch(b->metrics, b->model_index, n, rows);
+    work->status = status;
+}
+
+/* Hands each request of a finished run views of its rows of the outputs:
+ * no copy per request here, its reply is written from them. */
+static void reply_batch(const serve_model *m, ran *work) {
+    job **batch = work->batch;
+    int n = work->n;
+    int64_t rows = work->rows;
+    porta_status *status = work->status;
     int64_t first_row = 0;
     for (int k = 0; k < n; k++) {
-        porta_status *failed = status && k ? porta_error(porta_status_code(status), "%s",
-                                                         porta_status_message(status))
-                                           : status;
+        /* The callee frees the status it gets: the last request takes the
+         * run's own, the others a copy. */
+        porta_status *failed = status && k < n - 1 ? porta_error(porta_status_code(status), "%s",
+                                                                 porta_status_message(status))
+                                                   : status;
         for (int o = 0; !status && o < m->output_count; o++) {
             const serve_tensor *whole = &work->outputs[o];
             size_t row_bytes = rows ? whole->bytes / (size_t)rows : 0;
@@ -148,24 +175,58 @@ static void run_batch(serve_batcher *b, job **batch, int n, scratch *work) {
         free(batch[k]);
     }
     serve_tensors_clear(work->outputs, m->output_count);
+    work->status = NULL;
+}
+
+/* Answers the runs the worker hands over, one at a time, off the worker's
+ * thread: reply encoding overlaps the next run. */
+static void *reply(void *arg) {
+    serve_batcher *b = arg;
+    pthread_mutex_lock(&b->lock);
+    for (;;) {
+        while (!b->replying && !b->worker_ended) pthread_cond_wait(&b->handed, &b->lock);
+        if (!b->replying) break;
+        ran *work = b->replying;
+        pthread_mutex_unlock(&b->lock);
+        reply_batch(b->model, work);
+        pthread_mutex_lock(&b->lock);
+        b->replying = NULL;
+        pthread_cond_broadcast(&b->handed);
+    }
+    pthread_mutex_unlock(&b->lock);
+    return NULL;
+}
+
+static bool ran_alloc(ran *r, const serve_model *m, int cap) {
+    r->batch = calloc((size_t)cap + 1, sizeof *r->batch);
+    r->inputs = calloc((size_t)m->input_count + 1, sizeof *r->inputs);
+    r->outputs = calloc((size_t)m->output_count + 1, sizeof *r->outputs);
+    r->views = calloc((size_t)m->output_count + 1, sizeof *r->views);
+    return r->batch && r->inputs && r->outputs && r->views;
+}
+
+static void ran_free(ran *r) {
+    free(r->batch);
+    free(r->inputs);
+    free(r->outputs);
+    free(r->views);
 }
 
 static void *work(void *arg) {
     serve_batcher *b = arg;
     int cap = b->options.max_batch < 1024 ? (int)b->options.max_batch : 1024;
-    job **batch = calloc((size_t)cap + 1, sizeof *batch);
-    scratch buffers = {
-        .inputs = calloc((size_t)b->model->input_count + 1, sizeof *buffers.inputs),
-        .outputs = calloc((size_t)b->model->output_count + 1, sizeof *buffers.outputs),
-        .views = calloc((size_t)b->model->output_count + 1, sizeof *buffers.views),
-    };
-    bool have_memory = batch && buffers.inputs && buffers.outputs && buffers.views;
+    ran runs[2] = {{0}};
+    bool have_memory = ran_alloc(&runs[0], b->model, cap) && ran_alloc(&runs[1], b->model, cap);
+    int next = 0;
+    /* Requests that queued while the worker was busy have waited already:
+     * their batch starts as soon as the worker is free, without a window. */
+    bool waited_for_worker = false;
     pthread_mutex_lock(&b->lock);
     for (;;) {
         while (!b->head && !b->stopping) pthread_cond_wait(&b->work, &b->lock);
         if (!b->head) break;
         struct timespec deadline = add_seconds(b->head->arrived, b->options.delay_seconds);
-        while (b->model->batchable && !b->stopping &&
+        while (!waited_for_worker && b->model->batchable && !b->stopping &&
                stackable_rows(b) < b->options.max_batch &&
                pthread_cond_timedwait(&b->work, &b->lock, &deadline) != ETIMEDOUT) {
         }
@@ -180,17 +241,24 @@ static void *work(void *arg) {
             pthread_mutex_lock(&b->lock);
             continue;
         }
-        int n = take_batch(b, batch, cap);
+        ran *work = &runs[next];
+        next ^= 1;
+        work->n = take_batch(b, work->batch, cap);
         if (b->metrics) serve_metrics_queue_depth(b->metrics, b->model_index, b->depth);
         pthread_mutex_unlock(&b->lock);
-        run_batch(b, batch, n, &buffers);
+        run_batch(b, work);
         pthread_mutex_lock(&b->lock);
+        while (b->replying) pthread_cond_wait(&b->handed, &b->lock);
+        b->replying = work;
+        pthread_cond_broadcast(&b->handed);
+        waited_for_worker = b->head != NULL;
     }
+    while (b->replying) pthread_cond_wait(&b->handed, &b->lock);
+    b->worker_ended = true;
+    pthread_cond_broadcast(&b->handed);
     pthread_mutex_unlock(&b->lock);
-    free(batch);
-    free(buffers.inputs);
-    free(buffers.outputs);
-    free(buffers.views);
+    ran_free(&runs[0]);
+    ran_free(&runs[1]);
     return NULL;
 }
 
@@ -214,8 +282,20 @@ porta_status *serve_batcher_start(serve_model *model, serve_batcher_options opti
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&b->work, &attr);
     pthread_condattr_destroy(&attr);
-    int err = pthread_create(&b->worker, NULL, work, b);
+    pthread_cond_init(&b->handed, NULL);
+    int err = pthread_create(&b->replier, NULL, reply, b);
+    if (!err) {
+        err = pthread_create(&b->worker, NULL, work, b);
+        if (err) {
+            pthread_mutex_lock(&b->lock);
+            b->worker_ended = true;
+            pthread_cond_broadcast(&b->handed);
+            pthread_mutex_unlock(&b->lock);
+            pthread_join(b->replier, NULL);
+        }
+    }
     if (err) {
+        pthread_cond_destroy(&b->handed);
         pthread_cond_destroy(&b->work);
         pthread_mutex_destroy(&b->lock);
         free(b);
@@ -260,6 +340,8 @@ void serve_batcher_stop(serve_batcher *b) {
     pthread_cond_broadcast(&b->work);
     pthread_mutex_unlock(&b->lock);
     pthread_join(b->worker, NULL);
+    pthread_join(b->replier, NULL);
+    pthread_cond_destroy(&b->handed);
     pthread_cond_destroy(&b->work);
     pthread_mutex_destroy(&b->lock);
     free(b);

@@ -3,8 +3,11 @@
  * requests arriving in it whose inputs differ only in the batch dim are
  * stacked along it (up to max_batch rows), run once, and each handed its
  * rows of the outputs. A request is never held past its window: the batch runs when
- * the window closes or the batch is full, whichever comes first. A model
- * without a batch dim runs each request alone, in arrival order. */
+ * the window closes or the batch is full, whichever comes first; requests
+ * that queued while the worker was busy have waited already, and their
+ * batch starts as soon as the worker is free. Replies are written by a
+ * second thread while the worker runs the next batch. A model without a
+ * batch dim runs each request alone, in arrival order. */
 #ifndef PORTA_SERVE_BATCHER_H
 #define PORTA_SERVE_BATCHER_H
 
@@ -25,8 +28,8 @@ typedef struct serve_batcher serve_batcher;
 porta_status *serve_batcher_start(serve_model *model, serve_batcher_options options,
                                   serve_metrics *metrics, int model_index, serve_batcher **out);
 
-/* Called once per queued request, on the worker's thread, when its run is
- * done: outputs[] (one per model output; NULL on failure) are views of this
+/* Called once per queued request, on the batcher's reply thread, when its
+ * run is done: outputs[] (one per model output; NULL on failure) are views of this
  * request's rows in the run's outputs, valid during the call only, so the
  * reply is written straight from them; batch_requests is how many requests
  * the run stacked; status (owned by the callee) is NULL or the failure. */
