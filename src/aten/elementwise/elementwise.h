@@ -23,6 +23,13 @@ porta_tensor *ew_target(const porta_value *args, int arg_count, ew_variant varia
  * new result and the binding resizes `out` to it, as PyTorch resizes outs
  * (in-place targets never resize: they keep ew_target's EW_INPLACE). */
 porta_tensor *ew_out_target(const porta_value *operands, int count, porta_tensor *out);
+/* `into` when a formula's last step can write straight into it: it has the
+ * result's dtype and the broadcast shape of operands[0..count); else NULL,
+ * and the result is made apart, then checked and written by ew_finish. An
+ * `into` that partially overlaps an operand is safe: the primitives compute
+ * through a temporary then (the same position of each element is not). */
+porta_tensor *ew_direct_target(porta_tensor *into, porta_dtype dtype, const porta_value *operands,
+                               int count);
 
 /* An error for an op that refuses a dtype ("silu: expected a float tensor,
  * got int64"), as PyTorch's "not implemented for 'Long'". */
@@ -57,13 +64,15 @@ porta_device *ew_device(const porta_value *a, const porta_value *b, const porta_
     }
 
 /* A kernel whose result `formula` builds in scope `s` from `args`, going
- * where `variant` says (a new tensor, self, or the last argument). */
+ * where `variant` says (a new tensor, self, or the last argument): `target`,
+ * which the formula may read to write its last step there directly. */
 #define COMPOSED_KERNEL(kernel, formula, variant, arg_count)                      \
     static porta_status *kernel(const porta_value *args, aten_results *r) {       \
         aten_scope s;                                                             \
         scope_begin_on(&s, ew_device(&args[0], &args[0], NULL));                  \
+        porta_tensor *target = ew_target(args, arg_count, variant);               \
         porta_tensor *result = formula;                                           \
-        return ew_finish(&s, result, ew_target(args, arg_count, variant), r);     \
+        return ew_finish(&s, result, target, r);                                  \
     }
 
 #endif

@@ -14,21 +14,38 @@ porta_tensor *ew_target(const porta_value *args, int arg_count, ew_variant varia
     return NULL;
 }
 
-porta_tensor *ew_out_target(const porta_value *operands, int count, porta_tensor *out) {
+/* Whether `out` has the broadcast shape of the tensor operands; *broadcasts
+ * is false when they do not broadcast (the op itself reports that). */
+static bool has_broadcast_shape(const porta_value *operands, int count, const porta_tensor *out,
+                                bool *broadcasts) {
     int rank = 0;
     int64_t shape[PORTA_MAX_RANK];
+    *broadcasts = true;
     for (int i = 0; i < count; i++) {
         if (operands[i].kind != PORTA_VALUE_TENSOR) continue;
         const porta_tensor *t = operands[i].tensor;
         porta_status *status =
             ir_broadcast_shapes("out=", rank, shape, t->rank, t->sizes, &rank, shape);
-        if (status) { /* the op itself reports operands that do not broadcast */
+        if (status) {
             porta_status_free(status);
-            return out;
+            *broadcasts = false;
+            return false;
         }
     }
-    bool same = rank == out->rank && (!rank || !memcmp(shape, out->sizes, (size_t)rank * sizeof shape[0]));
-    return same ? out : NULL;
+    return rank == out->rank && (!rank || !memcmp(shape, out->sizes, (size_t)rank * sizeof shape[0]));
+}
+
+porta_tensor *ew_out_target(const porta_value *operands, int count, porta_tensor *out) {
+    bool broadcasts;
+    bool same = has_broadcast_shape(operands, count, out, &broadcasts);
+    return same || !broadcasts ? out : NULL;
+}
+
+porta_tensor *ew_direct_target(porta_tensor *into, porta_dtype dtype, const porta_value *operands,
+                               int count) {
+    bool broadcasts;
+    if (!into || into->dtype != dtype) return NULL;
+    return has_broadcast_shape(operands, count, into, &broadcasts) ? into : NULL;
 }
 
 porta_status *ew_refuse_dtype(const char *op, const char *expected, porta_dtype given) {

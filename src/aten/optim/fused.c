@@ -69,19 +69,6 @@ static porta_status *check_lists(const char *op, const porta_value *params,
     return NULL;
 }
 
-/* The gradient in the compute dtype, unscaled (and stored unscaled) when
- * a grad_scale is given, negated for maximize. */
-static porta_tensor *prepared_grad(aten_scope *s, porta_tensor *grad, const porta_value *grad_scale,
-                                   porta_dtype compute, bool maximize) {
-    porta_tensor *g = scope_as_dtype(s, grad, compute);
-    if (grad_scale->kind == PORTA_VALUE_TENSOR) {
-        porta_tensor *scale = scope_reshape(s, grad_scale->tensor, 0, NULL);
-        g = scope_binary(s, PORTA_DIV, g, scope_as_dtype(s, scale, compute));
-        scope_copy(s, g, grad);
-    }
-    return maximize ? scope_unary(s, PORTA_NEG, g) : g;
-}
-
 /* Writes value into a state tensor and returns what the tensor now holds,
  * in value's dtype: the CPU kernels read a state back after storing it, so
  * a half-precision state enters the rest of the step rounded. */
@@ -89,6 +76,27 @@ static porta_tensor *store(aten_scope *s, porta_tensor *value, porta_tensor *sta
     scope_copy(s, value, state);
     if (!value || value->dtype == state->dtype) return value;
     return scope_cast(s, scope_cast(s, value, state->dtype), value->dtype);
+}
+
+/* store(op(a, b), state), computed straight into the state when it has the
+ * compute dtype (a's), with no temporary and no copy; a and b may be the
+ * state itself (the same element in the same place). */
+static porta_tensor *store_binary(aten_scope *s, porta_binary_op op, porta_tensor *a,
+                                  porta_tensor *b, porta_tensor *state) {
+    if (a && a->dtype == state->dtype) return scope_binary_into(s, op, a, b, state);
+    return store(s, scope_binary(s, op, a, b), state);
+}
+
+/* The gradient in the compute dtype, unscaled (and stored unscaled) when
+ * a grad_scale is given, negated for maximize. */
+static porta_tensor *prepared_grad(aten_scope *s, porta_tensor *grad, const porta_value *grad_scale,
+                                   porta_dtype compute, bool maximize) {
+    porta_tensor *g = scope_as_dtype(s, grad, compute);
+    if (grad_scale->kind == PORTA_VALUE_TENSOR) {
+        porta_tensor *scale = scope_reshape(s, grad_scale->tensor, 0, NULL);
+        g = store_binary(s, PORTA_DIV, g, scope_as_dtype(s, scale, compute), grad);
+    }
+    return maximize ? scope_unary(s, PORTA_NEG, g) : g;
 }
 
 typedef struct adam_args {
@@ -115,12 +123,12 @@ static porta_status *adam_one(const adam_args *o, porta_tensor *param, porta_ten
         else
             g = scope_binary(&s, PORTA_ADD, g, scope_binary_number(&s, PORTA_MUL, p, o->weight_decay));
     }
-    porta_tensor *m = scope_binary(
+    porta_tensor *m = store_binary(
         &s, PORTA_ADD, scope_binary_number(&s, PORTA_MUL, scope_as_dtype(&s, exp_avg, compute), o->beta1),
-        scope_binary_number(&s, PORTA_MUL, g, 1 - o->beta1));
-    porta_tensor *v = scope_binary(
+        scope_binary_number(&s, PORTA_MUL, g, 1 - o->beta1), exp_avg);
+    porta_tensor *v = store_binary(
         &s, PORTA_ADD, scope_binary_number(&s, PORTA_MUL, scope_as_dtype(&s, exp_avg_sq, compute), o->beta2),
-        scope_binary_number(&s, PORTA_MUL, scope_binary(&s, PORTA_MUL, g, g), 1 - o->beta2));
+        scope_binary_number(&s, PORTA_MUL, scope_binary(&s, PORTA_MUL, g, g), 1 - o->beta2), exp_avg_sq);
     porta_tensor *steps = scope_cast(&s, scope_reshape(&s, step, 0, NULL), PORTA_F64);
     porta_tensor *correction1 =
         scope_number_binary(&s, PORTA_SUB, 1, scope_number_binary(&s, PORTA_POW, o->beta1, steps));
@@ -128,17 +136,15 @@ static porta_status *adam_one(const adam_args *o, porta_tensor *param, porta_ten
         scope_number_binary(&s, PORTA_SUB, 1, scope_number_binary(&s, PORTA_POW, o->beta2, steps));
     porta_tensor *step_size = scope_cast(&s, scope_number_binary(&s, PORTA_DIV, o->lr, correction1), compute);
     porta_tensor *correction2_sqrt = scope_cast(&s, scope_unary(&s, PORTA_SQRT, correction2), compute);
-    m = store(&s, m, exp_avg);
-    v = store(&s, v, exp_avg_sq);
     porta_tensor *second = v;
     if (o->amsgrad)
-        second = store(&s, scope_binary(&s, PORTA_MAXIMUM, scope_as_dtype(&s, max_exp_avg_sq, compute), v),
-                       max_exp_avg_sq);
+        second = store_binary(&s, PORTA_MAXIMUM, scope_as_dtype(&s, max_exp_avg_sq, compute), v,
+                              max_exp_avg_sq);
     porta_tensor *denom = scope_binary_number(
         &s, PORTA_ADD, scope_binary(&s, PORTA_DIV, scope_unary(&s, PORTA_SQRT, second), correction2_sqrt),
         o->eps);
     porta_tensor *update = scope_binary(&s, PORTA_DIV, scope_binary(&s, PORTA_MUL, step_size, m), denom);
-    scope_copy(&s, scope_binary(&s, PORTA_SUB, p, update), param);
+    store_binary(&s, PORTA_SUB, p, update, param);
     return scope_end(&s);
 }
 
@@ -200,15 +206,14 @@ static porta_status *sgd_one(const sgd_args *o, porta_tensor *param, porta_tenso
         g = scope_binary(&s, PORTA_ADD, g, scope_binary_number(&s, PORTA_MUL, p, o->weight_decay));
     if (buffer) {
         porta_tensor *b = o->first_step
-                              ? g
-                              : scope_binary(&s, PORTA_ADD,
+                              ? store(&s, g, buffer)
+                              : store_binary(&s, PORTA_ADD,
                                              scope_binary_number(&s, PORTA_MUL, scope_as_dtype(&s, buffer, compute), o->momentum),
-                                             scope_binary_number(&s, PORTA_MUL, g, 1 - o->dampening));
-        b = store(&s, b, buffer);
+                                             scope_binary_number(&s, PORTA_MUL, g, 1 - o->dampening), buffer);
         g = o->nesterov ? scope_binary(&s, PORTA_ADD, g, scope_binary_number(&s, PORTA_MUL, b, o->momentum))
                         : b;
     }
-    scope_copy(&s, scope_binary(&s, PORTA_SUB, p, scope_binary_number(&s, PORTA_MUL, g, o->lr)), param);
+    store_binary(&s, PORTA_SUB, p, scope_binary_number(&s, PORTA_MUL, g, o->lr), param);
     return scope_end(&s);
 }
 
