@@ -14,8 +14,8 @@ OpInfo is
   "pass"        every sample matches and no op fell back to the CPU;
   "fallback"    every sample matches, but some op ran through the fallback;
   "fail"        a sample differs or raises on porta (but not on the CPU);
-  "unsupported" a sample needs what porta lacks by design (complex or
-                uint64 dtypes, sparse layouts), the others match;
+  "unsupported" a sample needs what porta lacks by design (complex32 or
+                uint16/32/64 dtypes, sparse layouts), the others match;
   "random"      a sample's result depends on the random stream, which is
                 porta's own (dropout, random projections), the others match;
   "skip"        nothing to compare (random ops, no float32 samples, huge ones).
@@ -64,12 +64,16 @@ _DROPOUTS = {"nn.functional.dropout": True, "nn.functional.dropout2d": True,
 # _random_samples (N, C, spatial axes) on both devices removes it.
 _RANDOM_SAMPLES_AXES = {"nn.functional.fractional_max_pool2d": 2,
                         "nn.functional.fractional_max_pool3d": 3}
+# OpInfos that need what porta lacks by design, with the reason.
+_UNSUPPORTED_OPINFOS = {
+    "linalg.eig": "the general (nonsymmetric) eigen solver porta lacks",
+    "linalg.eigvals": "the general (nonsymmetric) eigen solver porta lacks",
+}
 # Arguments that PyTorch requires on the CPU whatever the device (CUDA
 # raises the same error): position in (input, *args) per OpInfo.
 _CPU_ARGUMENTS = {"tensor_split": (1,)}  # tensor_indices_or_sections
 # Dtypes porta does not have.
-_MISSING_DTYPES = (torch.complex32, torch.complex64, torch.complex128, torch.uint16,
-                   torch.uint32, torch.uint64)
+_MISSING_DTYPES = (torch.complex32, torch.uint16, torch.uint32, torch.uint64)
 _DEFAULT_TOLERANCE = {"rtol": 1.3e-6, "atol": 1e-5}
 
 
@@ -362,6 +366,8 @@ def run_opinfo(op):
                                               "porta's own random stream: nothing to compare"}
     if torch.float32 not in op.supported_dtypes("cpu"):
         return {"status": "skip", "reason": "no float32 on the CPU"}
+    if key in _UNSUPPORTED_OPINFOS:
+        return {"status": "unsupported", "reason": f"needs {_UNSUPPORTED_OPINFOS[key]}"}
     backward = op.supports_autograd
     tol = tolerance(op)
     torch.manual_seed(0)

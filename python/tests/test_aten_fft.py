@@ -3,9 +3,8 @@ every torch.fft function in both precisions and all three normalizations,
 lengths that take each path of the CPU plans (powers of two, mixed radix,
 odd primes up to 31, Bluestein for 97 and 1009), batched and strided
 inputs, gradients through PyTorch's derivative formulas, and the
-short-time transforms. All of it runs natively (no CPU fallback) but
-ihfft2/ihfftn, whose conjugation of a complex result (conj_physical) still
-runs on the CPU."""
+short-time transforms. All of it runs natively (no CPU fallback), the
+conjugation of ihfft2/ihfftn's complex result (conj_physical) too."""
 import pytest
 import torch
 
@@ -78,7 +77,7 @@ def test_multi_dim_functions(fn, complex_input, norm, dtype, no_fallbacks):
 
 @pytest.mark.parametrize("norm", NORMS)
 @pytest.mark.parametrize("fn", [torch.fft.ihfft2, torch.fft.ihfftn], ids=lambda f: f.__name__)
-def test_multi_dim_hermitian_inverses(fn, norm):
+def test_multi_dim_hermitian_inverses(fn, norm, no_fallbacks):
     check_multi_dim(fn, False, norm, torch.float32)
 
 

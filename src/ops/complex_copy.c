@@ -35,7 +35,14 @@ static porta_status *copy_broadcast(const porta_tensor *src, porta_tensor *dst) 
         to = NULL;
         if (!status) status = component(dst, 1, &to);
         if (!status) status = porta_fill(to, 0.0);
-    } else { /* to a real dtype: the real part, as PyTorch's casts */
+    } else if (dst->dtype == PORTA_BOOL) { /* true where either part is nonzero */
+        porta_tensor *nonzero = NULL;
+        status = component(src, 0, &from);
+        if (!status) status = component(src, 1, &to);
+        if (!status) status = porta_binary(PORTA_LOGICAL_OR, from, to, &nonzero);
+        if (!status) status = porta_copy(nonzero, dst);
+        porta_tensor_release(nonzero);
+    } else { /* to another real dtype: the real part, as PyTorch's casts */
         status = component(src, 0, &from);
         if (!status) status = porta_copy(from, dst);
     }

@@ -1,6 +1,6 @@
 /* Complex arithmetic from real primitives on the components:
  *   (a + bi)(c + di) = (ac - bd) + (ad + bc)i
- *   (a + bi)/(c + di) = ((ac + bd) + (bc - ad)i) / (c^2 + d^2)
+ *   (a + bi)/(c + di) by Smith's scaling (cx_divide)
  * and the complex forms of neg, abs (|z|), angle (atan2(b, a)), sgn
  * (z/|z|, 0 at 0), exp, log, eq and ne. */
 #include "aten/complex/complex.h"
@@ -9,6 +9,45 @@
 #include "runtime/tensor.h"
 
 typedef enum cx_binary { CX_ADD, CX_SUB, CX_MUL, CX_DIV } cx_binary;
+
+static porta_tensor *plus(aten_scope *s, porta_tensor *x, porta_tensor *y) {
+    return scope_binary(s, PORTA_ADD, x, y);
+}
+static porta_tensor *minus(aten_scope *s, porta_tensor *x, porta_tensor *y) {
+    return scope_binary(s, PORTA_SUB, x, y);
+}
+static porta_tensor *times(aten_scope *s, porta_tensor *x, porta_tensor *y) {
+    return scope_binary(s, PORTA_MUL, x, y);
+}
+
+/* (a + bi)/(c + di) by Smith's scaling, as c10::complex divides (parts.h): with
+ * |c| >= |d|, r = d/c and (a + bi)/(c + di) = ((a + br) + (b - ar)i)/(c + dr),
+ * otherwise the same with the roles of c and d exchanged, so no square of a
+ * large component overflows. Division by 0 + 0i gives a/|c| + (b/|d|)i
+ * (infinities or NaN). */
+porta_tensor *cx_divide(aten_scope *s, porta_tensor *a, porta_tensor *b, porta_tensor *c,
+                        porta_tensor *d, porta_dtype dtype) {
+    porta_tensor *abs_c = scope_unary(s, PORTA_ABS, c), *abs_d = scope_unary(s, PORTA_ABS, d);
+    porta_tensor *c_larger = scope_binary(s, PORTA_GE, abs_c, abs_d);
+    /* |c| >= |d|: r = d/c, ((a + br) + (b - ar)i)/(c + dr) */
+    porta_tensor *r1 = scope_binary(s, PORTA_DIV, d, c);
+    porta_tensor *den1 = plus(s, c, times(s, d, r1));
+    porta_tensor *re1 = scope_binary(s, PORTA_DIV, plus(s, a, times(s, b, r1)), den1);
+    porta_tensor *im1 = scope_binary(s, PORTA_DIV, minus(s, b, times(s, a, r1)), den1);
+    /* |c| < |d|: r = c/d, ((ar + b) + (br - a)i)/(d + cr) */
+    porta_tensor *r2 = scope_binary(s, PORTA_DIV, c, d);
+    porta_tensor *den2 = plus(s, d, times(s, c, r2));
+    porta_tensor *re2 = scope_binary(s, PORTA_DIV, plus(s, times(s, a, r2), b), den2);
+    porta_tensor *im2 = scope_binary(s, PORTA_DIV, minus(s, times(s, b, r2), a), den2);
+    /* 0 + 0i */
+    porta_tensor *zero = scope_binary(s, PORTA_LOGICAL_AND,
+                                      scope_binary_number(s, PORTA_EQ, abs_c, 0.0),
+                                      scope_binary_number(s, PORTA_EQ, abs_d, 0.0));
+    re1 = scope_where(s, zero, scope_binary(s, PORTA_DIV, a, abs_c), re1);
+    im1 = scope_where(s, zero, scope_binary(s, PORTA_DIV, b, abs_d), im1);
+    return cx_combine(s, scope_where(s, c_larger, re1, re2), scope_where(s, c_larger, im1, im2),
+                      dtype);
+}
 
 /* a op b (b scaled by alpha for add and sub), both already complex of one
  * dtype, broadcast. */
@@ -35,19 +74,7 @@ static porta_tensor *binary(aten_scope *s, cx_binary op, const porta_tensor *a,
         im = scope_binary(s, PORTA_ADD, scope_binary(s, PORTA_MUL, ar, bi),
                           scope_binary(s, PORTA_MUL, ai, br));
         break;
-    case CX_DIV: {
-        porta_tensor *norm = scope_binary(s, PORTA_ADD, scope_binary(s, PORTA_MUL, br, br),
-                                          scope_binary(s, PORTA_MUL, bi, bi));
-        re = scope_binary(s, PORTA_DIV,
-                          scope_binary(s, PORTA_ADD, scope_binary(s, PORTA_MUL, ar, br),
-                                       scope_binary(s, PORTA_MUL, ai, bi)),
-                          norm);
-        im = scope_binary(s, PORTA_DIV,
-                          scope_binary(s, PORTA_SUB, scope_binary(s, PORTA_MUL, ai, br),
-                                       scope_binary(s, PORTA_MUL, ar, bi)),
-                          norm);
-        break;
-    }
+    case CX_DIV: return cx_divide(s, ar, ai, br, bi, dtype);
     }
     return cx_combine(s, re, im, dtype);
 }
@@ -168,8 +195,10 @@ static porta_tensor *equal(aten_scope *s, const porta_value *args, bool negate) 
     s->device = aten_device_of(operands, 2);
     porta_tensor *a = scope_operand(s, &args[0], dtype), *b = scope_operand(s, &args[1], dtype);
     porta_tensor *same = scope_binary(s, PORTA_LOGICAL_AND,
-                                      scope_binary(s, PORTA_EQ, cx_part(s, a, 0), cx_part(s, b, 0)),
-                                      scope_binary(s, PORTA_EQ, cx_part(s, a, 1), cx_part(s, b, 1)));
+                                      scope_binary(s, PORTA_EQ, cx_part(s, a, 0),
+                                                   cx_part(s, b, 0)),
+                                      scope_binary(s, PORTA_EQ, cx_part(s, a, 1),
+                                                   cx_part(s, b, 1)));
     return negate ? scope_unary(s, PORTA_LOGICAL_NOT, same) : same;
 }
 

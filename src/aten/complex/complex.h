@@ -13,9 +13,10 @@
 /* Whether args hold a complex tensor (alone or in a list) or name a
  * complex dtype. */
 bool aten_complex_involved(const porta_value *args, int arg_count);
-/* The complex implementations of ops of the op table (arith.c, reduce_matmul.c), by
- * the op's name and argument kinds. */
+/* The complex implementations of ops of the op table (arith.c, elementary.c,
+ * reduce_matmul.c), by the op's name and argument kinds. */
 extern const aten_op aten_complex_arith_ops[];
+extern const aten_op aten_complex_elementary_ops[];
 extern const aten_op aten_complex_reduce_matmul_ops[];
 
 /* Whether `op` computes on complex operands (aten_complex_run runs it). */

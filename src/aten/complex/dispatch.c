@@ -104,6 +104,7 @@ static porta_dtype complex_dtype_of(const porta_value *args, int arg_count) {
 
 /* The ops with a complex implementation of their own. */
 static const aten_op *const complex_tables[] = {aten_complex_arith_ops,
+                                                aten_complex_elementary_ops,
                                                 aten_complex_reduce_matmul_ops};
 
 /* The function that runs `op` on complex operands, or NULL. */

@@ -19,5 +19,10 @@ porta_tensor *cx_combine(aten_scope *s, const porta_tensor *re, const porta_tens
 /* The complex dtype a call's operands promote to (a real result type is
  * made complex of its precision). */
 porta_dtype cx_result_type(const porta_value *const *operands, int count);
+/* (a + bi)/(c + di) as a complex tensor of `dtype`, from real components,
+ * by Smith's scaling: no square of a component, so no overflow for large
+ * magnitudes. */
+porta_tensor *cx_divide(aten_scope *s, porta_tensor *a, porta_tensor *b, porta_tensor *c,
+                        porta_tensor *d, porta_dtype dtype);
 
 #endif
