@@ -246,3 +246,27 @@ def test_division_of_large_magnitudes_does_not_overflow(dtype, no_fallbacks):
 def test_cast_to_bool_counts_the_imaginary_part(dtype, no_fallbacks):
     cpu = torch.tensor([0j, 1j, 2 + 0j, 0.5 - 0.5j, float("nan") * 1j], dtype=dtype)
     assert torch.equal(cpu.to("porta").to(torch.bool).cpu(), cpu.to(torch.bool))
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_fused_mode_gives_the_eager_results(dtype):
+    """Fused eager mode: products with numbers (a zero-dim complex operand
+    broadcast against the other's components), in-place ops on views and the
+    irfft gradient that scales a slice in place, as on the CPU."""
+    import torch_porta
+    cpu = _complex(dtype, 3, 6, seed=5)
+    grad = torch.randn(3, 10, dtype=cpu.real.dtype)
+    torch_porta.set_eager_mode("fused")
+    try:
+        porta = cpu.to("porta")
+        assert_matches(porta * 2, cpu * 2, atol=1e-6)
+        sliced, expected = porta.clone(), cpu.clone()
+        sliced[..., 1:4].mul_(2)
+        expected[..., 1:4].mul_(2)
+        assert_matches(sliced, expected, atol=1e-6)
+        leaf_cpu, leaf = cpu.clone().requires_grad_(), porta.clone().requires_grad_()
+        torch.fft.irfft(leaf_cpu, n=10).backward(grad)
+        torch.fft.irfft(leaf, n=10).backward(grad.to("porta"))
+        assert_matches(leaf.grad, leaf_cpu.grad, atol=1e-5)
+    finally:
+        torch_porta.set_eager_mode("debug")
