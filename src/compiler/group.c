@@ -16,9 +16,13 @@
 #define FUSED_REDUCE_MIN_ROWS 16
 #define FUSED_REDUCE_SHORT_ROW 65536
 
+/* The constant is known per buffer, so a fill of one element of a larger
+ * buffer (a complex number's real part) is not one: its readers at other
+ * offsets would take the fill's value for theirs. */
 bool record_is_constant(const trace_record *record) {
-    return record->prim.kind == PRIM_FILL && core_shape_numel(record->out.rank,
-                                                                record->out.sizes) == 1;
+    const porta_tensor *out = &record->out;
+    return record->prim.kind == PRIM_FILL && core_shape_numel(out->rank, out->sizes) == 1 &&
+           out->buffer->size == porta_dtype_size(out->dtype);
 }
 
 static bool same_view(const porta_tensor *a, const porta_tensor *b) {

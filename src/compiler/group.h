@@ -74,7 +74,8 @@ bool group_accepts_constant(const group *g, int buffer);
 porta_status *group_close(group *g, const trace_facts *facts, const trace_record *records,
                           plan_step *step);
 
-/* A one-element fill: becomes a constant of the records reading it. */
+/* A fill of a whole one-element buffer: becomes a constant of the records
+ * reading it. */
 bool record_is_constant(const trace_record *record);
 
 #endif

@@ -19,21 +19,10 @@ static atomic_int pending_count; /* read without the lock to skip empty syncs */
 static trace_record *records;
 static int record_capacity;
 static _Thread_local bool running_trace;
-static _Thread_local int paused;
 static _Thread_local char current_site[TRACE_SITE_CAP];
 
 bool trace_recording(void) {
-    return atomic_load_explicit(&fusion_on, memory_order_relaxed) && !running_trace && !paused;
-}
-
-porta_status *trace_pause(void) {
-    porta_status *status = porta_flush();
-    if (!status) paused++;
-    return status;
-}
-
-void trace_resume(void) {
-    if (paused > 0) paused--;
+    return atomic_load_explicit(&fusion_on, memory_order_relaxed) && !running_trace;
 }
 
 void porta_trace_set_site(const char *site) {

@@ -24,13 +24,8 @@ typedef struct trace_record {
 } trace_record;
 
 /* Whether ops_device_execute should record instead of running: fusion
- * is on and this thread is neither running a trace nor paused. */
+ * is on and this thread is not itself running a trace. */
 bool trace_recording(void);
-/* Runs what is pending, then keeps this thread's primitives out of the
- * trace (they run at once) until the matching trace_resume; pauses nest.
- * For compositions the trace cannot yet record correctly. */
-porta_status *trace_pause(void);
-void trace_resume(void);
 /* Records prim (already checked against the device's `supports`). */
 porta_status *trace_record_prim(const ir_prim *prim, const porta_tensor *const *inputs,
                                 int input_count, const porta_tensor *out);

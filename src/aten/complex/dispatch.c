@@ -3,7 +3,6 @@
 
 #include "aten/complex/complex.h"
 #include "aten/fft/fft.h"
-#include "compiler/trace.h"
 #include "core/status.h"
 
 /* An op that serves complex calls: `fn` is its complex implementation, or
@@ -123,16 +122,7 @@ bool aten_complex_takes(const aten_op *op) { return complex_fn(op) != NULL; }
 porta_status *aten_complex_run(const aten_op *op, const porta_value *args, int arg_count,
                                aten_results *results) {
     aten_fn fn = complex_fn(op);
-    if (fn) {
-        /* Complex compositions run eagerly even when fusion is on: fused, a
-         * product with a complex number (a zero-dim pair broadcast against
-         * the other operand's components) came out wrong, so until the
-         * compiler records them correctly they do not enter the trace. */
-        PORTA_TRY(trace_pause());
-        porta_status *status = fn(args, results);
-        trace_resume();
-        return status;
-    }
+    if (fn) return fn(args, results);
     return porta_error(PORTA_ERR_DTYPE, "aten::%s: not implemented for %s on porta", op->name,
                        porta_dtype_name(complex_dtype_of(args, arg_count)));
 }
