@@ -67,7 +67,7 @@ static const char fft_source[] =
     CLK_COMMON_SOURCE FFT_KERNEL(f32, float) FFT_KERNEL(f64, double);
 
 void clk_fft_programs(clk_program_visit visit, void *ctx) {
-    visit(ctx, "fft", fft_source, false);
+    visit(ctx, "fft", fft_source, true);
 }
 
 /* A strided signal on the device: a tensor's or a temporary's. */

@@ -185,12 +185,11 @@ static bool needs_special_kernel(const ir_prim *prim, const porta_tensor *const 
 /* Every primitive clk_has_kernel names (all but Bessel J0/J1/Y0/Y1) but
  * SORT: the merge sort's program uses an OpenCL vector literal that does
  * not compile as CUDA, so a sort is placed on another device
- * (devices/placement.h), as those special functions are; and FFT, whose
- * program has not been compiled as CUDA yet. */
+ * (devices/placement.h), as those special functions are. */
 static bool cu_supports(porta_device *device, const ir_prim *prim,
                         const porta_tensor *const *inputs, int input_count) {
     return prim->kind > PRIM_CONSTANT && prim->kind < PRIM_RESHAPE && prim->kind != PRIM_SORT &&
-           prim->kind != PRIM_FFT && clk_has_kernel(prim);
+           clk_has_kernel(prim);
 }
 
 static porta_status *not_written(const ir_prim *prim) {
