@@ -10,39 +10,14 @@ float32 and float64. Times in microseconds are for scale only.
     .venv/bin/python bench/bench_fft.py [--rounds N] [--only SUBSTRING]
 """
 import argparse
-import statistics
-import time
+import functools
 
 import torch
 
-import torch_porta  # noqa: F401  (registers the device)
+from bench_torch import DEVICES, measure as measure_torch
 
-DEVICES = ("porta", "cpu")
-
-
-def seconds_per_call(fn, calls):
-    torch.porta.synchronize()
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    torch.porta.synchronize()
-    return (time.perf_counter() - start) / calls
-
-
-def measure(make, rounds, min_seconds=0.1):
-    """Median seconds per call on each device; make(device) returns a
-    no-argument function. Calls per round: about min_seconds on the CPU."""
-    fns = {device: make(device) for device in DEVICES}
-    for fn in fns.values():  # warm-up: plans, allocations
-        fn()
-        fn()
-    once = seconds_per_call(fns["cpu"], 3)
-    calls = max(3, int(min_seconds / max(once, 1e-7)))
-    samples = {device: [] for device in DEVICES}
-    for _ in range(rounds):
-        for device in DEVICES:
-            samples[device].append(seconds_per_call(fns[device], calls))
-    return {device: statistics.median(times) for device, times in samples.items()}
+# a round of about 0.1 s on the CPU: the transforms are short
+measure = functools.partial(measure_torch, min_seconds=0.1)
 
 
 def case(fn, shape, dtype, complex_input):
