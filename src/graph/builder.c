@@ -66,10 +66,8 @@ static const char *describe_inputs(char *buf, size_t cap, const porta_node *inpu
     return buf;
 }
 
-/* Validates the input ids, infers the node's type and interns it. `prim`
- * may be normalized by inference before it is hashed. */
-static porta_status *add_node(porta_graph *graph, ir_prim *prim, const porta_node *inputs,
-                              int input_count, porta_node *out) {
+porta_status *graph_add_node(porta_graph *graph, ir_prim *prim, const porta_node *inputs,
+                             int input_count, porta_node *out) {
     PORTA_TRY(check_graph(graph, prim, out));
     ir_meta metas[GRAPH_MAX_INPUTS] = {0}; /* leaves read none, but gcc cannot tell */
     for (int i = 0; i < input_count; i++) {
@@ -118,7 +116,7 @@ porta_status *porta_graph_input(porta_graph *graph, porta_dtype dtype, int rank,
     prim.rank = rank;
     if (rank) memcpy(prim.sizes, sizes, (size_t)rank * sizeof *sizes);
     prim.offset = (uint64_t)graph->input_count; /* the serial keeps inputs distinct */
-    return add_node(graph, &prim, NULL, 0, out);
+    return graph_add_node(graph, &prim, NULL, 0, out);
 }
 
 porta_status *porta_graph_constant(porta_graph *graph, porta_dtype dtype, double value,
@@ -127,14 +125,14 @@ porta_status *porta_graph_constant(porta_graph *graph, porta_dtype dtype, double
     init_prim(&prim, PRIM_CONSTANT, 0);
     prim.dtype = dtype;
     prim.value = value;
-    return add_node(graph, &prim, NULL, 0, out);
+    return graph_add_node(graph, &prim, NULL, 0, out);
 }
 
 porta_status *porta_graph_unary(porta_graph *graph, porta_unary_op op, porta_node x,
                                 porta_node *out) {
     ir_prim prim;
     init_prim(&prim, PRIM_UNARY, (int)op);
-    return add_node(graph, &prim, &x, 1, out);
+    return graph_add_node(graph, &prim, &x, 1, out);
 }
 
 porta_status *porta_graph_binary(porta_graph *graph, porta_binary_op op, porta_node a,
@@ -142,7 +140,7 @@ porta_status *porta_graph_binary(porta_graph *graph, porta_binary_op op, porta_n
     ir_prim prim;
     init_prim(&prim, PRIM_BINARY, (int)op);
     porta_node inputs[] = {a, b};
-    return add_node(graph, &prim, inputs, 2, out);
+    return graph_add_node(graph, &prim, inputs, 2, out);
 }
 
 porta_status *porta_graph_ternary(porta_graph *graph, porta_ternary_op op, porta_node a,
@@ -150,7 +148,7 @@ porta_status *porta_graph_ternary(porta_graph *graph, porta_ternary_op op, porta
     ir_prim prim;
     init_prim(&prim, PRIM_TERNARY, (int)op);
     porta_node inputs[] = {a, b, c};
-    return add_node(graph, &prim, inputs, 3, out);
+    return graph_add_node(graph, &prim, inputs, 3, out);
 }
 
 porta_status *porta_graph_cast(porta_graph *graph, porta_node x, porta_dtype dtype,
@@ -158,7 +156,7 @@ porta_status *porta_graph_cast(porta_graph *graph, porta_node x, porta_dtype dty
     ir_prim prim;
     init_prim(&prim, PRIM_CAST, 0);
     prim.dtype = dtype;
-    return add_node(graph, &prim, &x, 1, out);
+    return graph_add_node(graph, &prim, &x, 1, out);
 }
 
 porta_status *porta_graph_reduce(porta_graph *graph, porta_reduce_op op, porta_node x,
@@ -170,7 +168,7 @@ porta_status *porta_graph_reduce(porta_graph *graph, porta_reduce_op op, porta_n
     if (axis_count) memcpy(prim.axes, axes, (size_t)axis_count * sizeof *axes);
     prim.axis_count = axis_count;
     prim.keepdim = keepdim;
-    return add_node(graph, &prim, &x, 1, out);
+    return graph_add_node(graph, &prim, &x, 1, out);
 }
 
 /* Reshape and expand: x and the shape it becomes. */
@@ -181,7 +179,7 @@ static porta_status *add_shape_node(porta_graph *graph, ir_prim_kind kind, porta
     PORTA_TRY(check_array(&prim, "rank", "sizes", sizes, rank));
     prim.rank = rank;
     if (rank) memcpy(prim.sizes, sizes, (size_t)rank * sizeof *sizes);
-    return add_node(graph, &prim, &x, 1, out);
+    return graph_add_node(graph, &prim, &x, 1, out);
 }
 
 porta_status *porta_graph_reshape(porta_graph *graph, porta_node x, int rank,
@@ -198,7 +196,7 @@ porta_status *porta_graph_permute(porta_graph *graph, porta_node x, const int *d
     PORTA_TRY(check_array(&prim, "the rank of x", "dims", dims, meta->rank));
     prim.axis_count = meta->rank;
     if (meta->rank) memcpy(prim.axes, dims, (size_t)meta->rank * sizeof *dims);
-    return add_node(graph, &prim, &x, 1, out);
+    return graph_add_node(graph, &prim, &x, 1, out);
 }
 
 porta_status *porta_graph_expand(porta_graph *graph, porta_node x, int rank,
@@ -214,7 +212,7 @@ porta_status *porta_graph_slice(porta_graph *graph, porta_node x, int axis, int6
     prim.start = start;
     prim.stop = stop;
     prim.step = step;
-    return add_node(graph, &prim, &x, 1, out);
+    return graph_add_node(graph, &prim, &x, 1, out);
 }
 
 porta_status *porta_graph_flip(porta_graph *graph, porta_node x, const int *axes,
@@ -224,7 +222,7 @@ porta_status *porta_graph_flip(porta_graph *graph, porta_node x, const int *axes
     PORTA_TRY(check_array(&prim, "axis_count", "axes", axes, axis_count));
     if (axis_count) memcpy(prim.axes, axes, (size_t)axis_count * sizeof *axes);
     prim.axis_count = axis_count;
-    return add_node(graph, &prim, &x, 1, out);
+    return graph_add_node(graph, &prim, &x, 1, out);
 }
 
 porta_status *porta_graph_pad(porta_graph *graph, porta_node x, const int64_t *pads,
@@ -236,7 +234,7 @@ porta_status *porta_graph_pad(porta_graph *graph, porta_node x, const int64_t *p
     PORTA_TRY(check_array(&prim, "the rank of x", "pads", pads, meta->rank));
     if (meta->rank) memcpy(prim.pads, pads, 2 * (size_t)meta->rank * sizeof *pads);
     prim.value = value;
-    return add_node(graph, &prim, &x, 1, out);
+    return graph_add_node(graph, &prim, &x, 1, out);
 }
 
 porta_status *porta_graph_gather(porta_graph *graph, porta_node x, int axis, porta_node index,
@@ -245,7 +243,7 @@ porta_status *porta_graph_gather(porta_graph *graph, porta_node x, int axis, por
     init_prim(&prim, PRIM_GATHER, 0);
     prim.axis = axis;
     porta_node inputs[] = {x, index};
-    return add_node(graph, &prim, inputs, 2, out);
+    return graph_add_node(graph, &prim, inputs, 2, out);
 }
 
 porta_status *porta_graph_scatter(porta_graph *graph, porta_node x, int axis, porta_node index,
@@ -255,7 +253,7 @@ porta_status *porta_graph_scatter(porta_graph *graph, porta_node x, int axis, po
     init_prim(&prim, PRIM_SCATTER, (int)reduce);
     prim.axis = axis;
     porta_node inputs[] = {x, index, src};
-    return add_node(graph, &prim, inputs, 3, out);
+    return graph_add_node(graph, &prim, inputs, 3, out);
 }
 
 porta_status *porta_graph_index_select(porta_graph *graph, porta_node x, int axis,
@@ -264,7 +262,7 @@ porta_status *porta_graph_index_select(porta_graph *graph, porta_node x, int axi
     init_prim(&prim, PRIM_INDEX_SELECT, 0);
     prim.axis = axis;
     porta_node inputs[] = {x, index};
-    return add_node(graph, &prim, inputs, 2, out);
+    return graph_add_node(graph, &prim, inputs, 2, out);
 }
 
 porta_status *porta_graph_matmul(porta_graph *graph, porta_node a, porta_node b,
@@ -272,7 +270,7 @@ porta_status *porta_graph_matmul(porta_graph *graph, porta_node a, porta_node b,
     ir_prim prim;
     init_prim(&prim, PRIM_MATMUL, 0);
     porta_node inputs[] = {a, b};
-    return add_node(graph, &prim, inputs, 2, out);
+    return graph_add_node(graph, &prim, inputs, 2, out);
 }
 
 porta_status *porta_graph_conv(porta_graph *graph, porta_node x, porta_node w, porta_node bias,
@@ -282,7 +280,7 @@ porta_status *porta_graph_conv(porta_graph *graph, porta_node x, porta_node w, p
     if (!params) return porta_error(PORTA_ERR_INVALID_ARGUMENT, "conv: params is NULL");
     prim.conv = *params; /* inference zeroes the entries past the spatial axes */
     porta_node inputs[] = {x, w, bias};
-    return add_node(graph, &prim, inputs, bias == -1 ? 2 : 3, out);
+    return graph_add_node(graph, &prim, inputs, bias == -1 ? 2 : 3, out);
 }
 
 porta_status *porta_graph_random(porta_graph *graph, porta_dtype dtype, int rank,
@@ -299,7 +297,7 @@ porta_status *porta_graph_random(porta_graph *graph, porta_dtype dtype, int rank
     prim.offset = offset;
     prim.value = 0.0; /* uniform [0, 1) or normal (0, 1), as torch.rand/randn */
     prim.value2 = 1.0;
-    return add_node(graph, &prim, NULL, 0, out);
+    return graph_add_node(graph, &prim, NULL, 0, out);
 }
 
 porta_status *porta_graph_node_type(const porta_graph *graph, porta_node node,

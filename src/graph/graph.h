@@ -35,6 +35,11 @@ struct porta_graph {
     int output_capacity;
 };
 
+/* Validates the input ids, infers the node's type and interns it (the
+ * builders' one path); `prim` may be normalized by inference before it is
+ * hashed. */
+porta_status *graph_add_node(porta_graph *graph, ir_prim *prim, const porta_node *inputs,
+                             int input_count, porta_node *out);
 /* ir_infer, extended to the kinds only graphs have (INPUT, CONSTANT). */
 porta_status *graph_infer_node(ir_prim *prim, const ir_meta *inputs,
                                      int input_count, ir_meta *out);
