@@ -4,13 +4,16 @@ speed targets of issue 22.
 1. Throughput: --clients (default 64) concurrent clients, each a keep-alive
    HTTP connection sending JSON infer requests of one row to the GPT-2 config
    of python/tests/hf_models.py (--seq tokens, a dynamic batch dim), for
-   --seconds. The batch the batcher reaches is read from /metrics
-   (batch_rows_total / batches_total); then `porta bench --size
-   batch=THAT` runs the same model in one process with no HTTP. Ratio:
-   served rows/s / in-process samples/s (target >= 0.9). The clients run in
-   --client-procs processes of threads; their own CPU time (getrusage) and
-   the server's (/proc) are reported beside the wall time, so one can see
-   whether the clients, not the server, used up the machine's cores.
+   --seconds, to a server with --batch-delay-ms (default 0, the server's).
+   The clients are wrk's (Debian: apt-get install wrk), one thread: a load
+   generator in C, so the clients' own work and wake-ups are not what
+   bounds the rate (Python clients, tried first, took 4-6 ms to send the
+   next request after a reply, during which the model waited). The batch
+   the batcher reaches is read from /metrics (batch_rows_total /
+   batches_total); then `porta bench --size batch=THAT` runs the same
+   model in one process with no HTTP. Ratio: served rows/s / in-process
+   samples/s (target >= 0.9). The clients' CPU time and the server's are
+   reported beside the wall time.
 2. Added latency: one client, requests one after the other, to a server
    with --batch-delay-ms 0 (a window would add itself to a lone request);
    p50 of the request's time (seen by the client, its Python included)
@@ -30,22 +33,22 @@ ratio the median of the rounds' ratios, both sides measured in the same
 round. Milliseconds are shown for scale only.
 
     .venv/bin/python bench/bench_serve.py [--rounds N] [--seconds S]
-        [--clients N] [--client-procs N] [--gen-batch N] [--gen-tokens N]
+        [--clients N] [--batch-delay-ms T] [--gen-batch N] [--gen-tokens N]
         [--threads N] [--porta PATH] [--only throughput,latency,generate]
         [--json FILE]
 
-Needs transformers and the porta command (build/porta, or --porta /
+Needs wrk, transformers and the porta command (build/porta, or --porta /
 $PORTA_CLI) built with libmicrohttpd.
 """
 import argparse
 import gc
 import http.client
 import json
-import multiprocessing
 import os
 import pathlib
 import re
 import resource
+import shutil
 import socket
 import statistics
 import subprocess
@@ -133,19 +136,6 @@ def client_loop(port, path, body, deadline, times):
             times.append(time.perf_counter() - start)
 
 
-def client_process(port, path, body, threads, deadline, results):
-    gc.disable()  # the clients allocate little that lives: a collection is only a pause
-    times = []
-    workers = [threading.Thread(target=client_loop, args=(port, path, body, deadline, times))
-               for _ in range(threads)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    results.put((len(times), usage.ru_utime + usage.ru_stime))
-
-
 def infer_body(seq):
     ids = hf_models.token_ids(1, seq, seed=3)[0].tolist()
     return json.dumps({"inputs": [{"name": "ids", "shape": [1, seq], "datatype": "INT64",
@@ -153,42 +143,51 @@ def infer_body(seq):
                        "parameters": {"binary_data_output": True}}).encode()
 
 
-def throughput_round(args, server, body):
-    path = "/v2/models/gpt2/infer"
+def wrk_script(directory, body):
+    """wrk's Lua script: POST the body (read from a file beside it)."""
+    (directory / "infer.json").write_bytes(body)
+    script = directory / "infer.lua"
+    script.write_text(f'local f = io.open("{directory / "infer.json"}", "rb")\n'
+                      'wrk.method = "POST"\nwrk.body = f:read("*a")\nf:close()\n'
+                      'wrk.headers["Content-Type"] = "application/json"\n')
+    return script
+
+
+def throughput_round(args, server, script):
+    """One round of wrk's keep-alive connections against the server."""
     batches0 = server.metric('porta_serve_batches_total{model="gpt2"}')
     rows0 = server.metric('porta_serve_batch_rows_total{model="gpt2"}')
     cpu0 = server.cpu_seconds()
-    results = multiprocessing.Queue()
-    deadline = time.monotonic() + args.seconds
-    per_proc = [args.clients // args.client_procs + (i < args.clients % args.client_procs)
-                for i in range(args.client_procs)]
+    children0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    procs = [multiprocessing.Process(target=client_process,
-                                     args=(server.port, path, body, n, deadline, results))
-             for n in per_proc]
-    for p in procs:
-        p.start()
-    done = [results.get() for _ in procs]
-    for p in procs:
-        p.join()
+    out = subprocess.run(["wrk", "-t1", f"-c{args.clients}", f"-d{args.seconds}s", "-s",
+                          str(script), f"http://127.0.0.1:{server.port}/v2/models/gpt2/infer"],
+                         check=True, capture_output=True, text=True).stdout
     wall = time.perf_counter() - start
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if "Non-2xx" in out or "Socket errors" in out:
+        raise RuntimeError(f"wrk saw failed requests:\n{out}")
     batches = server.metric('porta_serve_batches_total{model="gpt2"}') - batches0
     rows = server.metric('porta_serve_batch_rows_total{model="gpt2"}') - rows0
-    requests = sum(n for n, _ in done)
-    return {"rows_per_s": requests / wall, "mean_batch": rows / batches,
-            "client_cpu_s_per_s": sum(c for _, c in done) / wall,
+    client_cpu = (children.ru_utime + children.ru_stime) - (children0.ru_utime + children0.ru_stime)
+    return {"rows_per_s": float(re.search(r"Requests/sec:\s*([\d.]+)", out).group(1)),
+            "mean_batch": rows / batches,
+            "client_cpu_s_per_s": client_cpu / wall,
             "server_cpu_s_per_s": (server.cpu_seconds() - cpu0) / wall}
 
 
-def bench_throughput(args, cli, model, env):
+def bench_throughput(args, cli, model, directory, env):
+    if not shutil.which("wrk"):
+        raise SystemExit("bench_serve: the throughput part runs wrk's clients: install wrk "
+                         "(Debian/Ubuntu: apt-get install wrk), or --only latency,generate")
     server = Server(cli, model, "--max-batch", str(MAX_BATCH), "--batch-delay-ms",
                     str(args.batch_delay_ms), "--max-connections", str(args.clients + 16),
                     env=env)
-    body = infer_body(args.seq)
+    script = wrk_script(directory, infer_body(args.seq))
     try:
         rounds = []
         for _ in range(args.rounds):
-            served = throughput_round(args, server, body)
+            served = throughput_round(args, server, script)
             batch = max(1, round(served["mean_batch"]))
             served["bench_samples_per_s"] = porta_bench(cli, model, batch, 50, env)["samples_per_s"]
             served["ratio"] = served["rows_per_s"] / served["bench_samples_per_s"]
@@ -320,10 +319,9 @@ def export_gpt2(path, seq):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--seconds", type=int, default=3)
     parser.add_argument("--clients", type=int, default=64)
-    parser.add_argument("--client-procs", type=int, default=8)
-    parser.add_argument("--batch-delay-ms", type=int, default=2)
+    parser.add_argument("--batch-delay-ms", type=int, default=0)
     parser.add_argument("--seq", type=int, default=16)
     parser.add_argument("--gen-batch", type=int, default=4)
     parser.add_argument("--gen-prompt", type=int, default=8)
@@ -344,7 +342,7 @@ def main():
         if only & {"throughput", "latency"}:
             export_gpt2(model, args.seq)
         if "throughput" in only:
-            results["throughput"] = bench_throughput(args, args.porta, model, env)
+            results["throughput"] = bench_throughput(args, args.porta, model, directory, env)
         if "latency" in only:
             results["latency"] = bench_latency(args, args.porta, model, env)
         if "generate" in only:

@@ -23,8 +23,12 @@ typedef struct serve_tensor {
     porta_dtype dtype;
     int rank;
     int64_t sizes[PORTA_MAX_RANK];
-    void *data; /* owned: malloc'd, `bytes` long */
+    void *data; /* `bytes` long: malloc'd, or `owner`'s memory */
     size_t bytes;
+    /* When set, data lies in this tensor's host memory (a model output on
+     * a host-memory device, handed over without a copy): released in place
+     * of freeing data. */
+    porta_tensor *owner;
 } serve_tensor;
 
 /* An output the request asks for, and whether as binary data. */

@@ -54,7 +54,8 @@ porta_status *serve_datatype_parse(const char *name, const char *what, porta_dty
 
 void serve_tensor_clear(serve_tensor *tensor) {
     free(tensor->name);
-    free(tensor->data);
+    if (tensor->owner) porta_tensor_release(tensor->owner);
+    else free(tensor->data);
     memset(tensor, 0, sizeof *tensor);
 }
 

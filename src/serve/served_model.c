@@ -7,6 +7,7 @@
 
 #include "core/status.h"
 #include "core/tensor_layout.h"
+#include "runtime/tensor.h"
 #include "model/model.h"
 #include "serve/served_model.h"
 
@@ -23,6 +24,26 @@ void serve_model_free(serve_model *m) {
     free(m->name);
     free(m->version);
     free(m);
+}
+
+/* The output's data for a reply: on a host-memory device a contiguous
+ * output is read where it lies (the tensor moves into t->owner, so the
+ * batch's rows reach the replies without a copy of the whole batch);
+ * elsewhere it is copied to malloc'd memory. */
+static porta_status *take_output(porta_tensor **output, serve_tensor *t) {
+    porta_tensor *o = *output;
+    porta_device_info info;
+    PORTA_TRY(porta_device_info_get(porta_tensor_device(o), &info));
+    if ((info.capabilities & PORTA_CAP_HOST_MEMORY) && porta_tensor_is_contiguous(o)) {
+        PORTA_TRY(rt_buffer_host_access(o->buffer));
+        t->data = core_tensor_data(o);
+        t->owner = o;
+        *output = NULL;
+        return NULL;
+    }
+    if (!(t->data = malloc(t->bytes ? t->bytes : 1)))
+        return porta_error(PORTA_ERR_OUT_OF_MEMORY, "model run: out of memory");
+    return porta_tensor_to_host(o, t->data, t->bytes);
 }
 
 porta_status *serve_model_run(serve_model *m, const serve_tensor *inputs, serve_tensor *outputs) {
@@ -43,11 +64,8 @@ porta_status *serve_model_run(serve_model *m, const serve_tensor *inputs, serve_
         memcpy(t->sizes, porta_tensor_sizes(out[i]), (size_t)t->rank * sizeof t->sizes[0]);
         t->bytes = (size_t)porta_tensor_numel(out[i]) * porta_dtype_size(t->dtype);
         t->name = strdup(porta_model_output_name(m->model, i));
-        t->data = malloc(t->bytes ? t->bytes : 1);
-        if (!t->name || !t->data)
-            status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "model run: out of memory");
-        else
-            status = porta_tensor_to_host(out[i], t->data, t->bytes);
+        if (!t->name) status = porta_error(PORTA_ERR_OUT_OF_MEMORY, "model run: out of memory");
+        else status = take_output(&out[i], t);
         if (status) serve_tensors_clear(outputs, i + 1);
     }
     for (int i = 0; in && i < n_in; i++)

@@ -74,7 +74,7 @@ static int parse_options(int argc, char **argv, serve_options *o, serve_app *app
 }
 
 int cmd_serve(int argc, char **argv) {
-    serve_options o = {.device = "porta:0", .max_batch = 8, .batch_delay_ms = 2,
+    serve_options o = {.device = "porta:0", .max_batch = 8, .batch_delay_ms = 0,
                        .max_queue = 256, .max_body_mib = 64, .max_header_kib = 16,
                        .max_connections = 256, .idle_timeout_s = 30};
     serve_app app = {.host = "127.0.0.1", .port = 8000};
