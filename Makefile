@@ -10,7 +10,7 @@ VENV       ?= .venv
 PYTHON     ?= python3
 
 .PHONY: all build asan setup demo demo-c test test-quick test-layers test-release test-asan \
-        test-python test-python-parallel test-python-modes test-opencl test-pjrt test-pjrt-modes fuzz valgrind \
+        test-python test-python-parallel test-python-modes test-opinfo-dtypes test-opencl test-pjrt test-pjrt-modes fuzz valgrind \
         bench clean
 
 all: build
@@ -100,16 +100,20 @@ test-release: build $(NEEDS_SETUP)
 # first builds its kernel cache, and XLA's CPU plugin some of its
 # compiler's: tests/lsan.supp names those two libraries. The
 # conformance suite runs its compiler cases only here (all of them in the
-# release run).
+# release run). Then `porta serve` built with the sanitizers faces the
+# HTTP tests' clients (hostile ones included: stalled, dropped, 1,000
+# idle); a leak at its exit fails the graceful-stop test's exit status.
+SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+                LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp)
 test-asan: asan $(NEEDS_SETUP)
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  LSAN_OPTIONS=suppressions=tests/lsan.supp PORTA_CONFORMANCE=quick $(WITH_NVRTC) \
-	  $(ASAN_BUILD)/porta_tests
+	$(SANITIZER_ENV) PORTA_CONFORMANCE=quick $(WITH_NVRTC) $(ASAN_BUILD)/porta_tests
+	$(SANITIZER_ENV) PORTA_CLI=$(abspath $(ASAN_BUILD))/porta $(PYTEST) python/tests/test_serve.py
 
-# Each file parser's fuzz target (libFuzzer, ASan + UBSan) for 20 seconds;
-# fails on any finding. `fuzz/run.sh 600` for a longer campaign.
+# Each file parser's fuzz target (libFuzzer, ASan + UBSan) for 10 seconds
+# from its seed corpus; fails on any finding. `fuzz/run.sh 600` for a
+# longer campaign.
 fuzz:
-	fuzz/run.sh 20
+	fuzz/run.sh 10
 
 test-python: $(NEEDS_SETUP)
 	$(call pytest_suite,)
@@ -117,12 +121,23 @@ test-python: $(NEEDS_SETUP)
 test-python-parallel: $(NEEDS_SETUP)
 	$(PYTEST_PARALLEL) -m "not serial" python/tests
 
-# Fused mode takes two samples per OpInfo (all of them took 7.7 of the
+# Fused mode takes one sample per OpInfo (all of them took 7.7 of the
 # step's 9 minutes, mostly building kernels for each sample's shapes); the
 # C conformance suite sends every primitive's layouts through the compiler.
+# Then OpInfo eagerly with the samples of the other dtypes, one per OpInfo
+# (each dtype's whole run, a minute or two, holds it to its own list:
+# `make test-opinfo-dtypes OPINFO_DTYPE_SAMPLES=0` runs every sample).
+OPINFO_DTYPES       = float64 bfloat16 complex64
+OPINFO_DTYPE_SAMPLES ?= 1
 test-python-modes: $(NEEDS_SETUP)
-	PORTA_TEST_MODE=fused PORTA_OPINFO_SAMPLES=2 $(PYTEST_PARALLEL) python/tests/test_opinfo.py
+	PORTA_TEST_MODE=fused PORTA_OPINFO_SAMPLES=1 $(PYTEST_PARALLEL) python/tests/test_opinfo.py
 	PORTA_TEST_MODE=compile $(PYTEST_PARALLEL) python/tests/test_opinfo.py
+	$(MAKE) --no-print-directory test-opinfo-dtypes TEST_SETUP_DONE=1
+
+test-opinfo-dtypes: $(NEEDS_SETUP)
+	set -e; for dtype in $(OPINFO_DTYPES); do \
+	  PORTA_OPINFO_DTYPE=$$dtype PORTA_OPINFO_SAMPLES=$(OPINFO_DTYPE_SAMPLES) \
+	    $(PYTEST_PARALLEL) python/tests/test_opinfo.py; done
 
 # PORTA_VISIBLE_DEVICES=opencl makes the first OpenCL device (PoCL in CI)
 # porta:0, the device "porta" means: the unchanged suite runs there, but for

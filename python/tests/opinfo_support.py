@@ -1,14 +1,15 @@
 """Running PyTorch's OpInfo database on porta against the CPU.
 
 Each OpInfo of torch.testing._internal.common_methods_invocations.op_db is
-run on every float32 sample (op.sample_inputs on the CPU; each tensor then
+run on every sample of one dtype (float32 unless told float64, bfloat16 or
+complex64; op.sample_inputs on the CPU; each tensor then
 copied to porta with its strides, storage offset and whole storage, and the
 sample's device made porta, as if the samples were made on porta the way
 PyTorch's device tests make them). The forward results (after the sample's
 output_process_fn_grad, as test_compare_cpu does) are compared with the
 CPU's, and where the op supports autograd, the gradients of the sum of its
-floating outputs (weighted by fixed pseudo-random numbers) with respect to
-its floating inputs. The outcome per
+floating and complex outputs (weighted by fixed pseudo-random numbers)
+with respect to its floating and complex inputs. The outcome per
 OpInfo is
 
   "pass"        every sample matches and no op fell back to the CPU;
@@ -18,13 +19,14 @@ OpInfo is
                 uint16/32/64 dtypes, sparse layouts), the others match;
   "random"      a sample's result depends on the random stream, which is
                 porta's own (dropout, random projections), the others match;
-  "skip"        nothing to compare (random ops, no float32 samples, huge ones).
+  "skip"        nothing to compare (random ops, no samples of the dtype, huge ones).
 
-A result matches when it is within torch.testing.assert_close's float32
-tolerances; or, by the float64 rule, when its largest error from the sample
-computed in float64 on the CPU exceeds the CPU float32 result's own by no
-more than the default tolerances at the result's magnitude; or within the
-loosest float32 tolerance the OpInfo itself declares for its tests on the
+A result matches when it is within torch.testing.assert_close's tolerances
+for its dtype; or, by the float64 rule (for float32, bfloat16 and complex64
+results), when its largest error from the sample computed in float64
+(complex128) on the CPU exceeds the CPU result's own by no more than the
+dtype's default tolerances at the result's magnitude; or within the
+loosest tolerance for the dtype the OpInfo itself declares for its tests on the
 CPU, CUDA or every device (MPS ones are left out: MPS computes float32 with
 fast math). The float64 rule follows PyTorch's TestDecomp, which holds an
 implementation composed differently (as porta's aten ops are) to being as
@@ -74,7 +76,16 @@ _UNSUPPORTED_OPINFOS = {
 _CPU_ARGUMENTS = {"tensor_split": (1,)}  # tensor_indices_or_sections
 # Dtypes porta does not have.
 _MISSING_DTYPES = (torch.complex32, torch.uint16, torch.uint32, torch.uint64)
-_DEFAULT_TOLERANCE = {"rtol": 1.3e-6, "atol": 1e-5}
+# torch.testing.assert_close's defaults
+_DEFAULT_TOLERANCES = {torch.float32: {"rtol": 1.3e-6, "atol": 1e-5},
+                       torch.float64: {"rtol": 1e-7, "atol": 1e-7},
+                       torch.bfloat16: {"rtol": 1.6e-2, "atol": 1e-5},
+                       torch.complex64: {"rtol": 1.3e-6, "atol": 1e-5}}
+_DEFAULT_TOLERANCE = _DEFAULT_TOLERANCES[torch.float32]
+DTYPES = {str(d).removeprefix("torch."): d for d in _DEFAULT_TOLERANCES}
+# The dtype of the float64 rule's reference for results of each dtype.
+_REFERENCE_DTYPES = {torch.float32: torch.float64, torch.bfloat16: torch.float64,
+                     torch.complex64: torch.complex128}
 
 
 class _NotComparable(Exception):
@@ -94,12 +105,12 @@ def opinfos():
     return sorted(op_db, key=opinfo_key)
 
 
-def tolerance(op):
-    """{"rtol", "atol"[, "from"]}: the default float32 tolerances, or the
-    largest float32 atol and rtol of the toleranceOverrides (and atol of the
-    precisionOverrides) the OpInfo declares for the CPU, CUDA or every device,
-    and where they come from."""
-    best, sources = dict(_DEFAULT_TOLERANCE), []
+def tolerance(op, dtype=torch.float32):
+    """{"rtol", "atol"[, "from"]}: the dtype's default tolerances, or the
+    largest atol and rtol for the dtype of the toleranceOverrides (and atol
+    of the precisionOverrides) the OpInfo declares for the CPU, CUDA or every
+    device, and where they come from."""
+    best, sources = dict(_DEFAULT_TOLERANCES[dtype]), []
     for info in op.decorators:
         if not isinstance(info, DecorateInfo):
             info = DecorateInfo(info)
@@ -107,9 +118,9 @@ def tolerance(op):
             continue
         for decorator in info.decorators:
             if not isinstance(decorator, (precisionOverride, toleranceOverride)) or \
-                    torch.float32 not in decorator.d:
+                    dtype not in decorator.d:
                 continue
-            tol = decorator.d[torch.float32]
+            tol = decorator.d[dtype]
             atol, rtol = (tol, 0.0) if isinstance(decorator, precisionOverride) else tol
             if atol > best["atol"] or rtol > best["rtol"]:
                 best = {"rtol": max(best["rtol"], rtol), "atol": max(best["atol"], atol)}
@@ -177,10 +188,12 @@ def _weighted_output(result):
     exercises (normalizations', softmax's)."""
     total = None
     for i, t in enumerate(pytree.tree_leaves(result)):
-        if isinstance(t, torch.Tensor) and t.requires_grad and t.dtype.is_floating_point:
-            weights = torch.randn(t.shape, generator=torch.Generator().manual_seed(i),
-                                  dtype=torch.float64).to(t.device, t.dtype)
-            part = (t * weights).sum()
+        if isinstance(t, torch.Tensor) and t.requires_grad and \
+                (t.dtype.is_floating_point or t.dtype.is_complex):
+            real = torch.view_as_real(t.resolve_conj().resolve_neg()) if t.dtype.is_complex else t
+            weights = torch.randn(real.shape, generator=torch.Generator().manual_seed(i),
+                                  dtype=torch.float64).to(t.device, real.dtype)
+            part = (real * weights).sum()
             total = part if total is None else total + part
     return total
 
@@ -193,17 +206,20 @@ def _grads(result, inputs):
 
 
 def _as_accurate(got, expected, reference):
-    """The float64 rule: got's largest error from the float64 result exceeds
-    the CPU's own by no more than the default tolerance at the result's
-    magnitude (float32 sums in another order differ by some ulps of their
-    terms, however small the element they add up to)."""
+    """The float64 rule: got's largest error from the float64 (complex128)
+    result exceeds the CPU's own by no more than the dtype's default
+    tolerance at the result's magnitude (float32 sums in another order
+    differ by some ulps of their terms, however small the element they add
+    up to)."""
     if reference is None or reference.shape != expected.shape or not expected.numel():
         return False
-    reference = reference.detach().to(torch.float64)
-    got_error = (got.to(torch.float64) - reference).abs().nan_to_num(0).max()
-    cpu_error = (expected.detach().to(torch.float64) - reference).abs().nan_to_num(0).max()
+    wide = _REFERENCE_DTYPES[expected.dtype]
+    reference = reference.detach().to(wide)
+    got_error = (got.to(wide) - reference).abs().nan_to_num(0).max()
+    cpu_error = (expected.detach().to(wide) - reference).abs().nan_to_num(0).max()
     scale = reference.abs().nan_to_num(0, 0, 0).max()
-    slack = _DEFAULT_TOLERANCE["atol"] + _DEFAULT_TOLERANCE["rtol"] * scale
+    default = _DEFAULT_TOLERANCES[expected.dtype]
+    slack = default["atol"] + default["rtol"] * scale
     same_nans = torch.equal(got.isnan(), expected.detach().isnan())
     return same_nans and bool(got_error <= cpu_error + slack)
 
@@ -222,7 +238,7 @@ def _compare_tensor(got, expected, what, tol, reference, notes):
                                    msg=lambda m: f"{what}: {m}")
         return
     except AssertionError:
-        if expected.dtype == torch.float32 and _as_accurate(got, expected, reference()):
+        if expected.dtype in _REFERENCE_DTYPES and _as_accurate(got, expected, reference()):
             notes["as_accurate_as_cpu"] = notes.get("as_accurate_as_cpu", 0) + 1
             return
         if "from" not in tol:
@@ -298,9 +314,11 @@ def _derandomized(op, sample):
     return sample
 
 
-def _float64(value):
-    if isinstance(value, torch.Tensor) and value.dtype == torch.float32:
-        return _same_layout(value, "cpu", torch.float64).requires_grad_(value.requires_grad)
+def _widened(value):
+    """A tensor of the float64 rule's dtypes in its reference dtype."""
+    if isinstance(value, torch.Tensor) and value.dtype in _REFERENCE_DTYPES:
+        wide = _REFERENCE_DTYPES[value.dtype]
+        return _same_layout(value, "cpu", wide).requires_grad_(value.requires_grad)
     return value
 
 
@@ -331,8 +349,8 @@ def _run_sample(op, sample, backward, tol, notes):
     def reference(part):
         if not reference_cache:
             try:
-                reference_cache.append(_run(op, sample, pytree.tree_map(_float64, args),
-                                            pytree.tree_map(_float64, sample.kwargs), backward))
+                reference_cache.append(_run(op, sample, pytree.tree_map(_widened, args),
+                                            pytree.tree_map(_widened, sample.kwargs), backward))
             except Exception:
                 reference_cache.append((None, None, None))
         return reference_cache[0][part]
@@ -358,20 +376,21 @@ def _numel(sample):
                if isinstance(t, torch.Tensor))
 
 
-def run_opinfo(op):
-    """{"status": ..., "fallbacks": [...], "reason": ...} for one OpInfo."""
+def run_opinfo(op, dtype=torch.float32):
+    """{"status": ..., "fallbacks": [...], "reason": ...} for one OpInfo's
+    samples of `dtype`."""
     key = opinfo_key(op)
     if key in _RANDOM_GENERATORS:
         return {"status": "random", "reason": "its results are random numbers, drawn from "
                                               "porta's own random stream: nothing to compare"}
-    if torch.float32 not in op.supported_dtypes("cpu"):
-        return {"status": "skip", "reason": "no float32 on the CPU"}
+    if dtype not in op.supported_dtypes("cpu"):
+        return {"status": "skip", "reason": f"no {dtype} on the CPU"}
     if key in _UNSUPPORTED_OPINFOS:
         return {"status": "unsupported", "reason": f"needs {_UNSUPPORTED_OPINFOS[key]}"}
-    backward = op.supports_autograd
-    tol = tolerance(op)
+    backward = op.supports_autograd and dtype in op.supported_backward_dtypes("cpu")
+    tol = tolerance(op, dtype)
     torch.manual_seed(0)
-    samples = list(op.sample_inputs("cpu", torch.float32, requires_grad=backward))
+    samples = list(op.sample_inputs("cpu", dtype, requires_grad=backward))
     ran, skipped_big, not_comparable, notes = 0, 0, {}, {}
     torch_porta.reset_metrics()
     try:

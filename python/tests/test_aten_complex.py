@@ -150,6 +150,31 @@ def test_op_matches_cpu(name, dtype, no_fallbacks):
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
+def test_reductions_of_a_complex_number(dtype, no_fallbacks):
+    """A rank-0 complex tensor's pair view has one dim, the pair's own: a sum
+    or mean over "every dim" must not reduce the pair."""
+    z = torch.tensor(1.5 - 2j, dtype=dtype)
+    for reduce in (torch.sum, torch.mean, lambda t: t.sum(0, keepdim=True),
+                   lambda t: t.mean(dim=[-1])):
+        assert_matches(reduce(z.to("porta")), reduce(z), atol=0)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_abs_does_not_overflow_and_equals_the_cpus(dtype, no_fallbacks):
+    """|z| as std::abs: parts whose squares overflow give a finite result,
+    and ordinary ones the CPU's value exactly (a norm's gradient compares
+    |z| with its maximum)."""
+    part = torch.float32 if dtype == torch.complex64 else torch.float64
+    big = torch.finfo(part).max / 4
+    z = torch.complex(torch.tensor([big, 3.0, 0.0, float("inf")], dtype=part),
+                      torch.tensor([big, -4.0, 0.0, float("nan")], dtype=part))
+    assert_matches(z.to("porta").abs(), z.abs(), atol=0)
+    if dtype == torch.complex64:
+        w = _complex(dtype, 64, seed=5)
+        assert torch.equal(w.to("porta").abs().cpu(), w.abs())
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
 def test_in_place_ops(dtype, no_fallbacks):
     a, b = _complex(dtype, 3, 4, seed=3), _complex(dtype, 3, 4, seed=4)
     porta = a.to("porta")

@@ -2,7 +2,7 @@
 the CPU (see opinfo_support.py for what is compared and the outcomes).
 
 Each OpInfo must have the outcome opinfo_expected.json lists for it ("pass"
-when absent). The list is strict both ways: an OpInfo that now does better
+when absent; the list gives the reason of each other outcome). The list is strict both ways: an OpInfo that now does better
 than listed fails too, so that fixes show in the list. Regenerate it after
 adding ops:
 
@@ -22,6 +22,9 @@ sample per OpInfo: Dynamo and aot_autograd trace every sample anew, which
 for every sample of every OpInfo would take far longer than the rest of
 the suite). There an OpInfo that passes eagerly must pass too; other
 outcomes are reported (to opinfo_report_<mode>.json), not compared.
+PORTA_OPINFO_DTYPE runs the samples of another dtype: float64, bfloat16 or
+complex64 (float32 by default), each held to its own list
+(opinfo_expected_<dtype>.json) and reported to its own file.
 PORTA_OPINFO_SAMPLES=N runs at most N samples per OpInfo in any mode (and
 then, eagerly too, only the "pass" entries are compared): `make
 test-opencl` runs fused mode on PoCL with one, which renders every op's
@@ -39,7 +42,7 @@ import torch_porta
 
 import opinfo_report
 import opinfo_support as support
-from opinfo_report import EXPECTED, MODE, UPDATE
+from opinfo_report import DTYPE, EXPECTED, MODE, UPDATE
 
 OPINFOS = support.opinfos()
 # Set in a pytest-xdist worker, whose outcomes go to a part of the report
@@ -126,7 +129,7 @@ def test_opinfo(op):
             op = _CompiledOpInfo(op)
         elif SAMPLE_LIMIT:
             op = _FirstSamples(op, SAMPLE_LIMIT)
-        outcome = support.run_opinfo(op)
+        outcome = support.run_opinfo(op, DTYPE)
     _outcomes[key] = outcome
     if WORKER:
         opinfo_report.append_to_part(key, outcome, WORKER)

@@ -3,8 +3,11 @@
  *   (a + bi)/(c + di) by Smith's scaling (cx_divide)
  * and the complex forms of neg, abs (|z|), angle (atan2(b, a)), sgn
  * (z/|z|, 0 at 0), exp, log, eq and ne. */
+#include <math.h>
+
 #include "aten/complex/complex.h"
 #include "aten/complex/parts.h"
+#include "aten/elementwise/elementwise.h"
 #include "core/status.h"
 #include "runtime/tensor.h"
 
@@ -105,7 +108,7 @@ static porta_status *push_result(aten_scope *s, porta_tensor *result, porta_tens
 
 static double alpha_of(const porta_value *v) { return aten_is_number(v) ? aten_number(v) : 1.0; }
 
-#define BINARY_KERNELS(name, OP, ALPHA)                                                    \
+#define CX_BINARY_KERNELS(name, OP, ALPHA)                                                    \
     static porta_status *name(const porta_value *args, aten_results *r) {                  \
         aten_scope s;                                                                      \
         scope_begin(&s);                                                                   \
@@ -117,18 +120,30 @@ static double alpha_of(const porta_value *v) { return aten_is_number(v) ? aten_n
         return push_result(&s, binary_of(&s, OP, args, ALPHA), args[0].tensor, r);         \
     }
 
-BINARY_KERNELS(add, CX_ADD, alpha_of(&args[2]))
-BINARY_KERNELS(sub, CX_SUB, alpha_of(&args[2]))
-BINARY_KERNELS(mul, CX_MUL, 1.0)
-BINARY_KERNELS(div, CX_DIV, 1.0)
+CX_BINARY_KERNELS(add, CX_ADD, alpha_of(&args[2]))
+CX_BINARY_KERNELS(sub, CX_SUB, alpha_of(&args[2]))
+CX_BINARY_KERNELS(mul, CX_MUL, 1.0)
+CX_BINARY_KERNELS(div, CX_DIV, 1.0)
 
 /* ---- unary ops ---- */
 
 typedef enum cx_unary { CX_NEG, CX_ABS, CX_ANGLE, CX_SGN, CX_EXP, CX_LOG } cx_unary;
 
+/* |z|, as std::abs of a complex (hypot of the parts, so inf beside NaN
+ * is inf): for complex64 the
+ * squares summed in float64, whose range holds them and whose rounded root
+ * is the float hypot the CPU gives (so that results compared with a max of
+ * |z|, as norms' gradients do, find their elements); for complex128 the
+ * scaled form, which does not overflow the squares. */
 static porta_tensor *magnitude(aten_scope *s, porta_tensor *re, porta_tensor *im) {
-    return scope_unary(s, PORTA_SQRT, scope_binary(s, PORTA_ADD, scope_binary(s, PORTA_MUL, re, re),
-                                                   scope_binary(s, PORTA_MUL, im, im)));
+    if (re->dtype != PORTA_F32) return ew_hypot(s, re, im);
+    porta_tensor *a = scope_cast(s, re, PORTA_F64), *b = scope_cast(s, im, PORTA_F64);
+    porta_tensor *sum = scope_binary(s, PORTA_ADD, scope_binary(s, PORTA_MUL, a, a),
+                                     scope_binary(s, PORTA_MUL, b, b));
+    porta_tensor *infinite = scope_binary(s, PORTA_LOGICAL_OR, scope_unary(s, PORTA_ISINF, re),
+                                          scope_unary(s, PORTA_ISINF, im));
+    return scope_where_number(s, infinite, INFINITY,
+                              scope_cast(s, scope_unary(s, PORTA_SQRT, sum), PORTA_F32));
 }
 
 static porta_tensor *unary(aten_scope *s, cx_unary op, const porta_tensor *x) {

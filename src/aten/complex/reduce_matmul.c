@@ -30,10 +30,20 @@ static porta_status *reduce_pairs(const char *name, const porta_value *args, boo
     } else {
         for (int d = 0; d < x->rank; d++) dims[count++] = d;
     }
+    if (x->rank == 0 && !s.status) {
+        /* A complex number's pair view has one dim, the pair's own: reduce
+         * over a leading dim of one instead (whatever dims were named, as
+         * a scalar's only dim is itself). */
+        porta_tensor *row = NULL;
+        porta_status *status = porta_reshape(held, 2, (const int64_t[]){1, 2}, &row);
+        held = scope_hold(&s, status, row);
+        dims[0] = 0;
+        count = 1;
+    }
     const porta_value *dtype_arg = &args[has_dims ? 3 : 1];
     porta_value call[4] = {aten_tensor_value(held),
                            {.kind = PORTA_VALUE_INTS, .ints = {dims, count}},
-                           {.kind = PORTA_VALUE_BOOL, .b = has_dims && args[2].b},
+                           {.kind = PORTA_VALUE_BOOL, .b = has_dims && args[2].b && x->rank},
                            {.kind = PORTA_VALUE_NONE}};
     if (dtype_arg->kind == PORTA_VALUE_DTYPE) {
         if (!porta_dtype_is_complex(dtype_arg->dtype))

@@ -31,6 +31,10 @@ porta_tensor *ew_out_target(const porta_value *operands, int count, porta_tensor
 porta_tensor *ew_direct_target(porta_tensor *into, porta_dtype dtype, const porta_value *operands,
                                int count);
 
+/* hypot(x, y) of two float tensors, without overflow or underflow of the
+ * squares (also |z| of a complex z from its parts). */
+porta_tensor *ew_hypot(aten_scope *s, const porta_tensor *x, const porta_tensor *y);
+
 /* An error for an op that refuses a dtype ("silu: expected a float tensor,
  * got int64"), as PyTorch's "not implemented for 'Long'". */
 porta_status *ew_refuse_dtype(const char *op, const char *expected, porta_dtype given);

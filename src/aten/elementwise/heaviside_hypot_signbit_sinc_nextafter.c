@@ -31,15 +31,9 @@ COMPOSED_KERNEL(op_heaviside_inplace, heaviside_of(&s, args), EW_INPLACE, 2)
 
 /* hypot(a, b) = m * sqrt(1 + (n / m)^2) with m = max(|a|, |b|), n the
  * other: no overflow or underflow of the squares (as std::hypot). m == 0
- * gives 0, an infinite operand gives inf even beside NaN. Float only. */
-static porta_tensor *hypot_of(aten_scope *s, const porta_value *args) {
-    porta_dtype dtype = ew_result_type(&args[0], &args[1], NULL);
-    if (!porta_dtype_is_float(dtype))
-        return scope_fail(s, porta_error(PORTA_ERR_DTYPE, "\"hypot_cpu\" not implemented for '%s'",
-                                         aten_dtype_label(dtype)));
-    porta_dtype compute = aten_compute_dtype(dtype);
-    porta_tensor *a = scope_unary(s, PORTA_ABS, scope_operand(s, &args[0], compute));
-    porta_tensor *b = scope_unary(s, PORTA_ABS, scope_operand(s, &args[1], compute));
+ * gives 0, an infinite operand gives inf even beside NaN. */
+porta_tensor *ew_hypot(aten_scope *s, const porta_tensor *x, const porta_tensor *y) {
+    porta_tensor *a = scope_unary(s, PORTA_ABS, x), *b = scope_unary(s, PORTA_ABS, y);
     porta_tensor *larger = scope_binary(s, PORTA_MAXIMUM, a, b);
     porta_tensor *smaller = scope_binary(s, PORTA_MINIMUM, a, b);
     porta_tensor *ratio = scope_binary(s, PORTA_DIV, smaller, larger);
@@ -49,7 +43,18 @@ static porta_tensor *hypot_of(aten_scope *s, const porta_value *args) {
     porta_tensor *zeroed = scope_where_number(s, scope_binary_number(s, PORTA_EQ, larger, 0), 0, general);
     porta_tensor *infinite = scope_binary(s, PORTA_LOGICAL_OR, scope_unary(s, PORTA_ISINF, a),
                                           scope_unary(s, PORTA_ISINF, b));
-    return scope_cast(s, scope_where_number(s, infinite, INFINITY, zeroed), dtype);
+    return scope_where_number(s, infinite, INFINITY, zeroed);
+}
+
+/* hypot of two tensors or numbers: float only, computed in the compute dtype. */
+static porta_tensor *hypot_of(aten_scope *s, const porta_value *args) {
+    porta_dtype dtype = ew_result_type(&args[0], &args[1], NULL);
+    if (!porta_dtype_is_float(dtype))
+        return scope_fail(s, porta_error(PORTA_ERR_DTYPE, "\"hypot_cpu\" not implemented for '%s'",
+                                         aten_dtype_label(dtype)));
+    porta_dtype compute = aten_compute_dtype(dtype);
+    return scope_cast(s, ew_hypot(s, scope_operand(s, &args[0], compute),
+                                  scope_operand(s, &args[1], compute)), dtype);
 }
 
 COMPOSED_KERNEL(op_hypot, hypot_of(&s, args), EW_NEW, 2)
