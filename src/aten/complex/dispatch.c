@@ -58,6 +58,7 @@ static const complex_entry entries[] = {
     {"full_like", NULL},
     {"repeat", NULL},
     {"roll", NULL},
+    {"scalar_tensor", NULL},
     {"select_scatter", NULL},
     {"slice_scatter", NULL},
     {"zero_", NULL},
