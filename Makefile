@@ -146,9 +146,12 @@ test-opinfo-dtypes: $(NEEDS_SETUP)
 # its devices), which run the same there as in test-python, and those whose
 # subject is not the device (the server and its generation loop, the GPU
 # script's refusals), which test-python covers. OpInfo in fused mode runs one sample
-# per OpInfo there (as the compile mode does everywhere): that renders every
-# op's kernels to OpenCL C; every sample runs fused on the CPU, and the C
-# conformance suite runs each primitive's layouts fused on OpenCL. Last, the
+# per OpInfo there: that renders every op's kernels to OpenCL C; every
+# sample runs fused on the CPU, and the C conformance suite runs each
+# primitive's layouts fused on OpenCL. OpInfo through torch.compile runs on
+# the CPU only (test-python-modes): what it adds to fused mode, the graph
+# captured by Dynamo and lowered to a plan, does not depend on the device,
+# and test_compile.py runs compiled models on PoCL in the suite. Last, the
 # conformance suite with PoCL acting as a device without float64, whose
 # float64 primitives are placed on the CPU, and the special functions and
 # factorisations computed there in float (the accuracy the README states).
@@ -190,7 +193,6 @@ test-opencl: $(NEEDS_SETUP)
 	$(call pytest_suite,$(OPENCL_FIRST),$(addprefix --ignore=python/tests/,$(OPENCL_SAME_AS_CPU)))
 	$(OPENCL_FIRST) PORTA_TEST_MODE=fused PORTA_OPINFO_SAMPLES=1 $(PYTEST_PARALLEL) \
 	  python/tests/test_opinfo.py
-	$(OPENCL_FIRST) PORTA_TEST_MODE=compile $(PYTEST_PARALLEL) python/tests/test_opinfo.py
 	PORTA_OPENCL_FP64=0 PORTA_CONFORMANCE=quick $(BUILD)/porta_tests conformance
 	PORTA_OPENCL_FP64=0 $(BUILD)/porta_tests opencl_special_functions
 	PORTA_OPENCL_FP64=0 $(BUILD)/porta_tests factor_opencl
